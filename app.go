@@ -1,0 +1,274 @@
+// Package fx is a web framework on fasthttp for latency-sensitive services,
+// built around one promise: every failure reaches the client as a JSON
+// envelope with a stable code and the right status,
+//
+//	{"error":{"code":"FX_NOT_FOUND","message":"Route GET /nope not found"}}
+//
+// at a cost close to raw fasthttp.
+//
+// Handlers return an error (or panic); middleware wraps the rest of the
+// chain through next(); one error boundary (boundary.go) turns whatever
+// went wrong into the envelope, after showing it to the optional error
+// hook. The codes the framework emits are listed in ErrorCodes and
+// ErrorStatus.
+//
+// Cost model: contexts are pooled, the middleware chain of each route is
+// built once at Boot, and the next() guard is a counter. The 404 and an
+// *Error kept in a variable are answered without allocating; c.JSON costs
+// at most the interface conversion of its argument.
+package fx
+
+import (
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fxhq/fx/validate"
+	"github.com/valyala/fasthttp"
+)
+
+// Handler serves a request. Returning a non-nil error, or panicking, hands
+// the failure to the error boundary.
+type Handler func(c *Ctx) error
+
+// Next runs the rest of the chain (later middleware, then the handler) and
+// returns its failure, panics included (as *PanicError). Call it at most
+// once per request: a second call returns FX_NEXT_CALLED_MULTIPLE_TIMES and
+// does not run the chain again.
+type Next func() error
+
+// Middleware wraps the rest of the chain. Not calling next ends the request
+// with whatever the middleware wrote (or returned).
+type Middleware func(c *Ctx, next Next) error
+
+// ErrorHook sees every failure before the default envelope is written. err
+// is the raw value: exactly what was returned or passed to panic. Return
+// true when the hook wrote the response itself (with c.JSON and friends);
+// return false to send the default envelope, undoing anything the hook
+// wrote. A hook that panics is logged and treated as false.
+type ErrorHook func(c *Ctx, err any) (handled bool)
+
+// Config configures an App. The zero value is production-safe.
+type Config struct {
+	// Development lets 500 responses carry the raw error text. Default
+	// false: FX_INTERNAL_ERROR always says "Internal server error".
+	Development bool
+
+	// Logger receives 5xx failures, hook failures and misuse reports.
+	// Nil means slog.Default().
+	Logger *slog.Logger
+
+	// BodyLimit is the largest request body accepted, in bytes; a larger
+	// one is answered 413 FX_PAYLOAD_TOO_LARGE. Default 4 MiB.
+	BodyLimit int
+
+	// HeaderLimit is the largest request line plus headers, in bytes (the
+	// connection read buffer); more is answered 431 FX_HEADERS_TOO_LARGE.
+	// Default 8 KiB.
+	HeaderLimit int
+
+	// ReadTimeout bounds reading one whole request, headers and body, from
+	// its first byte; a client trickling bytes (slow loris) is answered 408
+	// FX_REQUEST_TIMEOUT and disconnected. Default 10s; negative disables.
+	ReadTimeout time.Duration
+
+	// WriteTimeout bounds writing a response. Default 15s; negative
+	// disables.
+	WriteTimeout time.Duration
+
+	// IdleTimeout bounds waiting for the next request on a keep-alive
+	// connection. Default 60s; negative disables.
+	IdleTimeout time.Duration
+
+	// Concurrency is the most connections served at once; beyond it a
+	// connection is answered 503 FX_SERVICE_UNAVAILABLE and closed. Default
+	// 256 * 1024.
+	Concurrency int
+
+	// ServerHeader is sent as the Server header. Default "": none.
+	ServerHeader string
+
+	// RedirectTrailingSlash redirects /a/ to /a (or back) when only the
+	// other form is registered. Default false: such requests are 404.
+	RedirectTrailingSlash bool
+
+	// RedirectFixedPath redirects case and dot-segment variants of a
+	// registered path to it. Default false: they are 404.
+	RedirectFixedPath bool
+
+	// HandleOPTIONS answers OPTIONS requests for a path with other routes
+	// with 200 and an Allow header. Default false: 404 unless an OPTIONS
+	// route (or middleware such as CORS) answers.
+	HandleOPTIONS bool
+}
+
+// Defaults of Config.
+const (
+	DefaultBodyLimit    = 4 << 20
+	DefaultHeaderLimit  = 8 << 10
+	DefaultReadTimeout  = 10 * time.Second
+	DefaultWriteTimeout = 15 * time.Second
+	DefaultIdleTimeout  = 60 * time.Second
+	DefaultConcurrency  = 256 * 1024
+)
+
+func (c Config) withDefaults() Config {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.BodyLimit <= 0 {
+		c.BodyLimit = DefaultBodyLimit
+	}
+	if c.HeaderLimit <= 0 {
+		c.HeaderLimit = DefaultHeaderLimit
+	}
+	c.ReadTimeout = orDefault(c.ReadTimeout, DefaultReadTimeout)
+	c.WriteTimeout = orDefault(c.WriteTimeout, DefaultWriteTimeout)
+	c.IdleTimeout = orDefault(c.IdleTimeout, DefaultIdleTimeout)
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	return c
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0 // fasthttp: no timeout
+	}
+	return d
+}
+
+// App is an fx application: routes, middleware, the error hook and
+// plugins, booted once and then served. Register everything before Boot
+// (plugin Setup functions run during Boot may register too); registering
+// after Boot panics, as the route table is then immutable and read without
+// locks.
+type App struct {
+	cfg    Config
+	logger *slog.Logger
+
+	regMu   sync.Mutex // guards the registration fields below
+	sealed  bool       // set by Boot: registration closed
+	mws     []Middleware
+	specs   []routeSpec
+	hook    ErrorHook
+	plugins []Plugin
+	closers []func() error
+
+	bootMu  sync.Mutex
+	booted  atomic.Bool
+	bootErr error
+	handler fasthttp.RequestHandler
+
+	notFoundRoute *route
+	ctxPool       sync.Pool
+	misused       sync.Map
+
+	srvMu  sync.Mutex
+	server *fasthttp.Server
+	testLn net.Listener
+}
+
+// New returns an App. Pass at most one Config; none means the defaults.
+func New(config ...Config) *App {
+	var cfg Config
+	if len(config) > 0 {
+		cfg = config[0]
+	}
+	cfg = cfg.withDefaults()
+	a := &App{cfg: cfg, logger: cfg.Logger}
+	a.ctxPool.New = func() any { return newCtx(a) }
+	return a
+}
+
+// Config returns the App's configuration with defaults filled in.
+func (a *App) Config() Config { return a.cfg }
+
+// Logger returns the logger failures are reported to.
+func (a *App) Logger() *slog.Logger { return a.logger }
+
+// Use appends middleware that runs, in Use order, around every route's
+// handler and around the 404 of unmatched requests, whether it was
+// registered before or after the routes.
+func (a *App) Use(mw ...Middleware) {
+	a.register("Use", func() { a.mws = append(a.mws, mw...) })
+}
+
+// OnError sets the error hook (replacing any previous one).
+func (a *App) OnError(h ErrorHook) {
+	a.register("OnError", func() { a.hook = h })
+}
+
+// OnShutdown registers fn to run during Shutdown, after the server stopped
+// serving, in reverse registration order (use it to close pools and
+// runtimes a plugin opened).
+func (a *App) OnShutdown(fn func() error) {
+	a.regMu.Lock()
+	a.closers = append(a.closers, fn)
+	a.regMu.Unlock()
+}
+
+// Register adds a plugin. Order does not matter: Boot runs Setup functions
+// dependencies first (see Plugin).
+func (a *App) Register(p Plugin) {
+	a.register("Register", func() { a.plugins = append(a.plugins, p) })
+}
+
+func (a *App) register(what string, f func()) {
+	a.regMu.Lock()
+	defer a.regMu.Unlock()
+	if a.sealed {
+		panic("fx: " + what + " called after the app booted; register everything before Boot, Listen, Handler or Test")
+	}
+	f()
+}
+
+// Handle registers h for method and path. Paths use ":name" for a segment
+// parameter and a final "*name" for the rest of the path (read both with
+// c.Param). A GET route also answers HEAD (without a body) unless a HEAD
+// route is registered for the same path.
+func (a *App) Handle(method, path string, h Handler) {
+	a.addRoute(routeSpec{method: method, path: path, handler: h})
+}
+
+// Get registers h for GET (and HEAD) requests to path.
+func (a *App) Get(path string, h Handler) { a.Handle(fasthttp.MethodGet, path, h) }
+
+// Post registers h for POST requests to path.
+func (a *App) Post(path string, h Handler) { a.Handle(fasthttp.MethodPost, path, h) }
+
+// Put registers h for PUT requests to path.
+func (a *App) Put(path string, h Handler) { a.Handle(fasthttp.MethodPut, path, h) }
+
+// Patch registers h for PATCH requests to path.
+func (a *App) Patch(path string, h Handler) { a.Handle(fasthttp.MethodPatch, path, h) }
+
+// Delete registers h for DELETE requests to path.
+func (a *App) Delete(path string, h Handler) { a.Handle(fasthttp.MethodDelete, path, h) }
+
+// Head registers h for HEAD requests to path.
+func (a *App) Head(path string, h Handler) { a.Handle(fasthttp.MethodHead, path, h) }
+
+// Options registers h for OPTIONS requests to path.
+func (a *App) Options(path string, h Handler) { a.Handle(fasthttp.MethodOptions, path, h) }
+
+// Route is a route contract: the body and query are validated against
+// their schemas before Handler runs, and every issue of both is reported in
+// one 422 FX_VALIDATION_ERROR. A nil schema is not validated.
+type Route struct {
+	Method, Path string
+	Body, Query  validate.Schema // nil: not validated
+	Handler      Handler
+}
+
+// Route registers a route contract. A nil Handler is a configuration error
+// (FX_ROUTE_HANDLER_REQUIRED) reported by Boot, as it is for Handle.
+func (a *App) Route(r Route) {
+	a.addRoute(routeSpec{method: r.Method, path: r.Path, handler: r.Handler,
+		body: r.Body, query: r.Query})
+}

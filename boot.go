@@ -1,0 +1,106 @@
+package fx
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Boot runs plugin Setup functions in dependency order, builds the route
+// table and reports every configuration error, joined with errors.Join
+// (each an *Error: FX_ROUTE_HANDLER_REQUIRED, FX_PLUGIN_MISSING_DEPENDENCY,
+// FX_PLUGIN_DEPENDENCY_CYCLE, ...), or the error of a failing Setup.
+//
+// Boot is idempotent and safe for concurrent use: the first call does the
+// work, every call returns its result. Listen, Serve, Handler and Test boot
+// implicitly. After Boot, the App's registrations are closed.
+func (a *App) Boot() error {
+	if a.booted.Load() {
+		return a.bootErr
+	}
+	a.bootMu.Lock()
+	defer a.bootMu.Unlock()
+	if a.booted.Load() {
+		return a.bootErr
+	}
+	a.bootErr = a.boot()
+	if a.bootErr != nil {
+		a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: boot failed", slog.Any("error", a.bootErr))
+	}
+	a.booted.Store(true)
+	return a.bootErr
+}
+
+func (a *App) boot() error {
+	a.regMu.Lock()
+	plugins := append([]Plugin(nil), a.plugins...)
+	a.regMu.Unlock()
+
+	order, errs := orderPlugins(plugins)
+	if len(errs) == 0 {
+		for _, p := range order {
+			if err := runSetup(a, p); err != nil {
+				errs = append(errs, err)
+				break
+			}
+		}
+	}
+
+	// Close registrations and take what they hold.
+	a.regMu.Lock()
+	a.sealed = true // registering from now on panics
+	specs, mws, hook := a.specs, a.mws, a.hook
+	a.regMu.Unlock()
+
+	r, rerrs := a.buildRouter(specs, mws)
+	errs = append(errs, rerrs...)
+	a.hook = hook
+	a.notFoundRoute = &route{chain: mws, handler: notFoundHandler}
+	warmUpEncoders()
+
+	if len(errs) > 0 {
+		err := errors.Join(errs...)
+		a.handler = a.failedBootHandler(err)
+		return err
+	}
+	a.handler = r.Handler
+	return nil
+}
+
+// Handler boots the App (see Boot) and returns its fasthttp handler, for
+// use with a fasthttp.Server of your own. If Boot failed, the handler
+// answers every request with the 500 envelope of the boot error.
+func (a *App) Handler() fasthttp.RequestHandler {
+	a.Boot() //nolint:errcheck // reported by Boot's log and by the handler itself
+	return a.handler
+}
+
+// failedBootHandler answers every request with the envelope of the first
+// *Error in err (production rules apply: FX_INTERNAL_ERROR says only
+// "Internal server error"), always with status 500.
+func (a *App) failedBootHandler(err error) fasthttp.RequestHandler {
+	_, code, msg, details := a.resolve(err, err)
+	body := AppendEnvelope(nil, &Error{Code: code, Message: msg, Details: details})
+	return func(rc *fasthttp.RequestCtx) {
+		rc.Response.ResetBody()
+		rc.SetStatusCode(fasthttp.StatusInternalServerError)
+		rc.Response.Header.SetContentTypeBytes(contentTypeJSON)
+		rc.Response.SetBodyRaw(body)
+	}
+}
+
+// warmUpEncoders makes go-json compile its encoders for the shapes error
+// details usually have, so the first failing request does not pay for it.
+func warmUpEncoders() {
+	samples := []any{
+		map[string]any{"issues": []ValidationIssue{{Location: "body", Path: []string{"a"}, Message: "m"}}},
+		map[string]any{"a": []any{"b", 1.5, true, nil, map[string]any{}}},
+		map[string]string{"a": "b"},
+		[]string{"a"},
+	}
+	for _, s := range samples {
+		appendDetails(nil, s) //nolint:errcheck
+	}
+}

@@ -1,0 +1,262 @@
+package fx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"unsafe"
+
+	"github.com/valyala/fasthttp"
+)
+
+// This file is the error boundary: the one place where failures of
+// handlers and middleware (returned errors and panics alike) are caught,
+// shown to the error hook, logged and turned into the JSON envelope.
+//
+// Cost model: a request that succeeds pays one deferred recover per chain
+// level. A failing request with an *Error (or the 404) and no hook writes
+// its envelope into the response's pooled body buffer with no allocation;
+// the production 500 body is prebuilt. A hook adds a header snapshot;
+// logging (5xx only) costs what the slog handler costs, and a panic's stack
+// is captured only when the logger is enabled at error level.
+
+// PanicError is the error a panic becomes on its way through the chain: a
+// middleware that calls next() receives it like any returned error, so it
+// can handle panics of inner handlers the same way. The error hook never
+// sees a PanicError the middleware returned unchanged: it gets Value, the
+// value that was passed to panic.
+type PanicError struct {
+	// Value is what was passed to panic.
+	Value any
+	// Stack is the panicking goroutine's stack, captured only when the
+	// App's logger is enabled at error level (nil otherwise).
+	Stack []byte
+}
+
+// Error returns "panic: " and the value.
+func (p *PanicError) Error() string { return fmt.Sprintf("panic: %v", p.Value) }
+
+// Unwrap returns Value when it is an error, so errors.As finds an *Error
+// that was panicked.
+func (p *PanicError) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
+}
+
+// serve runs one request through a route's chain and the boundary.
+func (a *App) serve(rc *fasthttp.RequestCtx, rt *route) {
+	c := a.acquireCtx(rc, rt)
+	if err := c.runLevel(0); err != nil {
+		a.handleError(c, err)
+	}
+	a.releaseCtx(c)
+}
+
+// runLevel runs chain level i and turns a panic into a *PanicError.
+func (c *Ctx) runLevel(i int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = c.app.recovered(r)
+		}
+	}()
+	return c.level(i)
+}
+
+func (a *App) recovered(r any) error {
+	if pe, ok := r.(*PanicError); ok { // re-panicked by a middleware
+		return pe
+	}
+	pe := &PanicError{Value: r}
+	if a.logger.Enabled(context.Background(), slog.LevelError) {
+		pe.Stack = debug.Stack()
+	}
+	return pe
+}
+
+// ServeError runs the error boundary for a failure that happened outside
+// any handler, such as a transport adapter failing to translate a request:
+// the hook sees err, 5xx are logged, and rc receives the envelope. err is
+// usually an *Error; any other value gives the 500 FX_INTERNAL_ERROR.
+func (a *App) ServeError(rc *fasthttp.RequestCtx, err any) {
+	a.Boot() //nolint:errcheck // a failed boot still has a working boundary
+	c := a.acquireCtx(rc, nil)
+	e, ok := err.(error)
+	if !ok || e == nil {
+		e = &PanicError{Value: err}
+	}
+	a.handleError(c, e)
+	a.releaseCtx(c)
+}
+
+// handleError is the boundary proper.
+func (a *App) handleError(c *Ctx, err error) {
+	raw := any(err)
+	if pe, ok := err.(*PanicError); ok {
+		raw = pe.Value
+	}
+	status, code, msg, details := a.resolve(err, raw)
+	if status >= 500 {
+		a.logFailure(c, code, err)
+	}
+	if a.hook != nil && a.callHook(c, raw, status) {
+		return
+	}
+	a.writeEnvelope(&c.rc.Response, status, code, msg, details)
+}
+
+// resolve maps a failure to what the client sees.
+func (a *App) resolve(err error, raw any) (status int, code, msg string, details any) {
+	fe, ok := err.(*Error)
+	if !ok && !errors.As(err, &fe) {
+		if a.cfg.Development {
+			return 500, ErrorCodes.InternalError, describe(raw), nil
+		}
+		return 500, ErrorCodes.InternalError, internalErrorMessage, nil
+	}
+	status, code, msg, details = fe.Status, fe.Code, fe.Message, fe.Details
+	if status < 400 || status > 599 {
+		a.misuse("status", code, fmt.Sprintf("fx: *Error %s has status %d, outside 400-599; sent as 500", code, status))
+		status = 500
+	}
+	if strings.HasPrefix(code, "FX_") {
+		if _, known := ErrorStatus[code]; !known {
+			a.misuse("code", code, "fx: error code "+code+" uses the reserved FX_ prefix but is not a built-in code")
+		}
+	}
+	if code == ErrorCodes.InternalError && !a.cfg.Development {
+		msg, details = internalErrorMessage, nil
+	}
+	return status, code, msg, details
+}
+
+// describe renders a raw failure for Development mode.
+func describe(v any) string {
+	switch v := v.(type) {
+	case error:
+		return v.Error()
+	case string:
+		return v
+	}
+	return fmt.Sprintf("%v", v)
+}
+
+// callHook gives the hook the raw value. It reports whether the hook
+// handled the response; when it did not (false or a panic), everything
+// the hook wrote is undone.
+func (a *App) callHook(c *Ctx, raw any, status int) (handled bool) {
+	resp := &c.rc.Response
+	resp.Header.CopyTo(&c.hdrSnap)
+	resp.ResetBody()
+	resp.SetStatusCode(status)
+	handled = a.invokeHook(c, raw)
+	if !handled {
+		c.hdrSnap.CopyTo(&resp.Header)
+		resp.ResetBody()
+	}
+	return handled
+}
+
+func (a *App) invokeHook(c *Ctx, raw any) (handled bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			handled = false
+			a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error hook panicked; sending the default envelope",
+				slog.String("method", c.Method()), slog.String("path", c.Path()),
+				slog.Any("panic", r), slog.Any("error", raw))
+		}
+	}()
+	return a.hook(c, raw)
+}
+
+// logFailure logs a 5xx with method, path, code and the raw error.
+func (a *App) logFailure(c *Ctx, code string, err error) {
+	ctx := context.Background()
+	if !a.logger.Enabled(ctx, slog.LevelError) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("method", c.Method()),
+		slog.String("path", string(c.rc.URI().PathOriginal())),
+		slog.String("code", code),
+	}
+	if pe, ok := err.(*PanicError); ok {
+		attrs = append(attrs, slog.Any("panic", pe.Value))
+		if pe.Stack != nil {
+			attrs = append(attrs, slog.String("stack", string(pe.Stack)))
+		}
+	} else {
+		attrs = append(attrs, slog.Any("error", err))
+	}
+	a.logger.LogAttrs(ctx, slog.LevelError, "fx: request failed", attrs...)
+}
+
+// misuse logs a programming error once per (kind, key).
+func (a *App) misuse(kind, key, msg string) {
+	if _, seen := a.misused.LoadOrStore(kind+"\x00"+key, struct{}{}); !seen {
+		a.logger.Warn(msg)
+	}
+}
+
+// writeEnvelope replaces status, body and content type of resp with the
+// envelope; other headers already set are kept.
+func (a *App) writeEnvelope(resp *fasthttp.Response, status int, code, msg string, details any) {
+	resp.ResetBody()
+	resp.Header.Del(fasthttp.HeaderContentEncoding)
+	resp.SetStatusCode(status)
+	resp.Header.SetContentTypeBytes(contentTypeJSON)
+	if code == ErrorCodes.InternalError && msg == internalErrorMessage && details == nil {
+		resp.SetBodyRaw(prebuiltInternal)
+		return
+	}
+	b := resp.SwapBody(nil)[:0]
+	b, derr := appendEnvelope(b, code, msg, details)
+	resp.SwapBody(b)
+	if derr != nil {
+		a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error details", slog.String("code", code), slog.Any("error", derr))
+	}
+}
+
+// prebuiltInternal is the production 500 body.
+var prebuiltInternal = AppendEnvelope(nil, &Error{Code: ErrorCodes.InternalError, Message: internalErrorMessage})
+
+// notFound answers an unmatched route. Without middleware or hook the
+// envelope is written directly (no Ctx, no allocation); otherwise the
+// request goes through the middleware chain to a handler that returns the
+// FX_NOT_FOUND *Error, so middleware (CORS, request IDs, logging) and the
+// hook see 404s like any other failure.
+func (a *App) notFound(rc *fasthttp.RequestCtx) {
+	if len(a.notFoundRoute.chain) > 0 || a.hook != nil {
+		a.serve(rc, a.notFoundRoute)
+		return
+	}
+	resp := &rc.Response
+	resp.ResetBody()
+	resp.SetStatusCode(fasthttp.StatusNotFound)
+	resp.Header.SetContentTypeBytes(contentTypeJSON)
+	b := resp.SwapBody(nil)[:0]
+	b = append(b, notFoundPrefix...)
+	b = appendJSONInner(b, b2s(rc.Method()))
+	b = append(b, ' ')
+	b = appendJSONInner(b, b2s(rc.URI().PathOriginal()))
+	b = append(b, notFoundSuffix...)
+	resp.SwapBody(b)
+}
+
+var (
+	notFoundPrefix = []byte(`{"error":{"code":"FX_NOT_FOUND","message":"Route `)
+	notFoundSuffix = []byte(` not found"}}`)
+)
+
+// notFoundHandler is the handler of the not-found route (used when there is
+// middleware or a hook).
+func notFoundHandler(c *Ctx) error {
+	return catalogError(ErrorCodes.NotFound,
+		"Route "+c.Method()+" "+string(c.rc.URI().PathOriginal())+" not found")
+}
+
+// b2s views b as a string without copying; the result must not outlive b's
+// current contents (used only to pass request bytes to the escaper).
+func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

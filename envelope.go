@@ -1,0 +1,200 @@
+package fx
+
+import (
+	"bytes"
+	stdjson "encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"unicode/utf8"
+
+	json "github.com/goccy/go-json"
+)
+
+// This file writes the error envelope
+//
+//	{"error":{"code":"...","message":"...","details":...}}
+//
+// Code and message are escaped here (no reflection, no allocation); details
+// go through goccy/go-json into a pooled buffer, with encoding/json as the
+// fallback when go-json fails or panics, and the envelope without details as
+// the last resort. Whatever the input bytes, the output is valid JSON:
+// control characters are escaped, invalid UTF-8 becomes U+FFFD and U+2028 /
+// U+2029 are escaped so the body is also safe to embed in JavaScript.
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a quoted JSON string.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = appendJSONInner(dst, s)
+	return append(dst, '"')
+}
+
+// appendJSONInner appends s escaped for use inside a JSON string.
+func appendJSONInner(dst []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(dst, s[start:]...)
+}
+
+// AppendEnvelope appends the wire envelope of e to dst and returns the
+// extended slice. It is the exact body the framework sends for e (with e's
+// message as given: the production rewrite of FX_INTERNAL_ERROR messages
+// happens in the error boundary, not here). If e.Details cannot be encoded
+// the envelope is written without it.
+//
+// AppendEnvelope does not allocate when e.Details is nil and dst has room.
+func AppendEnvelope(dst []byte, e *Error) []byte {
+	dst, _ = appendEnvelope(dst, e.Code, e.Message, e.Details)
+	return dst
+}
+
+var (
+	envPrefix  = []byte(`{"error":{"code":`)
+	envMessage = []byte(`,"message":`)
+	envDetails = []byte(`,"details":`)
+	envSuffix  = []byte(`}}`)
+)
+
+// appendEnvelope writes the envelope; a non-nil error reports that details
+// could not be encoded by either encoder (the envelope is then written
+// without them) or that go-json failed and encoding/json took over.
+func appendEnvelope(dst []byte, code, message string, details any) ([]byte, error) {
+	dst = append(dst, envPrefix...)
+	dst = appendJSONString(dst, code)
+	dst = append(dst, envMessage...)
+	dst = appendJSONString(dst, message)
+	var derr error
+	if details != nil {
+		mark := len(dst)
+		dst = append(dst, envDetails...)
+		before := len(dst)
+		dst, derr = appendDetails(dst, details)
+		enc := dst[before:]
+		if isEmptyJSON(enc) {
+			dst = dst[:mark]
+		}
+	}
+	return append(dst, envSuffix...), derr
+}
+
+// isEmptyJSON reports whether an encoded details value is null or {}: the
+// contract says details is present only when there are details.
+func isEmptyJSON(b []byte) bool {
+	return len(b) == 0 || string(b) == "null" || string(b) == "{}"
+}
+
+// detailsEncoder is a pooled go-json encoder writing into its own buffer.
+type detailsEncoder struct {
+	buf []byte
+	enc *json.Encoder
+}
+
+func (d *detailsEncoder) Write(p []byte) (int, error) {
+	d.buf = append(d.buf, p...)
+	return len(p), nil
+}
+
+var detailsEncoders = sync.Pool{New: func() any {
+	d := &detailsEncoder{buf: make([]byte, 0, 256)}
+	d.enc = json.NewEncoder(d)
+	d.enc.SetEscapeHTML(false)
+	return d
+}}
+
+// appendDetails encodes v with go-json; on error or panic it falls back to
+// encoding/json. A non-nil error with bytes appended means the fallback
+// succeeded; with nothing appended, both failed.
+func appendDetails(dst []byte, v any) ([]byte, error) {
+	out, gerr := appendGoJSON(dst, v)
+	if gerr == nil {
+		return out, nil
+	}
+	b, serr := encodeStdJSON(v)
+	if serr != nil {
+		return dst, fmt.Errorf("fx: encoding error details: go-json: %v; encoding/json: %w", gerr, serr)
+	}
+	return append(dst, b...), fmt.Errorf("fx: go-json failed to encode error details, used encoding/json: %w", gerr)
+}
+
+// appendGoJSON appends v encoded by a pooled go-json encoder.
+func appendGoJSON(dst []byte, v any) (out []byte, err error) {
+	d := detailsEncoders.Get().(*detailsEncoder)
+	d.buf = d.buf[:0]
+	defer func() {
+		if r := recover(); r != nil {
+			// A panicking encoder may hold broken state: drop it.
+			out, err = dst, fmt.Errorf("go-json panicked: %v", r)
+		}
+	}()
+	if err := d.enc.Encode(v); err != nil {
+		detailsEncoders.Put(d)
+		return dst, err
+	}
+	b := bytes.TrimSuffix(d.buf, []byte{'\n'})
+	if !utf8.Valid(b) {
+		// go-json copies invalid UTF-8 through; let encoding/json redo it.
+		detailsEncoders.Put(d)
+		return dst, errors.New("go-json produced invalid UTF-8")
+	}
+	dst = append(dst, b...)
+	detailsEncoders.Put(d)
+	return dst, nil
+}
+
+// encodeStdJSON is the fallback encoder; it never lets a panic escape.
+func encodeStdJSON(v any) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("encoding/json panicked: %v", r)
+		}
+	}()
+	var buf bytes.Buffer
+	enc := stdjson.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}

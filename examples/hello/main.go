@@ -1,0 +1,61 @@
+// Command hello is the fx demo server: a success route, a route that
+// returns an *fx.Error with details, one that panics, and the 404.
+//
+//	go run ./examples/hello            # listens on 127.0.0.1:8080
+//	ADDR=127.0.0.1:0 go run ./examples/hello
+//
+//	curl -i localhost:8080/hello
+//	curl -i localhost:8080/users/missing
+//	curl -i localhost:8080/panic
+//	curl -i localhost:8080/nope
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/fxhq/fx"
+)
+
+func main() {
+	app := fx.New()
+
+	app.Get("/hello", func(c *fx.Ctx) error {
+		return c.JSON(200, map[string]string{"message": "Hello, fx!"})
+	})
+	app.Get("/users/:id", func(c *fx.Ctx) error {
+		id := c.Param("id")
+		if id == "missing" {
+			return fx.NewError(404, "APP_USER_NOT_FOUND", "User not found", map[string]string{"id": id})
+		}
+		return c.JSON(200, map[string]string{"id": id, "name": "Ada"})
+	})
+	app.Get("/panic", func(c *fx.Ctx) error {
+		panic(errors.New("something broke"))
+	})
+
+	addr := os.Getenv("ADDR")
+	if addr == "" {
+		addr = "127.0.0.1:8080"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("fx hello listening on http://%s\n", ln.Addr())
+
+	go func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		<-sig
+		app.Shutdown() //nolint:errcheck
+	}()
+	if err := app.Serve(ln); err != nil {
+		log.Fatal(err)
+	}
+}

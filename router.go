@@ -1,0 +1,126 @@
+package fx
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fasthttp/router"
+	"github.com/fxhq/fx/validate"
+	"github.com/valyala/fasthttp"
+)
+
+// routeSpec is a registration, kept until Boot builds the router.
+type routeSpec struct {
+	method, path string
+	handler      Handler
+	body, query  validate.Schema
+}
+
+// route is a booted route: its whole chain, fixed at Boot.
+type route struct {
+	method, path string // as registered, fx syntax
+	chain        []Middleware
+	handler      Handler
+	params       []string
+}
+
+func (a *App) addRoute(s routeSpec) {
+	a.register(s.method+" "+s.path, func() { a.specs = append(a.specs, s) })
+}
+
+// translatePath turns fx syntax (":id", final "*rest") into fasthttp/router
+// syntax ("{id}", "{rest:*}") and lists the parameter names.
+func translatePath(p string) (string, []string, error) {
+	if p == "" || p[0] != '/' {
+		return "", nil, fmt.Errorf("path %q must begin with '/'", p)
+	}
+	if strings.ContainsAny(p, "{}?#") {
+		return "", nil, fmt.Errorf("path %q must not contain '{', '}', '?' or '#'", p)
+	}
+	segs := strings.Split(p, "/")
+	var params []string
+	for i, s := range segs {
+		if s == "" {
+			continue
+		}
+		switch s[0] {
+		case ':', '*':
+			name := s[1:]
+			if name == "" || strings.ContainsAny(name, ":*") {
+				return "", nil, fmt.Errorf("path %q: parameter %q needs a plain name", p, s)
+			}
+			for _, prev := range params {
+				if prev == name {
+					return "", nil, fmt.Errorf("path %q: parameter %q appears twice", p, name)
+				}
+			}
+			params = append(params, name)
+			if s[0] == ':' {
+				segs[i] = "{" + name + "}"
+			} else {
+				if i != len(segs)-1 {
+					return "", nil, fmt.Errorf("path %q: catch-all %q must be the last segment", p, s)
+				}
+				segs[i] = "{" + name + ":*}"
+			}
+		default:
+			if strings.ContainsAny(s, ":*") {
+				return "", nil, fmt.Errorf("path %q: ':' and '*' may only start a segment", p)
+			}
+		}
+	}
+	return strings.Join(segs, "/"), params, nil
+}
+
+// buildRouter turns the registrations into a fasthttp/router, collecting
+// configuration errors instead of panicking.
+func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, []error) {
+	r := router.New()
+	r.RedirectTrailingSlash = a.cfg.RedirectTrailingSlash
+	r.RedirectFixedPath = a.cfg.RedirectFixedPath
+	r.HandleMethodNotAllowed = false // the contract: an unregistered method is a 404
+	r.HandleOPTIONS = a.cfg.HandleOPTIONS
+	r.NotFound = a.notFound
+
+	var errs []error
+	explicit := map[string]bool{}
+	for _, s := range specs {
+		explicit[s.method+" "+s.path] = true
+	}
+	add := func(method string, s routeSpec, h Handler, params []string, fhPath string) {
+		rt := &route{method: method, path: s.path, chain: mws, handler: h, params: params}
+		defer func() {
+			if p := recover(); p != nil {
+				errs = append(errs, catalogError(ErrorCodes.InternalError,
+					fmt.Sprintf("route %s %s cannot be registered: %v", method, s.path, p)))
+			}
+		}()
+		r.Handle(method, fhPath, func(rc *fasthttp.RequestCtx) { a.serve(rc, rt) })
+	}
+	for _, s := range specs {
+		if s.handler == nil {
+			errs = append(errs, catalogError(ErrorCodes.RouteHandlerRequired,
+				fmt.Sprintf("Route %s %s has no handler", s.method, s.path)))
+			continue
+		}
+		if s.method == "" || strings.ContainsAny(s.method, " \t\r\n") {
+			errs = append(errs, catalogError(ErrorCodes.InternalError,
+				fmt.Sprintf("route %q %s has an invalid method", s.method, s.path)))
+			continue
+		}
+		fhPath, params, err := translatePath(s.path)
+		if err != nil {
+			errs = append(errs, catalogError(ErrorCodes.InternalError, "route "+s.method+" "+err.Error()))
+			continue
+		}
+		h := s.handler
+		if s.body != nil || s.query != nil {
+			h = contractHandler(s.body, s.query, h)
+		}
+		add(s.method, s, h, params, fhPath)
+		if s.method == fasthttp.MethodGet && !explicit[fasthttp.MethodHead+" "+s.path] {
+			add(fasthttp.MethodHead, s, h, params, fhPath)
+		}
+	}
+	return r, errs
+}
