@@ -93,6 +93,14 @@ func (a *App) ServeError(rc *fasthttp.RequestCtx, err any) {
 
 // handleError is the boundary proper.
 func (a *App) handleError(c *Ctx, err error) {
+	// The boundary runs user code too (an error's Error or MarshalJSON
+	// method, slog handlers): if any of it panics, the client still gets
+	// the production 500 envelope and the server keeps running.
+	defer func() {
+		if r := recover(); r != nil {
+			a.boundaryFailed(c, r)
+		}
+	}()
 	raw := any(err)
 	if pe, ok := err.(*PanicError); ok {
 		raw = pe.Value
@@ -107,10 +115,25 @@ func (a *App) handleError(c *Ctx, err error) {
 	a.writeEnvelope(&c.rc.Response, status, code, msg, details)
 }
 
+// boundaryFailed is the last resort when the boundary itself panicked:
+// the prebuilt production 500, and a log line if logging works.
+func (a *App) boundaryFailed(c *Ctx, r any) {
+	resp := &c.rc.Response
+	resp.ResetBody()
+	resp.Header.Del(fasthttp.HeaderContentEncoding)
+	resp.SetStatusCode(fasthttp.StatusInternalServerError)
+	resp.Header.SetContentTypeBytes(contentTypeJSON)
+	resp.SetBodyRaw(prebuiltInternal)
+	defer func() { recover() }() //nolint:errcheck // the logger itself may be what panicked
+	a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error boundary panicked; sent 500",
+		slog.String("method", c.Method()), slog.String("path", string(c.rc.URI().PathOriginal())),
+		slog.String("panic", fmt.Sprintf("%v", r)))
+}
+
 // resolve maps a failure to what the client sees.
 func (a *App) resolve(err error, raw any) (status int, code, msg string, details any) {
 	fe, ok := err.(*Error)
-	if !ok && !errors.As(err, &fe) {
+	if !ok && !errors.As(err, &fe) || fe == nil { // fe == nil: a typed nil *Error was returned
 		if a.cfg.Development {
 			return 500, ErrorCodes.InternalError, describe(raw), nil
 		}

@@ -45,13 +45,16 @@ func NewError(status int, code, message string, details ...any) *Error {
 
 // Error implements the error interface as "CODE (status): message".
 func (e *Error) Error() string {
+	if e == nil {
+		return "<nil *fx.Error>"
+	}
 	return e.Code + " (" + strconv.Itoa(e.Status) + "): " + e.Message
 }
 
 // Format lets %+v print the details too; %v and %s print Error().
 func (e *Error) Format(f fmt.State, verb rune) {
 	s := e.Error()
-	if verb == 'v' && f.Flag('+') && e.Details != nil {
+	if verb == 'v' && f.Flag('+') && e != nil && e.Details != nil {
 		s += fmt.Sprintf(" details=%+v", e.Details)
 	}
 	_, _ = f.Write([]byte(s))
