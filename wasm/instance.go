@@ -1,0 +1,124 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// instance is one instantiated guest. It is used by one request at a time
+// (the pool hands it out exclusively) and is closed after any failure.
+type instance struct {
+	mod    api.Module
+	mem    api.Memory
+	alloc  api.Function
+	handle api.Function
+
+	bufPtr, bufCap uint32 // the host's request buffer inside guest memory
+	calls          int
+	stderr         tailWriter
+	stack          [2]uint64
+	resp           response
+	spare          []byte // host-side encoding buffer when the direct write cannot be used
+}
+
+// newInstance instantiates the compiled module, runs _initialize, checks
+// the ABI version and reserves the initial request buffer.
+func (m *Module) newInstance(ctx context.Context) (*instance, error) {
+	inst := &instance{stderr: tailWriter{max: m.cfg.StderrTail}}
+	cfg := m.modCfg.WithStdout(&inst.stderr).WithStderr(&inst.stderr)
+	mod, err := m.rt.InstantiateModule(ctx, m.compiled, cfg)
+	if err != nil {
+		return nil, m.guestErr(inst, "instantiate", err)
+	}
+	inst.mod = mod
+	inst.mem = mod.ExportedMemory(ExportMemory)
+	inst.alloc = mod.ExportedFunction(ExportAlloc)
+	inst.handle = mod.ExportedFunction(ExportHandle)
+	if inst.mem == nil || inst.alloc == nil || inst.handle == nil {
+		inst.close()
+		return nil, fmt.Errorf("wasm: module %q: exports vanished after instantiation", m.cfg.Name)
+	}
+	st := inst.stack[:1]
+	if err := mod.ExportedFunction(ExportABIVersion).CallWithStack(ctx, st); err != nil {
+		inst.close()
+		return nil, m.guestErr(inst, ExportABIVersion, err)
+	}
+	if v := uint32(st[0]); v != ABIVersion {
+		inst.close()
+		return nil, fmt.Errorf("%w: module %q speaks ABI version %d, this host speaks %d", ErrInvalidModule, m.cfg.Name, v, ABIVersion)
+	}
+	if err := inst.reserve(ctx, initialBuffer); err != nil {
+		inst.close()
+		return nil, m.guestErr(inst, ExportAlloc, err)
+	}
+	return inst, nil
+}
+
+// reserve makes the request buffer at least n bytes, calling fx_alloc.
+func (inst *instance) reserve(ctx context.Context, n uint32) error {
+	st := inst.stack[:1]
+	st[0] = uint64(n)
+	if err := inst.alloc.CallWithStack(ctx, st); err != nil {
+		return err
+	}
+	ptr := uint32(st[0])
+	if ptr == 0 || uint64(ptr)+uint64(n) > uint64(inst.mem.Size()) {
+		return fmt.Errorf("fx_alloc(%d) returned %#x, outside memory of %d bytes", n, ptr, inst.mem.Size())
+	}
+	inst.bufPtr, inst.bufCap = ptr, n
+	return nil
+}
+
+func (inst *instance) close() {
+	if inst.mod != nil {
+		_ = inst.mod.Close(context.Background())
+	}
+}
+
+// guestErr describes a failed call into the guest. Traps, exits and
+// timeouts are told apart for the log.
+func (m *Module) guestErr(inst *instance, what string, err error) error {
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		switch exit.ExitCode() {
+		case sys.ExitCodeDeadlineExceeded:
+			return fmt.Errorf("%s: timed out after %v", what, m.cfg.Timeout)
+		case sys.ExitCodeContextCanceled:
+			return fmt.Errorf("%s: cancelled", what)
+		}
+		return fmt.Errorf("%s: guest exited with code %d", what, exit.ExitCode())
+	}
+	return fmt.Errorf("%s: trap: %w", what, err)
+}
+
+// tailWriter keeps the last max bytes written: the guest's stderr, for the
+// log when it fails. An instance is used by one goroutine at a time, so no
+// locking is needed.
+type tailWriter struct {
+	buf []byte
+	max int
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if t.max <= 0 {
+		return n, nil
+	}
+	if len(p) >= t.max {
+		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
+		return n, nil
+	}
+	if over := len(t.buf) + len(p) - t.max; over > 0 {
+		t.buf = t.buf[:copy(t.buf, t.buf[over:])]
+	}
+	t.buf = append(t.buf, p...)
+	return n, nil
+}
+
+func (t *tailWriter) String() string { return string(t.buf) }
+
+func (t *tailWriter) Reset() { t.buf = t.buf[:0] }

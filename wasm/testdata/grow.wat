@@ -1,0 +1,18 @@
+;; grow: every call grows memory by 16 pages (1 MiB) and answers 200; when
+;; memory.grow fails (the host's memory limit) it traps (-> 502).
+(module
+  (memory (export "memory") 2)
+  ;; fx_alloc: the host buffer lives at 64 KiB; grow memory to fit n bytes.
+  (func (export "fx_alloc") (param $n i32) (result i32)
+    (local $need i32)
+    (local.set $need (i32.shr_u (i32.add (local.get $n) (i32.const 131071)) (i32.const 16)))
+    (if (i32.gt_u (local.get $need) (memory.size))
+      (then
+        (if (i32.eq (memory.grow (i32.sub (local.get $need) (memory.size))) (i32.const -1))
+          (then (return (i32.const 0))))))
+    (i32.const 65536))
+  (func (export "fx_abi_version") (result i32) (i32.const 1))
+  (data (i32.const 1024) "{\"status\":200,\"body\":\"grew\"}")
+  (func (export "fx_handle") (param i32 i32) (result i64)
+    (if (i32.eq (memory.grow (i32.const 16)) (i32.const -1)) (then unreachable))
+    (i64.or (i64.shl (i64.const 1024) (i64.const 32)) (i64.const 28))))

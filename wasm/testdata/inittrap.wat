@@ -1,0 +1,15 @@
+;; inittrap: _initialize traps (-> Boot fails).
+(module
+  (memory (export "memory") 2)
+  (func (export "_initialize") unreachable)
+  ;; fx_alloc: the host buffer lives at 64 KiB; grow memory to fit n bytes.
+  (func (export "fx_alloc") (param $n i32) (result i32)
+    (local $need i32)
+    (local.set $need (i32.shr_u (i32.add (local.get $n) (i32.const 131071)) (i32.const 16)))
+    (if (i32.gt_u (local.get $need) (memory.size))
+      (then
+        (if (i32.eq (memory.grow (i32.sub (local.get $need) (memory.size))) (i32.const -1))
+          (then (return (i32.const 0))))))
+    (i32.const 65536))
+  (func (export "fx_abi_version") (result i32) (i32.const 1))
+  (func (export "fx_handle") (param i32 i32) (result i64) (i64.const 0)))

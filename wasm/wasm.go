@@ -1,0 +1,586 @@
+// Package wasm serves fx routes with WebAssembly guest modules, run by
+// wazero (pure Go, no cgo).
+//
+// A guest is compiled once, when the App boots (or when Compile is called),
+// and instantiated into a bounded pool of warm instances. Each request takes
+// an instance for itself, is written into the guest's memory and answered
+// by one call of the guest's fx_handle export; the guest returns a JSON
+// WasmResponse that is validated strictly before anything is sent. The ABI
+// is documented in ABI.md beside this file; Go guests use package
+// github.com/fxhq/fx/wasm/guest, which hides it.
+//
+// Any guest failure — a trap (unreachable, a Go panic, out of memory), an
+// exit, a timeout, or a response that is not a valid WasmResponse — answers
+// 502 FX_WASM_ERROR. The instance is closed and never reused; the reason,
+// the trap text and the tail of the guest's stderr go to the App's logger,
+// never to the client. When every instance is busy a request waits up to
+// Config.QueueTimeout, then gets 503 FX_SERVICE_UNAVAILABLE.
+//
+// The shortest use is Mount:
+//
+//	app := fx.New()
+//	wasm.Mount(app, "POST", "/render", guestBytes, wasm.Config{})
+//	app.Listen(":8080") // compiles the guest; a bad module fails here
+package wasm
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/valyala/fasthttp"
+
+	"github.com/fxhq/fx"
+)
+
+// Defaults of Config.
+const (
+	DefaultMemoryLimit      = 16 << 20
+	DefaultTimeout          = time.Second
+	DefaultQueueTimeout     = time.Second
+	DefaultMaxResponseBytes = 1 << 20
+	DefaultMaxCalls         = 100_000
+	DefaultStderrTail       = 4 << 10
+)
+
+// initialBuffer is the request buffer reserved in every new instance: most
+// requests fit, so fx_alloc is not called again.
+const initialBuffer = 16 << 10
+
+// Config tunes a Module. The zero value is usable: every zero field takes
+// its default. Fields documented with "negative disables" treat any
+// negative value that way.
+type Config struct {
+	// Name identifies the module in logs and in its plugin name
+	// ("wasm:"+Name). Default: Mount uses "METHOD path"; otherwise
+	// "guest-" and the first 8 hex digits of the binary's SHA-256.
+	Name string
+
+	// MaxInstances bounds the live instances (busy and idle), so also the
+	// requests served at once. Default runtime.GOMAXPROCS(0): guest code is
+	// CPU-bound and cannot block on I/O, so more instances than CPUs only
+	// add memory.
+	MaxInstances int
+
+	// MaxIdle is how many instances are kept warm between requests, at
+	// most MaxInstances. Default MaxInstances; negative keeps none (each
+	// request instantiates, which costs ~40 µs for a small guest and ~8 ms
+	// for a Go guest).
+	MaxIdle int
+
+	// Prewarm is how many instances are created at boot, at most MaxIdle.
+	// Default 1. Boot always instantiates one instance to validate the
+	// module (its _initialize and ABI version), even when Prewarm is
+	// negative; it is then kept only if MaxIdle allows.
+	Prewarm int
+
+	// MaxCalls recycles an instance (closes it after its response is sent)
+	// once it has served this many requests, bounding state a guest
+	// accumulates. Default 100000; negative disables.
+	MaxCalls int
+
+	// RecycleMemory recycles an instance whose linear memory has grown past
+	// this many bytes (wasm memory never shrinks). Default 3/4 of
+	// MemoryLimit; negative disables.
+	RecycleMemory int
+
+	// MemoryLimit is the most linear memory an instance may have, in bytes,
+	// rounded up to 64 KiB pages. A module whose declared minimum exceeds
+	// it fails at boot; a guest that grows past it sees memory.grow fail
+	// (a Go guest then dies "out of memory": a 502). Default 16 MiB.
+	MemoryLimit int
+
+	// Timeout bounds one call into the guest; past it the instance is
+	// closed and the request is a 502. Default 1s. It cannot be disabled:
+	// an instance stuck in a loop would be lost to the pool forever.
+	Timeout time.Duration
+
+	// QueueTimeout bounds how long a request waits for an instance when all
+	// MaxInstances are busy; then it is answered 503
+	// FX_SERVICE_UNAVAILABLE. Default 1s; negative means no waiting.
+	QueueTimeout time.Duration
+
+	// MaxResponseBytes caps the encoded WasmResponse a guest may return;
+	// larger is a 502. Default 1 MiB.
+	MaxResponseBytes int
+
+	// StderrTail is how many trailing bytes of the guest's stdout and
+	// stderr (per call) are kept for the failure log. Default 4 KiB;
+	// negative keeps none.
+	StderrTail int
+
+	// Cache, when set, stores compiled machine code so a restart skips most
+	// of the compilation (a Go guest: ~1.8 s down to ~60 ms). Create it with
+	// wazero.NewCompilationCacheWithDir; it may be shared by Modules and
+	// must outlive them.
+	Cache wazero.CompilationCache
+}
+
+func (c Config) withDefaults(binary []byte) Config {
+	if c.Name == "" {
+		sum := sha256.Sum256(binary)
+		c.Name = "guest-" + hex.EncodeToString(sum[:4])
+	}
+	if c.MaxInstances <= 0 {
+		c.MaxInstances = runtime.GOMAXPROCS(0)
+	}
+	switch {
+	case c.MaxIdle == 0 || c.MaxIdle > c.MaxInstances:
+		c.MaxIdle = c.MaxInstances
+	case c.MaxIdle < 0:
+		c.MaxIdle = 0
+	}
+	switch {
+	case c.Prewarm == 0:
+		c.Prewarm = 1
+	case c.Prewarm < 0:
+		c.Prewarm = 0
+	}
+	c.Prewarm = min(c.Prewarm, c.MaxIdle)
+	if c.MaxCalls == 0 {
+		c.MaxCalls = DefaultMaxCalls
+	}
+	if c.MemoryLimit <= 0 {
+		c.MemoryLimit = DefaultMemoryLimit
+	}
+	c.MemoryLimit = min((c.MemoryLimit+pageSize-1)/pageSize*pageSize, maxPages*pageSize)
+	if c.RecycleMemory == 0 {
+		c.RecycleMemory = c.MemoryLimit / 4 * 3
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.QueueTimeout == 0 {
+		c.QueueTimeout = DefaultQueueTimeout
+	}
+	if c.MaxResponseBytes <= 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	switch {
+	case c.StderrTail == 0:
+		c.StderrTail = DefaultStderrTail
+	case c.StderrTail < 0:
+		c.StderrTail = 0
+	}
+	return c
+}
+
+const (
+	pageSize = 64 << 10
+	maxPages = 65536
+)
+
+// ErrInvalidModule is wrapped by every error about the module itself: it
+// does not compile, lacks an export of the ABI, declares too much memory,
+// imports something other than WASI preview 1, or speaks another ABI
+// version. Test for it with errors.Is.
+var ErrInvalidModule = errors.New("wasm: invalid module")
+
+var (
+	// errGuestFailed is the client-facing error of every guest failure.
+	errGuestFailed = fx.NewError(502, fx.ErrorCodes.WasmError, "WASM guest failed")
+	// errUnavailable is returned when no instance frees up in time.
+	errUnavailable = fx.NewError(503, fx.ErrorCodes.ServiceUnavailable, "No WASM instance available")
+)
+
+// GuestError is the error a Module's Handler returns when the guest fails.
+// errors.As finds in it the *fx.Error 502 FX_WASM_ERROR (the client sees
+// only that error's fixed message) and the underlying cause. The Handler
+// has already logged it with the guest's stderr tail.
+type GuestError struct {
+	Module string // Config.Name
+	Err    error  // what failed: trap, exit, timeout or invalid response
+}
+
+// Error returns "wasm: module NAME: CAUSE".
+func (e *GuestError) Error() string { return "wasm: module " + e.Module + ": " + e.Err.Error() }
+
+// Unwrap returns the 502 FX_WASM_ERROR *fx.Error and the cause.
+func (e *GuestError) Unwrap() []error { return []error{errGuestFailed, e.Err} }
+
+// Module is one guest module: its compiled code and its pool of instances.
+// Its methods are safe for concurrent use.
+type Module struct {
+	cfg    Config
+	binary []byte
+
+	initOnce sync.Once
+	initErr  error
+	ready    atomic.Bool // Init succeeded
+	rt       wazero.Runtime
+	compiled wazero.CompiledModule
+	modCfg   wazero.ModuleConfig
+	pool     *pool
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New returns a Module for binary without doing any work: compilation
+// happens in Init, which the Module's Plugin runs at boot. Most programs
+// use Mount or Compile instead. binary must not be modified afterwards.
+func New(binary []byte, config ...Config) *Module {
+	var cfg Config
+	if len(config) > 0 {
+		cfg = config[0]
+	}
+	return &Module{cfg: cfg.withDefaults(binary), binary: binary}
+}
+
+// Compile is New followed by Init: it compiles and validates binary now,
+// creates Config.Prewarm instances, and returns the error of a bad module
+// (wrapping ErrInvalidModule) instead of a Module. The caller owns the
+// Module and must Close it, or register m.Plugin() to close it with the
+// App. A Go guest takes ~1.8 s to compile (see Config.Cache), a small
+// hand-written one well under a millisecond.
+func Compile(binary []byte, config ...Config) (*Module, error) {
+	m := New(binary, config...)
+	if err := m.Init(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Mount registers, in one call, a route method+path served by binary and
+// the Module's Plugin, so the module is compiled and prewarmed when app
+// boots (a bad module makes Boot fail with an error wrapping
+// ErrInvalidModule) and closed by app.Shutdown. config.Name defaults to
+// "METHOD path". The returned Module is not usable before Boot.
+func Mount(app *fx.App, method, path string, binary []byte, config ...Config) *Module {
+	var cfg Config
+	if len(config) > 0 {
+		cfg = config[0]
+	}
+	if cfg.Name == "" {
+		cfg.Name = method + " " + path
+	}
+	m := New(binary, cfg)
+	app.Register(m.Plugin())
+	app.Handle(method, path, m.Handler())
+	return m
+}
+
+// Name returns Config.Name (defaulted).
+func (m *Module) Name() string { return m.cfg.Name }
+
+// Init compiles and validates the module, checks it against the ABI (see
+// ABI.md) and the memory limit, instantiates one instance to run its
+// _initialize and check its ABI version, and prewarms the pool. It is
+// idempotent: later calls return the first call's result. Errors about the
+// module wrap ErrInvalidModule.
+func (m *Module) Init() error {
+	m.initOnce.Do(func() {
+		m.initErr = m.init(context.Background())
+		m.binary = nil
+		m.ready.Store(m.initErr == nil)
+	})
+	return m.initErr
+}
+
+func (m *Module) init(ctx context.Context) error {
+	rcfg := wazero.NewRuntimeConfig().
+		WithMemoryLimitPages(uint32(m.cfg.MemoryLimit / pageSize)).
+		WithCloseOnContextDone(true)
+	if m.cfg.Cache != nil {
+		rcfg = rcfg.WithCompilationCache(m.cfg.Cache)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, rcfg)
+	fail := func(err error) error {
+		_ = rt.Close(ctx)
+		return err
+	}
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		return fail(fmt.Errorf("wasm: module %q: instantiating WASI: %w", m.cfg.Name, err))
+	}
+	compiled, err := rt.CompileModule(ctx, m.binary)
+	if err != nil {
+		hint := ""
+		if strings.Contains(err.Error(), "over limit") {
+			hint = " (raise Config.MemoryLimit, now " + strconv.Itoa(m.cfg.MemoryLimit>>20) + " MiB, or shrink the module's initial memory)"
+		}
+		return fail(fmt.Errorf("%w: module %q does not compile: %v%s", ErrInvalidModule, m.cfg.Name, err, hint))
+	}
+	if err := m.validate(compiled); err != nil {
+		return fail(err)
+	}
+	m.rt, m.compiled = rt, compiled
+	m.modCfg = wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions(ExportInitialize).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithSysNanosleep().
+		WithRandSource(rand.Reader)
+	m.pool = newPool(m.cfg.MaxInstances, m.cfg.MaxIdle, m.cfg.QueueTimeout)
+	for i := range max(m.cfg.Prewarm, 1) {
+		inst, err := m.newInstance(ctx)
+		if err != nil {
+			m.pool.close()
+			if !errors.Is(err, ErrInvalidModule) {
+				err = fmt.Errorf("%w: module %q failed its first instantiation: %v", ErrInvalidModule, m.cfg.Name, err)
+			}
+			return fail(err)
+		}
+		if i >= m.cfg.Prewarm {
+			inst.close()
+			break
+		}
+		m.pool.put(inst)
+	}
+	return nil
+}
+
+// validate checks the compiled module's imports and exports against the ABI.
+func (m *Module) validate(cm wazero.CompiledModule) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: module %q %s (see wasm/ABI.md)", ErrInvalidModule, m.cfg.Name, fmt.Sprintf(format, args...))
+	}
+	for _, f := range cm.ImportedFunctions() {
+		mod, name, _ := f.Import()
+		if mod != wasi_snapshot_preview1.ModuleName {
+			return bad("imports %s.%s; only %s functions are provided", mod, name, wasi_snapshot_preview1.ModuleName)
+		}
+	}
+	if len(cm.ImportedMemories()) > 0 {
+		return bad("imports its memory; it must define and export %q", ExportMemory)
+	}
+	mem, ok := cm.ExportedMemories()[ExportMemory]
+	if !ok {
+		return bad("does not export its memory as %q", ExportMemory)
+	}
+	if minBytes := uint64(mem.Min()) * pageSize; minBytes > uint64(m.cfg.MemoryLimit) {
+		return bad("declares %d MiB of initial memory (%d pages), over the limit of %d MiB (Config.MemoryLimit)",
+			minBytes>>20, mem.Min(), m.cfg.MemoryLimit>>20)
+	}
+	fns := cm.ExportedFunctions()
+	i32, i64 := api.ValueTypeI32, api.ValueTypeI64
+	for _, want := range []struct {
+		name    string
+		params  []api.ValueType
+		results []api.ValueType
+		sig     string
+	}{
+		{ExportABIVersion, nil, []api.ValueType{i32}, "func() i32"},
+		{ExportAlloc, []api.ValueType{i32}, []api.ValueType{i32}, "func(size i32) i32"},
+		{ExportHandle, []api.ValueType{i32, i32}, []api.ValueType{i64}, "func(ptr, len i32) i64"},
+	} {
+		f, ok := fns[want.name]
+		if !ok {
+			return bad("does not export %q (%s)", want.name, want.sig)
+		}
+		if !sameTypes(f.ParamTypes(), want.params) || !sameTypes(f.ResultTypes(), want.results) {
+			return bad("exports %q with the wrong signature; want %s", want.name, want.sig)
+		}
+	}
+	if f, ok := fns[ExportInitialize]; ok && (len(f.ParamTypes()) > 0 || len(f.ResultTypes()) > 0) {
+		return bad("exports %q with the wrong signature; want func()", ExportInitialize)
+	}
+	if _, ok := fns["_start"]; ok {
+		if _, ok := fns[ExportInitialize]; !ok {
+			return bad("is a WASI command (exports _start): build a reactor instead (Go: -buildmode=c-shared)")
+		}
+	}
+	return nil
+}
+
+func sameTypes(a, b []api.ValueType) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Plugin returns an fx.Plugin named "wasm:"+Name whose Setup runs Init (so
+// a bad module fails Boot with an error wrapping ErrInvalidModule) and
+// registers Close with app.OnShutdown.
+func (m *Module) Plugin() fx.Plugin {
+	return fx.Plugin{
+		Name: "wasm:" + m.cfg.Name,
+		Setup: func(app *fx.App) error {
+			if err := m.Init(); err != nil {
+				return err
+			}
+			app.OnShutdown(m.Close)
+			return nil
+		},
+	}
+}
+
+// Handler returns the fx.Handler that serves requests with the guest. The
+// Module must have been initialised (Init, Compile, Mount or Plugin) by the
+// first request; until then every request is a logged 502.
+//
+// Cost per request, beyond the guest's own work: one pool hand-off, the
+// request copied once into guest memory, one guest call (plus one fx_alloc
+// call when a request outgrows the instance's buffer), and the strict JSON
+// decoding of the response (a few µs for a small one).
+func (m *Module) Handler() fx.Handler { return m.serve }
+
+// Close closes every instance and the runtime. Requests after Close are
+// answered 503. It is idempotent and returns the first call's result.
+func (m *Module) Close() error {
+	m.closeOnce.Do(func() {
+		m.initOnce.Do(func() { // closed before Init: never initialise later
+			m.initErr, m.binary = errors.New("wasm: module closed before Init"), nil
+		})
+		if m.pool != nil {
+			m.pool.close()
+		}
+		if m.rt != nil {
+			m.closeErr = m.rt.Close(context.Background())
+		}
+	})
+	return m.closeErr
+}
+
+// Stats is a snapshot of a Module's pool counters.
+type Stats struct {
+	Live      int    // instances alive, busy or idle (≤ MaxInstances)
+	Idle      int    // instances waiting for a request
+	Created   uint64 // instances ever created, prewarmed ones included
+	Discarded uint64 // instances closed after a failure
+	Recycled  uint64 // instances closed after MaxCalls or RecycleMemory
+	Calls     uint64 // requests handed to the guest
+	Failures  uint64 // requests answered 502
+	Rejected  uint64 // requests answered 503: no instance in time
+}
+
+// Stats returns the pool's counters. It takes the pool lock briefly.
+func (m *Module) Stats() Stats {
+	p := m.pool
+	if p == nil {
+		return Stats{}
+	}
+	p.mu.Lock()
+	s := Stats{Live: p.live, Idle: len(p.idle)}
+	p.mu.Unlock()
+	s.Created, s.Discarded, s.Recycled = p.created.Load(), p.discarded.Load(), p.recycled.Load()
+	s.Calls, s.Failures, s.Rejected = p.calls.Load(), p.failures.Load(), p.rejected.Load()
+	return s
+}
+
+// serve is the Handler.
+func (m *Module) serve(c *fx.Ctx) error {
+	if !m.ready.Load() {
+		return m.fail(c, nil, errors.New("module not initialised: register Module.Plugin(), or use Mount or Compile"))
+	}
+	rc := c.RequestCtx()
+	inst, err := m.acquire(context.Background())
+	if err != nil {
+		if err == errUnavailable {
+			c.SetHeader("Retry-After", "1")
+			return err
+		}
+		return m.fail(c, nil, err)
+	}
+	m.pool.calls.Add(1)
+	if err := m.call(c, rc, inst); err != nil {
+		m.pool.discarded.Add(1)
+		m.pool.release(inst, false)
+		return m.fail(c, inst, err)
+	}
+	inst.resp.write(&rc.Response)
+	keep := true
+	if (m.cfg.MaxCalls > 0 && inst.calls >= m.cfg.MaxCalls) ||
+		(m.cfg.RecycleMemory > 0 && int(inst.mem.Size()) > m.cfg.RecycleMemory) {
+		keep = false
+		m.pool.recycled.Add(1)
+	}
+	m.pool.release(inst, keep)
+	return nil
+}
+
+// fail logs a guest failure with the stderr tail and returns the error
+// the client sees as 502.
+func (m *Module) fail(c *fx.Ctx, inst *instance, err error) error {
+	m.poolFailures()
+	attrs := []slog.Attr{
+		slog.String("module", m.cfg.Name),
+		slog.String("method", c.Method()),
+		slog.String("path", c.Path()),
+		slog.String("error", err.Error()),
+	}
+	if inst != nil {
+		attrs = append(attrs, slog.Int("instance_calls", inst.calls), slog.String("stderr", inst.stderr.String()))
+	}
+	c.App().Logger().LogAttrs(context.Background(), slog.LevelError, "wasm: guest failed; instance discarded", attrs...)
+	return &GuestError{Module: m.cfg.Name, Err: err}
+}
+
+func (m *Module) poolFailures() {
+	if m.pool != nil {
+		m.pool.failures.Add(1)
+	}
+}
+
+// call runs one request through inst and leaves the validated response in
+// inst.resp.
+func (m *Module) call(c *fx.Ctx, rc *fasthttp.RequestCtx, inst *instance) error {
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.Timeout)
+	defer cancel()
+	inst.stderr.Reset()
+
+	size, nh, np := requestSize(c, rc)
+	if size > m.cfg.MemoryLimit {
+		return fmt.Errorf("request of %d bytes does not fit the memory limit of %d bytes", size, m.cfg.MemoryLimit)
+	}
+	if uint32(size) > inst.bufCap {
+		if err := inst.reserve(ctx, uint32(max(size, 2*int(inst.bufCap)))); err != nil {
+			return m.guestErr(inst, ExportAlloc, err)
+		}
+	}
+	view, ok := inst.mem.Read(inst.bufPtr, uint32(size))
+	if !ok {
+		return fmt.Errorf("request buffer at %#x is outside memory", inst.bufPtr)
+	}
+	if enc := encodeRequest(view[:0], c, rc, nh, np); len(enc) != size || &enc[0] != &view[0] {
+		// The request changed between sizing and encoding (it cannot with
+		// fasthttp today); fall back to a copy.
+		inst.spare = enc
+		if uint32(len(enc)) > inst.bufCap {
+			return fmt.Errorf("request size changed while encoding (%d != %d)", len(enc), size)
+		}
+		inst.mem.Write(inst.bufPtr, enc)
+		size = len(enc)
+	}
+
+	st := inst.stack[:2]
+	st[0], st[1] = uint64(inst.bufPtr), uint64(size)
+	inst.calls++
+	if err := inst.handle.CallWithStack(ctx, st); err != nil {
+		return m.guestErr(inst, ExportHandle, err)
+	}
+	ptr, n := uint32(st[0]>>32), uint32(st[0])
+	switch {
+	case n == 0:
+		return errors.New("invalid response: empty")
+	case int(n) > m.cfg.MaxResponseBytes:
+		return fmt.Errorf("invalid response: %d bytes, over MaxResponseBytes %d", n, m.cfg.MaxResponseBytes)
+	}
+	data, ok := inst.mem.Read(ptr, n)
+	if !ok {
+		return fmt.Errorf("invalid response: location %#x+%d is outside memory of %d bytes", ptr, n, inst.mem.Size())
+	}
+	if err := parseResponse(data, &inst.resp); err != nil {
+		return fmt.Errorf("invalid response: %w", err)
+	}
+	return nil
+}
