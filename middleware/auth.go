@@ -1,0 +1,335 @@
+package middleware
+
+import (
+	"errors"
+	"strings"
+	"unsafe"
+
+	"github.com/fxhq/fx"
+)
+
+// Verifier checks a credential and returns the principal it identifies.
+//
+// credential is the bearer token (without "Bearer ") or the API key, already
+// checked for syntax and length by Auth. Verify is called concurrently and
+// must be safe for that. c is the request (for verifiers that need other
+// headers or c.Context()); it may be nil when a verifier is called outside
+// a request (NewJWTVerifier's and NewAPIKeys' verifiers accept nil).
+//
+// Refusals are errors wrapping one of ErrMalformedCredential,
+// ErrInvalidCredential, ErrInvalidSignature, ErrAlgorithmNotAllowed,
+// ErrUnknownKey, ErrExpired, ErrNotYetValid, ErrInvalidIssuer,
+// ErrInvalidAudience or ErrInvalidClaims; Auth answers each with 401 and
+// its own message. Any other plain error counts as ErrInvalidCredential
+// (fail closed). An *fx.Error is passed through as is: use one for
+// failures that are not the client's (a key store that is down → 503).
+// Returning (nil, nil) is a bug and answers 500.
+type Verifier interface {
+	Verify(c *fx.Ctx, credential string) (*Principal, error)
+}
+
+// VerifierFunc adapts a function to Verifier.
+type VerifierFunc func(c *fx.Ctx, credential string) (*Principal, error)
+
+// Verify calls f(c, credential).
+func (f VerifierFunc) Verify(c *fx.Ctx, credential string) (*Principal, error) {
+	return f(c, credential)
+}
+
+// bytesVerifier is implemented by this package's verifiers: they read the
+// credential in place (it aliases the request's header buffer and is not
+// retained), which saves Auth the copy it makes for other verifiers.
+type bytesVerifier interface {
+	verifyBytes(c *fx.Ctx, credential []byte) (*Principal, error)
+}
+
+// Defaults of AuthConfig.
+const (
+	DefaultRealm               = "api"
+	DefaultAPIKeyHeader        = "X-API-Key"
+	DefaultMaxCredentialLength = 4096
+)
+
+// AuthConfig configures Auth. At least one of Bearer and APIKeys must be
+// set.
+type AuthConfig struct {
+	// Bearer verifies "Authorization: Bearer <token>" (RFC 6750 §2.1; the
+	// scheme name is case-insensitive, the token must be b64token syntax).
+	// Nil: the Authorization header is ignored. Tokens in the query string
+	// or a form body (RFC 6750 §2.2, §2.3) are not read: they leak into
+	// logs.
+	Bearer Verifier
+
+	// APIKeys verifies the API key sent in APIKeyHeader (visible ASCII, no
+	// spaces). Nil: API keys are not accepted. NewAPIKeys is a fixed set
+	// compared in constant time.
+	APIKeys Verifier
+
+	// APIKeyHeader is the header carrying the API key. Default "X-API-Key".
+	APIKeyHeader string
+
+	// Realm is the realm of the WWW-Authenticate challenges. Default "api".
+	// It must not contain '"' or '\'.
+	Realm string
+
+	// Optional lets requests that carry no credentials at all through
+	// without a principal (RequireRoles and friends then answer 401).
+	// Credentials that are present but bad are still refused with 401.
+	Optional bool
+
+	// MaxCredentialLength is the longest token or key accepted, in bytes;
+	// longer ones are refused (401, credentials_too_long) before any
+	// verification work. Default 4096. Headers longer than the App's
+	// HeaderLimit never get here: fx answers 431 FX_HEADERS_TOO_LARGE.
+	MaxCredentialLength int
+}
+
+// authenticator is one configured Auth.
+type authenticator struct {
+	bearer, apiKeys         Verifier
+	bearerFast, apiKeysFast bytesVerifier
+	keyHeader               string
+	optional                bool
+	maxLen                  int
+
+	// challenges[scheme][kind] is the WWW-Authenticate value of a failure;
+	// missing lists the challenges of a request without credentials (one
+	// per accepted scheme); forbidden is the insufficient_scope challenge.
+	challenges [numSchemes][numKinds]string
+	missing    []string
+	forbidden  string
+}
+
+// Auth returns middleware that authenticates every request it runs for.
+//
+// With credentials it verifies them and stores the Principal (read it with
+// PrincipalFrom) before calling next. It refuses with 401
+// FX_UNAUTHENTICATED and a WWW-Authenticate challenge (RFC 6750 §3:
+// error="invalid_request" for a malformed header, error="invalid_token"
+// for a bad token, no error attribute when nothing was sent) when
+// credentials are missing (unless Optional), malformed, of another scheme,
+// too long, sent both ways at once, or refused by the Verifier. The message
+// names the kind of failure; details.reason carries it (Reason constants).
+//
+// Cost: reading and checking the headers does not allocate; the *fx.Error
+// of every refusal is shared. A custom Verifier costs one copy of the
+// credential plus what it does itself; NewAPIKeys adds none (one SHA-256 and
+// a constant-time comparison per configured key), NewJWTVerifier what
+// golang-jwt costs to decode and check a token.
+//
+// Auth panics when neither Bearer nor APIKeys is set, or when
+// APIKeyHeader or Realm is not a valid header token/quoted-string: these are
+// programming errors found at start-up.
+func Auth(cfg AuthConfig) fx.Middleware {
+	if cfg.Bearer == nil && cfg.APIKeys == nil {
+		panic("middleware.Auth: set AuthConfig.Bearer, AuthConfig.APIKeys or both")
+	}
+	if cfg.APIKeyHeader == "" {
+		cfg.APIKeyHeader = DefaultAPIKeyHeader
+	}
+	if cfg.Realm == "" {
+		cfg.Realm = DefaultRealm
+	}
+	if cfg.MaxCredentialLength <= 0 {
+		cfg.MaxCredentialLength = DefaultMaxCredentialLength
+	}
+	if !isToken(cfg.APIKeyHeader) {
+		panic("middleware.Auth: APIKeyHeader " + cfg.APIKeyHeader + " is not a valid header name")
+	}
+	if strings.ContainsAny(cfg.Realm, "\"\\\r\n") {
+		panic("middleware.Auth: Realm must not contain '\"', '\\' or line breaks")
+	}
+	a := &authenticator{
+		bearer:    cfg.Bearer,
+		apiKeys:   cfg.APIKeys,
+		keyHeader: cfg.APIKeyHeader,
+		optional:  cfg.Optional,
+		maxLen:    cfg.MaxCredentialLength,
+	}
+	a.bearerFast, _ = cfg.Bearer.(bytesVerifier)
+	a.apiKeysFast, _ = cfg.APIKeys.(bytesVerifier)
+
+	base := [numSchemes]string{
+		schBearer: `Bearer realm="` + cfg.Realm + `"`,
+		schAPIKey: `APIKey realm="` + cfg.Realm + `", header="` + cfg.APIKeyHeader + `"`,
+	}
+	for s := range numSchemes {
+		for k := range numKinds {
+			ch := base[s]
+			if e := oauthError[k]; e != "" {
+				ch += `, error="` + e + `", error_description="` + authFailures[s][k].Message + `"`
+			}
+			a.challenges[s][k] = ch
+		}
+	}
+	if cfg.Bearer != nil {
+		a.missing = append(a.missing, base[schBearer])
+	}
+	if cfg.APIKeys != nil {
+		a.missing = append(a.missing, base[schAPIKey])
+	}
+	a.forbidden = base[schBearer] + `, error="insufficient_scope"`
+	return a.handle
+}
+
+func (a *authenticator) handle(c *fx.Ctx, next fx.Next) error {
+	h := &c.RequestCtx().Request.Header
+	var authz, key []byte
+	if a.bearer != nil {
+		authz = h.Peek("Authorization")
+	}
+	if a.apiKeys != nil {
+		key = h.Peek(a.keyHeader)
+	}
+	c.SetValue(authKey{}, a)
+
+	var (
+		p   *Principal
+		err error
+		s   scheme
+	)
+	switch {
+	case len(authz) > 0 && len(key) > 0:
+		return a.fail(c, schBearer, kMultiple)
+	case len(authz) > 0:
+		s = schBearer
+		tok, k := a.parseBearer(authz)
+		if k != kMissing {
+			return a.fail(c, s, k)
+		}
+		if a.bearerFast != nil {
+			p, err = a.bearerFast.verifyBytes(c, tok)
+		} else {
+			p, err = a.bearer.Verify(c, string(tok))
+		}
+	case len(key) > 0:
+		s = schAPIKey
+		if len(key) > a.maxLen {
+			return a.fail(c, s, kTooLong)
+		}
+		if !isVisibleASCII(key) {
+			return a.fail(c, s, kMalformedHeader)
+		}
+		if a.apiKeysFast != nil {
+			p, err = a.apiKeysFast.verifyBytes(c, key)
+		} else {
+			p, err = a.apiKeys.Verify(c, string(key))
+		}
+	default:
+		if a.optional {
+			return next()
+		}
+		return a.fail(c, schBearer, kMissing)
+	}
+	if err != nil {
+		var fe *fx.Error
+		if errors.As(err, &fe) {
+			return err
+		}
+		return a.fail(c, s, classify(err))
+	}
+	if p == nil {
+		return errNilPrincipal
+	}
+	c.SetValue(principalKey{}, p)
+	return next()
+}
+
+// fail sets the challenge of failure k and returns its shared error.
+func (a *authenticator) fail(c *fx.Ctx, s scheme, k kind) error {
+	a.challenge(c, s, k)
+	return authFailures[s][k]
+}
+
+// challenge writes the WWW-Authenticate header(s) of failure k.
+func (a *authenticator) challenge(c *fx.Ctx, s scheme, k kind) {
+	if k == kMissing {
+		rh := &c.RequestCtx().Response.Header
+		rh.Del("WWW-Authenticate")
+		for _, ch := range a.missing {
+			rh.Add("WWW-Authenticate", ch)
+		}
+		return
+	}
+	c.SetHeader("WWW-Authenticate", a.challenges[s][k])
+}
+
+// parseBearer splits "Bearer <token>" and checks the token's syntax and
+// length. It returns kMissing (meaning: no failure) with the token, or the
+// failure.
+func (a *authenticator) parseBearer(h []byte) ([]byte, kind) {
+	const scheme = "bearer"
+	if len(h) < len(scheme) || !strings.EqualFold(b2s(h[:len(scheme)]), scheme) ||
+		(len(h) > len(scheme) && h[len(scheme)] != ' ') {
+		return nil, kUnsupportedScheme
+	}
+	tok := h[len(scheme):]
+	for len(tok) > 0 && tok[0] == ' ' {
+		tok = tok[1:]
+	}
+	for len(tok) > 0 && (tok[len(tok)-1] == ' ' || tok[len(tok)-1] == '\t') {
+		tok = tok[:len(tok)-1]
+	}
+	switch {
+	case len(tok) == 0:
+		return nil, kMalformedHeader
+	case len(tok) > a.maxLen:
+		return nil, kTooLong
+	case !isB64Token(tok):
+		return nil, kMalformedHeader
+	}
+	return tok, kMissing
+}
+
+// isB64Token reports whether b is RFC 6750 b64token:
+// 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
+func isB64Token(b []byte) bool {
+	i := 0
+	for ; i < len(b); i++ {
+		ch := b[i]
+		if !('a' <= ch && ch <= 'z' || 'A' <= ch && ch <= 'Z' || '0' <= ch && ch <= '9' ||
+			ch == '-' || ch == '.' || ch == '_' || ch == '~' || ch == '+' || ch == '/') {
+			break
+		}
+	}
+	if i == 0 {
+		return false
+	}
+	for ; i < len(b); i++ {
+		if b[i] != '=' {
+			return false
+		}
+	}
+	return true
+}
+
+// isVisibleASCII reports whether b is non-empty VCHAR (0x21-0x7E).
+func isVisibleASCII(b []byte) bool {
+	for _, ch := range b {
+		if ch < 0x21 || ch > 0x7e {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// isToken reports whether s is an RFC 9110 token (a valid header name).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if 'a' <= ch && ch <= 'z' || 'A' <= ch && ch <= 'Z' || '0' <= ch && ch <= '9' ||
+			strings.IndexByte("!#$%&'*+-.^_`|~", ch) >= 0 {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// b2s views b as a string without copying. The string must not outlive b's
+// contents; it is used only for comparisons and for verifiers of this
+// package, which do not retain the credential.
+func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

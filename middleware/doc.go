@@ -1,0 +1,42 @@
+// Package middleware holds fx's first-party middleware for authentication,
+// authorization and tenancy.
+//
+// # Authentication
+//
+// [Auth] reads credentials from the request, verifies them and stores the
+// verified [Principal] for later middleware and the handler
+// ([PrincipalFrom]). It accepts
+//
+//   - Bearer tokens (RFC 6750, "Authorization: Bearer <token>"; the scheme
+//     is case-insensitive as RFC 7235 requires), verified by any [Verifier];
+//     [NewJWTVerifier] is a ready one on github.com/golang-jwt/jwt/v5;
+//   - API keys from a header (default "X-API-Key"), verified by any
+//     [Verifier]; [NewAPIKeys] is a fixed key set compared in constant time.
+//
+// Credentials that are absent, malformed, badly signed, expired or not yet
+// valid are answered 401 FX_UNAUTHENTICATED with a WWW-Authenticate
+// challenge. The message says which kind of failure it was and
+// details.reason carries it as a stable string (see the Reason constants);
+// neither ever echoes the credential.
+//
+// # Authorization
+//
+// [RequireRoles] and [RequirePermissions] answer 403 FX_FORBIDDEN when the
+// principal lacks what they require, and 401 FX_UNAUTHENTICATED when there
+// is no principal at all (Auth did not run, or ran with Optional and the
+// request carried no credentials). The two never mix. fx's Use applies
+// middleware to every route; [Wrap] applies middleware to one handler.
+//
+// # Tenancy
+//
+// [Tenant] resolves the tenant ID from a header (default "X-Tenant-ID") or
+// from the subdomain under a base domain, validates it against a documented
+// pattern ([ValidTenantID]), optionally cross-checks it against the
+// principal's tenant claim, and stores it for [TenantFrom].
+//
+// # Errors
+//
+// Every failure is an *fx.Error with a code from fx.ErrorCodes; the
+// *fx.Error values are package-level and shared, so failing requests do
+// not allocate for them. Treat them as read-only.
+package middleware

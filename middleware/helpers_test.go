@@ -1,0 +1,156 @@
+package middleware_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/middleware"
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Test fixtures shared by the tests, examples and benchmarks.
+var (
+	hsSecret   = []byte("0123456789abcdef0123456789abcdef") // 32 bytes: HS256's minimum
+	otherKey   = []byte("fedcba9876543210fedcba9876543210")
+	fixedNow   = time.Unix(1_800_000_000, 0)
+	testIssuer = "https://issuer.example.com"
+	testAud    = "fx-api"
+	adminKey   = "ak_live_0123456789abcdef0123"
+	readerKey  = "ak_live_fedcba9876543210fedc"
+)
+
+// sign returns an HS256 token over claims with key (hsSecret when nil),
+// filling exp/iss/aud defaults unless the claim is set to nil.
+func sign(t testing.TB, claims jwt.MapClaims, key []byte) string {
+	t.Helper()
+	if key == nil {
+		key = hsSecret
+	}
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, withDefaults(claims)).SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func withDefaults(claims jwt.MapClaims) jwt.MapClaims {
+	out := jwt.MapClaims{
+		"sub": "user-1",
+		"iss": testIssuer,
+		"aud": testAud,
+		"exp": fixedNow.Add(time.Hour).Unix(),
+		"iat": fixedNow.Add(-time.Minute).Unix(),
+	}
+	for k, v := range claims {
+		if v == nil {
+			delete(out, k)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func hsVerifier(t testing.TB) *middleware.JWTVerifier {
+	t.Helper()
+	v, err := middleware.NewJWTVerifier(middleware.JWTConfig{
+		Algorithms: []string{"HS256"},
+		Key:        hsSecret,
+		Issuer:     testIssuer,
+		Audience:   []string{testAud},
+		Now:        func() time.Time { return fixedNow },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func apiKeys(t testing.TB) *middleware.APIKeys {
+	t.Helper()
+	ks, err := middleware.NewAPIKeys(map[string]middleware.Principal{
+		adminKey:  {Subject: "svc-admin", Roles: []string{"admin"}, Tenant: "acme"},
+		readerKey: {Subject: "svc-reader", Permissions: []string{"reports:read"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ks
+}
+
+// whoami answers the principal and tenant the handler sees.
+func whoami(c *fx.Ctx) error {
+	out := map[string]any{}
+	if p, ok := middleware.PrincipalFrom(c); ok {
+		out["sub"] = p.Subject
+		out["scheme"] = p.Scheme
+		out["roles"] = p.Roles
+		out["permissions"] = p.Permissions
+		out["principal_tenant"] = p.Tenant
+	}
+	if id, ok := middleware.TenantFrom(c); ok {
+		out["tenant"] = id
+	}
+	return c.JSON(200, out)
+}
+
+// result is one response, decoded.
+type result struct {
+	status    int
+	header    http.Header
+	raw       string
+	body      map[string]any
+	code, msg string
+	reason    string
+}
+
+func do(t *testing.T, app *fx.App, method, target string, headers map[string]string) result {
+	t.Helper()
+	req := httptest.NewRequest(method, target, nil)
+	for k, v := range headers {
+		if strings.EqualFold(k, "Host") {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := app.Test(req)
+	if err != nil {
+		t.Fatalf("app.Test: %v", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := result{status: resp.StatusCode, header: resp.Header, raw: string(b)}
+	if err := json.Unmarshal(b, &r.body); err != nil {
+		t.Fatalf("body is not JSON: %v: %q", err, b)
+	}
+	if e, ok := r.body["error"].(map[string]any); ok {
+		r.code, _ = e["code"].(string)
+		r.msg, _ = e["message"].(string)
+		if d, ok := e["details"].(map[string]any); ok {
+			r.reason, _ = d["reason"].(string)
+		}
+	}
+	return r
+}
+
+// expectError checks an error response's status, code and reason, and that
+// its content type is JSON.
+func expectError(t *testing.T, r result, status int, code, reason string) {
+	t.Helper()
+	if r.status != status || r.code != code || r.reason != reason {
+		t.Fatalf("got %d %s reason=%q (%s), want %d %s reason=%q", r.status, r.code, r.reason, r.raw, status, code, reason)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+}

@@ -1,0 +1,354 @@
+package middleware
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fxhq/fx"
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// DefaultLeeway is the clock skew JWTConfig allows by default when checking
+// exp, nbf and iat.
+const DefaultLeeway = 30 * time.Second
+
+// Defaults of the claims NewJWTVerifier reads into a Principal.
+const (
+	DefaultRolesClaim       = "roles"
+	DefaultPermissionsClaim = "permissions"
+	DefaultTenantClaim      = "tenant_id"
+)
+
+// JWTConfig configures NewJWTVerifier.
+type JWTConfig struct {
+	// Algorithms is the allow-list of signing algorithms ("alg"), for
+	// example {"HS256"} or {"RS256", "ES256"}. Required. "none" is refused,
+	// and so is mixing HMAC (HS*) with public-key algorithms: a verifier
+	// that accepts both is the algorithm-confusion hole (an HS256 token
+	// "signed" with the public key). Known: HS256/384/512, RS256/384/512,
+	// PS256/384/512, ES256/384/512, EdDSA.
+	Algorithms []string
+
+	// Key verifies tokens without a "kid" header (or every token, when
+	// Keys is empty). Its Go type must fit the algorithm: []byte for HS*
+	// (at least as long as the hash: 32, 48 or 64 bytes), *rsa.PublicKey
+	// (2048 bits or more) for RS*/PS*, *ecdsa.PublicKey for ES*,
+	// ed25519.PublicKey for EdDSA. A token whose algorithm does not fit the
+	// key's type is refused, whatever the allow-list says.
+	Key any
+
+	// Keys maps key IDs ("kid" header) to keys, for rotation. A token with
+	// a kid not in Keys is refused (ErrUnknownKey). Types as for Key.
+	Keys map[string]any
+
+	// Issuer, when set, must equal the "iss" claim (which is then
+	// required).
+	Issuer string
+
+	// Audience, when set, must contain a value of the "aud" claim (which is
+	// then required).
+	Audience []string
+
+	// Leeway is the clock skew allowed on exp, nbf and iat. 0 means
+	// DefaultLeeway (30s); negative means none.
+	Leeway time.Duration
+
+	// AllowNoExpiry accepts tokens without "exp". Default false: a token
+	// that never expires is refused (ErrInvalidClaims).
+	AllowNoExpiry bool
+
+	// RolesClaim, PermissionsClaim and TenantClaim name the claims read
+	// into Principal.Roles, .Permissions and .Tenant. A name with dots is a
+	// path into nested objects ("realm_access.roles"). Roles and permissions
+	// may be an array of strings or one space-separated string (the OAuth
+	// "scope" form). Defaults "roles", "permissions", "tenant_id".
+	RolesClaim, PermissionsClaim, TenantClaim string
+
+	// Now is the clock, for tests. Default time.Now.
+	Now func() time.Time
+}
+
+// JWTVerifier verifies JWS-signed JWTs (RFC 7519) with
+// github.com/golang-jwt/jwt/v5. Use it as AuthConfig.Bearer. It is safe for
+// concurrent use.
+type JWTVerifier struct {
+	parser  *jwt.Parser
+	allowed map[string]family
+	key     any
+	keys    map[string]any
+	keyFunc jwt.Keyfunc
+
+	rolesClaim, permsClaim, tenantClaim string
+}
+
+// family is a group of algorithms that share a key type.
+type family uint8
+
+const (
+	famHMAC family = iota + 1
+	famRSA
+	famECDSA
+	famEdDSA
+)
+
+var algorithms = map[string]struct {
+	fam     family
+	minHMAC int // HMAC: the smallest key (RFC 7518 §3.2)
+}{
+	"HS256": {famHMAC, 32}, "HS384": {famHMAC, 48}, "HS512": {famHMAC, 64},
+	"RS256": {famRSA, 0}, "RS384": {famRSA, 0}, "RS512": {famRSA, 0},
+	"PS256": {famRSA, 0}, "PS384": {famRSA, 0}, "PS512": {famRSA, 0},
+	"ES256": {famECDSA, 0}, "ES384": {famECDSA, 0}, "ES512": {famECDSA, 0},
+	"EdDSA": {famEdDSA, 0},
+}
+
+// keyFamily is the algorithm family a key's Go type serves (0: none).
+func keyFamily(k any) family {
+	switch k.(type) {
+	case []byte:
+		return famHMAC
+	case *rsa.PublicKey:
+		return famRSA
+	case *ecdsa.PublicKey:
+		return famECDSA
+	case ed25519.PublicKey:
+		return famEdDSA
+	}
+	return 0
+}
+
+// NewJWTVerifier checks cfg and returns its verifier. Configuration errors
+// (no algorithms, "none", HMAC mixed with public-key algorithms, no key, a
+// key whose type fits no allowed algorithm, an HMAC key shorter than its
+// hash or that looks like a PEM public key, an RSA key under 2048 bits) are
+// returned, never deferred to the first request.
+//
+// Verify checks, in this order: syntax, the algorithm against the
+// allow-list and the key's type, the "kid", the signature, then exp (required
+// unless AllowNoExpiry), nbf, iss and aud with Leeway. An HS256 token with a
+// handful of claims costs a few microseconds and a few dozen small
+// allocations (golang-jwt decodes header and claims with encoding/json).
+func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
+	if len(cfg.Algorithms) == 0 {
+		return nil, errors.New("middleware.NewJWTVerifier: Algorithms is empty")
+	}
+	v := &JWTVerifier{allowed: make(map[string]family, len(cfg.Algorithms))}
+	fams := map[family]bool{}
+	minHMAC := 0
+	for _, alg := range cfg.Algorithms {
+		if strings.EqualFold(alg, "none") {
+			return nil, errors.New("middleware.NewJWTVerifier: the none algorithm is never allowed")
+		}
+		a, ok := algorithms[alg]
+		if !ok {
+			return nil, fmt.Errorf("middleware.NewJWTVerifier: unknown algorithm %q", alg)
+		}
+		v.allowed[alg] = a.fam
+		fams[a.fam] = true
+		minHMAC = max(minHMAC, a.minHMAC)
+	}
+	if fams[famHMAC] && len(fams) > 1 {
+		return nil, errors.New("middleware.NewJWTVerifier: HMAC (HS*) and public-key algorithms must not be allowed together (algorithm confusion)")
+	}
+	if cfg.Key == nil && len(cfg.Keys) == 0 {
+		return nil, errors.New("middleware.NewJWTVerifier: set Key or Keys")
+	}
+	check := func(name string, k any) error {
+		f := keyFamily(k)
+		if f == 0 || !fams[f] {
+			return fmt.Errorf("middleware.NewJWTVerifier: %s has type %T, which fits none of the allowed algorithms %v", name, k, cfg.Algorithms)
+		}
+		switch k := k.(type) {
+		case []byte:
+			if len(k) < minHMAC {
+				return fmt.Errorf("middleware.NewJWTVerifier: %s is %d bytes; HMAC keys must be at least %d bytes for %v", name, len(k), minHMAC, cfg.Algorithms)
+			}
+			if bytes.Contains(k, []byte("-----BEGIN")) {
+				return fmt.Errorf("middleware.NewJWTVerifier: %s looks like a PEM key; parse it (jwt.ParseRSAPublicKeyFromPEM) instead of using it as an HMAC secret", name)
+			}
+		case *rsa.PublicKey:
+			if k.N == nil || k.N.BitLen() < 2048 {
+				return fmt.Errorf("middleware.NewJWTVerifier: %s is an RSA key under 2048 bits", name)
+			}
+		}
+		return nil
+	}
+	if cfg.Key != nil {
+		if err := check("Key", cfg.Key); err != nil {
+			return nil, err
+		}
+		v.key = cfg.Key
+	}
+	if len(cfg.Keys) > 0 {
+		v.keys = make(map[string]any, len(cfg.Keys))
+		for kid, k := range cfg.Keys {
+			if err := check(fmt.Sprintf("Keys[%q]", kid), k); err != nil {
+				return nil, err
+			}
+			v.keys[kid] = k
+		}
+	}
+
+	leeway := cfg.Leeway
+	switch {
+	case leeway == 0:
+		leeway = DefaultLeeway
+	case leeway < 0:
+		leeway = 0
+	}
+	// The allow-list is enforced in lookupKey (golang-jwt calls it before
+	// checking the signature), where the refusal can be told apart.
+	opts := []jwt.ParserOption{jwt.WithLeeway(leeway)}
+	if !cfg.AllowNoExpiry {
+		opts = append(opts, jwt.WithExpirationRequired())
+	}
+	if cfg.Issuer != "" {
+		opts = append(opts, jwt.WithIssuer(cfg.Issuer))
+	}
+	if len(cfg.Audience) > 0 {
+		opts = append(opts, jwt.WithAudience(cfg.Audience...))
+	}
+	if cfg.Now != nil {
+		opts = append(opts, jwt.WithTimeFunc(cfg.Now))
+	}
+	v.parser = jwt.NewParser(opts...)
+	v.keyFunc = v.lookupKey
+	v.rolesClaim = orDefault(cfg.RolesClaim, DefaultRolesClaim)
+	v.permsClaim = orDefault(cfg.PermissionsClaim, DefaultPermissionsClaim)
+	v.tenantClaim = orDefault(cfg.TenantClaim, DefaultTenantClaim)
+	return v, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// lookupKey is the jwt.Keyfunc: it runs after the allow-list check and
+// before the signature check.
+func (v *JWTVerifier) lookupKey(t *jwt.Token) (any, error) {
+	alg := t.Method.Alg()
+	fam, ok := v.allowed[alg]
+	if !ok { // "none", unknown or simply not allowed
+		return nil, ErrAlgorithmNotAllowed
+	}
+	if _, crit := t.Header["crit"]; crit {
+		// RFC 7515 §4.1.11: extensions we do not understand must be refused.
+		return nil, ErrInvalidClaims
+	}
+	key := v.key
+	if kid, present := t.Header["kid"]; present && v.keys != nil {
+		s, _ := kid.(string)
+		k, found := v.keys[s]
+		if !found {
+			return nil, ErrUnknownKey
+		}
+		key = k
+	}
+	if key == nil || keyFamily(key) != fam {
+		return nil, ErrUnknownKey
+	}
+	return key, nil
+}
+
+// Verify verifies token and returns its principal: Subject from "sub",
+// Roles, Permissions and Tenant from the configured claims, Claims with
+// every claim, Scheme SchemeBearer. Refusals wrap the package's Err*
+// sentinels (and the golang-jwt error, for logs); no error text contains
+// the token. c is not used and may be nil.
+func (v *JWTVerifier) Verify(c *fx.Ctx, token string) (*Principal, error) {
+	claims := jwt.MapClaims{}
+	_, err := v.parser.ParseWithClaims(token, claims, v.keyFunc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", jwtSentinel(err), err)
+	}
+	p := &Principal{Scheme: SchemeBearer, Claims: claims}
+	p.Subject, _ = claims["sub"].(string)
+	p.Roles = stringList(lookupClaim(claims, v.rolesClaim))
+	p.Permissions = stringList(lookupClaim(claims, v.permsClaim))
+	p.Tenant, _ = lookupClaim(claims, v.tenantClaim).(string)
+	return p, nil
+}
+
+// verifyBytes lets Auth skip copying the token: golang-jwt keeps the token
+// string only in the *jwt.Token, which is dropped here, and every claim
+// value is decoded into fresh memory.
+func (v *JWTVerifier) verifyBytes(c *fx.Ctx, token []byte) (*Principal, error) {
+	return v.Verify(c, b2s(token))
+}
+
+// jwtSentinel maps a golang-jwt error to this package's sentinel.
+func jwtSentinel(err error) error {
+	for _, s := range [...]error{ErrAlgorithmNotAllowed, ErrUnknownKey, ErrInvalidClaims} {
+		if errors.Is(err, s) {
+			return s
+		}
+	}
+	switch {
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return ErrMalformedCredential
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+		return ErrInvalidSignature
+	case errors.Is(err, jwt.ErrTokenUnverifiable):
+		return ErrAlgorithmNotAllowed // alg missing or unknown to golang-jwt
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return ErrExpired
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return ErrNotYetValid
+	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
+		return ErrInvalidIssuer
+	case errors.Is(err, jwt.ErrTokenInvalidAudience):
+		return ErrInvalidAudience
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing), errors.Is(err, jwt.ErrInvalidType),
+		errors.Is(err, jwt.ErrTokenInvalidClaims):
+		return ErrInvalidClaims
+	}
+	return ErrInvalidCredential
+}
+
+// lookupClaim returns the claim at path, following dots into nested
+// objects. It does not allocate.
+func lookupClaim(claims map[string]any, path string) any {
+	var cur any = claims
+	for path != "" {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		var name string
+		name, path, _ = strings.Cut(path, ".")
+		if cur, ok = m[name]; !ok {
+			return nil
+		}
+		if path == "" {
+			return cur
+		}
+	}
+	return nil
+}
+
+// stringList reads an array of strings (non-strings skipped) or a
+// space-separated string.
+func stringList(v any) []string {
+	switch v := v.(type) {
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	case string:
+		return strings.Fields(v)
+	}
+	return nil
+}

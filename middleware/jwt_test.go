@@ -1,0 +1,223 @@
+package middleware_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/middleware"
+	"github.com/golang-jwt/jwt/v5"
+)
+
+var (
+	rsaOnce sync.Once
+	rsaKey  *rsa.PrivateKey
+)
+
+func testRSAKey(t *testing.T) *rsa.PrivateKey {
+	t.Helper()
+	rsaOnce.Do(func() {
+		var err error
+		if rsaKey, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+			panic(err)
+		}
+	})
+	return rsaKey
+}
+
+func signWith(t *testing.T, m jwt.SigningMethod, key any, kid string, claims jwt.MapClaims) string {
+	t.Helper()
+	tk := jwt.NewWithClaims(m, withDefaults(claims))
+	if kid != "" {
+		tk.Header["kid"] = kid
+	}
+	s, err := tk.SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func verifyErr(t *testing.T, v *middleware.JWTVerifier, tok string) error {
+	t.Helper()
+	p, err := v.Verify(nil, tok)
+	if err == nil && p == nil {
+		t.Fatal("nil principal without error")
+	}
+	if err != nil && strings.Contains(err.Error(), tok) {
+		t.Fatalf("error echoes the token: %v", err)
+	}
+	return err
+}
+
+// TestJWTAlgorithmConfusion: an RS256 verifier must refuse an HS256 token
+// whose HMAC secret is the (public) RSA key, in either encoding.
+func TestJWTAlgorithmConfusion(t *testing.T) {
+	priv := testRSAKey(t)
+	v, err := middleware.NewJWTVerifier(middleware.JWTConfig{
+		Algorithms: []string{"RS256"}, Key: &priv.PublicKey, Now: func() time.Time { return fixedNow },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := verifyErr(t, v, signWith(t, jwt.SigningMethodRS256, priv, "", nil)); err != nil {
+		t.Fatalf("valid RS256 token refused: %v", err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(&priv.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+	for name, secret := range map[string][]byte{"PEM": pemKey, "DER": der} {
+		forged := signWith(t, jwt.SigningMethodHS256, secret, "", jwt.MapClaims{"roles": []string{"admin"}})
+		if err := verifyErr(t, v, forged); !errors.Is(err, middleware.ErrAlgorithmNotAllowed) {
+			t.Errorf("%s-keyed HS256 forgery: err %v, want ErrAlgorithmNotAllowed", name, err)
+		}
+	}
+	// RS256 and ES256 both allowed, RSA key only: an ES256 token cannot
+	// be checked against it, whatever it claims.
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	v2, err := middleware.NewJWTVerifier(middleware.JWTConfig{
+		Algorithms: []string{"RS256", "ES256"}, Key: &priv.PublicKey, Now: func() time.Time { return fixedNow },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := verifyErr(t, v2, signWith(t, jwt.SigningMethodES256, ec, "", nil)); !errors.Is(err, middleware.ErrUnknownKey) {
+		t.Errorf("ES256 token against an RSA key: err %v, want ErrUnknownKey", err)
+	}
+	// A PS256 token (same key family) is refused when only RS256 is allowed.
+	if err := verifyErr(t, v, signWith(t, jwt.SigningMethodPS256, priv, "", nil)); !errors.Is(err, middleware.ErrAlgorithmNotAllowed) {
+		t.Errorf("PS256 token, RS256 allowed: err %v", err)
+	}
+}
+
+func TestJWTKeyRotation(t *testing.T) {
+	k1 := hsSecret
+	k2 := otherKey
+	v, err := middleware.NewJWTVerifier(middleware.JWTConfig{
+		Algorithms: []string{"HS256"},
+		Keys:       map[string]any{"2025": k1, "2026": k2},
+		Now:        func() time.Time { return fixedNow },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		kid  string
+		key  []byte
+		want error
+	}{
+		{"2025", k1, nil},
+		{"2026", k2, nil},
+		{"2026", k1, middleware.ErrInvalidSignature}, // the wrong key for its kid
+		{"2024", k1, middleware.ErrUnknownKey},       // retired
+		{"", k1, middleware.ErrUnknownKey},           // no kid, no default Key
+	} {
+		err := verifyErr(t, v, signWith(t, jwt.SigningMethodHS256, c.key, c.kid, nil))
+		if !errors.Is(err, c.want) || (c.want == nil && err != nil) {
+			t.Errorf("kid %q: err %v, want %v", c.kid, err, c.want)
+		}
+	}
+}
+
+func TestJWTAsymmetricFamilies(t *testing.T) {
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	edPub, edPriv, _ := ed25519.GenerateKey(rand.Reader)
+	for _, c := range []struct {
+		alg  string
+		m    jwt.SigningMethod
+		pub  any
+		priv any
+	}{
+		{"ES256", jwt.SigningMethodES256, &ec.PublicKey, ec},
+		{"EdDSA", jwt.SigningMethodEdDSA, edPub, edPriv},
+	} {
+		v, err := middleware.NewJWTVerifier(middleware.JWTConfig{Algorithms: []string{c.alg}, Key: c.pub, Now: func() time.Time { return fixedNow }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := verifyErr(t, v, signWith(t, c.m, c.priv, "", nil)); err != nil {
+			t.Errorf("%s: %v", c.alg, err)
+		}
+	}
+}
+
+func TestNewJWTVerifierRefuses(t *testing.T) {
+	priv := testRSAKey(t)
+	small, _ := rsa.GenerateKey(rand.Reader, 1024)
+	der, _ := x509.MarshalPKIXPublicKey(&priv.PublicKey)
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+	for name, cfg := range map[string]middleware.JWTConfig{
+		"no algorithms":        {Key: hsSecret},
+		"none":                 {Algorithms: []string{"none"}, Key: hsSecret},
+		"none among others":    {Algorithms: []string{"HS256", "none"}, Key: hsSecret},
+		"unknown algorithm":    {Algorithms: []string{"HS1024"}, Key: hsSecret},
+		"HS and RS together":   {Algorithms: []string{"HS256", "RS256"}, Key: hsSecret},
+		"no key":               {Algorithms: []string{"HS256"}},
+		"RS256 with a secret":  {Algorithms: []string{"RS256"}, Key: hsSecret},
+		"HS256 with RSA key":   {Algorithms: []string{"HS256"}, Key: &priv.PublicKey},
+		"RSA private key":      {Algorithms: []string{"RS256"}, Key: priv},
+		"short HMAC secret":    {Algorithms: []string{"HS256"}, Key: []byte("secret")},
+		"HS512 with 32 bytes":  {Algorithms: []string{"HS256", "HS512"}, Key: hsSecret},
+		"PEM as HMAC secret":   {Algorithms: []string{"HS256"}, Key: pemKey},
+		"RSA under 2048 bits":  {Algorithms: []string{"RS256"}, Key: &small.PublicKey},
+		"bad key among Keys":   {Algorithms: []string{"HS256"}, Keys: map[string]any{"a": hsSecret, "b": "string"}},
+		"string instead of []": {Algorithms: []string{"HS256"}, Key: string(hsSecret)},
+	} {
+		if _, err := middleware.NewJWTVerifier(cfg); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestJWTNoExpiryAllowedAndLeeway(t *testing.T) {
+	v, err := middleware.NewJWTVerifier(middleware.JWTConfig{
+		Algorithms: []string{"HS256"}, Key: hsSecret, AllowNoExpiry: true, Leeway: -1,
+		Now: func() time.Time { return fixedNow },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := verifyErr(t, v, sign(t, jwt.MapClaims{"exp": nil}, nil)); err != nil {
+		t.Fatalf("AllowNoExpiry: %v", err)
+	}
+	// No leeway: one second past exp is expired.
+	if err := verifyErr(t, v, sign(t, jwt.MapClaims{"exp": fixedNow.Add(-time.Second).Unix()}, nil)); !errors.Is(err, middleware.ErrExpired) {
+		t.Fatalf("Leeway<0: err %v", err)
+	}
+}
+
+// TestJWTThroughAuthRS256 checks the asymmetric path end to end.
+func TestJWTThroughAuthRS256(t *testing.T) {
+	priv := testRSAKey(t)
+	v, err := middleware.NewJWTVerifier(middleware.JWTConfig{
+		Algorithms: []string{"RS256"}, Key: &priv.PublicKey, Issuer: testIssuer, Audience: []string{testAud},
+		Now: func() time.Time { return fixedNow },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := authApp(t, middleware.AuthConfig{Bearer: v})
+	r := do(t, app, "GET", "/me", map[string]string{"Authorization": "Bearer " + signWith(t, jwt.SigningMethodRS256, priv, "", nil)})
+	if r.status != 200 || r.body["sub"] != "user-1" {
+		t.Fatalf("%d %s", r.status, r.raw)
+	}
+	der, _ := x509.MarshalPKIXPublicKey(&priv.PublicKey)
+	forged := signWith(t, jwt.SigningMethodHS256, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), "", nil)
+	r = do(t, app, "GET", "/me", map[string]string{"Authorization": "Bearer " + forged})
+	expectError(t, r, 401, fx.ErrorCodes.Unauthenticated, "invalid_credentials")
+	if !strings.Contains(r.msg, "algorithm is not allowed") {
+		t.Fatalf("message %q", r.msg)
+	}
+}

@@ -1,0 +1,89 @@
+package middleware
+
+import (
+	"slices"
+
+	"github.com/fxhq/fx"
+)
+
+// Credential schemes a Principal can come from (Principal.Scheme).
+const (
+	SchemeBearer = "Bearer" // Authorization: Bearer <token> (RFC 6750)
+	SchemeAPIKey = "APIKey" // an API key header
+)
+
+// Principal is a verified identity: who made the request and what it may
+// do. A Verifier builds one; Auth stores it in the request and handlers read
+// it with PrincipalFrom.
+//
+// A Principal may be shared between requests (NewAPIKeys hands out the same
+// *Principal for every request with the same key): treat it as read-only.
+type Principal struct {
+	// Subject identifies the caller (the JWT "sub" claim, or the name given
+	// to an API key).
+	Subject string
+	// Scheme is the credential scheme it was verified from: SchemeBearer or
+	// SchemeAPIKey (or whatever a custom Verifier sets).
+	Scheme string
+	// Roles and Permissions are what RequireRoles and RequirePermissions
+	// check. Order does not matter; comparison is exact (case-sensitive).
+	Roles       []string
+	Permissions []string
+	// Tenant is the tenant the principal belongs to ("" when it carries no
+	// tenant claim); Tenant with MatchPrincipal cross-checks it.
+	Tenant string
+	// Claims holds every claim of a JWT as decoded JSON (strings, float64,
+	// bool, []any, map[string]any), or metadata of an API key. May be nil.
+	Claims map[string]any
+}
+
+// HasRole reports whether p has role. It is a linear scan without
+// allocation; a nil Principal has no roles.
+func (p *Principal) HasRole(role string) bool {
+	return p != nil && slices.Contains(p.Roles, role)
+}
+
+// HasPermission reports whether p has permission. It is a linear scan
+// without allocation; a nil Principal has no permissions.
+func (p *Principal) HasPermission(permission string) bool {
+	return p != nil && slices.Contains(p.Permissions, permission)
+}
+
+// Claim returns the claim name and whether it is present. A nil Principal
+// has no claims.
+func (p *Principal) Claim(name string) (any, bool) {
+	if p == nil {
+		return nil, false
+	}
+	v, ok := p.Claims[name]
+	return v, ok
+}
+
+// principalKey and authKey are the request-value keys. They are zero-size,
+// so boxing them into an interface does not allocate.
+type (
+	principalKey struct{}
+	authKey      struct{}
+	tenantKey    struct{}
+)
+
+// PrincipalFrom returns the principal Auth verified for this request, or
+// (nil, false) when there is none (Auth did not run, or ran with Optional
+// and no credentials were sent). It does not allocate.
+func PrincipalFrom(c *fx.Ctx) (*Principal, bool) {
+	p, _ := c.Value(principalKey{}).(*Principal)
+	return p, p != nil
+}
+
+// SetPrincipal stores p as the request's principal, for applications that
+// authenticate in their own middleware (sessions, mTLS) but want
+// RequireRoles, RequirePermissions, Tenant and PrincipalFrom to work with
+// it. A nil p removes the principal. It does not allocate once the request
+// has a value slot.
+func SetPrincipal(c *fx.Ctx, p *Principal) {
+	if p == nil {
+		c.SetValue(principalKey{}, nil)
+		return
+	}
+	c.SetValue(principalKey{}, p)
+}
