@@ -1,0 +1,309 @@
+package fx_test
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/fxhq/fx"
+)
+
+// recorder builds plugins that append their name to a shared log when
+// their Setup runs.
+type recorder struct {
+	mu  sync.Mutex
+	ran []string
+}
+
+func (r *recorder) plugin(name string, deps ...string) fx.Plugin {
+	return fx.Plugin{Name: name, DependsOn: deps, Setup: func(*fx.App) error {
+		r.mu.Lock()
+		r.ran = append(r.ran, name)
+		r.mu.Unlock()
+		return nil
+	}}
+}
+
+// Rule 8: plugins registered in any order run dependencies first, ties in
+// registration order.
+func TestRule8PluginOrder(t *testing.T) {
+	cases := []struct {
+		name    string
+		plugins func(r *recorder) []fx.Plugin
+		want    string
+	}{
+		{"dependents first", func(r *recorder) []fx.Plugin {
+			return []fx.Plugin{r.plugin("app", "auth", "db"), r.plugin("auth", "db"), r.plugin("db")}
+		}, "db,auth,app"},
+		{"already ordered", func(r *recorder) []fx.Plugin {
+			return []fx.Plugin{r.plugin("db"), r.plugin("auth", "db"), r.plugin("app", "auth", "db")}
+		}, "db,auth,app"},
+		{"ties in registration order", func(r *recorder) []fx.Plugin {
+			return []fx.Plugin{r.plugin("c"), r.plugin("b"), r.plugin("a")}
+		}, "c,b,a"},
+		{"independent chains interleave by registration", func(r *recorder) []fx.Plugin {
+			return []fx.Plugin{r.plugin("x2", "x1"), r.plugin("y1"), r.plugin("x1"), r.plugin("y2", "y1")}
+		}, "y1,x1,x2,y2"},
+		{"diamond", func(r *recorder) []fx.Plugin {
+			return []fx.Plugin{r.plugin("top", "left", "right"), r.plugin("right", "base"), r.plugin("left", "base"), r.plugin("base")}
+		}, "base,right,left,top"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &recorder{}
+			app := quiet()
+			for _, p := range tc.plugins(r) {
+				app.Register(p)
+			}
+			if err := app.Boot(); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(r.ran, ","); got != tc.want {
+				t.Errorf("Setup order %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRule8MissingDependency(t *testing.T) {
+	r := &recorder{}
+	app := quiet()
+	app.Register(r.plugin("db"))
+	app.Register(r.plugin("billing", "db", "payments"))
+	err := app.Boot()
+	var fe *fx.Error
+	if !errors.As(err, &fe) || fe.Code != fx.ErrorCodes.PluginMissingDependency || fe.Status != 500 {
+		t.Fatalf("Boot = %v", err)
+	}
+	if !strings.Contains(fe.Message, "billing") || !strings.Contains(fe.Message, "payments") {
+		t.Errorf("message %q does not name both plugins", fe.Message)
+	}
+	if len(r.ran) != 0 {
+		t.Errorf("Setup ran for %v despite the missing dependency", r.ran)
+	}
+}
+
+func TestRule8Cycle(t *testing.T) {
+	for name, plugins := range map[string][][]string{
+		"three": {{"a", "b"}, {"b", "c"}, {"c", "a"}, {"d"}},
+		"self":  {{"solo", "solo"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := &recorder{}
+			app := quiet()
+			for _, p := range plugins {
+				app.Register(r.plugin(p[0], p[1:]...))
+			}
+			err := app.Boot()
+			var fe *fx.Error
+			if !errors.As(err, &fe) || fe.Code != fx.ErrorCodes.PluginDependencyCycle || fe.Status != 500 {
+				t.Fatalf("Boot = %v", err)
+			}
+			want := "a -> b -> c -> a"
+			if name == "self" {
+				want = "solo -> solo"
+			}
+			if !strings.Contains(fe.Message, want) {
+				t.Errorf("cycle message %q does not name the cycle %s", fe.Message, want)
+			}
+			if len(r.ran) != 0 {
+				t.Errorf("Setup ran: %v", r.ran)
+			}
+		})
+	}
+}
+
+func TestRule8SetupErrorAbortsBoot(t *testing.T) {
+	boom := errors.New("cannot connect")
+	r := &recorder{}
+	app := quiet()
+	app.Register(r.plugin("later", "db"))
+	app.Register(fx.Plugin{Name: "db", Setup: func(*fx.App) error { return boom }})
+	err := app.Boot()
+	if !errors.Is(err, boom) {
+		t.Fatalf("Boot = %v, want the Setup error", err)
+	}
+	if len(r.ran) != 0 {
+		t.Errorf("Setup after the failing one ran: %v", r.ran)
+	}
+	if app.Listen("127.0.0.1:0") == nil {
+		t.Error("Listen started after a failed Setup")
+	}
+}
+
+func TestRule8SetupPanic(t *testing.T) {
+	app := quiet()
+	app.Register(fx.Plugin{Name: "wild", Setup: func(*fx.App) error { panic("setup exploded") }})
+	err := app.Boot()
+	var fe *fx.Error
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "wild") {
+		t.Fatalf("Boot = %v", err)
+	}
+	mustEnvelope(t, do(t, app, "GET", "/", ""), 500, fe.Code)
+}
+
+// Setup may register routes, middleware and the hook; they behave as if
+// registered before boot.
+func TestRule8SetupRegisters(t *testing.T) {
+	var hooked atomic.Int32
+	app := quiet()
+	app.Get("/early", func(c *fx.Ctx) error { return c.String(200, "early") })
+	app.Register(fx.Plugin{Name: "web", DependsOn: []string{"mw"}, Setup: func(a *fx.App) error {
+		a.Get("/plugin", func(c *fx.Ctx) error { return c.String(200, "plugin") })
+		a.Route(fx.Route{Method: "GET", Path: "/route", Handler: func(c *fx.Ctx) error { return errors.New("x") }})
+		a.OnError(func(c *fx.Ctx, err any) bool { hooked.Add(1); return false })
+		return nil
+	}})
+	app.Register(fx.Plugin{Name: "mw", Setup: func(a *fx.App) error {
+		a.Use(func(c *fx.Ctx, next fx.Next) error { c.SetHeader("X-Plugin-MW", "1"); return next() })
+		return nil
+	}})
+	for _, p := range []string{"/early", "/plugin"} {
+		r := do(t, app, "GET", p, "")
+		if r.status != 200 || r.header.Get("X-Plugin-MW") != "1" {
+			t.Errorf("%s: %d %v", p, r.status, r.header)
+		}
+	}
+	r := do(t, app, "GET", "/route", "")
+	mustEnvelope(t, r, 500, fx.ErrorCodes.InternalError)
+	if hooked.Load() != 1 || r.header.Get("X-Plugin-MW") != "1" {
+		t.Errorf("hook ran %d times; headers %v", hooked.Load(), r.header)
+	}
+}
+
+// Rule 9: configuration errors are recorded and all returned by Boot.
+func TestRule9ConfigurationErrorsJoined(t *testing.T) {
+	app := quiet()
+	app.Route(fx.Route{Method: "GET", Path: "/a"})
+	app.Route(fx.Route{Method: "POST", Path: "/b"})
+	app.Handle("GET", "/c", nil)
+	app.Get("/ok", func(c *fx.Ctx) error { return c.String(200, "ok") })
+	app.Register(fx.Plugin{Name: "p", DependsOn: []string{"ghost"}})
+	err := app.Boot()
+	if err == nil {
+		t.Fatal("Boot = nil")
+	}
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		t.Fatalf("Boot error %T is not joined", err)
+	}
+	codes := map[string]int{}
+	for _, e := range joined.Unwrap() {
+		var fe *fx.Error
+		if !errors.As(e, &fe) {
+			t.Errorf("joined error %v is not an *fx.Error", e)
+			continue
+		}
+		codes[fe.Code]++
+		if fe.Code == fx.ErrorCodes.RouteHandlerRequired && fe.Status != 500 {
+			t.Errorf("status %d", fe.Status)
+		}
+	}
+	if codes[fx.ErrorCodes.RouteHandlerRequired] != 3 || codes[fx.ErrorCodes.PluginMissingDependency] != 1 {
+		t.Errorf("codes %v", codes)
+	}
+	for _, want := range []string{"GET /a", "POST /b", "GET /c"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Boot error does not name %s: %v", want, err)
+		}
+	}
+	// Listen refuses to start; Serve closes the listener.
+	if err := app.Listen("127.0.0.1:0"); err == nil {
+		t.Error("Listen started")
+	}
+	ln, lerr := net.Listen("tcp", "127.0.0.1:0")
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if err := app.Serve(ln); err == nil {
+		t.Error("Serve started")
+	}
+	if _, aerr := ln.Accept(); aerr == nil {
+		t.Error("Serve left the listener open")
+	}
+	// The handler of a failed boot answers every request, even a valid
+	// route, with the 500 envelope of the boot error.
+	for _, p := range []string{"/ok", "/a", "/nope"} {
+		r := do(t, app, "GET", p, "")
+		env := mustEnvelope(t, r, 500, "")
+		if env.Error.Code != fx.ErrorCodes.RouteHandlerRequired && env.Error.Code != fx.ErrorCodes.PluginMissingDependency {
+			t.Errorf("%s: code %s", p, env.Error.Code)
+		}
+	}
+}
+
+// A failed boot whose error is not an *fx.Error answers the production 500.
+func TestFailedBootPlainError(t *testing.T) {
+	app := quiet()
+	app.Register(fx.Plugin{Name: "db", Setup: func(*fx.App) error { return errors.New("password=hunter2") }})
+	r := do(t, app, "GET", "/", "")
+	env := mustEnvelope(t, r, 500, fx.ErrorCodes.InternalError)
+	if env.Error.Message != "Internal server error" || strings.Contains(string(r.body), "hunter2") {
+		t.Errorf("body %s", r.body)
+	}
+}
+
+// Boot is idempotent and safe from many goroutines: Setup runs once, every
+// caller gets the same result.
+func TestBootIdempotentConcurrent(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		var setups atomic.Int32
+		app := quiet()
+		app.Register(fx.Plugin{Name: "p", Setup: func(a *fx.App) error {
+			setups.Add(1)
+			a.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
+			if fail {
+				return errors.New("fail")
+			}
+			return nil
+		}})
+		var wg sync.WaitGroup
+		errs := make([]error, 16)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if i%2 == 0 {
+					errs[i] = app.Boot()
+				} else {
+					app.Handler()
+					errs[i] = app.Boot()
+				}
+			}()
+		}
+		wg.Wait()
+		if setups.Load() != 1 {
+			t.Errorf("Setup ran %d times", setups.Load())
+		}
+		for _, err := range errs {
+			if (err != nil) != fail || err != errs[0] {
+				t.Errorf("fail=%v: Boot results differ: %v vs %v", fail, err, errs[0])
+			}
+		}
+		if fail {
+			continue
+		}
+		if r := do(t, app, "GET", "/", ""); r.status != 200 {
+			t.Errorf("status %d", r.status)
+		}
+	}
+}
+
+// Registering after Boot panics with a clear message (the route table is
+// immutable).
+func TestRegisterAfterBootPanics(t *testing.T) {
+	app := quiet()
+	if err := app.Boot(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		r := recover()
+		if s, _ := r.(string); !strings.Contains(s, "after the app booted") {
+			t.Errorf("recover() = %v", r)
+		}
+	}()
+	app.Get("/late", func(c *fx.Ctx) error { return nil })
+}
