@@ -1,0 +1,164 @@
+package fx_test
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fxhq/fx"
+)
+
+// serveLocal serves app on 127.0.0.1 and returns the address; the server is
+// shut down when the test ends.
+func serveLocal(t *testing.T, app *fx.App) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- app.Serve(ln) }()
+	t.Cleanup(func() {
+		if err := app.Shutdown(); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+// rawExchange writes the chunks to a fresh connection (pausing between them
+// when pause > 0) and reads one response.
+func rawExchange(t *testing.T, addr string, pause time.Duration, chunks ...string) result {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck // a bound, not an assertion
+	go func() {
+		for _, c := range chunks {
+			if _, err := io.WriteString(conn, c); err != nil {
+				return // the server may close early; the response says why
+			}
+			if pause > 0 {
+				time.Sleep(pause)
+			}
+		}
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("reading response: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return result{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// Rule 10: transport errors carry the envelope with catalog codes, and
+// never echo request bytes.
+func TestRule10TransportErrors(t *testing.T) {
+	app := quiet(fx.Config{BodyLimit: 1024, HeaderLimit: 2048, ReadTimeout: 300 * time.Millisecond})
+	app.Post("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
+	addr := serveLocal(t, app)
+
+	t.Run("ok", func(t *testing.T) {
+		r := rawExchange(t, addr, 0, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")
+		if r.status != 200 || string(r.body) != "ok" {
+			t.Fatalf("%d %q", r.status, r.body)
+		}
+		if r.header.Get("Server") != "" {
+			t.Errorf("Server header %q sent by default", r.header.Get("Server"))
+		}
+	})
+	t.Run("body too large", func(t *testing.T) {
+		body := strings.Repeat("<secret-body>", 200)
+		r := rawExchange(t, addr, 0, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body)
+		mustEnvelope(t, r, 413, fx.ErrorCodes.PayloadTooLarge)
+		noEcho(t, r, "secret-body")
+	})
+	t.Run("headers too large", func(t *testing.T) {
+		r := rawExchange(t, addr, 0, "POST / HTTP/1.1\r\nHost: x\r\nX-Big: "+strings.Repeat("<hdr>", 1000)+"\r\n\r\n")
+		mustEnvelope(t, r, 431, fx.ErrorCodes.HeadersTooLarge)
+		noEcho(t, r, "<hdr>")
+	})
+	t.Run("malformed request line", func(t *testing.T) {
+		r := rawExchange(t, addr, 0, "GET /<script>\x01 HTTP/1.1 junk\r\nHost: x\r\n\r\n")
+		mustEnvelope(t, r, 400, fx.ErrorCodes.BadRequest)
+		noEcho(t, r, "script")
+	})
+	t.Run("malformed header", func(t *testing.T) {
+		r := rawExchange(t, addr, 0, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: <evil>\r\n\r\n")
+		mustEnvelope(t, r, 400, fx.ErrorCodes.BadRequest)
+		noEcho(t, r, "evil")
+	})
+	t.Run("read timeout (trickled headers)", func(t *testing.T) {
+		chunks := []string{"POST / HTTP/1.1\r\nHost: x\r\n"}
+		for range 40 {
+			chunks = append(chunks, "X-Slow: <drip>\r\n")
+		}
+		r := rawExchange(t, addr, 50*time.Millisecond, chunks...)
+		mustEnvelope(t, r, 408, fx.ErrorCodes.RequestTimeout)
+		noEcho(t, r, "drip")
+	})
+	t.Run("read timeout (trickled body)", func(t *testing.T) {
+		chunks := []string{"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"}
+		for range 40 {
+			chunks = append(chunks, "b")
+		}
+		r := rawExchange(t, addr, 50*time.Millisecond, chunks...)
+		mustEnvelope(t, r, 408, fx.ErrorCodes.RequestTimeout)
+	})
+}
+
+func noEcho(t *testing.T, r result, s string) {
+	t.Helper()
+	if strings.Contains(string(r.body), s) {
+		t.Errorf("response echoes request bytes %q: %q", s, r.body)
+	}
+	for k, vs := range r.header {
+		for _, v := range vs {
+			if strings.Contains(v, s) {
+				t.Errorf("header %s echoes request bytes: %q", k, v)
+			}
+		}
+	}
+}
+
+func TestServerHeaderOnRequest(t *testing.T) {
+	app := quiet(fx.Config{ServerHeader: "fx-test"})
+	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
+	r := do(t, app, "GET", "/", "")
+	if r.header.Get("Server") != "fx-test" {
+		t.Errorf("Server = %q", r.header.Get("Server"))
+	}
+	if quietServer := do(t, quiet(), "GET", "/", ""); quietServer.header.Get("Server") != "" {
+		t.Errorf("default Server header %q", quietServer.header.Get("Server"))
+	}
+}
+
+// Config defaults are safe: a read timeout and limits are set.
+func TestConfigDefaults(t *testing.T) {
+	c := fx.New().Config()
+	if c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 {
+		t.Errorf("timeouts %v %v %v", c.ReadTimeout, c.WriteTimeout, c.IdleTimeout)
+	}
+	if c.BodyLimit != fx.DefaultBodyLimit || c.HeaderLimit != fx.DefaultHeaderLimit || c.Logger == nil {
+		t.Errorf("defaults %+v", c)
+	}
+	if c.Development {
+		t.Error("Development on by default")
+	}
+	// Negative disables; the server then has no timeout.
+	if s := fx.New(fx.Config{ReadTimeout: -1}).Server(); s.ReadTimeout != 0 {
+		t.Errorf("negative ReadTimeout gave %v", s.ReadTimeout)
+	}
+}
