@@ -529,11 +529,11 @@ func TestEnvelopeEscaping(t *testing.T) {
 
 // serveRaw runs one request with raw method and path bytes through h.
 func serveRaw(h fasthttp.RequestHandler, method, path string) *fasthttp.RequestCtx {
-	var rc fasthttp.RequestCtx
+	rc := newRequestCtx()
 	rc.Request.Header.SetMethod(method)
 	rc.Request.SetRequestURI(path)
-	h(&rc)
-	return &rc
+	h(rc)
+	return rc
 }
 
 type panickyError struct{}

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fxhq/fx"
+	"github.com/valyala/fasthttp"
 )
 
 // result is a response read back by do.
@@ -157,4 +158,13 @@ func quiet(cfg ...fx.Config) *fx.App {
 	}
 	c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	return fx.New(c)
+}
+
+// newRequestCtx returns a RequestCtx initialised as fasthttp's server
+// would (so Done, Value and friends work), for driving a handler directly.
+func newRequestCtx() *fasthttp.RequestCtx {
+	var rc fasthttp.RequestCtx
+	var req fasthttp.Request
+	rc.Init(&req, nil, nil)
+	return &rc
 }

@@ -1,0 +1,214 @@
+package fx_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/fxhq/fx"
+)
+
+// Strings handed out by Ctx stay valid and unchanged after the request
+// ends, even though fasthttp reuses its buffers for later requests with
+// different bytes.
+func TestCtxStringsSafeToKeep(t *testing.T) {
+	type kept struct{ param, path, method, header, query, host, href, catch string }
+	var mu sync.Mutex
+	var all []kept
+	app := quiet()
+	h := func(c *fx.Ctx) error {
+		k := kept{
+			param: c.Param("id"), path: c.Path(), method: c.Method(),
+			header: c.Header("X-Val"), query: c.Query("q"), host: c.Host(), href: c.Href(),
+			catch: c.Param("rest"),
+		}
+		mu.Lock()
+		all = append(all, k)
+		mu.Unlock()
+		return c.NoContent(204)
+	}
+	app.Handle("GET", "/items/:id", h)
+	app.Handle("PROPFIND", "/items/:id", h)
+	app.Get("/files/*rest", h)
+
+	// Drive the handler directly, reusing one RequestCtx, the way fasthttp
+	// reuses its buffers between requests on a connection.
+	handler := app.Handler()
+	const n = 200
+	want := func(i int) kept {
+		id := fmt.Sprintf("id%03d-%s", i, strings.Repeat(string(rune('a'+i%26)), i%7))
+		m := "GET"
+		if i%3 == 0 {
+			m = "PROPFIND"
+		}
+		return kept{
+			param: id, path: "/items/" + id, method: m, header: "hv-" + id, query: "qv-" + id,
+			host: fmt.Sprintf("h%d.example", i), href: fmt.Sprintf("http://h%d.example/items/%s?q=qv-%s", i, id, id),
+		}
+	}
+	rc := newRequestCtx()
+	for i := range n {
+		w := want(i)
+		rc.Request.Reset()
+		rc.Response.Reset()
+		rc.Request.Header.SetMethod(w.method)
+		rc.Request.SetRequestURI("/items/" + w.param + "?q=" + w.query)
+		rc.Request.Header.SetHost(w.host)
+		rc.Request.Header.Set("X-Val", w.header)
+		handler(rc)
+		// A catch-all request in between, with other bytes.
+		rc.Request.Reset()
+		rc.Request.Header.SetMethod("GET")
+		rc.Request.SetRequestURI("/files/" + strings.Repeat("Z", 40+i%13))
+		rc.Request.Header.Set("X-Val", strings.Repeat("Q", 50))
+		handler(rc)
+	}
+	if len(all) != 2*n {
+		t.Fatalf("%d requests recorded", len(all))
+	}
+	for i := range n {
+		got, w := all[2*i], want(i)
+		w.catch = ""
+		if got != w {
+			t.Fatalf("request %d: kept %+v, want %+v", i, got, w)
+		}
+		if c := all[2*i+1].catch; c != strings.Repeat("Z", 40+i%13) {
+			t.Fatalf("request %d: kept catch-all %q", i, c)
+		}
+	}
+}
+
+type ctxKey struct{}
+
+func TestCtxValuesAndContext(t *testing.T) {
+	var ctxs []context.Context
+	app := quiet()
+	app.Use(func(c *fx.Ctx, next fx.Next) error {
+		if c.Value(ctxKey{}) != nil {
+			t.Error("value leaked from an earlier request")
+		}
+		c.SetValue(ctxKey{}, "user-1")
+		c.SetValue(ctxKey{}, "user-2") // replaces
+		return next()
+	})
+	app.Get("/", func(c *fx.Ctx) error {
+		ctxs = append(ctxs, c.Context())
+		if c.Context().Err() != nil {
+			t.Error("context done during the request")
+		}
+		if c.App() == nil || c.RequestCtx() == nil {
+			t.Error("App or RequestCtx nil")
+		}
+		return c.String(200, c.Value(ctxKey{}).(string))
+	})
+	for range 3 {
+		if r := do(t, app, "GET", "/", ""); string(r.body) != "user-2" {
+			t.Fatalf("body %q", r.body)
+		}
+	}
+	for i, cx := range ctxs {
+		if cx.Err() == nil {
+			t.Errorf("context %d not cancelled after the request", i)
+		}
+	}
+}
+
+func TestCtxJSON(t *testing.T) {
+	app := quiet()
+	app.Get("/ok", func(c *fx.Ctx) error {
+		_ = c.JSON(201, map[string]string{"first": "discarded"})
+		return c.JSON(201, map[string]any{"html": "<b>&</b>", "n": 1})
+	})
+	app.Get("/bad", func(c *fx.Ctx) error {
+		err := c.JSON(200, map[string]any{"ch": make(chan int)})
+		if err == nil {
+			t.Error("JSON of a channel returned nil")
+		}
+		return err
+	})
+	app.Get("/panicky", func(c *fx.Ctx) error { return c.JSON(200, badMarshaler{panics: true}) })
+	r := do(t, app, "GET", "/ok", "")
+	if r.status != 201 || r.header.Get("Content-Type") != "application/json" || string(r.body) != `{"html":"<b>&</b>","n":1}` {
+		t.Errorf("%d %v %q", r.status, r.header, r.body)
+	}
+	mustEnvelope(t, do(t, app, "GET", "/bad", ""), 500, fx.ErrorCodes.InternalError)
+	mustEnvelope(t, do(t, app, "GET", "/panicky", ""), 500, fx.ErrorCodes.InternalError)
+	// The encoder still works after a panic.
+	if r := do(t, app, "GET", "/ok", ""); string(r.body) != `{"html":"<b>&</b>","n":1}` {
+		t.Errorf("after panic: %q", r.body)
+	}
+}
+
+type item struct {
+	Name  string `json:"name"`
+	Price struct {
+		Amount int `json:"amount"`
+	} `json:"price"`
+	Tags []string `json:"tags"`
+}
+
+// Rule (issue 2 item 7): JSONBody decodes with go-json; malformed JSON, a
+// wrong type (with field path), trailing data and an empty body each give
+// one body issue in a 422.
+func TestJSONBody(t *testing.T) {
+	app := quiet()
+	app.Post("/", func(c *fx.Ctx) error {
+		v, err := fx.JSONBody[item](c)
+		if err != nil {
+			return err
+		}
+		return c.JSON(200, v)
+	})
+	r := do(t, app, "POST", "/", `{"name":"pen","price":{"amount":3},"tags":["a"]}`, "Content-Type", "application/json")
+	if r.status != 200 || string(r.body) != `{"name":"pen","price":{"amount":3},"tags":["a"]}` {
+		t.Fatalf("%d %q", r.status, r.body)
+	}
+	cases := map[string]struct {
+		body, ctype string
+		path        []string
+	}{
+		"malformed":       {`{"name":`, "application/json", []string{}},
+		"wrong type":      {`{"name":"pen","price":{"amount":"three"}}`, "application/json", []string{"price", "amount"}},
+		"wrong top type":  {`[1,2]`, "application/json", []string{}},
+		"trailing":        {`{"name":"pen"} {"x":1}`, "application/json", []string{}},
+		"trailing junk":   {`{"name":"pen"}xyz`, "", []string{}},
+		"empty":           {``, "application/json", []string{}},
+		"whitespace only": {"  \n ", "application/json", []string{}},
+		"not json type":   {`{"name":"pen"}`, "text/plain", []string{}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var hdr []string
+			if tc.ctype != "" {
+				hdr = []string{"Content-Type", tc.ctype}
+			}
+			r := do(t, app, "POST", "/", tc.body, hdr...)
+			env := mustEnvelope(t, r, 422, fx.ErrorCodes.ValidationError)
+			if env.Error.Message != "Request validation failed" {
+				t.Errorf("message %q", env.Error.Message)
+			}
+			var d struct {
+				Issues []struct {
+					Location string   `json:"location"`
+					Path     []string `json:"path"`
+					Message  string   `json:"message"`
+				} `json:"issues"`
+			}
+			if err := json.Unmarshal(env.Error.Details, &d); err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Issues) != 1 || d.Issues[0].Location != "body" || d.Issues[0].Message == "" {
+				t.Fatalf("issues %s", env.Error.Details)
+			}
+			if strings.Join(d.Issues[0].Path, ".") != strings.Join(tc.path, ".") || d.Issues[0].Path == nil {
+				t.Errorf("path %q, want %q", d.Issues[0].Path, tc.path)
+			}
+			if strings.Contains(d.Issues[0].Message, "main.") || strings.Contains(d.Issues[0].Message, "fx_test") {
+				t.Errorf("message names Go types: %q", d.Issues[0].Message)
+			}
+		})
+	}
+}

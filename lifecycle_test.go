@@ -1,0 +1,199 @@
+package fx_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fxhq/fx"
+)
+
+// Shutdown is graceful: a request in flight when Shutdown is called
+// finishes and its client gets the full response; OnShutdown functions run
+// afterwards, in reverse registration order.
+func TestShutdownGraceful(t *testing.T) {
+	app := quiet()
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var order []string
+	var mu sync.Mutex
+	app.OnShutdown(func() error { mu.Lock(); order = append(order, "first"); mu.Unlock(); return nil })
+	app.OnShutdown(func() error { mu.Lock(); order = append(order, "second"); mu.Unlock(); return nil })
+	app.Get("/slow", func(c *fx.Ctx) error {
+		close(entered)
+		<-release
+		return c.String(200, "finished")
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ln) }()
+
+	got := make(chan string, 1)
+	go func() {
+		resp, err := http.Get("http://" + ln.Addr().String() + "/slow")
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		got <- string(b)
+	}()
+	<-entered
+	shut := make(chan error, 1)
+	go func() { shut <- app.Shutdown() }()
+	// Wait (bounded) until Shutdown has closed the listener, then check it
+	// is still waiting for the in-flight request. (Ordering, not timing:
+	// the handler is released only after this check.)
+	for range 500 {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			break
+		}
+		c.Close()
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned (%v) while a request was in flight", err)
+	default:
+	}
+	mu.Lock()
+	if len(order) != 0 {
+		t.Error("OnShutdown ran before the in-flight request finished")
+	}
+	mu.Unlock()
+	close(release)
+	if body := <-got; body != "finished" {
+		t.Errorf("in-flight request got %q", body)
+	}
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown = %v", err)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve = %v", err)
+	}
+	if strings.Join(order, ",") != "second,first" {
+		t.Errorf("OnShutdown order %v", order)
+	}
+}
+
+// ShutdownWithContext gives up when its context ends first, returning the
+// context's error, and still runs OnShutdown.
+func TestShutdownWithContextDeadline(t *testing.T) {
+	app := quiet()
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	defer close(release)
+	closed := make(chan struct{})
+	app.OnShutdown(func() error { close(closed); return errors.New("closer failed") })
+	app.Get("/stuck", func(c *fx.Ctx) error {
+		close(entered)
+		<-release
+		return nil
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go app.Serve(ln) //nolint:errcheck // ends with Shutdown
+	go func() {
+		resp, err := http.Get("http://" + ln.Addr().String() + "/stuck")
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-entered
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // already over: Shutdown must not wait for /stuck
+	err = app.ShutdownWithContext(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("ShutdownWithContext = %v, want context.Canceled", err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "closer failed") {
+		t.Errorf("OnShutdown error not joined: %v", err)
+	}
+	select {
+	case <-closed:
+	default:
+		t.Error("OnShutdown did not run")
+	}
+}
+
+// Listen serves on an address and returns nil after Shutdown.
+func TestListenAndShutdown(t *testing.T) {
+	probe, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := probe.Addr().String()
+	probe.Close()
+
+	app := quiet()
+	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "up") })
+	done := make(chan error, 1)
+	go func() { done <- app.Listen(addr) }()
+	var resp *http.Response
+	for range 200 { // wait (bounded) until the listener is up
+		if resp, err = http.Get("http://" + addr + "/"); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Listen returned %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "up" {
+		t.Errorf("body %q", b)
+	}
+	if err := app.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Listen = %v after Shutdown", err)
+	}
+}
+
+// app.Test is safe for concurrent use and honours the request context.
+func TestAppTestConcurrentAndContext(t *testing.T) {
+	app := quiet()
+	block := make(chan struct{})
+	defer close(block)
+	app.Get("/echo/:v", func(c *fx.Ctx) error { return c.String(200, c.Param("v")) })
+	app.Get("/block", func(c *fx.Ctx) error { <-block; return nil })
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := strings.Repeat("v", i+1)
+			if r := do(t, app, "GET", "/echo/"+v, ""); string(r.body) != v {
+				t.Errorf("got %q want %q", r.body, v)
+			}
+		}()
+	}
+	wg.Wait()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://x/block", nil)
+	errc := make(chan error, 1)
+	go func() { _, err := app.Test(req); errc <- err }()
+	cancel()
+	if err := <-errc; err == nil {
+		t.Error("Test of a blocked request returned no error after cancel")
+	}
+}
