@@ -259,7 +259,7 @@ func TestAuthCustomVerifier(t *testing.T) {
 		}
 		return nil, errors.New("no such session")
 	})
-	app := authApp(t, middleware.AuthConfig{Bearer: v})
+	app := authApp(t, middleware.AuthConfig{Bearer: v}, quiet)
 	h := func(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
 
 	if r := do(t, app, "GET", "/me", h("good")); r.status != 200 || r.body["sub"] != "bob" {

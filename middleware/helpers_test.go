@@ -3,6 +3,7 @@ package middleware_test
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -24,6 +25,10 @@ var (
 	adminKey   = "ak_live_0123456789abcdef0123"
 	readerKey  = "ak_live_fedcba9876543210fedc"
 )
+
+// quiet is an fx.Config whose logger drops everything, for tests that
+// provoke 5xx on purpose.
+var quiet = fx.Config{Logger: slog.New(slog.DiscardHandler)}
 
 // sign returns an HS256 token over claims with key (hsSecret when nil),
 // filling exp/iss/aud defaults unless the claim is set to nil.

@@ -1,0 +1,127 @@
+package middleware_test
+
+import (
+	"testing"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/middleware"
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/valyala/fasthttp"
+)
+
+// benchServe runs requests through app's fasthttp handler in process (no
+// network), so the numbers are fx + middleware + handler. Each request
+// carries header name: value and must answer 200.
+func benchServe(b *testing.B, app *fx.App, name, value string) {
+	b.Helper()
+	if err := app.Boot(); err != nil {
+		b.Fatal(err)
+	}
+	h := app.Handler()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		var rc fasthttp.RequestCtx
+		rc.Request.SetRequestURI("/me")
+		rc.Request.Header.SetMethod("GET")
+		if name != "" {
+			rc.Request.Header.Set(name, value)
+		}
+		for pb.Next() {
+			rc.Response.Reset()
+			h(&rc)
+			if rc.Response.StatusCode() != 200 {
+				b.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
+			}
+		}
+	})
+}
+
+// me is the benchmark handler: it reads the principal and answers a
+// constant body, so the numbers are those of authentication.
+func me(c *fx.Ctx) error {
+	if _, ok := middleware.PrincipalFrom(c); !ok {
+		return c.String(500, "no principal")
+	}
+	return c.String(200, "ok")
+}
+
+func benchApp(mw ...fx.Middleware) *fx.App {
+	app := fx.New()
+	app.Use(mw...)
+	app.Get("/me", me)
+	return app
+}
+
+// BenchmarkBaseline is the same request and handler with SetPrincipal
+// standing in for Auth: the cost of fx itself, to subtract.
+func BenchmarkBaseline(b *testing.B) {
+	p := &middleware.Principal{Subject: "x"}
+	benchServe(b, benchApp(func(c *fx.Ctx, next fx.Next) error {
+		middleware.SetPrincipal(c, p)
+		return next()
+	}), "", "")
+}
+
+// BenchmarkAuthJWTHS256 is a request passing Auth with an HS256 token
+// checked for signature, exp, nbf, iss and aud.
+func BenchmarkAuthJWTHS256(b *testing.B) {
+	tok := sign(b, jwt.MapClaims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
+	benchServe(b, benchApp(middleware.Auth(middleware.AuthConfig{Bearer: hsVerifier(b)})), "Authorization", "Bearer "+tok)
+}
+
+// BenchmarkAuthAPIKey is a request passing Auth with one of two static API
+// keys.
+func BenchmarkAuthAPIKey(b *testing.B) {
+	benchServe(b, benchApp(middleware.Auth(middleware.AuthConfig{APIKeys: apiKeys(b)})), "X-API-Key", adminKey)
+}
+
+// BenchmarkAuthAPIKeyRequireRoleTenant adds RequireRoles and a Tenant
+// header to the API key request.
+func BenchmarkAuthAPIKeyRequireRoleTenant(b *testing.B) {
+	app := fx.New()
+	app.Use(middleware.Auth(middleware.AuthConfig{APIKeys: apiKeys(b)}),
+		middleware.Tenant(middleware.TenantConfig{Required: true, MatchPrincipal: true}),
+		middleware.RequireRoles("admin"))
+	app.Get("/me", me)
+	if err := app.Boot(); err != nil {
+		b.Fatal(err)
+	}
+	h := app.Handler()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		var rc fasthttp.RequestCtx
+		rc.Request.SetRequestURI("/me")
+		rc.Request.Header.Set("X-API-Key", adminKey)
+		rc.Request.Header.Set("X-Tenant-ID", "acme")
+		for pb.Next() {
+			rc.Response.Reset()
+			h(&rc)
+			if rc.Response.StatusCode() != 200 {
+				b.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
+			}
+		}
+	})
+}
+
+// BenchmarkAuthRefusedExpired is the cost of refusing an expired token.
+func BenchmarkAuthRefusedExpired(b *testing.B) {
+	app := benchApp(middleware.Auth(middleware.AuthConfig{Bearer: hsVerifier(b)}))
+	tok := sign(b, jwt.MapClaims{"exp": fixedNow.Unix() - 3600}, nil)
+	if err := app.Boot(); err != nil {
+		b.Fatal(err)
+	}
+	h := app.Handler()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		var rc fasthttp.RequestCtx
+		rc.Request.SetRequestURI("/me")
+		rc.Request.Header.Set("Authorization", "Bearer "+tok)
+		for pb.Next() {
+			rc.Response.Reset()
+			h(&rc)
+			if rc.Response.StatusCode() != 401 {
+				b.Fatalf("status %d", rc.Response.StatusCode())
+			}
+		}
+	})
+}
