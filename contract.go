@@ -1,34 +1,65 @@
 package fx
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/fxhq/fx/validate"
 )
 
-// contractHandler validates body and query against their schemas (both,
-// always), reports every issue of both in one 422, and otherwise stores the
-// validated values for ValidBody / ValidQuery before running h.
+// Route contracts: the body and the query of a request are validated
+// against the route's schemas before its handler runs.
+//
+//   - Both are always validated (a bad body does not hide a bad query);
+//     every issue of both goes into one 422 FX_VALIDATION_ERROR, ordered by
+//     location ("body" before "query"), then path (segment by segment;
+//     array indices compare as numbers, so "2" comes before "10").
+//   - Body: an empty body is validated as nil (an Optional schema accepts
+//     it; otherwise the issue at the root reads "Request body is
+//     required"). A non-empty body must have a JSON Content-Type (or none)
+//     and be exactly one JSON value without duplicate keys; anything else is
+//     one issue at location "body" (see validate.CheckJSON). A schema that
+//     implements validate.Decoder receives the raw bytes; any other schema
+//     receives the validate.DecodeJSON tree. The wire result is the same.
+//   - Query: a map[string]any of the decoded values, string or []string
+//     for a repeated key (see validate.Query for how the built-in schema
+//     reads them).
+//   - A schema that panics or returns validate.Fail is a 500
+//     FX_INTERNAL_ERROR (logged), never a 422.
+//
+// The handler reads the validated values with ValidBody and ValidQuery:
+// no second decode.
+//
+// Cost: with a validate.Decoder schema (validate.Struct) a valid body costs
+// one scan of the bytes (no allocation) plus the decode into the struct;
+// the query map costs one map plus a string per value.
+
+// emptyBodyMessage replaces, for an empty body, the message of an issue a
+// schema reports at the root, so that every schema library says the same.
+const emptyBodyMessage = "Request body is required"
+
 func contractHandler(bodySchema, querySchema validate.Schema, h Handler) Handler {
+	dec, _ := bodySchema.(validate.Decoder)
 	return func(c *Ctx) error {
 		var issues []ValidationIssue
 		if bodySchema != nil {
-			v, bodyIssues, err := c.validateBody(bodySchema)
+			v, bodyIssues, err := c.validateBody(bodySchema, dec)
 			if err != nil {
 				return err
 			}
-			issues = append(issues, bodyIssues...)
+			issues = bodyIssues
 			c.body = v
 		}
 		if querySchema != nil {
-			res, err := runSchema(querySchema, queryMap(c))
+			q := queryMap(c)
+			res, err := runSchema("query", querySchema, q)
 			if err != nil {
 				return err
 			}
 			issues = appendIssues(issues, "query", res.Issues)
-			c.query = res.Value
+			c.query = outputOf(res, q)
 		}
 		if len(issues) > 0 {
 			sortIssues(issues)
@@ -38,42 +69,110 @@ func contractHandler(bodySchema, querySchema validate.Schema, h Handler) Handler
 	}
 }
 
-func (c *Ctx) validateBody(s validate.Schema) (any, []ValidationIssue, error) {
-	if err := checkJSONContentType(c); err != nil {
-		return nil, err.(*Error).Details.(validationDetails).Issues, nil
-	}
+func (c *Ctx) validateBody(s validate.Schema, dec validate.Decoder) (any, []ValidationIssue, error) {
 	raw := c.rc.Request.Body()
-	var v any
-	if len(bytes.TrimSpace(raw)) > 0 {
-		if err := decodeJSON(raw, &v); err != nil {
-			return nil, err.(*Error).Details.(validationDetails).Issues, nil
+	if isBlank(raw) {
+		res, err := runSchema("body", s, nil)
+		if err != nil {
+			return nil, nil, err
 		}
+		issues := appendIssues(nil, "body", res.Issues)
+		for i := range issues {
+			if len(issues[i].Path) == 0 {
+				issues[i].Message = emptyBodyMessage
+			}
+		}
+		return res.Value, issues, nil
 	}
-	res, err := runSchema(s, v)
+	if !jsonContentType(c) {
+		return nil, []ValidationIssue{contentTypeIssue}, nil
+	}
+	if dec != nil {
+		if err := validate.CheckJSON(raw); err != nil {
+			return nil, []ValidationIssue{jsonIssue(err)}, nil
+		}
+		res, err := runDecoder(dec, raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		return res.Value, appendIssues(nil, "body", res.Issues), nil
+	}
+	tree, err := validate.DecodeJSON(raw)
+	if err != nil {
+		return nil, []ValidationIssue{jsonIssue(err)}, nil
+	}
+	res, err := runSchema("body", s, tree)
 	if err != nil {
 		return nil, nil, err
 	}
-	return res.Value, appendIssues(nil, "body", res.Issues), nil
+	return outputOf(res, tree), appendIssues(nil, "body", res.Issues), nil
 }
 
-// runSchema calls Validate; a panicking schema is an internal failure (500),
-// not a validation failure.
-func runSchema(s validate.Schema, v any) (res validate.Result, err error) {
+// outputOf is the value the handler gets: the schema's output, or the
+// input itself for a schema that validates without producing a value.
+func outputOf(res validate.Result, in any) any {
+	if res.Value == nil && len(res.Issues) == 0 {
+		return in
+	}
+	return res.Value
+}
+
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonIssue turns a CheckJSON / DecodeJSON error into the body issue.
+func jsonIssue(err error) ValidationIssue {
+	var je *validate.JSONError
+	if errors.As(err, &je) {
+		return ValidationIssue{Location: "body", Path: nonNilPath(je.Path), Message: je.Message}
+	}
+	return ValidationIssue{Location: "body", Path: []string{}, Message: "Request body is not valid JSON"}
+}
+
+func nonNilPath(p []string) []string {
+	if p == nil {
+		return []string{}
+	}
+	return p
+}
+
+// runSchema calls Validate. A panic, or a Result built by validate.Fail, is
+// an internal failure (500), not a validation failure.
+func runSchema(location string, s validate.Schema, v any) (res validate.Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("fx: schema %T panicked: %v", s, r)
+			err = fmt.Errorf("fx: %s schema %T panicked: %v", location, s, r)
 		}
 	}()
-	return s.Validate(v), nil
+	res = s.Validate(v)
+	if ferr := res.Err(); ferr != nil {
+		return res, fmt.Errorf("fx: %s schema %T failed: %w", location, s, ferr)
+	}
+	return res, nil
+}
+
+func runDecoder(d validate.Decoder, body []byte) (res validate.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("fx: body schema %T panicked: %v", d, r)
+		}
+	}()
+	res = d.ValidateJSON(body)
+	if ferr := res.Err(); ferr != nil {
+		return res, fmt.Errorf("fx: body schema %T failed: %w", d, ferr)
+	}
+	return res, nil
 }
 
 func appendIssues(dst []ValidationIssue, location string, issues []validate.Issue) []ValidationIssue {
 	for _, is := range issues {
-		p := is.Path
-		if p == nil {
-			p = []string{}
-		}
-		dst = append(dst, ValidationIssue{Location: location, Path: p, Message: is.Message})
+		dst = append(dst, ValidationIssue{Location: location, Path: nonNilPath(is.Path), Message: is.Message})
 	}
 	return dst
 }
@@ -85,17 +184,48 @@ func sortIssues(issues []ValidationIssue) {
 			if a.Location == "body" {
 				return -1
 			}
+			if b.Location == "body" {
+				return 1
+			}
+			if a.Location < b.Location {
+				return -1
+			}
 			return 1
 		}
-		return slices.Compare(a.Path, b.Path)
+		return comparePaths(a.Path, b.Path)
 	})
 }
 
+// comparePaths compares segment by segment; two segments that are both
+// non-negative integers compare as numbers ("2" < "10"); a prefix comes
+// first.
+func comparePaths(a, b []string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] == b[i] {
+			continue
+		}
+		x, errx := strconv.ParseUint(a[i], 10, 64)
+		y, erry := strconv.ParseUint(b[i], 10, 64)
+		if errx == nil && erry == nil && x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+		if a[i] < b[i] {
+			return -1
+		}
+		return 1
+	}
+	return len(a) - len(b)
+}
+
 // queryMap builds the value a Query schema receives: string values, or
-// []string for a repeated key.
+// []string for a repeated key, percent-decoded.
 func queryMap(c *Ctx) map[string]any {
-	m := map[string]any{}
-	for k, v := range c.rc.QueryArgs().All() {
+	args := c.rc.QueryArgs()
+	m := make(map[string]any, args.Len())
+	for k, v := range args.All() {
 		key, val := string(k), string(v)
 		switch prev := m[key].(type) {
 		case nil:
@@ -109,17 +239,31 @@ func queryMap(c *Ctx) map[string]any {
 	return m
 }
 
-// ValidBody returns the body validated by the route contract, as the type
-// the schema produced (for the built-in schemas: map[string]any, or T for
-// validate.Struct[T]). ok is false when the route has no Body schema or the
-// value is of another type. No second decode happens.
+// ValidBody returns the body validated by the route contract as a T, with
+// no second decode. T is the type the schema produces: for
+// validate.Struct[X] use X (or *X); for the builder's Object,
+// map[string]any. ok is false when the route has no Body schema, the body
+// was empty and optional, or the value is of another type. It costs a type
+// assertion and, for X, a copy of the struct.
 func ValidBody[T any](c *Ctx) (v T, ok bool) {
-	v, ok = c.body.(T)
-	return v, ok
+	return typed[T](c.body)
 }
 
-// ValidQuery is ValidBody for the query.
+// ValidQuery is ValidBody for the query: for validate.QueryStruct[X] use
+// X (or *X); for validate.Query, map[string]any.
 func ValidQuery[T any](c *Ctx) (v T, ok bool) {
-	v, ok = c.query.(T)
-	return v, ok
+	return typed[T](c.query)
+}
+
+func typed[T any](x any) (T, bool) {
+	switch v := x.(type) {
+	case T:
+		return v, true
+	case *T:
+		if v != nil {
+			return *v, true
+		}
+	}
+	var zero T
+	return zero, false
 }

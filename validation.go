@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/fxhq/fx/validate"
 	json "github.com/goccy/go-json"
 )
 
@@ -42,19 +43,27 @@ func bodyIssue(path []string, msg string) *Error {
 	return NewValidationError([]ValidationIssue{{Location: "body", Path: path, Message: msg}})
 }
 
-// JSONBody decodes the request body as JSON into a T, with goccy/go-json.
-// An empty body, malformed JSON, trailing data or a value of the wrong type
-// gives a 422 FX_VALIDATION_ERROR with one issue at location "body" (the
-// path names the field when the decoder knows it); return that error as is.
-// A body sent with a Content-Type that is not JSON is rejected the same way.
+// JSONBody decodes the request body as JSON into a T, with goccy/go-json,
+// for handlers that do not use a route contract. The body must be exactly
+// one JSON value (validate.CheckJSON: no trailing data, no duplicate keys,
+// valid UTF-8) sent with a JSON Content-Type or none; an empty body,
+// malformed JSON or a value of the wrong type gives a 422
+// FX_VALIDATION_ERROR with one issue at location "body" (the path names the
+// field when the decoder knows it): return that error as is. Only the
+// first type error is reported; a route contract with validate.Struct[T]
+// reports all of them. Cost: one scan of the body (no allocation) plus the
+// decode.
 func JSONBody[T any](c *Ctx) (T, error) {
 	var v T
 	body := c.rc.Request.Body()
-	if err := checkJSONContentType(c); err != nil {
-		return v, err
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
+	if isBlank(body) {
 		return v, bodyIssue(nil, "Request body is empty; a JSON value is required")
+	}
+	if !jsonContentType(c) {
+		return v, NewValidationError([]ValidationIssue{contentTypeIssue})
+	}
+	if err := validate.CheckJSON(body); err != nil {
+		return v, NewValidationError([]ValidationIssue{jsonIssue(err)})
 	}
 	if err := decodeJSON(body, &v); err != nil {
 		return v, err
@@ -62,21 +71,28 @@ func JSONBody[T any](c *Ctx) (T, error) {
 	return v, nil
 }
 
-// checkJSONContentType accepts no Content-Type, application/json and any
-// application/*+json.
-func checkJSONContentType(c *Ctx) error {
+// contentTypeIssue is the issue for a body sent as something else than JSON.
+var contentTypeIssue = ValidationIssue{Location: "body", Path: []string{},
+	Message: "Content-Type must be application/json"}
+
+// jsonContentType accepts no Content-Type, application/json and any
+// application/*+json, with parameters (charset) ignored.
+func jsonContentType(c *Ctx) bool {
 	ct := c.rc.Request.Header.ContentType()
 	if len(ct) == 0 {
-		return nil
+		return true
 	}
 	if i := bytes.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
 	}
-	ct = bytes.ToLower(bytes.TrimSpace(ct))
-	if string(ct) == "application/json" || (bytes.HasPrefix(ct, []byte("application/")) && bytes.HasSuffix(ct, []byte("+json"))) {
-		return nil
+	ct = bytes.TrimSpace(ct)
+	const app = "application/"
+	if len(ct) < len(app) || !bytes.EqualFold(ct[:len(app)], []byte(app)) {
+		return false
 	}
-	return bodyIssue(nil, "Content-Type must be application/json")
+	sub := ct[len(app):]
+	return bytes.EqualFold(sub, []byte("json")) ||
+		(len(sub) > 5 && bytes.EqualFold(sub[len(sub)-5:], []byte("+json")))
 }
 
 // decodeJSON decodes body into dst and translates failures into a 422 that

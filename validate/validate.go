@@ -27,3 +27,49 @@ type Issue struct {
 	Path    []string // e.g. ["items", "1", "name"]; empty for the value itself
 	Message string
 }
+
+// Decoder is the optional fast path of a body Schema: it receives the raw
+// body bytes and decodes them itself (typically straight into a struct),
+// skipping the generic tree. fx calls ValidateJSON instead of Validate
+// only for a non-empty body that CheckJSON accepted (one well-formed JSON
+// value, no duplicate keys, valid UTF-8); an empty body still goes to
+// Validate(nil). The Result must be the one Validate would give for
+// DecodeJSON(body): the wire result is identical either way. body aliases
+// the request buffer: do not retain it, nor strings that alias it.
+type Decoder interface {
+	Schema
+	ValidateJSON(body []byte) Result
+}
+
+// InternalError marks a Result as a failure of the schema itself (a
+// broken schema, a failed dependency), not of the value: fx answers it
+// with 500 FX_INTERNAL_ERROR and logs Err, instead of a 422. Build one
+// with Fail.
+type InternalError struct {
+	Err error
+}
+
+// Error returns the text of Err.
+func (e *InternalError) Error() string {
+	if e.Err == nil {
+		return "validate: internal schema failure"
+	}
+	return "validate: internal schema failure: " + e.Err.Error()
+}
+
+// Unwrap returns Err.
+func (e *InternalError) Unwrap() error { return e.Err }
+
+// Fail returns the Result by which a Schema reports that it could not
+// validate at all: its Value is an *InternalError wrapping err, and fx
+// answers 500 FX_INTERNAL_ERROR (Issues, if any, are ignored). A Schema
+// that panics is treated the same way.
+func Fail(err error) Result { return Result{Value: &InternalError{Err: err}} }
+
+// Err returns the *InternalError of a Result built by Fail, or nil.
+func (r Result) Err() error {
+	if ie, ok := r.Value.(*InternalError); ok {
+		return ie
+	}
+	return nil
+}

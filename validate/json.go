@@ -1,0 +1,528 @@
+package validate
+
+import (
+	"strconv"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// This file is the strict JSON reader fx uses for request bodies. It
+// accepts exactly one JSON value (RFC 8259), optionally surrounded by
+// whitespace, and rejects what encoding/json and go-json accept silently:
+// duplicate object keys (compared after unescaping) and invalid UTF-8. It
+// has two modes sharing one grammar: CheckJSON only scans (no allocation
+// on the happy path, for schemas that decode the bytes themselves) and
+// DecodeJSON builds the tree Schema.Validate receives.
+
+// MaxDepth is how deeply arrays and objects may nest in a body; deeper
+// input is rejected (it protects the stack, and no real payload needs it).
+const MaxDepth = 512
+
+// smallObject is how many keys an object may have before duplicate
+// detection in CheckJSON switches from a linear scan to a map.
+const smallObject = 32
+
+// JSONError is why CheckJSON or DecodeJSON rejected a body. Message is
+// plain English meant for the client; Path names the offending key for a
+// duplicate key or an out-of-range number and is empty for a syntax error.
+type JSONError struct {
+	Offset  int      // byte offset in the input where the problem was found
+	Path    []string // e.g. ["items", "0", "sku"] for a duplicate "sku"; empty for syntax errors
+	Message string   // e.g. `Duplicate key "sku"`, "Not valid JSON: unexpected end of input"
+}
+
+// Error returns Message.
+func (e *JSONError) Error() string { return e.Message }
+
+// CheckJSON reports whether data is exactly one well-formed JSON value
+// with no duplicate keys and valid UTF-8, without building anything. It
+// does not allocate unless the input has an object with more than 32 keys
+// or is rejected. An empty (or all-whitespace) input is rejected.
+func CheckJSON(data []byte) error {
+	p := getParser(data, false)
+	_, err := p.document()
+	putParser(p)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+// DecodeJSON decodes exactly one JSON value from data, as Schema.Validate
+// receives it: objects map[string]any, arrays []any, numbers float64,
+// strings, booleans and nil. It rejects what CheckJSON rejects, and numbers
+// too large for a float64. Cost: one allocation per object, array, string
+// and number, like encoding/json.
+func DecodeJSON(data []byte) (any, error) {
+	p := getParser(data, true)
+	v, err := p.document()
+	putParser(p)
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+type frame struct {
+	obj       bool
+	idx       int // array: index of the current element
+	ks, ke    int // object: the current key, in keys
+	keysStart int // object: where its keys start in offs
+	keysBytes int // object: where its keys start in keys
+	set       map[string]struct{}
+}
+
+type parser struct {
+	data  []byte
+	pos   int
+	build bool
+	stack []frame
+	keys  []byte // unescaped keys of the open objects (scan mode, and for error paths)
+	offs  []int  // start,end pairs into keys
+}
+
+var parserPool = sync.Pool{New: func() any { return &parser{} }}
+
+func getParser(data []byte, build bool) *parser {
+	p := parserPool.Get().(*parser)
+	p.data, p.pos, p.build = data, 0, build
+	return p
+}
+
+func putParser(p *parser) {
+	for i := range p.stack {
+		p.stack[i] = frame{}
+	}
+	p.data, p.stack, p.keys, p.offs = nil, p.stack[:0], p.keys[:0], p.offs[:0]
+	if cap(p.keys) > 64<<10 {
+		p.keys = nil
+	}
+	parserPool.Put(p)
+}
+
+func (p *parser) document() (any, error) {
+	p.skipSpace()
+	if p.pos >= len(p.data) {
+		return nil, &JSONError{Offset: p.pos, Message: "Not valid JSON: the input is empty"}
+	}
+	v, err := p.value()
+	if err != nil {
+		return nil, err
+	}
+	p.skipSpace()
+	if p.pos < len(p.data) {
+		return nil, &JSONError{Offset: p.pos, Message: "Not valid JSON: unexpected data after the JSON value at byte " + strconv.Itoa(p.pos)}
+	}
+	return v, nil
+}
+
+func (p *parser) skipSpace() {
+	for p.pos < len(p.data) {
+		switch p.data[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) syntax(what string) error {
+	if p.pos >= len(p.data) {
+		return &JSONError{Offset: p.pos, Message: "Not valid JSON: unexpected end of input"}
+	}
+	msg := "Not valid JSON: " + what + " at byte " + strconv.Itoa(p.pos)
+	if c := p.data[p.pos]; c > 0x20 && c < 0x7f {
+		msg = "Not valid JSON: unexpected character '" + string(rune(c)) + "' at byte " + strconv.Itoa(p.pos) + " (" + what + ")"
+	}
+	return &JSONError{Offset: p.pos, Message: msg}
+}
+
+// path renders the open frames as a path (only on errors).
+func (p *parser) path() []string {
+	out := []string{}
+	for _, f := range p.stack {
+		if f.obj {
+			out = append(out, string(p.keys[f.ks:f.ke]))
+		} else {
+			out = append(out, strconv.Itoa(f.idx))
+		}
+	}
+	return out
+}
+
+func (p *parser) value() (any, error) {
+	if p.pos >= len(p.data) {
+		return nil, p.syntax("expected a value")
+	}
+	switch c := p.data[p.pos]; {
+	case c == '{':
+		return p.object()
+	case c == '[':
+		return p.array()
+	case c == '"':
+		s, e, esc, err := p.str()
+		if err != nil || !p.build {
+			return nil, err
+		}
+		if !esc {
+			return string(p.data[s:e]), nil
+		}
+		return string(unescape(nil, p.data[s:e])), nil
+	case c == 't':
+		return true, p.lit("true")
+	case c == 'f':
+		return false, p.lit("false")
+	case c == 'n':
+		return nil, p.lit("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	}
+	return nil, p.syntax("expected a value")
+}
+
+func (p *parser) lit(word string) error {
+	for i := 0; i < len(word); i++ {
+		if p.pos+i >= len(p.data) {
+			p.pos += i
+			return p.syntax("")
+		}
+		if p.data[p.pos+i] != word[i] {
+			return &JSONError{Offset: p.pos, Message: "Not valid JSON: unknown word at byte " + strconv.Itoa(p.pos) + " (expected " + word + ")"}
+		}
+	}
+	p.pos += len(word)
+	return nil
+}
+
+func (p *parser) number() (any, error) {
+	start := p.pos
+	d := p.data
+	if d[p.pos] == '-' {
+		p.pos++
+	}
+	switch {
+	case p.pos < len(d) && d[p.pos] == '0':
+		p.pos++
+	case p.pos < len(d) && d[p.pos] >= '1' && d[p.pos] <= '9':
+		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
+			p.pos++
+		}
+	default:
+		return nil, p.syntax("expected a digit")
+	}
+	if p.pos < len(d) && d[p.pos] == '.' {
+		p.pos++
+		if p.pos >= len(d) || d[p.pos] < '0' || d[p.pos] > '9' {
+			return nil, p.syntax("expected a digit after the decimal point")
+		}
+		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
+			p.pos++
+		}
+	}
+	if p.pos < len(d) && (d[p.pos] == 'e' || d[p.pos] == 'E') {
+		p.pos++
+		if p.pos < len(d) && (d[p.pos] == '+' || d[p.pos] == '-') {
+			p.pos++
+		}
+		if p.pos >= len(d) || d[p.pos] < '0' || d[p.pos] > '9' {
+			return nil, p.syntax("expected a digit in the exponent")
+		}
+		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
+			p.pos++
+		}
+	}
+	if !p.build {
+		return nil, nil
+	}
+	f, err := strconv.ParseFloat(unsafe.String(&d[start], p.pos-start), 64)
+	if err != nil {
+		return nil, &JSONError{Offset: start, Path: p.path(), Message: "Number is too large"}
+	}
+	return f, nil
+}
+
+// str scans a string starting at the opening quote; s:e is its raw
+// content, esc tells whether it contains escapes.
+func (p *parser) str() (s, e int, esc bool, err error) {
+	d := p.data
+	p.pos++
+	s = p.pos
+	for p.pos < len(d) {
+		c := d[p.pos]
+		switch {
+		case c == '"':
+			e = p.pos
+			p.pos++
+			return s, e, esc, nil
+		case c == '\\':
+			esc = true
+			p.pos++
+			if p.pos >= len(d) {
+				return 0, 0, false, p.syntax("")
+			}
+			switch d[p.pos] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				p.pos++
+			case 'u':
+				p.pos++
+				for i := 0; i < 4; i++ {
+					if p.pos >= len(d) || !isHex(d[p.pos]) {
+						return 0, 0, false, p.syntax("expected four hex digits after \\u")
+					}
+					p.pos++
+				}
+			default:
+				return 0, 0, false, p.syntax("invalid escape sequence")
+			}
+		case c < 0x20:
+			return 0, 0, false, &JSONError{Offset: p.pos, Message: "Not valid JSON: control character in a string at byte " + strconv.Itoa(p.pos)}
+		case c < utf8.RuneSelf:
+			p.pos++
+		default:
+			r, size := utf8.DecodeRune(d[p.pos:])
+			if r == utf8.RuneError && size == 1 {
+				return 0, 0, false, &JSONError{Offset: p.pos, Message: "Not valid JSON: invalid UTF-8 at byte " + strconv.Itoa(p.pos)}
+			}
+			p.pos += size
+		}
+	}
+	return 0, 0, false, p.syntax("")
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func hexVal(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		default:
+			r |= rune(c - 'A' + 10)
+		}
+	}
+	return r
+}
+
+// unescape appends the decoded content of a well-formed JSON string to
+// dst. Unpaired surrogates become U+FFFD, as in encoding/json.
+func unescape(dst, s []byte) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r := hexVal(s[i+1 : i+5])
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2 := utf8.RuneError
+				if i+6 < len(s)+0 && s[i+1] == '\\' && s[i+2] == 'u' {
+					r2 = utf16.DecodeRune(r, hexVal(s[i+3:i+7]))
+				}
+				if r2 != utf8.RuneError {
+					i += 6
+				}
+				r = r2
+			}
+			dst = utf8.AppendRune(dst, r)
+		default: // '"', '\\', '/'
+			dst = append(dst, s[i])
+		}
+		i++
+	}
+	return dst
+}
+
+func (p *parser) push(f frame) error {
+	if len(p.stack) >= MaxDepth {
+		return &JSONError{Offset: p.pos, Message: "Not valid JSON: nested more than " + strconv.Itoa(MaxDepth) + " levels deep"}
+	}
+	p.stack = append(p.stack, f)
+	return nil
+}
+
+func (p *parser) array() (any, error) {
+	if err := p.push(frame{}); err != nil {
+		return nil, err
+	}
+	p.pos++ // [
+	var out []any
+	if p.build {
+		out = []any{}
+	}
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == ']' {
+		p.pos++
+		p.stack = p.stack[:len(p.stack)-1]
+		return out, nil
+	}
+	for {
+		p.skipSpace()
+		v, err := p.value()
+		if err != nil {
+			return nil, err
+		}
+		if p.build {
+			out = append(out, v)
+		}
+		p.skipSpace()
+		if p.pos >= len(p.data) {
+			return nil, p.syntax("")
+		}
+		switch p.data[p.pos] {
+		case ',':
+			p.pos++
+			p.stack[len(p.stack)-1].idx++
+		case ']':
+			p.pos++
+			p.stack = p.stack[:len(p.stack)-1]
+			return out, nil
+		default:
+			return nil, p.syntax("expected ',' or ']'")
+		}
+	}
+}
+
+func (p *parser) object() (any, error) {
+	if err := p.push(frame{obj: true, keysStart: len(p.offs), keysBytes: len(p.keys)}); err != nil {
+		return nil, err
+	}
+	p.pos++ // {
+	var out map[string]any
+	if p.build {
+		out = map[string]any{}
+	}
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == '}' {
+		p.pos++
+		p.popObject()
+		return out, nil
+	}
+	for {
+		p.skipSpace()
+		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+			return nil, p.syntax("expected a key in double quotes")
+		}
+		keyAt := p.pos
+		s, e, esc, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.addKey(keyAt, p.data[s:e], esc, out); err != nil {
+			return nil, err
+		}
+		p.skipSpace()
+		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+			return nil, p.syntax("expected ':' after a key")
+		}
+		p.pos++
+		p.skipSpace()
+		v, err := p.value()
+		if err != nil {
+			return nil, err
+		}
+		if p.build {
+			f := &p.stack[len(p.stack)-1]
+			out[string(p.keys[f.ks:f.ke])] = v
+		}
+		p.skipSpace()
+		if p.pos >= len(p.data) {
+			return nil, p.syntax("")
+		}
+		switch p.data[p.pos] {
+		case ',':
+			p.pos++
+		case '}':
+			p.pos++
+			p.popObject()
+			return out, nil
+		default:
+			return nil, p.syntax("expected ',' or '}'")
+		}
+	}
+}
+
+// addKey records the key of the current object and reports a duplicate.
+func (p *parser) addKey(at int, raw []byte, esc bool, out map[string]any) error {
+	f := &p.stack[len(p.stack)-1]
+	if out != nil || f.set != nil {
+		// only the current key is needed (for error paths): reuse the space
+		p.keys = p.keys[:f.keysBytes]
+	}
+	ks := len(p.keys)
+	if esc {
+		p.keys = unescape(p.keys, raw)
+	} else {
+		p.keys = append(p.keys, raw...)
+	}
+	key := p.keys[ks:]
+	f.ks, f.ke = ks, len(p.keys)
+	dup := false
+	switch {
+	case out != nil:
+		_, dup = out[unsafe.String(unsafe.SliceData(key), len(key))]
+	case f.set != nil:
+		k := string(key)
+		_, dup = f.set[k]
+		f.set[k] = struct{}{}
+	default:
+		for i := f.keysStart; i < len(p.offs); i += 2 {
+			if string(p.keys[p.offs[i]:p.offs[i+1]]) == string(key) {
+				dup = true
+				break
+			}
+		}
+		if !dup && (len(p.offs)-f.keysStart)/2 >= smallObject {
+			f.set = make(map[string]struct{}, 2*smallObject)
+			for i := f.keysStart; i < len(p.offs); i += 2 {
+				f.set[string(p.keys[p.offs[i]:p.offs[i+1]])] = struct{}{}
+			}
+			f.set[string(key)] = struct{}{}
+			// the set has copies: the linear list of this object is dropped
+			n := copy(p.keys[f.keysBytes:], key)
+			p.keys = p.keys[:f.keysBytes+n]
+			f.ks, f.ke = f.keysBytes, f.keysBytes+n
+			p.offs = p.offs[:f.keysStart]
+			return nil
+		}
+	}
+	if dup {
+		return &JSONError{Offset: at, Path: p.path(), Message: "Duplicate key " + strconv.Quote(string(key))}
+	}
+	if out == nil && f.set == nil {
+		p.offs = append(p.offs, ks, len(p.keys))
+	}
+	return nil
+}
+
+// popObject closes the current object, releasing its keys.
+func (p *parser) popObject() {
+	f := p.stack[len(p.stack)-1]
+	p.keys = p.keys[:f.keysBytes]
+	p.offs = p.offs[:f.keysStart]
+	p.stack[len(p.stack)-1] = frame{}
+	p.stack = p.stack[:len(p.stack)-1]
+}
