@@ -1,0 +1,60 @@
+package bench
+
+import (
+	"errors"
+	"net"
+
+	"github.com/gofiber/fiber/v3"
+	fiberrecover "github.com/gofiber/fiber/v3/middleware/recover"
+)
+
+// NewFiberV3 is the service in Fiber v3: a custom ErrorHandler writing the
+// envelope, the recover middleware, c.Bind().Body with validator/v10 as
+// the app's StructValidator. Default JSON encoder (encoding/json); the
+// startup message is disabled.
+func NewFiberV3(middleware int) Impl {
+	app := fiber.New(fiber.Config{
+		ErrorHandler:    fiberV3ErrorHandler,
+		StructValidator: fiberValidator{},
+	})
+	app.Use(fiberrecover.New())
+	for range middleware {
+		app.Use(func(c fiber.Ctx) error { return c.Next() })
+	}
+	app.Get("/hello", func(c fiber.Ctx) error {
+		return c.JSON(Hello{Message: HelloMessage})
+	})
+	app.Get("/users/:id", func(c fiber.Ctx) error {
+		id := c.Params("id")
+		if id == MissingUserID {
+			return ErrUserNotFound
+		}
+		return c.JSON(NewUser(id))
+	})
+	app.Get("/panic", func(c fiber.Ctx) error {
+		panic(ErrBoom)
+	})
+	app.Post("/orders", func(c fiber.Ctx) error {
+		var o Order
+		if err := c.Bind().Body(&o); err != nil {
+			return validationFailure(err)
+		}
+		return c.Status(201).JSON(&o)
+	})
+	return Impl{FastHTTP: app.Handler(), serve: func(ln net.Listener) error {
+		return app.Listener(ln, fiber.ListenConfig{DisableStartupMessage: true})
+	}}
+}
+
+type fiberValidator struct{}
+
+func (fiberValidator) Validate(out any) error { return structValidator.Struct(out) }
+
+func fiberV3ErrorHandler(c fiber.Ctx, err error) error {
+	var fe *fiber.Error
+	if errors.As(err, &fe) && (fe.Code == 404 || fe.Code == 405) {
+		return c.Status(404).JSON(NotFoundEnvelope(c.Method(), c.Path()))
+	}
+	status, env := ToEnvelope(err)
+	return c.Status(status).JSON(env)
+}
