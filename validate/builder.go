@@ -151,7 +151,13 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
-func fmtNum(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+// fmtNum renders a number as a person writes it: 100, 2.5, 9007199254740992, 1e+300.
+func fmtNum(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
 
 // ---- strings
 

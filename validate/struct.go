@@ -380,8 +380,10 @@ func checkNumber(d *tdesc, f float64, st *state) {
 		if d.bits == 64 {
 			lo, hi = -maxSafeInt, maxSafeInt
 		}
-		if f < lo || f > hi {
-			st.add("Must be between " + fmtNum(lo) + " and " + fmtNum(hi))
+		if f < lo {
+			st.add("Must be at least " + fmtNum(lo))
+		} else if f > hi {
+			st.add("Must be at most " + fmtNum(hi))
 		}
 	case tUint:
 		if f != math.Trunc(f) {
@@ -392,8 +394,10 @@ func checkNumber(d *tdesc, f float64, st *state) {
 		if d.bits == 64 {
 			hi = maxSafeInt
 		}
-		if f < 0 || f > hi {
-			st.add("Must be between 0 and " + fmtNum(hi))
+		if f < 0 {
+			st.add("Must be at least 0")
+		} else if f > hi {
+			st.add("Must be at most " + fmtNum(hi))
 		}
 	case tFloat:
 		if d.bits == 32 && math.Abs(f) > math.MaxFloat32 {

@@ -1,0 +1,116 @@
+package validate_test
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/fxhq/fx/validate"
+)
+
+type Line struct {
+	SKU string `json:"sku"`
+	Qty int8   `json:"qty"`
+}
+
+type Base struct {
+	ID uint `json:"id"`
+}
+
+type Order struct {
+	Base
+	Name    string            `json:"name"`
+	Price   float64           `json:"price"`
+	Gift    bool              `json:"gift"`
+	Lines   []Line            `json:"lines"`
+	Labels  map[string]string `json:"labels"`
+	When    time.Time         `json:"when"`
+	Note    *string           `json:"note,omitempty"`
+	Any     any               `json:"any"`
+	Ignored string            `json:"-"`
+	secret  string
+}
+
+func TestStructReportsAllTypeErrors(t *testing.T) {
+	s := validate.Struct[Order]()
+	body := `{"id":-1,"name":5,"price":"x","gift":"no","lines":[{"sku":"a","qty":1},{"sku":2,"qty":300},{"qty":1.5}],"labels":{"a":1},"when":"yesterday","any":{"x":[1]}}`
+	want := map[string]string{
+		"id":          "Must be at least 0",
+		"name":        "Expected a string, got a number",
+		"price":       "Expected a number, got a string",
+		"gift":        "Expected a boolean, got a string",
+		"lines.1.sku": "Expected a string, got a number",
+		"lines.1.qty": "Must be at most 127",
+		"lines.2.qty": "Expected an integer, got 1.5",
+		"labels.a":    "Expected a string, got a number",
+		"when":        `Expected a date-time string (RFC 3339), got "yesterday"`,
+	}
+	if got := issuesOf(s.Validate(mustDecode(t, body))); !reflect.DeepEqual(got, want) {
+		t.Errorf("Validate\n got %v\nwant %v", got, want)
+	}
+	if got := issuesOf(s.ValidateJSON([]byte(body))); !reflect.DeepEqual(got, want) {
+		t.Errorf("ValidateJSON\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestStructFastAndSlowPathAgree(t *testing.T) {
+	s := validate.Struct[Order]()
+	body := `{"ID":7,"name":"Ada","price":2.5,"gift":true,"lines":[{"sku":"a","qty":1}],"labels":{"k":"v"},"when":"2024-01-02T03:04:05Z","note":"hi","unknown":[1]}`
+	fast := s.ValidateJSON([]byte(body))
+	slow := s.Validate(mustDecode(t, body))
+	if len(fast.Issues)+len(slow.Issues) > 0 {
+		t.Fatalf("issues: %v / %v", fast.Issues, slow.Issues)
+	}
+	f, ok := fast.Value.(*Order)
+	if !ok || f.Name != "Ada" || f.ID != 7 || f.Lines[0].Qty != 1 || *f.Note != "hi" || f.When.Year() != 2024 {
+		t.Fatalf("fast value %#v", fast.Value)
+	}
+	if !reflect.DeepEqual(fast.Value, slow.Value) {
+		t.Errorf("fast %#v\nslow %#v", fast.Value, slow.Value)
+	}
+	if got := issuesOf(s.Validate(nil)); got[""] != "Required" {
+		t.Errorf("nil: %v", got)
+	}
+	if got := issuesOf(s.ValidateJSON([]byte(`[1]`))); got[""] != "Expected an object, got an array" {
+		t.Errorf("array: %v", got)
+	}
+	if got := issuesOf(s.ValidateJSON([]byte(`{"price":1e999}`))); got["price"] != "Number is too large" {
+		t.Errorf("huge: %v", got)
+	}
+}
+
+type ListParams struct {
+	Limit  int      `json:"limit"`
+	Active bool     `json:"active"`
+	Tags   []string `json:"tag"`
+	Q      string   `json:"q"`
+}
+
+func TestQueryStruct(t *testing.T) {
+	s := validate.QueryStruct[ListParams]()
+	res := s.Validate(map[string]any{"limit": "1e1", "active": "true", "tag": []string{"a", "b"}, "q": "", "other": "x"})
+	if len(res.Issues) > 0 {
+		t.Fatal(res.Issues)
+	}
+	want := ListParams{Limit: 10, Active: true, Tags: []string{"a", "b"}}
+	if got := *res.Value.(*ListParams); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	got := issuesOf(s.Validate(map[string]any{"limit": []string{"1", "2"}, "active": "1"}))
+	wantIssues := map[string]string{"limit": "Expected a single value, got 2", "active": `Expected true or false, got "1"`}
+	if !reflect.DeepEqual(got, wantIssues) {
+		t.Errorf("got %v", got)
+	}
+	if res := s.Validate(map[string]any{"limit": ""}); len(res.Issues) > 0 || res.Value.(*ListParams).Limit != 0 {
+		t.Errorf("empty value is not absent: %+v", res)
+	}
+}
+
+func BenchmarkStructValidateJSON(b *testing.B) {
+	s := validate.Struct[Line]()
+	body := []byte(`{"sku":"abc","qty":3}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		s.ValidateJSON(body)
+	}
+}
