@@ -133,7 +133,10 @@ func (a *App) boundaryFailed(c *Ctx, r any) {
 // resolve maps a failure to what the client sees.
 func (a *App) resolve(err error, raw any) (status int, code, msg string, details any) {
 	fe, ok := err.(*Error)
-	if !ok && !errors.As(err, &fe) || fe == nil { // fe == nil: a typed nil *Error was returned
+	if !ok {
+		fe = findError(err)
+	}
+	if fe == nil { // no *Error in the chain, or a typed nil *Error was returned
 		if a.cfg.Development {
 			return 500, ErrorCodes.InternalError, describe(raw), nil
 		}
@@ -153,6 +156,16 @@ func (a *App) resolve(err error, raw any) (status int, code, msg string, details
 		msg, details = internalErrorMessage, nil
 	}
 	return status, code, msg, details
+}
+
+// findError is errors.As for *Error, kept out of resolve: errors.As makes
+// its target escape, and an *Error returned as is must not pay for that.
+func findError(err error) *Error {
+	var fe *Error
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return nil
 }
 
 // describe renders a raw failure for Development mode.
