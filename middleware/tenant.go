@@ -75,8 +75,10 @@ func ValidTenantID(id string) bool {
 // TenantFrom returns the tenant ID Tenant resolved for this request, or
 // ("", false) when there is none. It does not allocate.
 func TenantFrom(c *fx.Ctx) (string, bool) {
-	id, ok := c.Value(tenantKey{}).(string)
-	return id, ok
+	if id, ok := c.Value(tenantKey{}).(*string); ok && id != nil {
+		return *id, true
+	}
+	return "", false
 }
 
 type tenantResolver struct {
@@ -105,8 +107,9 @@ type tenantResolver struct {
 //   - MatchPrincipal: 403 FX_FORBIDDEN (reason "tenant_mismatch") or 401,
 //     as documented there.
 //
-// Cost: header and host are checked in place; a resolved ID costs one copy
-// and one boxing into the request's values (two small allocations).
+// Cost: header and host are checked in place without allocating; a resolved
+// ID costs one copy (two small allocations), except with MatchPrincipal,
+// where the principal's own copy is used (none).
 //
 // Tenant panics when both sources are disabled (Header "-" and no
 // BaseDomain) or Header is not a valid header name.
@@ -177,17 +180,22 @@ func (t *tenantResolver) handle(c *fx.Ctx, next fx.Next) error {
 		}
 	}
 
-	var id string
+	// raw is the resolved ID as received; fold means it came from the host
+	// and is lower-cased when copied.
+	var (
+		raw  []byte
+		fold bool
+	)
 	switch {
 	case fromHeader != nil && fromHost != nil:
-		if !equalLower(fromHeader, fromHost) {
+		if !equalLower(b2s(fromHeader), fromHost) {
 			return errConflictingTenant
 		}
-		id = lower(fromHost)
+		raw = fromHeader // equal to the lower-cased subdomain
 	case fromHeader != nil:
-		id = string(fromHeader)
+		raw = fromHeader
 	case fromHost != nil:
-		id = lower(fromHost)
+		raw, fold = fromHost, true
 	default:
 		if t.required {
 			if malformed {
@@ -203,17 +211,25 @@ func (t *tenantResolver) handle(c *fx.Ctx, next fx.Next) error {
 		if err != nil {
 			return err
 		}
-		if p.Tenant == "" || p.Tenant != id {
+		if p.Tenant == "" || (fold && !equalLower(p.Tenant, raw)) || (!fold && p.Tenant != b2s(raw)) {
 			return forbid(c, p, errTenantMismatch)
 		}
+		// The principal is read-only and outlives the request: point at
+		// its copy of the ID, which costs no allocation.
+		c.SetValue(tenantKey{}, &p.Tenant)
+		return next()
 	}
-	c.SetValue(tenantKey{}, id)
+	id := string(raw)
+	if fold {
+		id = strings.ToLower(id)
+	}
+	c.SetValue(tenantKey{}, &id)
 	return next()
 }
 
-// equalLower reports whether the header ID h equals the subdomain label
-// sub once sub is lower-cased (subdomain IDs are always lower case).
-func equalLower(h, sub []byte) bool {
+// equalLower reports whether the ID h equals the subdomain label sub once
+// sub is lower-cased (subdomain IDs are always lower case).
+func equalLower(h string, sub []byte) bool {
 	if len(h) != len(sub) {
 		return false
 	}
@@ -266,6 +282,3 @@ func (t *tenantResolver) subdomain(host []byte) ([]byte, bool) {
 	}
 	return sub, true
 }
-
-// lower copies b lower-cased (one allocation).
-func lower(b []byte) string { return strings.ToLower(string(b)) }
