@@ -347,18 +347,23 @@ func (h *handler) writeResponse(w http.ResponseWriter, r *http.Request, e *excha
 		key := headerKey(k)
 		hdr[key] = append(hdr[key], string(v))
 	})
-	// Content-Type exactly as fasthttp writes it: the one set, else the
-	// default for a non-empty body, else none.
-	resp.Header.SetNoDefaultContentType(true)
-	ct := resp.Header.ContentType()
-	resp.Header.SetNoDefaultContentType(false)
+	// Content-Type exactly as fasthttp writes it: the one set; else, for a
+	// non-empty body, the default (unless SetNoDefaultContentType); else
+	// none.
+	ct := resp.Header.ContentType() // the default when unset and allowed
+	explicit := len(ct) > 0
+	if explicit {
+		resp.Header.SetNoDefaultContentType(true)
+		explicit = len(resp.Header.ContentType()) > 0
+		resp.Header.SetNoDefaultContentType(false) // it was false: ct had the default
+	}
 	switch {
-	case len(ct) > 0:
+	case explicit:
 		hdr["Content-Type"] = []string{headerValue(ct)}
-	case stream || len(body) > 0:
+	case len(ct) > 0 && (stream || len(body) > 0):
 		hdr["Content-Type"] = defaultContentType
 	default:
-		hdr["Content-Type"] = nil // no sniffing by net/http
+		hdr["Content-Type"] = nil // none, and no sniffing by net/http
 	}
 	if h.serverName != "" && len(resp.Header.Server()) == 0 {
 		hdr["Server"] = []string{h.serverName}

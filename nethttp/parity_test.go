@@ -118,7 +118,7 @@ func parityApp(t testing.TB) (*fx.App, *hookLog) {
 	app.Get("/text", func(c *fx.Ctx) error { return c.String(200, "plain text") })
 	app.Get("/empty", func(c *fx.Ctx) error { return c.NoContent(204) })
 	app.Get("/no-type", func(c *fx.Ctx) error {
-		c.RequestCtx().SetBodyString("raw")
+		c.RequestCtx().SetBodyString("<html>not sniffed</html>")
 		return nil
 	})
 	app.Get("/headers", func(c *fx.Ctx) error {

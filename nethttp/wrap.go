@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/fxhq/fx"
 	"github.com/valyala/fasthttp"
@@ -48,11 +49,12 @@ func Wrap(h http.Handler) fx.Handler {
 	return func(c *fx.Ctx) error {
 		rc := c.RequestCtx()
 		w := &responseWriter{resp: &rc.Response, header: make(http.Header)}
-		r, err := wrappedRequest(c, rc, w)
+		ctx, cancel := context.WithCancel(context.WithValue(Context(c), failKey{}, w))
+		defer func() { w.done = true; cancel() }() // also when h panics
+		r, err := wrappedRequest(ctx, c, rc)
 		if err != nil {
 			return err
 		}
-		defer func() { w.done = true }() // also when h panics
 		h.ServeHTTP(w, r)
 		w.finish()
 		return w.failure
@@ -86,7 +88,7 @@ func Fail(r *http.Request, err error) bool {
 type failKey struct{}
 
 // wrappedRequest builds the *http.Request Wrap hands to the handler.
-func wrappedRequest(c *fx.Ctx, rc *fasthttp.RequestCtx, w *responseWriter) (*http.Request, error) {
+func wrappedRequest(ctx context.Context, c *fx.Ctx, rc *fasthttp.RequestCtx) (*http.Request, error) {
 	req := &rc.Request
 	uri := string(req.Header.RequestURI())
 	u, err := url.ParseRequestURI(uri)
@@ -125,7 +127,7 @@ func wrappedRequest(c *fx.Ctx, rc *fasthttp.RequestCtx, w *responseWriter) (*htt
 		RequestURI:    uri,
 		TLS:           rc.TLSConnectionState(),
 	}
-	return r.WithContext(context.WithValue(Context(c), failKey{}, w)), nil
+	return r.WithContext(ctx), nil
 }
 
 // OpTranslateRequest: Wrap could not build an *http.Request from the fx
@@ -161,6 +163,7 @@ func (w *responseWriter) WriteHeader(code int) {
 	w.wroteHeader, w.status = true, code
 	w.resp.SetStatusCode(code)
 	rh := &w.resp.Header
+	w.dropReplaced(rh)
 	for k, vs := range w.header {
 		switch k {
 		case "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive",
@@ -173,13 +176,9 @@ func (w *responseWriter) WriteHeader(code int) {
 				rh.SetContentType(vs[0])
 			}
 			continue
-		case "Set-Cookie":
-			// Cookies accumulate (fx middleware may have set some).
-		default:
-			rh.Del(k) // the wrapped handler's values replace earlier ones
 		}
 		for _, v := range vs {
-			rh.Add(k, v)
+			rh.Add(k, v) // Set-Cookie accumulates: fx middleware may have set some
 		}
 	}
 	_, hasType := w.header["Content-Type"]
@@ -198,6 +197,56 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 	}
 	w.resp.AppendBody(p)
 	return len(p), nil
+}
+
+// dropReplaced removes from rh the headers the wrapped handler sets too
+// (its values replace those of fx middleware), keeping the order of the
+// rest: fasthttp's Del swaps entries, which would reorder the values of
+// other multi-valued headers, so when something must go, every plain
+// header is taken out and the survivors are put back in order.
+func (w *responseWriter) dropReplaced(rh *fasthttp.ResponseHeader) {
+	replaced := false
+	for k := range w.header {
+		if !specialResponseHeader(k) && rh.Peek(k) != nil {
+			replaced = true
+			break
+		}
+	}
+	if !replaced {
+		return
+	}
+	type kv struct{ k, v string }
+	var keep []kv
+	var keys []string
+	for k, v := range rh.All() {
+		key := string(k)
+		if specialResponseHeader(key) {
+			continue
+		}
+		if !slices.Contains(keys, key) {
+			keys = append(keys, key)
+		}
+		if _, mine := w.header[key]; !mine {
+			keep = append(keep, kv{key, string(v)})
+		}
+	}
+	for _, k := range keys {
+		rh.Del(k)
+	}
+	for _, e := range keep {
+		rh.Add(e.k, e.v)
+	}
+}
+
+// specialResponseHeader reports the headers fasthttp keeps outside its
+// plain list (or that Wrap handles itself).
+func specialResponseHeader(k string) bool {
+	switch k {
+	case "Content-Type", "Content-Length", "Content-Encoding", "Server", "Set-Cookie",
+		"Connection", "Transfer-Encoding", "Trailer", "Keep-Alive", "Proxy-Connection", "Upgrade", "Te":
+		return true
+	}
+	return false
 }
 
 // WriteString lets io.WriteString skip a conversion.
