@@ -2,10 +2,13 @@ package fx
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"sync/atomic"
+	"time"
 
 	"github.com/valyala/fasthttp"
 )
@@ -31,12 +34,14 @@ func (a *App) Serve(ln net.Listener) error {
 		ln.Close()
 		return err
 	}
-	return a.Server().Serve(ln)
+	return a.Server().Serve(a.limitListener(ln))
 }
 
 // Server returns the fasthttp.Server the App serves with (created on first
 // use from Config: limits, timeouts, the transport error handler). Adjust
-// fields before the first Serve if Config lacks a knob you need.
+// fields before the first Serve if Config lacks a knob you need. Server
+// boots the App (its Handler is the booted handler): register routes,
+// middleware and plugins first.
 func (a *App) Server() *fasthttp.Server {
 	a.srvMu.Lock()
 	defer a.srvMu.Unlock()
@@ -58,7 +63,7 @@ func (a *App) newServer() *fasthttp.Server {
 		ReadTimeout:           cfg.ReadTimeout,
 		WriteTimeout:          cfg.WriteTimeout,
 		IdleTimeout:           cfg.IdleTimeout,
-		Concurrency:           cfg.Concurrency,
+		Concurrency:           fasthttpConcurrency(cfg.Concurrency),
 		Logger:                fasthttpLogger{a},
 		CloseOnShutdown:       true,
 	}
@@ -106,13 +111,13 @@ func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
 	code := ErrorCodes.BadRequest
 	msg := "The request could not be parsed"
 	var small *fasthttp.ErrSmallBuffer
-	var netErr net.Error
+	var timeout interface{ Timeout() bool } // net.Error, and in-memory conns that only have Timeout
 	switch {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		code, msg = ErrorCodes.PayloadTooLarge, "The request body is larger than the server accepts"
 	case errors.As(err, &small):
 		code, msg = ErrorCodes.HeadersTooLarge, "The request headers are larger than the server accepts"
-	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &timeout) && timeout.Timeout():
 		code, msg = ErrorCodes.RequestTimeout, "The request was not received in time"
 	}
 	rc.Response.Reset()
@@ -138,4 +143,150 @@ func (a *App) acquireCtx(rc *fasthttp.RequestCtx, rt *route) *Ctx {
 func (a *App) releaseCtx(c *Ctx) {
 	c.reset()
 	a.ctxPool.Put(c)
+}
+
+// Over-concurrency. fasthttp's own Server.Concurrency limit answers with a
+// raw text/plain 503, outside the contract, so the App enforces
+// Config.Concurrency itself, one step earlier: Serve wraps the listener in a
+// limitListener that counts open connections (one atomic add per accepted
+// connection, one per close; nothing per request). A connection accepted
+// beyond the limit is answered
+//
+//	HTTP/1.1 503 Service Unavailable
+//	{"error":{"code":"FX_SERVICE_UNAVAILABLE","message":"..."}}
+//
+// with Connection: close, and closed. fasthttp's limit is set above ours
+// (fasthttpConcurrency) so that it never fires first: fasthttp releases a
+// worker only after the connection's Close, so for an instant a closed
+// connection still holds a fasthttp worker.
+
+// fasthttpConcurrency is the backstop given to fasthttp for an App limit n.
+func fasthttpConcurrency(n int) int {
+	return n + max(n/4, 64)
+}
+
+// overloadMessage is the message of the over-concurrency 503.
+const overloadMessage = "The server is serving its maximum number of connections; retry later"
+
+// overloadResponse is the complete 503 written to a connection refused for
+// over-concurrency, built once.
+var overloadResponse = func() []byte {
+	body := AppendEnvelope(nil, &Error{Code: ErrorCodes.ServiceUnavailable, Message: overloadMessage})
+	var r fasthttp.Response
+	r.SetStatusCode(fasthttp.StatusServiceUnavailable)
+	r.Header.SetContentTypeBytes(contentTypeJSON)
+	r.Header.Set(fasthttp.HeaderRetryAfter, "1")
+	r.SetConnectionClose()
+	r.SetBodyRaw(body)
+	return []byte(r.String())
+}()
+
+// maxRejecting bounds the goroutines that answer refused connections; past
+// it, refused connections are closed without a response (under such a
+// flood, writing responses would itself be the attack's amplifier).
+const maxRejecting = 1024
+
+// limitListener counts the connections it hands out and refuses those
+// beyond limit with the 503 envelope.
+type limitListener struct {
+	net.Listener
+	limit     int64
+	open      atomic.Int64
+	rejecting atomic.Int64
+	timeout   time.Duration // bound on writing and draining a refusal
+}
+
+// limitListener wraps ln so that at most Config.Concurrency connections are
+// open at once (see above).
+func (a *App) limitListener(ln net.Listener) net.Listener {
+	if _, ok := ln.(*limitListener); ok {
+		return ln
+	}
+	timeout := time.Second
+	if w := a.cfg.WriteTimeout; w > 0 && w < timeout {
+		timeout = w
+	}
+	return &limitListener{Listener: ln, limit: int64(a.cfg.Concurrency), timeout: timeout}
+}
+
+// Accept returns the next connection within the limit, answering and
+// closing the ones beyond it. Errors of the wrapped listener are returned
+// as they are.
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.open.Add(1) <= l.limit {
+			lc := &limitConn{Conn: c, l: l}
+			if _, ok := c.(tlsConnState); ok {
+				return &limitTLSConn{lc}, nil
+			}
+			return lc, nil
+		}
+		l.open.Add(-1)
+		l.refuse(c)
+	}
+}
+
+// refuse answers c with the 503 envelope and closes it, in the background
+// so that Accept keeps going. Before closing it reads (and discards) what
+// the client sends for a short while: closing a socket with unread input
+// makes the kernel reset the connection, and the client could then lose
+// the response.
+func (l *limitListener) refuse(c net.Conn) {
+	if l.rejecting.Add(1) > maxRejecting {
+		l.rejecting.Add(-1)
+		c.Close()
+		return
+	}
+	go func() {
+		defer l.rejecting.Add(-1)
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(l.timeout)) //nolint:errcheck
+		if _, err := c.Write(overloadResponse); err != nil {
+			return
+		}
+		if cw, ok := c.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite() //nolint:errcheck
+		}
+		var buf [512]byte
+		for n := 0; n < 64<<10; {
+			m, err := c.Read(buf[:])
+			n += m
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// limitConn gives its slot back on the first Close.
+type limitConn struct {
+	net.Conn
+	l      *limitListener
+	closed atomic.Bool
+}
+
+func (c *limitConn) Close() error {
+	if c.closed.CompareAndSwap(false, true) {
+		c.l.open.Add(-1)
+	}
+	return c.Conn.Close()
+}
+
+// tlsConnState is what fasthttp looks for to report RequestCtx.IsTLS and
+// TLSConnectionState; limitTLSConn keeps it visible through the wrapper.
+type tlsConnState interface {
+	Handshake() error
+	ConnectionState() tls.ConnectionState
+}
+
+type limitTLSConn struct{ *limitConn }
+
+func (c *limitTLSConn) Handshake() error { return c.Conn.(tlsConnState).Handshake() }
+
+func (c *limitTLSConn) ConnectionState() tls.ConnectionState {
+	return c.Conn.(tlsConnState).ConnectionState()
 }

@@ -1,0 +1,651 @@
+package fx_test
+
+// Fuzz targets of issue 8 (reliability). Each has seeds (f.Add, plus any
+// crashers kept in testdata/fuzz/<Target>/) so plain `go test` runs them.
+// Run one at a time, for example:
+//
+//	go test -run '^$' -fuzz '^FuzzRawRequest$' -fuzztime 2m .
+//
+// The helpers at the top (relConn, relExchange, relCheckWire, ...) are
+// shared with reliability_test.go; they are prefixed "rel" to stay clear of
+// other test files of package fx_test.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fxhq/fx"
+)
+
+// relConn is an in-memory net.Conn for fasthttp.Server.ServeConn: reads
+// return the input and then io.EOF (a client that sent its bytes and
+// half-closed), writes are collected. Deadlines are ignored, so an
+// incomplete request ends at once with EOF instead of waiting for
+// ReadTimeout: this keeps fuzzing fast and deterministic.
+type relConn struct {
+	in  *bytes.Reader
+	out bytes.Buffer
+}
+
+func (c *relConn) Read(p []byte) (int, error)       { return c.in.Read(p) }
+func (c *relConn) Write(p []byte) (int, error)      { return c.out.Write(p) }
+func (c *relConn) Close() error                     { return nil }
+func (c *relConn) LocalAddr() net.Addr              { return relAddr{} }
+func (c *relConn) RemoteAddr() net.Addr             { return relAddr{} }
+func (c *relConn) SetDeadline(time.Time) error      { return nil }
+func (c *relConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *relConn) SetWriteDeadline(time.Time) error { return nil }
+
+type relAddr struct{}
+
+func (relAddr) Network() string { return "mem" }
+func (relAddr) String() string  { return "127.0.0.1:1" }
+
+// relExchange serves raw as one client connection's whole input with the
+// App's fasthttp server and returns everything the server wrote.
+func relExchange(app *fx.App, raw []byte) []byte {
+	app.Boot() //nolint:errcheck // a failed boot answers with its envelope
+	c := &relConn{in: bytes.NewReader(raw)}
+	app.Server().ServeConn(c) //nolint:errcheck // the output is what is checked
+	return c.out.Bytes()
+}
+
+// relWire is one response read back from the wire.
+type relWire struct {
+	status int
+	header http.Header
+	body   []byte
+	close  bool // Connection: close (net/http moves it out of header)
+}
+
+// relParseWire splits out into HTTP/1.1 responses. It fails when the bytes
+// are not a sequence of well-formed responses. Responses to HEAD requests
+// have no body and cannot be framed without the request, so callers keep
+// HEAD out of the input.
+func relParseWire(out []byte) ([]relWire, error) {
+	var ws []relWire
+	br := bufio.NewReader(bytes.NewReader(out))
+	for {
+		if _, err := br.Peek(1); err == io.EOF {
+			return ws, nil
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return ws, fmt.Errorf("response %d is malformed: %v", len(ws)+1, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return ws, fmt.Errorf("response %d: body: %v", len(ws)+1, err)
+		}
+		ws = append(ws, relWire{resp.StatusCode, resp.Header, body, resp.Close})
+	}
+}
+
+// relEnvelope is a decoded error envelope.
+type relEnvelope struct {
+	Code       string
+	Message    string
+	Details    json.RawMessage
+	HasDetails bool
+}
+
+// relCheckEnvelope checks that body is exactly one valid envelope for
+// status (Content-Type included) and returns it. appCodes lists the
+// application codes the App under test may send, with their statuses.
+func relCheckEnvelope(status int, header http.Header, body []byte, appCodes map[string]int) (relEnvelope, error) {
+	var env relEnvelope
+	if ct := header.Get("Content-Type"); ct != "application/json" {
+		return env, fmt.Errorf("status %d: Content-Type %q, want application/json; body %q", status, ct, body)
+	}
+	if !utf8.Valid(body) {
+		return env, fmt.Errorf("status %d: body is not UTF-8: %q", status, body)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var top map[string]json.RawMessage
+	if err := dec.Decode(&top); err != nil {
+		return env, fmt.Errorf("status %d: body is not JSON: %v: %q", status, err, body)
+	}
+	if dec.More() {
+		return env, fmt.Errorf("status %d: trailing data after the envelope: %q", status, body)
+	}
+	inner, ok := top["error"]
+	if len(top) != 1 || !ok {
+		return env, fmt.Errorf("status %d: body is not {\"error\":{...}}: %q", status, body)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(inner, &fields); err != nil {
+		return env, fmt.Errorf("status %d: error is not an object: %q", status, body)
+	}
+	for k := range fields {
+		if k != "code" && k != "message" && k != "details" {
+			return env, fmt.Errorf("status %d: unexpected key %q: %q", status, k, body)
+		}
+	}
+	if err := json.Unmarshal(fields["code"], &env.Code); err != nil || env.Code == "" {
+		return env, fmt.Errorf("status %d: code missing or not a string: %q", status, body)
+	}
+	if err := json.Unmarshal(fields["message"], &env.Message); err != nil {
+		return env, fmt.Errorf("status %d: message missing or not a string: %q", status, body)
+	}
+	if d, ok := fields["details"]; ok {
+		if s := string(d); s == "null" || s == "{}" {
+			return env, fmt.Errorf("status %d: details present but empty: %q", status, body)
+		}
+		env.Details, env.HasDetails = d, true
+	}
+	want, known := fx.ErrorStatus[env.Code]
+	if !known {
+		want, known = appCodes[env.Code]
+	}
+	if !known {
+		return env, fmt.Errorf("status %d: code %q is neither a catalog code nor one of the app's", status, env.Code)
+	}
+	if want != status {
+		return env, fmt.Errorf("code %s came with status %d, want %d", env.Code, status, want)
+	}
+	if env.Code == fx.ErrorCodes.InternalError && (env.Message != "Internal server error" || env.HasDetails) {
+		return env, fmt.Errorf("production 500 says more than %q: %q", "Internal server error", body)
+	}
+	return env, nil
+}
+
+// relCheckWire checks every response in out: well-formed, and each error
+// status carries a valid envelope.
+func relCheckWire(out []byte, appCodes map[string]int) ([]relWire, error) {
+	ws, err := relParseWire(out)
+	if err != nil {
+		return ws, err
+	}
+	for _, w := range ws {
+		if w.status >= 400 {
+			if _, err := relCheckEnvelope(w.status, w.header, w.body, appCodes); err != nil {
+				return ws, err
+			}
+		}
+	}
+	return ws, nil
+}
+
+// relQuietLogger discards everything but stays enabled at every level, so
+// the logging paths (stack capture included) run.
+func relQuietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// relItem is the body type of the fuzz and reliability apps.
+type relItem struct {
+	Name   string            `json:"name"`
+	Qty    int               `json:"qty"`
+	Tags   []string          `json:"tags"`
+	Attrs  map[string]string `json:"attrs"`
+	Nested *struct {
+		OK    bool    `json:"ok"`
+		Score float64 `json:"score"`
+	} `json:"nested"`
+}
+
+var relAppCodes = map[string]int{"APP_NOPE": 409, "APP_TEAPOT": 418}
+
+var (
+	relErrNope = fx.NewError(409, "APP_NOPE", "Nope", map[string]any{"why": "because"})
+	relErrMW   = errors.New("middleware failure (internal text)")
+)
+
+// relFuzzApp is an App with one route per kind of outcome: success with
+// params, a decoded body, *fx.Error, a plain error, a panic, a catch-all,
+// and middleware that fails on request.
+func relFuzzApp() *fx.App {
+	app := fx.New(fx.Config{Logger: relQuietLogger()})
+	app.Use(func(c *fx.Ctx, next fx.Next) error {
+		switch c.Header("X-Fail") {
+		case "mw":
+			return relErrMW
+		case "panic":
+			panic("middleware panic")
+		}
+		return next()
+	})
+	app.Get("/users/:id", func(c *fx.Ctx) error {
+		return c.JSON(200, map[string]string{"id": c.Param("id"), "q": c.Query("q")})
+	})
+	app.Get("/files/*rest", func(c *fx.Ctx) error { return c.JSON(200, map[string]string{"rest": c.Param("rest")}) })
+	app.Post("/items", func(c *fx.Ctx) error {
+		it, err := fx.JSONBody[relItem](c)
+		if err != nil {
+			return err
+		}
+		return c.JSON(201, it)
+	})
+	app.Get("/nope", func(c *fx.Ctx) error { return relErrNope })
+	app.Get("/teapot", func(c *fx.Ctx) error {
+		return fx.NewError(418, "APP_TEAPOT", c.Query("msg"), map[string]string{"q": c.Query("d")})
+	})
+	app.Get("/fail", func(c *fx.Ctx) error { return errors.New("db password=hunter2 at /srv/app/db.go:12") })
+	app.Get("/panic", func(c *fx.Ctx) error { panic(c.Query("v")) })
+	app.Put("/echo", func(c *fx.Ctx) error { return c.Send(200, "application/octet-stream", c.Body()) })
+	return app
+}
+
+var relFuzzAppOnce = sync.OnceValue(relFuzzApp)
+
+// FuzzRawRequest feeds arbitrary bytes, as a client connection's whole
+// input, to the App's real fasthttp server (Server().ServeConn over an
+// in-memory connection). Whatever the bytes, the output must be a sequence
+// of well-formed HTTP responses, every error status with a valid envelope
+// and the right status for its code; a panic or a hang fails the fuzzer.
+func FuzzRawRequest(f *testing.F) {
+	seeds := []string{
+		"GET /users/42?q=x HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET /users/%ff%00?q=%zz HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET /nope HTTP/1.1\r\nHost: a\r\n\r\nGET /fail HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET /panic?v=%22%5C%00 HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET /teapot?msg=%E2%80%A8%ff&d=%01 HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET /files/a/../../b%2f HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET /users/1 HTTP/1.1\r\nHost: a\r\nX-Fail: mw\r\n\r\n",
+		"GET /nothing HTTP/1.1\r\nHost: a\r\nX-Fail: panic\r\n\r\n",
+		"POST /items HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 27\r\n\r\n{\"name\":\"a\",\"qty\":\"three\"}",
+		"POST /items HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n{\"na",
+		"POST /items HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n0\r\n\r\n",
+		"POST /items HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+		"PUT /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999\r\n\r\nabc",
+		"PUT /echo HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n",
+		"PUT /echo HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\nabc",
+		"GET / HTTP/1.1\r\nHost: a\r\nBad Header\r\n\r\n",
+		"GET /\x00\x7f\xff HTTP/1.1\r\n\r\n",
+		"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
+		"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+		"GET http://evil.example/users/1 HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET /users/1 HTTP/1.0\r\n\r\n",
+		"GET /users/1\r\n\r\n",
+		"BREW /users/1 HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET /users/1 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\nGET /nope HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET /users/1 HTTP/1.1\r\nHost: a\r\n" + strings.Repeat("X-Big: "+strings.Repeat("b", 500)+"\r\n", 20) + "\r\n",
+		"",
+		"\r\n\r\n",
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if bytes.Contains(raw, []byte("HEAD ")) {
+			t.Skip("responses to HEAD cannot be framed without the request")
+		}
+		app := relFuzzAppOnce()
+		out := relExchange(app, raw)
+		ws, err := relCheckWire(out, relAppCodes)
+		if err != nil {
+			t.Fatalf("input %q\noutput %q\n%v", raw, out, err)
+		}
+		for _, w := range ws {
+			if w.status == 500 && !bytes.Equal(w.body, []byte(`{"error":{"code":"FX_INTERNAL_ERROR","message":"Internal server error"}}`)) {
+				t.Fatalf("500 body leaks: %q", w.body)
+			}
+		}
+	})
+}
+
+// FuzzRoutePatterns registers arbitrary route patterns (one per line) and
+// then requests an arbitrary path. Registering must never panic: a bad
+// pattern is a boot error made of *fx.Error values. A booted App (or one
+// whose boot failed) must answer with a well-formed response: success for
+// a matched route, else a valid envelope.
+func FuzzRoutePatterns(f *testing.F) {
+	f.Add("/a/:id\n/a/:id/b", "/a/1/b")
+	f.Add("/a/:id\n/a/:name", "/a/x")
+	f.Add("/a/*rest\n/a/b", "/a/b/c")
+	f.Add("/:a/:a", "/x/y")
+	f.Add("/*\n/a", "/a")
+	f.Add("/a/*r/b", "/a/x/b")
+	f.Add("/a::b\n/a/:\n/{x}\nrel\n", "/a")
+	f.Add("/\n//\n///:x", "//")
+	f.Add("/a/:id\n/a/:id", "/a/%2f")
+	f.Add("/ü/:ид/ñ", "/%C3%BC/x/%C3%B1")
+	f.Add("/a/:b.:c\n/a/:b-x", "/a/1.2")
+	f.Add("/a/{b:*}", "/a/b")
+	f.Add("/files/*path\n/files/x/:y", "/files/x/1")
+	f.Fuzz(func(t *testing.T, patterns, path string) {
+		if strings.Contains(path, "HEAD ") {
+			t.Skip()
+		}
+		app := fx.New(fx.Config{Logger: relQuietLogger()})
+		lines := strings.Split(patterns, "\n")
+		if len(lines) > 8 {
+			lines = lines[:8]
+		}
+		for i, p := range lines {
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("registering %q panicked: %v", p, r)
+					}
+				}()
+				i := i
+				app.Get(p, func(c *fx.Ctx) error {
+					params := map[string]string{}
+					for k, v := range c.Params {
+						params[k] = v
+					}
+					return c.JSON(200, map[string]any{"route": i, "params": params})
+				})
+			}()
+		}
+		var bootErr error
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("Boot panicked for %q: %v", lines, r)
+				}
+			}()
+			bootErr = app.Boot()
+		}()
+		if bootErr != nil {
+			for _, e := range relUnjoin(bootErr) {
+				var fe *fx.Error
+				if !errors.As(e, &fe) {
+					t.Fatalf("boot error %T %v is not an *fx.Error", e, e)
+				}
+			}
+		}
+		req := "GET " + path + " HTTP/1.1\r\nHost: a\r\n\r\n"
+		out := relExchange(app, []byte(req))
+		ws, err := relCheckWire(out, nil)
+		if err != nil {
+			t.Fatalf("patterns %q path %q\noutput %q\n%v", lines, path, out, err)
+		}
+		for _, w := range ws {
+			if bootErr != nil && w.status != 500 {
+				t.Fatalf("failed boot answered %d, want 500: %q", w.status, w.body)
+			}
+			if w.status == 200 && !json.Valid(w.body) {
+				t.Fatalf("success body is not JSON: %q", w.body)
+			}
+		}
+	})
+}
+
+// relUnjoin flattens an errors.Join tree.
+func relUnjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, relUnjoin(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// relReplaceInvalid is what the envelope encoder promises for a string:
+// every byte of an invalid UTF-8 sequence becomes U+FFFD.
+func relReplaceInvalid(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// relBadJSON is a details value whose MarshalJSON misbehaves.
+type relBadJSON struct {
+	Mode string
+}
+
+func (b relBadJSON) MarshalJSON() ([]byte, error) {
+	switch b.Mode {
+	case "panic":
+		panic("MarshalJSON panicked (internal text)")
+	case "error":
+		return nil, errors.New("MarshalJSON failed (internal text)")
+	case "invalid":
+		return []byte(`{"unterminated`), nil
+	}
+	return []byte(`"ok"`), nil
+}
+
+type relCycle struct {
+	Name string
+	Next *relCycle
+}
+
+// FuzzAppendEnvelope encodes arbitrary code, message and details with
+// fx.AppendEnvelope. The output must be one valid JSON envelope whose code
+// and message decode to the input (invalid UTF-8 replaced), and whose
+// details, when encodable and not empty, decode to the same value.
+func FuzzAppendEnvelope(f *testing.F) {
+	f.Add("APP_X", "hello", []byte(`{"a":[1,"b",null,true,{"c":1.5}]}`), uint8(0), "s")
+	f.Add("\x00\"\\\n", "\xff\xfe\u2028\u2029</script>", []byte(`null`), uint8(0), "")
+	f.Add("", "", []byte(`{}`), uint8(0), "")
+	f.Add("C", "m", []byte(`[]`), uint8(0), "")
+	f.Add("C", "m", []byte(`1e308`), uint8(0), "")
+	f.Add("C", "m", []byte(`"x"`), uint8(1), "\xff\x00\"")
+	f.Add("C", "m", []byte(``), uint8(2), "panic")
+	f.Add("C", "m", []byte(``), uint8(2), "error")
+	f.Add("C", "m", []byte(``), uint8(2), "invalid")
+	f.Add("C", "m", []byte(``), uint8(3), "")
+	f.Add("C", "m", []byte(``), uint8(4), "")
+	f.Add("C", "m", []byte(``), uint8(5), "k\xff")
+	f.Add("C", "m", []byte(``), uint8(6), "")
+	f.Fuzz(func(t *testing.T, code, msg string, detailsJSON []byte, kind uint8, s string) {
+		var details any
+		var want any // the decoded details we expect; nil = no details key
+		comparable := true
+		switch kind % 7 {
+		case 0: // any JSON value
+			if err := json.Unmarshal(detailsJSON, &details); err != nil {
+				details = nil
+			}
+			want = details
+		case 1: // a string, possibly invalid UTF-8
+			details = map[string]string{"s": s}
+			want = map[string]any{"s": relReplaceInvalid(s)}
+		case 2:
+			details = relBadJSON{Mode: s}
+			comparable = false
+		case 3:
+			details = map[string]any{"ch": make(chan int)}
+			comparable = false
+		case 4:
+			c := &relCycle{Name: s}
+			c.Next = c
+			details = c
+			comparable = false
+		case 5: // invalid UTF-8 in a key
+			details = map[string]int{s: 1}
+			want = map[string]any{relReplaceInvalid(s): float64(1)}
+		case 6:
+			details = []any{func() {}, s}
+			comparable = false
+		}
+		var out []byte
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("AppendEnvelope panicked: %v", r)
+				}
+			}()
+			out = fx.AppendEnvelope([]byte("prefix"), &fx.Error{Status: 400, Code: code, Message: msg, Details: details})
+		}()
+		if !bytes.HasPrefix(out, []byte("prefix")) {
+			t.Fatalf("dst prefix lost: %q", out)
+		}
+		out = out[len("prefix"):]
+		if !utf8.Valid(out) {
+			t.Fatalf("not UTF-8: %q", out)
+		}
+		var env struct {
+			Error map[string]json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(out, &env); err != nil {
+			t.Fatalf("not JSON: %v: %q", err, out)
+		}
+		var gotCode, gotMsg string
+		json.Unmarshal(env.Error["code"], &gotCode)   //nolint:errcheck
+		json.Unmarshal(env.Error["message"], &gotMsg) //nolint:errcheck
+		if gotCode != relReplaceInvalid(code) || gotMsg != relReplaceInvalid(msg) {
+			t.Fatalf("code/message %q/%q decode to %q/%q", code, msg, gotCode, gotMsg)
+		}
+		if bytes.ContainsAny(out, "\u2028\u2029") {
+			t.Fatalf("U+2028/U+2029 not escaped: %q", out)
+		}
+		raw, has := env.Error["details"]
+		if has && (string(raw) == "null" || string(raw) == "{}") {
+			t.Fatalf("empty details present: %q", out)
+		}
+		if !comparable {
+			return
+		}
+		if m, ok := want.(map[string]any); want == nil || ok && len(m) == 0 {
+			if has {
+				t.Fatalf("details %q present for empty value %#v", raw, details)
+			}
+			return
+		}
+		if !has {
+			t.Fatalf("details missing for %#v: %q", details, out)
+		}
+		var got any
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Fatalf("details not JSON: %q", raw)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("details %#v encode as %s, decode to %#v", details, raw, got)
+		}
+	})
+}
+
+// FuzzJSONBody posts an arbitrary body (and Content-Type) to a handler that
+// decodes it with fx.JSONBody[relItem]. The answer must be a 201 echo that
+// encoding/json agrees with, or a 422 FX_VALIDATION_ERROR envelope whose
+// issues are all at location "body" and name no Go type.
+func FuzzJSONBody(f *testing.F) {
+	f.Add([]byte(`{"name":"a","qty":2,"tags":["x"],"attrs":{"k":"v"},"nested":{"ok":true,"score":1.5}}`), "application/json")
+	f.Add([]byte(`{"name":1}`), "application/json")
+	f.Add([]byte(`{"qty":"three"}`), "")
+	f.Add([]byte(`{"qty":1e400}`), "")
+	f.Add([]byte(`{"nested":{"ok":"yes"}}`), "")
+	f.Add([]byte(`{"name":"a"} trailing`), "application/json")
+	f.Add([]byte(`[1,2]`), "application/json; charset=utf-8")
+	f.Add([]byte(`{"name":"\ud800\xff"}`), "application/problem+json")
+	f.Add([]byte(`   `), "")
+	f.Add([]byte(`{"name":"a"}`), "text/plain")
+	f.Add([]byte(`{"tags":{"a":1}}`), "")
+	f.Add([]byte(`{"attrs":[]} `), "")
+	f.Add([]byte(`{"NAME":"a","Qty":1}`), "")
+	f.Add([]byte(`{"qty":9223372036854775808}`), "")
+	f.Add([]byte("{\"name\":\"a\",\"name\":\"b\"}"), "")
+	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
+		if strings.ContainsAny(contentType, "\r\n\x00") || len(body) > 1<<16 {
+			t.Skip()
+		}
+		app := relFuzzAppOnce()
+		var req bytes.Buffer
+		req.WriteString("POST /items HTTP/1.1\r\nHost: a\r\n")
+		if contentType != "" {
+			req.WriteString("Content-Type: " + contentType + "\r\n")
+		}
+		fmt.Fprintf(&req, "Content-Length: %d\r\n\r\n", len(body))
+		req.Write(body)
+		out := relExchange(app, req.Bytes())
+		ws, err := relCheckWire(out, relAppCodes)
+		if err != nil {
+			t.Fatalf("body %q ct %q\noutput %q\n%v", body, contentType, out, err)
+		}
+		if len(ws) != 1 {
+			t.Fatalf("%d responses, want 1: %q", len(ws), out)
+		}
+		w := ws[0]
+		switch w.status {
+		case 201:
+			var std relItem
+			if err := json.Unmarshal(body, &std); err != nil {
+				// go-json accepted what encoding/json refuses. Report it
+				// only for bodies that are not valid JSON at all.
+				if !json.Valid(bytes.TrimSpace(body)) {
+					t.Fatalf("JSONBody accepted invalid JSON %q (encoding/json: %v)", body, err)
+				}
+				return
+			}
+			var got relItem
+			if err := json.Unmarshal(w.body, &got); err != nil {
+				t.Fatalf("201 echo is not JSON: %q", w.body)
+			}
+			if !reflect.DeepEqual(relNormItem(got), relNormItem(std)) {
+				t.Fatalf("body %q decoded to %+v, encoding/json says %+v", body, got, std)
+			}
+		case 422:
+			env, _ := relCheckEnvelope(w.status, w.header, w.body, relAppCodes)
+			if env.Code != fx.ErrorCodes.ValidationError || env.Message != "Request validation failed" {
+				t.Fatalf("422 with %s %q", env.Code, env.Message)
+			}
+			var d struct {
+				Issues []struct {
+					Location *string  `json:"location"`
+					Path     []string `json:"path"`
+					Message  *string  `json:"message"`
+				} `json:"issues"`
+			}
+			if err := json.Unmarshal(env.Details, &d); err != nil || len(d.Issues) == 0 {
+				t.Fatalf("422 details malformed: %s", env.Details)
+			}
+			for _, is := range d.Issues {
+				if is.Location == nil || *is.Location != "body" || is.Path == nil || is.Message == nil || *is.Message == "" {
+					t.Fatalf("malformed issue in %s", env.Details)
+				}
+				if relLeaky(*is.Message) != "" {
+					t.Fatalf("issue message leaks %q: %q", relLeaky(*is.Message), *is.Message)
+				}
+			}
+		default:
+			t.Fatalf("status %d for body %q: %q", w.status, body, w.body)
+		}
+	})
+}
+
+// relNormItem makes nil and empty collections equal (JSON null vs []).
+func relNormItem(it relItem) relItem {
+	if len(it.Tags) == 0 {
+		it.Tags = nil
+	}
+	if len(it.Attrs) == 0 {
+		it.Attrs = nil
+	}
+	return it
+}
+
+// relLeakMarkers are strings that betray internals in a response body.
+var relLeakMarkers = []string{
+	"goroutine", "panic:", ".go:", "/usr/", "/root/", "/home/", "/tmp/", "/srv/", "runtime.",
+	"fx_test", "relItem", "relBadJSON", "relCycle", "*fx.", "fx.Ctx", "main.", "[]string", "map[",
+	"struct {", "interface {", "reflect.", "json:", "go-json", "encoding/json", "hunter2", "internal text",
+	"chan int", "func()", "unsupported type", "unsupported value", "Go value", "Go struct",
+}
+
+// relLeaky returns the first internal marker found in s, or "".
+func relLeaky(s string) string {
+	for _, m := range relLeakMarkers {
+		if strings.Contains(s, m) {
+			return m
+		}
+	}
+	return ""
+}
