@@ -190,7 +190,7 @@ func (p *parser) lit(word string) error {
 			return p.syntax("")
 		}
 		if p.data[p.pos+i] != word[i] {
-			return &JSONError{Offset: p.pos, Message: "Not valid JSON: unknown word at byte " + strconv.Itoa(p.pos) + " (expected " + word + ")"}
+			return &JSONError{Offset: p.pos, Message: "Not valid JSON: unexpected word at byte " + strconv.Itoa(p.pos)}
 		}
 	}
 	p.pos += len(word)

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/base64"
 	"errors"
@@ -78,6 +79,9 @@ func (s *StructSchema[T]) Validate(v any) Result {
 // straight into a new T; only when that fails is the body decoded into the
 // tree and checked by Validate, which reports every issue.
 func (s *StructSchema[T]) ValidateJSON(body []byte) Result {
+	if string(bytes.TrimSpace(body)) == "null" {
+		return s.Validate(nil) // as Validate(DecodeJSON(body)) does
+	}
 	p := new(T)
 	if err := json.Unmarshal(body, p); err == nil {
 		return Result{Value: p}

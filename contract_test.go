@@ -1,0 +1,372 @@
+package fx_test
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/validate"
+	"github.com/valyala/fasthttp"
+)
+
+// ctApp returns an App whose logger discards (5xx are logged).
+func ctApp() *fx.App { return fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)}) }
+
+// ctDo sends a request through app.Test; ctype "" sends no Content-Type.
+func ctDo(t testing.TB, app *fx.App, method, target, ctype, body string) (int, string) {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, target, r)
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := app.Test(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+type ctIssue struct {
+	Location string   `json:"location"`
+	Path     []string `json:"path"`
+	Message  string   `json:"message"`
+}
+
+// ctIssues parses a 422 envelope strictly and returns its issues.
+func ctIssues(t testing.TB, status int, body string) []ctIssue {
+	t.Helper()
+	var env struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+			Details struct {
+				Issues []ctIssue `json:"issues"`
+			} `json:"details"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(body), &env); err != nil {
+		t.Fatalf("body is not JSON: %v: %s", err, body)
+	}
+	if status != 422 || env.Error.Code != "FX_VALIDATION_ERROR" || env.Error.Message != "Request validation failed" {
+		t.Fatalf("want 422 FX_VALIDATION_ERROR, got %d %s", status, body)
+	}
+	for _, is := range env.Error.Details.Issues {
+		if is.Path == nil {
+			t.Fatalf("issue path is null: %s", body)
+		}
+	}
+	return env.Error.Details.Issues
+}
+
+var ctOrder = validate.Object(validate.Fields{
+	"name": validate.String().MinLen(1),
+	"items": validate.Array(validate.Object(validate.Fields{
+		"sku": validate.String(),
+		"qty": validate.Integer().Min(1),
+	})).MinItems(1),
+})
+
+var ctList = validate.Query(validate.Fields{
+	"limit": validate.Integer().Min(1).Max(100).Default(20),
+	"sort":  validate.String().Enum("asc", "desc").Optional(),
+})
+
+func TestContractOne422BodyThenQuerySorted(t *testing.T) {
+	app := ctApp()
+	ran := false
+	app.Route(fx.Route{Method: "POST", Path: "/orders", Body: ctOrder, Query: ctList,
+		Handler: func(c *fx.Ctx) error { ran = true; return nil }})
+	st, body := ctDo(t, app, "POST", "/orders?sort=up&limit=0", "application/json",
+		`{"name":"","items":[{"sku":"a","qty":1},{"sku":"b","qty":0},{"sku":"c","qty":1},{"sku":"d","qty":1},{"sku":"e","qty":1},{"sku":"f","qty":1},{"sku":"g","qty":1},{"sku":"h","qty":1},{"sku":"i","qty":1},{"sku":"j","qty":1},{"qty":0}]}`)
+	got := ctIssues(t, st, body)
+	want := []ctIssue{
+		{"body", []string{"items", "1", "qty"}, "Must be at least 1"},
+		{"body", []string{"items", "10", "qty"}, "Must be at least 1"},
+		{"body", []string{"items", "10", "sku"}, "Required"},
+		{"body", []string{"name"}, "Must be at least 1 character long"},
+		{"query", []string{"limit"}, "Must be at least 1"},
+		{"query", []string{"sort"}, `Must be one of: "asc", "desc"`},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("issues\n got %+v\nwant %+v", got, want)
+	}
+	if ran {
+		t.Error("handler ran despite issues")
+	}
+	// a broken body does not hide query issues
+	st, body = ctDo(t, app, "POST", "/orders?limit=x", "application/json", `{"name":`)
+	got = ctIssues(t, st, body)
+	if len(got) != 2 || got[0].Location != "body" || got[1].Location != "query" || got[1].Message != `Expected an integer, got "x"` {
+		t.Errorf("got %+v", got)
+	}
+}
+
+type ctItem struct {
+	SKU string `json:"sku"`
+	Qty int    `json:"qty"`
+}
+
+type ctOrderT struct {
+	Name  string   `json:"name"`
+	Items []ctItem `json:"items"`
+}
+
+type ctListT struct {
+	Limit int    `json:"limit"`
+	Sort  string `json:"sort"`
+}
+
+func TestContractTypedAccess(t *testing.T) {
+	app := ctApp()
+	app.Route(fx.Route{Method: "POST", Path: "/typed", Body: validate.Struct[ctOrderT](), Query: validate.QueryStruct[ctListT](),
+		Handler: func(c *fx.Ctx) error {
+			o, ok := fx.ValidBody[ctOrderT](c)
+			p, okp := fx.ValidBody[*ctOrderT](c)
+			q, okq := fx.ValidQuery[ctListT](c)
+			_, bad := fx.ValidBody[string](c)
+			if !ok || !okp || !okq || bad || p.Name != o.Name {
+				return errors.New("accessor failed")
+			}
+			return c.JSON(200, map[string]any{"name": o.Name, "qty": o.Items[1].Qty, "limit": q.Limit, "sort": q.Sort})
+		}})
+	app.Route(fx.Route{Method: "POST", Path: "/map", Body: ctOrder, Query: ctList,
+		Handler: func(c *fx.Ctx) error {
+			o, _ := fx.ValidBody[map[string]any](c)
+			q, _ := fx.ValidQuery[map[string]any](c)
+			return c.JSON(200, map[string]any{"name": o["name"], "limit": q["limit"]})
+		}})
+	st, body := ctDo(t, app, "POST", "/typed?limit=5&sort=asc", "application/json; charset=utf-8",
+		`{"name":"Ada","items":[{"sku":"a","qty":1},{"sku":"b","qty":7}]}`)
+	if st != 200 || body != `{"limit":5,"name":"Ada","qty":7,"sort":"asc"}` {
+		t.Errorf("typed: %d %s", st, body)
+	}
+	st, body = ctDo(t, app, "POST", "/map", "", `{"name":"Ada","items":[{"sku":"a","qty":1}]}`)
+	if st != 200 || body != `{"limit":20,"name":"Ada"}` {
+		t.Errorf("map: %d %s", st, body)
+	}
+	// Struct reports every field type error of the body together
+	st, body = ctDo(t, app, "POST", "/typed?limit=1.5", "application/json", `{"name":1,"items":[{"sku":2,"qty":"3"}]}`)
+	got := ctIssues(t, st, body)
+	want := []ctIssue{
+		{"body", []string{"items", "0", "qty"}, "Expected an integer, got a string"},
+		{"body", []string{"items", "0", "sku"}, "Expected a string, got a number"},
+		{"body", []string{"name"}, "Expected a string, got a number"},
+		{"query", []string{"limit"}, "Expected an integer, got 1.5"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("issues\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// ctPtrSchema returns a pointer the handler must receive as is.
+type ctPtrSchema struct{ out *ctOrderT }
+
+func (s ctPtrSchema) Validate(any) validate.Result { return validate.Result{Value: s.out} }
+
+func TestContractNoSecondDecode(t *testing.T) {
+	out := &ctOrderT{Name: "from schema"}
+	app := ctApp()
+	app.Route(fx.Route{Method: "POST", Path: "/", Body: ctPtrSchema{out},
+		Handler: func(c *fx.Ctx) error {
+			p, _ := fx.ValidBody[*ctOrderT](c)
+			if p != out {
+				return errors.New("not the schema's value")
+			}
+			return c.JSON(200, p.Name)
+		}})
+	if st, body := ctDo(t, app, "POST", "/", "", `{"name":"from wire"}`); st != 200 || body != `"from schema"` {
+		t.Errorf("%d %s", st, body)
+	}
+}
+
+// ctCounting is a Decoder that records which path fx took.
+type ctCounting struct {
+	validate.Schema
+	fast, slow *int
+}
+
+func (s ctCounting) Validate(v any) validate.Result { *s.slow++; return s.Schema.Validate(v) }
+func (s ctCounting) ValidateJSON(b []byte) validate.Result {
+	*s.fast++
+	return s.Schema.(validate.Decoder).ValidateJSON(b)
+}
+
+func TestMalformedBodiesSameOnBothPaths(t *testing.T) {
+	var fast, slow int
+	generic := ctApp()
+	generic.Route(fx.Route{Method: "POST", Path: "/", Body: validate.Object(validate.Fields{"name": validate.String()}),
+		Handler: func(c *fx.Ctx) error { return c.NoContent(204) }})
+	decoder := ctApp()
+	decoder.Route(fx.Route{Method: "POST", Path: "/", Body: ctCounting{validate.Struct[struct {
+		Name string `json:"name"`
+	}](), &fast, &slow},
+		Handler: func(c *fx.Ctx) error { return c.NoContent(204) }})
+
+	for _, tc := range []struct {
+		name, ctype, body string
+		want              ctIssue
+	}{
+		{"not json", "application/json", `name=ada`, ctIssue{"body", []string{}, "Not valid JSON: unexpected word at byte 0"}},
+		{"not json either", "application/json", `<xml/>`, ctIssue{"body", []string{}, "Not valid JSON: unexpected character '<' at byte 0 (expected a value)"}},
+		{"trailing garbage", "application/json", `{"name":"a"} x`, ctIssue{"body", []string{}, "Not valid JSON: unexpected data after the JSON value at byte 13"}},
+		{"two values", "application/json", `{"name":"a"}{"name":"b"}`, ctIssue{"body", []string{}, "Not valid JSON: unexpected data after the JSON value at byte 12"}},
+		{"truncated", "application/json", `{"name":"a"`, ctIssue{"body", []string{}, "Not valid JSON: unexpected end of input"}},
+		{"form content type", "application/x-www-form-urlencoded", `{"name":"a"}`, ctIssue{"body", []string{}, "Content-Type must be application/json"}},
+		{"text content type", "text/plain", `{"name":"a"}`, ctIssue{"body", []string{}, "Content-Type must be application/json"}},
+		{"empty body", "application/json", ``, ctIssue{"body", []string{}, "Request body is required"}},
+		{"blank body", "application/json", "  \n", ctIssue{"body", []string{}, "Request body is required"}},
+		{"null body", "application/json", `null`, ctIssue{"body", []string{}, "Required"}},
+		{"duplicate key", "application/json", `{"name":"a","name":"b"}`, ctIssue{"body", []string{"name"}, `Duplicate key "name"`}},
+		{"escaped duplicate key", "application/json", `{"name":"a","n\u0061me":"b"}`, ctIssue{"body", []string{"name"}, `Duplicate key "name"`}},
+		{"invalid utf-8", "application/json", "{\"name\":\"\xff\"}", ctIssue{"body", []string{}, "Not valid JSON: invalid UTF-8 at byte 9"}},
+		{"wrong kind", "application/json", `[]`, ctIssue{"body", []string{}, "Expected an object, got an array"}},
+	} {
+		var bodies [2]string
+		for i, app := range []*fx.App{generic, decoder} {
+			st, body := ctDo(t, app, "POST", "/", tc.ctype, tc.body)
+			got := ctIssues(t, st, body)
+			if len(got) != 1 || !reflect.DeepEqual(got[0], tc.want) {
+				t.Errorf("%s (app %d): got %+v, want %+v", tc.name, i, got, tc.want)
+			}
+			bodies[i] = body
+		}
+		if bodies[0] != bodies[1] {
+			t.Errorf("%s: wire differs between paths:\n%s\n%s", tc.name, bodies[0], bodies[1])
+		}
+	}
+	if fast == 0 {
+		t.Error("the Decoder fast path was never used")
+	}
+	// an optional body accepts an empty request
+	app := ctApp()
+	app.Route(fx.Route{Method: "POST", Path: "/", Body: validate.Object(nil).Optional(),
+		Handler: func(c *fx.Ctx) error { _, ok := fx.ValidBody[map[string]any](c); return c.JSON(200, ok) }})
+	if st, body := ctDo(t, app, "POST", "/", "text/plain", ""); st != 200 || body != "false" {
+		t.Errorf("optional empty body: %d %s", st, body)
+	}
+}
+
+func TestQueryEdgeCases(t *testing.T) {
+	app := ctApp()
+	app.Route(fx.Route{Method: "GET", Path: "/list", Query: validate.Query(validate.Fields{
+		"limit": validate.Integer().Min(1).Default(20),
+		"tag":   validate.Array(validate.String()).Optional(),
+	}).Strict(), Handler: func(c *fx.Ctx) error {
+		q, _ := fx.ValidQuery[map[string]any](c)
+		return c.JSON(200, q)
+	}})
+	for target, want := range map[string]string{
+		"/list":                 `{"limit":20}`,
+		"/list?limit=":          `{"limit":20}`,
+		"/list?limit=1e3":       `{"limit":1000}`,
+		"/list?tag=a&tag=b%20c": `{"limit":20,"tag":["a","b c"]}`,
+	} {
+		if st, body := ctDo(t, app, "GET", target, "", ""); st != 200 || body != want {
+			t.Errorf("%s: %d %s, want %s", target, st, body, want)
+		}
+	}
+	for target, msg := range map[string]string{
+		"/list?limit=0x10":    `Expected an integer, got "0x10"`,
+		"/list?limit=%205":    `Expected an integer, got " 5"`,
+		"/list?limit=+5":      `Expected an integer, got " 5"`,
+		"/list?limit=NaN":     `Expected an integer, got "NaN"`,
+		"/list?limit=1&limit": "Expected a single value, got 2",
+		"/list?limit=1&lim=2": "Unknown key",
+	} {
+		st, body := ctDo(t, app, "GET", target, "", "")
+		got := ctIssues(t, st, body)
+		if len(got) != 1 || got[0].Location != "query" || got[0].Message != msg {
+			t.Errorf("%s: got %+v, want %q", target, got, msg)
+		}
+	}
+}
+
+type ctPanics struct{}
+
+func (ctPanics) Validate(any) validate.Result { panic("schema bug") }
+
+type ctPanicsFast struct{ ctPanics }
+
+func (ctPanicsFast) ValidateJSON([]byte) validate.Result { panic("schema bug") }
+
+type ctFails struct{}
+
+func (ctFails) Validate(any) validate.Result { return validate.Fail(errors.New("rules store down")) }
+
+func TestSchemaFailureIs500(t *testing.T) {
+	for name, r := range map[string]fx.Route{
+		"body panics":      {Body: ctPanics{}},
+		"decoder panics":   {Body: ctPanicsFast{}},
+		"query panics":     {Query: ctPanics{}},
+		"body fails":       {Body: ctFails{}},
+		"query fails":      {Query: ctFails{}},
+		"nested fails":     {Body: validate.Object(validate.Fields{"a": ctFails{}})},
+		"fails with issue": {Body: ctOrder, Query: ctFails{}},
+	} {
+		app := ctApp()
+		r.Method, r.Path = "POST", "/"
+		r.Handler = func(c *fx.Ctx) error { return c.NoContent(204) }
+		app.Route(r)
+		st, body := ctDo(t, app, "POST", "/?a=1", "application/json", `{"a":1}`)
+		if st != 500 || body != `{"error":{"code":"FX_INTERNAL_ERROR","message":"Internal server error"}}` {
+			t.Errorf("%s: %d %s", name, st, body)
+		}
+	}
+}
+
+// FuzzContract: arbitrary body and query bytes against a route contract
+// never give a 5xx or a body that is not JSON.
+func FuzzContract(f *testing.F) {
+	for _, s := range [][2]string{
+		{`{"name":"a","items":[{"sku":"x","qty":1}]}`, "limit=5&sort=asc"},
+		{`{"name":"a","name":"b"}`, "limit=&limit=1e3"},
+		{`{"items":[{"qty":1.5},{"sku":null}]} x`, "limit=0x10&sort=%ff"},
+		{"\xff\x00[", "limit=%20NaN&&=&a[b]=c"},
+		{`[[[[[[[[[[`, "sort"},
+		{``, "limit=99999999999999999999999"},
+	} {
+		f.Add([]byte(s[0]), []byte(s[1]))
+	}
+	apps := map[string]fasthttp.RequestHandler{}
+	for name, body := range map[string]validate.Schema{"builder": ctOrder.Strict(), "struct": validate.Struct[ctOrderT]()} {
+		app := ctApp()
+		app.Route(fx.Route{Method: "POST", Path: "/o", Body: body, Query: ctList.Strict(),
+			Handler: func(c *fx.Ctx) error { return c.JSON(200, "ok") }})
+		if err := app.Boot(); err != nil {
+			f.Fatal(err)
+		}
+		apps[name] = app.Handler()
+	}
+	f.Fuzz(func(t *testing.T, body, query []byte) {
+		for name, h := range apps {
+			var rc fasthttp.RequestCtx
+			rc.Request.Header.SetMethod("POST")
+			rc.Request.URI().SetPath("/o")
+			rc.Request.URI().SetQueryStringBytes(query)
+			rc.Request.Header.SetContentType("application/json")
+			rc.Request.SetBody(body)
+			h(&rc)
+			st, out := rc.Response.StatusCode(), rc.Response.Body()
+			if st >= 500 {
+				t.Fatalf("%s: %d %s", name, st, out)
+			}
+			if !json.Valid(out) {
+				t.Fatalf("%s: invalid JSON %q", name, out)
+			}
+			if st != 200 {
+				ctIssues(t, st, string(out))
+			}
+		}
+	})
+}
