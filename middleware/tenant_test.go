@@ -164,6 +164,24 @@ func TestTenantCustomValidate(t *testing.T) {
 	expectError(t, do(t, app, "GET", "/t", map[string]string{"X-Tenant-ID": "org_42"}), 400, fx.ErrorCodes.TenantRequired, "missing_tenant")
 }
 
+// TestTenantSubdomainDepth: only the label directly under the base domain
+// names a tenant, even for a validator that would accept dots.
+func TestTenantSubdomainDepth(t *testing.T) {
+	app := tenantApp(t, middleware.TenantConfig{BaseDomain: "api.example.com", Header: "-",
+		Validate: func(string) bool { return true }})
+	for host, want := range map[string]string{
+		"acme.api.example.com":     "acme",
+		"a.b.api.example.com":      "",
+		"10.0.0.1.api.example.com": "",
+		"[::1]:443":                "",
+	} {
+		r := do(t, app, "GET", "/t", map[string]string{"Host": host})
+		if got, _ := r.body["tenant"].(string); r.status != 200 || got != want {
+			t.Errorf("host %q: %d %s, want %q", host, r.status, r.raw, want)
+		}
+	}
+}
+
 func TestTenantMatchPrincipal(t *testing.T) {
 	app := fx.New()
 	app.Use(
