@@ -34,6 +34,7 @@ func NewEcho(middleware int) Impl {
 		}
 		return c.JSON(200, NewUser(id))
 	})
+	e.GET("/error", func(c echo.Context) error { return ErrUserNotFound })
 	e.GET("/panic", func(c echo.Context) error {
 		panic(ErrBoom)
 	})

@@ -33,6 +33,8 @@ var equivCases = []equivCase{
 	{"user-ok", "GET", "/users/42", "", 200, `{"id":"42","name":"User 42"}`, false},
 	{"user-error", "GET", "/users/missing", "", 404,
 		`{"error":{"code":"APP_USER_NOT_FOUND","message":"User not found","details":{"resource":"user","id":"missing"}}}`, false},
+	{"error-var", "GET", "/error", "", 404,
+		`{"error":{"code":"APP_USER_NOT_FOUND","message":"User not found","details":{"resource":"user","id":"missing"}}}`, false},
 	{"panic", "GET", "/panic", "", 500, `{"error":{"code":"FX_INTERNAL_ERROR","message":"Internal server error"}}`, false},
 	{"not-found", "GET", "/nope", "", 404, `{"error":{"code":"FX_NOT_FOUND","message":"Route GET /nope not found"}}`, false},
 	{"not-found-deep", "GET", "/users/42/orders", "", 404,

@@ -31,6 +31,7 @@ func NewFiberV2(middleware int) Impl {
 		}
 		return c.JSON(NewUser(id))
 	})
+	app.Get("/error", func(c *fiber.Ctx) error { return ErrUserNotFound })
 	app.Get("/panic", func(c *fiber.Ctx) error {
 		panic(ErrBoom)
 	})

@@ -30,6 +30,7 @@ func NewFX(middleware int) Impl {
 		}
 		return c.JSON(200, NewUser(id))
 	})
+	app.Get("/error", func(c *fx.Ctx) error { return fxUserNotFound })
 	app.Get("/panic", func(c *fx.Ctx) error {
 		panic(ErrBoom)
 	})

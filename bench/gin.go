@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"io"
-
 	"github.com/gin-gonic/gin"
 	"github.com/gin-gonic/gin/binding"
 	"github.com/go-playground/validator/v10"
@@ -23,7 +21,7 @@ func init() {
 func NewGin(middleware int) Impl {
 	r := gin.New()
 	r.HandleMethodNotAllowed = false
-	r.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, _ any) {
+	r.Use(gin.CustomRecoveryWithWriter(nil, func(c *gin.Context, _ any) { // nil: no panic log
 		c.AbortWithStatusJSON(500, InternalEnvelope)
 	}))
 	r.Use(ginErrors)
@@ -44,6 +42,7 @@ func NewGin(middleware int) Impl {
 		}
 		c.JSON(200, NewUser(id))
 	})
+	r.GET("/error", func(c *gin.Context) { _ = c.Error(ErrUserNotFound) })
 	r.GET("/panic", func(c *gin.Context) {
 		panic(ErrBoom)
 	})

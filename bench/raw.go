@@ -49,6 +49,9 @@ func rawServe(ctx *fasthttp.RequestCtx) {
 			}
 			rawJSON(ctx, 200, NewUser(string(id)))
 			return
+		case string(path) == "/error":
+			rawError(ctx, 404, CodeUserNotFound, UserNotFoundMsg, rawUserDetails)
+			return
 		case string(path) == "/panic":
 			panic(ErrBoom)
 		}
@@ -112,12 +115,13 @@ func rawJSON(ctx *fasthttp.RequestCtx, status int, v any) {
 	ctx.SetContentType("application/json")
 }
 
-// rawUserDetails is the details object of APP_USER_NOT_FOUND, written by
-// hand like the rest of the envelope.
-var rawUserDetails = []byte(`{"resource":"user","id":"missing"}`)
+// rawUserDetails is the details object of APP_USER_NOT_FOUND; like the
+// frameworks, the floor marshals it per request.
+var rawUserDetails any = &UserNotFoundDetails{Resource: "user", ID: MissingUserID}
 
-// rawError writes the envelope by hand; details is raw JSON or nil.
-func rawError(ctx *fasthttp.RequestCtx, status int, code, msg string, details []byte) {
+// rawError writes the envelope by hand; details, when not nil, is
+// marshalled with the pooled go-json encoder.
+func rawError(ctx *fasthttp.RequestCtx, status int, code, msg string, details any) {
 	ctx.Response.ResetBody()
 	ctx.SetStatusCode(status)
 	ctx.SetContentType("application/json")
@@ -128,7 +132,17 @@ func rawError(ctx *fasthttp.RequestCtx, status int, code, msg string, details []
 	b = appendJSONString(b, msg)
 	if details != nil {
 		b = append(b, `,"details":`...)
-		b = append(b, details...)
+		ctx.Response.SwapBody(b)
+		e := rawEncoders.Get().(*rawEncoder)
+		e.resp = &ctx.Response
+		err := e.enc.Encode(details)
+		e.resp = nil
+		rawEncoders.Put(e)
+		if err != nil {
+			rawError(ctx, 500, CodeInternal, InternalMessage, nil)
+			return
+		}
+		b = ctx.Response.SwapBody(nil)
 	}
 	b = append(b, "}}"...)
 	ctx.Response.SwapBody(b)

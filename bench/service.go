@@ -10,6 +10,7 @@
 //
 //	GET  /hello          200 {"message":"Hello, World!"}
 //	GET  /users/:id      200 {"id":..,"name":..}; id "missing" → 404 APP_USER_NOT_FOUND with details
+//	GET  /error          404 APP_USER_NOT_FOUND too, from a static route (no path parameter)
 //	GET  /panic          the handler panics with a plain error → 500 FX_INTERNAL_ERROR
 //	any unmatched route  404 FX_NOT_FOUND "Route GET /nope not found"
 //	POST /orders         201 with the order; three invalid fields → 422 FX_VALIDATION_ERROR, three issues
@@ -279,6 +280,7 @@ const MiddlewareChain = 5
 var Endpoints = []Endpoint{
 	{"hello", "GET", "/hello", "", 0, 200, "GET /hello, small JSON"},
 	{"user-error", "GET", "/users/missing", "", 0, 404, "GET /users/missing, an application error kept in a variable, with details"},
+	{"error-var", "GET", "/error", "", 0, 404, "GET /error, the same error on a static route (no path parameter to extract)"},
 	{"panic", "GET", "/panic", "", 0, 500, "GET /panic, the handler panics with a plain error"},
 	{"not-found", "GET", "/nope", "", 0, 404, "GET /nope, unmatched route"},
 	{"orders-422", "POST", "/orders", InvalidOrder, 0, 422, "POST /orders, three invalid fields"},

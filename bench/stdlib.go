@@ -63,6 +63,8 @@ func stdUser(id string, w http.ResponseWriter) error {
 	return nil
 }
 
+func stdError(w http.ResponseWriter, r *http.Request) error { return ErrUserNotFound }
+
 func stdPanic(w http.ResponseWriter, r *http.Request) error { panic(ErrBoom) }
 
 func stdOrders(w http.ResponseWriter, r *http.Request) error {
@@ -90,6 +92,7 @@ func NewChi(middleware int) Impl {
 	r.Method("GET", "/users/{id}", errHandler(func(w http.ResponseWriter, r *http.Request) error {
 		return stdUser(chi.URLParam(r, "id"), w)
 	}))
+	r.Method("GET", "/error", errHandler(stdError))
 	r.Method("GET", "/panic", errHandler(stdPanic))
 	r.Method("POST", "/orders", errHandler(stdOrders))
 	return Impl{HTTP: r}
@@ -104,6 +107,7 @@ func NewServeMux(middleware int) Impl {
 	mux.Handle("GET /users/{id}", errHandler(func(w http.ResponseWriter, r *http.Request) error {
 		return stdUser(r.PathValue("id"), w)
 	}))
+	mux.Handle("GET /error", errHandler(stdError))
 	mux.Handle("GET /panic", errHandler(stdPanic))
 	mux.Handle("POST /orders", errHandler(stdOrders))
 	mux.HandleFunc("/", stdNotFound)
