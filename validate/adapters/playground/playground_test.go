@@ -1,0 +1,203 @@
+package playground_test
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/validate"
+	"github.com/fxhq/fx/validate/adapters/playground"
+	"github.com/valyala/fasthttp"
+)
+
+type Item struct {
+	SKU string `json:"sku" validate:"required"`
+	Qty int    `json:"qty" validate:"min=1"`
+}
+
+type Order struct {
+	Name  string `json:"name" validate:"min=1"`
+	Items []Item `json:"items" validate:"min=1,dive"`
+}
+
+// builtinOrder is the same contract in the built-in schema.
+var builtinOrder = validate.Object(validate.Fields{
+	"name": validate.String().MinLen(1),
+	"items": validate.Array(validate.Object(validate.Fields{
+		"sku": validate.String(),
+		"qty": validate.Integer().Min(1),
+	})).MinItems(1),
+})
+
+func newApp(body, query validate.Schema) *fx.App {
+	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+	app.Route(fx.Route{Method: "POST", Path: "/orders", Body: body, Query: query,
+		Handler: func(c *fx.Ctx) error {
+			if o, ok := fx.ValidBody[Order](c); ok {
+				return c.JSON(201, o)
+			}
+			return c.JSON(201, "map")
+		}})
+	return app
+}
+
+func post(t testing.TB, app *fx.App, target, body string) (int, string) {
+	t.Helper()
+	req := httptest.NewRequest("POST", target, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := app.Test(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestSameIssuesAsBuiltin(t *testing.T) {
+	payload := `{"name":"","items":[{"sku":"a","qty":1},{"qty":0}]}`
+	st1, want := post(t, newApp(builtinOrder, nil), "/orders", payload)
+	st2, got := post(t, newApp(playground.Struct[Order](nil), nil), "/orders", payload)
+	if st1 != 422 || st2 != 422 || got != want {
+		t.Errorf("built-in %d %s\nplayground %d %s", st1, want, st2, got)
+	}
+	const wire = `{"error":{"code":"FX_VALIDATION_ERROR","message":"Request validation failed","details":{"issues":[` +
+		`{"location":"body","path":["items","1","qty"],"message":"Must be at least 1"},` +
+		`{"location":"body","path":["items","1","sku"],"message":"Required"},` +
+		`{"location":"body","path":["name"],"message":"Must be at least 1 character long"}]}}}`
+	if got != wire {
+		t.Errorf("got  %s\nwant %s", got, wire)
+	}
+	st, body := post(t, newApp(playground.Struct[Order](nil), nil), "/orders", `{"name":"Ada","items":[{"sku":"a","qty":2}]}`)
+	if st != 201 || body != `{"name":"Ada","items":[{"sku":"a","qty":2}]}` {
+		t.Errorf("valid: %d %s", st, body)
+	}
+}
+
+type Inner struct {
+	Code string `json:"code" validate:"len=3"`
+}
+
+type Base struct {
+	Email string `json:"email" validate:"required,email"`
+}
+
+type Profile struct {
+	Base
+	DisplayName string            `json:"display_name" validate:"required"`
+	Tags        []string          `json:"tags" validate:"max=2,dive,oneof=red green"`
+	Labels      map[string]string `json:"labels" validate:"dive,keys,min=1,endkeys,max=3"`
+	Inner       *Inner            `json:"inner" validate:"required"`
+	Age         int               `json:"age" validate:"gte=18,lte=130"`
+	NoTag       string            `validate:"alpha"`
+}
+
+func TestPathsAndMessages(t *testing.T) {
+	s := playground.Struct[Profile](nil)
+	body := `{"email":"nope","display_name":"","tags":["red","blue","green"],"labels":{"a.b":"long!"},"inner":{"code":"ab"},"age":12,"NoTag":"x1"}`
+	res := s.ValidateJSON([]byte(body))
+	got := map[string]string{}
+	for _, is := range res.Issues {
+		got[strings.Join(is.Path, "|")] = is.Message
+	}
+	want := map[string]string{
+		"email":        "Must be a valid email address",
+		"display_name": "Required",
+		"tags":         "Must have at most 2 items",
+		"labels|a.b":   "Must be at most 3 characters long",
+		"inner|code":   "Must be exactly 3 characters long",
+		"age":          "Must be at least 18",
+		"NoTag":        "Must contain only letters",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %v\nwant %v", got, want)
+	}
+	// elements: index as its own segment
+	res = s.ValidateJSON([]byte(`{"email":"a@b.co","display_name":"x","tags":["red","blue"],"inner":{"code":"abc"},"age":20,"NoTag":"x"}`))
+	if len(res.Issues) != 1 || !reflect.DeepEqual(res.Issues[0].Path, []string{"tags", "1"}) || res.Issues[0].Message != `Must be one of: "red", "green"` {
+		t.Errorf("got %+v", res.Issues)
+	}
+	// type errors of every field come first, together, before any tag runs
+	res = s.ValidateJSON([]byte(`{"email":1,"age":"x","tags":[1]}`))
+	got = map[string]string{}
+	for _, is := range res.Issues {
+		got[strings.Join(is.Path, "|")] = is.Message
+	}
+	if !reflect.DeepEqual(got, map[string]string{"email": "Expected a string, got a number", "age": "Expected an integer, got a string", "tags|0": "Expected a string, got a number"}) {
+		t.Errorf("type errors: %v", got)
+	}
+	// no Go field or type names in messages
+	for _, is := range res.Issues {
+		if strings.Contains(is.Message, "Profile") || strings.Contains(is.Message, "int") && !strings.Contains(is.Message, "integer") {
+			t.Errorf("leaky message %q", is.Message)
+		}
+	}
+}
+
+type List struct {
+	Limit int      `json:"limit" validate:"min=1,max=100"`
+	Tag   []string `json:"tag" validate:"dive,min=2"`
+}
+
+func TestQuery(t *testing.T) {
+	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+	app.Route(fx.Route{Method: "GET", Path: "/l", Query: playground.Query[List](nil),
+		Handler: func(c *fx.Ctx) error { q, _ := fx.ValidQuery[List](c); return c.JSON(200, q) }})
+	req := httptest.NewRequest("GET", "/l?limit=500&tag=ab&tag=c", nil)
+	resp, _ := app.Test(req)
+	b, _ := io.ReadAll(resp.Body)
+	var env struct {
+		Error struct {
+			Details struct {
+				Issues []struct {
+					Location string
+					Path     []string
+					Message  string
+				}
+			}
+		}
+	}
+	json.Unmarshal(b, &env)
+	is := env.Error.Details.Issues
+	if resp.StatusCode != 422 || len(is) != 2 || is[0].Location != "query" || !reflect.DeepEqual(is[0].Path, []string{"limit"}) ||
+		!reflect.DeepEqual(is[1].Path, []string{"tag", "1"}) || is[1].Message != "Must be at least 2 characters long" {
+		t.Errorf("%d %s", resp.StatusCode, b)
+	}
+}
+
+// benchmark: the request goes through the booted handler, without a network.
+func benchContract(b *testing.B, body validate.Schema, payload string, status int) {
+	app := newApp(body, nil)
+	if err := app.Boot(); err != nil {
+		b.Fatal(err)
+	}
+	h := app.Handler()
+	var rc fasthttp.RequestCtx
+	b.ReportAllocs()
+	for b.Loop() {
+		rc.Request.Reset()
+		rc.Response.Reset()
+		rc.Request.Header.SetMethod("POST")
+		rc.Request.SetRequestURI("/orders")
+		rc.Request.Header.SetContentType("application/json")
+		rc.Request.SetBodyString(payload)
+		h(&rc)
+		if rc.Response.StatusCode() != status {
+			b.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
+		}
+	}
+}
+
+const (
+	validOrder   = `{"name":"Ada","items":[{"sku":"a","qty":1},{"sku":"b","qty":2}]}`
+	invalidOrder = `{"name":"","items":[{"sku":"a","qty":1},{"qty":0}]}`
+)
+
+func BenchmarkContract(b *testing.B) {
+	b.Run("playground/valid", func(b *testing.B) { benchContract(b, playground.Struct[Order](nil), validOrder, 201) })
+	b.Run("playground/invalid", func(b *testing.B) { benchContract(b, playground.Struct[Order](nil), invalidOrder, 422) })
+}
