@@ -1,6 +1,7 @@
 package bench
 
 import (
+	json "github.com/goccy/go-json"
 	"log/slog"
 	"math"
 
@@ -39,7 +40,7 @@ func NewFX(middleware int) Impl {
 		Path:   "/orders",
 		Body:   orderSchema{},
 		Handler: func(c *fx.Ctx) error {
-			o, _ := fx.ValidBody[map[string]any](c)
+			o, _ := fx.ValidBody[*Order](c)
 			return c.JSON(201, o)
 		},
 	})
@@ -49,28 +50,72 @@ func NewFX(middleware int) Impl {
 	return Impl{FastHTTP: app.Handler(), serve: app.Serve}
 }
 
-// orderSchema is a hand-written validate.Schema for Order: the rules and
-// messages of CheckOrder, over the decoded JSON fx hands to Validate.
+// orderSchema is a hand-written validate.Schema for Order with the rules
+// and messages of CheckOrder. It implements validate.Decoder, the fast
+// path fx offers a schema: the body bytes are decoded straight into an
+// Order (as the peers bind into a struct) instead of into a generic tree.
+// Result.Value is an *Order either way.
 type orderSchema struct{}
 
+// ValidateJSON decodes body into an Order and checks it.
+func (orderSchema) ValidateJSON(body []byte) validate.Result {
+	o := new(Order)
+	if err := json.Unmarshal(body, o); err != nil {
+		// A type mismatch: let the tree path report it.
+		tree, err := validate.DecodeJSON(body)
+		if err != nil {
+			return validate.Result{Issues: []validate.Issue{{Path: []string{}, Message: MsgBadJSON}}}
+		}
+		return orderSchema{}.Validate(tree)
+	}
+	return orderResult(o)
+}
+
+// Validate checks the decoded JSON tree (what fx passes a schema that is
+// not a Decoder, and an empty body as nil).
 func (orderSchema) Validate(value any) validate.Result {
 	m, ok := value.(map[string]any)
 	if !ok {
 		return validate.Result{Issues: []validate.Issue{{Path: []string{}, Message: "Expected an object"}}}
 	}
-	var issues []validate.Issue
-	email, _ := m["email"].(string)
-	switch {
-	case email == "":
-		issues = append(issues, validate.Issue{Path: []string{"email"}, Message: MsgRequired})
-	case !ValidEmail(email):
-		issues = append(issues, validate.Issue{Path: []string{"email"}, Message: MsgEmail})
+	o := new(Order)
+	var typeIssues []validate.Issue
+	str := func(k string, dst *string) {
+		switch v := m[k].(type) {
+		case nil:
+		case string:
+			*dst = v
+		default:
+			typeIssues = append(typeIssues, validate.Issue{Path: []string{k}, Message: "Expected a string"})
+		}
 	}
-	if item, _ := m["item"].(string); item == "" {
-		issues = append(issues, validate.Issue{Path: []string{"item"}, Message: MsgRequired})
+	str("email", &o.Email)
+	str("item", &o.Item)
+	switch q := m["quantity"].(type) {
+	case nil:
+	case float64:
+		if q != math.Trunc(q) || math.Abs(q) > 1<<53 {
+			typeIssues = append(typeIssues, validate.Issue{Path: []string{"quantity"}, Message: "Expected an integer"})
+		} else {
+			o.Quantity = int(q)
+		}
+	default:
+		typeIssues = append(typeIssues, validate.Issue{Path: []string{"quantity"}, Message: "Expected an integer"})
 	}
-	if q, _ := m["quantity"].(float64); q < 1 || q != math.Trunc(q) {
-		issues = append(issues, validate.Issue{Path: []string{"quantity"}, Message: MsgMinOne})
+	if len(typeIssues) > 0 {
+		return validate.Result{Issues: typeIssues}
 	}
-	return validate.Result{Value: m, Issues: issues}
+	return orderResult(o)
+}
+
+func orderResult(o *Order) validate.Result {
+	issues := CheckOrder(o)
+	if len(issues) == 0 {
+		return validate.Result{Value: o}
+	}
+	out := make([]validate.Issue, len(issues))
+	for i, is := range issues {
+		out[i] = validate.Issue{Path: is.Path, Message: is.Message}
+	}
+	return validate.Result{Issues: out}
 }

@@ -105,20 +105,33 @@ type Issue struct {
 // ServeMux implementations use.
 func CheckOrder(o *Order) []Issue {
 	var issues []Issue
+	add := func(path []string, msg string) {
+		if issues == nil {
+			issues = make([]Issue, 0, 3)
+		}
+		issues = append(issues, Issue{"body", path, msg})
+	}
 	switch {
 	case o.Email == "":
-		issues = append(issues, Issue{"body", []string{"email"}, MsgRequired})
+		add(pathEmail, MsgRequired)
 	case !ValidEmail(o.Email):
-		issues = append(issues, Issue{"body", []string{"email"}, MsgEmail})
+		add(pathEmail, MsgEmail)
 	}
 	if o.Item == "" {
-		issues = append(issues, Issue{"body", []string{"item"}, MsgRequired})
+		add(pathItem, MsgRequired)
 	}
 	if o.Quantity < 1 {
-		issues = append(issues, Issue{"body", []string{"quantity"}, MsgMinOne})
+		add(pathQuantity, MsgMinOne)
 	}
 	return issues
 }
+
+// Issue paths, shared and never modified.
+var (
+	pathEmail    = []string{"email"}
+	pathItem     = []string{"item"}
+	pathQuantity = []string{"quantity"}
+)
 
 // ValidEmail is a deliberately simple address check: one '@' with text on
 // both sides and a dot in the domain. (validator/v10's rule is stricter;
