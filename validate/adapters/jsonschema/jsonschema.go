@@ -1,0 +1,242 @@
+// Package jsonschema adapts santhosh-tekuri/jsonschema/v6 (JSON Schema
+// drafts 4 to 2020-12) to fx's validate.Schema:
+//
+//	orders, err := jsonschema.Compile(`{
+//		"type": "object",
+//		"required": ["name"],
+//		"properties": {"name": {"type": "string", "minLength": 1}},
+//		"additionalProperties": false
+//	}`)
+//	app.Route(fx.Route{Method: "POST", Path: "/orders", Body: orders, Handler: h})
+//
+// Every failing keyword becomes one issue at the path of the value it is
+// about: a missing required property, and each additional property, at the
+// child path (["items","0","sku"]), not at the object. Messages are plain
+// English ("Expected a string, got a number", "Required", "Unknown key").
+//
+// Query values are strings (or []string): a schema for a query string
+// should say "type": "string" with a pattern, as JSON Schema does not
+// coerce.
+//
+// It is a module of its own, so that importing fx never pulls in the
+// JSON Schema library.
+package jsonschema
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fxhq/fx/validate"
+	js "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// Schema is a compiled JSON Schema as a validate.Schema. Its Result.Value
+// is the validated value itself.
+type Schema struct {
+	s *js.Schema
+}
+
+// New wraps a schema compiled with the library's own Compiler (for
+// $ref to other resources, custom formats and vocabularies).
+func New(s *js.Schema) *Schema { return &Schema{s: s} }
+
+// Compile compiles one schema document given as JSON text, with "format"
+// asserted (an invalid email fails). Cost: done once,
+// at startup; validating a request walks the compiled schema without
+// re-parsing it.
+func Compile(schemaJSON string) (*Schema, error) {
+	doc, err := js.UnmarshalJSON(strings.NewReader(schemaJSON))
+	if err != nil {
+		return nil, fmt.Errorf("jsonschema: schema is not JSON: %w", err)
+	}
+	c := js.NewCompiler()
+	c.AssertFormat() // "format": "email" is a check, not an annotation
+	const url = "fx://schema.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, err
+	}
+	return New(s), nil
+}
+
+// MustCompile is Compile that panics on an invalid schema, for package
+// level variables.
+func MustCompile(schemaJSON string) *Schema {
+	s, err := Compile(schemaJSON)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Validate validates v (the decoded JSON tree fx hands to schemas).
+func (s *Schema) Validate(v any) validate.Result {
+	err := s.s.Validate(v)
+	if err == nil {
+		return validate.Result{Value: v}
+	}
+	var ve *js.ValidationError
+	if !errors.As(err, &ve) {
+		return validate.Fail(err)
+	}
+	var issues []validate.Issue
+	collect(ve, &issues)
+	if len(issues) == 0 {
+		issues = append(issues, validate.Issue{Path: slices.Clone(ve.InstanceLocation), Message: "Is not valid"})
+	}
+	return validate.Result{Issues: issues}
+}
+
+var printer = message.NewPrinter(language.English)
+
+// collect walks the error tree; leaves become issues.
+func collect(e *js.ValidationError, out *[]validate.Issue) {
+	at := func(extra ...string) []string {
+		p := make([]string, 0, len(e.InstanceLocation)+len(extra))
+		p = append(p, e.InstanceLocation...)
+		return append(p, extra...)
+	}
+	add := func(msg string, extra ...string) {
+		*out = append(*out, validate.Issue{Path: at(extra...), Message: msg})
+	}
+	switch k := e.ErrorKind.(type) {
+	case *kind.AnyOf, *kind.OneOf:
+		add("Does not match any of the allowed forms")
+		return
+	case *kind.Required:
+		for _, m := range k.Missing {
+			add("Required", m)
+		}
+		return
+	case *kind.DependentRequired:
+		for _, m := range k.Missing {
+			add("Required when "+strconv.Quote(k.Prop)+" is given", m)
+		}
+		return
+	case *kind.AdditionalProperties:
+		for _, p := range k.Properties {
+			add("Unknown key", p)
+		}
+		return
+	}
+	if len(e.Causes) > 0 {
+		for _, c := range e.Causes {
+			collect(c, out)
+		}
+		return
+	}
+	add(leafMessage(e.ErrorKind))
+}
+
+var article = map[string]string{
+	"string": "a string", "number": "a number", "integer": "an integer", "boolean": "a boolean",
+	"object": "an object", "array": "an array", "null": "null",
+}
+
+func kindName(k string) string {
+	if a, ok := article[k]; ok {
+		return a
+	}
+	return k
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+func rat(r *big.Rat) string {
+	if r == nil {
+		return "?"
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+func literal(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
+}
+
+// leafMessage is the plain-English message of a leaf error.
+func leafMessage(k js.ErrorKind) string {
+	switch k := k.(type) {
+	case *kind.Type:
+		want := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			want[i] = kindName(w)
+		}
+		return "Expected " + strings.Join(want, " or ") + ", got " + kindName(k.Got)
+	case *kind.MinLength:
+		return "Must be at least " + plural(k.Want, "character", "characters") + " long"
+	case *kind.MaxLength:
+		return "Must be at most " + plural(k.Want, "character", "characters") + " long"
+	case *kind.Minimum:
+		return "Must be at least " + rat(k.Want)
+	case *kind.Maximum:
+		return "Must be at most " + rat(k.Want)
+	case *kind.ExclusiveMinimum:
+		return "Must be greater than " + rat(k.Want)
+	case *kind.ExclusiveMaximum:
+		return "Must be less than " + rat(k.Want)
+	case *kind.MultipleOf:
+		return "Must be a multiple of " + rat(k.Want)
+	case *kind.MinItems:
+		return "Must have at least " + plural(k.Want, "item", "items")
+	case *kind.MaxItems:
+		return "Must have at most " + plural(k.Want, "item", "items")
+	case *kind.MinProperties:
+		return "Must have at least " + plural(k.Want, "key", "keys")
+	case *kind.MaxProperties:
+		return "Must have at most " + plural(k.Want, "key", "keys")
+	case *kind.UniqueItems:
+		return "Must not contain duplicates"
+	case *kind.Enum:
+		vals := make([]string, len(k.Want))
+		for i, v := range k.Want {
+			vals[i] = literal(v)
+		}
+		return "Must be one of: " + strings.Join(vals, ", ")
+	case *kind.Const:
+		return "Must be " + literal(k.Want)
+	case *kind.Pattern:
+		return "Must match the pattern " + k.Want
+	case *kind.Format:
+		switch k.Want {
+		case "email", "idn-email":
+			return "Must be a valid email address"
+		case "date-time":
+			return "Must be a date-time (RFC 3339)"
+		case "uri", "iri", "uri-reference":
+			return "Must be a valid URL"
+		}
+		return "Must be a valid " + k.Want
+	case *kind.FalseSchema:
+		return "Is not allowed"
+	}
+	return capitalize(k.LocalizedString(printer))
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return "Is not valid"
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
