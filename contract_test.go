@@ -370,3 +370,55 @@ func FuzzContract(f *testing.F) {
 		}
 	})
 }
+
+// benchContract drives the booted handler directly (no network), so the
+// numbers are the framework's: routing, contract, handler, envelope.
+func benchContract(b *testing.B, body validate.Schema, payload string, status int) {
+	app := ctApp()
+	app.Route(fx.Route{Method: "POST", Path: "/orders", Body: body,
+		Handler: func(c *fx.Ctx) error {
+			if o, ok := fx.ValidBody[*ctOrderT](c); ok {
+				return c.JSON(201, o)
+			}
+			o, _ := fx.ValidBody[map[string]any](c)
+			return c.JSON(201, o)
+		}})
+	if err := app.Boot(); err != nil {
+		b.Fatal(err)
+	}
+	h := app.Handler()
+	var rc fasthttp.RequestCtx
+	b.ReportAllocs()
+	for b.Loop() {
+		rc.Request.Reset()
+		rc.Response.Reset()
+		rc.Request.Header.SetMethod("POST")
+		rc.Request.SetRequestURI("/orders")
+		rc.Request.Header.SetContentType("application/json")
+		rc.Request.SetBodyString(payload)
+		h(&rc)
+		if rc.Response.StatusCode() != status {
+			b.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
+		}
+	}
+}
+
+// ctNoop validates nothing: the baseline of a contract (decode only).
+type ctNoop struct{}
+
+func (ctNoop) Validate(v any) validate.Result { return validate.Result{Value: v} }
+
+const (
+	ctValidOrder   = `{"name":"Ada","items":[{"sku":"a","qty":1},{"sku":"b","qty":2}]}`
+	ctInvalidOrder = `{"name":"","items":[{"sku":"a","qty":1},{"qty":0}]}`
+	ctBadTypes     = `{"name":1,"items":[{"sku":"a","qty":"1"},{"qty":true}]}`
+)
+
+func BenchmarkContract(b *testing.B) {
+	b.Run("noop-schema/valid", func(b *testing.B) { benchContract(b, ctNoop{}, ctValidOrder, 201) })
+	b.Run("builder/valid", func(b *testing.B) { benchContract(b, ctOrder, ctValidOrder, 201) })
+	b.Run("builder/invalid", func(b *testing.B) { benchContract(b, ctOrder, ctInvalidOrder, 422) })
+	b.Run("struct/valid", func(b *testing.B) { benchContract(b, validate.Struct[ctOrderT](), ctValidOrder, 201) })
+	b.Run("struct/invalid-types", func(b *testing.B) { benchContract(b, validate.Struct[ctOrderT](), ctBadTypes, 422) })
+	b.Run("malformed/duplicate-key", func(b *testing.B) { benchContract(b, ctOrder, `{"name":"a","name":"b"}`, 422) })
+}

@@ -265,7 +265,7 @@ func (s *StringSchema) check(v any, st *state) any {
 			return nil
 		}
 	}
-	return str
+	return v // the input's own interface value: no new allocation
 }
 
 func quoteList(vs []string) string {
@@ -419,6 +419,9 @@ func (s *NumberSchema) check(v any, st *state) any {
 			st.add(err.Error())
 			return nil
 		}
+	}
+	if _, ok := v.(float64); ok {
+		return v // the input's own interface value: no new allocation
 	}
 	return f
 }
