@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -172,5 +173,45 @@ func TestPrincipalNilSafe(t *testing.T) {
 	}
 	if v, ok := q.Claim("sub"); !ok || v != "s" {
 		t.Fatal("Claim")
+	}
+}
+
+// TestWrapConcurrent runs a wrapped route from many goroutines (run with
+// -race): the pooled per-request state must not be shared.
+func TestWrapConcurrent(t *testing.T) {
+	app := authzApp(t)
+	admin := "Bearer " + sign(t, jwt.MapClaims{"roles": []string{"admin"}}, nil)
+	reader := "Bearer " + sign(t, jwt.MapClaims{"permissions": []string{"reports:read"}}, nil)
+	errs := make(chan string, 64)
+	done := make(chan struct{})
+	for g := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 20 {
+				tok, want := admin, 200
+				if (g+i)%2 == 1 {
+					tok, want = reader, 403
+				}
+				req := newReq("/admin")
+				req.Header.Set("Authorization", tok)
+				resp, err := app.Test(req)
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				resp.Body.Close()
+				if resp.StatusCode != want {
+					errs <- fmt.Sprintf("got %d, want %d", resp.StatusCode, want)
+					return
+				}
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
