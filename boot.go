@@ -34,19 +34,7 @@ func (a *App) Boot() error {
 }
 
 func (a *App) boot() error {
-	a.regMu.Lock()
-	plugins := append([]Plugin(nil), a.plugins...)
-	a.regMu.Unlock()
-
-	order, errs := orderPlugins(plugins)
-	if len(errs) == 0 {
-		for _, p := range order {
-			if err := runSetup(a, p); err != nil {
-				errs = append(errs, err)
-				break
-			}
-		}
-	}
+	errs := a.setupPlugins()
 
 	// Close registrations and take what they hold.
 	a.regMu.Lock()
@@ -67,6 +55,34 @@ func (a *App) boot() error {
 	}
 	a.handler = r.Handler
 	return nil
+}
+
+// setupPlugins runs every plugin's Setup in dependency order. A Setup may
+// register more plugins: they are ordered together with all the others and
+// set up in further rounds, until no new plugin appears.
+func (a *App) setupPlugins() []error {
+	ran := map[string]bool{}
+	for {
+		a.regMu.Lock()
+		plugins := append([]Plugin(nil), a.plugins...)
+		a.regMu.Unlock()
+		if len(ran) == len(plugins) {
+			return nil
+		}
+		order, errs := orderPlugins(plugins)
+		if len(errs) > 0 {
+			return errs
+		}
+		for _, p := range order {
+			if ran[p.Name] {
+				continue
+			}
+			ran[p.Name] = true
+			if err := runSetup(a, p); err != nil {
+				return []error{err}
+			}
+		}
+	}
 }
 
 // Handler boots the App (see Boot) and returns its fasthttp handler, for

@@ -307,3 +307,34 @@ func TestRegisterAfterBootPanics(t *testing.T) {
 	}()
 	app.Get("/late", func(c *fx.Ctx) error { return nil })
 }
+
+// A Setup may register further plugins: they are set up in the same Boot,
+// after the plugin that registered them and their own dependencies.
+func TestSetupRegistersPlugin(t *testing.T) {
+	r := &recorder{}
+	app := quiet()
+	app.Register(r.plugin("db"))
+	app.Register(fx.Plugin{Name: "bundle", Setup: func(a *fx.App) error {
+		r.plugin("bundle")
+		a.Register(r.plugin("child", "db", "grandchild"))
+		a.Register(r.plugin("grandchild"))
+		return nil
+	}})
+	if err := app.Boot(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.ran, ","); got != "db,grandchild,child" {
+		t.Errorf("Setup order %s", got)
+	}
+	// A plugin registered during Setup with a missing dependency is
+	// reported like any other.
+	app = quiet()
+	app.Register(fx.Plugin{Name: "bundle", Setup: func(a *fx.App) error {
+		a.Register(fx.Plugin{Name: "child", DependsOn: []string{"ghost"}})
+		return nil
+	}})
+	var fe *fx.Error
+	if err := app.Boot(); !errors.As(err, &fe) || fe.Code != fx.ErrorCodes.PluginMissingDependency {
+		t.Errorf("Boot = %v", err)
+	}
+}

@@ -12,7 +12,8 @@ import (
 // FX_PLUGIN_MISSING_DEPENDENCY, a cycle FX_PLUGIN_DEPENDENCY_CYCLE; in both
 // cases no Setup runs. A Setup that returns an error (or panics) aborts
 // Boot with that error. Routes, middleware and the hook registered by Setup
-// take effect as if registered before Boot.
+// take effect as if registered before Boot; plugins registered by Setup are
+// set up in the same Boot, in dependency order with all the others.
 type Plugin struct {
 	Name      string
 	DependsOn []string
