@@ -619,4 +619,37 @@ func TestDetailsEscaping(t *testing.T) {
 	if strings.Contains(string(b), "\u2028") {
 		t.Errorf("raw U+2028 in %q", b)
 	}
+	// Valid UTF-8 (the go-json path): U+2028/U+2029 are escaped too.
+	b = fx.AppendEnvelope(nil, fx.NewError(400, "APP_X", "m", map[string]string{"k\u2028": "v\u2029"}))
+	if string(b) != `{"error":{"code":"APP_X","message":"m","details":{"k\u2028":"v\u2029"}}}` {
+		t.Errorf("got %s", b)
+	}
+}
+
+// ServeError runs the boundary for failures outside handlers (transport
+// adapters): hook, log and envelope.
+func TestServeError(t *testing.T) {
+	var hooked []any
+	app, logs := newLogged()
+	app.OnError(func(c *fx.Ctx, err any) bool { hooked = append(hooked, err); return false })
+	e := fx.NewError(413, fx.ErrorCodes.PayloadTooLarge, "too big")
+	rc := newRequestCtx()
+	rc.Request.SetRequestURI("/upload")
+	rc.Request.Header.SetMethod("PUT")
+	app.ServeError(rc, e)
+	if rc.Response.StatusCode() != 413 || string(rc.Response.Body()) != `{"error":{"code":"FX_PAYLOAD_TOO_LARGE","message":"too big"}}` {
+		t.Errorf("%d %s", rc.Response.StatusCode(), rc.Response.Body())
+	}
+	rc.Response.Reset()
+	app.ServeError(rc, "adapter broke")
+	checkEnvelopeBody(t, rc.Response.Body(), fx.ErrorCodes.InternalError)
+	if rc.Response.StatusCode() != 500 {
+		t.Errorf("status %d", rc.Response.StatusCode())
+	}
+	if len(hooked) != 2 || hooked[0] != e || hooked[1] != "adapter broke" {
+		t.Errorf("hook saw %#v", hooked)
+	}
+	if !strings.Contains(logs.String(), "adapter broke") || !strings.Contains(logs.String(), `"path":"/upload"`) {
+		t.Errorf("not logged: %s", logs)
+	}
 }
