@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
@@ -95,12 +96,15 @@ func (m *Module) guestErr(inst *instance, what string, err error) error {
 	return fmt.Errorf("%s: trap: %w", what, err)
 }
 
-// tailWriter keeps the last max bytes written: the guest's stderr, for the
-// log when it fails. An instance is used by one goroutine at a time, so no
-// locking is needed.
+// tailWriter keeps the first max/4 bytes written and the last 3*max/4:
+// the guest's stdout and stderr, for the log when it fails. Both ends
+// matter — a Go runtime crash prints its reason first, then every
+// goroutine. An instance is used by one goroutine at a time, so no locking
+// is needed.
 type tailWriter struct {
-	buf []byte
-	max int
+	head, tail []byte
+	max        int
+	dropped    int
 }
 
 func (t *tailWriter) Write(p []byte) (int, error) {
@@ -108,17 +112,30 @@ func (t *tailWriter) Write(p []byte) (int, error) {
 	if t.max <= 0 {
 		return n, nil
 	}
-	if len(p) >= t.max {
-		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
+	if room := t.max/4 - len(t.head); room > 0 {
+		k := min(room, len(p))
+		t.head = append(t.head, p[:k]...)
+		p = p[k:]
+	}
+	keep := t.max - t.max/4
+	if len(p) >= keep {
+		t.dropped += len(t.tail) + len(p) - keep
+		t.tail = append(t.tail[:0], p[len(p)-keep:]...)
 		return n, nil
 	}
-	if over := len(t.buf) + len(p) - t.max; over > 0 {
-		t.buf = t.buf[:copy(t.buf, t.buf[over:])]
+	if over := len(t.tail) + len(p) - keep; over > 0 {
+		t.dropped += over
+		t.tail = t.tail[:copy(t.tail, t.tail[over:])]
 	}
-	t.buf = append(t.buf, p...)
+	t.tail = append(t.tail, p...)
 	return n, nil
 }
 
-func (t *tailWriter) String() string { return string(t.buf) }
+func (t *tailWriter) String() string {
+	if t.dropped == 0 {
+		return string(t.head) + string(t.tail)
+	}
+	return string(t.head) + "\n[... " + strconv.Itoa(t.dropped) + " bytes elided ...]\n" + string(t.tail)
+}
 
-func (t *tailWriter) Reset() { t.buf = t.buf[:0] }
+func (t *tailWriter) Reset() { t.head, t.tail, t.dropped = t.head[:0], t.tail[:0], 0 }

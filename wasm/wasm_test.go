@@ -234,14 +234,20 @@ func TestRecycleAfterCalls(t *testing.T) {
 // an enveloped 503; the pool never grows past its bound.
 func TestPoolBound(t *testing.T) {
 	app, m, _ := mount(t, "mirror", wasm.Config{
-		MaxInstances: 2, Timeout: 600 * time.Millisecond, QueueTimeout: 50 * time.Millisecond,
+		MaxInstances: 2, Timeout: time.Second, QueueTimeout: 50 * time.Millisecond,
 	})
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Add(1)
 		go func() { defer wg.Done(); do(t, app, "POST", "/", []byte("~loop")) }()
 	}
-	time.Sleep(150 * time.Millisecond) // both instances are now stuck in the loop
+	// Wait until both instances are stuck in the loop.
+	for deadline := time.Now().Add(2 * time.Second); m.Stats().Calls < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("the looping requests never reached the guest")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	start := time.Now()
 	r := do(t, app, "POST", "/", []byte(`{"status":200}`))
 	waited := time.Since(start)
@@ -249,7 +255,7 @@ func TestPoolBound(t *testing.T) {
 	if r.header.Get("Retry-After") == "" {
 		t.Error("503 without Retry-After")
 	}
-	if waited < 40*time.Millisecond || waited > 500*time.Millisecond {
+	if waited < 40*time.Millisecond || waited > 900*time.Millisecond {
 		t.Errorf("waited %v, want about QueueTimeout (50ms)", waited)
 	}
 	if s := m.Stats(); s.Live > 2 {

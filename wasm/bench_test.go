@@ -1,0 +1,125 @@
+package wasm_test
+
+import (
+	"bytes"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/wasm"
+)
+
+// Benchmarks go through app.Test (an in-memory connection to the real
+// fasthttp server), so they include HTTP parsing on both sides; Baseline
+// is the same path with a plain Go handler.
+//
+//	go test ./wasm -run '^$' -bench . -benchmem
+
+func benchApp(b *testing.B, app *fx.App, method, target string, body []byte) {
+	b.Helper()
+	if err := app.Boot(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		resp, err := app.Test(httptest.NewRequest(method, target, bytes.NewReader(body)))
+		if err != nil || resp.StatusCode >= 300 {
+			b.Fatalf("%v %v", err, resp)
+		}
+	}
+}
+
+func BenchmarkBaseline(b *testing.B) {
+	app, _ := newApp(b)
+	app.Post("/", func(c *fx.Ctx) error { return c.String(200, "hello from go") })
+	benchApp(b, app, "POST", "/", nil)
+}
+
+func BenchmarkWAT(b *testing.B) {
+	app, _ := newApp(b)
+	wasm.Mount(app, "POST", "/", fixture(b, "ok"), wasm.Config{Cache: testCache})
+	benchApp(b, app, "POST", "/", nil)
+}
+
+func BenchmarkGoGuest(b *testing.B) {
+	app, _, _ := goApp(b, wasm.Config{})
+	benchApp(b, app, "GET", "/hello", nil)
+}
+
+func BenchmarkGoGuestEcho1KiB(b *testing.B) {
+	app, _, _ := goApp(b, wasm.Config{})
+	benchApp(b, app, "POST", "/users/42/echo?x=1", bytes.Repeat([]byte("a"), 1024))
+}
+
+// BenchmarkWATParallel: many goroutines share the pool (GOMAXPROCS
+// instances).
+func BenchmarkWATParallel(b *testing.B) {
+	app, _ := newApp(b)
+	wasm.Mount(app, "POST", "/", fixture(b, "ok"), wasm.Config{Cache: testCache})
+	if err := app.Boot(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := app.Test(httptest.NewRequest("POST", "/", nil))
+			if err != nil || resp.StatusCode != 200 {
+				b.Fatalf("%v %v", err, resp)
+			}
+		}
+	})
+}
+
+// The Handler benchmarks call the App's fasthttp handler directly with a
+// reused RequestCtx: no connection, no HTTP parsing, so they show what the
+// guest round trip itself costs.
+
+func benchHandler(b *testing.B, app *fx.App, method, target string, body []byte) {
+	b.Helper()
+	if err := app.Boot(); err != nil {
+		b.Fatal(err)
+	}
+	h := app.Handler()
+	var rc fasthttp.RequestCtx
+	var req fasthttp.Request
+	req.Header.SetMethod(method)
+	req.SetRequestURI(target)
+	req.Header.Set("User-Agent", "bench")
+	req.Header.Set("Accept", "*/*")
+	req.SetBody(body)
+	rc.Init(&req, nil, nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		rc.Response.Reset()
+		h(&rc)
+		if rc.Response.StatusCode() >= 300 {
+			b.Fatalf("%d %s", rc.Response.StatusCode(), rc.Response.Body())
+		}
+	}
+}
+
+func BenchmarkHandlerBaseline(b *testing.B) {
+	app, _ := newApp(b)
+	app.Post("/", func(c *fx.Ctx) error { return c.String(200, "hello from go") })
+	benchHandler(b, app, "POST", "/", nil)
+}
+
+func BenchmarkHandlerWAT(b *testing.B) {
+	app, _ := newApp(b)
+	wasm.Mount(app, "POST", "/", fixture(b, "ok"), wasm.Config{Cache: testCache})
+	benchHandler(b, app, "POST", "/", nil)
+}
+
+func BenchmarkHandlerGoGuest(b *testing.B) {
+	app, _, _ := goApp(b, wasm.Config{})
+	benchHandler(b, app, "GET", "/hello", nil)
+}
+
+func BenchmarkHandlerGoGuestEcho1KiB(b *testing.B) {
+	app, _, _ := goApp(b, wasm.Config{})
+	benchHandler(b, app, "POST", "/users/42/echo?x=1", bytes.Repeat([]byte("a"), 1024))
+}
