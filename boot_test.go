@@ -338,3 +338,15 @@ func TestSetupRegistersPlugin(t *testing.T) {
 		t.Errorf("Boot = %v", err)
 	}
 }
+
+// A nil middleware is a configuration error reported by Boot, not a 500 on
+// every request.
+func TestNilMiddlewareIsBootError(t *testing.T) {
+	app := quiet()
+	app.Use(func(c *fx.Ctx, next fx.Next) error { return next() }, nil)
+	err := app.Boot()
+	var fe *fx.Error
+	if !errors.As(err, &fe) || !strings.Contains(fe.Message, "nil middleware") {
+		t.Fatalf("Boot = %v", err)
+	}
+}
