@@ -381,7 +381,10 @@ func TestRelShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
 }
 
 func TestRelShutdownWithRequestsInFlight(t *testing.T) {
-	app := fx.New(fx.Config{Logger: relQuietLogger()})
+	// A connection that never sends a request holds Shutdown until fasthttp
+	// counts it idle (5s after accept, as net/http) or ReadTimeout cuts it
+	// off; a short ReadTimeout keeps this test quick.
+	app := fx.New(fx.Config{Logger: relQuietLogger(), ReadTimeout: 300 * time.Millisecond})
 	const n = 8
 	var entered sync.WaitGroup
 	entered.Add(n)

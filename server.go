@@ -71,7 +71,11 @@ func (a *App) newServer() *fasthttp.Server {
 
 // Shutdown stops accepting connections, waits for in-flight requests to
 // finish (without a deadline; see ShutdownWithContext), then runs the
-// OnShutdown functions.
+// OnShutdown functions. During Shutdown, Ctx.Context of running handlers
+// is done, responses carry Connection: close, and new connections are
+// refused by the closed listener. Idle keep-alive connections are closed
+// at once; a connection that never sent a request counts as idle 5s after
+// it was accepted (as in net/http), unless ReadTimeout ends it first.
 func (a *App) Shutdown() error {
 	return a.ShutdownWithContext(context.Background())
 }

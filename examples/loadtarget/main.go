@@ -1,0 +1,99 @@
+// Command loadtarget is the server scripts/load.sh drives with wrk: one
+// route per kind of outcome, so the load covers the error boundary as much
+// as the success path.
+//
+//	GET  /hello          200 {"message":"Hello, fx!"}
+//	GET  /users/:id      200 {"id":...}
+//	GET  /conflict/:id   409 APP_CONFLICT (an *fx.Error with details)
+//	GET  /panic          500 FX_INTERNAL_ERROR (the handler panics)
+//	GET  /anything-else  404 FX_NOT_FOUND
+//	POST /items          201 with a valid body, 422 FX_VALIDATION_ERROR otherwise
+//	GET  /_stats         200 {"goroutines":..,"heap_inuse":..,...} for the script
+//
+// It listens on ADDR (default 127.0.0.1:0) and prints "listening on
+// http://HOST:PORT" once ready. Logging is off unless LOG=1: the panic
+// route would otherwise log a stack per request and the load would measure
+// the log sink.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"github.com/fxhq/fx"
+)
+
+type item struct {
+	Name string `json:"name"`
+	Qty  int    `json:"qty"`
+}
+
+func main() {
+	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
+	if os.Getenv("LOG") == "1" {
+		logger = slog.Default()
+	}
+	app := fx.New(fx.Config{Logger: logger})
+
+	app.Get("/hello", func(c *fx.Ctx) error {
+		return c.JSON(200, map[string]string{"message": "Hello, fx!"})
+	})
+	app.Get("/users/:id", func(c *fx.Ctx) error {
+		return c.JSON(200, map[string]string{"id": c.Param("id")})
+	})
+	app.Get("/conflict/:id", func(c *fx.Ctx) error {
+		return fx.NewError(409, "APP_CONFLICT", "User already exists", map[string]string{"id": c.Param("id")})
+	})
+	app.Get("/panic", func(c *fx.Ctx) error {
+		panic(errors.New("something broke"))
+	})
+	app.Post("/items", func(c *fx.Ctx) error {
+		it, err := fx.JSONBody[item](c)
+		if err != nil {
+			return err
+		}
+		if it.Name == "" {
+			return fx.NewValidationError([]fx.ValidationIssue{{Location: "body", Path: []string{"name"}, Message: "Required"}})
+		}
+		return c.JSON(201, it)
+	})
+	app.Get("/_stats", func(c *fx.Ctx) error {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return c.JSON(200, map[string]uint64{
+			"goroutines": uint64(runtime.NumGoroutine()),
+			"heap_inuse": ms.HeapInuse,
+			"heap_alloc": ms.HeapAlloc,
+			"sys":        ms.Sys,
+			"num_gc":     uint64(ms.NumGC),
+		})
+	})
+
+	addr := os.Getenv("ADDR")
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("listening on http://%s\n", ln.Addr())
+
+	go func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		<-sig
+		app.Shutdown() //nolint:errcheck
+	}()
+	if err := app.Serve(ln); err != nil {
+		log.Fatal(err)
+	}
+}
