@@ -291,6 +291,12 @@ func appendBody(dst, b []byte) []byte {
 	return append(appendEscaped(dst, b), '"')
 }
 
+// AppendJSONString appends s to dst as a quoted JSON string, escaping
+// quotes, backslashes and control characters; invalid UTF-8 is copied as
+// is (the host replaces it with U+FFFD). Use it to build JSON bodies
+// without encoding/json, whose reflection is slow inside a guest.
+func AppendJSONString(dst []byte, s string) []byte { return appendString(dst, s) }
+
 // appendString appends s as a JSON string, escaping quotes, backslashes and
 // control characters (invalid UTF-8 is left to the host, which replaces it).
 func appendString(dst []byte, s string) []byte {

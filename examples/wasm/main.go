@@ -1,0 +1,76 @@
+// Command wasm serves routes with a WebAssembly guest (examples/wasm/guest)
+// through package github.com/fxhq/fx/wasm. From the repository root:
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o examples/wasm/guest.wasm ./examples/wasm/guest
+//	go run ./examples/wasm                      # listens on 127.0.0.1:8080
+//
+//	curl -i localhost:8080/wasm/hello
+//	curl -i localhost:8080/wasm/greet/Ada
+//	curl -i --data-binary 'stressed' localhost:8080/wasm/reverse
+//	curl -i localhost:8080/wasm/panic           # 502 FX_WASM_ERROR; the panic is in the log
+//
+// MODULE=path/to/guest.wasm picks another guest; ADDR another address.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/wasm"
+)
+
+// newApp mounts the guest on its routes. The module compiles when the app
+// boots: a bad one makes Boot (and so Serve) fail.
+func newApp(module []byte) *fx.App {
+	app := fx.New()
+	m := wasm.New(module, wasm.Config{Name: "example-guest"})
+	app.Register(m.Plugin()) // compile + prewarm at boot, close on Shutdown
+	app.Get("/wasm/hello", m.Handler())
+	app.Get("/wasm/greet/:name", m.Handler())
+	app.Post("/wasm/reverse", m.Handler())
+	app.Get("/wasm/panic", m.Handler())
+	return app
+}
+
+func main() {
+	path := os.Getenv("MODULE")
+	if path == "" {
+		path = "examples/wasm/guest.wasm"
+	}
+	module, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		log.Fatalf("%s not found; build it first:\n\tGOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o %s ./examples/wasm/guest", path, path)
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	app := newApp(module)
+	if err := app.Boot(); err != nil {
+		log.Fatal(err)
+	}
+
+	addr := os.Getenv("ADDR")
+	if addr == "" {
+		addr = "127.0.0.1:8080"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("fx wasm example listening on http://%s\n", ln.Addr())
+	go func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		<-sig
+		app.Shutdown() //nolint:errcheck
+	}()
+	if err := app.Serve(ln); err != nil {
+		log.Fatal(err)
+	}
+}
