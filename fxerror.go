@@ -51,13 +51,17 @@ func (e *Error) Error() string {
 	return e.Code + " (" + strconv.Itoa(e.Status) + "): " + e.Message
 }
 
-// Format lets %+v print the details too; %v and %s print Error().
+// Format lets %+v print the details too; %v and %s print Error(), %q
+// quotes it, and width and flags apply as for a string.
 func (e *Error) Format(f fmt.State, verb rune) {
 	s := e.Error()
 	if verb == 'v' && f.Flag('+') && e != nil && e.Details != nil {
 		s += fmt.Sprintf(" details=%+v", e.Details)
 	}
-	_, _ = f.Write([]byte(s))
+	if verb == 'v' {
+		verb = 's'
+	}
+	fmt.Fprintf(f, fmt.FormatString(f, verb), s)
 }
 
 // errorCodes is the type of ErrorCodes: one field per built-in code.
