@@ -8,6 +8,7 @@
 //
 //	go run ./bench/cmd/table                # or, in bench/: go run ./cmd/table
 //	go run ./cmd/table -count 3             # median of three runs per benchmark
+//	go run ./cmd/table -count 5 -stat min   # fastest of five: steadier on a busy machine
 //	go run ./cmd/table -in bench.out        # tabulate output saved earlier
 //	go run ./cmd/table -out bench.out       # also keep go test's raw output
 //
@@ -37,7 +38,8 @@ const (
 )
 
 func main() {
-	count := flag.Int("count", 1, "runs per benchmark (the median is shown)")
+	count := flag.Int("count", 1, "runs per benchmark (see -stat)")
+	flag.StringVar(&stat, "stat", "median", "with -count > 1, show the median or the min of the runs (min is the steadier estimate on a busy machine: noise only adds time)")
 	benchtime := flag.String("benchtime", "", "go test -benchtime (default: go test's)")
 	filter := flag.String("bench", "", "only benchmarks whose <endpoint>/<framework> name matches this regexp")
 	in := flag.String("in", "", "read go test -bench output from this file instead of running the benchmarks")
@@ -65,6 +67,10 @@ func main() {
 	if len(res.order) == 0 {
 		fmt.Fprintln(os.Stderr, "table: no BenchmarkService results found")
 		os.Exit(1)
+	}
+	if stat != "median" && stat != "min" {
+		fmt.Fprintln(os.Stderr, "table: -stat must be median or min")
+		os.Exit(2)
 	}
 	printTable(os.Stdout, res)
 	printTargets(os.Stdout, res)
@@ -119,6 +125,8 @@ func findModule() (string, error) {
 		dir = parent
 	}
 }
+
+var stat = "median"
 
 type sample struct{ ns, bytes, allocs float64 }
 
@@ -184,7 +192,11 @@ func (r results) get(ep, fw string) (sample, bool) {
 	for _, s := range ss {
 		ns, b, a = append(ns, s.ns), append(b, s.bytes), append(a, s.allocs)
 	}
-	return sample{median(ns), median(b), median(a)}, true
+	pick := median
+	if stat == "min" {
+		pick = func(xs []float64) float64 { return slices.Min(xs) }
+	}
+	return sample{pick(ns), pick(b), pick(a)}, true
 }
 
 func printTable(w io.Writer, r results) {
