@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime/debug"
 	"strings"
 	"unsafe"
@@ -37,7 +38,7 @@ type PanicError struct {
 }
 
 // Error returns "panic: " and the value.
-func (p *PanicError) Error() string { return fmt.Sprintf("panic: %v", p.Value) }
+func (p *PanicError) Error() string { return "panic: " + formatValue(p.Value) }
 
 // Unwrap returns Value when it is an error, so errors.As finds an *Error
 // that was panicked.
@@ -127,7 +128,7 @@ func (a *App) boundaryFailed(c *Ctx, r any) {
 	defer func() { recover() }() //nolint:errcheck // the logger itself may be what panicked
 	a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error boundary panicked; sent 500",
 		slog.String("method", c.Method()), slog.String("path", string(c.rc.URI().PathOriginal())),
-		slog.String("panic", fmt.Sprintf("%v", r)))
+		slog.String("panic", formatValue(r)))
 }
 
 // resolve maps a failure to what the client sees.
@@ -176,7 +177,7 @@ func describe(v any) string {
 	case string:
 		return v
 	}
-	return fmt.Sprintf("%v", v)
+	return formatValue(v)
 }
 
 // callHook gives the hook the raw value. It reports whether the hook
@@ -201,7 +202,7 @@ func (a *App) invokeHook(c *Ctx, raw any) (handled bool) {
 			handled = false
 			a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error hook panicked; sending the default envelope",
 				slog.String("method", c.Method()), slog.String("path", c.Path()),
-				slog.Any("panic", r), slog.Any("error", raw))
+				slog.Any("panic", loggable(r)), slog.Any("error", loggable(raw)))
 		}
 	}()
 	return a.hook(c, raw)
@@ -219,7 +220,7 @@ func (a *App) logFailure(c *Ctx, code string, err error) {
 		slog.String("code", code),
 	}
 	if pe, ok := err.(*PanicError); ok {
-		attrs = append(attrs, slog.Any("panic", pe.Value))
+		attrs = append(attrs, slog.Any("panic", loggable(pe.Value)))
 		if pe.Stack != nil {
 			attrs = append(attrs, slog.String("stack", string(pe.Stack)))
 		}
@@ -296,3 +297,99 @@ func notFoundHandler(c *Ctx) error {
 // b2s views b as a string without copying; the result must not outlive b's
 // current contents (used only to pass request bytes to the escaper).
 func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// Panic values are arbitrary: fmt (and so slog's text handlers) recurses
+// forever on a map or slice that contains itself, which would crash the
+// whole process with a stack overflow. Before a panic value is formatted
+// or logged, printable checks it; one that is cyclic, or too large to
+// check within a small budget, is shown by its type only.
+
+// formatValue is fmt.Sprint(v), or a placeholder naming v's type when
+// printing v is unsafe.
+func formatValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case error:
+		return v.Error()
+	case fmt.Stringer:
+		return v.String()
+	}
+	if !printable(v) {
+		return fmt.Sprintf("(%T: cyclic or too large to print)", v)
+	}
+	return fmt.Sprint(v)
+}
+
+// loggable returns v for a log attribute, or formatValue's placeholder
+// when formatting v is unsafe.
+func loggable(v any) any {
+	switch v.(type) {
+	case nil, string, error, fmt.Stringer, bool, int, int64, uint64, float64:
+		return v
+	}
+	if !printable(v) {
+		return formatValue(v)
+	}
+	return v
+}
+
+// printable reports whether fmt can print v in bounded time: no map or
+// slice of v contains itself, and v has at most a few thousand elements.
+// Like fmt, it follows a pointer only at the top level.
+func printable(v any) bool {
+	w := cycleWalker{onPath: map[uintptr]bool{}, budget: 4096}
+	return w.walk(reflect.ValueOf(v), 0)
+}
+
+type cycleWalker struct {
+	onPath map[uintptr]bool
+	budget int
+}
+
+func (w *cycleWalker) walk(v reflect.Value, depth int) bool {
+	if w.budget--; w.budget < 0 {
+		return false
+	}
+	switch v.Kind() {
+	case reflect.Interface:
+		return v.IsNil() || w.walk(v.Elem(), depth+1)
+	case reflect.Pointer:
+		return depth > 0 || v.IsNil() || w.walk(v.Elem(), depth+1)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if !w.walk(v.Field(i), depth+1) {
+				return false
+			}
+		}
+	case reflect.Map, reflect.Slice, reflect.Array:
+		if v.Kind() != reflect.Array {
+			if v.IsNil() {
+				return true
+			}
+			p := v.Pointer()
+			if w.onPath[p] {
+				return false
+			}
+			w.onPath[p] = true
+			defer delete(w.onPath, p)
+		}
+		if v.Kind() == reflect.Map {
+			for it := v.MapRange(); it.Next(); {
+				if !w.walk(it.Key(), depth+1) || !w.walk(it.Value(), depth+1) {
+					return false
+				}
+			}
+			return true
+		}
+		if k := v.Type().Elem().Kind(); k <= reflect.Complex128 || k == reflect.String {
+			return true // flat elements: fmt prints them in linear time
+		}
+		for i := range v.Len() {
+			if !w.walk(v.Index(i), depth+1) {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -121,7 +121,7 @@ func findCycle(ps []Plugin, index map[string]int) []string {
 func runSetup(a *App, p Plugin) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = catalogError(ErrorCodes.InternalError, fmt.Sprintf("Plugin %q Setup panicked: %v", p.Name, r))
+			err = catalogError(ErrorCodes.InternalError, fmt.Sprintf("Plugin %q Setup panicked: %s", p.Name, formatValue(r)))
 		}
 	}()
 	if p.Setup == nil {
