@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
+	"strings"
 
 	"github.com/fxhq/fx/validate"
 )
@@ -171,6 +171,7 @@ func runDecoder(d validate.Decoder, body []byte) (res validate.Result, err error
 }
 
 func appendIssues(dst []ValidationIssue, location string, issues []validate.Issue) []ValidationIssue {
+	dst = slices.Grow(dst, len(issues))
 	for _, is := range issues {
 		dst = append(dst, ValidationIssue{Location: location, Path: nonNilPath(is.Path), Message: is.Message})
 	}
@@ -204,13 +205,16 @@ func comparePaths(a, b []string) int {
 		if a[i] == b[i] {
 			continue
 		}
-		x, errx := strconv.ParseUint(a[i], 10, 64)
-		y, erry := strconv.ParseUint(b[i], 10, 64)
-		if errx == nil && erry == nil && x != y {
-			if x < y {
-				return -1
+		if isDigits(a[i]) && isDigits(b[i]) {
+			// Array indices compare as numbers ("2" < "10") without
+			// parsing: strip leading zeros, then shorter is smaller.
+			x, y := strings.TrimLeft(a[i], "0"), strings.TrimLeft(b[i], "0")
+			if len(x) != len(y) {
+				return len(x) - len(y)
 			}
-			return 1
+			if x != y {
+				return strings.Compare(x, y)
+			}
 		}
 		if a[i] < b[i] {
 			return -1
@@ -218,6 +222,16 @@ func comparePaths(a, b []string) int {
 		return 1
 	}
 	return len(a) - len(b)
+}
+
+// isDigits reports whether s is a non-empty run of ASCII digits.
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // queryMap builds the value a Query schema receives: string values, or
