@@ -703,3 +703,25 @@ func TestCyclicPanicValue(t *testing.T) {
 		t.Errorf("Boot = %v", err)
 	}
 }
+
+type cyclicPanicMarshaler struct{}
+
+func (cyclicPanicMarshaler) MarshalJSON() ([]byte, error) {
+	m := map[string]any{}
+	m["m"] = m
+	panic(m)
+}
+
+// A MarshalJSON that panics with an unprintable value, in details or in
+// c.JSON: still an envelope, still running.
+func TestMarshalerPanicsWithCyclicValue(t *testing.T) {
+	lb := &logBuffer{}
+	app := fx.New(fx.Config{Logger: slog.New(slog.NewTextHandler(lb, nil))})
+	app.Get("/details", func(c *fx.Ctx) error { return fx.NewError(400, "APP_D", "d", cyclicPanicMarshaler{}) })
+	app.Get("/json", func(c *fx.Ctx) error { return c.JSON(200, cyclicPanicMarshaler{}) })
+	mustEnvelope(t, do(t, app, "GET", "/details", ""), 400, "APP_D")
+	mustEnvelope(t, do(t, app, "GET", "/json", ""), 500, fx.ErrorCodes.InternalError)
+	if !strings.Contains(lb.String(), "cyclic") {
+		t.Errorf("log: %s", lb)
+	}
+}

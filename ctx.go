@@ -221,7 +221,7 @@ func (c *Ctx) JSON(status int, body any) (err error) {
 		if r := recover(); r != nil {
 			c.resetEncoder() // the encoder may hold broken state
 			resp.ResetBody()
-			err = fmt.Errorf("fx: JSON: encoding %T panicked: %v", body, r)
+			err = fmt.Errorf("fx: JSON: encoding %T panicked: %s", body, formatValue(r))
 		}
 	}()
 	if err := c.enc.Encode(body); err != nil {

@@ -165,7 +165,7 @@ func appendGoJSON(dst []byte, v any) (out []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			// A panicking encoder may hold broken state: drop it.
-			out, err = dst, fmt.Errorf("go-json panicked: %v", r)
+			out, err = dst, fmt.Errorf("go-json panicked: %s", formatValue(r))
 		}
 	}()
 	if err := d.enc.Encode(v); err != nil {
@@ -187,7 +187,7 @@ func appendGoJSON(dst []byte, v any) (out []byte, err error) {
 func encodeStdJSON(v any) (out []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("encoding/json panicked: %v", r)
+			out, err = nil, fmt.Errorf("encoding/json panicked: %s", formatValue(r))
 		}
 	}()
 	var buf bytes.Buffer
