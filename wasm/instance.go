@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
@@ -26,14 +27,24 @@ type instance struct {
 	spare          []byte // host-side encoding buffer when the direct write cannot be used
 }
 
+// minInstantiateTimeout bounds instantiation (running _initialize) when
+// Config.Timeout is shorter: a Go guest needs ~8 ms, more on a busy machine.
+const minInstantiateTimeout = 5 * time.Second
+
 // newInstance instantiates the compiled module, runs _initialize, checks
 // the ABI version and reserves the initial request buffer.
 func (m *Module) newInstance(ctx context.Context) (*instance, error) {
 	inst := &instance{stderr: tailWriter{max: m.cfg.StderrTail}}
 	cfg := m.modCfg.WithStdout(&inst.stderr).WithStderr(&inst.stderr)
+	ctx, cancel := context.WithTimeout(ctx, max(m.cfg.Timeout, minInstantiateTimeout))
+	defer cancel()
 	mod, err := m.rt.InstantiateModule(ctx, m.compiled, cfg)
 	if err != nil {
-		return nil, m.guestErr(inst, "instantiate", err)
+		err = m.guestErr(inst, "instantiate", err)
+		if tail := inst.stderr.String(); tail != "" {
+			err = fmt.Errorf("%w; guest output: %s", err, tail)
+		}
+		return nil, err
 	}
 	inst.mod = mod
 	inst.mem = mod.ExportedMemory(ExportMemory)

@@ -3,6 +3,7 @@ package wasm_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -405,5 +406,28 @@ func TestLargeRequest(t *testing.T) {
 	want502(t, do(t, app, "POST", "/", make([]byte, 2<<20)))
 	if !strings.Contains(logs.String(), "does not fit the memory limit") {
 		t.Errorf("log: %s", logs)
+	}
+}
+
+// TestABIExample serves the WAT guest printed in ABI.md, which must equal
+// testdata/minimal.wat.
+func TestABIExample(t *testing.T) {
+	doc, err := os.ReadFile("ABI.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("testdata/minimal.wat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fromDoc, _ := strings.Cut(string(doc), "```wat\n")
+	fromDoc, _, _ = strings.Cut(fromDoc, "```")
+	_, fromFile, _ := strings.Cut(string(src), "\n")
+	if fromDoc != fromFile {
+		t.Fatalf("ABI.md's example and testdata/minimal.wat differ:\n%s\n---\n%s", fromDoc, fromFile)
+	}
+	app, _, _ := mount(t, "minimal", wasm.Config{})
+	if r := do(t, app, "POST", "/", nil); r.status != 200 || string(r.body) != "hi" {
+		t.Fatalf("%d %s", r.status, r.body)
 	}
 }
