@@ -2,7 +2,6 @@ package fx
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -159,11 +158,40 @@ func (a *App) resolve(err error, raw any) (status int, code, msg string, details
 	return status, code, msg, details
 }
 
-// findError is errors.As for *Error, kept out of resolve: errors.As makes
-// its target escape, and an *Error returned as is must not pay for that.
+// findError is errors.As for *Error without its costs on the common
+// shapes: it walks Unwrap() error and Unwrap() []error chains by type
+// assertion (no reflection, no allocation) and falls back to a target that
+// escapes only for a chain element with an As method.
 func findError(err error) *Error {
+	for err != nil {
+		if fe, ok := err.(*Error); ok {
+			return fe
+		}
+		if x, ok := err.(interface{ As(any) bool }); ok {
+			if fe := asMethod(x); fe != nil {
+				return fe
+			}
+		}
+		switch x := err.(type) {
+		case interface{ Unwrap() error }:
+			err = x.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range x.Unwrap() {
+				if fe := findError(e); fe != nil {
+					return fe
+				}
+			}
+			return nil
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+func asMethod(x interface{ As(any) bool }) *Error {
 	var fe *Error
-	if errors.As(err, &fe) {
+	if x.As(&fe) {
 		return fe
 	}
 	return nil
@@ -241,7 +269,9 @@ func (a *App) misuse(kind, key, msg string) {
 // envelope; other headers already set are kept.
 func (a *App) writeEnvelope(resp *fasthttp.Response, status int, code, msg string, details any) {
 	resp.ResetBody()
-	resp.Header.Del(fasthttp.HeaderContentEncoding)
+	if len(resp.Header.ContentEncoding()) > 0 {
+		resp.Header.Del(fasthttp.HeaderContentEncoding)
+	}
 	resp.SetStatusCode(status)
 	resp.Header.SetContentTypeBytes(contentTypeJSON)
 	if code == ErrorCodes.InternalError && msg == internalErrorMessage && details == nil {

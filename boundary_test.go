@@ -725,3 +725,49 @@ func TestMarshalerPanicsWithCyclicValue(t *testing.T) {
 		t.Errorf("log: %s", lb)
 	}
 }
+
+// asErr converts itself to an *fx.Error through an As method.
+type asErr struct{}
+
+func (asErr) Error() string { return "as" }
+func (asErr) As(target any) bool {
+	if p, ok := target.(**fx.Error); ok {
+		*p = fx.NewError(402, "APP_AS", "via As")
+		return true
+	}
+	return false
+}
+
+// The *fx.Error lookup follows errors.As: Unwrap chains, joined errors
+// (depth first), As methods, panicked errors.
+func TestErrorLookupFollowsErrorsAs(t *testing.T) {
+	first := fx.NewError(401, "APP_FIRST", "first")
+	second := fx.NewError(403, "APP_SECOND", "second")
+	cases := map[string]struct {
+		err  error
+		code string
+	}{
+		"As method":          {fmt.Errorf("wrapped: %w", asErr{}), "APP_AS"},
+		"joined, first wins": {errors.Join(errors.New("x"), fmt.Errorf("a: %w", first), second), "APP_FIRST"},
+		"multi %w":           {fmt.Errorf("%w and %w", errors.New("plain"), second), "APP_SECOND"},
+		"nested join":        {fmt.Errorf("outer: %w", errors.Join(errors.Join(errors.New("x")), second)), "APP_SECOND"},
+		"none":               {fmt.Errorf("outer: %w", errors.Join(errors.New("x"))), fx.ErrorCodes.InternalError},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var want *fx.Error
+			if !errors.As(tc.err, &want) {
+				want = &fx.Error{Code: fx.ErrorCodes.InternalError}
+			}
+			if want.Code != tc.code {
+				t.Fatalf("errors.As disagrees with the test: %s", want.Code)
+			}
+			app := quiet()
+			app.Get("/", func(c *fx.Ctx) error { return tc.err })
+			app.Get("/p", func(c *fx.Ctx) error { panic(tc.err) })
+			for _, p := range []string{"/", "/p"} {
+				mustEnvelope(t, do(t, app, "GET", p, ""), map[string]int{"APP_AS": 402, "APP_FIRST": 401, "APP_SECOND": 403, fx.ErrorCodes.InternalError: 500}[tc.code], tc.code)
+			}
+		})
+	}
+}
