@@ -84,7 +84,9 @@ type Config struct {
 
 	// Concurrency is the most connections served at once; beyond it a
 	// connection is answered 503 FX_SERVICE_UNAVAILABLE and closed. Default
-	// 256 * 1024.
+	// 256 * 1024. It applies to Listen and Serve; a fasthttp.Server of your
+	// own built on Handler() keeps fasthttp's limit, whose 503 is plain
+	// text, and app.Test is not limited.
 	Concurrency int
 
 	// ServerHeader is sent as the Server header. Default "": none.

@@ -191,8 +191,12 @@ func (c *Ctx) Value(key any) any {
 }
 
 // Context returns a context.Context that is cancelled when the handler
-// chain returns or the server shuts down; pass it to database calls and
-// outgoing requests. It is created on first use (one allocation).
+// chain returns or the server shuts down (Shutdown); pass it to database
+// calls and outgoing requests. It is not cancelled when the client
+// disconnects: fasthttp does not watch the connection while a handler
+// runs, so bound long work with a timeout of your own. It is created on
+// first use (a few allocations, and a goroutine that watches the server's
+// shutdown until the request ends).
 func (c *Ctx) Context() context.Context {
 	if c.cctx == nil {
 		c.cctx, c.cancel = context.WithCancel(c.rc)
