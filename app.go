@@ -101,8 +101,9 @@ type Config struct {
 	RedirectFixedPath bool
 
 	// HandleOPTIONS answers OPTIONS requests for a path with other routes
-	// with 200 and an Allow header. Default false: 404 unless an OPTIONS
-	// route (or middleware such as CORS) answers.
+	// with 200 and an Allow header, through the middleware (which may
+	// answer otherwise, as CORS does for preflights). Default false: 404
+	// unless an OPTIONS route (or middleware such as CORS) answers.
 	HandleOPTIONS bool
 }
 

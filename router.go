@@ -80,6 +80,12 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 	r.RedirectFixedPath = a.cfg.RedirectFixedPath
 	r.HandleMethodNotAllowed = false // the contract: an unregistered method is a 404
 	r.HandleOPTIONS = a.cfg.HandleOPTIONS
+	if len(mws) > 0 {
+		// The automatic OPTIONS answer (200 with Allow) goes through the
+		// middleware too, so CORS middleware can answer preflights.
+		opts := &route{method: fasthttp.MethodOptions, chain: mws, handler: func(*Ctx) error { return nil }}
+		r.GlobalOPTIONS = func(rc *fasthttp.RequestCtx) { a.serve(rc, opts) }
+	}
 	r.NotFound = a.notFound
 
 	var errs []error

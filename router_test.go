@@ -204,3 +204,31 @@ func TestUseAfterRoutesWrapsThem(t *testing.T) {
 		}
 	}
 }
+
+// With HandleOPTIONS the automatic answer runs through the middleware, so
+// CORS middleware can answer preflights; without it, middleware sees the
+// OPTIONS request on the 404 path.
+func TestOptionsThroughMiddleware(t *testing.T) {
+	for _, auto := range []bool{false, true} {
+		app := quiet(fx.Config{HandleOPTIONS: auto})
+		app.Use(func(c *fx.Ctx, next fx.Next) error {
+			if c.Method() == "OPTIONS" && c.Header("Access-Control-Request-Method") != "" {
+				c.SetHeader("Access-Control-Allow-Origin", "*")
+				return c.NoContent(204)
+			}
+			return next()
+		})
+		app.Post("/a", func(c *fx.Ctx) error { return c.String(200, "a") })
+		r := do(t, app, "OPTIONS", "/a", "", "Access-Control-Request-Method", "POST", "Origin", "http://x")
+		if r.status != 204 || r.header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Errorf("auto=%v preflight: %d %v", auto, r.status, r.header)
+		}
+		r = do(t, app, "OPTIONS", "/a", "")
+		if auto && (r.status != 200 || !strings.Contains(r.header.Get("Allow"), "POST")) {
+			t.Errorf("auto OPTIONS: %d %v", r.status, r.header)
+		}
+		if !auto {
+			mustEnvelope(t, r, 404, fx.ErrorCodes.NotFound)
+		}
+	}
+}
