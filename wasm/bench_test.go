@@ -55,10 +55,20 @@ func BenchmarkGoGuestEcho1KiB(b *testing.B) {
 }
 
 // BenchmarkWATParallel: many goroutines share the pool (GOMAXPROCS
-// instances).
+// instances); BaselineParallel is the same without a guest.
 func BenchmarkWATParallel(b *testing.B) {
 	app, _ := newApp(b)
 	wasm.Mount(app, "POST", "/", fixture(b, "ok"), wasm.Config{Cache: testCache})
+	benchParallel(b, app)
+}
+
+func BenchmarkBaselineParallel(b *testing.B) {
+	app, _ := newApp(b)
+	app.Post("/", func(c *fx.Ctx) error { return c.String(200, "hello from go") })
+	benchParallel(b, app)
+}
+
+func benchParallel(b *testing.B, app *fx.App) {
 	if err := app.Boot(); err != nil {
 		b.Fatal(err)
 	}
@@ -122,4 +132,25 @@ func BenchmarkHandlerGoGuest(b *testing.B) {
 func BenchmarkHandlerGoGuestEcho1KiB(b *testing.B) {
 	app, _, _ := goApp(b, wasm.Config{})
 	benchHandler(b, app, "POST", "/users/42/echo?x=1", bytes.Repeat([]byte("a"), 1024))
+}
+
+// BenchmarkHandlerGoGuestNoIdle keeps no warm instance (MaxIdle < 0): every
+// request instantiates the Go guest, runs its _initialize and closes it,
+// which is what pooling saves.
+func BenchmarkHandlerGoGuestNoIdle(b *testing.B) {
+	app, _, _ := goApp(b, wasm.Config{MaxIdle: -1})
+	benchHandler(b, app, "GET", "/hello", nil)
+}
+
+// BenchmarkCompileGoGuest is Compile (with the shared compilation cache
+// warm) plus the first instantiation and Close.
+func BenchmarkCompileGoGuest(b *testing.B) {
+	bin := goGuest(b)
+	for b.Loop() {
+		m, err := wasm.Compile(bin, wasm.Config{Cache: testCache})
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.Close()
+	}
 }
