@@ -95,8 +95,8 @@ func allocs(t *testing.T, method, path string, wantStatus int, wantBody string) 
 // are deterministic, so a regression fails here (timings are only
 // reported by the benchmarks, never asserted).
 func TestAllocationBudget(t *testing.T) {
-	if testing.CoverMode() != "" {
-		t.Skip("coverage instrumentation changes allocation counts")
+	if testing.CoverMode() != "" || raceEnabled {
+		t.Skip("coverage instrumentation and the race detector change allocation counts")
 	}
 	cases := []struct {
 		name, method, path string
