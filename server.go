@@ -1,6 +1,7 @@
 package fx
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -235,10 +236,12 @@ func (l *limitListener) Accept() (net.Conn, error) {
 }
 
 // refuse answers c with the 503 envelope and closes it, in the background
-// so that Accept keeps going. Before closing it reads (and discards) what
-// the client sends for a short while: closing a socket with unread input
-// makes the kernel reset the connection, and the client could then lose
-// the response.
+// so that Accept keeps going. It first reads the request head (bounded in
+// time and size): a response that arrives before the request was sent is
+// dropped by clients such as net/http ("unsolicited response"). After
+// writing, it reads and discards what the client still sends for a short
+// while: closing a socket with unread input makes the kernel reset the
+// connection, and the client could then lose the response.
 func (l *limitListener) refuse(c net.Conn) {
 	if l.rejecting.Add(1) > maxRejecting {
 		l.rejecting.Add(-1)
@@ -248,6 +251,8 @@ func (l *limitListener) refuse(c net.Conn) {
 	go func() {
 		defer l.rejecting.Add(-1)
 		defer c.Close()
+		c.SetDeadline(time.Now().Add(l.timeout)) //nolint:errcheck
+		readRequestHead(c)
 		c.SetDeadline(time.Now().Add(l.timeout)) //nolint:errcheck
 		if _, err := c.Write(overloadResponse); err != nil {
 			return
@@ -265,6 +270,30 @@ func (l *limitListener) refuse(c net.Conn) {
 		}
 	}()
 }
+
+// readRequestHead reads from c until the end of a request head
+// ("\r\n\r\n"), 8 KiB, an error or c's deadline, whichever comes first.
+func readRequestHead(c net.Conn) {
+	var buf [1024]byte
+	var tail [3]byte // last bytes of the previous read, for a split "\r\n\r\n"
+	nt := 0
+	for n := 0; n < 8<<10; {
+		m, err := c.Read(buf[:])
+		if m > 0 {
+			chunk := append(tail[:nt:nt], buf[:m]...)
+			if bytes.Contains(chunk, headEnd) {
+				return
+			}
+			nt = copy(tail[:], chunk[max(0, len(chunk)-3):])
+			n += m
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+var headEnd = []byte("\r\n\r\n")
 
 // limitConn gives its slot back on the first Close.
 type limitConn struct {
