@@ -120,18 +120,23 @@ func parseResponse(data []byte, r *response) error {
 			if p.peek() != '"' {
 				return fmt.Errorf("%q is %s, not a string", key, p.kind())
 			}
-			s, err := p.str()
-			if err != nil {
-				return err
-			}
 			if key == "body" {
-				r.body = []byte(s)
+				b, err := p.bytes()
+				if err != nil {
+					return err
+				}
+				r.body = b
 			} else {
-				b, err := base64.StdEncoding.DecodeString(s)
+				s, _, err := p.raw()
+				if err != nil {
+					return err
+				}
+				b := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
+				n, err := base64.StdEncoding.Decode(b, s)
 				if err != nil {
 					return fmt.Errorf(`"bodyBase64" is not standard base64: %w`, err)
 				}
-				r.body = b
+				r.body = b[:n]
 			}
 		default:
 			return fmt.Errorf("unknown field %q", key)
@@ -333,11 +338,27 @@ func (p *parser) number() (string, error) {
 	return string(p.data[start:p.i]), nil
 }
 
-// str scans a JSON string and returns its value. Invalid UTF-8 and lone
-// surrogates become U+FFFD, as encoding/json does.
+// str scans a JSON string and returns its value.
 func (p *parser) str() (string, error) {
+	b, _, err := p.raw()
+	return string(b), err
+}
+
+// bytes scans a JSON string and returns its value in a fresh slice.
+func (p *parser) bytes() ([]byte, error) {
+	b, fresh, err := p.raw()
+	if err != nil || fresh {
+		return b, err
+	}
+	return append([]byte(nil), b...), nil
+}
+
+// raw scans a JSON string and returns its value: a subslice of the input
+// when it holds no escape (fresh false), else a new slice. Invalid UTF-8
+// and lone surrogates become U+FFFD, as encoding/json does.
+func (p *parser) raw() (b []byte, fresh bool, err error) {
 	if p.peek() != '"' {
-		return "", p.syntax("a string")
+		return nil, false, p.syntax("a string")
 	}
 	p.i++
 	start := p.i
@@ -347,7 +368,7 @@ func (p *parser) str() (string, error) {
 		if c == '"' {
 			s := p.data[start:p.i]
 			p.i++
-			return string(s), nil
+			return s, false, nil
 		}
 		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
 			break
@@ -360,12 +381,12 @@ func (p *parser) str() (string, error) {
 		switch {
 		case c == '"':
 			p.i++
-			return string(buf), nil
+			return buf, true, nil
 		case c < 0x20:
-			return "", fmt.Errorf("invalid JSON at offset %d: control character in a string", p.i)
+			return nil, false, fmt.Errorf("invalid JSON at offset %d: control character in a string", p.i)
 		case c == '\\':
 			if p.i+1 >= len(p.data) {
-				return "", p.syntax("an escape")
+				return nil, false, p.syntax("an escape")
 			}
 			e := p.data[p.i+1]
 			p.i += 2
@@ -385,7 +406,7 @@ func (p *parser) str() (string, error) {
 			case 'u':
 				r, ok := p.hex4()
 				if !ok {
-					return "", p.syntax("4 hex digits after \\u")
+					return nil, false, p.syntax("4 hex digits after \\u")
 				}
 				if utf16.IsSurrogate(r) {
 					r2 := unicode.ReplacementChar
@@ -399,14 +420,14 @@ func (p *parser) str() (string, error) {
 								p.i = save
 							}
 						} else {
-							return "", p.syntax("4 hex digits after \\u")
+							return nil, false, p.syntax("4 hex digits after \\u")
 						}
 					}
 					r = r2
 				}
 				buf = utf8.AppendRune(buf, r)
 			default:
-				return "", fmt.Errorf("invalid JSON at offset %d: bad escape", p.i-1)
+				return nil, false, fmt.Errorf("invalid JSON at offset %d: bad escape", p.i-1)
 			}
 		case c < utf8.RuneSelf:
 			buf = append(buf, c)
@@ -421,7 +442,7 @@ func (p *parser) str() (string, error) {
 			p.i += size
 		}
 	}
-	return "", p.syntax("'\"' closing a string")
+	return nil, false, p.syntax("'\"' closing a string")
 }
 
 func (p *parser) hex4() (rune, bool) {
@@ -468,7 +489,7 @@ func (r *response) write(resp *fasthttp.Response) {
 			resp.Header.Add(h.name, h.value)
 		}
 	}
-	resp.SetBody(r.body)
+	resp.SetBodyRaw(r.body) // r.body is a fresh slice per response: no copy needed
 }
 
 // validHeaderName reports whether s is an RFC 9110 token.
