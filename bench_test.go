@@ -26,8 +26,12 @@ var errPrebuilt = fx.NewError(409, "APP_CONFLICT", "The resource already exists"
 // benchID is the variable part of the success body.
 var benchID = 42
 
-func benchApp() fasthttp.RequestHandler {
-	app := fx.New(fx.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))})
+func benchApp() fasthttp.RequestHandler { return benchAppLogging(slog.LevelError) }
+
+// benchAppLogging builds the benchmark App with a discarding logger enabled
+// from level.
+func benchAppLogging(level slog.Level) fasthttp.RequestHandler {
+	app := fx.New(fx.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: level}))})
 	app.Get("/json", func(c *fx.Ctx) error {
 		// A value that is not a compile-time constant, so the interface
 		// conversion is measured as it is in real handlers.
@@ -52,7 +56,11 @@ func benchCtx(h fasthttp.RequestHandler, method, path string) (*fasthttp.Request
 }
 
 func runBench(b *testing.B, method, path string, wantStatus int) {
-	rc, serve := benchCtx(benchApp(), method, path)
+	runBenchWith(b, benchApp(), method, path, wantStatus)
+}
+
+func runBenchWith(b *testing.B, h fasthttp.RequestHandler, method, path string, wantStatus int) {
+	rc, serve := benchCtx(h, method, path)
 	serve()
 	if rc.Response.StatusCode() != wantStatus {
 		b.Fatalf("status %d, want %d: %s", rc.Response.StatusCode(), wantStatus, rc.Response.Body())
@@ -73,6 +81,12 @@ func BenchmarkPrebuiltError(b *testing.B) { runBench(b, "GET", "/error", 409) }
 // BenchmarkPanic: a route that panics (production 500; the panic is
 // logged, here to a discarding handler at error level, stack included).
 func BenchmarkPanic(b *testing.B) { runBench(b, "GET", "/panic", 500) }
+
+// BenchmarkPanicUnlogged: the same with error logging disabled, which also
+// skips capturing the stack: the cost of the boundary itself.
+func BenchmarkPanicUnlogged(b *testing.B) {
+	runBenchWith(b, benchAppLogging(slog.LevelError+1), "GET", "/panic", 500)
+}
 
 // BenchmarkNotFound: an unmatched route.
 func BenchmarkNotFound(b *testing.B) { runBench(b, "GET", "/nope/nothing/here", 404) }
