@@ -165,6 +165,7 @@ type App struct {
 
 	bootMu  sync.Mutex
 	booted  atomic.Bool
+	booting atomic.Bool // Boot is running (set under bootMu)
 	bootErr error
 	handler fasthttp.RequestHandler
 

@@ -26,7 +26,9 @@ func (a *App) Boot() error {
 	if a.booted.Load() {
 		return a.bootErr
 	}
+	a.booting.Store(true)
 	a.bootErr = a.boot()
+	a.booting.Store(false)
 	if a.bootErr != nil {
 		a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: boot failed", slog.Any("error", a.bootErr))
 	}
@@ -95,7 +97,17 @@ func (a *App) setupPlugins() []error {
 // Handler boots the App (see Boot) and returns its fasthttp handler, for
 // use with a fasthttp.Server of your own. If Boot failed, the handler
 // answers every request with the 500 envelope of the boot error.
+//
+// Called while Boot is running (from a plugin's Setup, directly or through
+// Server), it cannot wait for Boot without deadlocking; it then returns a
+// handler that waits for Boot on its first request.
 func (a *App) Handler() fasthttp.RequestHandler {
+	if !a.booted.Load() && a.booting.Load() {
+		return func(rc *fasthttp.RequestCtx) {
+			a.Boot() //nolint:errcheck // as below
+			a.handler(rc)
+		}
+	}
 	a.Boot() //nolint:errcheck // reported by Boot's log and by the handler itself
 	return a.handler
 }

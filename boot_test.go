@@ -7,8 +7,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/valyala/fasthttp"
 )
 
 // recorder builds plugins that append their name to a shared log when
@@ -348,5 +350,35 @@ func TestNilMiddlewareIsBootError(t *testing.T) {
 	var fe *fx.Error
 	if !errors.As(err, &fe) || !strings.Contains(fe.Message, "nil middleware") {
 		t.Fatalf("Boot = %v", err)
+	}
+}
+
+// A Setup may reach the server (to adjust a fasthttp field) or the handler
+// without deadlocking Boot.
+func TestSetupUsesServerAndHandler(t *testing.T) {
+	app := quiet()
+	var h fasthttp.RequestHandler
+	app.Register(fx.Plugin{Name: "tuning", Setup: func(a *fx.App) error {
+		a.Server().MaxRequestsPerConn = 1000
+		h = a.Handler()
+		a.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
+		return nil
+	}})
+	done := make(chan error, 1)
+	go func() { done <- app.Boot() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second): // a bound, not a timing assertion
+		t.Fatal("Boot deadlocked")
+	}
+	if r := do(t, app, "GET", "/", ""); string(r.body) != "ok" {
+		t.Errorf("body %q", r.body)
+	}
+	rc := serveRaw(h, "GET", "/")
+	if string(rc.Response.Body()) != "ok" {
+		t.Errorf("handler from Setup: %q", rc.Response.Body())
 	}
 }
