@@ -98,7 +98,11 @@ func (m *Module) guestErr(inst *instance, what string, err error) error {
 	if errors.As(err, &exit) {
 		switch exit.ExitCode() {
 		case sys.ExitCodeDeadlineExceeded:
-			return fmt.Errorf("%s: timed out after %v", what, m.cfg.Timeout)
+			limit := m.cfg.Timeout
+			if what == "instantiate" {
+				limit = max(limit, minInstantiateTimeout)
+			}
+			return fmt.Errorf("%s: timed out after %v", what, limit)
 		case sys.ExitCodeContextCanceled:
 			return fmt.Errorf("%s: cancelled", what)
 		}
