@@ -19,6 +19,7 @@
 package fx
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"sync"
@@ -170,8 +171,11 @@ type App struct {
 	handler fasthttp.RequestHandler
 
 	notFoundRoute *route
-	ctxPool       sync.Pool
-	misused       sync.Map
+	// baseCtx is the parent of every Ctx.Context; Shutdown cancels it.
+	baseCtx    context.Context
+	baseCancel context.CancelFunc
+	ctxPool    sync.Pool
+	misused    sync.Map
 
 	srvMu  sync.Mutex
 	server *fasthttp.Server
@@ -186,6 +190,7 @@ func New(config ...Config) *App {
 	}
 	cfg = cfg.withDefaults()
 	a := &App{cfg: cfg, logger: cfg.Logger}
+	a.baseCtx, a.baseCancel = context.WithCancel(context.Background())
 	a.ctxPool.New = func() any { return newCtx(a) }
 	return a
 }

@@ -191,17 +191,36 @@ func (c *Ctx) Value(key any) any {
 }
 
 // Context returns a context.Context that is cancelled when the handler
-// chain returns or the server shuts down (Shutdown); pass it to database
-// calls and outgoing requests. It is not cancelled when the client
-// disconnects: fasthttp does not watch the connection while a handler
-// runs, so bound long work with a timeout of your own. It is created on
-// first use (a few allocations, and a goroutine that watches the server's
-// shutdown until the request ends).
+// chain returns or the App shuts down (Shutdown); pass it to database calls
+// and outgoing requests. It carries the values of the transport's context
+// when one was supplied with SetRequestContext: under the nethttp adapter it
+// is derived from the *http.Request's context, so it is also cancelled when
+// the client goes away. On fasthttp it is not: fasthttp does not watch the
+// connection while a handler runs, so bound long work with a timeout of
+// your own.
+//
+// Cost: created on first use, one context.WithCancel (two small
+// allocations, no goroutine); free when never called.
 func (c *Ctx) Context() context.Context {
 	if c.cctx == nil {
-		c.cctx, c.cancel = context.WithCancel(c.rc)
+		parent := c.app.baseCtx
+		if p, ok := c.rc.UserValue(requestContextKey{}).(context.Context); ok {
+			parent = p
+		}
+		c.cctx, c.cancel = context.WithCancel(parent)
 	}
 	return c.cctx
+}
+
+// requestContextKey is the RequestCtx user-value key of SetRequestContext.
+type requestContextKey struct{}
+
+// SetRequestContext makes ctx the parent of Ctx.Context for the request
+// served through rc. Transport adapters call it before running the App's
+// handler (the nethttp adapter passes the *http.Request's context, so a
+// client that disconnects cancels c.Context()). It costs one user value on rc.
+func SetRequestContext(rc *fasthttp.RequestCtx, ctx context.Context) {
+	rc.SetUserValue(requestContextKey{}, ctx)
 }
 
 // SetHeader sets a response header, replacing any value it had. Headers set

@@ -84,6 +84,7 @@ func (a *App) Shutdown() error {
 // ShutdownWithContext is Shutdown bounded by ctx: when ctx ends first, the
 // remaining connections are closed and ctx's error is returned.
 func (a *App) ShutdownWithContext(ctx context.Context) error {
+	a.baseCancel() // in-flight handlers see c.Context() done
 	a.srvMu.Lock()
 	srv, ln := a.server, a.testLn
 	a.testLn = nil

@@ -99,14 +99,12 @@ func Request(c *fx.Ctx) *http.Request {
 	return r
 }
 
-// Context returns the context to bound the request's work with: under
-// Handler, the *http.Request's context, which is done when the client goes
-// away (connection closed, HTTP/2 stream reset) or the handler returns; on
-// the fasthttp transport, c.Context(). It costs a user-value lookup.
+// Context returns c.Context(). Under Handler, the adapter makes the
+// *http.Request's context its parent (fx.SetRequestContext), so it is done
+// when the client goes away (connection closed, HTTP/2 stream reset), when
+// the handler returns, or when the App shuts down. Kept for code written
+// before Ctx.Context saw the client.
 func Context(c *fx.Ctx) context.Context {
-	if r := Request(c); r != nil {
-		return r.Context()
-	}
 	return c.Context()
 }
 
@@ -259,6 +257,7 @@ func (h *handler) prepare(e *exchange, r *http.Request) {
 		req.URI().SetScheme("https")
 	}
 	rc.SetUserValue(requestKey{}, r)
+	fx.SetRequestContext(rc, r.Context()) // c.Context() is done when the client goes away
 }
 
 // requestURI is the request target as the client sent it.
