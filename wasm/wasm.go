@@ -48,12 +48,12 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultMemoryLimit      = 16 << 20
-	DefaultTimeout          = time.Second
-	DefaultQueueTimeout     = time.Second
-	DefaultMaxResponseBytes = 1 << 20
-	DefaultMaxCalls         = 100_000
-	DefaultStderrTail       = 4 << 10
+	DefaultMemoryLimit      = 16 << 20    // Config.MemoryLimit: 16 MiB per instance
+	DefaultTimeout          = time.Second // Config.Timeout: per call
+	DefaultQueueTimeout     = time.Second // Config.QueueTimeout: wait for an instance
+	DefaultMaxResponseBytes = 1 << 20     // Config.MaxResponseBytes: 1 MiB
+	DefaultMaxCalls         = 100_000     // Config.MaxCalls: calls before recycling
+	DefaultStderrTail       = 4 << 10     // Config.StderrTail: 4 KiB of guest output
 )
 
 // initialBuffer is the request buffer reserved in every new instance: most
