@@ -23,21 +23,7 @@ import (
 )
 
 func main() {
-	app := fx.New()
-
-	app.Get("/hello", func(c *fx.Ctx) error {
-		return c.JSON(200, map[string]string{"message": "Hello, fx!"})
-	})
-	app.Get("/users/:id", func(c *fx.Ctx) error {
-		id := c.Param("id")
-		if id == "missing" {
-			return fx.NewError(404, "APP_USER_NOT_FOUND", "User not found", map[string]string{"id": id})
-		}
-		return c.JSON(200, map[string]string{"id": id, "name": "Ada"})
-	})
-	app.Get("/panic", func(c *fx.Ctx) error {
-		panic(errors.New("something broke"))
-	})
+	app := newApp()
 
 	addr := os.Getenv("ADDR")
 	if addr == "" {
@@ -58,4 +44,25 @@ func main() {
 	if err := app.Serve(ln); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// newApp builds the demo app (shared with main_test.go).
+func newApp() *fx.App {
+	app := fx.New()
+
+	app.Get("/hello", func(c *fx.Ctx) error {
+		return c.JSON(200, map[string]string{"message": "Hello, fx!"})
+	})
+	app.Get("/users/:id", func(c *fx.Ctx) error {
+		id := c.Param("id")
+		if id == "missing" {
+			return fx.NewError(404, "APP_USER_NOT_FOUND", "User not found", map[string]string{"id": id})
+		}
+		return c.JSON(200, map[string]string{"id": id, "name": "Ada"})
+	})
+	app.Get("/panic", func(c *fx.Ctx) error {
+		panic(errors.New("something broke"))
+	})
+
+	return app
 }
