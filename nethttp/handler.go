@@ -337,15 +337,15 @@ func (h *handler) writeResponse(w http.ResponseWriter, r *http.Request, e *excha
 	}
 
 	hdr := w.Header()
-	resp.Header.VisitAll(func(k, v []byte) {
+	for k, v := range resp.Header.All() {
 		switch string(k) { // fasthttp has normalised the names
 		case "Content-Type", "Content-Length", "Connection", "Transfer-Encoding",
 			"Keep-Alive", "Proxy-Connection", "Upgrade", "Te", "Trailer":
-			return
+			continue
 		}
 		key := headerKey(k)
 		hdr[key] = append(hdr[key], string(v))
-	})
+	}
 	// Content-Type exactly as fasthttp writes it: the one set; else, for a
 	// non-empty body, the default (unless SetNoDefaultContentType); else
 	// none.

@@ -12,38 +12,14 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"log"
-	"net"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/examples/internal/demo"
 )
 
 func main() {
 	app := newApp()
-
-	addr := os.Getenv("ADDR")
-	if addr == "" {
-		addr = "127.0.0.1:8080"
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Printf("fx hello listening on http://%s\n", ln.Addr())
-
-	go func() {
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-		<-sig
-		app.Shutdown() //nolint:errcheck
-	}()
-	if err := app.Serve(ln); err != nil {
-		log.Fatal(err)
-	}
+	demo.Serve(app, "127.0.0.1:8080")
 }
 
 // newApp builds the demo app (shared with main_test.go).

@@ -18,17 +18,13 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
-	"log"
 	"log/slog"
-	"net"
 	"os"
-	"os/signal"
 	"runtime"
-	"syscall"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/examples/internal/demo"
 )
 
 type item struct {
@@ -77,23 +73,5 @@ func main() {
 		})
 	})
 
-	addr := os.Getenv("ADDR")
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Printf("listening on http://%s\n", ln.Addr())
-
-	go func() {
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-		<-sig
-		app.Shutdown() //nolint:errcheck
-	}()
-	if err := app.Serve(ln); err != nil {
-		log.Fatal(err)
-	}
+	demo.Serve(app, "127.0.0.1:0")
 }

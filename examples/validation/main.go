@@ -27,16 +27,11 @@
 package main
 
 import (
-	"fmt"
-	"log"
-	"net"
 	"net/mail"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/examples/internal/demo"
 	"github.com/fxhq/fx/validate"
 )
 
@@ -134,23 +129,5 @@ func main() {
 		},
 	})
 
-	addr := os.Getenv("ADDR")
-	if addr == "" {
-		addr = "127.0.0.1:8081"
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Printf("fx validation example listening on http://%s\n", ln.Addr())
-
-	go func() {
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-		<-sig
-		app.Shutdown() //nolint:errcheck
-	}()
-	if err := app.Serve(ln); err != nil {
-		log.Fatal(err)
-	}
+	demo.Serve(app, "127.0.0.1:8081")
 }
