@@ -268,22 +268,31 @@ func (a *App) misuse(kind, key, msg string) {
 // writeEnvelope replaces status, body and content type of resp with the
 // envelope; other headers already set are kept.
 func (a *App) writeEnvelope(resp *fasthttp.Response, status int, code, msg string, details any) {
-	resp.ResetBody()
-	if len(resp.Header.ContentEncoding()) > 0 {
+	if len(resp.Header.ContentEncoding()) > 0 { // Del costs a header-name normalisation
 		resp.Header.Del(fasthttp.HeaderContentEncoding)
 	}
 	resp.SetStatusCode(status)
 	resp.Header.SetContentTypeBytes(contentTypeJSON)
 	if code == ErrorCodes.InternalError && msg == internalErrorMessage && details == nil {
-		resp.SetBodyRaw(prebuiltInternal)
+		resp.SetBodyRaw(prebuiltInternal) // replaces any body
 		return
 	}
-	b := resp.SwapBody(nil)[:0]
+	b := takeBody(resp)
 	b, derr := appendEnvelope(b, code, msg, details)
 	resp.SwapBody(b)
 	if derr != nil {
 		a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error details", slog.String("code", code), slog.Any("error", derr))
 	}
+}
+
+// takeBody empties resp's body and returns its buffer, truncated, for the
+// caller to append to and hand back with SwapBody. Unlike ResetBody it does
+// not return the buffer to fasthttp's pool only to take it again.
+func takeBody(resp *fasthttp.Response) []byte {
+	if resp.IsBodyStream() {
+		resp.ResetBody() // closes the stream; SwapBody would read it
+	}
+	return resp.SwapBody(nil)[:0]
 }
 
 // prebuiltInternal is the production 500 body.
@@ -300,10 +309,9 @@ func (a *App) notFound(rc *fasthttp.RequestCtx) {
 		return
 	}
 	resp := &rc.Response
-	resp.ResetBody()
 	resp.SetStatusCode(fasthttp.StatusNotFound)
 	resp.Header.SetContentTypeBytes(contentTypeJSON)
-	b := resp.SwapBody(nil)[:0]
+	b := takeBody(resp)
 	b = append(b, notFoundPrefix...)
 	b = appendJSONInner(b, b2s(rc.Method()))
 	b = append(b, ' ')

@@ -2,11 +2,13 @@ package fx
 
 import (
 	"bytes"
+	"encoding/binary"
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	json "github.com/goccy/go-json"
 )
@@ -31,10 +33,17 @@ func appendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// appendJSONInner appends s escaped for use inside a JSON string.
+// appendJSONInner appends s escaped for use inside a JSON string. Runs of
+// plain ASCII are found eight bytes at a time and copied in one append.
 func appendJSONInner(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
+		for i+8 <= len(s) && !needsEscape8(load8(s, i)) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		b := s[i]
 		if b < utf8.RuneSelf {
 			if b >= 0x20 && b != '"' && b != '\\' {
@@ -76,6 +85,23 @@ func appendJSONInner(dst []byte, s string) []byte {
 		i += size
 	}
 	return append(dst, s[start:]...)
+}
+
+const (
+	lsb8 = 0x0101010101010101
+	msb8 = 0x8080808080808080
+)
+
+// load8 reads s[i:i+8] as a little-endian word (one load on amd64/arm64).
+func load8(s string, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
+}
+
+// needsEscape8 reports whether any of the eight bytes in x is a control
+// character, '"', '\\' or non-ASCII (which needs a UTF-8 check).
+func needsEscape8(x uint64) bool {
+	hasZero := func(v uint64) uint64 { return (v - lsb8) &^ v & msb8 }
+	return (x-0x20*lsb8)&^x&msb8|hasZero(x^('"'*lsb8))|hasZero(x^('\\'*lsb8))|x&msb8 != 0
 }
 
 // AppendEnvelope appends the wire envelope of e to dst and returns the
@@ -137,7 +163,7 @@ func (d *detailsEncoder) Write(p []byte) (int, error) {
 }
 
 var detailsEncoders = sync.Pool{New: func() any {
-	d := &detailsEncoder{buf: make([]byte, 0, 256)}
+	d := &detailsEncoder{}
 	d.enc = json.NewEncoder(d)
 	d.enc.SetEscapeHTML(false)
 	return d
@@ -161,26 +187,30 @@ func appendDetails(dst []byte, v any) ([]byte, error) {
 // appendGoJSON appends v encoded by a pooled go-json encoder.
 func appendGoJSON(dst []byte, v any) (out []byte, err error) {
 	d := detailsEncoders.Get().(*detailsEncoder)
-	d.buf = d.buf[:0]
+	start := len(dst)
+	d.buf = dst // the encoder appends straight onto dst: no copy
 	defer func() {
 		if r := recover(); r != nil {
-			// A panicking encoder may hold broken state: drop it.
-			out, err = dst, fmt.Errorf("go-json panicked: %s", formatValue(r))
+			// A panicking encoder may hold broken state: drop it. dst's
+			// first start bytes are intact whatever was appended.
+			out, err = dst[:start], fmt.Errorf("go-json panicked: %s", formatValue(r))
 		}
 	}()
-	if err := d.enc.Encode(v); err != nil {
-		detailsEncoders.Put(d)
-		return dst, err
-	}
-	b := bytes.TrimSuffix(d.buf, []byte{'\n'})
-	if !utf8.Valid(b) {
-		// go-json copies invalid UTF-8 through; let encoding/json redo it.
-		detailsEncoders.Put(d)
-		return dst, errors.New("go-json produced invalid UTF-8")
-	}
-	dst = append(dst, b...)
+	err = d.enc.Encode(v)
+	out, d.buf = d.buf, nil
 	detailsEncoders.Put(d)
-	return dst, nil
+	if err != nil {
+		return out[:start], err
+	}
+	if n := len(out); n > start && out[n-1] == '\n' {
+		out = out[:n-1]
+	}
+	if !utf8.Valid(out[start:]) {
+		// go-json escapes strings, but a MarshalJSON or RawMessage can
+		// carry invalid UTF-8 through; let encoding/json redo it.
+		return out[:start], errors.New("go-json produced invalid UTF-8")
+	}
+	return out, nil
 }
 
 // encodeStdJSON is the fallback encoder; it never lets a panic escape.
