@@ -238,7 +238,7 @@ func (c *Ctx) SetHeader(name, value string) { c.rc.Response.Header.Set(name, val
 // it and the client gets the 500 envelope.
 func (c *Ctx) JSON(status int, body any) (err error) {
 	resp := &c.rc.Response
-	resp.ResetBody()
+	resp.SwapBody(takeBody(resp)) // empty, keeping the buffer (ResetBody would pool it)
 	c.jw.resp = resp
 	defer func() {
 		if r := recover(); r != nil {
