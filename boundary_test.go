@@ -1,12 +1,14 @@
 package fx_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/fxhq/fx"
 	"github.com/valyala/fasthttp"
@@ -770,4 +772,58 @@ func TestErrorLookupFollowsErrorsAs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Every byte value at every position of strings around the 8-byte word
+// size: the envelope is valid JSON and the message decodes to what
+// encoding/json makes of it (exact for valid UTF-8; each invalid byte
+// becomes U+FFFD).
+func TestEscaperEveryBytePosition(t *testing.T) {
+	for n := 1; n <= 19; n++ {
+		for pos := range n {
+			for b := range 256 {
+				buf := []byte(strings.Repeat("a", n))
+				buf[pos] = byte(b)
+				s := string(buf)
+				out := fx.AppendEnvelope(nil, &fx.Error{Code: "C", Message: s})
+				var env envelope
+				if !json.Valid(out) || !utf8.Valid(out) || json.Unmarshal(out, &env) != nil {
+					t.Fatalf("n=%d pos=%d byte=%#x: invalid %q", n, pos, b, out)
+				}
+				if want := stdDecoded(s); env.Error.Message != want {
+					t.Fatalf("n=%d pos=%d byte=%#x: message %q, want %q", n, pos, b, env.Error.Message, want)
+				}
+				if b < 0x20 || b == '"' || b == '\\' {
+					if strings.ContainsRune(string(out), rune(b)) && b != '"' && b != '\\' {
+						t.Fatalf("raw control byte %#x in %q", b, out)
+					}
+				}
+			}
+		}
+	}
+	// Multi-byte runes straddling the word boundary.
+	for pad := range 9 {
+		for _, r := range []string{"é", "€", "😀", "\u2028", "\u2029", "\xed\xa0\x80", "\xf4\x90\x80\x80"} {
+			s := strings.Repeat("x", pad) + r + strings.Repeat("y", 9)
+			out := fx.AppendEnvelope(nil, &fx.Error{Code: "C", Message: s})
+			var env envelope
+			if !json.Valid(out) || !utf8.Valid(out) || json.Unmarshal(out, &env) != nil {
+				t.Fatalf("pad=%d %q: invalid %q", pad, r, out)
+			}
+			if want := stdDecoded(s); env.Error.Message != want {
+				t.Fatalf("pad=%d %q: message %q, want %q", pad, r, env.Error.Message, want)
+			}
+			if strings.ContainsAny(string(out), "\u2028\u2029") {
+				t.Fatalf("raw U+2028/9 in %q", out)
+			}
+		}
+	}
+}
+
+// stdDecoded is s after an encoding/json round trip.
+func stdDecoded(s string) string {
+	b, _ := json.Marshal(s)
+	var out string
+	_ = json.Unmarshal(b, &out)
+	return out
 }
