@@ -131,4 +131,18 @@ func TestAllocationBudget(t *testing.T) {
 			}
 		})
 	}
+	// A panic caught at the top level costs no allocation of fx's own
+	// (logging off: a logged panic captures its stack).
+	t.Run("panic", func(t *testing.T) {
+		rc, serve := benchCtx(benchAppLogging(slog.LevelError+1), "GET", "/panic")
+		for range 10 {
+			serve()
+		}
+		if rc.Response.StatusCode() != 500 {
+			t.Fatalf("GET /panic: %d %q", rc.Response.StatusCode(), rc.Response.Body())
+		}
+		if got := testing.AllocsPerRun(200, serve); got > 0 {
+			t.Errorf("GET /panic: %.1f allocs/request, budget 0", got)
+		}
+	})
 }

@@ -2,7 +2,8 @@ package fx
 
 // The middleware chain of a route is rt.chain (the app's middleware, in Use
 // order) followed by rt.handler. Level i < len(chain) runs chain[i] with
-// c.next; level len(chain) runs the handler.
+// c.next; level len(chain) runs the handler (see runLevel in boundary.go,
+// which also recovers panics).
 //
 // The next() guard is a single counter per request: c.started is the
 // highest level begun. A middleware at level d calling next finds
@@ -22,13 +23,4 @@ func (c *Ctx) callNext() error {
 	err := c.runLevel(d + 1)
 	c.depth = d
 	return err
-}
-
-// level runs one level of the chain without any recovery; runLevel (in
-// boundary.go) wraps it.
-func (c *Ctx) level(i int) error {
-	if i < len(c.rt.chain) {
-		return c.rt.chain[i](c, c.next)
-	}
-	return c.rt.handler(c)
 }

@@ -44,6 +44,10 @@ type Ctx struct {
 	jw  jsonWriter
 	enc *json.Encoder
 
+	// topPanic is the PanicError of a panic caught at level 0, reused so
+	// that panics cost no allocation (see Ctx.recovered).
+	topPanic PanicError
+
 	// hdrSnap is where the boundary saves response headers before calling
 	// the error hook, so a hook that declines can be undone.
 	hdrSnap fasthttp.ResponseHeader
@@ -85,6 +89,7 @@ func (c *Ctx) reset() {
 	c.values = c.values[:0]
 	c.rc, c.rt, c.body, c.query, c.jw.resp = nil, nil, nil, nil, nil
 	c.depth, c.started = 0, 0
+	c.topPanic = PanicError{}
 }
 
 // RequestCtx returns the underlying fasthttp request context, for anything
