@@ -14,6 +14,7 @@ type routeSpec struct {
 	method, path string
 	handler      Handler
 	body, query  validate.Schema
+	group        *Group // nil: registered on the App
 }
 
 // route is a booted route: its whole chain, fixed at Boot.
@@ -94,7 +95,11 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 		explicit[s.method+" "+s.path] = true
 	}
 	add := func(method string, s routeSpec, h Handler, params []string, fhPath string) {
-		rt := &route{method: method, path: s.path, chain: mws, handler: h, params: params}
+		chain := mws
+		if gm := s.group.middleware(); len(gm) > 0 {
+			chain = append(append(make([]Middleware, 0, len(mws)+len(gm)), mws...), gm...)
+		}
+		rt := &route{method: method, path: s.path, chain: chain, handler: h, params: params}
 		defer func() {
 			if p := recover(); p != nil {
 				errs = append(errs, catalogError(ErrorCodes.InternalError,

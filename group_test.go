@@ -1,0 +1,102 @@
+package fx_test
+
+import (
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/fxhq/fx"
+)
+
+// TestGroupPrefixAndMiddlewareOrder: a group's routes live under its
+// prefix; App middleware runs first, then the group's, then a sub-group's;
+// routes outside the group do not run the group's middleware.
+func TestGroupPrefixAndMiddlewareOrder(t *testing.T) {
+	app := fx.New()
+	tag := func(name string) fx.Middleware {
+		return func(c *fx.Ctx, next fx.Next) error {
+			trail, _ := c.Value("trail").(string)
+			c.SetValue("trail", trail+name+">")
+			return next()
+		}
+	}
+	show := func(c *fx.Ctx) error {
+		trail, _ := c.Value("trail").(string)
+		return c.String(200, trail+c.Param("id"))
+	}
+	app.Use(tag("app"))
+	api := app.Group("/api", tag("api"))
+	v1 := api.Group("/v1", tag("v1"))
+	v1.Get("/users/:id", show)
+	api.Get("/ping", show)
+	app.Get("/plain", show)
+	api.Use(tag("late")) // registered after the routes: still applies
+
+	for path, want := range map[string]string{
+		"/api/v1/users/7": "app>api>late>v1>7",
+		"/api/ping":       "app>api>late>",
+		"/plain":          "app>",
+	} {
+		resp, err := app.Test(httptest.NewRequest("GET", path, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || string(b) != want {
+			t.Errorf("GET %s = %d %q, want 200 %q", path, resp.StatusCode, b, want)
+		}
+	}
+	resp, _ := app.Test(httptest.NewRequest("GET", "/api/nope", nil))
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 404 || !strings.Contains(string(b), `"FX_NOT_FOUND"`) {
+		t.Errorf("GET /api/nope = %d %s, want the 404 envelope", resp.StatusCode, b)
+	}
+}
+
+// TestGroupMiddlewareCanRefuse: group middleware that returns an *Error
+// stops the chain with that envelope, and only for the group's routes.
+func TestGroupMiddlewareCanRefuse(t *testing.T) {
+	app := fx.New()
+	admin := app.Group("/admin", func(c *fx.Ctx, next fx.Next) error {
+		if c.Header("X-Role") != "admin" {
+			return fx.NewError(403, fx.ErrorCodes.Forbidden, "Admins only")
+		}
+		return next()
+	})
+	admin.Get("/stats", func(c *fx.Ctx) error { return c.String(200, "ok") })
+	app.Get("/public", func(c *fx.Ctx) error { return c.String(200, "ok") })
+
+	resp, _ := app.Test(httptest.NewRequest("GET", "/admin/stats", nil))
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 403 || string(b) != `{"error":{"code":"FX_FORBIDDEN","message":"Admins only"}}` {
+		t.Errorf("GET /admin/stats = %d %s", resp.StatusCode, b)
+	}
+	req := httptest.NewRequest("GET", "/admin/stats", nil)
+	req.Header.Set("X-Role", "admin")
+	if resp, _ := app.Test(req); resp.StatusCode != 200 {
+		t.Errorf("admin GET /admin/stats = %d, want 200", resp.StatusCode)
+	}
+	if resp, _ := app.Test(httptest.NewRequest("GET", "/public", nil)); resp.StatusCode != 200 {
+		t.Errorf("GET /public = %d, want 200", resp.StatusCode)
+	}
+}
+
+// ExampleApp_Group puts middleware on some routes only.
+func ExampleApp_Group() {
+	app := fx.New()
+	requireKey := func(c *fx.Ctx, next fx.Next) error {
+		if c.Header("X-API-Key") == "" {
+			return fx.NewError(401, fx.ErrorCodes.Unauthenticated, "API key required")
+		}
+		return next()
+	}
+	api := app.Group("/api", requireKey)
+	api.Get("/orders", func(c *fx.Ctx) error { return c.JSON(200, []string{"o-1"}) })
+
+	resp, _ := app.Test(httptest.NewRequest("GET", "/api/orders", nil))
+	b, _ := io.ReadAll(resp.Body)
+	fmt.Println(resp.StatusCode, string(b))
+	// Output: 401 {"error":{"code":"FX_UNAUTHENTICATED","message":"API key required"}}
+}
