@@ -147,7 +147,7 @@ func nonNilPath(p []string) []string {
 func runSchema(location string, s validate.Schema, v any) (res validate.Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("fx: %s schema %T panicked: %v", location, s, r)
+			err = fmt.Errorf("fx: %s schema %T panicked: %s", location, s, formatValue(r))
 		}
 	}()
 	res = s.Validate(v)
@@ -160,7 +160,7 @@ func runSchema(location string, s validate.Schema, v any) (res validate.Result, 
 func runDecoder(d validate.Decoder, body []byte) (res validate.Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("fx: body schema %T panicked: %v", d, r)
+			err = fmt.Errorf("fx: body schema %T panicked: %s", d, formatValue(r))
 		}
 	}()
 	res = d.ValidateJSON(body)

@@ -422,3 +422,26 @@ func BenchmarkContract(b *testing.B) {
 	b.Run("struct/invalid-types", func(b *testing.B) { benchContract(b, validate.Struct[ctOrderT](), ctBadTypes, 422) })
 	b.Run("malformed/duplicate-key", func(b *testing.B) { benchContract(b, ctOrder, `{"name":"a","name":"b"}`, 422) })
 }
+
+// selfRefSchema panics with a map that contains itself: formatting it with
+// %v would recurse until the stack overflows (a fatal error, not a panic).
+type selfRefSchema struct{}
+
+func (selfRefSchema) Validate(any) validate.Result {
+	m := map[string]any{}
+	m["self"] = m
+	panic(m)
+}
+
+// TestContractSchemaPanicWithCyclicValue: the 500, not a crashed process.
+func TestContractSchemaPanicWithCyclicValue(t *testing.T) {
+	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+	app.Route(fx.Route{Method: "POST", Path: "/x", Body: selfRefSchema{}, Handler: func(c *fx.Ctx) error { return nil }})
+	resp, err := app.Test(httptest.NewRequest("POST", "/x", strings.NewReader(`{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 500 {
+		t.Fatalf("status %d, want 500", resp.StatusCode)
+	}
+}
