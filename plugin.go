@@ -13,7 +13,9 @@ import (
 // cases no Setup runs. A Setup that returns an error (or panics) aborts
 // Boot with that error. Routes, middleware and the hook registered by Setup
 // take effect as if registered before Boot; plugins registered by Setup are
-// set up in the same Boot, in dependency order with all the others.
+// set up in the same Boot, in dependency order with all the others. Setup
+// must not call Boot, Listen, Serve or Test: Boot is still running and they
+// would wait for it.
 type Plugin struct {
 	Name      string
 	DependsOn []string
