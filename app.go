@@ -14,7 +14,8 @@
 //
 // Cost model: contexts are pooled, the middleware chain of each route is
 // built once at Boot, and the next() guard is a counter. The 404 and an
-// *Error kept in a variable are answered without allocating; c.JSON costs
+// *Error kept in a variable are answered without allocating (on a static
+// route: fasthttp/router allocates for :param values); c.JSON costs
 // at most the interface conversion of its argument.
 package fx
 
