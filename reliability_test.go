@@ -107,26 +107,8 @@ func relGet(t testing.TB, app *fx.App, method, target, body string, hdr ...strin
 	return relWire{resp.StatusCode, resp.Header, b, resp.Close}
 }
 
-// relLogs is a concurrency-safe log sink.
-type relLogs struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *relLogs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *relLogs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func relLoggedApp(cfg fx.Config) (*fx.App, *relLogs) {
-	logs := &relLogs{}
+func relLoggedApp(cfg fx.Config) (*fx.App, *logBuffer) {
+	logs := &logBuffer{}
 	cfg.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	return fx.New(cfg), logs
 }
