@@ -131,7 +131,7 @@ func keyFamily(k any) family {
 //
 // Verify checks, in this order: syntax, the algorithm against the
 // allow-list and the key's type, the "kid", the signature, then exp (required
-// unless AllowNoExpiry), nbf, iss and aud with Leeway. An HS256 token with a
+// unless AllowNoExpiry), nbf, iat, iss and aud with Leeway. An HS256 token with a
 // handful of claims costs a few microseconds and a few dozen small
 // allocations (golang-jwt decodes header and claims with encoding/json).
 func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
@@ -204,7 +204,9 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 	}
 	// The allow-list is enforced in lookupKey (golang-jwt calls it before
 	// checking the signature), where the refusal can be told apart.
-	opts := []jwt.ParserOption{jwt.WithLeeway(leeway)}
+	// golang-jwt checks iat only when asked: a token issued in the future
+	// (beyond Leeway) is refused like one whose nbf is in the future.
+	opts := []jwt.ParserOption{jwt.WithLeeway(leeway), jwt.WithIssuedAt()}
 	if !cfg.AllowNoExpiry {
 		opts = append(opts, jwt.WithExpirationRequired())
 	}
