@@ -35,12 +35,14 @@ import (
 type StructSchema[T any] struct {
 	d     *tdesc
 	query bool
+	wide  bool // T holds a 64-bit integer somewhere (see ValidateJSON)
 }
 
 // Struct returns the schema of T, which must be a struct type (or a
 // pointer, slice or map of one). The type is examined once, here.
 func Struct[T any]() *StructSchema[T] {
-	return &StructSchema[T]{d: describe(reflect.TypeFor[T]())}
+	d := describe(reflect.TypeFor[T]())
+	return &StructSchema[T]{d: d, wide: hasWideInt(d, map[*tdesc]bool{})}
 }
 
 // QueryStruct returns the schema of T for a route's query string: fields
@@ -49,7 +51,8 @@ func Struct[T any]() *StructSchema[T] {
 // value = absent for non-string fields, repeated key only for slice
 // fields). Result.Value is a *T.
 func QueryStruct[T any]() *StructSchema[T] {
-	return &StructSchema[T]{d: describe(reflect.TypeFor[T]()), query: true}
+	d := describe(reflect.TypeFor[T]())
+	return &StructSchema[T]{d: d, query: true, wide: hasWideInt(d, map[*tdesc]bool{})}
 }
 
 // Validate checks v (the generic tree: map[string]any, []any, float64,
@@ -77,13 +80,17 @@ func (s *StructSchema[T]) Validate(v any) Result {
 
 // ValidateJSON is the fast path (see Decoder): go-json decodes body
 // straight into a new T; only when that fails is the body decoded into the
-// tree and checked by Validate, which reports every issue.
+// tree and checked by Validate, which reports every issue. A body with an
+// integer of 16 digits or more, for a T with 64-bit integer fields, also
+// takes the tree: go-json would decode 2^53+3 exactly into an int64 where
+// Validate (which sees the float64 of the tree) rejects it, and both paths
+// must give the same Result.
 func (s *StructSchema[T]) ValidateJSON(body []byte) Result {
 	if string(bytes.TrimSpace(body)) == "null" {
 		return s.Validate(nil) // as Validate(DecodeJSON(body)) does
 	}
 	p := new(T)
-	if err := json.Unmarshal(body, p); err == nil {
+	if err := json.Unmarshal(body, p); err == nil && !(s.wide && hasLongNumber(body)) {
 		return Result{Value: p}
 	}
 	tree, err := DecodeJSON(body)
@@ -95,6 +102,57 @@ func (s *StructSchema[T]) ValidateJSON(body []byte) Result {
 		return Result{Issues: []Issue{{Path: []string{}, Message: err.Error()}}}
 	}
 	return s.Validate(tree)
+}
+
+// hasWideInt reports whether d has a 64-bit integer anywhere below it.
+func hasWideInt(d *tdesc, seen map[*tdesc]bool) bool {
+	if seen[d] {
+		return false
+	}
+	seen[d] = true
+	switch d.kind {
+	case tInt, tUint:
+		return d.bits == 64
+	case tSlice, tMap:
+		return hasWideInt(d.elem, seen)
+	case tStruct:
+		for _, f := range d.fields {
+			if hasWideInt(f.d, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasLongNumber reports whether the JSON text data (well formed) has, outside
+// its strings, a run of 16 or more digits: the only way to write an integer
+// beyond 2^53 that go-json decodes into an integer field.
+func hasLongNumber(data []byte) bool {
+	inString, run := false, 0
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch {
+		case c >= '0' && c <= '9':
+			if run++; run >= 16 {
+				return true
+			}
+		case c == '"':
+			inString, run = true, 0
+		default:
+			run = 0
+		}
+	}
+	return false
 }
 
 func nonNil(p []string) []string {
@@ -196,7 +254,7 @@ func describeIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		d.kind, d.bits = tUint, t.Bits()
 	case reflect.Float32, reflect.Float64:
-		d.kind = tFloat
+		d.kind, d.bits = tFloat, t.Bits()
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 && !reflect.PointerTo(t.Elem()).Implements(jsonUnmarshalerT) {
 			d.kind = tBytes

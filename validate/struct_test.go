@@ -114,3 +114,35 @@ func BenchmarkStructValidateJSON(b *testing.B) {
 		s.ValidateJSON(body)
 	}
 }
+
+type wideNums struct {
+	I   int            `json:"i"`
+	U   uint64         `json:"u"`
+	F32 float32        `json:"f32"`
+	M   map[string]int `json:"m"`
+}
+
+// TestStructFastPathMatchesTree: ValidateJSON gives the Result of
+// Validate(DecodeJSON(body)), also for integers beyond 2^53 (which go-json
+// alone decodes exactly into an int64) and for a float32 overflow.
+func TestStructFastPathMatchesTree(t *testing.T) {
+	s := validate.Struct[wideNums]()
+	for body, want := range map[string]map[string]string{
+		`{"i":9007199254740995}`:                {"i": "Must be at most 9007199254740992"},
+		`{"i":-9007199254740995}`:               {"i": "Must be at least -9007199254740992"},
+		`{"u":18446744073709551615}`:            {"u": "Must be at most 9007199254740992"},
+		`{"m":{"a":9007199254740995}}`:          {"m.a": "Must be at most 9007199254740992"},
+		`{"f32":1e39}`:                          {"f32": "Number is too large"},
+		`{"i":9007199254740993,"u":1}`:          {},
+		`{"i":1,"m":{"1234567890123456789":2}}`: {},
+	} {
+		fast := s.ValidateJSON([]byte(body))
+		slow := s.Validate(mustDecode(t, body))
+		if got := issuesOf(fast); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: fast path issues %v, want %v", body, got, want)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Errorf("%s: fast %+v\nslow %+v", body, fast, slow)
+		}
+	}
+}
