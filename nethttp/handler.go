@@ -101,9 +101,10 @@ func Request(c *fx.Ctx) *http.Request {
 
 // Context returns c.Context(). Under Handler, the adapter makes the
 // *http.Request's context its parent (fx.SetRequestContext), so it is done
-// when the client goes away (connection closed, HTTP/2 stream reset), when
-// the handler returns, or when the App shuts down. Kept for code written
-// before Ctx.Context saw the client.
+// when the client goes away (connection closed, HTTP/2 stream reset) or
+// when the handler returns. App.Shutdown does not cancel it (the
+// http.Server owns the request; cancel the server's BaseContext for that).
+// Kept for code written before Ctx.Context saw the client.
 func Context(c *fx.Ctx) context.Context {
 	return c.Context()
 }

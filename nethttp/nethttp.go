@@ -27,18 +27,16 @@
 //
 // # Cancellation
 //
-// A client that goes away ends the request context of the *http.Request.
-// Context(c) returns that context to fx handlers; pass it to database calls
-// and outgoing requests so their work stops with the client. A request
-// whose context is already done when its body has been read is not
-// dispatched at all.
-//
-// c.Context() does not see the client go away under this adapter: fx
-// derives it from fasthttp's RequestCtx, whose Done channel belongs to the
-// fasthttp server (it closes on server shutdown, never per request, and
-// the field cannot be set from outside fasthttp). It is still cancelled
-// when the handler chain returns. Prefer Context(c) in code that may run
-// under either transport: it falls back to c.Context() on fasthttp.
+// The adapter makes the *http.Request's context the parent of c.Context()
+// (fx.SetRequestContext), so c.Context() is done when the client goes away
+// (connection closed, HTTP/2 stream reset) or when the handler chain
+// returns: pass it to database calls and outgoing requests so their work
+// stops with the client. App.Shutdown does not cancel it, as the
+// http.Server owns the request: to stop in-flight handlers on shutdown,
+// set http.Server.BaseContext and cancel that context. Context(c) is an
+// alias of c.Context(), kept for code written before. A request whose
+// context is already done when its body has been read is not dispatched
+// at all.
 //
 // # Not translated
 //
