@@ -23,8 +23,10 @@
 package jsonschema
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"slices"
 	"strconv"
@@ -79,9 +81,11 @@ func MustCompile(schemaJSON string) *Schema {
 	return s
 }
 
-// Validate validates v (the decoded JSON tree fx hands to schemas).
+// Validate validates v (the decoded JSON tree fx hands to schemas). The
+// []string of a repeated query key is validated as a JSON array of
+// strings.
 func (s *Schema) Validate(v any) validate.Result {
-	err := s.s.Validate(v)
+	err := s.s.Validate(jsonValue(v))
 	if err == nil {
 		return validate.Result{Value: v}
 	}
@@ -98,6 +102,34 @@ func (s *Schema) Validate(v any) validate.Result {
 }
 
 var printer = message.NewPrinter(language.English)
+
+// jsonValue returns v with the []string values of a query map as []any,
+// the only array type the JSON Schema library knows.
+func jsonValue(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	var out map[string]any
+	for k, x := range m {
+		ss, ok := x.([]string)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(m)
+		}
+		a := make([]any, len(ss))
+		for i, s := range ss {
+			a[i] = s
+		}
+		out[k] = a
+	}
+	if out == nil {
+		return v
+	}
+	return out
+}
 
 // collect walks the error tree; leaves become issues.
 func collect(e *js.ValidationError, out *[]validate.Issue) {
@@ -168,11 +200,16 @@ func rat(r *big.Rat) string {
 	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
+// literal writes a schema value (enum, const) as JSON.
 func literal(v any) string {
 	if s, ok := v.(string); ok {
 		return strconv.Quote(s)
 	}
-	return fmt.Sprint(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // leafMessage is the plain-English message of a leaf error.

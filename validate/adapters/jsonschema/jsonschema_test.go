@@ -115,3 +115,37 @@ func TestCompileError(t *testing.T) {
 		t.Error("Fail")
 	}
 }
+
+// TestQueryRepeatedKey: a repeated key reaches the schema as an array of
+// strings, never as a Go type it cannot read.
+func TestQueryRepeatedKey(t *testing.T) {
+	s := jsonschema.MustCompile(`{"type":"object","properties":{
+		"tag":{"type":"array","items":{"type":"string"},"maxItems":2},
+		"q":{"type":"string"}}}`)
+	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+	app.Route(fx.Route{Method: "GET", Path: "/", Query: s,
+		Handler: func(c *fx.Ctx) error { v, _ := fx.ValidQuery[map[string]any](c); return c.JSON(200, v) }})
+	for target, want := range map[string]string{
+		"/?tag=a&tag=b": `{"tag":["a","b"]}`,
+		"/?tag=a&tag=b&tag=c&q=x&q=y": `{"error":{"code":"FX_VALIDATION_ERROR","message":"Request validation failed","details":{"issues":[` +
+			`{"location":"query","path":["q"],"message":"Expected a string, got an array"},` +
+			`{"location":"query","path":["tag"],"message":"Must have at most 2 items"}]}}}`,
+	} {
+		resp, err := app.Test(httptest.NewRequest("GET", target, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if string(b) != want {
+			t.Errorf("%s: %d %s\nwant %s", target, resp.StatusCode, b, want)
+		}
+	}
+}
+
+func TestEnumOfObjectsIsJSON(t *testing.T) {
+	s := jsonschema.MustCompile(`{"enum":[{"a":1},[1,2],null]}`)
+	res := s.Validate("x")
+	if len(res.Issues) != 1 || res.Issues[0].Message != `Must be one of: {"a":1}, [1,2], null` {
+		t.Errorf("%+v", res.Issues)
+	}
+}
