@@ -105,9 +105,39 @@ func (s *Schema[T]) check(res validate.Result) validate.Result {
 func Issues(errs validator.ValidationErrors, root reflect.Type) []validate.Issue {
 	out := make([]validate.Issue, 0, len(errs))
 	for _, fe := range errs {
-		out = append(out, validate.Issue{Path: jsonPath(root, fe.StructNamespace()), Message: Message(fe)})
+		ns := fe.StructNamespace()
+		msg := Message(fe)
+		if other := otherField(root, ns, fe.Tag(), fe.Param()); other != "" {
+			msg = strings.TrimSuffix(msg, fe.Param()) + other
+		}
+		out = append(out, validate.Issue{Path: jsonPath(root, ns), Message: msg})
 	}
 	return out
+}
+
+// otherField returns the JSON name of the field that a field-comparison
+// tag (eqfield=Password) names by its Go name, or "" for other tags: in the
+// same struct for eqfield and the like, from the top for eqcsfield and the
+// like (dotted, "inner.code").
+func otherField(root reflect.Type, ns, tag, param string) string {
+	var path []string
+	switch tag {
+	case "eqfield", "nefield", "gtfield", "gtefield", "ltfield", "ltefield":
+		i := strings.LastIndexByte(ns, '.')
+		if i < 0 {
+			return ""
+		}
+		p := jsonPath(root, ns[:i]+"."+param)
+		if len(p) == 0 {
+			return ""
+		}
+		path = p[len(p)-1:]
+	case "eqcsfield", "necsfield", "gtcsfield", "gtecsfield", "ltcsfield", "ltecsfield":
+		path = jsonPath(root, "_."+param)
+	default:
+		return ""
+	}
+	return strings.Join(path, ".")
 }
 
 // jsonPath turns "Order.Items[1].Qty" into ["items","1","qty"], reading
@@ -189,7 +219,9 @@ func fieldJSON(t reflect.Type, name string) (string, reflect.Type, bool) {
 }
 
 // Message builds the plain-English message of a failing tag. Tags it does
-// not know read `Must satisfy the "tag" rule`.
+// not know read `Must satisfy the "tag" rule`. A field-comparison tag
+// (eqfield=Password) names the other field as validator does, by its Go
+// name; Issues replaces it with the JSON name.
 func Message(fe validator.FieldError) string {
 	tag, param := fe.Tag(), fe.Param()
 	kind := fe.Kind()

@@ -201,3 +201,28 @@ func BenchmarkContract(b *testing.B) {
 	b.Run("playground/valid", func(b *testing.B) { benchContract(b, playground.Struct[Order](nil), validOrder, 201) })
 	b.Run("playground/invalid", func(b *testing.B) { benchContract(b, playground.Struct[Order](nil), invalidOrder, 422) })
 }
+
+type Signup struct {
+	Password string      `json:"password"`
+	Confirm  string      `json:"password_confirm" validate:"eqfield=Password"`
+	Inner    SignupInner `json:"inner"`
+	MinAge   int         `json:"min_age"`
+}
+
+type SignupInner struct {
+	Age int `json:"age" validate:"gtecsfield=MinAge"`
+}
+
+// TestFieldComparisonNamesJSONField: eqfield=Password is reported with the
+// JSON name of the other field, never its Go name.
+func TestFieldComparisonNamesJSONField(t *testing.T) {
+	res := playground.Struct[Signup](nil).ValidateJSON([]byte(`{"password":"a","password_confirm":"b","inner":{"age":1},"min_age":18}`))
+	got := map[string]string{}
+	for _, is := range res.Issues {
+		got[strings.Join(is.Path, "|")] = is.Message
+	}
+	want := map[string]string{"password_confirm": "Must equal password", "inner|age": "Must be at least min_age"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %v\nwant %v", got, want)
+	}
+}
