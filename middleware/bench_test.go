@@ -63,7 +63,7 @@ func BenchmarkBaseline(b *testing.B) {
 }
 
 // BenchmarkAuthJWTHS256 is a request passing Auth with an HS256 token
-// checked for signature, exp, nbf, iss and aud.
+// checked for signature, exp, nbf, iat, iss and aud.
 func BenchmarkAuthJWTHS256(b *testing.B) {
 	tok := sign(b, jwt.MapClaims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
 	benchServe(b, benchApp(middleware.Auth(middleware.AuthConfig{Bearer: hsVerifier(b)})), "Authorization", "Bearer "+tok)
