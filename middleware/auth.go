@@ -69,7 +69,7 @@ type AuthConfig struct {
 	APIKeyHeader string
 
 	// Realm is the realm of the WWW-Authenticate challenges. Default "api".
-	// It must not contain '"' or '\'.
+	// It must not contain '"', '\' or control characters.
 	Realm string
 
 	// Optional lets requests that carry no credentials at all through
@@ -136,8 +136,8 @@ func Auth(cfg AuthConfig) fx.Middleware {
 	if !isToken(cfg.APIKeyHeader) {
 		panic("middleware.Auth: APIKeyHeader " + cfg.APIKeyHeader + " is not a valid header name")
 	}
-	if strings.ContainsAny(cfg.Realm, "\"\\\r\n") {
-		panic("middleware.Auth: Realm must not contain '\"', '\\' or line breaks")
+	if !isQuotable(cfg.Realm) {
+		panic("middleware.Auth: Realm must not contain '\"', '\\' or control characters")
 	}
 	a := &authenticator{
 		bearer:    cfg.Bearer,
@@ -311,6 +311,19 @@ func isVisibleASCII(b []byte) bool {
 		}
 	}
 	return len(b) > 0
+}
+
+// isQuotable reports whether s can be the content of an RFC 9110
+// quoted-string without escapes: qdtext (HTAB, SP, visible ASCII but '"'
+// and '\', obs-text).
+func isQuotable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch == '"' || ch == '\\' || ch == 0x7f || (ch < 0x20 && ch != '\t') {
+			return false
+		}
+	}
+	return true
 }
 
 // isToken reports whether s is an RFC 9110 token (a valid header name).

@@ -300,6 +300,8 @@ func TestAuthConfigPanics(t *testing.T) {
 		"no verifier":    {},
 		"bad header":     {APIKeys: apiKeys(t), APIKeyHeader: "X Key"},
 		"quote in realm": {Bearer: hsVerifier(t), Realm: `a"b`},
+		"NUL in realm":   {Bearer: hsVerifier(t), Realm: "a\x00b"},
+		"DEL in realm":   {Bearer: hsVerifier(t), Realm: "a\x7fb"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			defer func() {
