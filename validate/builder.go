@@ -87,6 +87,9 @@ func run(s Schema, v any, st *state) any {
 func missing(c *common, st *state) (any, bool) {
 	switch {
 	case c.hasDefault:
+		if a, ok := c.def.([]any); ok {
+			return slices.Clone(a), true // each value its own: the handler may modify it
+		}
 		return c.def, true
 	case c.optional:
 		return nil, false
@@ -552,7 +555,7 @@ func (s *ArraySchema) Nullable() *ArraySchema { c := s.clone(); c.nullable = tru
 // Default makes the value optional and uses v when it is absent.
 func (s *ArraySchema) Default(v []any) *ArraySchema {
 	c := s.clone()
-	c.hasDefault, c.def = true, v
+	c.hasDefault, c.def = true, slices.Clone(v)
 	return c
 }
 

@@ -209,3 +209,18 @@ func TestBuildersAreImmutable(t *testing.T) {
 		t.Errorf("MinLen changed its receiver: %v", res.Issues)
 	}
 }
+
+// TestArrayDefaultNotShared: the default of an Array is a fresh slice in
+// every output, so a handler that modifies it changes nothing for the next
+// request, and neither does the caller's slice after Default.
+func TestArrayDefaultNotShared(t *testing.T) {
+	def := []any{"new"}
+	s := validate.Query(validate.Fields{"tag": validate.Array(validate.String()).Default(def)})
+	def[0] = "changed by the caller"
+	first := s.Validate(map[string]any{}).Value.(map[string]any)["tag"].([]any)
+	first[0] = "changed by a handler"
+	second := s.Validate(map[string]any{}).Value.(map[string]any)["tag"].([]any)
+	if len(second) != 1 || second[0] != "new" {
+		t.Errorf("default is %v, want [new]", second)
+	}
+}
