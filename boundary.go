@@ -229,6 +229,7 @@ func (a *App) callHook(c *Ctx, raw any, status int) (handled bool) {
 	resp := &c.rc.Response
 	resp.Header.CopyTo(&c.hdrSnap)
 	resp.ResetBody()
+	dropContentEncoding(resp) // it described the body just discarded
 	resp.SetStatusCode(status)
 	handled = a.invokeHook(c, raw)
 	if !handled {
@@ -282,9 +283,7 @@ func (a *App) misuse(kind, key, msg string) {
 // writeEnvelope replaces status, body and content type of resp with the
 // envelope; other headers already set are kept.
 func (a *App) writeEnvelope(resp *fasthttp.Response, status int, code, msg string, details any) {
-	if len(resp.Header.ContentEncoding()) > 0 { // Del costs a header-name normalisation
-		resp.Header.Del(fasthttp.HeaderContentEncoding)
-	}
+	dropContentEncoding(resp)
 	resp.SetStatusCode(status)
 	resp.Header.SetContentTypeBytes(contentTypeJSON)
 	if code == ErrorCodes.InternalError && msg == internalErrorMessage && details == nil {
@@ -296,6 +295,14 @@ func (a *App) writeEnvelope(resp *fasthttp.Response, status int, code, msg strin
 	resp.SwapBody(b)
 	if derr != nil {
 		a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error details", slog.String("code", code), slog.Any("error", derr))
+	}
+}
+
+// dropContentEncoding removes a Content-Encoding, which described a body
+// that is being replaced.
+func dropContentEncoding(resp *fasthttp.Response) {
+	if len(resp.Header.ContentEncoding()) > 0 { // Del costs a header-name normalisation
+		resp.Header.Del(fasthttp.HeaderContentEncoding)
 	}
 }
 

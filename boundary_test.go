@@ -205,6 +205,32 @@ func TestRule4HookTrueSendsItsResponse(t *testing.T) {
 	}
 }
 
+// A hook that handles the failure writes a fresh body: a Content-Encoding
+// the handler set for the body it had begun (now discarded) must not label
+// the hook's response, or the client would try to decompress plain JSON.
+func TestHookResponseDropsStaleContentEncoding(t *testing.T) {
+	app := quiet()
+	app.OnError(func(c *fx.Ctx, err any) bool {
+		_ = c.JSON(503, map[string]string{"custom": "busy"})
+		return true
+	})
+	app.Get("/", func(c *fx.Ctx) error {
+		c.SetHeader("Content-Encoding", "gzip")
+		c.SetHeader("X-Request-Id", "req-3")
+		return errors.New("down")
+	})
+	r := do(t, app, "GET", "/", "")
+	if r.status != 503 || string(r.body) != `{"custom":"busy"}` {
+		t.Fatalf("got %d %q", r.status, r.body)
+	}
+	if ce := r.header.Get("Content-Encoding"); ce != "" {
+		t.Errorf("Content-Encoding %q of the discarded body labels the hook's response", ce)
+	}
+	if r.header.Get("X-Request-Id") != "req-3" {
+		t.Error("request ID set before the failure was dropped")
+	}
+}
+
 // Rule 4: false discards what the hook wrote (body and headers); headers
 // the handler set before failing are kept.
 func TestRule4HookFalseDiscardsWhatItWrote(t *testing.T) {
