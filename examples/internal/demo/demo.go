@@ -16,8 +16,9 @@ import (
 
 // Serve listens on $ADDR, or defaultAddr when it is unset, prints
 // "listening on http://ADDR" (scripts read that line), and serves app until
-// an interrupt, after which in-flight requests finish and Serve returns.
-// It exits the process on a listen or boot error.
+// an interrupt, after which in-flight requests finish, the App's
+// OnShutdown functions run and Serve returns. It exits the process on a
+// listen or boot error.
 func Serve(app *fx.App, defaultAddr string) {
 	addr := os.Getenv("ADDR")
 	if addr == "" {
@@ -29,15 +30,30 @@ func Serve(app *fx.App, defaultAddr string) {
 	}
 	fmt.Printf("listening on http://%s\n", ln.Addr())
 
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	serveErr, shutdownErr := serve(app, ln, sig)
+	if serveErr != nil {
+		log.Fatal(serveErr)
+	}
+	if shutdownErr != nil {
+		log.Print(shutdownErr)
+	}
+}
+
+// serve serves app on ln until stop delivers, then shuts app down. It
+// returns only after Shutdown has returned: app.Serve itself returns as
+// soon as the listener is closed, while requests are still in flight, and
+// a main that exited then would cut them off and skip OnShutdown.
+func serve(app *fx.App, ln net.Listener, stop <-chan os.Signal) (serveErr, shutdownErr error) {
+	shutdown := make(chan error, 1)
 	go func() {
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-		<-sig
-		if err := app.Shutdown(); err != nil {
-			log.Print(err)
-		}
+		<-stop
+		shutdown <- app.Shutdown()
 	}()
 	if err := app.Serve(ln); err != nil {
-		log.Fatal(err)
+		return err, nil
 	}
+	return nil, <-shutdown
 }
