@@ -497,6 +497,11 @@ func coerce(d *tdesc, s string, st *state) any {
 	case tMap, tStruct:
 		st.add("Expected an object, got a string")
 		return nil
+	case tTime, tBytes:
+		// a string in a body too: the same check (format, base64)
+		st.query = false
+		checkType(d, s, st)
+		st.query = true
 	}
 	return s
 }

@@ -146,3 +146,28 @@ func TestStructFastPathMatchesTree(t *testing.T) {
 		}
 	}
 }
+
+type timedQuery struct {
+	When  time.Time   `json:"when"`
+	Times []time.Time `json:"t"`
+	Blob  []byte      `json:"blob"`
+}
+
+// TestQueryStructChecksStrings: a time or base64 query value is checked as
+// the same field in a body is, each issue at its own key.
+func TestQueryStructChecksStrings(t *testing.T) {
+	s := validate.QueryStruct[timedQuery]()
+	got := issuesOf(s.Validate(map[string]any{"when": "yesterday", "t": []string{"2024-01-02T03:04:05Z", "x"}, "blob": "!!"}))
+	want := map[string]string{
+		"when": `Expected a date-time string (RFC 3339), got "yesterday"`,
+		"t.1":  `Expected a date-time string (RFC 3339), got "x"`,
+		"blob": "Expected a base64-encoded string",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %v\nwant %v", got, want)
+	}
+	res := s.Validate(map[string]any{"when": "2024-01-02T03:04:05Z", "blob": "YQ=="})
+	if v, ok := res.Value.(*timedQuery); !ok || v.When.Year() != 2024 || string(v.Blob) != "a" {
+		t.Errorf("valid: %+v", res)
+	}
+}
