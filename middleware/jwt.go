@@ -85,6 +85,8 @@ type JWTVerifier struct {
 	keyFunc jwt.Keyfunc
 
 	rolesClaim, permsClaim, tenantClaim string
+	// needIss and needAud: iss and aud are required (Issuer, Audience set).
+	needIss, needAud bool
 }
 
 // family is a group of algorithms that share a key type.
@@ -219,6 +221,7 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 	if cfg.Now != nil {
 		opts = append(opts, jwt.WithTimeFunc(cfg.Now))
 	}
+	v.needIss, v.needAud = cfg.Issuer != "", len(cfg.Audience) > 0
 	v.parser = jwt.NewParser(opts...)
 	v.keyFunc = v.lookupKey
 	v.rolesClaim = orDefault(cfg.RolesClaim, DefaultRolesClaim)
@@ -270,7 +273,17 @@ func (v *JWTVerifier) Verify(c *fx.Ctx, token string) (*Principal, error) {
 	claims := jwt.MapClaims{}
 	_, err := v.parser.ParseWithClaims(token, claims, v.keyFunc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", jwtSentinel(err), err)
+		s := jwtSentinel(err)
+		if s == ErrInvalidClaims && errors.Is(err, jwt.ErrTokenRequiredClaimMissing) {
+			// golang-jwt reports an absent iss or aud as a missing claim;
+			// the sentinels name them.
+			if iss, _ := claims["iss"].(string); v.needIss && iss == "" {
+				s = ErrInvalidIssuer
+			} else if aud, _ := claims.GetAudience(); v.needAud && (len(aud) == 0 || len(aud) == 1 && aud[0] == "") {
+				s = ErrInvalidAudience
+			}
+		}
+		return nil, fmt.Errorf("%w: %w", s, err)
 	}
 	p := &Principal{Scheme: SchemeBearer, Claims: claims}
 	p.Subject, _ = claims["sub"].(string)
