@@ -100,3 +100,24 @@ func ExampleApp_Group() {
 	fmt.Println(resp.StatusCode, string(b))
 	// Output: 401 {"error":{"code":"FX_UNAUTHENTICATED","message":"API key required"}}
 }
+
+// A nil group middleware is a configuration error reported by Boot, as it
+// is for App.Use, not a 500 on every request of the group; a nil in a
+// parent group is reported once, though two sub-groups inherit it.
+func TestGroupNilMiddlewareIsBootError(t *testing.T) {
+	app := quiet()
+	api := app.Group("/api", nil)
+	ok := func(c *fx.Ctx) error { return c.String(200, "ok") }
+	api.Group("/v1").Get("/a", ok)
+	api.Group("/v2").Get("/b", ok)
+	err := app.Boot()
+	if err == nil {
+		t.Fatal("Boot = nil, want the nil middleware reported")
+	}
+	if n := strings.Count(err.Error(), "nil middleware"); n != 1 {
+		t.Errorf("Boot reported the nil middleware %d times: %v", n, err)
+	}
+	if !strings.Contains(err.Error(), `"/api"`) {
+		t.Errorf("Boot error does not name the group: %v", err)
+	}
+}

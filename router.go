@@ -108,7 +108,19 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 		}()
 		r.Handle(method, fhPath, func(rc *fasthttp.RequestCtx) { a.serve(rc, rt) })
 	}
+	checked := map[*Group]bool{}
 	for _, s := range specs {
+		// A nil group middleware would panic on every request of the
+		// group: report it once per group, as Boot does for App.Use.
+		for g := s.group; g != nil && !checked[g]; g = g.parent {
+			checked[g] = true
+			for i, mw := range g.mws {
+				if mw == nil {
+					errs = append(errs, catalogError(ErrorCodes.InternalError,
+						fmt.Sprintf("Group %q was given a nil middleware (position %d)", g.prefix, i)))
+				}
+			}
+		}
 		if s.handler == nil {
 			errs = append(errs, catalogError(ErrorCodes.RouteHandlerRequired,
 				fmt.Sprintf("Route %s %s has no handler", s.method, s.path)))
