@@ -24,7 +24,6 @@ type instance struct {
 	stderr         tailWriter
 	stack          [2]uint64
 	resp           response
-	spare          []byte // host-side encoding buffer when the direct write cannot be used
 }
 
 // minInstantiateTimeout bounds instantiation (running _initialize) when

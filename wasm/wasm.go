@@ -84,7 +84,7 @@ type Config struct {
 	// Prewarm is how many instances are created at boot, at most MaxIdle.
 	// Default 1. Boot always instantiates one instance to validate the
 	// module (its _initialize and ABI version), even when Prewarm is
-	// negative; it is then kept only if MaxIdle allows.
+	// negative (or MaxIdle is); that instance is then closed at once.
 	Prewarm int
 
 	// MaxCalls recycles an instance (closes it after its response is sent)
@@ -435,7 +435,8 @@ func (m *Module) Plugin() fx.Plugin {
 func (m *Module) Handler() fx.Handler { return m.serve }
 
 // Close closes every instance and the runtime. Requests after Close are
-// answered 503. It is idempotent and returns the first call's result.
+// answered 503 (a logged 502 if the Module was never initialised). It is
+// idempotent and returns the first call's result.
 func (m *Module) Close() error {
 	m.closeOnce.Do(func() {
 		m.initOnce.Do(func() { // closed before Init: never initialise later
@@ -463,12 +464,13 @@ type Stats struct {
 	Rejected  uint64 // requests answered 503: no instance in time
 }
 
-// Stats returns the pool's counters. It takes the pool lock briefly.
+// Stats returns the pool's counters (all zero until Init has succeeded).
+// It takes the pool lock briefly.
 func (m *Module) Stats() Stats {
-	p := m.pool
-	if p == nil {
+	if !m.ready.Load() { // m.pool is written by Init, published by ready
 		return Stats{}
 	}
+	p := m.pool
 	p.mu.Lock()
 	s := Stats{Live: p.live, Idle: len(p.idle)}
 	p.mu.Unlock()
@@ -554,7 +556,6 @@ func (m *Module) call(c *fx.Ctx, rc *fasthttp.RequestCtx, inst *instance) error 
 	if enc := encodeRequest(view[:0], c, rc, nh, np); len(enc) != size || &enc[0] != &view[0] {
 		// The request changed between sizing and encoding (it cannot with
 		// fasthttp today); fall back to a copy.
-		inst.spare = enc
 		if uint32(len(enc)) > inst.bufCap {
 			return fmt.Errorf("request size changed while encoding (%d != %d)", len(enc), size)
 		}
@@ -567,6 +568,12 @@ func (m *Module) call(c *fx.Ctx, rc *fasthttp.RequestCtx, inst *instance) error 
 	inst.calls++
 	if err := inst.handle.CallWithStack(ctx, st); err != nil {
 		return m.guestErr(inst, ExportHandle, err)
+	}
+	if ctx.Err() != nil {
+		// The deadline passed as the call returned: wazero's watcher may
+		// close the module just after reporting success, so the instance
+		// must not go back to the pool.
+		return fmt.Errorf("%s: timed out after %v", ExportHandle, m.cfg.Timeout)
 	}
 	ptr, n := uint32(st[0]>>32), uint32(st[0])
 	switch {
