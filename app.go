@@ -175,8 +175,11 @@ type App struct {
 	// baseCtx is the parent of every Ctx.Context; Shutdown cancels it.
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
-	ctxPool    sync.Pool
-	misused    sync.Map
+	// stopping is set by Shutdown: from then on every response carries
+	// Connection: close (see App.serve).
+	stopping atomic.Bool
+	ctxPool  sync.Pool
+	misused  sync.Map
 
 	srvMu  sync.Mutex
 	server *fasthttp.Server

@@ -53,6 +53,18 @@ func (a *App) serve(rc *fasthttp.RequestCtx, rt *route) {
 		a.handleError(c, err)
 	}
 	a.releaseCtx(c)
+	a.closeIfStopping(rc)
+}
+
+// closeIfStopping ends the connection after this response once Shutdown
+// has begun. fasthttp does so only while its own Shutdown is waiting: when
+// ShutdownWithContext gives up, a connection whose handler was still
+// running would otherwise go on serving requests after the OnShutdown
+// functions ran.
+func (a *App) closeIfStopping(rc *fasthttp.RequestCtx) {
+	if a.stopping.Load() {
+		rc.SetConnectionClose()
+	}
 }
 
 // runLevel runs chain level i (middleware i, or the handler past the last
@@ -339,6 +351,7 @@ func (a *App) notFound(rc *fasthttp.RequestCtx) {
 	b = appendJSONInner(b, b2s(rc.URI().PathOriginal()))
 	b = append(b, notFoundSuffix...)
 	resp.SwapBody(b)
+	a.closeIfStopping(rc)
 }
 
 var (

@@ -1,6 +1,7 @@
 package fx_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -126,6 +127,59 @@ func TestShutdownWithContextDeadline(t *testing.T) {
 	case <-closed:
 	default:
 		t.Error("OnShutdown did not run")
+	}
+}
+
+// A connection whose request outlived a timed-out ShutdownWithContext is
+// closed once that response is written: the response says Connection:
+// close, and the connection serves nothing more (fasthttp leaves its
+// shutdown state when it stops waiting, and would otherwise keep serving
+// it after the OnShutdown functions closed what handlers use).
+func TestShutdownWithContextClosesRemainingConnections(t *testing.T) {
+	app := quiet()
+	entered := make(chan struct{}, 2)
+	release := make(chan struct{})
+	app.Get("/stuck", func(c *fx.Ctx) error {
+		entered <- struct{}{}
+		<-release
+		return c.String(200, "late")
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go app.Serve(ln) //nolint:errcheck // ends with Shutdown
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck
+	br := bufio.NewReader(conn)
+	const req = "GET /stuck HTTP/1.1\r\nHost: x\r\n\r\n"
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := app.ShutdownWithContext(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ShutdownWithContext = %v, want context.Canceled", err)
+	}
+	close(release)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("in-flight response: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "late" || !resp.Close {
+		t.Errorf("in-flight response %q, Connection: close = %v; want \"late\", true", b, resp.Close)
+	}
+	io.WriteString(conn, req) //nolint:errcheck // may fail: the connection is closed
+	if resp, err := http.ReadResponse(br, nil); err == nil {
+		resp.Body.Close()
+		t.Errorf("connection served another request (%d) after shutdown", resp.StatusCode)
 	}
 }
 

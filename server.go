@@ -72,7 +72,7 @@ func (a *App) newServer() *fasthttp.Server {
 
 // Shutdown stops accepting connections, waits for in-flight requests to
 // finish (without a deadline; see ShutdownWithContext), then runs the
-// OnShutdown functions. During Shutdown, Ctx.Context of running handlers
+// OnShutdown functions. From Shutdown on, Ctx.Context of running handlers
 // is done, responses carry Connection: close, and new connections are
 // refused by the closed listener. Idle keep-alive connections are closed
 // at once; a connection that never sent a request counts as idle 5s after
@@ -81,10 +81,14 @@ func (a *App) Shutdown() error {
 	return a.ShutdownWithContext(context.Background())
 }
 
-// ShutdownWithContext is Shutdown bounded by ctx: when ctx ends first, the
-// remaining connections are closed and ctx's error is returned.
+// ShutdownWithContext is Shutdown bounded by ctx: when ctx ends first, it
+// stops waiting, runs the OnShutdown functions and returns ctx's error
+// (joined with theirs). A connection whose request is still running is
+// not cut off: its response is sent with Connection: close, and the
+// connection is then closed.
 func (a *App) ShutdownWithContext(ctx context.Context) error {
-	a.baseCancel() // in-flight handlers see c.Context() done
+	a.stopping.Store(true) // every response from now on closes its connection
+	a.baseCancel()         // in-flight handlers see c.Context() done
 	a.srvMu.Lock()
 	srv, ln := a.server, a.testLn
 	a.testLn = nil
