@@ -231,6 +231,8 @@ func TestMalformedBodiesSameOnBothPaths(t *testing.T) {
 		{"escaped duplicate key", "application/json", `{"name":"a","n\u0061me":"b"}`, ctIssue{"body", []string{"name"}, `Duplicate key "name"`}},
 		{"invalid utf-8", "application/json", "{\"name\":\"\xff\"}", ctIssue{"body", []string{}, "Not valid JSON: invalid UTF-8 at byte 9"}},
 		{"wrong kind", "application/json", `[]`, ctIssue{"body", []string{}, "Expected an object, got an array"}},
+		{"number too large", "application/json", `{"name":1e400}`, ctIssue{"body", []string{"name"}, "Number is too large"}},
+		{"number too large, then bad syntax", "application/json", `{"name":1e400,"b":}`, ctIssue{"body", []string{"name"}, "Number is too large"}},
 	} {
 		var bodies [2]string
 		for i, app := range []*fx.App{generic, decoder} {

@@ -46,7 +46,7 @@ func bodyIssue(path []string, msg string) *Error {
 // JSONBody decodes the request body as JSON into a T, with goccy/go-json,
 // for handlers that do not use a route contract. The body must be exactly
 // one JSON value (validate.CheckJSON: no trailing data, no duplicate keys,
-// valid UTF-8) sent with a JSON Content-Type or none; an empty body,
+// valid UTF-8, no number beyond a float64) sent with a JSON Content-Type or none; an empty body,
 // malformed JSON or a value of the wrong type gives a 422
 // FX_VALIDATION_ERROR with one issue at location "body" (the path names the
 // field when the decoder knows it): return that error as is. Only the

@@ -37,9 +37,11 @@ type JSONError struct {
 func (e *JSONError) Error() string { return e.Message }
 
 // CheckJSON reports whether data is exactly one well-formed JSON value
-// with no duplicate keys and valid UTF-8, without building anything. It
-// does not allocate unless the input has an object with more than 32 keys
-// or is rejected. An empty (or all-whitespace) input is rejected.
+// with no duplicate keys, valid UTF-8 and no number too large for a
+// float64, without building anything: it rejects exactly what DecodeJSON
+// rejects, with the same error. It does not allocate unless the input has
+// an object with more than 32 keys or is rejected. An empty (or
+// all-whitespace) input is rejected.
 func CheckJSON(data []byte) error {
 	p := getParser(data, false)
 	_, err := p.document()
@@ -52,8 +54,8 @@ func CheckJSON(data []byte) error {
 
 // DecodeJSON decodes exactly one JSON value from data, as Schema.Validate
 // receives it: objects map[string]any, arrays []any, numbers float64,
-// strings, booleans and nil. It rejects what CheckJSON rejects, and numbers
-// too large for a float64. Cost: one allocation per object, array, string
+// strings, booleans and nil. It rejects what CheckJSON rejects, numbers
+// too large for a float64 included. Cost: one allocation per object, array, string
 // and number, like encoding/json.
 func DecodeJSON(data []byte) (any, error) {
 	p := getParser(data, true)
@@ -222,7 +224,9 @@ func (p *parser) number() (any, error) {
 			p.pos++
 		}
 	}
+	exp := false
 	if p.pos < len(d) && (d[p.pos] == 'e' || d[p.pos] == 'E') {
+		exp = true
 		p.pos++
 		if p.pos < len(d) && (d[p.pos] == '+' || d[p.pos] == '-') {
 			p.pos++
@@ -234,12 +238,17 @@ func (p *parser) number() (any, error) {
 			p.pos++
 		}
 	}
-	if !p.build {
+	// Without an exponent, only 309 digits or more exceed a float64: the
+	// scan parses just those numbers, to reject what DecodeJSON rejects.
+	if !p.build && !exp && p.pos-start <= 308 {
 		return nil, nil
 	}
 	f, err := strconv.ParseFloat(unsafe.String(&d[start], p.pos-start), 64)
 	if err != nil {
 		return nil, &JSONError{Offset: start, Path: p.path(), Message: "Number is too large"}
+	}
+	if !p.build {
+		return nil, nil
 	}
 	return f, nil
 }

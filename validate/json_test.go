@@ -66,6 +66,9 @@ func TestJSONRejects(t *testing.T) {
 		{`{"a":1,"\u0061":2}`, `Duplicate key "a"`, []string{"a"}},
 		{`{"items":[{"sku":1},{"sku":1,"qty":2,"sku":3}]}`, `Duplicate key "sku"`, []string{"items", "1", "sku"}},
 		{strings.Repeat("[", validate.MaxDepth+1), "nested more than 512 levels deep", nil},
+		{`{"a":[0,-1e400]}`, "Number is too large", []string{"a", "1"}},
+		{`{"a":1e400,"b":}`, "Number is too large", []string{"a"}},
+		{"1" + strings.Repeat("0", 309), "Number is too large", nil},
 	} {
 		for _, mode := range []string{"check", "decode"} {
 			var err error
@@ -130,6 +133,9 @@ func FuzzDecodeJSON(f *testing.F) {
 		v, err := validate.DecodeJSON(data)
 		cerr := validate.CheckJSON(data)
 		stdOK := stdjson.Valid(data)
+		if !reflect.DeepEqual(err, cerr) {
+			t.Fatalf("%q: DecodeJSON says %#v, CheckJSON says %#v", data, err, cerr)
+		}
 		if err == nil {
 			if cerr != nil {
 				t.Fatalf("DecodeJSON accepts, CheckJSON rejects: %v", cerr)

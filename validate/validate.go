@@ -32,7 +32,8 @@ type Issue struct {
 // body bytes and decodes them itself (typically straight into a struct),
 // skipping the generic tree. fx calls ValidateJSON instead of Validate
 // only for a non-empty body that CheckJSON accepted (one well-formed JSON
-// value, no duplicate keys, valid UTF-8); an empty body still goes to
+// value, no duplicate keys, valid UTF-8, no number beyond a float64), the
+// bodies DecodeJSON accepts; an empty body still goes to
 // Validate(nil). The Result must be the one Validate would give for
 // DecodeJSON(body): the wire result is identical either way. body aliases
 // the request buffer: do not retain it, nor strings that alias it.
