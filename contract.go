@@ -36,8 +36,9 @@ import (
 // one scan of the bytes (no allocation) plus the decode into the struct;
 // the query map costs one map plus a string per value.
 
-// emptyBodyMessage replaces, for an empty body, the message of an issue a
-// schema reports at the root, so that every schema library says the same.
+// emptyBodyMessage replaces, for an empty body, the issues a schema reports
+// at the root (one issue, however many), so that every schema library says
+// the same.
 const emptyBodyMessage = "Request body is required"
 
 func contractHandler(bodySchema, querySchema validate.Schema, h Handler) Handler {
@@ -77,12 +78,17 @@ func (c *Ctx) validateBody(s validate.Schema, dec validate.Decoder) (any, []Vali
 			return nil, nil, err
 		}
 		issues := appendIssues(nil, "body", res.Issues)
-		for i := range issues {
-			if len(issues[i].Path) == 0 {
-				issues[i].Message = emptyBodyMessage
+		out, root := issues[:0], false
+		for _, is := range issues {
+			if len(is.Path) == 0 {
+				if root {
+					continue // one "Request body is required", however many root issues
+				}
+				root, is.Message = true, emptyBodyMessage
 			}
+			out = append(out, is)
 		}
-		return res.Value, issues, nil
+		return res.Value, out, nil
 	}
 	if !jsonContentType(c) {
 		return nil, []ValidationIssue{contentTypeIssue}, nil

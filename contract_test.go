@@ -294,6 +294,29 @@ func TestQueryEdgeCases(t *testing.T) {
 	}
 }
 
+// ctTwoRootIssues reports two issues at the root, as a JSON Schema with
+// allOf of two object schemas does for an empty body.
+type ctTwoRootIssues struct{}
+
+func (ctTwoRootIssues) Validate(v any) validate.Result {
+	if v != nil {
+		return validate.Result{Value: v}
+	}
+	return validate.Result{Issues: []validate.Issue{{Message: "Expected an object"}, {Message: "Expected an object, got null"}}}
+}
+
+func TestEmptyBodyOneRootIssue(t *testing.T) {
+	app := ctApp()
+	app.Route(fx.Route{Method: "POST", Path: "/", Body: ctTwoRootIssues{}, Query: ctList,
+		Handler: func(c *fx.Ctx) error { return c.NoContent(204) }})
+	st, body := ctDo(t, app, "POST", "/?limit=0", "", "")
+	got := ctIssues(t, st, body)
+	want := []ctIssue{{"body", []string{}, "Request body is required"}, {"query", []string{"limit"}, "Must be at least 1"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
 type ctPanics struct{}
 
 func (ctPanics) Validate(any) validate.Result { panic("schema bug") }
