@@ -479,7 +479,9 @@ func (r *response) addHeader(name, value string, first bool) error {
 }
 
 // write applies a validated response to resp, keeping headers set earlier
-// (by middleware) unless the guest sets the same name.
+// (by middleware) unless the guest sets the same name. fasthttp keeps one
+// value of Content-Type, Content-Encoding, Server and Date (the last), and
+// adds every Set-Cookie to the cookies already set (see ABI.md section 4).
 func (r *response) write(resp *fasthttp.Response) {
 	resp.SetStatusCode(r.status)
 	for _, h := range r.headers {

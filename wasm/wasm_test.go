@@ -431,3 +431,30 @@ func TestABIExample(t *testing.T) {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
 }
+
+// TestResponseHeadersOverMiddleware pins how a guest's headers combine
+// with headers middleware set before (ABI.md section 4).
+func TestResponseHeadersOverMiddleware(t *testing.T) {
+	app, _ := newApp(t)
+	app.Use(func(c *fx.Ctx, next fx.Next) error {
+		c.SetHeader("X-A", "mw")
+		c.SetHeader("X-Keep", "k")
+		c.SetHeader("Set-Cookie", "mw=1")
+		c.SetHeader("Content-Type", "application/json")
+		return next()
+	})
+	wasm.Mount(app, "POST", "/", fixture(t, "mirror"), wasm.Config{Cache: testCache})
+	if err := app.Boot(); err != nil {
+		t.Fatal(err)
+	}
+	r := do(t, app, "POST", "/", []byte(`{"status":200,"body":"x"}`))
+	if r.header.Get("Content-Type") != "application/json" || r.header.Get("X-A") != "mw" {
+		t.Errorf("middleware headers lost without guest headers: %v", r.header)
+	}
+	r = do(t, app, "POST", "/", []byte(`{"status":200,"headers":{"x-a":["1","2"],"Set-Cookie":["a=1","b=2"],"Content-Type":["a/b","c/d"]}}`))
+	for name, want := range map[string]string{"X-A": "1,2", "X-Keep": "k", "Set-Cookie": "mw=1,a=1,b=2", "Content-Type": "c/d"} {
+		if got := strings.Join(r.header.Values(name), ","); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+}

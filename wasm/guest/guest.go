@@ -108,8 +108,8 @@ func (r Request) Param(name string) string {
 // Response is what a handler answers. A zero Status means 200. Header may
 // not hold hop-by-hop or length headers (Connection, Transfer-Encoding,
 // Content-Length, ...) and values may not hold control characters: the host
-// answers 502 if they do. Without a Content-Type the host sends
-// "text/plain; charset=utf-8".
+// answers 502 if they do. Without a Content-Type (from the handler or from
+// the host's middleware) the host sends "text/plain; charset=utf-8".
 type Response struct {
 	Status int
 	Header Header
