@@ -48,7 +48,6 @@ func Default() *validator.Validate {
 type Schema[T any] struct {
 	decode *validate.StructSchema[T]
 	v      *validator.Validate
-	query  bool
 }
 
 // Struct returns the body schema of T: the body is decoded into a T by
@@ -69,7 +68,7 @@ func Query[T any](v *validator.Validate) *Schema[T] {
 	if v == nil {
 		v = Default()
 	}
-	return &Schema[T]{decode: validate.QueryStruct[T](), v: v, query: true}
+	return &Schema[T]{decode: validate.QueryStruct[T](), v: v}
 }
 
 // Validate decodes the generic value into a T and checks its tags.
