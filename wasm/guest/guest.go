@@ -145,7 +145,7 @@ func DecodeRequest(b []byte) (Request, error) {
 	}
 	u32 := func(i int) int { return int(binary.LittleEndian.Uint32(b[i:])) }
 	ml, pl, ql, nh, np, bl := u32(0), u32(4), u32(8), u32(12), u32(16), u32(20)
-	if bl > len(b)-preamble {
+	if bl < 0 || bl > len(b)-preamble { // negative: a u32 over 2³¹ where int has 32 bits
 		return Request{}, errShort
 	}
 	text := string(b[preamble : len(b)-bl]) // one allocation for every string
@@ -167,7 +167,7 @@ func DecodeRequest(b []byte) (Request, error) {
 		return Request{}, errShort
 	}
 	pairs := func(n int) (Header, bool) {
-		if n > len(text)/8+1 {
+		if n < 0 || n > len(text)/8+1 {
 			return nil, false
 		}
 		h := make(Header, 0, n)

@@ -40,7 +40,16 @@ func TestDecodeRequest(t *testing.T) {
 	if _, err := DecodeRequest(bad); err == nil {
 		t.Error("absurd header count decoded")
 	}
+	binary.LittleEndian.PutUint32(bad[12:], 0xffffffff) // negative where int has 32 bits
+	if _, err := DecodeRequest(bad); err == nil {
+		t.Error("header count 2³²-1 decoded")
+	}
 	binary.LittleEndian.PutUint32(bad[12:], 0)
+	binary.LittleEndian.PutUint32(bad[20:], 0xffffffff) // body longer than the input
+	if _, err := DecodeRequest(bad); err == nil {
+		t.Error("overlong body decoded")
+	}
+	binary.LittleEndian.PutUint32(bad[20:], 0)
 	binary.LittleEndian.PutUint32(bad[0:], 0xffffffff) // method longer than the input
 	if _, err := DecodeRequest(bad); err == nil {
 		t.Error("overlong method decoded")
