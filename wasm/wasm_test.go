@@ -458,3 +458,46 @@ func TestResponseHeadersOverMiddleware(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseDuringCalls: Close while every instance is stuck in a call and
+// another request waits for one. The calls are interrupted at once (502),
+// the waiter gets 503, no instance outlives Close, later requests get 503.
+func TestCloseDuringCalls(t *testing.T) {
+	app, m, _ := mount(t, "mirror", wasm.Config{MaxInstances: 2, Timeout: 10 * time.Second, QueueTimeout: 10 * time.Second})
+	statuses := make(chan int, 3)
+	for range 3 {
+		go func() { statuses <- do(t, app, "POST", "/", []byte("~loop")).status }()
+	}
+	for deadline := time.Now().Add(5 * time.Second); m.Stats().Calls < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("the looping requests never reached the guest")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // let the third request queue
+	start := time.Now()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]int{}
+	for range 3 {
+		select {
+		case s := <-statuses:
+			got[s]++
+		case <-time.After(5 * time.Second):
+			t.Fatalf("requests still running 5s after Close (got %v)", got)
+		}
+	}
+	if got[502] != 2 || got[503] != 1 {
+		t.Errorf("statuses %v, want two 502 and one 503", got)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("calls ended %v after Close", d)
+	}
+	if s := m.Stats(); s.Live != 0 || s.Idle != 0 || s.Discarded != 2 {
+		t.Errorf("stats %+v", s)
+	}
+	if r := do(t, app, "POST", "/", []byte(`{"status":200}`)); r.status != 503 {
+		t.Errorf("after Close: %d", r.status)
+	}
+}
