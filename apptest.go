@@ -20,6 +20,10 @@ import (
 // Test boots the App. A deadline on req.Context() bounds the exchange, and
 // cancelling the context closes the connection, as a disconnecting client
 // would. Test is safe for concurrent use.
+//
+// The first call starts serving the in-memory listener in the background;
+// it runs until Shutdown: end each test's App with
+// t.Cleanup(func() { app.Shutdown() }) so that it does not outlive the test.
 func (a *App) Test(req *http.Request) (*http.Response, error) {
 	conn, err := a.testDial()
 	if err != nil {
