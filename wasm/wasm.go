@@ -545,7 +545,10 @@ func (m *Module) call(c *fx.Ctx, rc *fasthttp.RequestCtx, inst *instance) error 
 		return fmt.Errorf("request of %d bytes does not fit the memory limit of %d bytes", size, m.cfg.MemoryLimit)
 	}
 	if uint32(size) > inst.bufCap {
-		if err := inst.reserve(ctx, uint32(max(size, 2*int(inst.bufCap)))); err != nil {
+		// Grow geometrically, but not past half the memory limit: asking
+		// for more than the guest can hold would fail a request that fits.
+		grow := min(2*int(inst.bufCap), m.cfg.MemoryLimit/2)
+		if err := inst.reserve(ctx, uint32(max(size, grow))); err != nil {
 			return m.guestErr(inst, ExportAlloc, err)
 		}
 	}

@@ -501,3 +501,20 @@ func TestCloseDuringCalls(t *testing.T) {
 		t.Errorf("after Close: %d", r.status)
 	}
 }
+
+// TestRequestBufferGrowthFitsLimit: the host grows the request buffer
+// geometrically, but never asks for more than the memory limit allows
+// when the request itself fits: a 500 KiB then a 600 KiB request both
+// fit a 1 MiB guest.
+func TestRequestBufferGrowthFitsLimit(t *testing.T) {
+	app, m, logs := mount(t, "mirror", wasm.Config{MemoryLimit: 1 << 20, MaxResponseBytes: 1 << 20, RecycleMemory: -1})
+	for _, n := range []int{500 << 10, 600 << 10} {
+		doc := `{"status":200,"body":"` + strings.Repeat("z", n-30) + `"}`
+		if r := do(t, app, "POST", "/", []byte(doc)); r.status != 200 || len(r.body) != n-30 {
+			t.Fatalf("%d-byte request: %d, %d bytes\n%s", len(doc), r.status, len(r.body), logs)
+		}
+	}
+	if s := m.Stats(); s.Failures != 0 || s.Created != 1 {
+		t.Errorf("stats %+v", s)
+	}
+}
