@@ -66,6 +66,10 @@ func (m *Module) newInstance(ctx context.Context) (*instance, error) {
 		inst.close()
 		return nil, m.guestErr(inst, ExportAlloc, err)
 	}
+	if ctx.Err() != nil { // see call: the module may be closed just after
+		inst.close()
+		return nil, fmt.Errorf("instantiate: timed out after %v", max(m.cfg.Timeout, minInstantiateTimeout))
+	}
 	return inst, nil
 }
 
