@@ -687,6 +687,10 @@ func TestRelOverConcurrencyAnswersWithEnvelope(t *testing.T) {
 	if env.Message == "" || !w.close || w.header.Get("Retry-After") == "" {
 		t.Fatalf("503: %v %q", w.header, w.body)
 	}
+	// The 503 is built once; a Date in it would be the process start time.
+	if d := w.header.Get("Date"); d != "" {
+		t.Errorf("prebuilt 503 carries a frozen Date: %s", d)
+	}
 
 	// Closing a held connection gives its slot back.
 	held[0].Close()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -179,16 +180,16 @@ func fasthttpConcurrency(n int) int {
 const overloadMessage = "The server is serving its maximum number of connections; retry later"
 
 // overloadResponse is the complete 503 written to a connection refused for
-// over-concurrency, built once.
+// over-concurrency, built once. It has no Date header: one built once would
+// carry the process start time (a 5xx may omit Date, RFC 9110 6.6.1).
 var overloadResponse = func() []byte {
 	body := AppendEnvelope(nil, &Error{Code: ErrorCodes.ServiceUnavailable, Message: overloadMessage})
-	var r fasthttp.Response
-	r.SetStatusCode(fasthttp.StatusServiceUnavailable)
-	r.Header.SetContentTypeBytes(contentTypeJSON)
-	r.Header.Set(fasthttp.HeaderRetryAfter, "1")
-	r.SetConnectionClose()
-	r.SetBodyRaw(body)
-	return []byte(r.String())
+	b := []byte("HTTP/1.1 503 Service Unavailable\r\n" +
+		"Content-Type: application/json\r\n" +
+		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n" +
+		"Retry-After: 1\r\n" +
+		"Connection: close\r\n\r\n")
+	return append(b, body...)
 }()
 
 // maxRejecting bounds the goroutines that answer refused connections; past
