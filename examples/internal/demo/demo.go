@@ -42,18 +42,22 @@ func Serve(app *fx.App, defaultAddr string) {
 	}
 }
 
-// serve serves app on ln until stop delivers, then shuts app down. It
-// returns only after Shutdown has returned: app.Serve itself returns as
-// soon as the listener is closed, while requests are still in flight, and
-// a main that exited then would cut them off and skip OnShutdown.
+// serve serves app on ln until stop delivers (or serving ends otherwise),
+// then shuts app down. It returns only after Shutdown has returned:
+// app.Serve itself returns as soon as the listener is closed, while
+// requests are still in flight, and a main that exited then would cut them
+// off and skip OnShutdown.
 func serve(app *fx.App, ln net.Listener, stop <-chan os.Signal) (serveErr, shutdownErr error) {
+	served := make(chan struct{})
 	shutdown := make(chan error, 1)
 	go func() {
-		<-stop
+		select {
+		case <-stop:
+		case <-served:
+		}
 		shutdown <- app.Shutdown()
 	}()
-	if err := app.Serve(ln); err != nil {
-		return err, nil
-	}
-	return nil, <-shutdown
+	serveErr = app.Serve(ln)
+	close(served)
+	return serveErr, <-shutdown
 }
