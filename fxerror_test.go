@@ -47,3 +47,24 @@ func TestPanicError(t *testing.T) {
 		t.Error("Unwrap of a non-error value is not nil")
 	}
 }
+
+// NewValidationError keeps arrays arrays on the wire: no issues is
+// "issues":[], and an issue without a path has "path":[], never null.
+func TestNewValidationErrorNeverNull(t *testing.T) {
+	for _, tc := range []struct {
+		issues []fx.ValidationIssue
+		want   string
+	}{
+		{nil, `{"error":{"code":"FX_VALIDATION_ERROR","message":"Request validation failed","details":{"issues":[]}}}`},
+		{[]fx.ValidationIssue{{Location: "query", Message: "bad"}},
+			`{"error":{"code":"FX_VALIDATION_ERROR","message":"Request validation failed","details":{"issues":[{"location":"query","path":[],"message":"bad"}]}}}`},
+	} {
+		e := fx.NewValidationError(tc.issues)
+		if e.Status != 422 {
+			t.Errorf("status %d", e.Status)
+		}
+		if got := string(fx.AppendEnvelope(nil, e)); got != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
+		}
+	}
+}

@@ -28,8 +28,11 @@ const ValidationMessage = "Request validation failed"
 
 // NewValidationError returns the 422 FX_VALIDATION_ERROR *Error with
 // message "Request validation failed" and details {"issues": issues}. A nil
-// Path is sent as [].
+// Path is sent as [], nil issues as [].
 func NewValidationError(issues []ValidationIssue) *Error {
+	if issues == nil {
+		issues = []ValidationIssue{}
+	}
 	for i := range issues {
 		if issues[i].Path == nil {
 			issues[i].Path = []string{}
