@@ -10,7 +10,8 @@ import (
 // order: Boot runs each Setup after the Setup of everything it depends on,
 // ties in registration order. A dependency that is never registered is
 // FX_PLUGIN_MISSING_DEPENDENCY, a cycle FX_PLUGIN_DEPENDENCY_CYCLE; in both
-// cases no Setup runs. A Setup that returns an error (or panics) aborts
+// cases no Setup runs (no further one, when the offending plugin was
+// registered by a Setup). A Setup that returns an error (or panics) aborts
 // Boot with that error. Routes, middleware and the hook registered by Setup
 // take effect as if registered before Boot; plugins registered by Setup are
 // set up in the same Boot, in dependency order with all the others. Setup
