@@ -1,21 +1,21 @@
 module github.com/fxhq/fx/validate/adapters/jsonschema
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/fxhq/fx v0.0.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
-	golang.org/x/text v0.41.0
+	golang.org/x/text v0.43.0
 )
 
 require (
 	github.com/fasthttp/router v1.5.4 // indirect
 	github.com/goccy/go-json v0.12.0 // indirect
-	github.com/klauspost/compress v1.20.0 // indirect
-	github.com/molecule-man/go-brrr v1.0.1 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/molecule-man/go-brrr v1.3.0 // indirect
 	github.com/savsgio/gotils v0.0.0-20240704082632-aef3928b8a38 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
-	github.com/valyala/fasthttp v1.74.0 // indirect
+	github.com/valyala/fasthttp v1.77.0 // indirect
 )
 
 replace github.com/fxhq/fx => ../../..
