@@ -174,7 +174,7 @@ func (a *App) resolve(err error, raw any) (status int, code, msg string, details
 		status = 500
 	}
 	if strings.HasPrefix(code, "FX_") {
-		if _, known := ErrorStatus[code]; !known {
+		if _, known := StatusOf(code); !known {
 			a.misuse("code", code, "fx: error code "+code+" uses the reserved FX_ prefix but is not a built-in code")
 		}
 	}

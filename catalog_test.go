@@ -11,8 +11,8 @@ import (
 )
 
 // wantCatalog is the whole catalog: the 11 codes of the original contract,
-// the extensions of SPEC.md rules 8 and 10, and FX_SERVICE_UNAVAILABLE (the
-// over-capacity answer; see README).
+// and the extensions for plugin cycles, transport errors, capacity, rate
+// limits and deadlines.
 var wantCatalog = map[string]int{
 	// The original contract.
 	"FX_NOT_FOUND":                  404,
@@ -33,8 +33,10 @@ var wantCatalog = map[string]int{
 	"FX_PAYLOAD_TOO_LARGE": 413,
 	"FX_REQUEST_TIMEOUT":   408,
 	"FX_HEADERS_TOO_LARGE": 431,
-	// Over capacity.
+	// Rule 17.
 	"FX_SERVICE_UNAVAILABLE": 503,
+	"FX_RATE_LIMITED":        429,
+	"FX_TIMEOUT":             504,
 }
 
 // Rule 11: ErrorStatus lists exactly the built-in codes with their
@@ -99,4 +101,50 @@ func TestCatalogStatusesOnTheWire(t *testing.T) {
 	} {
 		mustEnvelope(t, do(t, app, tc.method, tc.path, ""), fx.ErrorStatus[tc.code], tc.code)
 	}
+}
+
+// The Code constants, StatusOf and the compatibility forms (ErrorCodes,
+// ErrorStatus) say the same thing.
+func TestCatalogFormsAgree(t *testing.T) {
+	for code, want := range wantCatalog {
+		if got, ok := fx.StatusOf(code); !ok || got != want {
+			t.Errorf("StatusOf(%s) = %d, %v; want %d, true", code, got, ok, want)
+		}
+		if e := fx.NewCatalogError(code, "m"); e.Status != want || e.Code != code {
+			t.Errorf("NewCatalogError(%s) = %d %s", code, e.Status, e.Code)
+		}
+	}
+	for _, code := range []string{"", "FX_NOPE", "APP_X", "fx_not_found"} {
+		if s, ok := fx.StatusOf(code); ok {
+			t.Errorf("StatusOf(%q) = %d, true; want false", code, s)
+		}
+	}
+	consts := []string{fx.CodeNotFound, fx.CodeInternalError, fx.CodeValidationError,
+		fx.CodeUnauthenticated, fx.CodeForbidden, fx.CodeTenantRequired,
+		fx.CodePluginMissingDependency, fx.CodePluginDependencyCycle, fx.CodeWasmError,
+		fx.CodeRouteHandlerRequired, fx.CodeNextCalledMultipleTimes, fx.CodeNodeInternalError,
+		fx.CodeBadRequest, fx.CodePayloadTooLarge, fx.CodeRequestTimeout, fx.CodeHeadersTooLarge,
+		fx.CodeServiceUnavailable, fx.CodeRateLimited, fx.CodeTimeout}
+	if len(consts) != len(wantCatalog) {
+		t.Fatalf("%d constants for %d codes", len(consts), len(wantCatalog))
+	}
+	for _, code := range consts {
+		if _, ok := wantCatalog[code]; !ok {
+			t.Errorf("constant %q is not in the catalog", code)
+		}
+	}
+}
+
+// The framework never reads the exported, writable ErrorStatus map while
+// serving: a program that writes to it changes nothing on the wire.
+func TestCatalogMapIsNotReadWhileServing(t *testing.T) {
+	saved := maps.Clone(fx.ErrorStatus)
+	for code := range fx.ErrorStatus {
+		fx.ErrorStatus[code] = 299
+	}
+	defer maps.Copy(fx.ErrorStatus, saved)
+	app := quiet()
+	app.Post("/b", func(c *fx.Ctx) error { _, err := fx.JSONBody[map[string]any](c); return err })
+	mustEnvelope(t, do(t, app, "GET", "/nope", ""), 404, fx.CodeNotFound)
+	mustEnvelope(t, do(t, app, "POST", "/b", "{"), 422, fx.CodeValidationError)
 }
