@@ -214,6 +214,22 @@ func TestFramingExpectContinueOverLimit(t *testing.T) {
 	})
 }
 
+// TestFramingBodyLimitFollowsTheServer: the early 413 uses the Server's
+// MaxRequestBodySize, so a limit raised through Server() before Serve is
+// the one enforced (the guard must not refuse what fasthttp would read).
+func TestFramingBodyLimitFollowsTheServer(t *testing.T) {
+	app := framingApp(fx.Config{BodyLimit: 1024})
+	app.Server().MaxRequestBodySize = 4096
+	addr := serveLocal(t, app)
+	body := strings.Repeat("b", 2000)
+	resps, _ := wireExchange(t, addr, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2000\r\n\r\n"+body, 1)
+	if len(resps) != 1 || resps[0].status != 200 || string(resps[0].body) != "body="+body {
+		t.Fatalf("got %d responses (first: %+v), want one 200 echoing the body", len(resps), resps)
+	}
+	mustRefuseOnce(t, addr, "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 4097\r\n\r\n",
+		413, fx.ErrorCodes.PayloadTooLarge)
+}
+
 // BenchmarkFraming measures what the framing guard (the Server's
 // HeaderReceived hook) adds to a well-framed request, on a header typical of
 // an API client (11 lines, 550 bytes): "guard" is the hook alone; "parse" is
