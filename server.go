@@ -55,7 +55,7 @@ func (a *App) Server() *fasthttp.Server {
 
 func (a *App) newServer() *fasthttp.Server {
 	cfg := a.cfg
-	return &fasthttp.Server{
+	srv := &fasthttp.Server{
 		Handler:               a.Handler(),
 		ErrorHandler:          a.transportError,
 		Name:                  cfg.ServerHeader,
@@ -69,6 +69,8 @@ func (a *App) newServer() *fasthttp.Server {
 		Logger:                fasthttpLogger{a},
 		CloseOnShutdown:       true,
 	}
+	srv.HeaderReceived = framingGuard(srv) // refuses ambiguous framing: framing.go
+	return srv
 }
 
 // Shutdown stops accepting connections, waits for in-flight requests to
@@ -123,7 +125,9 @@ func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
 	msg := "The request could not be parsed"
 	var small *fasthttp.ErrSmallBuffer
 	var timeout interface{ Timeout() bool } // net.Error, and in-memory conns that only have Timeout
-	switch {
+	switch r := refusedFraming(rc); {
+	case r != nil: // refused by framingGuard (framing.go)
+		code, msg = r.code, r.msg
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		code, msg = ErrorCodes.PayloadTooLarge, "The request body is larger than the server accepts"
 	case errors.As(err, &small):

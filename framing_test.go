@@ -1,0 +1,285 @@
+package fx_test
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fxhq/fx"
+	"github.com/valyala/fasthttp"
+)
+
+// framingApp answers POST / with the body it read and GET /next with
+// "next"; a smuggled request targets /smuggled, which answers "SMUGGLED".
+func framingApp(cfg fx.Config) *fx.App {
+	app := quiet(cfg)
+	app.Post("/", func(c *fx.Ctx) error { return c.String(200, "body="+string(c.Body())) })
+	app.Get("/next", func(c *fx.Ctx) error { return c.String(200, "next") })
+	app.Get("/smuggled", func(c *fx.Ctx) error { return c.String(200, "SMUGGLED") })
+	return app
+}
+
+// wireResp is one response read off the wire; close is its Connection:
+// close (net/http moves that header into Response.Close).
+type wireResp struct {
+	result
+	close bool
+}
+
+// wireExchange writes raw to a fresh connection in a single write and reads
+// responses until it has want of them, the server closes the connection
+// (closed is then true) or no byte arrives for 2 s.
+func wireExchange(t *testing.T, addr, raw string, want int) (resps []wireResp, closed bool) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetWriteDeadline(time.Now().Add(5 * time.Second)) //nolint:errcheck // a bound, not an assertion
+	if _, err := io.WriteString(conn, raw); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	br := bufio.NewReader(conn)
+	for {
+		conn.SetReadDeadline(time.Now().Add(2 * time.Second)) //nolint:errcheck // a bound, not an assertion
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			// EOF or a reset means the server closed the connection; a
+			// timeout means it left it open.
+			return resps, !errors.Is(err, os.ErrDeadlineExceeded)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("reading response %d body: %v", len(resps)+1, err)
+		}
+		resps = append(resps, wireResp{result{status: resp.StatusCode, header: resp.Header, body: b}, resp.Close})
+		if len(resps) == want {
+			// Anything further must not be there: peek once more, briefly.
+			conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond)) //nolint:errcheck
+			if _, err := br.Peek(1); err == nil {
+				if extra, err := http.ReadResponse(br, nil); err == nil {
+					t.Errorf("unexpected extra response %d", extra.StatusCode)
+				}
+			} else {
+				closed = !errors.Is(err, os.ErrDeadlineExceeded)
+			}
+			return resps, closed
+		}
+	}
+}
+
+// mustRefuseOnce checks that raw got exactly one response, the status/code
+// envelope with Connection: close, and that the server then closed the
+// connection, so whatever followed the refused request was never served.
+func mustRefuseOnce(t *testing.T, addr, raw string, status int, code string) envelope {
+	t.Helper()
+	resps, closed := wireExchange(t, addr, raw, 0)
+	if len(resps) != 1 {
+		for i, r := range resps {
+			t.Logf("response %d: %d %q", i+1, r.status, r.body)
+		}
+		t.Fatalf("got %d responses, want exactly 1 (the refusal)", len(resps))
+	}
+	env := mustEnvelope(t, resps[0].result, status, code)
+	if !resps[0].close {
+		t.Error("the refusal lacks Connection: close")
+	}
+	if !closed {
+		t.Error("the connection stayed open after the refusal")
+	}
+	return env
+}
+
+const smuggled = "GET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n"
+
+// TestFramingRefusesAmbiguousRequests: every request whose end a front
+// proxy and fx could disagree on (RFC 9112 6.1, 5.2, 2.2) is refused with
+// the 400 envelope and the connection is closed, so the request smuggled
+// behind it is never answered.
+func TestFramingRefusesAmbiguousRequests(t *testing.T) {
+	addr := serveLocal(t, framingApp(fx.Config{}))
+	const (
+		both    = "The request has both Content-Length and Transfer-Encoding"
+		fold    = "The request uses obsolete header line folding"
+		bareLF  = "The request has a header line not ended by CRLF"
+		generic = "The request could not be parsed" // fasthttp's own refusal
+	)
+	for name, tc := range map[string]struct{ raw, msg string }{
+		// fx refuses these itself (fasthttp would read them as chunked, or
+		// by Content-Length, and answer them).
+		"CL then TE chunked":       {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled, both},
+		"TE chunked then CL":       {"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n" + smuggled, both},
+		"CL and TE Chunked (case)": {"POST / HTTP/1.1\r\nHost: a\r\ncontent-length: 5\r\ntransfer-encoding: Chunked\r\n\r\n0\r\n\r\n" + smuggled, both},
+		"CL and TE identity":       {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nTransfer-Encoding: identity\r\n\r\n" + smuggled, both},
+		"obs-fold (SP)":            {"GET /next HTTP/1.1\r\nHost: a\r\nX-A: b\r\n c\r\n\r\n" + smuggled, fold},
+		"obs-fold (HTAB)":          {"GET /next HTTP/1.1\r\nHost: a\r\nX-A: b\r\n\tc\r\n\r\n" + smuggled, fold},
+		"obs-fold hides TE":        {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nX-A: b\r\n Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled, fold},
+		"bare LF in a line":        {"GET /next HTTP/1.1\r\nHost: a\nX-A: b\r\n\r\n" + smuggled, bareLF},
+		"bare LF ends block":       {"GET /next HTTP/1.1\r\nHost: a\n\n" + smuggled, bareLF},
+		"bare LF before TE":        {"POST / HTTP/1.1\r\nHost: a\r\nX-A: b\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n" + smuggled, bareLF},
+		// fasthttp v1.77 refuses these already; pinned here.
+		"CL and TE gzip,chunked":  {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n" + smuggled, generic},
+		"TE gzip,chunked then CL": {"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n" + smuggled, generic},
+		"CL and TE chunked,gzip":  {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n" + smuggled, generic},
+		"two TE headers":          {"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled, generic},
+		"duplicate differing CL":  {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nContent-Length: 36\r\n\r\n" + smuggled, generic},
+		"duplicate equal CL":      {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n" + smuggled, generic},
+		"CL list":                 {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0, 36\r\n\r\n" + smuggled, generic},
+		"HTTP/1.0 with TE and CL": {"POST / HTTP/1.0\r\nHost: a\r\nConnection: keep-alive\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled, generic},
+		"header starts with SP":   {"GET /next HTTP/1.1\r\n Host: a\r\n\r\n" + smuggled, generic},
+	} {
+		t.Run(name, func(t *testing.T) {
+			env := mustRefuseOnce(t, addr, tc.raw, 400, fx.ErrorCodes.BadRequest)
+			if env.Error.Message != tc.msg {
+				t.Errorf("message = %q, want %q", env.Error.Message, tc.msg)
+			}
+		})
+	}
+}
+
+// TestFramingKeepsWellFramedPipelines: the guard leaves well-framed
+// keep-alive traffic alone; both pipelined requests are answered and the
+// connection stays open.
+func TestFramingKeepsWellFramedPipelines(t *testing.T) {
+	addr := serveLocal(t, framingApp(fx.Config{}))
+	for name, tc := range map[string]struct {
+		raw   string
+		first string
+	}{
+		"chunked then GET": {"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n" +
+			"GET /next HTTP/1.1\r\nHost: a\r\n\r\n", "body=hello"},
+		"CL then GET": {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello" +
+			"GET /next HTTP/1.1\r\nHost: a\r\n\r\n", "body=hello"},
+		"CL 0 then GET": {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nX-Note: Transfer-Encoding: chunked\r\n\r\n" +
+			"GET /next HTTP/1.1\r\nHost: a\r\n\r\n", "body="},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resps, closed := wireExchange(t, addr, tc.raw, 2)
+			if len(resps) != 2 {
+				t.Fatalf("got %d responses, want 2", len(resps))
+			}
+			if resps[0].status != 200 || string(resps[0].body) != tc.first {
+				t.Errorf("first: %d %q, want 200 %q", resps[0].status, resps[0].body, tc.first)
+			}
+			if resps[1].status != 200 || string(resps[1].body) != "next" {
+				t.Errorf("second: %d %q, want 200 \"next\"", resps[1].status, resps[1].body)
+			}
+			if closed || resps[1].close {
+				t.Error("the keep-alive connection was closed")
+			}
+		})
+	}
+}
+
+// TestFramingExpectContinueOverLimit: a request announcing a body over
+// BodyLimit with Expect: 100-continue gets the 413 envelope at once, never
+// an interim 100 Continue inviting the client to send the body.
+func TestFramingExpectContinueOverLimit(t *testing.T) {
+	addr := serveLocal(t, framingApp(fx.Config{BodyLimit: 1024}))
+	t.Run("over the limit", func(t *testing.T) {
+		// Only the head is sent: the client waits for 100 Continue.
+		mustRefuseOnce(t, addr, "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 1025\r\n\r\n",
+			413, fx.ErrorCodes.PayloadTooLarge)
+	})
+	t.Run("within the limit", func(t *testing.T) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(5 * time.Second))                                                       //nolint:errcheck // a bound, not an assertion
+		io.WriteString(conn, "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n") //nolint:errcheck
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil || resp.StatusCode != 100 {
+			t.Fatalf("interim response: %v %v, want 100 Continue", resp, err)
+		}
+		io.WriteString(conn, "hello") //nolint:errcheck
+		resp, err = http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || string(b) != "body=hello" {
+			t.Fatalf("%d %q, want 200 body=hello", resp.StatusCode, b)
+		}
+	})
+}
+
+// TestFramingBodyLimitFollowsTheServer: the early 413 uses the Server's
+// MaxRequestBodySize, so a limit raised through Server() before Serve is
+// the one enforced (the guard must not refuse what fasthttp would read).
+func TestFramingBodyLimitFollowsTheServer(t *testing.T) {
+	app := framingApp(fx.Config{BodyLimit: 1024})
+	app.Server().MaxRequestBodySize = 4096
+	addr := serveLocal(t, app)
+	body := strings.Repeat("b", 2000)
+	resps, _ := wireExchange(t, addr, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2000\r\n\r\n"+body, 1)
+	if len(resps) != 1 || resps[0].status != 200 || string(resps[0].body) != "body="+body {
+		t.Fatalf("got %d responses (first: %+v), want one 200 echoing the body", len(resps), resps)
+	}
+	mustRefuseOnce(t, addr, "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 4097\r\n\r\n",
+		413, fx.ErrorCodes.PayloadTooLarge)
+}
+
+// BenchmarkFraming measures what the framing guard (the Server's
+// HeaderReceived hook) adds to a well-framed request, on a header typical of
+// an API client (11 lines, 550 bytes): "guard" is the hook alone; "parse" is
+// fasthttp's parsing of the same header, which every request already pays,
+// as the yardstick on a machine whose speed varies.
+func BenchmarkFraming(b *testing.B) {
+	const req = "POST /api/v1/orders?expand=items HTTP/1.1\r\n" +
+		"Host: api.example.com\r\n" +
+		"User-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36\r\n" +
+		"Accept: application/json\r\n" +
+		"Accept-Encoding: gzip, deflate, br\r\n" +
+		"Accept-Language: en-US,en;q=0.9\r\n" +
+		"Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0In0.abc\r\n" +
+		"Content-Type: application/json\r\n" +
+		"Content-Length: 27\r\n" +
+		"Cookie: session=0123456789abcdef; theme=dark\r\n" +
+		"X-Request-Id: 3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b\r\n" +
+		"\r\n"
+	b.Run("guard", func(b *testing.B) {
+		hook := framingApp(fx.Config{}).Server().HeaderReceived
+		if hook == nil {
+			b.Fatal("no HeaderReceived hook")
+		}
+		var h fasthttp.RequestHeader
+		if err := h.Read(bufio.NewReader(strings.NewReader(req))); err != nil {
+			b.Fatal(err)
+		}
+		if len(h.RawHeaders()) == 0 {
+			b.Fatal("no raw headers")
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			hook(&h)
+		}
+		if string(h.RequestURI()) != "/api/v1/orders?expand=items" {
+			b.Fatalf("well-framed request refused: URI now %q", h.RequestURI())
+		}
+	})
+	b.Run("parse", func(b *testing.B) {
+		var h fasthttp.RequestHeader
+		r := strings.NewReader(req)
+		br := bufio.NewReader(r)
+		b.ReportAllocs()
+		for b.Loop() {
+			r.Reset(req)
+			br.Reset(r)
+			h.Reset()
+			if err := h.Read(br); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
