@@ -76,15 +76,18 @@ type JWTConfig struct {
 
 	// CacheSize is how many verified tokens Verify remembers, so that a
 	// token seen again costs a lookup (~100 ns, no allocation) instead of
-	// a verification (~6 µs, 70 allocations for HS256). 0 means
-	// DefaultJWTCacheSize (4096); negative disables the cache. It is
-	// rounded up to a multiple of 8.
+	// a verification (~6 µs, 70 allocations for a small HS256 token). 0
+	// means DefaultJWTCacheSize (4096); negative disables the cache. It is
+	// rounded up to a multiple of 8. Storing a newly verified token adds 4
+	// small allocations to its verification.
 	//
-	// Memory bound: the table never grows. Each entry holds a copy of its
-	// token (tokens over 4 KiB are not cached) and the Principal decoded
-	// from it, whose Claims map takes a few times the token's length: for
-	// 1 KiB tokens about 4 KiB an entry, so about 16 MiB for a full
-	// default cache. Each slot costs 8 bytes when empty.
+	// Memory bound: the table never grows (8 bytes a slot), and each entry
+	// holds a copy of its token (tokens over 4 KiB are not cached) and the
+	// Principal decoded from it. Measured: about 4.5 times the token's
+	// length an entry (1.6 KiB for a 350-byte token, 9.5 KiB for a 2 KiB
+	// one), so a full default cache of 1 KiB tokens holds about 18 MiB,
+	// and 4096 × 4 KiB tokens about 75 MiB. A flood of forged tokens
+	// stores nothing; a flood of valid ones evicts but does not grow it.
 	//
 	// Only accepted tokens are stored (a refusal is decided afresh every
 	// time), and a stored token is accepted only while the verifier itself
