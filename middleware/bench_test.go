@@ -1,6 +1,8 @@
 package middleware_test
 
 import (
+	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fxhq/fx"
@@ -63,10 +65,73 @@ func BenchmarkBaseline(b *testing.B) {
 }
 
 // BenchmarkAuthJWTHS256 is a request passing Auth with an HS256 token
-// checked for signature, exp, nbf, iat, iss and aud.
+// checked for signature, exp, nbf, iat, iss and aud. Every request sends
+// the same token, so after the first one the verifier's cache answers.
 func BenchmarkAuthJWTHS256(b *testing.B) {
 	tok := sign(b, jwt.MapClaims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
 	benchServe(b, benchApp(middleware.Auth(middleware.AuthConfig{Bearer: hsVerifier(b)})), "Authorization", "Bearer "+tok)
+}
+
+// BenchmarkAuthJWTHS256NoCache is BenchmarkAuthJWTHS256 with the cache
+// disabled (CacheSize < 0): golang-jwt verifies every request.
+func BenchmarkAuthJWTHS256NoCache(b *testing.B) {
+	tok := sign(b, jwt.MapClaims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
+	v := newHSVerifier(b, middleware.JWTConfig{CacheSize: -1})
+	benchServe(b, benchApp(middleware.Auth(middleware.AuthConfig{Bearer: v})), "Authorization", "Bearer "+tok)
+}
+
+// BenchmarkAuthJWTHS256FirstSighting is the cost of a token the cache has
+// not seen: 1024 distinct tokens cycle through a cache of 8 entries, so
+// (almost) every request verifies its token and stores it, evicting
+// another.
+func BenchmarkAuthJWTHS256FirstSighting(b *testing.B) {
+	toks := make([]string, 1024)
+	for i := range toks {
+		// The same claims as BenchmarkAuthJWTHS256's token, only "sub"
+		// differs: the same decoding work.
+		toks[i] = "Bearer " + sign(b, jwt.MapClaims{"roles": []string{"admin"}, "tenant_id": "acme", "sub": "user-" + strconv.Itoa(i)}, nil)
+	}
+	v := newHSVerifier(b, middleware.JWTConfig{CacheSize: 8})
+	app := benchApp(middleware.Auth(middleware.AuthConfig{Bearer: v}))
+	if err := app.Boot(); err != nil {
+		b.Fatal(err)
+	}
+	h := app.Handler()
+	var next atomic.Uint64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		var rc fasthttp.RequestCtx
+		rc.Request.SetRequestURI("/me")
+		for pb.Next() {
+			rc.Request.Header.Set("Authorization", toks[next.Add(1)%uint64(len(toks))])
+			rc.Response.Reset()
+			h(&rc)
+			if rc.Response.StatusCode() != 200 {
+				b.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
+			}
+		}
+	})
+}
+
+// BenchmarkJWTVerify is JWTVerifier.Verify alone (no request), with the
+// same token every time: a cache hit, or a full verification without the
+// cache.
+func BenchmarkJWTVerify(b *testing.B) {
+	tok := sign(b, jwt.MapClaims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
+	for _, c := range []struct {
+		name string
+		size int
+	}{{"cached", 0}, {"nocache", -1}} {
+		b.Run(c.name, func(b *testing.B) {
+			v := newHSVerifier(b, middleware.JWTConfig{CacheSize: c.size})
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := v.Verify(nil, tok); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkAuthAPIKey is a request passing Auth with one of two static API

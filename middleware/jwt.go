@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
@@ -72,6 +73,34 @@ type JWTConfig struct {
 
 	// Now is the clock, for tests. Default time.Now.
 	Now func() time.Time
+
+	// CacheSize is how many verified tokens Verify remembers, so that a
+	// token seen again costs a lookup (~100 ns, no allocation) instead of
+	// a verification (~6 µs, 70 allocations for a small HS256 token). 0
+	// means DefaultJWTCacheSize (4096); negative disables the cache. It is
+	// rounded up to a multiple of 8. Storing a newly verified token adds 4
+	// small allocations to its verification.
+	//
+	// Memory bound: the table never grows (8 bytes a slot), and each entry
+	// holds a copy of its token (tokens over 4 KiB are not cached) and the
+	// Principal decoded from it. Measured: about 4.5 times the token's
+	// length an entry (1.6 KiB for a 350-byte token, 9.5 KiB for a 2 KiB
+	// one), so a full default cache of 1 KiB tokens holds about 18 MiB,
+	// and 4096 × 4 KiB tokens about 75 MiB. A flood of forged tokens
+	// stores nothing; a flood of valid ones evicts but does not grow it.
+	//
+	// Only accepted tokens are stored (a refusal is decided afresh every
+	// time), and a stored token is accepted only while the verifier itself
+	// would accept it: from nbf/iat minus Leeway until exp plus Leeway, and
+	// never longer than CacheTTL after it was verified. Every request with
+	// the same token then gets the same *Principal: treat it as read-only
+	// (see Principal).
+	CacheSize int
+
+	// CacheTTL caps how long a verified token is remembered, whatever its
+	// exp (it matters for tokens without exp, see AllowNoExpiry). 0 means
+	// DefaultJWTCacheTTL (5 minutes); negative is refused.
+	CacheTTL time.Duration
 }
 
 // JWTVerifier verifies JWS-signed JWTs (RFC 7519) with
@@ -87,6 +116,13 @@ type JWTVerifier struct {
 	rolesClaim, permsClaim, tenantClaim string
 	// needIss and needAud: iss and aud are required (Issuer, Audience set).
 	needIss, needAud bool
+
+	// cache remembers accepted tokens (nil: disabled, CacheSize < 0); now
+	// and leeway are the clock and leeway golang-jwt is given, which the
+	// cache needs to expire entries where the parser would refuse.
+	cache  *tokenCache
+	now    func() time.Time
+	leeway time.Duration
 }
 
 // family is a group of algorithms that share a key type.
@@ -135,7 +171,15 @@ func keyFamily(k any) family {
 // allow-list and the key's type, the "kid", the signature, then exp (required
 // unless AllowNoExpiry), nbf, iat, iss and aud with Leeway. An HS256 token with a
 // handful of claims costs a few microseconds and a few dozen small
-// allocations (golang-jwt decodes header and claims with encoding/json).
+// allocations (golang-jwt decodes header and claims with encoding/json);
+// the same token seen again is answered from the cache (see CacheSize).
+//
+// The keys are fixed for the verifier's life (Key and Keys are copied,
+// []byte secrets included): there is no key-set refresh, so every cached
+// answer was given with a key the verifier still holds. To retire a key,
+// build a new verifier without it; its cache starts empty, so tokens
+// signed with the retired key are refused by it even if the old verifier
+// had cached them.
 func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 	if len(cfg.Algorithms) == 0 {
 		return nil, errors.New("middleware.NewJWTVerifier: Algorithms is empty")
@@ -161,6 +205,9 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 	if cfg.Key == nil && len(cfg.Keys) == 0 {
 		return nil, errors.New("middleware.NewJWTVerifier: set Key or Keys")
 	}
+	if cfg.CacheTTL < 0 {
+		return nil, errors.New("middleware.NewJWTVerifier: CacheTTL is negative (0 means the default; disable the cache with a negative CacheSize)")
+	}
 	check := func(name string, k any) error {
 		f := keyFamily(k)
 		if f == 0 || !fams[f] {
@@ -185,7 +232,7 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 		if err := check("Key", cfg.Key); err != nil {
 			return nil, err
 		}
-		v.key = cfg.Key
+		v.key = ownKey(cfg.Key)
 	}
 	if len(cfg.Keys) > 0 {
 		v.keys = make(map[string]any, len(cfg.Keys))
@@ -193,7 +240,7 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 			if err := check(fmt.Sprintf("Keys[%q]", kid), k); err != nil {
 				return nil, err
 			}
-			v.keys[kid] = k
+			v.keys[kid] = ownKey(k)
 		}
 	}
 
@@ -218,8 +265,13 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 	if len(cfg.Audience) > 0 {
 		opts = append(opts, jwt.WithAudience(cfg.Audience...))
 	}
+	v.now, v.leeway = time.Now, leeway
 	if cfg.Now != nil {
 		opts = append(opts, jwt.WithTimeFunc(cfg.Now))
+		v.now = cfg.Now
+	}
+	if cfg.CacheSize >= 0 {
+		v.cache = newTokenCache(cmp.Or(cfg.CacheSize, DefaultJWTCacheSize), cmp.Or(cfg.CacheTTL, DefaultJWTCacheTTL))
 	}
 	v.needIss, v.needAud = cfg.Issuer != "", len(cfg.Audience) > 0
 	v.parser = jwt.NewParser(opts...)
@@ -228,6 +280,16 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 	v.permsClaim = orDefault(cfg.PermissionsClaim, DefaultPermissionsClaim)
 	v.tenantClaim = orDefault(cfg.TenantClaim, DefaultTenantClaim)
 	return v, nil
+}
+
+// ownKey copies an HMAC secret, so that a caller changing its slice later
+// cannot change what the verifier (and its cache) accepts. Public keys are
+// kept as given.
+func ownKey(k any) any {
+	if b, ok := k.([]byte); ok {
+		return bytes.Clone(b)
+	}
+	return k
 }
 
 func orDefault(s, def string) string {
@@ -269,7 +331,20 @@ func (v *JWTVerifier) lookupKey(t *jwt.Token) (any, error) {
 // every claim, Scheme SchemeBearer. Refusals wrap the package's Err*
 // sentinels (and the golang-jwt error, for logs); no error text contains
 // the token. c is not used and may be nil.
+//
+// With the cache on (the default, see JWTConfig.CacheSize) a token already
+// accepted is answered with the same *Principal as the first time, without
+// allocating: the Principal, its slices and its Claims map are shared by
+// every request carrying that token and must not be modified.
 func (v *JWTVerifier) Verify(c *fx.Ctx, token string) (*Principal, error) {
+	if v.cache != nil {
+		return v.verifyCached(token)
+	}
+	return v.verify(token)
+}
+
+// verify is Verify without the cache: golang-jwt parses and checks token.
+func (v *JWTVerifier) verify(token string) (*Principal, error) {
 	claims := jwt.MapClaims{}
 	_, err := v.parser.ParseWithClaims(token, claims, v.keyFunc)
 	if err != nil {
