@@ -93,7 +93,7 @@ func TestSlowBodyIsRequestTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck
+	conn.SetDeadline(time.Now().Add(10 * time.Second))                                  //nolint:errcheck
 	io.WriteString(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc") //nolint:errcheck
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
