@@ -121,7 +121,9 @@ func methodString(m []byte) string {
 }
 
 // Path returns the request path, percent-decoded and normalised (as
-// net/http's URL.Path), without the query. It allocates a copy.
+// net/http's URL.Path), without the query. It is the path the router
+// matched (path.go), so a guard on it sees what decides the route. It
+// allocates a copy.
 func (c *Ctx) Path() string { return string(c.rc.Path()) }
 
 // Href returns the full request URL as the client sent it
