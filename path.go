@@ -38,8 +38,10 @@ import (
 //
 // Cost: a plain path (one that decoding and normalisation leave unchanged,
 // the common case) costs a bytes.Equal of the two paths fasthttp has already
-// computed and a scan for '\'; no allocation. Any other path costs one more
-// normalisation pass into the URI's own buffers (no allocation either).
+// computed and a scan for '\': about 10-15 ns on a 15-byte path on a
+// shared 2-core machine (BenchmarkPathStep), no allocation. Any other path
+// costs one more normalisation pass into the URI's own buffers (no
+// allocation either; BenchmarkEncodedPath).
 
 // pathRouted returns next (the router's handler) behind the one-path step.
 // bad is the route that answers refused paths: it runs the App's middleware,
