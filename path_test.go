@@ -206,3 +206,34 @@ func BenchmarkEncodedPath(b *testing.B) {
 		})
 	}
 }
+
+// FuzzOnePath: for any request target, the guarded /secret handler never
+// runs, and a handler that runs saw the path the middleware saw, with its
+// parameter the matching part of it and never a ".." segment.
+func FuzzOnePath(f *testing.F) {
+	for _, tc := range pathCases {
+		f.Add(tc.target)
+	}
+	h := pathApp().Handler()
+	f.Fuzz(func(t *testing.T, target string) {
+		rc := serveRaw(h, "GET", target)
+		if rc.Response.StatusCode() != 200 {
+			return
+		}
+		mw := string(rc.Response.Header.Peek("X-Mw-Path"))
+		parts := strings.SplitN(string(rc.Response.Body()), "|", 3)
+		if len(parts) != 3 {
+			t.Fatalf("%q: body %q", target, rc.Response.Body())
+		}
+		route, param, hpath := parts[0], parts[1], parts[2]
+		filled := strings.Replace(strings.Replace(route, "*p", param, 1), ":id", param, 1)
+		if route == "/secret/*rest" || filled != mw || hpath != mw {
+			t.Fatalf("%q: ran %s with %q; handler path %q, middleware path %q", target, route, param, hpath, mw)
+		}
+		for _, seg := range strings.Split(param, "/") {
+			if seg == ".." {
+				t.Fatalf("%q: parameter %q holds a .. segment", target, param)
+			}
+		}
+	})
+}
