@@ -62,7 +62,7 @@ func (a *App) boot() error {
 		a.handler = a.failedBootHandler(err)
 		return err
 	}
-	a.handler = r.Handler
+	a.handler = a.pathRouted(r.Handler, mws)
 	return nil
 }
 

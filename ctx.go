@@ -3,8 +3,6 @@ package fx
 import (
 	"context"
 	"fmt"
-	"net/url"
-	"strings"
 
 	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
@@ -123,7 +121,9 @@ func methodString(m []byte) string {
 }
 
 // Path returns the request path, percent-decoded and normalised (as
-// net/http's URL.Path), without the query. It allocates a copy.
+// net/http's URL.Path), without the query. It is the path the router
+// matched (path.go), so a guard on it sees what decides the route. It
+// allocates a copy.
 func (c *Ctx) Path() string { return string(c.rc.Path()) }
 
 // Href returns the full request URL as the client sent it
@@ -134,16 +134,13 @@ func (c *Ctx) Href() string { return string(c.rc.URI().FullURI()) }
 func (c *Ctx) Host() string { return string(c.rc.Host()) }
 
 // Param returns the value of the path parameter name (":name" or "*name"
-// in the route), percent-decoded, or "" when the route has no such
-// parameter. The value is safe to keep.
+// in the route), or "" when the route has no such parameter. The value is
+// the matching part of c.Path(): already percent-decoded (once) and
+// normalised, since the router matches the path c.Path() returns (see
+// path.go); it is not decoded again, so a value never differs from what
+// c.Path() shows. The value is safe to keep.
 func (c *Ctx) Param(name string) string {
 	v, _ := c.rc.UserValue(name).(string)
-	if strings.IndexByte(v, '%') < 0 {
-		return v
-	}
-	if d, err := url.PathUnescape(v); err == nil {
-		return d
-	}
 	return v
 }
 

@@ -90,10 +90,11 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 	r.NotFound = a.notFound
 
 	var errs []error
-	explicit := map[string]bool{}
+	explicit := map[string]bool{} // method+shape: a HEAD of that shape is registered
 	for _, s := range specs {
-		explicit[s.method+" "+s.path] = true
+		explicit[s.method+" "+routeShape(s.path)] = true
 	}
+	seen := map[string]string{} // method+shape → the path registered first
 	add := func(method string, s routeSpec, h Handler, params []string, fhPath string) {
 		chain := mws
 		if gm := s.group.middleware(); len(gm) > 0 {
@@ -102,8 +103,7 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 		rt := &route{method: method, path: s.path, chain: chain, handler: h, params: params}
 		defer func() {
 			if p := recover(); p != nil {
-				errs = append(errs, catalogError(ErrorCodes.InternalError,
-					fmt.Sprintf("route %s %s cannot be registered: %v", method, s.path, p)))
+				errs = append(errs, routerPanicError(method, s.path, p))
 			}
 		}()
 		r.Handle(method, fhPath, func(rc *fasthttp.RequestCtx) { a.serve(rc, rt) })
@@ -136,12 +136,21 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 			errs = append(errs, catalogError(ErrorCodes.InternalError, "route "+s.method+" "+err.Error()))
 			continue
 		}
+		shape := routeShape(s.path)
+		if prev, dup := seen[s.method+" "+shape]; dup {
+			errs = append(errs, conflictError(s.method, s.path, prev))
+			continue
+		}
+		seen[s.method+" "+shape] = s.path
 		h := s.handler
 		if s.body != nil || s.query != nil {
 			h = contractHandler(s.body, s.query, h)
 		}
+		failed := len(errs)
 		add(s.method, s, h, params, fhPath)
-		if s.method == fasthttp.MethodGet && !explicit[fasthttp.MethodHead+" "+s.path] {
+		// The HEAD twin of a GET the router refused would only repeat the
+		// same error.
+		if s.method == fasthttp.MethodGet && len(errs) == failed && !explicit[fasthttp.MethodHead+" "+shape] {
 			add(fasthttp.MethodHead, s, h, params, fhPath)
 		}
 	}

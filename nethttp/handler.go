@@ -26,8 +26,12 @@ import (
 //
 // The request body is read fully before dispatch, up to app.Config().BodyLimit;
 // a larger body (declared or actual) answers 413 FX_PAYLOAD_TOO_LARGE
-// without reading the rest. A body that cannot be read answers 500
-// FX_NODE_INTERNAL_ERROR; so does a response net/http cannot express and a
+// without reading the rest. A body the client framed badly or cut short
+// (malformed chunking, fewer bytes than its Content-Length) answers 400
+// FX_BAD_REQUEST, one not received within the http.Server's ReadTimeout 408
+// FX_REQUEST_TIMEOUT, as on fasthttp's transport; a body that cannot be read
+// for any other reason answers 500 FX_NODE_INTERNAL_ERROR; so does a
+// response net/http cannot express and a
 // panic in the adapter itself (a panic in an fx handler or middleware is
 // the App's, as on fasthttp). All of these pass through app's error
 // boundary: the hook sees an *AdapterError (or the 413 *fx.Error), 5xx are

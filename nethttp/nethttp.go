@@ -60,11 +60,16 @@ import (
 // panicked. It reaches the App's error boundary as is (the error hook
 // receives the *AdapterError) and answers 500 FX_NODE_INTERNAL_ERROR with a
 // fixed message that never includes the cause; the cause is in Err, and in
-// the 5xx log line.
+// the 5xx log line. The exception is an OpReadBody failure that is the
+// client's (see readerr.go): a body cut short or with malformed framing
+// answers 400 FX_BAD_REQUEST, one too slow for the server's read deadline
+// 408 FX_REQUEST_TIMEOUT, one over http.MaxBytesReader's limit 413
+// FX_PAYLOAD_TOO_LARGE.
 //
-// errors.As(err, &fxErr) on an *AdapterError finds the FX_NODE_INTERNAL_ERROR
-// *fx.Error; errors.Is and errors.As also reach Err (for example
-// io.ErrUnexpectedEOF when the client hung up in the middle of its body).
+// errors.As(err, &fxErr) on an *AdapterError finds the wire *fx.Error
+// (FX_NODE_INTERNAL_ERROR, or the client-fault code above); errors.Is and
+// errors.As also reach Err (for example io.ErrUnexpectedEOF when the client
+// hung up in the middle of its body).
 type AdapterError struct {
 	// Op names what failed: OpReadBody, OpWriteResponse or OpServe.
 	Op string
@@ -100,7 +105,7 @@ func (e *AdapterError) Unwrap() []error {
 	wire := errServe
 	switch e.Op {
 	case OpReadBody:
-		wire = errReadBody
+		wire = bodyReadWire(e.Err) // 400, 408 or 413 when the client is at fault
 	case OpWriteResponse:
 		wire = errWriteResponse
 	}
@@ -116,10 +121,15 @@ var (
 	errWriteResponse = nodeError("The response could not be sent")
 	errServe         = nodeError("The request could not be served")
 
-	// errTooLarge is what fasthttp's own transport answers for the same
-	// request (fx's transport error handler), word for word.
+	// errTooLarge, errBadBody and errBodyTimeout are what fasthttp's own
+	// transport answers for the same request (fx's transport error
+	// handler), word for word.
 	errTooLarge = fx.NewError(fx.ErrorStatus[fx.ErrorCodes.PayloadTooLarge],
 		fx.ErrorCodes.PayloadTooLarge, "The request body is larger than the server accepts")
+	errBadBody = fx.NewError(fx.ErrorStatus[fx.ErrorCodes.BadRequest],
+		fx.ErrorCodes.BadRequest, "The request could not be parsed")
+	errBodyTimeout = fx.NewError(fx.ErrorStatus[fx.ErrorCodes.RequestTimeout],
+		fx.ErrorCodes.RequestTimeout, "The request was not received in time")
 )
 
 func nodeError(msg string) *fx.Error {

@@ -1,0 +1,64 @@
+package fx_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/fxhq/fx"
+)
+
+// TestRouteConflictsReportedOnce: each conflicting registration is one boot
+// error, in fx's ":name" / "*name" syntax (never the router's "{name}"),
+// and a GET's automatic HEAD does not repeat it.
+func TestRouteConflictsReportedOnce(t *testing.T) {
+	h := func(c *fx.Ctx) error { return nil }
+	app := quiet()
+	app.Get("/users/:id", h)
+	app.Get("/users/:name", h) // same shape, other name
+	app.Get("/dup", h)
+	app.Get("/dup", h) // the same method and path twice
+	app.Get("/files/*a", h)
+	app.Get("/files/*b", h)
+	app.Head("/h/:x", h)
+	app.Head("/h/:y", h)
+	app.Get("/h/:z", h)         // its HEAD twin defers to the explicit HEAD: no conflict
+	app.Post("/users/:name", h) // another method: no conflict
+	g := app.Group("/g")
+	g.Put("/:id", h)
+	g.Put("/:key", h)
+	err := app.Boot()
+	if err == nil {
+		t.Fatal("Boot accepted conflicting routes")
+	}
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		t.Fatalf("Boot = %T, want errors.Join", err)
+	}
+	var got []string
+	for _, e := range joined.Unwrap() {
+		var fe *fx.Error
+		if !errors.As(e, &fe) || fe.Code != fx.ErrorCodes.InternalError {
+			t.Errorf("%v is not an FX_INTERNAL_ERROR *fx.Error", e)
+		}
+		got = append(got, e.Error())
+	}
+	want := []string{
+		"GET /users/:name conflicts with GET /users/:id",
+		"GET /dup is registered twice",
+		"GET /files/*b conflicts with GET /files/*a",
+		"HEAD /h/:y conflicts with HEAD /h/:x",
+		"PUT /g/:key conflicts with PUT /g/:id",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d errors, want %d (one per conflict):\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i, w := range want {
+		if !strings.Contains(got[i], w) {
+			t.Errorf("error %d = %q, want it to say %q", i, got[i], w)
+		}
+		if strings.ContainsAny(got[i], "{}") {
+			t.Errorf("error %d = %q uses the router's syntax", i, got[i])
+		}
+	}
+}

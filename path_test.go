@@ -1,0 +1,239 @@
+package fx_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/nethttp"
+)
+
+// pathCase is one request target and what must happen to it. route is the
+// pattern of the handler that must run ("" when none may), param its
+// parameter value, mw the c.Path() the middleware must see ("" to skip).
+type pathCase struct {
+	target string
+	status int
+	route  string
+	param  string
+	mw     string
+}
+
+var pathCases = []pathCase{
+	// Encoded dots: the reported bypass. The guard sees /public and so must
+	// the router: the /secret handler never runs.
+	{"/secret/x/%2e%2e/%2e%2e/public", 200, "/public", "", "/public"},
+	{"/secret/x/%2E%2E/%2E%2E/public", 200, "/public", "", "/public"},
+	{"/secret/x/.%2e/%2E./public", 200, "/public", "", "/public"},
+	{"/secret/x/../../public", 200, "/public", "", "/public"},
+	{"/files/%2e%2e/secret/x", 403, "", "", "/secret/x"},
+	{"/files/a/%2e%2e/%2e%2e/%2e%2e/etc/passwd", 404, "", "", "/etc/passwd"},
+	// "..;" is a plain segment (no servlet path parameters here), for both.
+	{"/secret/..;/public", 403, "", "", "/secret/..;/public"},
+	{"/public/..;/secret/x", 404, "", "", "/public/..;/secret/x"},
+	{"/files/..;/x", 200, "/files/*p", "..;/x", "/files/..;/x"},
+	// Repeated slashes collapse.
+	{"//secret/x", 403, "", "", "/secret/x"},
+	{"/files//a", 200, "/files/*p", "a", "/files/a"},
+	// Encoded slash: refused.
+	{"/files/a%2fb", 400, "", "", ""},
+	{"/files/a%2Fb", 400, "", "", ""},
+	{"/public%2Fx", 400, "", "", ""},
+	// Backslash, raw or encoded: refused.
+	{`/files/a\b`, 400, "", "", ""},
+	{`/files/..\..\secret`, 400, "", "", ""},
+	{"/files/..%5C..%5Csecret", 400, "", "", ""},
+	// Trailing "/.": the current directory, leaving the slash.
+	{"/files/x/.", 200, "/files/*p", "x/", "/files/x/"},
+	{"/public/.", 404, "", "", "/public/"},
+	// Double encoding: refused.
+	{"/files/%252e%252e/secret", 400, "", "", ""},
+	{"/files/%252F", 400, "", "", ""},
+	// Ordinary escapes decode once, for the router as for c.Path().
+	{"/files/caf%C3%A9", 200, "/files/*p", "café", "/files/café"},
+	{"/users/%41", 200, "/users/:id", "A", "/users/A"},
+	{"/files/100%25", 200, "/files/*p", "100%", "/files/100%"},
+	{"/files/100%25zz", 200, "/files/*p", "100%zz", "/files/100%zz"},
+}
+
+// pathApp: a middleware that records c.Path() and guards /secret with a
+// prefix check (the kind of guard the bypass defeated), and handlers that
+// report their route pattern and parameter.
+func pathApp() *fx.App {
+	app := quiet()
+	app.Use(func(c *fx.Ctx, next fx.Next) error {
+		c.SetHeader("X-Mw-Path", c.Path())
+		if strings.HasPrefix(c.Path(), "/secret") {
+			return fx.NewError(403, fx.ErrorCodes.Forbidden, "no")
+		}
+		return next()
+	})
+	reply := func(route, param string) fx.Handler {
+		return func(c *fx.Ctx) error {
+			v := ""
+			if param != "" {
+				v = c.Param(param)
+			}
+			return c.String(200, route+"|"+v+"|"+c.Path())
+		}
+	}
+	app.Get("/secret/*rest", reply("/secret/*rest", "rest"))
+	app.Get("/public", reply("/public", ""))
+	app.Get("/files/*p", reply("/files/*p", "p"))
+	app.Get("/users/:id", reply("/users/:id", "id"))
+	return app
+}
+
+// rawGet sends target verbatim on the request line (no client-side
+// cleaning) and returns the response.
+func rawGet(t *testing.T, addr, target string) (int, http.Header, string) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second)) //nolint:errcheck
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n", target)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("GET %s: %v", target, err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// TestOnePathBothTransports: for every encoding in pathCases, on fasthttp
+// (the App's own server) and through nethttp.Handler (a net/http server),
+// the handler that runs is the route c.Path() names, its parameter is the
+// matching part of c.Path(), the middleware saw the same c.Path(), a
+// catch-all never holds a ".." segment, and the ambiguous encodings are
+// 400 FX_BAD_REQUEST.
+func TestOnePathBothTransports(t *testing.T) {
+	app := pathApp()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go app.Serve(ln) //nolint:errcheck
+	t.Cleanup(func() { app.Shutdown() })
+	std := httptest.NewServer(nethttp.Handler(app))
+	t.Cleanup(std.Close)
+
+	for _, tr := range []struct{ name, addr string }{
+		{"fasthttp", ln.Addr().String()},
+		{"nethttp", std.Listener.Addr().String()},
+	} {
+		for _, tc := range pathCases {
+			status, hdr, body := rawGet(t, tr.addr, tc.target)
+			where := tr.name + " GET " + tc.target
+			if status != tc.status {
+				t.Errorf("%s: status %d, want %d (%s)", where, status, tc.status, body)
+				continue
+			}
+			mw := hdr.Get("X-Mw-Path")
+			if tc.mw != "" && mw != tc.mw {
+				t.Errorf("%s: middleware saw %q, want %q", where, mw, tc.mw)
+			}
+			if status != 200 {
+				var env struct {
+					Error struct{ Code string } `json:"error"`
+				}
+				if err := json.Unmarshal([]byte(body), &env); err != nil || env.Error.Code == "" {
+					t.Errorf("%s: not an envelope: %q", where, body)
+				}
+				if status == 400 && env.Error.Code != fx.ErrorCodes.BadRequest {
+					t.Errorf("%s: code %q", where, env.Error.Code)
+				}
+				continue
+			}
+			parts := strings.SplitN(body, "|", 3)
+			if len(parts) != 3 {
+				t.Errorf("%s: body %q", where, body)
+				continue
+			}
+			route, param, hpath := parts[0], parts[1], parts[2]
+			if route != tc.route || param != tc.param {
+				t.Errorf("%s: ran %s with %q, want %s with %q", where, route, param, tc.route, tc.param)
+			}
+			// The route pattern, filled with the parameter, is the path both
+			// the middleware and the handler saw.
+			filled := strings.Replace(strings.Replace(route, "*p", param, 1), ":id", param, 1)
+			if filled != mw || hpath != mw {
+				t.Errorf("%s: route %s=%q, handler path %q, middleware path %q disagree", where, route, param, hpath, mw)
+			}
+			for _, seg := range strings.Split(param, "/") {
+				if seg == ".." {
+					t.Errorf("%s: parameter %q holds a .. segment", where, param)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkEncodedPath: the cost of the one-path step. Each iteration
+// sets the request URI afresh (the rewrite would otherwise persist across
+// iterations): "plain" is /json, "dots" /x/%2e%2e/json (routed as /json).
+func BenchmarkEncodedPath(b *testing.B) {
+	for _, bc := range []struct{ name, target string }{
+		{"plain", "/json"},
+		{"dots", "/x/%2e%2e/json"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			h := benchApp()
+			rc, _ := benchCtx(h, "GET", bc.target)
+			b.ReportAllocs()
+			for b.Loop() {
+				rc.Response.Reset()
+				rc.Request.SetRequestURI(bc.target)
+				h(rc)
+			}
+			if rc.Response.StatusCode() != 200 {
+				b.Fatalf("status %d", rc.Response.StatusCode())
+			}
+		})
+	}
+}
+
+// FuzzOnePath: for any request target, the guarded /secret handler never
+// runs, and a handler that runs saw the path the middleware saw, with its
+// parameter the matching part of it and never a ".." segment.
+func FuzzOnePath(f *testing.F) {
+	for _, tc := range pathCases {
+		f.Add(tc.target)
+	}
+	h := pathApp().Handler()
+	f.Fuzz(func(t *testing.T, target string) {
+		rc := serveRaw(h, "GET", target)
+		if rc.Response.StatusCode() != 200 {
+			return
+		}
+		mw := string(rc.Response.Header.Peek("X-Mw-Path"))
+		parts := strings.SplitN(string(rc.Response.Body()), "|", 3)
+		if len(parts) != 3 {
+			t.Fatalf("%q: body %q", target, rc.Response.Body())
+		}
+		route, param, hpath := parts[0], parts[1], parts[2]
+		filled := strings.Replace(strings.Replace(route, "*p", param, 1), ":id", param, 1)
+		if route == "/secret/*rest" || filled != mw || hpath != mw {
+			t.Fatalf("%q: ran %s with %q; handler path %q, middleware path %q", target, route, param, hpath, mw)
+		}
+		for _, seg := range strings.Split(param, "/") {
+			if seg == ".." {
+				t.Fatalf("%q: parameter %q holds a .. segment", target, param)
+			}
+		}
+	})
+}
