@@ -58,11 +58,14 @@ func QueryStruct[T any]() *StructSchema[T] {
 // Validate checks v (the generic tree: map[string]any, []any, float64,
 // ...) against T and decodes it into a new *T. nil (an empty body) is the
 // issue "Required".
-func (s *StructSchema[T]) Validate(v any) Result {
+func (s *StructSchema[T]) Validate(v any) Result { return s.ValidateLimit(v, 0) }
+
+// ValidateLimit is Validate stopping at max issues (see Limited).
+func (s *StructSchema[T]) ValidateLimit(v any, max int) Result {
 	if v == nil {
 		return Result{Issues: []Issue{{Path: []string{}, Message: "Required"}}}
 	}
-	st := &state{query: s.query}
+	st := &state{query: s.query, max: max}
 	out := checkType(s.d, v, st)
 	if len(st.issues) > 0 {
 		return Result{Issues: st.issues}
@@ -85,13 +88,31 @@ func (s *StructSchema[T]) Validate(v any) Result {
 // takes the tree: go-json would decode 2^53+3 exactly into an int64 where
 // Validate (which sees the float64 of the tree) rejects it, and both paths
 // must give the same Result.
-func (s *StructSchema[T]) ValidateJSON(body []byte) Result {
+//
+// On a body that go-json rejects, the type check first walks the bytes
+// (no tree; it stops at the issue limit of ValidateJSONLimit); only when
+// that finds nothing (a custom UnmarshalJSON refused its input) is the
+// tree built.
+func (s *StructSchema[T]) ValidateJSON(body []byte) Result { return s.ValidateJSONLimit(body, 0) }
+
+// ValidateJSONLimit is ValidateJSON stopping at max issues (see
+// LimitedDecoder).
+func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 	if string(bytes.TrimSpace(body)) == "null" {
 		return s.Validate(nil) // as Validate(DecodeJSON(body)) does
 	}
-	p := new(T)
-	if err := json.Unmarshal(body, p); err == nil && !(s.wide && hasLongNumber(body)) {
-		return Result{Value: p}
+	if s.query || typeFits(s.d, &cursor{data: body}) {
+		p := new(T)
+		if err := json.Unmarshal(body, p); err == nil && !(s.wide && hasLongNumber(body)) {
+			return Result{Value: p}
+		}
+	}
+	if !s.query {
+		st := &state{max: max}
+		streamType(s.d, &cursor{data: body}, st)
+		if len(st.issues) > 0 {
+			return Result{Issues: st.issues}
+		}
 	}
 	tree, err := DecodeJSON(body)
 	if err != nil {
@@ -101,7 +122,7 @@ func (s *StructSchema[T]) ValidateJSON(body []byte) Result {
 		}
 		return Result{Issues: []Issue{{Path: []string{}, Message: err.Error()}}}
 	}
-	return s.Validate(tree)
+	return s.ValidateLimit(tree, max)
 }
 
 // hasWideInt reports whether d has a 64-bit integer anywhere below it.
@@ -394,6 +415,9 @@ func checkType(d *tdesc, v any, st *state) any {
 			return v
 		}
 		for i, e := range a {
+			if st.full() {
+				break
+			}
 			st.push(strconv.Itoa(i))
 			checkType(d.elem, e, st)
 			st.pop()
@@ -405,6 +429,9 @@ func checkType(d *tdesc, v any, st *state) any {
 			return v
 		}
 		for _, k := range sortedKeys(m) {
+			if st.full() {
+				break
+			}
 			st.push(k)
 			checkType(d.elem, m[k], st)
 			st.pop()
@@ -419,6 +446,9 @@ func checkType(d *tdesc, v any, st *state) any {
 			return checkQueryStruct(d, m, st)
 		}
 		for _, k := range sortedKeys(m) {
+			if st.full() {
+				break
+			}
 			fd, ok := d.field(k)
 			if !ok {
 				continue
@@ -510,6 +540,9 @@ func coerce(d *tdesc, s string, st *state) any {
 func checkQueryStruct(d *tdesc, m map[string]any, st *state) any {
 	out := make(map[string]any, len(m))
 	for _, k := range sortedKeys(m) {
+		if st.full() {
+			break
+		}
 		fd, ok := d.field(k)
 		if !ok {
 			continue
@@ -528,6 +561,9 @@ func checkQueryStruct(d *tdesc, m map[string]any, st *state) any {
 			}
 			vals := make([]any, len(raw))
 			for i, s := range raw {
+				if st.full() {
+					break
+				}
 				st.push(strconv.Itoa(i))
 				vals[i] = coerce(fd.elem, s, st)
 				st.pop()
