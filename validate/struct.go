@@ -125,6 +125,34 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 	return s.ValidateLimit(tree, max)
 }
 
+// Decode is what fx.JSONBody does with a body CheckJSON accepted: when
+// the body fits T (every type check of Validate passes) go-json decodes it
+// into a new *T; otherwise issues are those ValidateJSONLimit(body, max)
+// reports, found over the bytes and stopping at max, and nothing is
+// decoded. Unlike ValidateJSON it keeps go-json's reading of two bodies:
+// an integer beyond 2^53 is decoded exactly into a 64-bit field, and null
+// gives the zero T. err is go-json's error when the body fits the types
+// but the decoder still refused it and no issue explains why.
+func (s *StructSchema[T]) Decode(body []byte, max int) (p *T, issues []Issue, err error) {
+	if typeFits(s.d, &cursor{data: body}) {
+		p = new(T)
+		if err = json.Unmarshal(body, p); err == nil {
+			return p, nil, nil
+		}
+	}
+	res := s.ValidateJSONLimit(body, max)
+	if len(res.Issues) > 0 {
+		return nil, res.Issues, nil
+	}
+	if err == nil {
+		err = res.Err()
+	}
+	if err == nil {
+		err = errors.New("validate: body refused by the decoder")
+	}
+	return nil, nil, err
+}
+
 // hasWideInt reports whether d has a 64-bit integer anywhere below it.
 func hasWideInt(d *tdesc, seen map[*tdesc]bool) bool {
 	if seen[d] {
