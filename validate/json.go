@@ -374,6 +374,12 @@ func (p *parser) push(f frame) error {
 }
 
 func (p *parser) array() (any, error) {
+	if p.emptyNext(']') {
+		if p.build {
+			return []any{}, nil
+		}
+		return nil, nil
+	}
 	if err := p.push(frame{}); err != nil {
 		return nil, err
 	}
@@ -415,7 +421,31 @@ func (p *parser) array() (any, error) {
 	}
 }
 
+// emptyNext reports whether the container opened at pos is empty ("{}",
+// "[ ]") and, if so, moves past it: the scan then skips the frame push and
+// pop, which were most of the cost of a body of a million empty items.
+func (p *parser) emptyNext(closer byte) bool {
+	if len(p.stack) >= MaxDepth { // the frame's depth check still applies
+		return false
+	}
+	q := p.pos + 1
+	for q < len(p.data) && (p.data[q] == ' ' || p.data[q] == '\t' || p.data[q] == '\n' || p.data[q] == '\r') {
+		q++
+	}
+	if q < len(p.data) && p.data[q] == closer {
+		p.pos = q + 1
+		return true
+	}
+	return false
+}
+
 func (p *parser) object() (any, error) {
+	if p.emptyNext('}') {
+		if p.build {
+			return map[string]any{}, nil
+		}
+		return nil, nil
+	}
 	if err := p.push(frame{obj: true, keysStart: len(p.offs), keysBytes: len(p.keys)}); err != nil {
 		return nil, err
 	}

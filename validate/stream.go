@@ -160,27 +160,28 @@ func (c *cursor) members(fn func(key []byte, at int)) {
 	}
 }
 
-// elements counts the elements of the array at pos and returns the
-// position after it, without moving.
-func (c *cursor) elements() (n, end int) {
+// elements counts the elements of the array at pos, up to limit (then n
+// is limit+1 and end is -1: the rest is not scanned), and returns the
+// position after the array, without moving.
+func (c *cursor) elements(limit int) (n, end int) {
 	save := c.pos
+	defer func() { c.pos = save }()
 	c.space()
 	c.pos++ // [
 	if c.peek() == ']' {
-		end = c.pos + 1
-		c.pos = save
-		return 0, end
+		return 0, c.pos + 1
 	}
 	for {
 		c.skip()
 		n++
+		if n > limit {
+			return n, -1
+		}
 		if c.peek() == ',' {
 			c.pos++
 			continue
 		}
-		end = c.pos + 1 // ]
-		c.pos = save
-		return n, end
+		return n, c.pos + 1 // ]
 	}
 }
 
@@ -241,39 +242,40 @@ func streamCheck(s Schema, c *cursor, st *state) any {
 }
 
 func (s *ArraySchema) stream(c *cursor, st *state) any {
-	n, end := c.elements()
-	switch {
-	case s.minItems >= 0 && n < s.minItems:
-		st.add("Must have at least " + plural(s.minItems, "item", "items"))
-		c.pos = end
-		return nil
-	case s.maxItems >= 0 && n > s.maxItems:
-		st.add("Must have at most " + plural(s.maxItems, "item", "items"))
-		c.pos = end
-		return nil
+	// Count only as far as the bounds need (MinItems(1): one element), so
+	// the elements are not scanned twice.
+	if s.minItems >= 0 || s.maxItems >= 0 {
+		n, end := c.elements(max(s.minItems, s.maxItems+1))
+		switch {
+		case s.minItems >= 0 && n < s.minItems:
+			st.add("Must have at least " + plural(s.minItems, "item", "items"))
+			c.pos = end
+			return nil
+		case s.maxItems >= 0 && n > s.maxItems:
+			st.add("Must have at most " + plural(s.maxItems, "item", "items"))
+			c.pos = end
+			return nil
+		}
 	}
 	before := len(st.issues)
 	var out []any
 	c.space()
 	c.pos++ // [
-	for i := range n {
+	for i := 0; c.peek() != ']'; i++ {
 		if st.full() {
-			break
+			return nil // pos is left inside the array: every caller stops
 		}
 		st.push(strconv.Itoa(i))
 		e := streamCheck(s.elem, c, st)
 		st.pop()
 		if len(st.issues) == before {
-			if out == nil {
-				out = make([]any, 0, n)
-			}
 			out = append(out, e)
 		}
 		if c.peek() == ',' {
 			c.pos++
 		}
 	}
-	c.pos = end
+	c.pos++ // ]
 	if len(st.issues) > before {
 		return nil
 	}
@@ -388,11 +390,10 @@ func streamType(d *tdesc, c *cursor, st *state) {
 		c.skip()
 		return
 	case d.kind == tSlice && b == '[':
-		_, end := c.elements()
 		c.pos++ // [
 		for i := 0; c.peek() != ']'; i++ {
 			if st.full() {
-				break
+				return // pos is left inside the array: every caller stops
 			}
 			st.push(strconv.Itoa(i))
 			streamType(d.elem, c, st)
@@ -401,7 +402,7 @@ func streamType(d *tdesc, c *cursor, st *state) {
 				c.pos++
 			}
 		}
-		c.pos = end
+		c.pos++ // ]
 		return
 	case (d.kind == tMap || d.kind == tStruct) && b == '{':
 		// sorted key order, as checkType visits the tree's map
