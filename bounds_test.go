@@ -264,7 +264,7 @@ func (s bdCount) Validate(any) validate.Result {
 // list; exactly MaxIssues issues is not truncated.
 func TestBodyAndQueryShareTheCap(t *testing.T) {
 	cases := []struct {
-		body, query, want int
+		body, query, want  int
 		truncated, queried bool
 	}{
 		{body: 2, query: 2, want: 3, truncated: true, queried: true},
