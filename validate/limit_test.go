@@ -233,3 +233,41 @@ func BenchmarkHugeInvalidBodySchema(b *testing.B) {
 		}
 	}
 }
+
+// TestDuplicateKeyInLargeObject: past 32 keys CheckJSON detects
+// duplicates with a set of key hashes (confirmed by looking back); it
+// rejects exactly what DecodeJSON rejects, with the same error, escaped
+// spellings of a key included.
+func TestDuplicateKeyInLargeObject(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"x":{`)
+	for i := range 100 {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	prefix := b.String()
+	for _, c := range []struct {
+		tail string
+		dup  bool
+	}{
+		{`"k7":1}}`, true},
+		{`"k\u0037":1}}`, true},
+		{`"k99":1}}`, true},
+		{`"k100":1}}`, false},
+		{`"k7x":1,"k7":[}}`, true}, // the duplicate before the syntax error
+		{`"k100":[}}`, false},
+	} {
+		body := []byte(prefix + c.tail)
+		e1, e2 := validate.CheckJSON(body), error(nil)
+		_, e2 = validate.DecodeJSON(body)
+		if fmt.Sprint(e1) != fmt.Sprint(e2) {
+			t.Errorf("%s: CheckJSON %v, DecodeJSON %v", c.tail, e1, e2)
+		}
+		if got := e1 != nil && strings.HasPrefix(e1.Error(), "Duplicate key"); got != c.dup {
+			t.Errorf("%s: %v, want duplicate=%v", c.tail, e1, c.dup)
+		}
+		var je1, je2 *validate.JSONError
+		if errors.As(e1, &je1) && errors.As(e2, &je2) && !reflect.DeepEqual(je1, je2) {
+			t.Errorf("%s: %+v vs %+v", c.tail, je1, je2)
+		}
+	}
+}
