@@ -70,11 +70,11 @@ func DecodeJSON(data []byte) (any, error) {
 
 type frame struct {
 	obj       bool
-	idx       int // array: index of the current element
-	ks, ke    int // object: the current key, in keys
-	keysStart int // object: where its keys start in offs
-	keysBytes int // object: where its keys start in keys
-	start     int                 // object: offset of its '{' (to look back on a hash match)
+	idx       int      // array: index of the current element
+	ks, ke    int      // object: the current key, in keys
+	keysStart int      // object: where its keys start in offs
+	keysBytes int      // object: where its keys start in keys
+	start     int      // object: offset of its '{' (to look back on a hash match)
 	set       *hashSet // object with more than smallObject keys: hashes of its keys
 }
 
