@@ -30,8 +30,12 @@ import (
 //
 // Result.Value is a *T. It implements Decoder: a valid body is decoded
 // straight from the bytes into a T with go-json (no intermediate tree, one
-// allocation for the T plus what its fields need); only an invalid body
-// pays for the tree that finds every issue.
+// allocation for the T plus what its fields need) after a scan of the
+// bytes that checks the types without allocating; a body that fails that
+// scan is never handed to go-json (which decodes all of it before
+// reporting its first type error) and its issues are found over the
+// bytes too, stopping at the limit of ValidateJSONLimit (Limited,
+// LimitedDecoder).
 type StructSchema[T any] struct {
 	d     *tdesc
 	query bool
