@@ -85,7 +85,10 @@ func (s *Schema[T]) Validate(value any) validate.Result { return s.ValidateLimit
 // The type check stops at max; when it alone fills the list, no tag is
 // checked. validator/v10 has no way to stop early: once it runs it checks
 // every field of the decoded T (allocating one error per failing field),
-// and only max of its errors are translated.
+// and only max of its errors are translated. Measured
+// (BenchmarkHugeInvalidBody): a 4 MiB body of 1.4 million empty items
+// costs validator 10 s and 1 GB; the same body with mistyped items stops
+// at the limit (14 ms, 20 KB). Bound large slices with a max= tag.
 func (s *Schema[T]) ValidateLimit(value any, max int) validate.Result {
 	return s.check(s.decode.ValidateLimit(value, max), func() any { return value }, max)
 }

@@ -278,3 +278,28 @@ func TestLimit(t *testing.T) {
 	var _ validate.Limited = s
 	var _ validate.LimitedDecoder = s
 }
+
+// BenchmarkHugeInvalidBody is the 4 MiB attack body of fx's own
+// BenchmarkHugeInvalidBody through this adapter, once type-valid (1.4
+// million empty items: validator/v10 checks and reports every one) and
+// once mistyped (2 million numbers: the type check stops at the limit).
+func BenchmarkHugeInvalidBody(b *testing.B) {
+	for _, c := range []struct{ name, item string }{{"empty-items", `{}`}, {"mistyped-items", `1`}} {
+		b.Run(c.name, func(b *testing.B) {
+			var sb strings.Builder
+			sb.WriteString(`{"name":"","items":[` + c.item)
+			for sb.Len() < 4<<20-4 {
+				sb.WriteString(`,` + c.item)
+			}
+			sb.WriteString(`]}`)
+			body := []byte(sb.String())
+			s := playground.Struct[Order](nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				if res := s.ValidateJSONLimit(body, 101); len(res.Issues) != 101 {
+					b.Fatal(len(res.Issues))
+				}
+			}
+		})
+	}
+}
