@@ -107,6 +107,18 @@ type Config struct {
 	// answer otherwise, as CORS does for preflights). Default false: 404
 	// unless an OPTIONS route (or middleware such as CORS) answers.
 	HandleOPTIONS bool
+
+	// MaxIssues is the most validation issues one 422 FX_VALIDATION_ERROR
+	// lists, body and query together. Validation stops doing the work once
+	// it has found that many (built-in schemas, Struct and the adapters
+	// stop early; any other validate.Schema has its list cut), and the
+	// response then carries details.truncated: true beside the issues.
+	// Default 100. Whatever its value, one 422 stays under about 64 KiB
+	// (see NewValidationError). Cost of a 4 MiB body of 1.4 million
+	// invalid items under the builder: about 14 ms of CPU and 30 KB
+	// allocated per request (BenchmarkHugeInvalidBody; it was 9.8 s and
+	// 1.3 GB).
+	MaxIssues int
 }
 
 // Defaults of Config.
@@ -117,6 +129,7 @@ const (
 	DefaultWriteTimeout = 15 * time.Second
 	DefaultIdleTimeout  = 60 * time.Second
 	DefaultConcurrency  = 256 * 1024
+	DefaultMaxIssues    = 100
 )
 
 func (c Config) withDefaults() Config {
@@ -134,6 +147,9 @@ func (c Config) withDefaults() Config {
 	c.IdleTimeout = orDefault(c.IdleTimeout, DefaultIdleTimeout)
 	if c.Concurrency <= 0 {
 		c.Concurrency = DefaultConcurrency
+	}
+	if c.MaxIssues <= 0 {
+		c.MaxIssues = DefaultMaxIssues
 	}
 	return c
 }

@@ -28,13 +28,21 @@ import (
 //     reads them).
 //   - A schema that panics or returns validate.Fail is a 500
 //     FX_INTERNAL_ERROR (logged), never a 422.
+//   - Bounded (SPEC rule 19): at most Config.MaxIssues issues, body and
+//     query together. Each schema is asked for one more issue than there
+//     is room for (validate.ValidateMax: a validate.Limited schema stops
+//     working there, any other has its list cut); getting it means the
+//     list is truncated, and the 422 says so with details.truncated. The
+//     query is not validated at all when the body alone filled the list.
 //
 // The handler reads the validated values with ValidBody and ValidQuery:
 // no second decode.
 //
-// Cost: with a validate.Decoder schema (validate.Struct) a valid body costs
-// one scan of the bytes (no allocation) plus the decode into the struct;
-// the query map costs one map plus a string per value.
+// Cost: with validate.Struct a valid body costs two scans of the bytes
+// (syntax, then types; no allocation) plus the decode into the struct; the
+// builder's Object and Array (also validate.Decoder) walk the bytes and
+// allocate the values they check and their output; the query map costs
+// one map plus a string per value.
 
 // emptyBodyMessage replaces, for an empty body, the issues a schema reports
 // at the root (one issue, however many), so that every schema library says
@@ -44,36 +52,48 @@ const emptyBodyMessage = "Request body is required"
 func contractHandler(bodySchema, querySchema validate.Schema, h Handler) Handler {
 	dec, _ := bodySchema.(validate.Decoder)
 	return func(c *Ctx) error {
+		max := c.app.cfg.MaxIssues
 		var issues []ValidationIssue
+		truncated := false
 		if bodySchema != nil {
-			v, bodyIssues, err := c.validateBody(bodySchema, dec)
+			v, bodyIssues, err := c.validateBody(bodySchema, dec, max+1)
 			if err != nil {
 				return err
 			}
 			issues = bodyIssues
+			if len(issues) > max {
+				issues, truncated = issues[:max], true
+			}
 			c.body = v
 		}
-		if querySchema != nil {
+		if querySchema != nil && !truncated {
 			q := queryMap(c)
-			res, err := runSchema("query", querySchema, q)
+			room := max - len(issues)
+			res, err := runSchema("query", querySchema, q, room+1)
 			if err != nil {
 				return err
 			}
-			issues = appendIssues(issues, "query", res.Issues)
+			qi := res.Issues
+			if len(qi) > room {
+				qi, truncated = qi[:room], true
+			}
+			issues = appendIssues(issues, "query", qi)
 			c.query = outputOf(res, q)
 		}
-		if len(issues) > 0 {
+		if len(issues) > 0 || truncated {
 			sortIssues(issues)
-			return NewValidationError(issues)
+			return newValidationError(issues, truncated)
 		}
 		return h(c)
 	}
 }
 
-func (c *Ctx) validateBody(s validate.Schema, dec validate.Decoder) (any, []ValidationIssue, error) {
+// validateBody validates the request body, asking the schema for at most
+// limit issues.
+func (c *Ctx) validateBody(s validate.Schema, dec validate.Decoder, limit int) (any, []ValidationIssue, error) {
 	raw := c.rc.Request.Body()
 	if isBlank(raw) {
-		res, err := runSchema("body", s, nil)
+		res, err := runSchema("body", s, nil, limit)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -97,7 +117,7 @@ func (c *Ctx) validateBody(s validate.Schema, dec validate.Decoder) (any, []Vali
 		if err := validate.CheckJSON(raw); err != nil {
 			return nil, []ValidationIssue{jsonIssue(err)}, nil
 		}
-		res, err := runDecoder(dec, raw)
+		res, err := runDecoder(dec, raw, limit)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -107,7 +127,7 @@ func (c *Ctx) validateBody(s validate.Schema, dec validate.Decoder) (any, []Vali
 	if err != nil {
 		return nil, []ValidationIssue{jsonIssue(err)}, nil
 	}
-	res, err := runSchema("body", s, tree)
+	res, err := runSchema("body", s, tree, limit)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -148,28 +168,29 @@ func nonNilPath(p []string) []string {
 	return p
 }
 
-// runSchema calls Validate. A panic, or a Result built by validate.Fail, is
-// an internal failure (500), not a validation failure.
-func runSchema(location string, s validate.Schema, v any) (res validate.Result, err error) {
+// runSchema calls Validate (ValidateLimit when the schema has it; at most
+// max issues). A panic, or a Result built by validate.Fail, is an internal
+// failure (500), not a validation failure.
+func runSchema(location string, s validate.Schema, v any, max int) (res validate.Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("fx: %s schema %T panicked: %s", location, s, formatValue(r))
 		}
 	}()
-	res = s.Validate(v)
+	res = validate.ValidateMax(s, v, max)
 	if ferr := res.Err(); ferr != nil {
 		return res, fmt.Errorf("fx: %s schema %T failed: %w", location, s, ferr)
 	}
 	return res, nil
 }
 
-func runDecoder(d validate.Decoder, body []byte) (res validate.Result, err error) {
+func runDecoder(d validate.Decoder, body []byte, max int) (res validate.Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("fx: body schema %T panicked: %s", d, formatValue(r))
 		}
 	}()
-	res = d.ValidateJSON(body)
+	res = validate.ValidateJSONMax(d, body, max)
 	if ferr := res.Err(); ferr != nil {
 		return res, fmt.Errorf("fx: body schema %T failed: %w", d, ferr)
 	}

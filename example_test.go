@@ -188,7 +188,7 @@ func ExampleJSONBody() {
 	show(app, "POST", "/orders", `{"qty":"two"}`)
 	// Output:
 	// 201 {"qty":2}
-	// 422 {"error":{"code":"FX_VALIDATION_ERROR","message":"Request validation failed","details":{"issues":[{"location":"body","path":["qty"],"message":"Expected an integer, got string"}]}}}
+	// 422 {"error":{"code":"FX_VALIDATION_ERROR","message":"Request validation failed","details":{"issues":[{"location":"body","path":["qty"],"message":"Expected an integer, got a string"}]}}}
 }
 
 // app.Test runs a request through the real server in memory: no port.

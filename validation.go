@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fxhq/fx/validate"
 	json "github.com/goccy/go-json"
@@ -19,8 +21,11 @@ type ValidationIssue struct {
 }
 
 // validationDetails is the details object of FX_VALIDATION_ERROR.
+// Truncated is true when there were more issues than the response lists
+// (Config.MaxIssues, or the size bound of NewValidationError).
 type validationDetails struct {
-	Issues []ValidationIssue `json:"issues"`
+	Issues    []ValidationIssue `json:"issues"`
+	Truncated bool              `json:"truncated,omitempty"`
 }
 
 // ValidationMessage is the fixed message of FX_VALIDATION_ERROR.
@@ -29,16 +34,104 @@ const ValidationMessage = "Request validation failed"
 // NewValidationError returns the 422 FX_VALIDATION_ERROR *Error with
 // message "Request validation failed" and details {"issues": issues}. A nil
 // Path is sent as [], nil issues as [].
+//
+// The details stay small whatever the issues hold (SPEC rule 19: no
+// request makes an error response larger than about 64 KiB, and issues
+// echo client input: a 1 MB key is a path segment): a message longer than
+// 512 bytes and a path segment longer than 128 bytes are cut (on a
+// character boundary) and end in "…"; a path deeper than 32 segments keeps
+// its first 31 and "…"; and issues are listed only while their encoded
+// size stays under 60 KiB. When issues are left out, details also holds
+// "truncated": true. A route contract also stops at Config.MaxIssues.
 func NewValidationError(issues []ValidationIssue) *Error {
+	return newValidationError(issues, false)
+}
+
+// Bounds of one validation envelope (see NewValidationError).
+const (
+	maxMessageBytes = 512
+	maxSegmentBytes = 128
+	maxPathDepth    = 32
+	maxIssuesBytes  = 60 << 10
+)
+
+// newValidationError is NewValidationError for a list already known to be
+// truncated.
+func newValidationError(issues []ValidationIssue, truncated bool) *Error {
 	if issues == nil {
 		issues = []ValidationIssue{}
 	}
+	size := 0
 	for i := range issues {
-		if issues[i].Path == nil {
-			issues[i].Path = []string{}
+		is := &issues[i]
+		if is.Path == nil {
+			is.Path = []string{}
+		}
+		boundIssue(is)
+		size += issueSize(is)
+		if size > maxIssuesBytes {
+			issues, truncated = issues[:i], true
+			break
 		}
 	}
-	return catalogError(ErrorCodes.ValidationError, ValidationMessage, validationDetails{Issues: issues})
+	return catalogError(ErrorCodes.ValidationError, ValidationMessage,
+		validationDetails{Issues: issues, Truncated: truncated})
+}
+
+// boundIssue cuts an oversized message, path segment or path; it copies
+// the path before changing it (it may be the schema's).
+func boundIssue(is *ValidationIssue) {
+	is.Message = cutText(is.Message, maxMessageBytes)
+	long := len(is.Path) > maxPathDepth
+	for _, seg := range is.Path {
+		long = long || len(seg) > maxSegmentBytes
+	}
+	if !long {
+		return
+	}
+	p := is.Path
+	if len(p) > maxPathDepth {
+		p = append(p[:maxPathDepth-1:maxPathDepth-1], "…")
+	} else {
+		p = slices.Clone(p)
+	}
+	for i, seg := range p {
+		p[i] = cutText(seg, maxSegmentBytes)
+	}
+	is.Path = p
+}
+
+// cutText shortens s to at most max bytes plus "…", on a character
+// boundary.
+func cutText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// issueSize bounds the encoded size of an issue from above: every byte
+// that JSON may escape counts as a six-byte \u escape.
+func issueSize(is *ValidationIssue) int {
+	n := len(`{"location":"","path":[],"message":""},`) + jsonSize(is.Location) + jsonSize(is.Message)
+	for _, seg := range is.Path {
+		n += jsonSize(seg) + 3
+	}
+	return n
+}
+
+func jsonSize(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
+			n += 5
+		}
+	}
+	return n
 }
 
 // bodyIssue is the 422 for a body that cannot be decoded at all.
@@ -51,16 +144,22 @@ func bodyIssue(path []string, msg string) *Error {
 // one JSON value (validate.CheckJSON: no trailing data, no duplicate keys,
 // valid UTF-8, no number beyond a float64) sent with a JSON Content-Type or none; an empty body,
 // malformed JSON or a value of the wrong type gives a 422
-// FX_VALIDATION_ERROR with one issue at location "body" (the path names the
-// field when the decoder knows it): return that error as is. Only the
-// first type error is reported; a route contract with validate.Struct[T]
-// reports all of them. Cost: one scan of the body (no allocation) plus the
-// decode.
+// FX_VALIDATION_ERROR at location "body": return that error as is. The
+// issues and their messages are the ones a route contract with Body:
+// validate.Struct[T]() gives for the same body ("Request body is
+// required", "Not valid JSON: ...", every type error with its path, at
+// most Config.MaxIssues of them), except that JSONBody decodes an integer
+// beyond 2^53 exactly into an int64 field and null into the zero T, as
+// go-json does. Cost: one scan of the body for the syntax and one for the
+// types (no allocation), plus the decode; a body that does not fit T is
+// never handed to go-json, which would decode all of it (4 MiB of
+// mistyped array elements cost it over 100 MB) before reporting the first
+// error.
 func JSONBody[T any](c *Ctx) (T, error) {
 	var v T
 	body := c.rc.Request.Body()
 	if isBlank(body) {
-		return v, bodyIssue(nil, "Request body is empty; a JSON value is required")
+		return v, bodyIssue(nil, emptyBodyMessage)
 	}
 	if !jsonContentType(c) {
 		return v, NewValidationError([]ValidationIssue{contentTypeIssue})
@@ -68,10 +167,32 @@ func JSONBody[T any](c *Ctx) (T, error) {
 	if err := validate.CheckJSON(body); err != nil {
 		return v, NewValidationError([]ValidationIssue{jsonIssue(err)})
 	}
-	if err := decodeJSON(body, &v); err != nil {
-		return v, err
+	max := c.app.cfg.MaxIssues
+	p, issues, err := decodeStruct[T](body, max+1)
+	switch {
+	case len(issues) > 0:
+		truncated := len(issues) > max
+		if truncated {
+			issues = issues[:max]
+		}
+		out := appendIssues(nil, "body", issues)
+		sortIssues(out)
+		return v, newValidationError(out, truncated)
+	case err != nil:
+		return v, translateDecodeError(err)
 	}
-	return v, nil
+	return *p, nil
+}
+
+// decodeStruct runs validate's StructSchema.Decode, a panic (a custom
+// UnmarshalJSON) being a 422 as it was with go-json alone.
+func decodeStruct[T any](body []byte, max int) (p *T, issues []validate.Issue, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, issues, err = nil, []validate.Issue{{Path: []string{}, Message: "Request body could not be decoded"}}, nil
+		}
+	}()
+	return validate.Struct[T]().Decode(body, max)
 }
 
 // contentTypeIssue is the issue for a body sent as something else than JSON.
@@ -98,20 +219,8 @@ func jsonContentType(c *Ctx) bool {
 		(len(sub) > 5 && bytes.EqualFold(sub[len(sub)-5:], []byte("+json")))
 }
 
-// decodeJSON decodes body into dst and translates failures into a 422 that
-// names JSON kinds, never Go types.
-func decodeJSON(body []byte, dst any) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = bodyIssue(nil, "Request body could not be decoded")
-		}
-	}()
-	if err := json.Unmarshal(body, dst); err != nil {
-		return translateDecodeError(err)
-	}
-	return nil
-}
-
+// translateDecodeError turns a go-json error that no type check explains
+// into the 422, naming JSON kinds, never Go types.
 func translateDecodeError(err error) *Error {
 	switch e := err.(type) {
 	case *json.UnmarshalTypeError:

@@ -46,9 +46,13 @@ type state struct {
 	path   []string
 	query  bool
 	err    error
+	max    int // stop at this many issues (0: no limit); see limit.go
 }
 
 func (st *state) add(msg string) {
+	if st.full() {
+		return
+	}
 	st.issues = append(st.issues, Issue{Path: slices.Clone(st.path), Message: msg})
 	if st.issues[len(st.issues)-1].Path == nil {
 		st.issues[len(st.issues)-1].Path = []string{}
@@ -63,7 +67,10 @@ func run(s Schema, v any, st *state) any {
 	if c, ok := s.(checker); ok {
 		return c.check(v, st)
 	}
-	res := s.Validate(v)
+	if st.full() {
+		return nil
+	}
+	res := ValidateMax(s, v, st.room())
 	if err := res.Err(); err != nil {
 		if st.err == nil {
 			st.err = err
@@ -98,9 +105,10 @@ func missing(c *common, st *state) (any, bool) {
 	return nil, false
 }
 
-// validateTop is Validate for every built-in schema: nil is absence.
-func validateTop(c checker, v any, query bool) Result {
-	st := &state{query: query}
+// validateTop is Validate for every built-in schema: nil is absence; max
+// is the issue limit (0: none).
+func validateTop(c checker, v any, query bool, max int) Result {
+	st := &state{query: query, max: max}
 	var out any
 	if v == nil {
 		out, _ = missing(c.base(), st)
@@ -231,7 +239,10 @@ func (s *StringSchema) Check(fn func(string) error) *StringSchema {
 }
 
 // Validate validates v (nil counts as absent).
-func (s *StringSchema) Validate(v any) Result { return validateTop(s, v, false) }
+func (s *StringSchema) Validate(v any) Result { return validateTop(s, v, false, 0) }
+
+// ValidateLimit is Validate stopping at max issues (see Limited).
+func (s *StringSchema) ValidateLimit(v any, max int) Result { return validateTop(s, v, false, max) }
 
 func (s *StringSchema) check(v any, st *state) any {
 	str, ok := v.(string)
@@ -349,7 +360,10 @@ func (s *NumberSchema) Check(fn func(float64) error) *NumberSchema {
 }
 
 // Validate validates v (nil counts as absent).
-func (s *NumberSchema) Validate(v any) Result { return validateTop(s, v, false) }
+func (s *NumberSchema) Validate(v any) Result { return validateTop(s, v, false, 0) }
+
+// ValidateLimit is Validate stopping at max issues (see Limited).
+func (s *NumberSchema) ValidateLimit(v any, max int) Result { return validateTop(s, v, false, max) }
 
 func (s *NumberSchema) what() string {
 	if s.integer {
@@ -502,7 +516,10 @@ func (s *BooleanSchema) Default(v bool) *BooleanSchema {
 }
 
 // Validate validates v (nil counts as absent).
-func (s *BooleanSchema) Validate(v any) Result { return validateTop(s, v, false) }
+func (s *BooleanSchema) Validate(v any) Result { return validateTop(s, v, false, 0) }
+
+// ValidateLimit is Validate stopping at max issues (see Limited).
+func (s *BooleanSchema) ValidateLimit(v any, max int) Result { return validateTop(s, v, false, max) }
 
 func (s *BooleanSchema) check(v any, st *state) any {
 	switch b := v.(type) {
@@ -574,7 +591,10 @@ func (s *ArraySchema) Check(fn func([]any) error) *ArraySchema {
 }
 
 // Validate validates v (nil counts as absent).
-func (s *ArraySchema) Validate(v any) Result { return validateTop(s, v, false) }
+func (s *ArraySchema) Validate(v any) Result { return validateTop(s, v, false, 0) }
+
+// ValidateLimit is Validate stopping at max issues (see Limited).
+func (s *ArraySchema) ValidateLimit(v any, max int) Result { return validateTop(s, v, false, max) }
 
 func (s *ArraySchema) check(v any, st *state) any {
 	var n int
@@ -609,14 +629,29 @@ func (s *ArraySchema) check(v any, st *state) any {
 		return nil
 	}
 	before := len(st.issues)
-	out := make([]any, n)
+	// out grows with the valid prefix only: once an element fails, the
+	// output is discarded anyway (4 MiB of "{}" elements made a 22 MB
+	// slice here before the first element was looked at).
+	var out []any
 	for i := range n {
+		if st.full() {
+			break
+		}
 		st.push(strconv.Itoa(i))
-		out[i] = run(s.elem, at(i), st)
+		e := run(s.elem, at(i), st)
 		st.pop()
+		if len(st.issues) == before {
+			if out == nil {
+				out = make([]any, 0, n)
+			}
+			out = append(out, e)
+		}
 	}
 	if len(st.issues) > before {
 		return nil
+	}
+	if out == nil {
+		out = []any{}
 	}
 	for _, fn := range s.checks {
 		if err := fn(out); err != nil {
@@ -705,7 +740,14 @@ type FieldError struct {
 func (e *FieldError) Error() string { return e.Message }
 
 // Validate validates v (nil counts as absent).
-func (s *ObjectSchema) Validate(v any) Result { return validateTop(s, v, s.query) }
+func (s *ObjectSchema) Validate(v any) Result { return validateTop(s, v, s.query, 0) }
+
+// ValidateLimit is Validate stopping at max issues (see Limited): the
+// fields are checked in sorted key order, then a Strict object's unknown
+// keys in sorted order, and the work ends at the max-th issue.
+func (s *ObjectSchema) ValidateLimit(v any, max int) Result {
+	return validateTop(s, v, s.query, max)
+}
 
 func (s *ObjectSchema) check(v any, st *state) any {
 	m, ok := v.(map[string]any)
@@ -722,6 +764,9 @@ func (s *ObjectSchema) check(v any, st *state) any {
 	before := len(st.issues)
 	out := make(map[string]any, len(s.fields))
 	for _, k := range s.keys {
+		if st.full() {
+			break
+		}
 		fs := s.fields[k]
 		raw, present := m[k]
 		st.push(k)
@@ -733,32 +778,48 @@ func (s *ObjectSchema) check(v any, st *state) any {
 			}
 		}
 		if !present {
-			if c, ok := fs.(checker); ok {
-				if val, keep := missing(c.base(), st); keep {
-					out[k] = val
-				}
-			} else if val := run(fs, nil, st); val != nil {
-				out[k] = val
-			}
+			absent(k, fs, out, st)
 		} else {
 			out[k] = run(fs, raw, st)
 		}
 		st.pop()
 	}
-	if s.strict && hasUnknown(m, s.fields) {
-		unknown := make([]string, 0, 4)
-		for k := range m {
-			if _, ok := s.fields[k]; !ok {
-				unknown = append(unknown, k)
+	if s.strict && !st.full() && hasUnknown(m, s.fields) {
+		s.reportUnknown(func(yield func(string) bool) {
+			for k := range m {
+				if _, ok := s.fields[k]; !ok && !yield(k) {
+					return
+				}
 			}
-		}
-		slices.Sort(unknown)
-		for _, k := range unknown {
-			st.push(k)
-			st.add("Unknown key")
-			st.pop()
-		}
+		}, st)
 	}
+	return s.finish(out, before, st)
+}
+
+// absent handles a declared field whose key is not in the object: its
+// default, nothing, or "Required" (a foreign schema receives nil).
+func absent(k string, fs Schema, out map[string]any, st *state) {
+	if c, ok := fs.(checker); ok {
+		if val, keep := missing(c.base(), st); keep {
+			out[k] = val
+		}
+	} else if val := run(fs, nil, st); val != nil {
+		out[k] = val
+	}
+}
+
+// reportUnknown reports "Unknown key" for the smallest unknown keys (all
+// of them, or as many as the issue limit leaves room for), sorted.
+func (s *ObjectSchema) reportUnknown(each func(yield func(string) bool), st *state) {
+	for _, k := range smallestKeys(each, st.room()) {
+		st.push(strings.Clone(k)) // k may alias the request body (stream path)
+		st.add("Unknown key")
+		st.pop()
+	}
+}
+
+// finish runs the object's own checks once its fields are valid.
+func (s *ObjectSchema) finish(out map[string]any, before int, st *state) any {
 	if len(st.issues) > before {
 		return nil
 	}

@@ -30,8 +30,12 @@ import (
 //
 // Result.Value is a *T. It implements Decoder: a valid body is decoded
 // straight from the bytes into a T with go-json (no intermediate tree, one
-// allocation for the T plus what its fields need); only an invalid body
-// pays for the tree that finds every issue.
+// allocation for the T plus what its fields need) after a scan of the
+// bytes that checks the types without allocating; a body that fails that
+// scan is never handed to go-json (which decodes all of it before
+// reporting its first type error) and its issues are found over the
+// bytes too, stopping at the limit of ValidateJSONLimit (Limited,
+// LimitedDecoder).
 type StructSchema[T any] struct {
 	d     *tdesc
 	query bool
@@ -58,11 +62,14 @@ func QueryStruct[T any]() *StructSchema[T] {
 // Validate checks v (the generic tree: map[string]any, []any, float64,
 // ...) against T and decodes it into a new *T. nil (an empty body) is the
 // issue "Required".
-func (s *StructSchema[T]) Validate(v any) Result {
+func (s *StructSchema[T]) Validate(v any) Result { return s.ValidateLimit(v, 0) }
+
+// ValidateLimit is Validate stopping at max issues (see Limited).
+func (s *StructSchema[T]) ValidateLimit(v any, max int) Result {
 	if v == nil {
 		return Result{Issues: []Issue{{Path: []string{}, Message: "Required"}}}
 	}
-	st := &state{query: s.query}
+	st := &state{query: s.query, max: max}
 	out := checkType(s.d, v, st)
 	if len(st.issues) > 0 {
 		return Result{Issues: st.issues}
@@ -85,13 +92,31 @@ func (s *StructSchema[T]) Validate(v any) Result {
 // takes the tree: go-json would decode 2^53+3 exactly into an int64 where
 // Validate (which sees the float64 of the tree) rejects it, and both paths
 // must give the same Result.
-func (s *StructSchema[T]) ValidateJSON(body []byte) Result {
+//
+// On a body that go-json rejects, the type check first walks the bytes
+// (no tree; it stops at the issue limit of ValidateJSONLimit); only when
+// that finds nothing (a custom UnmarshalJSON refused its input) is the
+// tree built.
+func (s *StructSchema[T]) ValidateJSON(body []byte) Result { return s.ValidateJSONLimit(body, 0) }
+
+// ValidateJSONLimit is ValidateJSON stopping at max issues (see
+// LimitedDecoder).
+func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 	if string(bytes.TrimSpace(body)) == "null" {
 		return s.Validate(nil) // as Validate(DecodeJSON(body)) does
 	}
-	p := new(T)
-	if err := json.Unmarshal(body, p); err == nil && !(s.wide && hasLongNumber(body)) {
-		return Result{Value: p}
+	if s.query || typeFits(s.d, &cursor{data: body}) {
+		p := new(T)
+		if err := json.Unmarshal(body, p); err == nil && !(s.wide && hasLongNumber(body)) {
+			return Result{Value: p}
+		}
+	}
+	if !s.query {
+		st := &state{max: max}
+		streamType(s.d, &cursor{data: body}, st)
+		if len(st.issues) > 0 {
+			return Result{Issues: st.issues}
+		}
 	}
 	tree, err := DecodeJSON(body)
 	if err != nil {
@@ -101,7 +126,35 @@ func (s *StructSchema[T]) ValidateJSON(body []byte) Result {
 		}
 		return Result{Issues: []Issue{{Path: []string{}, Message: err.Error()}}}
 	}
-	return s.Validate(tree)
+	return s.ValidateLimit(tree, max)
+}
+
+// Decode is what fx.JSONBody does with a body CheckJSON accepted: when
+// the body fits T (every type check of Validate passes) go-json decodes it
+// into a new *T; otherwise issues are those ValidateJSONLimit(body, max)
+// reports, found over the bytes and stopping at max, and nothing is
+// decoded. Unlike ValidateJSON it keeps go-json's reading of two bodies:
+// an integer beyond 2^53 is decoded exactly into a 64-bit field, and null
+// gives the zero T. err is go-json's error when the body fits the types
+// but the decoder still refused it and no issue explains why.
+func (s *StructSchema[T]) Decode(body []byte, max int) (p *T, issues []Issue, err error) {
+	if typeFits(s.d, &cursor{data: body}) {
+		p = new(T)
+		if err = json.Unmarshal(body, p); err == nil {
+			return p, nil, nil
+		}
+	}
+	res := s.ValidateJSONLimit(body, max)
+	if len(res.Issues) > 0 {
+		return nil, res.Issues, nil
+	}
+	if err == nil {
+		err = res.Err()
+	}
+	if err == nil {
+		err = errors.New("validate: body refused by the decoder")
+	}
+	return nil, nil, err
 }
 
 // hasWideInt reports whether d has a 64-bit integer anywhere below it.
@@ -394,6 +447,9 @@ func checkType(d *tdesc, v any, st *state) any {
 			return v
 		}
 		for i, e := range a {
+			if st.full() {
+				break
+			}
 			st.push(strconv.Itoa(i))
 			checkType(d.elem, e, st)
 			st.pop()
@@ -405,6 +461,9 @@ func checkType(d *tdesc, v any, st *state) any {
 			return v
 		}
 		for _, k := range sortedKeys(m) {
+			if st.full() {
+				break
+			}
 			st.push(k)
 			checkType(d.elem, m[k], st)
 			st.pop()
@@ -419,6 +478,9 @@ func checkType(d *tdesc, v any, st *state) any {
 			return checkQueryStruct(d, m, st)
 		}
 		for _, k := range sortedKeys(m) {
+			if st.full() {
+				break
+			}
 			fd, ok := d.field(k)
 			if !ok {
 				continue
@@ -510,6 +572,9 @@ func coerce(d *tdesc, s string, st *state) any {
 func checkQueryStruct(d *tdesc, m map[string]any, st *state) any {
 	out := make(map[string]any, len(m))
 	for _, k := range sortedKeys(m) {
+		if st.full() {
+			break
+		}
 		fd, ok := d.field(k)
 		if !ok {
 			continue
@@ -528,6 +593,9 @@ func checkQueryStruct(d *tdesc, m map[string]any, st *state) any {
 			}
 			vals := make([]any, len(raw))
 			for i, s := range raw {
+				if st.full() {
+					break
+				}
 				st.push(strconv.Itoa(i))
 				vals[i] = coerce(fd.elem, s, st)
 				st.pop()

@@ -84,7 +84,15 @@ func MustCompile(schemaJSON string) *Schema {
 // Validate validates v (the decoded JSON tree fx hands to schemas). The
 // []string of a repeated query key is validated as a JSON array of
 // strings.
-func (s *Schema) Validate(v any) validate.Result {
+func (s *Schema) Validate(v any) validate.Result { return s.ValidateLimit(v, 0) }
+
+// ValidateLimit is Validate with at most max issues (validate.Limited):
+// the library's error tree is walked only until max issues are found.
+// The library itself has no way to stop early: it checks the whole value
+// and builds one error per failing keyword before this adapter sees any,
+// so its work is bounded only by the body size limit (measured:
+// BenchmarkHugeInvalidBody in this module).
+func (s *Schema) ValidateLimit(v any, max int) validate.Result {
 	err := s.s.Validate(jsonValue(v))
 	if err == nil {
 		return validate.Result{Value: v}
@@ -94,7 +102,7 @@ func (s *Schema) Validate(v any) validate.Result {
 		return validate.Fail(err)
 	}
 	var issues []validate.Issue
-	collect(ve, &issues)
+	collect(ve, &issues, max)
 	if len(issues) == 0 {
 		issues = append(issues, validate.Issue{Path: slices.Clone(ve.InstanceLocation), Message: "Is not valid"})
 	}
@@ -131,15 +139,21 @@ func jsonValue(v any) any {
 	return out
 }
 
-// collect walks the error tree; leaves become issues.
-func collect(e *js.ValidationError, out *[]validate.Issue) {
+// collect walks the error tree; leaves become issues, at most max of
+// them (max <= 0: all).
+func collect(e *js.ValidationError, out *[]validate.Issue, max int) {
+	if max > 0 && len(*out) >= max {
+		return
+	}
 	at := func(extra ...string) []string {
 		p := make([]string, 0, len(e.InstanceLocation)+len(extra))
 		p = append(p, e.InstanceLocation...)
 		return append(p, extra...)
 	}
 	add := func(msg string, extra ...string) {
-		*out = append(*out, validate.Issue{Path: at(extra...), Message: msg})
+		if max <= 0 || len(*out) < max {
+			*out = append(*out, validate.Issue{Path: at(extra...), Message: msg})
+		}
 	}
 	switch k := e.ErrorKind.(type) {
 	case *kind.AnyOf, *kind.OneOf:
@@ -163,7 +177,7 @@ func collect(e *js.ValidationError, out *[]validate.Issue) {
 	}
 	if len(e.Causes) > 0 {
 		for _, c := range e.Causes {
-			collect(c, out)
+			collect(c, out, max)
 		}
 		return
 	}

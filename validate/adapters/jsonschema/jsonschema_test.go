@@ -149,3 +149,44 @@ func TestEnumOfObjectsIsJSON(t *testing.T) {
 		t.Errorf("%+v", res.Issues)
 	}
 }
+
+// TestLimit: at most max issues, the first ones of the library's error
+// tree, and a 422 of MaxIssues issues with truncated through fx.
+func TestLimit(t *testing.T) {
+	s := jsonschema.MustCompile(orderSchema)
+	var b strings.Builder
+	b.WriteString(`{"name":"","items":[{}`)
+	for range 20_000 {
+		b.WriteString(`,{}`)
+	}
+	b.WriteString(`]}`)
+	tree, _ := validate.DecodeJSON([]byte(b.String()))
+	if res := s.ValidateLimit(tree, 7); len(res.Issues) != 7 {
+		t.Errorf("%d issues, want 7", len(res.Issues))
+	}
+	var _ validate.Limited = s
+	st, body := post(t, s, b.String())
+	if st != 422 || len(body) > 64<<10 || !strings.Contains(body, `"truncated":true`) {
+		t.Errorf("%d, %d bytes: %.300s", st, len(body), body)
+	}
+}
+
+// BenchmarkHugeInvalidBody is the 4 MiB attack body of fx's own
+// BenchmarkHugeInvalidBody through this adapter: the library's own work
+// is not bounded (see ValidateLimit).
+func BenchmarkHugeInvalidBody(b *testing.B) {
+	s := jsonschema.MustCompile(orderSchema)
+	var sb strings.Builder
+	sb.WriteString(`{"name":"","items":[{}`)
+	for sb.Len() < 4<<20-4 {
+		sb.WriteString(`,{}`)
+	}
+	sb.WriteString(`]}`)
+	tree, _ := validate.DecodeJSON([]byte(sb.String()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := s.ValidateLimit(tree, 101); len(res.Issues) != 101 {
+			b.Fatal(len(res.Issues))
+		}
+	}
+}

@@ -121,13 +121,16 @@ func TestPathsAndMessages(t *testing.T) {
 	if len(res.Issues) != 1 || !reflect.DeepEqual(res.Issues[0].Path, []string{"tags", "1"}) || res.Issues[0].Message != `Must be one of: "red", "green"` {
 		t.Errorf("got %+v", res.Issues)
 	}
-	// type errors of every field come first, together, before any tag runs
+	// the type error of every mistyped field, and the tags of the fields
+	// that decoded (as the builder reports them); no tag issue at or below
+	// a mistyped field
 	res = s.ValidateJSON([]byte(`{"email":1,"age":"x","tags":[1]}`))
 	got = map[string]string{}
 	for _, is := range res.Issues {
 		got[strings.Join(is.Path, "|")] = is.Message
 	}
-	if !reflect.DeepEqual(got, map[string]string{"email": "Expected a string, got a number", "age": "Expected an integer, got a string", "tags|0": "Expected a string, got a number"}) {
+	if !reflect.DeepEqual(got, map[string]string{"email": "Expected a string, got a number", "age": "Expected an integer, got a string", "tags|0": "Expected a string, got a number",
+		"display_name": "Required", "inner": "Required", "NoTag": "Must contain only letters"}) {
 		t.Errorf("type errors: %v", got)
 	}
 	// no Go field or type names in messages
@@ -224,5 +227,79 @@ func TestFieldComparisonNamesJSONField(t *testing.T) {
 	want := map[string]string{"password_confirm": "Must equal password", "inner|age": "Must be at least min_age"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %v\nwant %v", got, want)
+	}
+}
+
+// TestSameIssuesAsBuiltinMixed: a payload mixing type errors and rule
+// failures gives, through the adapter, the builder's response byte for
+// byte: the type error of each mistyped field and the rule failures of
+// every field that decoded.
+func TestSameIssuesAsBuiltinMixed(t *testing.T) {
+	for _, payload := range []string{
+		`{"name":"","items":[{"sku":5,"qty":0},3,{"qty":"x"},{"sku":"a","qty":1}]}`,
+		`{"name":7,"items":[{"qty":0}]}`,
+		`{"name":"","items":{}}`,
+		`{"name":"x","items":[]}`,
+		`[1]`,
+	} {
+		st1, want := post(t, newApp(builtinOrder, nil), "/orders", payload)
+		st2, got := post(t, newApp(playground.Struct[Order](nil), nil), "/orders", payload)
+		if st1 != 422 || st2 != 422 || got != want {
+			t.Errorf("%s\n built-in   %d %s\n playground %d %s", payload, st1, want, st2, got)
+		}
+	}
+}
+
+// TestLimit: the adapter stops at the limit on both paths, and a mistyped
+// value is not changed by the tag check (it gets a copy).
+func TestLimit(t *testing.T) {
+	s := playground.Struct[Order](nil)
+	var b strings.Builder
+	b.WriteString(`{"name":"","items":[{}`)
+	for range 100_000 {
+		b.WriteString(`,{"sku":1}`)
+	}
+	b.WriteString(`]}`)
+	if res := s.ValidateJSONLimit([]byte(b.String()), 10); len(res.Issues) != 10 {
+		t.Errorf("bytes: %d issues, want 10", len(res.Issues))
+	}
+	tree, _ := validate.DecodeJSON([]byte(`{"name":"","items":[{"sku":1},{"qty":0}]}`))
+	res := s.ValidateLimit(tree, 2)
+	if len(res.Issues) != 2 {
+		t.Errorf("tree: %d issues, want 2: %v", len(res.Issues), res.Issues)
+	}
+	res = s.Validate(tree)
+	if len(res.Issues) != 5 {
+		t.Errorf("tree: %v", res.Issues)
+	}
+	if tree.(map[string]any)["items"].([]any)[0].(map[string]any)["sku"] != 1.0 {
+		t.Error("the caller's value was changed")
+	}
+	var _ validate.Limited = s
+	var _ validate.LimitedDecoder = s
+}
+
+// BenchmarkHugeInvalidBody is the 4 MiB attack body of fx's own
+// BenchmarkHugeInvalidBody through this adapter, once type-valid (1.4
+// million empty items: validator/v10 checks and reports every one) and
+// once mistyped (2 million numbers: the type check stops at the limit).
+func BenchmarkHugeInvalidBody(b *testing.B) {
+	for _, c := range []struct{ name, item string }{{"empty-items", `{}`}, {"mistyped-items", `1`}} {
+		b.Run(c.name, func(b *testing.B) {
+			var sb strings.Builder
+			sb.WriteString(`{"name":"","items":[` + c.item)
+			for sb.Len() < 4<<20-4 {
+				sb.WriteString(`,` + c.item)
+			}
+			sb.WriteString(`]}`)
+			body := []byte(sb.String())
+			s := playground.Struct[Order](nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				if res := s.ValidateJSONLimit(body, 101); len(res.Issues) != 101 {
+					b.Fatal(len(res.Issues))
+				}
+			}
+		})
 	}
 }

@@ -1,0 +1,334 @@
+package fx_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/validate"
+	"github.com/valyala/fasthttp"
+)
+
+// Bounded error work (SPEC rule 19). The attack: one 4 MiB POST of
+// {"customer":"","items":[{},{},...]} (1.4 million empty items) to the
+// order contract of examples/validation produced a 205 MB 422, 9.8 s of
+// CPU and 1.3 GB of RSS; 330,000 unknown keys under Strict a 20 MB one.
+
+// bdOrder is the contract of examples/validation's POST /orders.
+var bdOrder = validate.Object(validate.Fields{
+	"customer": validate.String().MinLen(1).MaxLen(100),
+	"items": validate.Array(validate.Object(validate.Fields{
+		"sku": validate.String().Pattern(`^[A-Z]-\d+$`, "Must look like A-1"),
+		"qty": validate.Integer().Min(1).Max(99),
+	})).MinItems(1),
+}).Strict()
+
+var bdNotify = validate.Query(validate.Fields{"notify": validate.Boolean().Default(false)})
+
+type bdItem struct {
+	SKU string `json:"sku"`
+	Qty int    `json:"qty"`
+}
+
+type bdOrderT struct {
+	Customer string   `json:"customer"`
+	Items    []bdItem `json:"items"`
+}
+
+// bdHugeItems is the 4 MiB attack body.
+func bdHugeItems() []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"customer":"","items":[{}`)
+	for b.Len() < fx.DefaultBodyLimit-4 {
+		b.WriteString(`,{}`)
+	}
+	b.WriteString(`]}`)
+	return b.Bytes()
+}
+
+// bdMistyped is 4 MiB of numbers where the items (objects) belong: the
+// body go-json decodes in full before reporting its first type error.
+func bdMistyped() []byte {
+	b := bytes.Repeat([]byte(`1,`), (fx.DefaultBodyLimit-32)/2)
+	return append(append([]byte(`{"customer":"x","items":[`), b[:len(b)-1]...), `]}`...)
+}
+
+// bdUnknownKeys is a valid order plus n unknown keys.
+func bdUnknownKeys(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"customer":"x","items":[{"sku":"A-1","qty":1}]`)
+	for i := range n {
+		fmt.Fprintf(&b, `,"k%d":0`, i)
+	}
+	b.WriteString(`}`)
+	return []byte(b.String())
+}
+
+func bdApp(cfg ...fx.Config) fasthttp.RequestHandler {
+	app := quiet(cfg...)
+	app.Route(fx.Route{Method: "POST", Path: "/orders", Body: bdOrder, Query: bdNotify,
+		Handler: func(c *fx.Ctx) error { return c.JSON(201, "ok") }})
+	app.Route(fx.Route{Method: "POST", Path: "/typed", Body: validate.Struct[bdOrderT](),
+		Handler: func(c *fx.Ctx) error { return c.JSON(201, "ok") }})
+	app.Post("/jsonbody", func(c *fx.Ctx) error {
+		if _, err := fx.JSONBody[bdOrderT](c); err != nil {
+			return err
+		}
+		return c.JSON(201, "ok")
+	})
+	return app.Handler()
+}
+
+// bdServe runs one request through h and returns the status, the body
+// and the bytes allocated while serving it (TotalAlloc delta, not timed).
+func bdServe(h fasthttp.RequestHandler, uri string, body []byte) (int, []byte, uint64) {
+	rc := newRequestCtx()
+	rc.Request.Header.SetMethod("POST")
+	rc.Request.SetRequestURI(uri)
+	rc.Request.Header.SetContentType("application/json")
+	rc.Request.SetBody(body)
+	var a, b runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&a)
+	h(rc)
+	runtime.ReadMemStats(&b)
+	return rc.Response.StatusCode(), bytes.Clone(rc.Response.Body()), b.TotalAlloc - a.TotalAlloc
+}
+
+type bdDetails struct {
+	Issues    []ctIssue `json:"issues"`
+	Truncated bool      `json:"truncated"`
+}
+
+func bdEnvelope(t *testing.T, status int, body []byte) bdDetails {
+	t.Helper()
+	if status != 422 {
+		t.Fatalf("status %d: %.300s", status, body)
+	}
+	var env struct {
+		Error struct {
+			Code    string    `json:"code"`
+			Details bdDetails `json:"details"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil || env.Error.Code != "FX_VALIDATION_ERROR" {
+		t.Fatalf("not a validation envelope (%v): %.300s", err, body)
+	}
+	return env.Error.Details
+}
+
+// TestHugeInvalidBodyBounded is the regression test of the attack: every
+// path answers under 64 KiB, with MaxIssues issues and truncated: true,
+// allocating under 10 MB (it was 1.3 GB).
+func TestHugeInvalidBodyBounded(t *testing.T) {
+	h := bdApp()
+	for _, c := range []struct {
+		name, uri string
+		body      []byte
+		maxAlloc  uint64
+	}{
+		{"builder", "/orders?notify=maybe", bdHugeItems(), 10 << 20},
+		{"builder strict 330k unknown keys", "/orders", bdUnknownKeys(330_000), 10 << 20},
+		{"struct", "/typed", bdMistyped(), 10 << 20},
+		{"JSONBody", "/jsonbody", bdMistyped(), 10 << 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if len(c.body) > fx.DefaultBodyLimit {
+				t.Fatalf("body %d bytes is over the limit", len(c.body))
+			}
+			status, body, alloc := bdServe(h, c.uri, c.body)
+			d := bdEnvelope(t, status, body)
+			if len(body) > 64<<10 {
+				t.Errorf("response is %d bytes, want under 64 KiB", len(body))
+			}
+			if len(d.Issues) != fx.DefaultMaxIssues || !d.Truncated {
+				t.Errorf("%d issues, truncated=%v; want %d, true", len(d.Issues), d.Truncated, fx.DefaultMaxIssues)
+			}
+			if alloc > c.maxAlloc {
+				t.Errorf("serving it allocated %d bytes, want under %d", alloc, c.maxAlloc)
+			}
+		})
+	}
+}
+
+// BenchmarkHugeInvalidBody: the 4 MiB attack body through the booted
+// handler (`go test -run x -bench BenchmarkHugeInvalidBody -benchmem .`).
+func BenchmarkHugeInvalidBody(b *testing.B) {
+	h := bdApp()
+	for _, c := range []struct {
+		name, uri string
+		body      func() []byte
+	}{
+		{"builder", "/orders?notify=maybe", bdHugeItems},
+		{"strict-330k-keys", "/orders", func() []byte { return bdUnknownKeys(330_000) }},
+		{"struct", "/typed", bdMistyped},
+		{"JSONBody", "/jsonbody", bdMistyped},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			rc := newRequestCtx()
+			rc.Request.Header.SetMethod("POST")
+			rc.Request.SetRequestURI(c.uri)
+			rc.Request.Header.SetContentType("application/json")
+			rc.Request.SetBody(c.body())
+			b.ReportAllocs()
+			cpu0 := bdCPU()
+			for b.Loop() {
+				rc.Response.Reset()
+				h(rc)
+				if rc.Response.StatusCode() != 422 {
+					b.Fatal(rc.Response.StatusCode())
+				}
+			}
+			// CPU time of the process (GC workers included) per request: on a
+			// shared machine ns/op is wall time and includes waiting.
+			b.ReportMetric(float64(bdCPU()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+		})
+	}
+}
+
+// bdEcho is a foreign schema whose issues echo the input: a huge key as a
+// path segment, a deep path, a long message, and many of them.
+type bdEcho struct{ n int }
+
+func (s bdEcho) Validate(v any) validate.Result {
+	m, _ := v.(map[string]any)
+	var issues []validate.Issue
+	for k := range m {
+		deep := make([]string, 1000)
+		for i := range deep {
+			deep[i] = k
+		}
+		for range s.n {
+			issues = append(issues, validate.Issue{Path: deep, Message: "Bad key " + k})
+		}
+	}
+	return validate.Result{Issues: issues}
+}
+
+// TestIssueSizeBounded: however large the issues a schema returns (a 1 MB
+// key echoed in a 1000-segment path and in the message), the 422 stays
+// under 64 KiB and says it is truncated.
+func TestIssueSizeBounded(t *testing.T) {
+	key := strings.Repeat("\x01é", 300_000)
+	body, _ := json.Marshal(map[string]any{key: 1})
+	for _, s := range []validate.Schema{bdEcho{n: 1}, bdEcho{n: 50}, bdOrder} {
+		app := quiet(fx.Config{MaxIssues: 1000})
+		app.Route(fx.Route{Method: "POST", Path: "/", Body: s, Handler: func(c *fx.Ctx) error { return nil }})
+		status, out, _ := bdServe(app.Handler(), "/", body)
+		d := bdEnvelope(t, status, out)
+		if len(out) > 64<<10 {
+			t.Errorf("%T: response is %d bytes", s, len(out))
+		}
+		if len(d.Issues) == 0 {
+			t.Fatalf("%T: no issues", s)
+		}
+		for _, is := range d.Issues {
+			if len(is.Path) > 32 || len(is.Message) > 600 || len(is.Path[0]) > 200 {
+				t.Fatalf("%T: issue not bounded: %d segments, message %d bytes, segment %d bytes",
+					s, len(is.Path), len(is.Message), len(is.Path[0]))
+			}
+		}
+		if _, many := s.(bdEcho); many && s.(bdEcho).n == 50 && !d.Truncated {
+			t.Errorf("50 issues of ~20 KiB each listed without truncated")
+		}
+	}
+	// NewValidationError bounds what an application builds itself
+	e := fx.NewValidationError([]fx.ValidationIssue{{Location: "body", Path: []string{key}, Message: key}})
+	b, _ := json.Marshal(e.Details)
+	if len(b) > 2<<10 {
+		t.Errorf("NewValidationError details are %d bytes", len(b))
+	}
+}
+
+// bdCount counts its calls and reports n issues.
+type bdCount struct {
+	calls *int
+	n     int
+}
+
+func (s bdCount) Validate(any) validate.Result {
+	*s.calls++
+	var r validate.Result
+	for i := range s.n {
+		r.Issues = append(r.Issues, validate.Issue{Path: []string{fmt.Sprint(i)}, Message: "Bad"})
+	}
+	return r
+}
+
+// TestBodyAndQueryShareTheCap: the body's and the query's issues count
+// against one MaxIssues; a query is not validated once the body filled the
+// list; exactly MaxIssues issues is not truncated.
+func TestBodyAndQueryShareTheCap(t *testing.T) {
+	cases := []struct {
+		body, query, want  int
+		truncated, queried bool
+	}{
+		{body: 2, query: 2, want: 3, truncated: true, queried: true},
+		{body: 5, query: 2, want: 3, truncated: true, queried: false},
+		{body: 1, query: 2, want: 3, truncated: false, queried: true},
+		{body: 3, query: 0, want: 3, truncated: false, queried: true},
+		{body: 3, query: 1, want: 3, truncated: true, queried: true},
+	}
+	for _, c := range cases {
+		var calls int
+		app := quiet(fx.Config{MaxIssues: 3})
+		app.Route(fx.Route{Method: "POST", Path: "/", Body: bdCount{new(int), c.body}, Query: bdCount{&calls, c.query},
+			Handler: func(c *fx.Ctx) error { return nil }})
+		status, out, _ := bdServe(app.Handler(), "/", []byte(`{}`))
+		d := bdEnvelope(t, status, out)
+		if len(d.Issues) != c.want || d.Truncated != c.truncated || (calls == 1) != c.queried {
+			t.Errorf("%+v: %d issues, truncated=%v, query validated %d times", c, len(d.Issues), d.Truncated, calls)
+		}
+		if !c.truncated && bytes.Contains(out, []byte("truncated")) {
+			t.Errorf("%+v: truncated key present: %s", c, out)
+		}
+	}
+	// the query alone is capped too
+	app := quiet(fx.Config{MaxIssues: 2})
+	app.Route(fx.Route{Method: "GET", Path: "/", Query: validate.Query(validate.Fields{
+		"a": validate.Integer(), "b": validate.Integer(), "c": validate.Integer()}),
+		Handler: func(c *fx.Ctx) error { return nil }})
+	status, out := ctDo(t, app, "GET", "/?a=x&b=y&c=z", "", "")
+	if d := bdEnvelope(t, status, []byte(out)); len(d.Issues) != 2 || !d.Truncated {
+		t.Errorf("query: %s", out)
+	}
+}
+
+// TestJSONBodySameMessagesAsContract: JSONBody and a route contract with
+// validate.Struct give the same issues for the same bad body.
+func TestJSONBodySameMessagesAsContract(t *testing.T) {
+	app := ctApp()
+	app.Route(fx.Route{Method: "POST", Path: "/contract", Body: validate.Struct[bdOrderT](),
+		Handler: func(c *fx.Ctx) error { return c.JSON(201, "ok") }})
+	app.Post("/jsonbody", func(c *fx.Ctx) error {
+		if _, err := fx.JSONBody[bdOrderT](c); err != nil {
+			return err
+		}
+		return c.JSON(201, "ok")
+	})
+	bodies := []string{
+		"", "  \n", "{", `{"customer":"x"} 1`, `{"a":1,"a":2}`, "\"\xff\"", `nul`,
+		`"a string"`, `[1]`, `12`, `true`,
+		`{"customer":5}`,
+		`{"customer":[],"items":{}}`,
+		`{"customer":"x","items":[{"sku":1,"qty":"2"},{"qty":1.5},3,null,{"sku":"A","qty":1e300}]}`,
+		`{"items":[{"qty":99999999999999999999}]}`,
+	}
+	for _, b := range bodies {
+		for _, ctype := range []string{"application/json", "text/plain"} {
+			s1, r1 := ctDo(t, app, "POST", "/contract", ctype, b)
+			s2, r2 := ctDo(t, app, "POST", "/jsonbody", ctype, b)
+			if s1 != 422 || s2 != 422 {
+				t.Errorf("%q %s: statuses %d and %d, want 422", b, ctype, s1, s2)
+				continue
+			}
+			if r1 != r2 {
+				t.Errorf("%q %s: different issues\n contract %s\n JSONBody %s", b, ctype, r1, r2)
+			}
+		}
+	}
+}

@@ -1,0 +1,540 @@
+package validate
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+// The byte path of the built-in schemas and of Struct's failure path:
+// validation driven by the schema straight over the body bytes, without
+// the generic tree. It exists for bounded error work: decoding 4 MiB of
+// `[{},{},...]` into a tree is 1.4 million maps and a 22 MB slice before
+// the first issue is found; walking the bytes allocates only the values
+// the schema looks at, and stops at the issue limit.
+//
+// The input has been accepted by CheckJSON (one well-formed value, no
+// duplicate keys, valid UTF-8), so the cursor below does not re-validate
+// the grammar. Every function gives the issues the tree path gives for
+// DecodeJSON(body), in the same order: objects are visited in sorted key
+// order, arrays by index, scalars go through the same check.
+
+// cursor walks well-formed JSON text.
+type cursor struct {
+	data []byte
+	pos  int
+	key  []byte // scratch for unescaped keys
+}
+
+func (c *cursor) space() {
+	for c.pos < len(c.data) {
+		switch c.data[c.pos] {
+		case ' ', '\t', '\n', '\r':
+			c.pos++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the first byte of the value at pos (after whitespace).
+func (c *cursor) peek() byte {
+	c.space()
+	if c.pos >= len(c.data) {
+		return 0
+	}
+	return c.data[c.pos]
+}
+
+// skipString moves past the string starting at pos (on its quote) and
+// reports whether it has escapes.
+func (c *cursor) skipString() (esc bool) {
+	c.pos++
+	for c.pos < len(c.data) {
+		switch c.data[c.pos] {
+		case '\\':
+			esc = true
+			c.pos += 2
+			continue
+		case '"':
+			c.pos++
+			return esc
+		}
+		c.pos++
+	}
+	return esc
+}
+
+// skip moves past the value at pos; it allocates nothing.
+func (c *cursor) skip() {
+	c.space()
+	depth := 0
+	for c.pos < len(c.data) {
+		switch c.data[c.pos] {
+		case '"':
+			c.skipString()
+			if depth == 0 {
+				return
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				c.pos++
+				return
+			}
+		case ',', ':', ' ', '\t', '\n', '\r':
+		default:
+			if depth == 0 { // a number or a literal
+				for c.pos < len(c.data) && !isDelim(c.data[c.pos]) {
+					c.pos++
+				}
+				return
+			}
+		}
+		c.pos++
+	}
+}
+
+func isDelim(b byte) bool {
+	switch b {
+	case ',', ']', '}', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
+}
+
+// decode decodes the value at pos as DecodeJSON does (a scalar, or the
+// subtree a foreign schema receives) and moves past it.
+func (c *cursor) decode() any {
+	c.space()
+	start := c.pos
+	c.skip()
+	v, _ := DecodeJSON(c.data[start:c.pos]) // accepted by CheckJSON already
+	return v
+}
+
+// placeholder stands for a container value whose kind is all a check
+// needs (a type mismatch): nothing is decoded.
+func placeholder(b byte) (any, bool) {
+	switch b {
+	case '{':
+		return map[string]any(nil), true
+	case '[':
+		return []any(nil), true
+	}
+	return nil, false
+}
+
+// members calls fn for each member of the object at pos with its key
+// (unescaped; it aliases the input or a scratch buffer, valid only during
+// the call) and the position of its value, and moves past the object.
+func (c *cursor) members(fn func(key []byte, at int)) {
+	c.space()
+	c.pos++ // {
+	for {
+		if c.peek() == '}' {
+			c.pos++
+			return
+		}
+		ks := c.pos
+		esc := c.skipString()
+		key := c.data[ks+1 : c.pos-1]
+		if esc {
+			c.key = unescape(c.key[:0], key)
+			key = c.key
+		}
+		c.space()
+		c.pos++ // :
+		c.space()
+		at := c.pos
+		c.skip()
+		fn(key, at)
+		if c.peek() == ',' {
+			c.pos++
+			c.space()
+		}
+	}
+}
+
+// elements counts the elements of the array at pos, up to limit (then n
+// is limit+1 and end is -1: the rest is not scanned), and returns the
+// position after the array, without moving.
+func (c *cursor) elements(limit int) (n, end int) {
+	save := c.pos
+	defer func() { c.pos = save }()
+	c.space()
+	c.pos++ // [
+	if c.peek() == ']' {
+		return 0, c.pos + 1
+	}
+	for {
+		c.skip()
+		n++
+		if n > limit {
+			return n, -1
+		}
+		if c.peek() == ',' {
+			c.pos++
+			continue
+		}
+		return n, c.pos + 1 // ]
+	}
+}
+
+// bytesKey views b as a string for the duration of a lookup.
+func bytesKey(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// ---- the builder
+
+// streamTop is validateTop over bytes: null is absence.
+func streamTop(s checker, body []byte, max int) Result {
+	c := &cursor{data: body}
+	st := &state{max: max}
+	var out any
+	if c.peek() == 'n' {
+		out, _ = missing(s.base(), st)
+	} else {
+		out = streamCheck(s, c, st)
+	}
+	if st.err != nil {
+		return Fail(st.err)
+	}
+	if len(st.issues) > 0 {
+		return Result{Issues: st.issues}
+	}
+	return Result{Value: out}
+}
+
+// streamCheck is run over bytes: it validates the value at pos with s and
+// moves past it (or, once the issue limit is reached, leaves pos anywhere:
+// every caller stops then).
+func streamCheck(s Schema, c *cursor, st *state) any {
+	ch, ok := s.(checker)
+	if !ok {
+		return run(s, c.decode(), st) // a foreign schema receives its subtree
+	}
+	b := c.peek()
+	switch sc := ch.(type) {
+	case *ObjectSchema:
+		if b == '{' {
+			if sc.query || st.query { // query coercion: the tree path
+				return ch.check(c.decode(), st)
+			}
+			return sc.stream(c, st)
+		}
+	case *ArraySchema:
+		if b == '[' {
+			if st.query {
+				return ch.check(c.decode(), st)
+			}
+			return sc.stream(c, st)
+		}
+	}
+	if v, ok := placeholder(b); ok {
+		c.skip()
+		return ch.check(v, st) // a kind mismatch: nothing to decode
+	}
+	return ch.check(c.decode(), st)
+}
+
+func (s *ArraySchema) stream(c *cursor, st *state) any {
+	// Count only as far as the bounds need (MinItems(1): one element), so
+	// the elements are not scanned twice.
+	if s.minItems >= 0 || s.maxItems >= 0 {
+		n, end := c.elements(max(s.minItems, s.maxItems+1))
+		switch {
+		case s.minItems >= 0 && n < s.minItems:
+			st.add("Must have at least " + plural(s.minItems, "item", "items"))
+			c.pos = end
+			return nil
+		case s.maxItems >= 0 && n > s.maxItems:
+			st.add("Must have at most " + plural(s.maxItems, "item", "items"))
+			c.pos = end
+			return nil
+		}
+	}
+	before := len(st.issues)
+	var out []any
+	c.space()
+	c.pos++ // [
+	for i := 0; c.peek() != ']'; i++ {
+		if st.full() {
+			return nil // pos is left inside the array: every caller stops
+		}
+		st.push(strconv.Itoa(i))
+		e := streamCheck(s.elem, c, st)
+		st.pop()
+		if len(st.issues) == before {
+			out = append(out, e)
+		}
+		if c.peek() == ',' {
+			c.pos++
+		}
+	}
+	c.pos++ // ]
+	if len(st.issues) > before {
+		return nil
+	}
+	if out == nil {
+		out = []any{}
+	}
+	for _, fn := range s.checks {
+		if err := fn(out); err != nil {
+			st.add(err.Error())
+			return nil
+		}
+	}
+	return out
+}
+
+func (s *ObjectSchema) stream(c *cursor, st *state) any {
+	var small [8]int
+	at := small[:0]
+	if len(s.keys) > len(small) {
+		at = make([]int, 0, len(s.keys))
+	}
+	for range s.keys {
+		at = append(at, -1)
+	}
+	start := c.pos
+	unknown := false
+	c.members(func(key []byte, pos int) {
+		if i, ok := slices.BinarySearch(s.keys, bytesKey(key)); ok {
+			at[i] = pos
+		} else {
+			unknown = true
+		}
+	})
+	end := c.pos
+	before := len(st.issues)
+	out := make(map[string]any, len(s.fields))
+	for i, k := range s.keys {
+		if st.full() {
+			break
+		}
+		fs := s.fields[k]
+		st.push(k)
+		if at[i] < 0 {
+			absent(k, fs, out, st)
+		} else {
+			c.pos = at[i]
+			out[k] = streamCheck(fs, c, st)
+		}
+		st.pop()
+	}
+	if s.strict && unknown && !st.full() {
+		s.reportUnknown(func(yield func(string) bool) {
+			c.pos = start
+			stop := false
+			c.members(func(key []byte, _ int) {
+				if stop {
+					return
+				}
+				if _, known := s.fields[bytesKey(key)]; !known {
+					k := bytesKey(key)
+					if unsafe.SliceData(key) == unsafe.SliceData(c.key) { // the scratch buffer: copy it
+						k = strings.Clone(k)
+					}
+					stop = !yield(k)
+				}
+			})
+		}, st)
+	}
+	c.pos = end
+	return s.finish(out, before, st)
+}
+
+// ValidateJSON is Validate(DecodeJSON(body)) computed over the bytes (see
+// Decoder): the schema walks the body, decoding only the values it checks.
+func (s *ObjectSchema) ValidateJSON(body []byte) Result { return s.ValidateJSONLimit(body, 0) }
+
+// ValidateJSONLimit is ValidateJSON stopping at max issues (see
+// LimitedDecoder).
+func (s *ObjectSchema) ValidateJSONLimit(body []byte, max int) Result {
+	if s.query {
+		v, err := DecodeJSON(body)
+		if err != nil {
+			return jsonErrorResult(err)
+		}
+		return s.ValidateLimit(v, max)
+	}
+	return streamTop(s, body, max)
+}
+
+// ValidateJSON is Validate(DecodeJSON(body)) computed over the bytes.
+func (s *ArraySchema) ValidateJSON(body []byte) Result { return streamTop(s, body, 0) }
+
+// ValidateJSONLimit is ValidateJSON stopping at max issues.
+func (s *ArraySchema) ValidateJSONLimit(body []byte, max int) Result {
+	return streamTop(s, body, max)
+}
+
+func jsonErrorResult(err error) Result {
+	if je, ok := err.(*JSONError); ok {
+		return Result{Issues: []Issue{{Path: nonNil(je.Path), Message: je.Message}}}
+	}
+	return Result{Issues: []Issue{{Path: []string{}, Message: err.Error()}}}
+}
+
+// ---- Struct
+
+// streamType is checkType over bytes (body mode).
+func streamType(d *tdesc, c *cursor, st *state) {
+	b := c.peek()
+	switch {
+	case d.kind == tAny:
+		c.skip()
+		return
+	case d.kind == tSlice && b == '[':
+		c.pos++ // [
+		for i := 0; c.peek() != ']'; i++ {
+			if st.full() {
+				return // pos is left inside the array: every caller stops
+			}
+			st.push(strconv.Itoa(i))
+			streamType(d.elem, c, st)
+			st.pop()
+			if c.peek() == ',' {
+				c.pos++
+			}
+		}
+		c.pos++ // ]
+		return
+	case (d.kind == tMap || d.kind == tStruct) && b == '{':
+		// sorted key order, as checkType visits the tree's map
+		type member struct {
+			key string
+			d   *tdesc
+			at  int
+		}
+		var ms []member
+		c.members(func(key []byte, at int) {
+			fd := d.elem
+			if d.kind == tStruct {
+				var ok bool
+				if fd, ok = d.field(bytesKey(key)); !ok {
+					return
+				}
+			}
+			ms = append(ms, member{string(key), fd, at})
+		})
+		end := c.pos
+		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+		for _, m := range ms {
+			if st.full() {
+				break
+			}
+			c.pos = m.at
+			st.push(m.key)
+			streamType(m.d, c, st)
+			st.pop()
+		}
+		c.pos = end
+		return
+	}
+	if v, ok := placeholder(b); ok {
+		c.skip()
+		checkType(d, v, st)
+		return
+	}
+	checkType(d, c.decode(), st)
+}
+
+// typeFits reports, without allocating (except to check a time or base64
+// string), whether checkType would find no issue in the value at pos, and
+// moves past it (or stops anywhere on the first mismatch). It guards the
+// fast path of Struct: go-json, like encoding/json, keeps decoding after a
+// type error, so 4 MiB of `1,` where objects belong cost 138 MB of
+// allocations before the first issue was even reported. A body that does
+// not fit skips go-json and goes to streamType, which stops at the limit.
+func typeFits(d *tdesc, c *cursor) bool {
+	b := c.peek()
+	if b == 'n' || d.kind == tAny {
+		c.skip() // null leaves the zero value; tAny takes anything
+		return true
+	}
+	switch d.kind {
+	case tString, tText:
+		if b != '"' {
+			return false
+		}
+		c.skipString()
+		return true
+	case tBool:
+		if b != 't' && b != 'f' {
+			return false
+		}
+		c.skip()
+		return true
+	case tInt, tUint, tFloat:
+		if b != '-' && (b < '0' || b > '9') {
+			return false
+		}
+		start := c.pos
+		c.skip()
+		f, err := strconv.ParseFloat(bytesKey(c.data[start:c.pos]), 64)
+		if err != nil {
+			return false
+		}
+		var st state
+		checkNumber(d, f, &st)
+		return len(st.issues) == 0
+	case tBytes, tTime:
+		if b != '"' {
+			return false
+		}
+		var st state
+		checkType(d, c.decode(), &st)
+		return len(st.issues) == 0
+	case tSlice:
+		if b != '[' {
+			return false
+		}
+		c.pos++
+		for c.peek() != ']' {
+			if !typeFits(d.elem, c) {
+				return false
+			}
+			if c.peek() == ',' {
+				c.pos++
+			}
+		}
+		c.pos++
+		return true
+	case tMap, tStruct:
+		if b != '{' {
+			return false
+		}
+		c.pos++
+		for c.peek() != '}' {
+			ks := c.pos
+			esc := c.skipString()
+			key := c.data[ks+1 : c.pos-1]
+			if esc {
+				c.key = unescape(c.key[:0], key)
+				key = c.key
+			}
+			c.space()
+			c.pos++ // :
+			fd, ok := d.elem, true
+			if d.kind == tStruct {
+				fd, ok = d.field(bytesKey(key))
+			}
+			if !ok {
+				c.skip()
+			} else if !typeFits(fd, c) {
+				return false
+			}
+			if c.peek() == ',' {
+				c.pos++
+			}
+		}
+		c.pos++
+		return true
+	}
+	return true
+}
