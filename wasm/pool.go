@@ -12,9 +12,13 @@ import (
 // created when none is idle, so live instances never exceed cap(sem) either.
 type pool struct {
 	sem     chan struct{}
-	closing chan struct{} // closed by close: wakes waiters
+	closing chan struct{} // closed by close: wakes waiters and sleeping guests
 	maxIdle int
 	wait    time.Duration
+
+	// sleeping is read-held by every guest sleeping in the host; Close
+	// write-locks it once to wait until the woken ones are out (sleep.go).
+	sleeping sync.RWMutex
 
 	mu     sync.Mutex
 	idle   []*instance // LIFO: the warmest instance first

@@ -106,6 +106,14 @@ type Config struct {
 	// Timeout bounds one call into the guest; past it the instance is
 	// closed and the request is a 502. Default 1s. It cannot be disabled:
 	// an instance stuck in a loop would be lost to the pool forever.
+	//
+	// It bounds sleeping too: a guest sleeping in WASI poll_oneoff (Go's
+	// time.Sleep) is woken when the deadline passes and the call ends then
+	// as a timeout, so time.Sleep(30*time.Second) under a 200 ms Timeout
+	// answers 502 after ~200 ms and the instance is discarded. A sleeping
+	// call also ends at once (502) when the App shuts down or the Module is
+	// closed, so neither waits for it; a computing call is interrupted by
+	// Close, while App.Shutdown waits for it at most Timeout.
 	Timeout time.Duration
 
 	// QueueTimeout bounds how long a request waits for an instance when all
@@ -317,12 +325,13 @@ func (m *Module) init(ctx context.Context) error {
 		return fail(err)
 	}
 	m.rt, m.compiled = rt, compiled
+	// Nanosleep is set per instance (newInstance): it must see the running
+	// call's deadline, which wazero does not pass to it (sleep.go).
 	m.modCfg = wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions(ExportInitialize).
 		WithSysWalltime().
 		WithSysNanotime().
-		WithSysNanosleep().
 		WithRandSource(rand.Reader)
 	m.pool = newPool(m.cfg.MaxInstances, m.cfg.MaxIdle, m.cfg.QueueTimeout)
 	for i := range max(m.cfg.Prewarm, 1) {
@@ -444,6 +453,7 @@ func (m *Module) Close() error {
 		})
 		if m.pool != nil {
 			m.pool.close()
+			m.pool.awaitSleepers()
 		}
 		if m.rt != nil {
 			m.closeErr = m.rt.Close(context.Background())
@@ -538,6 +548,8 @@ func (m *Module) poolFailures() {
 func (m *Module) call(c *fx.Ctx, rc *fasthttp.RequestCtx, inst *instance) error {
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.Timeout)
 	defer cancel()
+	inst.sleep.begin(ctx, c) // the guest's sleeps end with the call: sleep.go
+	defer inst.sleep.end()
 	inst.stderr.Reset()
 
 	size, nh, np := requestSize(c, rc)
