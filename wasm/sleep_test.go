@@ -2,6 +2,7 @@ package wasm_test
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -166,5 +167,28 @@ func TestGoGuestSleepShutdown(t *testing.T) {
 	}
 	if s := m.Stats(); s.Live != 0 || s.Discarded != 1 {
 		t.Errorf("stats %+v", s)
+	}
+}
+
+// TestSleepInInitializeBounded: an _initialize that sleeps 30 s fails
+// Compile at the instantiation bound (the larger of Config.Timeout and
+// 5 s) instead of after the sleep.
+func TestSleepInInitializeBounded(t *testing.T) {
+	bin := fixture(t, "sleepinit")
+	done := make(chan error, 1)
+	go func() {
+		m, err := wasm.Compile(bin, wasm.Config{Timeout: 100 * time.Millisecond, Cache: testCache})
+		if m != nil {
+			m.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, wasm.ErrInvalidModule) || !strings.Contains(err.Error(), "instantiate: timed out after 5s") {
+			t.Errorf("Compile() = %v, want ErrInvalidModule: instantiate timed out after 5s", err)
+		}
+	case <-time.After(5*time.Second + sleepBound):
+		t.Fatal("Compile still running: the sleep in _initialize was not cut short")
 	}
 }
