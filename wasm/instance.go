@@ -35,7 +35,6 @@ const minInstantiateTimeout = 5 * time.Second
 // the ABI version and reserves the initial request buffer.
 func (m *Module) newInstance(ctx context.Context) (*instance, error) {
 	inst := &instance{stderr: tailWriter{max: m.cfg.StderrTail}}
-	inst.sleep.pool = m.pool
 	cfg := m.modCfg.WithStdout(&inst.stderr).WithStderr(&inst.stderr).WithNanosleep(inst.nanosleep)
 	ctx, cancel := context.WithTimeout(ctx, max(m.cfg.Timeout, minInstantiateTimeout))
 	defer cancel()

@@ -21,16 +21,15 @@ import (
 // past Config.Timeout, and held Module.Close and App.Shutdown as long.
 //
 // Each instance therefore gets its own Nanosleep (instance.nanosleep),
-// which reads the call it is running from here: the call's context
-// (Config.Timeout, or the instantiation bound), the request's fx.Ctx (its
-// Context ends at App.Shutdown) and the pool (closed by Module.Close).
+// which reads the call it is running from here: the call's context (its
+// deadline is Config.Timeout, or the instantiation bound; Module.Close
+// cancels it) and the request's fx.Ctx (its Context ends at App.Shutdown).
 // The fields are plain: wazero runs host functions on the goroutine that
 // called into the guest, the same one that sets and clears them.
 type sleeper struct {
 	ctx     context.Context // the running call's; nil between calls
 	fxc     *fx.Ctx         // the request being served; nil while instantiating
 	appDone <-chan struct{} // fxc.Context().Done(), taken at the first sleep
-	pool    *pool           // its closing channel is closed by Module.Close
 }
 
 // begin arms the sleeper for one call into the guest.
@@ -59,15 +58,12 @@ func (inst *instance) nanosleep(ns int64) {
 	if s.fxc != nil && s.appDone == nil {
 		s.appDone = s.fxc.Context().Done()
 	}
-	s.pool.sleeping.RLock()
-	defer s.pool.sleeping.RUnlock()
 	if ns > 0 && s.stopCode() == 0 {
 		t := time.NewTimer(time.Duration(ns))
 		select {
 		case <-t.C:
 		case <-s.ctx.Done():
 		case <-s.appDone:
-		case <-s.pool.closing:
 		}
 		t.Stop()
 	}
@@ -76,21 +72,10 @@ func (inst *instance) nanosleep(ns int64) {
 	}
 }
 
-// awaitSleepers returns once no guest sleeps in the host; Module.Close
-// calls it after close has woken them, before closing the runtime. Why:
-// closing the runtime releases every module's system resources (wazero
-// sets its Sys to nil) while a host function such as poll_oneoff may still
-// be reading them; the race detector flagged it. A woken sleeper leaves at
-// once, and one arriving later sees closing and leaves at once too.
-func (p *pool) awaitSleepers() {
-	p.sleeping.Lock()
-	p.sleeping.Unlock() // empty on purpose: a barrier
-}
-
 // stopCode returns the exit code that ends the running call now, or 0 when
 // it may go on: sys.ExitCodeDeadlineExceeded past its deadline (reported as
-// "timed out"), sys.ExitCodeContextCanceled once it is cancelled, the App
-// shuts down or the Module is closed.
+// "timed out"), sys.ExitCodeContextCanceled once it is cancelled (the
+// Module is closed) or the App shuts down.
 func (s *sleeper) stopCode() uint32 {
 	if err := s.ctx.Err(); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -100,8 +85,6 @@ func (s *sleeper) stopCode() uint32 {
 	}
 	select {
 	case <-s.appDone:
-		return sys.ExitCodeContextCanceled
-	case <-s.pool.closing:
 		return sys.ExitCodeContextCanceled
 	default:
 		return 0

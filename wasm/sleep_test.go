@@ -102,25 +102,30 @@ func TestSleepOnStdinDoesNotBlock(t *testing.T) {
 
 // TestSleepClose: Module.Close while guests sleep (with a Timeout far
 // beyond the test) wakes them: each call ends at once as a 502, and no
-// instance outlives Close.
+// instance outlives Close. Close comes as soon as the calls start, often
+// before the guest reaches poll_oneoff: under -race this also checks that
+// Close waits for the calls to end before closing the runtime (which frees
+// the modules' WASI state that a running poll_oneoff reads).
 func TestSleepClose(t *testing.T) {
-	app, m, logs := mount(t, "sleep", wasm.Config{MaxInstances: 2, Timeout: time.Minute})
-	calls := []<-chan result{
-		doAsync(app, "POST", "/", []byte("c")),
-		doAsync(app, "POST", "/", []byte("c")),
-	}
-	waitCalls(t, m, 2)
-	if err := m.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for _, ch := range calls {
-		want502(t, within(t, "call after Close", ch), "woke")
-	}
-	if s := m.Stats(); s.Live != 0 || s.Idle != 0 || s.Discarded != 2 {
-		t.Errorf("stats %+v", s)
-	}
-	if !strings.Contains(logs.String(), "fx_handle: cancelled") {
-		t.Errorf("log lacks the cancellation:\n%s", logs)
+	for range 5 {
+		app, m, logs := mount(t, "sleep", wasm.Config{MaxInstances: 2, Timeout: time.Minute})
+		calls := []<-chan result{
+			doAsync(app, "POST", "/", []byte("c")),
+			doAsync(app, "POST", "/", []byte("c")),
+		}
+		waitCalls(t, m, 2)
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range calls {
+			want502(t, within(t, "call after Close", ch), "woke")
+		}
+		if s := m.Stats(); s.Live != 0 || s.Idle != 0 || s.Discarded != 2 {
+			t.Errorf("stats %+v", s)
+		}
+		if !strings.Contains(logs.String(), "fx_handle: cancelled") {
+			t.Errorf("log lacks the cancellation:\n%s", logs)
+		}
 	}
 }
 

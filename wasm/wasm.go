@@ -443,7 +443,9 @@ func (m *Module) Plugin() fx.Plugin {
 // decoding of the response (a few µs for a small one).
 func (m *Module) Handler() fx.Handler { return m.serve }
 
-// Close closes every instance and the runtime. Requests after Close are
+// Close closes every instance and the runtime. Calls in progress are
+// cancelled (they answer 502, a sleeping guest included) and Close waits
+// for them to end, which they do at once. Requests after Close are
 // answered 503 (a logged 502 if the Module was never initialised). It is
 // idempotent and returns the first call's result.
 func (m *Module) Close() error {
@@ -453,7 +455,8 @@ func (m *Module) Close() error {
 		})
 		if m.pool != nil {
 			m.pool.close()
-			m.pool.awaitSleepers()
+			// No call outlives this bound even uncancelled (instance.go).
+			m.pool.drain(max(m.cfg.Timeout, minInstantiateTimeout))
 		}
 		if m.rt != nil {
 			m.closeErr = m.rt.Close(context.Background())
@@ -495,7 +498,7 @@ func (m *Module) serve(c *fx.Ctx) error {
 		return m.fail(c, nil, errors.New("module not initialised: register Module.Plugin(), or use Mount or Compile"))
 	}
 	rc := c.RequestCtx()
-	inst, err := m.acquire(context.Background())
+	inst, err := m.acquire(m.pool.ctx)
 	if err != nil {
 		if err == errUnavailable {
 			c.SetHeader("Retry-After", "1")
@@ -546,7 +549,7 @@ func (m *Module) poolFailures() {
 // call runs one request through inst and leaves the validated response in
 // inst.resp.
 func (m *Module) call(c *fx.Ctx, rc *fasthttp.RequestCtx, inst *instance) error {
-	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(m.pool.ctx, m.cfg.Timeout) // Close cancels it
 	defer cancel()
 	inst.sleep.begin(ctx, c) // the guest's sleeps end with the call: sleep.go
 	defer inst.sleep.end()
