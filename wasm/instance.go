@@ -24,6 +24,7 @@ type instance struct {
 	stderr         tailWriter
 	stack          [2]uint64
 	resp           response
+	sleep          sleeper // bounds the guest's sleeps by the running call
 }
 
 // minInstantiateTimeout bounds instantiation (running _initialize) when
@@ -34,9 +35,11 @@ const minInstantiateTimeout = 5 * time.Second
 // the ABI version and reserves the initial request buffer.
 func (m *Module) newInstance(ctx context.Context) (*instance, error) {
 	inst := &instance{stderr: tailWriter{max: m.cfg.StderrTail}}
-	cfg := m.modCfg.WithStdout(&inst.stderr).WithStderr(&inst.stderr)
+	cfg := m.modCfg.WithStdout(&inst.stderr).WithStderr(&inst.stderr).WithNanosleep(inst.nanosleep)
 	ctx, cancel := context.WithTimeout(ctx, max(m.cfg.Timeout, minInstantiateTimeout))
 	defer cancel()
+	inst.sleep.begin(ctx, nil) // _initialize may sleep too
+	defer inst.sleep.end()
 	mod, err := m.rt.InstantiateModule(ctx, m.compiled, cfg)
 	if err != nil {
 		err = m.guestErr(inst, "instantiate", err)

@@ -16,6 +16,12 @@ type pool struct {
 	maxIdle int
 	wait    time.Duration
 
+	// ctx is the parent of every call into the guest; close cancels it, so
+	// running calls stop (a computing guest at its next check, a sleeping
+	// one at once: sleep.go) before Module.Close closes the runtime.
+	ctx    context.Context
+	cancel context.CancelFunc
+
 	mu     sync.Mutex
 	idle   []*instance // LIFO: the warmest instance first
 	live   int
@@ -25,11 +31,14 @@ type pool struct {
 }
 
 func newPool(maxLive, maxIdle int, wait time.Duration) *pool {
+	ctx, cancel := context.WithCancel(context.Background())
 	return &pool{
 		sem:     make(chan struct{}, maxLive),
 		closing: make(chan struct{}),
 		maxIdle: maxIdle,
 		wait:    wait,
+		ctx:     ctx,
+		cancel:  cancel,
 	}
 }
 
@@ -121,8 +130,8 @@ func (p *pool) put(inst *instance) {
 	p.created.Add(1)
 }
 
-// close closes the idle instances and turns every later acquire away.
-// Instances in use are closed when released (and by the runtime's Close).
+// close closes the idle instances, cancels the calls in progress and turns
+// every later acquire away. Instances in use are closed when released.
 func (p *pool) close() {
 	p.mu.Lock()
 	if p.closed {
@@ -135,7 +144,27 @@ func (p *pool) close() {
 	p.live -= len(idle)
 	p.mu.Unlock()
 	close(p.closing)
+	p.cancel()
 	for _, inst := range idle {
 		inst.close()
+	}
+}
+
+// drain returns once every instance in use has been released (it takes
+// every token), or after limit. close must have run, so the calls in
+// progress are cancelled and end promptly; limit only guards against a
+// token that was never returned. Module.Close drains before closing the
+// runtime, which releases each module's system resources (wazero sets its
+// Sys to nil) even while a WASI function of a running call reads them: a
+// data race the race detector reported for a guest in poll_oneoff.
+func (p *pool) drain(limit time.Duration) {
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	for range cap(p.sem) {
+		select {
+		case p.sem <- struct{}{}:
+		case <-t.C:
+			return
+		}
 	}
 }

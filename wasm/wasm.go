@@ -106,6 +106,14 @@ type Config struct {
 	// Timeout bounds one call into the guest; past it the instance is
 	// closed and the request is a 502. Default 1s. It cannot be disabled:
 	// an instance stuck in a loop would be lost to the pool forever.
+	//
+	// It bounds sleeping too: a guest sleeping in WASI poll_oneoff (Go's
+	// time.Sleep) is woken when the deadline passes and the call ends then
+	// as a timeout, so time.Sleep(30*time.Second) under a 200 ms Timeout
+	// answers 502 after ~200 ms and the instance is discarded. A sleeping
+	// call also ends at once (502) when the App shuts down or the Module is
+	// closed, so neither waits for it; a computing call is interrupted by
+	// Close, while App.Shutdown waits for it at most Timeout.
 	Timeout time.Duration
 
 	// QueueTimeout bounds how long a request waits for an instance when all
@@ -317,12 +325,13 @@ func (m *Module) init(ctx context.Context) error {
 		return fail(err)
 	}
 	m.rt, m.compiled = rt, compiled
+	// Nanosleep is set per instance (newInstance): it must see the running
+	// call's deadline, which wazero does not pass to it (sleep.go).
 	m.modCfg = wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions(ExportInitialize).
 		WithSysWalltime().
 		WithSysNanotime().
-		WithSysNanosleep().
 		WithRandSource(rand.Reader)
 	m.pool = newPool(m.cfg.MaxInstances, m.cfg.MaxIdle, m.cfg.QueueTimeout)
 	for i := range max(m.cfg.Prewarm, 1) {
@@ -434,7 +443,9 @@ func (m *Module) Plugin() fx.Plugin {
 // decoding of the response (a few µs for a small one).
 func (m *Module) Handler() fx.Handler { return m.serve }
 
-// Close closes every instance and the runtime. Requests after Close are
+// Close closes every instance and the runtime. Calls in progress are
+// cancelled (they answer 502, a sleeping guest included) and Close waits
+// for them to end, which they do at once. Requests after Close are
 // answered 503 (a logged 502 if the Module was never initialised). It is
 // idempotent and returns the first call's result.
 func (m *Module) Close() error {
@@ -444,6 +455,8 @@ func (m *Module) Close() error {
 		})
 		if m.pool != nil {
 			m.pool.close()
+			// No call outlives this bound even uncancelled (instance.go).
+			m.pool.drain(max(m.cfg.Timeout, minInstantiateTimeout))
 		}
 		if m.rt != nil {
 			m.closeErr = m.rt.Close(context.Background())
@@ -485,7 +498,7 @@ func (m *Module) serve(c *fx.Ctx) error {
 		return m.fail(c, nil, errors.New("module not initialised: register Module.Plugin(), or use Mount or Compile"))
 	}
 	rc := c.RequestCtx()
-	inst, err := m.acquire(context.Background())
+	inst, err := m.acquire(m.pool.ctx)
 	if err != nil {
 		if err == errUnavailable {
 			c.SetHeader("Retry-After", "1")
@@ -536,8 +549,10 @@ func (m *Module) poolFailures() {
 // call runs one request through inst and leaves the validated response in
 // inst.resp.
 func (m *Module) call(c *fx.Ctx, rc *fasthttp.RequestCtx, inst *instance) error {
-	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(m.pool.ctx, m.cfg.Timeout) // Close cancels it
 	defer cancel()
+	inst.sleep.begin(ctx, c) // the guest's sleeps end with the call: sleep.go
+	defer inst.sleep.end()
 	inst.stderr.Reset()
 
 	size, nh, np := requestSize(c, rc)

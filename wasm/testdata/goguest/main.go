@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fxhq/fx/wasm/guest"
 )
@@ -49,6 +50,9 @@ func init() {
 			for {
 				calls++
 			}
+		case "sleep": // must end at Config.Timeout, never answer "woke"
+			time.Sleep(30 * time.Second)
+			return guest.Text(200, "woke")
 		case "badheader":
 			return guest.Response{Status: 200, Header: guest.Header{{"Connection", "close"}}}
 		case "stderr":
