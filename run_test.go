@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -390,5 +391,18 @@ func TestRunBootError(t *testing.T) {
 	}
 	if listened {
 		t.Error("Run listened although Boot failed")
+	}
+}
+
+// Run serves until SIGINT/SIGTERM, drains the requests in flight (at most
+// GracePeriod), runs the OnShutdown functions and only then returns.
+func ExampleApp_Run() {
+	app := fx.New()
+	app.Get("/hello", func(c *fx.Ctx) error {
+		return c.JSON(200, map[string]string{"message": "Hello, fx!"})
+	})
+	app.OnShutdown(func() error { return nil }) // close pools here
+	if err := app.Run(context.Background(), ":8080", fx.RunConfig{GracePeriod: 20 * time.Second}); err != nil {
+		log.Fatal(err)
 	}
 }
