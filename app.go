@@ -197,6 +197,9 @@ type App struct {
 	ctxPool  sync.Pool
 	misused  sync.Map
 
+	// life makes Serve wait for the shutdown to complete (lifecycle.go).
+	life lifecycle
+
 	srvMu  sync.Mutex
 	server *fasthttp.Server
 	testLn net.Listener

@@ -251,3 +251,251 @@ func TestAppTestConcurrentAndContext(t *testing.T) {
 		t.Error("Test of a blocked request returned no error after cancel")
 	}
 }
+
+// events records the order in which things happened across goroutines.
+type events struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (e *events) add(s string) { e.mu.Lock(); e.list = append(e.list, s); e.mu.Unlock() }
+
+func (e *events) String() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return strings.Join(e.list, ",")
+}
+
+// waitClosed waits (bounded) until nothing accepts on addr any more.
+func waitClosed(t *testing.T, addr string) {
+	t.Helper()
+	for range 1000 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return
+		}
+		c.Close()
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("the listener still accepts after Shutdown began")
+}
+
+// Regression (SPEC rule 21): Serve returned as soon as Shutdown began
+// (fasthttp's Serve returns when its listener is closed), so a main
+// running `log.Fatal(app.Listen(addr))` beside a signal handler exited
+// with a request in flight: the response was cut off and OnShutdown never
+// ran. Serve now returns only after the shutdown has completed: the
+// in-flight response was written whole and its connection closed, and
+// OnShutdown ran, in that order; and it returns nil.
+func TestServeReturnsAfterShutdownCompletes(t *testing.T) {
+	app := quiet()
+	var ev events
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	body := strings.Repeat("0123456789abcdef", 64<<10/16) // 64 KiB: several socket writes
+	app.OnShutdown(func() error { ev.add("onshutdown"); return nil })
+	app.Get("/slow", func(c *fx.Ctx) error {
+		close(entered)
+		<-release
+		ev.add("handler")
+		return c.String(200, body)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	served := make(chan error, 1)
+	go func() {
+		err := app.Serve(ln)
+		ev.add("serve")
+		served <- err
+	}()
+	got := make(chan string, 1)
+	go func() {
+		resp, err := http.Get("http://" + addr + "/slow")
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		got <- string(b)
+	}()
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request never reached the handler")
+	}
+	shut := make(chan error, 1)
+	go func() { shut <- app.Shutdown() }()
+	waitClosed(t, addr)
+	// The listener is closed: fasthttp's Serve has returned or is about
+	// to. Give a Serve that does not wait the chance to show it.
+	select {
+	case err := <-served:
+		close(release)
+		t.Fatalf("Serve returned (%v) while a request was in flight", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve = %v after a clean Shutdown, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after Shutdown")
+	}
+	if s := ev.String(); s != "handler,onshutdown,serve" {
+		t.Errorf("order %q, want handler,onshutdown,serve", s)
+	}
+	if b := <-got; b != body {
+		t.Errorf("in-flight response: got %d bytes (%.40q), want the full %d", len(b), b, len(body))
+	}
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown = %v", err)
+	}
+}
+
+// When the shutdown is not clean, Serve returns the shutdown's error (so
+// `log.Fatal(app.Listen(addr))` reports it), the same one Shutdown got.
+func TestServeReturnsShutdownError(t *testing.T) {
+	app := quiet()
+	boom := errors.New("pool close failed")
+	app.OnShutdown(func() error { return boom })
+	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "up") })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ln) }()
+	if err := app.Shutdown(); !errors.Is(err, boom) {
+		t.Errorf("Shutdown = %v, want %v", err, boom)
+	}
+	select {
+	case err := <-served:
+		if !errors.Is(err, boom) {
+			t.Errorf("Serve = %v, want the shutdown's error %v", err, boom)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after Shutdown")
+	}
+	// A second Shutdown does not run OnShutdown again; it reports the
+	// first's result.
+	if err := app.Shutdown(); !errors.Is(err, boom) {
+		t.Errorf("second Shutdown = %v, want the first's %v", err, boom)
+	}
+}
+
+// Serve started after Shutdown serves nothing: it closes its listener and
+// returns the shutdown's result, instead of serving a stopped App.
+func TestServeAfterShutdown(t *testing.T) {
+	app := quiet()
+	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "up") })
+	if err := app.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ln) }()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve after Shutdown = %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve after Shutdown blocked")
+	}
+	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		c.Close()
+		t.Error("Serve after Shutdown left its listener open")
+	}
+}
+
+// Serve racing Shutdown never hangs: a listener Serve has not handed to
+// fasthttp yet when Shutdown closes fasthttp's listeners is closed too
+// (without that, this hung within the first few hundred rounds).
+func TestServeRacingShutdown(t *testing.T) {
+	for i := range 1000 {
+		app := quiet()
+		app.Get("/", func(c *fx.Ctx) error { return nil })
+		app.Boot() //nolint:errcheck
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		served := make(chan error, 1)
+		shut := make(chan error, 1)
+		go func() { served <- app.Serve(ln) }()
+		go func() { shut <- app.Shutdown() }()
+		for _, ch := range []chan error{served, shut} {
+			select {
+			case err := <-ch:
+				if err != nil {
+					t.Errorf("round %d: %v", i, err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("round %d: Serve or Shutdown hung", i)
+			}
+		}
+	}
+}
+
+// failingListener's Accept fails at once with a permanent error.
+type failingListener struct {
+	net.Listener
+	err error
+}
+
+func (l failingListener) Accept() (net.Conn, error) { return nil, l.err }
+
+// When serving fails on its own, Serve returns the listener's error at
+// once: it does not wait for a Shutdown that nobody may call, and does
+// not shut the App down itself (OnShutdown has not run).
+func TestServeListenerErrorReturns(t *testing.T) {
+	app := quiet()
+	ran := make(chan struct{}, 1)
+	app.OnShutdown(func() error { ran <- struct{}{}; return nil })
+	app.Get("/", func(c *fx.Ctx) error { return nil })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("accept: listener broke")
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(failingListener{ln, boom}) }()
+	select {
+	case err := <-served:
+		if !errors.Is(err, boom) {
+			t.Errorf("Serve = %v, want %v", err, boom)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve blocked after its listener failed")
+	}
+	select {
+	case <-ran:
+		t.Error("a listener error ran OnShutdown")
+	default:
+	}
+	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		c.Close()
+		t.Error("Serve left its failed listener open")
+	}
+	if err := app.Shutdown(); err != nil {
+		t.Errorf("Shutdown = %v", err)
+	}
+	select {
+	case <-ran:
+	default:
+		t.Error("Shutdown did not run OnShutdown")
+	}
+}

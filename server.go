@@ -16,8 +16,11 @@ import (
 )
 
 // Listen boots the App and serves HTTP on addr (":8080", "127.0.0.1:0")
-// until Shutdown. It refuses to start, returning the boot error, when Boot
-// fails.
+// until Shutdown, and returns only after that shutdown has completed (see
+// Serve for what it returns). It refuses to start, returning the boot
+// error, when Boot fails, and returns net.Listen's error when addr cannot
+// be listened on. To serve until SIGINT/SIGTERM and drain within a grace
+// period, use Run.
 func (a *App) Listen(addr string) error {
 	if err := a.Boot(); err != nil {
 		return err
@@ -29,14 +32,43 @@ func (a *App) Listen(addr string) error {
 	return a.Serve(ln)
 }
 
-// Serve boots the App and serves HTTP on ln until Shutdown. Like Listen, it
-// refuses to start when Boot fails (ln is then closed).
+// Serve boots the App and serves HTTP on ln until Shutdown. It returns
+// only after the shutdown has completed: the requests in flight answered
+// (or ShutdownWithContext's bound reached) and the OnShutdown functions
+// run, so a main that returns or exits when Serve returns cuts nothing off
+// (SPEC rule 21). fasthttp's own Serve returns as soon as Shutdown begins;
+// Serve waits for the rest.
+//
+// It returns what Shutdown (or ShutdownWithContext) returned: nil after a
+// clean shutdown; the shutdown's error when it was not clean (ctx ended
+// with requests still in flight, an OnShutdown function failed), so that
+// `log.Fatal(app.Listen(addr))` reports an unclean shutdown. Serve called
+// after a shutdown has begun serves nothing: it closes ln, waits for that
+// shutdown and returns its result.
+//
+// When serving fails on its own (ln's Accept returns a permanent error,
+// or ln is closed by someone else), Serve returns that error (nil for a
+// closed ln) at once, without waiting for a Shutdown nobody may call: the
+// App is not shut down (it may be serving other listeners; call Shutdown,
+// or use Run, which shuts down in that case). Like Listen, Serve refuses
+// to start when Boot fails. ln is closed when Serve returns.
 func (a *App) Serve(ln net.Listener) error {
 	if err := a.Boot(); err != nil {
 		ln.Close()
 		return err
 	}
-	return a.Server().Serve(a.limitListener(ln))
+	srv := a.Server()
+	sl := &serveListener{Listener: a.limitListener(ln)}
+	if !a.life.add(sl) {
+		sl.Close()
+		return a.life.wait()
+	}
+	err := srv.Serve(sl)
+	sl.Close() // fasthttp leaves a listener that failed open
+	if a.life.remove(sl) {
+		return a.life.wait() // the listener was closed by the shutdown
+	}
+	return err
 }
 
 // Server returns the fasthttp.Server the App serves with (created on first
@@ -80,18 +112,41 @@ func (a *App) newServer() *fasthttp.Server {
 // refused by the closed listener. Idle keep-alive connections are closed
 // at once; a connection that never sent a request counts as idle 5s after
 // it was accepted (as in net/http), unless ReadTimeout ends it first.
+// Listen and Serve return when Shutdown does, with its result.
+//
+// An App shuts down once: a second call (concurrent or later) does not
+// run the OnShutdown functions again; it waits for the first shutdown to
+// finish and returns the first's result. Do not call Shutdown from a
+// handler without a goroutine (it waits for that handler), and do not
+// wait for Serve to return inside an OnShutdown function (Serve waits for
+// it).
 func (a *App) Shutdown() error {
 	return a.ShutdownWithContext(context.Background())
 }
 
 // ShutdownWithContext is Shutdown bounded by ctx: when ctx ends first, it
 // stops waiting, runs the OnShutdown functions and returns ctx's error
-// (joined with theirs). A connection whose request is still running is
-// not cut off: its response is sent with Connection: close, and the
-// connection is then closed.
+// (context.Cause(ctx), joined with theirs). A connection whose request is
+// still running is not cut off: its response is sent with Connection:
+// close, and the connection is then closed (unless the process exits
+// first, which is what the bound is for). A second call waits, within its
+// own ctx, for the first shutdown to finish and returns the first's
+// result.
 func (a *App) ShutdownWithContext(ctx context.Context) error {
+	first, lns, done := a.life.begin()
+	if !first {
+		select {
+		case <-done:
+			return a.life.result()
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
 	a.stopping.Store(true) // every response from now on closes its connection
 	a.baseCancel()         // in-flight handlers see c.Context() done
+	for _, ln := range lns {
+		ln.Close() // also those fasthttp has not registered yet (see serveListener)
+	}
 	a.srvMu.Lock()
 	srv, ln := a.server, a.testLn
 	a.testLn = nil
@@ -99,6 +154,9 @@ func (a *App) ShutdownWithContext(ctx context.Context) error {
 	var errs []error
 	if srv != nil {
 		if err := srv.ShutdownWithContext(ctx); err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				err = context.Cause(ctx) // e.g. Run's "grace period exceeded"
+			}
 			errs = append(errs, err)
 		}
 	}
@@ -114,7 +172,9 @@ func (a *App) ShutdownWithContext(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	a.life.finish(err)
+	return err
 }
 
 // transportError answers what fasthttp could not hand to a handler (a

@@ -37,9 +37,11 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"os"
 	"time"
 
@@ -79,8 +81,12 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	log.Printf("listening on http://%s (see the curl lines in examples/auth/main.go)", *addr)
-	if err := app.Listen(*addr); err != nil {
+	err = app.Run(context.Background(), *addr, fx.RunConfig{ // until SIGINT/SIGTERM, then drains
+		OnListen: func(a net.Addr) {
+			log.Printf("listening on http://%s (see the curl lines in examples/auth/main.go)", a)
+		},
+	})
+	if err != nil {
 		log.Fatal(err)
 	}
 }

@@ -4,6 +4,9 @@
 //	go run ./examples/hello            # listens on 127.0.0.1:8080
 //	ADDR=127.0.0.1:0 go run ./examples/hello
 //
+// Ctrl-C (or SIGTERM) shuts it down gracefully: requests in flight are
+// answered (for up to 10 s), then it exits; a second Ctrl-C exits at once.
+//
 //	curl -i localhost:8080/hello
 //	curl -i localhost:8080/users/missing
 //	curl -i localhost:8080/panic
@@ -11,15 +14,23 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"errors"
+	"log"
+	"os"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/examples/internal/demo"
 )
 
 func main() {
 	app := newApp()
-	demo.Serve(app, "127.0.0.1:8080")
+	addr := cmp.Or(os.Getenv("ADDR"), "127.0.0.1:8080")
+	// Run logs the address, serves until SIGINT/SIGTERM, and returns once
+	// the shutdown is complete.
+	if err := app.Run(context.Background(), addr); err != nil {
+		log.Fatal(err)
+	}
 }
 
 // newApp builds the demo app (shared with main_test.go).

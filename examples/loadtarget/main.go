@@ -17,14 +17,18 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log"
 	"log/slog"
+	"net"
 	"os"
 	"runtime"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/examples/internal/demo"
 )
 
 type item struct {
@@ -73,5 +77,12 @@ func main() {
 		})
 	})
 
-	demo.Serve(app, "127.0.0.1:0")
+	addr := cmp.Or(os.Getenv("ADDR"), "127.0.0.1:0")
+	err := app.Run(context.Background(), addr, fx.RunConfig{
+		// scripts/load.sh reads this line from stdout.
+		OnListen: func(a net.Addr) { fmt.Printf("listening on http://%s\n", a) },
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
 }

@@ -31,11 +31,14 @@
 package main
 
 import (
+	"cmp"
+	"context"
+	"log"
 	"net/mail"
+	"os"
 	"strings"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/examples/internal/demo"
 	"github.com/fxhq/fx/validate"
 )
 
@@ -133,5 +136,8 @@ func main() {
 		},
 	})
 
-	demo.Serve(app, "127.0.0.1:8081")
+	addr := cmp.Or(os.Getenv("ADDR"), "127.0.0.1:8081")
+	if err := app.Run(context.Background(), addr); err != nil { // until SIGINT/SIGTERM, then drains
+		log.Fatal(err)
+	}
 }

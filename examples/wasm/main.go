@@ -13,17 +13,18 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"log"
 	"os"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/examples/internal/demo"
 	"github.com/fxhq/fx/wasm"
 )
 
 // newApp mounts the guest on its routes. The module compiles when the app
-// boots: a bad one makes Boot (and so Serve) fail.
+// boots: a bad one makes Boot (and so Run) fail.
 func newApp(module []byte) *fx.App {
 	app := fx.New()
 	m := wasm.New(module, wasm.Config{Name: "example-guest"})
@@ -48,9 +49,10 @@ func main() {
 		log.Fatal(err)
 	}
 	app := newApp(module)
-	if err := app.Boot(); err != nil {
+	addr := cmp.Or(os.Getenv("ADDR"), "127.0.0.1:8080")
+	// Run boots the app (a bad module fails here), serves until
+	// SIGINT/SIGTERM, drains, and closes the guest's runtime (OnShutdown).
+	if err := app.Run(context.Background(), addr); err != nil {
 		log.Fatal(err)
 	}
-
-	demo.Serve(app, "127.0.0.1:8080")
 }

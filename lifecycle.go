@@ -1,0 +1,121 @@
+package fx
+
+import (
+	"net"
+	"sync"
+)
+
+// Lifecycle (SPEC rule 21). fasthttp's Serve returns as soon as Shutdown
+// closes the listener, while requests are still in flight and before the
+// OnShutdown functions ran. A main that returned from Serve then (the
+// common `log.Fatal(app.Listen(addr))` next to a signal handler calling
+// Shutdown) exited mid-request: responses were cut off and pools were
+// never closed. So the App tracks its listeners and its one shutdown here,
+// and Serve, once its listener is closed by a shutdown, waits for that
+// shutdown to complete and returns its result.
+//
+// Cost: one mutex lock when Serve starts and one when it returns, and one
+// extra method call per accepted connection (serveListener.Close is the
+// only method it adds); nothing per request.
+
+// lifecycle is the App's shutdown state. The zero value is ready: no
+// shutdown yet, no listener served.
+type lifecycle struct {
+	mu    sync.Mutex
+	begun bool                        // a shutdown has started: Serve serves no new listener
+	lns   map[*serveListener]struct{} // listeners Serve is serving, closed by the shutdown
+	done  chan struct{}               // closed when the first shutdown has finished
+	err   error                       // that shutdown's result, set before done is closed
+}
+
+// doneLocked returns the channel closed at the end of the shutdown.
+// l.mu must be held.
+func (l *lifecycle) doneLocked() chan struct{} {
+	if l.done == nil {
+		l.done = make(chan struct{})
+	}
+	return l.done
+}
+
+// add records ln as served. It reports false, recording nothing, when a
+// shutdown has begun: the caller must not serve ln then.
+func (l *lifecycle) add(ln *serveListener) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.begun {
+		return false
+	}
+	if l.lns == nil {
+		l.lns = make(map[*serveListener]struct{})
+	}
+	l.lns[ln] = struct{}{}
+	return true
+}
+
+// remove forgets ln, whose Serve has ended, and reports whether a shutdown
+// has begun (then Serve ended because of it).
+func (l *lifecycle) remove(ln *serveListener) (shuttingDown bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.lns, ln)
+	return l.begun
+}
+
+// begin starts the shutdown. The first caller gets first == true and the
+// listeners being served, which it must close; later callers get the
+// channel that is closed when the first caller's shutdown has finished.
+func (l *lifecycle) begin() (first bool, lns []*serveListener, done <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	done = l.doneLocked()
+	if l.begun {
+		return false, nil, done
+	}
+	l.begun = true
+	for ln := range l.lns {
+		lns = append(lns, ln)
+	}
+	return true, lns, done
+}
+
+// finish records the shutdown's result and releases everyone waiting.
+func (l *lifecycle) finish(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.err = err
+	close(l.doneLocked())
+}
+
+// wait blocks until the shutdown (which must have begun) has finished and
+// returns its result.
+func (l *lifecycle) wait() error {
+	l.mu.Lock()
+	done := l.doneLocked()
+	l.mu.Unlock()
+	<-done
+	return l.result()
+}
+
+// result is the finished shutdown's result.
+func (l *lifecycle) result() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// serveListener is the listener Serve hands to fasthttp. Its Close is
+// idempotent: Shutdown closes it itself (fasthttp only closes the
+// listeners its Serve has already registered, so a Serve racing with
+// Shutdown would otherwise block in Accept forever), and fasthttp's second
+// Close must not turn into a "use of closed network connection" error
+// returned by Shutdown.
+type serveListener struct {
+	net.Listener
+	once sync.Once
+	err  error
+}
+
+func (l *serveListener) Close() error {
+	l.once.Do(func() { l.err = l.Listener.Close() })
+	return l.err
+}

@@ -1,0 +1,408 @@
+package fx_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fxhq/fx"
+)
+
+// slowBody is what the child's /slow route answers: large enough to take
+// several socket writes, so a cut-off response shows.
+var slowBody = strings.Repeat("fx-drain-", 64<<10/9) + "END"
+
+// TestRunHelperProcess is not a test: it is the program the signal tests
+// run as a child process (the test binary re-executed with
+// FX_RUN_HELPER=<mode>). It calls Run on 127.0.0.1:0, prints its address,
+// and prints what happens on stdout, one line per event; its exit status
+// says how Run returned: 0 nil, 3 an error wrapping context.Canceled (a
+// second signal), 4 any other error.
+func TestRunHelperProcess(t *testing.T) {
+	mode := os.Getenv("FX_RUN_HELPER")
+	if mode == "" {
+		t.Skip("helper process for the Run signal tests")
+	}
+	var mu sync.Mutex
+	say := func(format string, args ...any) {
+		mu.Lock()
+		fmt.Printf(format+"\n", args...)
+		mu.Unlock()
+	}
+	app := fx.New(fx.Config{Logger: slog.New(slog.NewTextHandler(os.Stdout, nil))})
+	app.OnShutdown(func() error { say("onshutdown: ran"); return nil })
+	app.Get("/slow", func(c *fx.Ctx) error {
+		say("slow: entered")
+		<-c.Context().Done() // the shutdown has begun
+		if mode == "stuck" {
+			select {} // never answers: only the second signal ends the drain
+		}
+		// Answer a little later: a process that exited when the shutdown
+		// began would be gone by then.
+		time.Sleep(300 * time.Millisecond)
+		say("slow: answering")
+		return c.String(200, slowBody)
+	})
+	grace := 10 * time.Second
+	if mode == "stuck" {
+		grace = time.Hour
+	}
+	err := app.Run(context.Background(), "127.0.0.1:0", fx.RunConfig{
+		GracePeriod: grace,
+		OnListen:    func(addr net.Addr) { say("listening: %s", addr) },
+	})
+	say("run: returned %v", err)
+	switch {
+	case err == nil:
+		os.Exit(0)
+	case errors.Is(err, context.Canceled):
+		os.Exit(3)
+	}
+	os.Exit(4)
+}
+
+// child is a running TestRunHelperProcess.
+type child struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	lines  chan string // its stdout, line by line; closed at EOF
+	seen   []string    // every line read so far
+	exited chan error  // cmd.Wait's result
+}
+
+func startChild(t *testing.T, mode string) *child {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("sends SIGTERM")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRunHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "FX_RUN_HELPER="+mode)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	c := &child{t: t, cmd: cmd, lines: make(chan string, 256), exited: make(chan error, 1)}
+	go func() {
+		defer close(c.lines)
+		defer pr.Close()
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			c.lines <- sc.Text()
+		}
+	}()
+	go func() { c.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill() //nolint:errcheck // no-op once it exited
+		<-c.exited
+		if t.Failed() {
+			t.Logf("child output:\n%s", strings.Join(c.seen, "\n"))
+		}
+	})
+	return c
+}
+
+// waitLine reads the child's output until a line containing s, and
+// returns that line; it fails the test after 15 s or at EOF.
+func (c *child) waitLine(s string) string {
+	c.t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case line, ok := <-c.lines:
+			if !ok {
+				c.t.Fatalf("child output ended without %q", s)
+			}
+			c.seen = append(c.seen, line)
+			if strings.Contains(line, s) {
+				return line
+			}
+		case <-timeout:
+			c.t.Fatalf("no %q from the child within 15 s", s)
+		}
+	}
+}
+
+// wait waits (at most 15 s) for the child to exit, reads the rest of its
+// output and returns its exit status.
+func (c *child) wait() int {
+	c.t.Helper()
+	select {
+	case <-c.exited:
+		c.exited <- nil // for the cleanup
+	case <-time.After(15 * time.Second):
+		c.t.Fatal("the child did not exit within 15 s")
+	}
+	for line := range c.lines {
+		c.seen = append(c.seen, line)
+	}
+	return c.cmd.ProcessState.ExitCode()
+}
+
+// index is the position of the first output line containing s, or -1.
+func (c *child) index(s string) int {
+	for i, line := range c.seen {
+		if strings.Contains(line, s) {
+			return i
+		}
+	}
+	return -1
+}
+
+// A real SIGTERM to a process serving with Run: the request in flight
+// gets its complete response, OnShutdown runs, then Run returns nil and
+// the process exits 0. (Before Run, the examples' `Listen` beside a
+// signal handler exited as soon as the shutdown began.)
+func TestRunSignalDrainsThenExits(t *testing.T) {
+	c := startChild(t, "drain")
+	addr := strings.TrimPrefix(c.waitLine("listening: "), "listening: ")
+	got := make(chan string, 1)
+	go func() {
+		client := &http.Client{Timeout: 15 * time.Second}
+		resp, err := client.Get("http://" + addr + "/slow")
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		got <- string(b)
+	}()
+	c.waitLine("slow: entered")
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case b := <-got:
+		if b != slowBody {
+			t.Errorf("in-flight response: got %d bytes (%.60q), want the complete %d", len(b), b, len(slowBody))
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("no response within 15 s")
+	}
+	if code := c.wait(); code != 0 {
+		t.Errorf("exit status %d, want 0", code)
+	}
+	answered, closed, returned := c.index("slow: answering"), c.index("onshutdown: ran"), c.index("run: returned <nil>")
+	if answered < 0 || closed < 0 || returned < 0 || !(answered < closed && closed < returned) {
+		t.Errorf("want the response, then OnShutdown, then Run returning nil; got lines %d, %d, %d", answered, closed, returned)
+	}
+}
+
+// A second SIGTERM during the drain ends it at once: Run stops waiting for
+// a request that never ends (the grace period is an hour), still runs
+// OnShutdown, and returns an error wrapping context.Canceled.
+func TestRunSecondSignalEndsDrain(t *testing.T) {
+	c := startChild(t, "stuck")
+	addr := strings.TrimPrefix(c.waitLine("listening: "), "listening: ")
+	go func() {
+		client := &http.Client{Timeout: 15 * time.Second}
+		if resp, err := client.Get("http://" + addr + "/slow"); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	c.waitLine("slow: entered")
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	c.waitLine("fx: shutting down")
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := c.wait(); code != 3 {
+		t.Errorf("exit status %d, want 3 (Run returned context.Canceled)", code)
+	}
+	if c.index("onshutdown: ran") < 0 {
+		t.Error("OnShutdown did not run after the second signal")
+	}
+	if c.index("second signal") < 0 {
+		t.Error("Run did not log the forced end of the drain")
+	}
+}
+
+// serveRun runs app.Run on 127.0.0.1:0 with cfg in the background and
+// returns the address and Run's result channel.
+func serveRun(t *testing.T, app *fx.App, ctx context.Context, cfg fx.RunConfig) (string, chan error) {
+	t.Helper()
+	addrc := make(chan string, 1)
+	cfg.OnListen = func(a net.Addr) { addrc <- a.String() }
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx, "127.0.0.1:0", cfg) }()
+	select {
+	case addr := <-addrc:
+		return addr, done
+	case err := <-done:
+		t.Fatalf("Run returned %v before listening", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not listen within 10 s")
+	}
+	return "", nil
+}
+
+// Cancelling Run's ctx starts the same drain as a signal: Run returns nil
+// only after the in-flight response and OnShutdown.
+func TestRunContextDrains(t *testing.T) {
+	app := quiet()
+	var ev events
+	entered := make(chan struct{})
+	app.OnShutdown(func() error { ev.add("onshutdown"); return nil })
+	app.Get("/slow", func(c *fx.Ctx) error {
+		close(entered)
+		<-c.Context().Done()
+		ev.add("handler")
+		return c.String(200, slowBody)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, done := serveRun(t, app, ctx, fx.RunConfig{})
+	got := make(chan string, 1)
+	go func() {
+		resp, err := http.Get("http://" + addr + "/slow")
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		got <- string(b)
+	}()
+	<-entered
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run = %v, want nil", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	ev.add("run")
+	if s := ev.String(); s != "handler,onshutdown,run" {
+		t.Errorf("order %q, want handler,onshutdown,run", s)
+	}
+	if b := <-got; b != slowBody {
+		t.Errorf("in-flight response: %d bytes, want %d", len(b), len(slowBody))
+	}
+}
+
+// The grace period bounds the drain: a request that never finishes holds
+// Run for GracePeriod, after which OnShutdown runs and Run returns an
+// error wrapping context.DeadlineExceeded that names the grace period.
+func TestRunGracePeriodBoundsStuckRequest(t *testing.T) {
+	app := quiet()
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	defer close(release) // only at the end: the request outlives Run
+	closed := make(chan struct{})
+	app.OnShutdown(func() error { close(closed); return nil })
+	app.Get("/stuck", func(c *fx.Ctx) error {
+		close(entered)
+		<-release
+		return nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, done := serveRun(t, app, ctx, fx.RunConfig{GracePeriod: 200 * time.Millisecond})
+	go func() {
+		client := &http.Client{Timeout: 15 * time.Second}
+		if resp, err := client.Get("http://" + addr + "/stuck"); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-entered
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "grace period of 200ms") {
+			t.Errorf("Run = %v, want the grace period's DeadlineExceeded", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run still waiting 10 s after a 200 ms grace period")
+	}
+	select {
+	case <-closed:
+	default:
+		t.Error("OnShutdown did not run")
+	}
+}
+
+// When serving fails on its own, Run shuts the App down (OnShutdown runs)
+// and returns the listener's error instead of waiting for a signal.
+func TestRunListenerErrorShutsDown(t *testing.T) {
+	app := quiet()
+	closed := make(chan struct{})
+	app.OnShutdown(func() error { close(closed); return nil })
+	app.Get("/", func(c *fx.Ctx) error { return nil })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("accept: listener broke")
+	done := make(chan error, 1)
+	go func() {
+		done <- app.RunListener(context.Background(), failingListener{ln, boom}, fx.RunConfig{OnListen: func(net.Addr) {}})
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, boom) {
+			t.Errorf("RunListener = %v, want %v", err, boom)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("RunListener blocked after its listener failed")
+	}
+	select {
+	case <-closed:
+	default:
+		t.Error("OnShutdown did not run")
+	}
+}
+
+// A boot error is returned at once: nothing is listened on or served.
+func TestRunBootError(t *testing.T) {
+	app := quiet()
+	app.Route(fx.Route{Method: "GET", Path: "/x"}) // no handler
+	listened := false
+	err := app.Run(context.Background(), "127.0.0.1:0", fx.RunConfig{OnListen: func(net.Addr) { listened = true }})
+	var fe *fx.Error
+	if !errors.As(err, &fe) || fe.Code != fx.ErrorCodes.RouteHandlerRequired {
+		t.Errorf("Run = %v, want the FX_ROUTE_HANDLER_REQUIRED boot error", err)
+	}
+	if listened {
+		t.Error("Run listened although Boot failed")
+	}
+}
+
+// Run serves until SIGINT/SIGTERM, drains the requests in flight (at most
+// GracePeriod), runs the OnShutdown functions and only then returns.
+func ExampleApp_Run() {
+	app := fx.New()
+	app.Get("/hello", func(c *fx.Ctx) error {
+		return c.JSON(200, map[string]string{"message": "Hello, fx!"})
+	})
+	app.OnShutdown(func() error { return nil }) // close pools here
+	if err := app.Run(context.Background(), ":8080", fx.RunConfig{GracePeriod: 20 * time.Second}); err != nil {
+		log.Fatal(err)
+	}
+}
