@@ -1,9 +1,9 @@
 // Package bench implements one small service, idiomatically, in raw
 // fasthttp (the hand-written floor), fx and its peers (Fiber v2 and v3,
-// Echo v4, Gin, chi and net/http's ServeMux), so that they can be compared
-// on equal terms: in-process benchmarks (bench_test.go, summarised by
-// cmd/table) and a load test over loopback (load.sh, serving with
-// cmd/server).
+// Echo v4 and v5, Gin, chi and net/http's ServeMux), so that they can be
+// compared on equal terms: in-process benchmarks (bench_test.go,
+// summarised by cmd/table) and a load test over loopback (load.sh, serving
+// with cmd/server).
 //
 // Every implementation answers the same endpoints with the same status and
 // an equivalent JSON body (equivalence_test.go checks it):
@@ -222,8 +222,9 @@ type Impl struct {
 }
 
 // Serve serves ln with the framework's own server when it has one
-// (fx: App.Serve, Fiber: App.Listener), else with a fasthttp.Server or an
-// http.Server around the handler. It returns when ln is closed.
+// (fx: App.Serve, Fiber: App.Listener, Echo v5: StartConfig), else with a
+// fasthttp.Server or an http.Server around the handler. It returns when ln
+// is closed.
 func (i Impl) Serve(ln net.Listener) error {
 	switch {
 	case i.serve != nil:
@@ -253,6 +254,7 @@ var Frameworks = []Framework{
 	{"fiber-v2", NewFiberV2},
 	{"fiber-v3", NewFiberV3},
 	{"echo-v4", NewEcho},
+	{"echo-v5", NewEcho5},
 	{"gin", NewGin},
 	{"chi", NewChi},
 	{"servemux", NewServeMux},
