@@ -188,8 +188,8 @@ func humaIssue(d *huma.ErrorDetail) Issue {
 	}
 	if _, ok := templateArg(msg, validation.MsgExpectedMinLength); ok {
 		msg = MsgRequired // minLength:"1" is how Order's schema says "not empty"
-	} else if min, ok := templateArg(msg, validation.MsgExpectedMinimumNumber); ok {
-		msg = "Must be at least " + min
+	} else if bound, ok := templateArg(msg, validation.MsgExpectedMinimumNumber); ok {
+		msg = "Must be at least " + bound
 	} else if _, ok := templateArg(msg, validation.MsgExpectedRFC5322Email); ok {
 		msg = MsgEmail
 	}
