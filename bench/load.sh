@@ -10,7 +10,7 @@
 #   DURATION=5      seconds of wrk per endpoint and round
 #   ROUNDS=2        rounds (≥ 2)
 #   CONNS=50        wrk connections (one wrk thread)
-#   FRAMEWORKS="raw-fasthttp fx fiber-v2 fiber-v3 echo-v4 gin chi servemux"
+#   FRAMEWORKS="raw-fasthttp fx fiber-v2 fiber-v3 echo-v4 echo-v5 gin chi servemux huma"
 #   ENDPOINTS="hello user-error error-var panic not-found orders-422 hello-mw5"
 #   SERVER_CPU=0 WRK_CPU=1   cores for the server and for wrk
 #   PORT=18080      the plain build listens on PORT, the middleware build on PORT+1
@@ -22,7 +22,7 @@ set -euo pipefail
 DURATION=${DURATION:-5}
 ROUNDS=${ROUNDS:-2}
 CONNS=${CONNS:-50}
-FRAMEWORKS=${FRAMEWORKS:-"raw-fasthttp fx fiber-v2 fiber-v3 echo-v4 gin chi servemux"}
+FRAMEWORKS=${FRAMEWORKS:-"raw-fasthttp fx fiber-v2 fiber-v3 echo-v4 echo-v5 gin chi servemux huma"}
 ENDPOINTS=${ENDPOINTS:-"hello user-error error-var panic not-found orders-422 hello-mw5"}
 SERVER_CPU=${SERVER_CPU:-0}
 WRK_CPU=${WRK_CPU:-1}

@@ -1,9 +1,9 @@
 // Package bench implements one small service, idiomatically, in raw
 // fasthttp (the hand-written floor), fx and its peers (Fiber v2 and v3,
-// Echo v4, Gin, chi and net/http's ServeMux), so that they can be compared
-// on equal terms: in-process benchmarks (bench_test.go, summarised by
-// cmd/table) and a load test over loopback (load.sh, serving with
-// cmd/server).
+// Echo v4 and v5, Gin, chi, net/http's ServeMux and Huma v2 on chi), so
+// that they can be compared on equal terms: in-process benchmarks
+// (bench_test.go, summarised by cmd/table) and a load test over loopback
+// (load.sh, serving with cmd/server).
 //
 // Every implementation answers the same endpoints with the same status and
 // an equivalent JSON body (equivalence_test.go checks it):
@@ -54,12 +54,14 @@ func NewUser(id string) User { return User{ID: id, Name: "User " + id} }
 const MissingUserID = "missing"
 
 // Order is the body of POST /orders. The struct tags serve validator/v10
-// (`validate` for Echo and Fiber, `binding` for Gin); the hand-written
-// checks in CheckOrder implement the same rules with the same messages.
+// (`validate` for Echo and Fiber, `binding` for Gin) and Huma's JSON Schema
+// (minLength, minimum, format; a field without omitempty is required); the
+// hand-written checks in CheckOrder implement the same rules with the same
+// messages.
 type Order struct {
-	Item     string `json:"item" validate:"required" binding:"required"`
-	Quantity int    `json:"quantity" validate:"min=1" binding:"min=1"`
-	Email    string `json:"email" validate:"required,email" binding:"required,email"`
+	Item     string `json:"item" validate:"required" binding:"required" minLength:"1"`
+	Quantity int    `json:"quantity" validate:"min=1" binding:"min=1" minimum:"1"`
+	Email    string `json:"email" validate:"required,email" binding:"required,email" minLength:"1" format:"email"`
 }
 
 // Issue messages of POST /orders, shared by every implementation.
@@ -222,8 +224,9 @@ type Impl struct {
 }
 
 // Serve serves ln with the framework's own server when it has one
-// (fx: App.Serve, Fiber: App.Listener), else with a fasthttp.Server or an
-// http.Server around the handler. It returns when ln is closed.
+// (fx: App.Serve, Fiber: App.Listener, Echo v5: StartConfig), else with a
+// fasthttp.Server or an http.Server around the handler. It returns when ln
+// is closed.
 func (i Impl) Serve(ln net.Listener) error {
 	switch {
 	case i.serve != nil:
@@ -253,9 +256,11 @@ var Frameworks = []Framework{
 	{"fiber-v2", NewFiberV2},
 	{"fiber-v3", NewFiberV3},
 	{"echo-v4", NewEcho},
+	{"echo-v5", NewEcho5},
 	{"gin", NewGin},
 	{"chi", NewChi},
 	{"servemux", NewServeMux},
+	{"huma", NewHuma},
 }
 
 // Lookup returns the framework named name.
