@@ -14,7 +14,8 @@ type routeSpec struct {
 	method, path string
 	handler      Handler
 	body, query  validate.Schema
-	group        *Group // nil: registered on the App
+	mws          []Middleware // Route.Middleware: after the group's, before the contract
+	group        *Group       // nil: registered on the App
 }
 
 // route is a booted route: its whole chain, fixed at Boot.
@@ -95,9 +96,12 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 		explicit[s.method+" "+s.path] = true
 	}
 	add := func(method string, s routeSpec, h Handler, params []string, fhPath string) {
+		// App, then group, then route middleware; h already holds the
+		// contract, so route middleware (an authorization check) answers
+		// before validation can describe the schema (SPEC rule 18).
 		chain := mws
-		if gm := s.group.middleware(); len(gm) > 0 {
-			chain = append(append(make([]Middleware, 0, len(mws)+len(gm)), mws...), gm...)
+		if own := append(s.group.middleware(), s.mws...); len(own) > 0 {
+			chain = append(append(make([]Middleware, 0, len(mws)+len(own)), mws...), own...)
 		}
 		rt := &route{method: method, path: s.path, chain: chain, handler: h, params: params}
 		defer func() {
@@ -114,12 +118,11 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 		// group: report it once per group, as Boot does for App.Use.
 		for g := s.group; g != nil && !checked[g]; g = g.parent {
 			checked[g] = true
-			for i, mw := range g.mws {
-				if mw == nil {
-					errs = append(errs, catalogError(ErrorCodes.InternalError,
-						fmt.Sprintf("Group %q was given a nil middleware (position %d)", g.prefix, i)))
-				}
-			}
+			errs = append(errs, nilMiddleware(fmt.Sprintf("Group %q", g.prefix), g.mws)...)
+		}
+		if bad := nilMiddleware("Route "+s.method+" "+s.path, s.mws); len(bad) > 0 {
+			errs = append(errs, bad...)
+			continue
 		}
 		if s.handler == nil {
 			errs = append(errs, catalogError(ErrorCodes.RouteHandlerRequired,
