@@ -2,6 +2,9 @@ package fx_test
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -198,4 +201,46 @@ func TestRouteNilMiddlewareIsBootError(t *testing.T) {
 		t.Errorf("Boot error is not an FX_INTERNAL_ERROR *Error: %v", err)
 	}
 	mustEnvelope(t, do(t, app, "GET", "/a", ""), 500, fx.ErrorCodes.InternalError)
+}
+
+// TestRouteNilMiddlewareAndNilHandler: Boot reports both configuration
+// errors of one route, not only the first.
+func TestRouteNilMiddlewareAndNilHandler(t *testing.T) {
+	app := quiet()
+	app.Route(fx.Route{Method: "GET", Path: "/a", Middleware: []fx.Middleware{nil}})
+	err := app.Boot()
+	if err == nil || !strings.Contains(err.Error(), "nil middleware") || !strings.Contains(err.Error(), "has no handler") {
+		t.Errorf("Boot = %v, want both the nil middleware and the missing handler", err)
+	}
+}
+
+// ExampleApp_Route_middleware puts an authorization check on one route
+// contract: it runs before validation, so a caller without the key learns
+// nothing about the schema.
+func ExampleApp_Route_middleware() {
+	app := fx.New()
+	requireKey := func(c *fx.Ctx, next fx.Next) error {
+		if c.Header("X-API-Key") != "secret" {
+			return fx.NewError(401, fx.ErrorCodes.Unauthenticated, "API key required")
+		}
+		return next()
+	}
+	app.Route(fx.Route{
+		Method:     "POST",
+		Path:       "/orders",
+		Body:       validate.Object(validate.Fields{"item": validate.String().MinLen(1)}),
+		Middleware: []fx.Middleware{requireKey},
+		Handler:    func(c *fx.Ctx) error { return c.String(201, "created") },
+	})
+
+	for _, key := range []string{"", "secret"} {
+		req := httptest.NewRequest("POST", "/orders", strings.NewReader(`{}`))
+		req.Header.Set("X-API-Key", key)
+		resp, _ := app.Test(req)
+		b, _ := io.ReadAll(resp.Body)
+		fmt.Println(resp.StatusCode, string(b))
+	}
+	// Output:
+	// 401 {"error":{"code":"FX_UNAUTHENTICATED","message":"API key required"}}
+	// 422 {"error":{"code":"FX_VALIDATION_ERROR","message":"Request validation failed","details":{"issues":[{"location":"body","path":["item"],"message":"Required"}]}}}
 }

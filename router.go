@@ -120,10 +120,7 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 			checked[g] = true
 			errs = append(errs, nilMiddleware(fmt.Sprintf("Group %q", g.prefix), g.mws)...)
 		}
-		if bad := nilMiddleware("Route "+s.method+" "+s.path, s.mws); len(bad) > 0 {
-			errs = append(errs, bad...)
-			continue
-		}
+		errs = append(errs, nilMiddleware("Route "+s.method+" "+s.path, s.mws)...)
 		if s.handler == nil {
 			errs = append(errs, catalogError(ErrorCodes.RouteHandlerRequired,
 				fmt.Sprintf("Route %s %s has no handler", s.method, s.path)))
