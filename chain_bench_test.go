@@ -31,3 +31,25 @@ func BenchmarkHello(b *testing.B) { runBenchWith(b, helloApp(false).Handler(), "
 // of each level: they are one chain, so the cost is the App's per level
 // (no allocation).
 func BenchmarkMW3(b *testing.B) { runBenchWith(b, helloApp(true).Handler(), "GET", "/hello", 200) }
+
+// TestMiddlewareLevelsAllocateNothing: App, Group and Route middleware are
+// one chain fixed at Boot, so three levels cost no allocation over none;
+// a chain built or state allocated per request would show up here.
+func TestMiddlewareLevelsAllocateNothing(t *testing.T) {
+	if testing.CoverMode() != "" || raceEnabled {
+		t.Skip("coverage instrumentation and the race detector change allocation counts")
+	}
+	per := func(levels bool) float64 {
+		rc, serve := benchCtx(helloApp(levels).Handler(), "GET", "/hello")
+		for range 10 {
+			serve()
+		}
+		if rc.Response.StatusCode() != 200 {
+			t.Fatalf("GET /hello: %d %q", rc.Response.StatusCode(), rc.Response.Body())
+		}
+		return testing.AllocsPerRun(1000, serve)
+	}
+	if bare, three := per(false), per(true); three > bare {
+		t.Errorf("three middleware levels: %.1f allocs/request, none: %.1f", three, bare)
+	}
+}
