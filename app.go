@@ -170,6 +170,8 @@ func orDefault(d, def time.Duration) time.Duration {
 // after Boot panics, as the route table is then immutable and read without
 // locks.
 type App struct {
+	routes // Handle, Get, ..., Route: registration shared with Group (routes.go)
+
 	cfg    Config
 	logger *slog.Logger
 
@@ -213,6 +215,7 @@ func New(config ...Config) *App {
 	}
 	cfg = cfg.withDefaults()
 	a := &App{cfg: cfg, logger: cfg.Logger}
+	a.routes = routes{app: a}
 	a.baseCtx, a.baseCancel = context.WithCancel(context.Background())
 	a.ctxPool.New = func() any { return newCtx(a) }
 	return a
@@ -260,47 +263,17 @@ func (a *App) register(what string, f func()) {
 	f()
 }
 
-// Handle registers h for method and path. Paths use ":name" for a segment
-// parameter and a final "*name" for the rest of the path (read both with
-// c.Param). A GET route also answers HEAD (without a body) unless a HEAD
-// route is registered for the same path.
-func (a *App) Handle(method, path string, h Handler) {
-	a.addRoute(routeSpec{method: method, path: path, handler: h})
-}
-
-// Get registers h for GET (and HEAD) requests to path.
-func (a *App) Get(path string, h Handler) { a.Handle(fasthttp.MethodGet, path, h) }
-
-// Post registers h for POST requests to path.
-func (a *App) Post(path string, h Handler) { a.Handle(fasthttp.MethodPost, path, h) }
-
-// Put registers h for PUT requests to path.
-func (a *App) Put(path string, h Handler) { a.Handle(fasthttp.MethodPut, path, h) }
-
-// Patch registers h for PATCH requests to path.
-func (a *App) Patch(path string, h Handler) { a.Handle(fasthttp.MethodPatch, path, h) }
-
-// Delete registers h for DELETE requests to path.
-func (a *App) Delete(path string, h Handler) { a.Handle(fasthttp.MethodDelete, path, h) }
-
-// Head registers h for HEAD requests to path.
-func (a *App) Head(path string, h Handler) { a.Handle(fasthttp.MethodHead, path, h) }
-
-// Options registers h for OPTIONS requests to path.
-func (a *App) Options(path string, h Handler) { a.Handle(fasthttp.MethodOptions, path, h) }
-
-// Route is a route contract: the body and query are validated against
-// their schemas before Handler runs, and every issue of both is reported in
-// one 422 FX_VALIDATION_ERROR. A nil schema is not validated.
+// Route is a route contract. Middleware runs after the App's and the
+// Group's middleware and before the contract (SPEC rule 18): an
+// authorization check there refuses a caller with its own 401 or 403
+// before the body is read, so a caller who may not use the route never
+// gets a 422 that describes its schema. Then the body and query are
+// validated against their schemas before Handler runs, and every issue of
+// both is reported in one 422 FX_VALIDATION_ERROR. A nil schema is not
+// validated.
 type Route struct {
 	Method, Path string
 	Body, Query  validate.Schema // nil: not validated
+	Middleware   []Middleware    // run after app and group middleware, BEFORE the contract (rule 18)
 	Handler      Handler
-}
-
-// Route registers a route contract. A nil Handler is a configuration error
-// (FX_ROUTE_HANDLER_REQUIRED) reported by Boot, as it is for Handle.
-func (a *App) Route(r Route) {
-	a.addRoute(routeSpec{method: r.Method, path: r.Path, handler: r.Handler,
-		body: r.Body, query: r.Query})
 }

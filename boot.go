@@ -3,7 +3,6 @@ package fx
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 
 	"github.com/valyala/fasthttp"
@@ -45,12 +44,7 @@ func (a *App) boot() error {
 	specs, mws, hook := a.specs, a.mws, a.hook
 	a.regMu.Unlock()
 
-	for i, mw := range mws {
-		if mw == nil {
-			errs = append(errs, catalogError(ErrorCodes.InternalError,
-				fmt.Sprintf("Use was given a nil middleware (position %d)", i)))
-		}
-	}
+	errs = append(errs, nilMiddleware("Use", mws)...)
 	r, rerrs := a.buildRouter(specs, mws)
 	errs = append(errs, rerrs...)
 	a.hook = hook

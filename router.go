@@ -14,7 +14,8 @@ type routeSpec struct {
 	method, path string
 	handler      Handler
 	body, query  validate.Schema
-	group        *Group // nil: registered on the App
+	mws          []Middleware // Route.Middleware: after the group's, before the contract
+	group        *Group       // nil: registered on the App
 }
 
 // route is a booted route: its whole chain, fixed at Boot.
@@ -96,9 +97,12 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 	}
 	seen := map[string]string{} // method+shape → the path registered first
 	add := func(method string, s routeSpec, h Handler, params []string, fhPath string) {
+		// App, then group, then route middleware; h already holds the
+		// contract, so route middleware (an authorization check) answers
+		// before validation can describe the schema (SPEC rule 18).
 		chain := mws
-		if gm := s.group.middleware(); len(gm) > 0 {
-			chain = append(append(make([]Middleware, 0, len(mws)+len(gm)), mws...), gm...)
+		if own := append(s.group.middleware(), s.mws...); len(own) > 0 {
+			chain = append(append(make([]Middleware, 0, len(mws)+len(own)), mws...), own...)
 		}
 		rt := &route{method: method, path: s.path, chain: chain, handler: h, params: params}
 		defer func() {
@@ -114,13 +118,9 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 		// group: report it once per group, as Boot does for App.Use.
 		for g := s.group; g != nil && !checked[g]; g = g.parent {
 			checked[g] = true
-			for i, mw := range g.mws {
-				if mw == nil {
-					errs = append(errs, catalogError(ErrorCodes.InternalError,
-						fmt.Sprintf("Group %q was given a nil middleware (position %d)", g.prefix, i)))
-				}
-			}
+			errs = append(errs, nilMiddleware(fmt.Sprintf("Group %q", g.prefix), g.mws)...)
 		}
+		errs = append(errs, nilMiddleware("Route "+s.method+" "+s.path, s.mws)...)
 		if s.handler == nil {
 			errs = append(errs, catalogError(ErrorCodes.RouteHandlerRequired,
 				fmt.Sprintf("Route %s %s has no handler", s.method, s.path)))

@@ -209,6 +209,4 @@ var (
 		"Tenant header and subdomain name different tenants", FailureDetails{Reason: ReasonConflictingTenant})
 	errNilPrincipal = fx.NewError(500, fx.ErrorCodes.InternalError,
 		"middleware: Verifier returned neither a principal nor an error")
-	errNextTwice = fx.NewError(500, fx.ErrorCodes.NextCalledMultipleTimes,
-		"next() was called more than once by the same middleware")
 )
