@@ -242,7 +242,7 @@ func TestConnEarlyErrorsReachTheClientNetHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: nethttp.Handler(connLimitsApp()), MaxHeaderBytes: 8 << 10}
-	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown
+	go srv.Serve(ln)                                         //nolint:errcheck // ends with Shutdown
 	t.Cleanup(func() { srv.Shutdown(context.Background()) }) //nolint:errcheck
 	url := "http://" + ln.Addr().String() + "/up"
 	n := connCount()
@@ -281,7 +281,7 @@ func TestConnLingerIsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		conn.SetDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck // a bound
+		conn.SetDeadline(time.Now().Add(10 * time.Second))                                       //nolint:errcheck // a bound
 		io.WriteString(conn, "POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999\r\n\r\n") //nolint:errcheck
 		stop := make(chan struct{})
 		defer close(stop)
