@@ -35,14 +35,14 @@ import (
 // lingering connections at once.
 //
 // A connection refused for over-concurrency lingers the same way with
-// tighter bounds (refuseHeadWait + refuseLinger, 64 KiB), because it holds
-// a descriptor beyond the connection limit.
+// tighter bounds (refuseLinger, 64 KiB), because it holds a descriptor
+// beyond the connection limit; refusalBudget bounds how many do at once.
 const (
 	lingerTimeout = time.Second
 	lingerBytes   = 1 << 20
 
-	refuseHeadWait = 200 * time.Millisecond
-	refuseLinger   = 300 * time.Millisecond
+	refuseHeadWait = 500 * time.Millisecond
+	refuseLinger   = 500 * time.Millisecond
 	refuseBytes    = 64 << 10
 )
 

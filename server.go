@@ -262,14 +262,16 @@ func (l *limitListener) Accept() (net.Conn, error) {
 // refuse answers c with the 503 envelope and closes it, in the background
 // so that Accept keeps going. It first reads the request head (at most
 // refuseHeadWait, 8 KiB): a response that arrives before the request was
-// sent is dropped by clients such as net/http ("unsolicited response").
-// After writing, it lingers (linger.go) at most refuseLinger: closing a
-// socket with unread input makes the kernel reset the connection, and the
-// client could then lose the response. Cost: one goroutine and one
-// descriptor for at most 500 ms (a client that sent nothing holds it for
-// refuseHeadWait, then gets the 503 and the close), and at most
-// maxRejecting of them (refusalBudget); past that, refused connections are
-// closed at once, without a response.
+// sent is dropped by clients such as net/http ("unsolicited response"); a
+// client that sent nothing by then is closed without a response, as a
+// silent served connection is. After writing, it lingers (linger.go) at
+// most refuseLinger: closing a socket with unread input makes the kernel
+// reset the connection, and the client could then lose the response.
+// Cost: one goroutine and one descriptor for at most refuseHeadWait +
+// refuseLinger (1 s; a silent client: refuseHeadWait; a client that reads
+// its 503 and closes: about one round trip), and at most maxRejecting of
+// them at once (refusalBudget, an eighth of the descriptor budget); past
+// that, refused connections are closed at once, without a response.
 func (l *limitListener) refuse(c net.Conn) {
 	if l.rejecting.Add(1) > l.maxRejecting {
 		l.rejecting.Add(-1)
@@ -279,7 +281,11 @@ func (l *limitListener) refuse(c net.Conn) {
 	go func() {
 		release := func() { l.rejecting.Add(-1) }
 		c.SetDeadline(time.Now().Add(refuseHeadWait)) //nolint:errcheck
-		readRequestHead(c)
+		if !readRequestHead(c) {
+			c.Close() // nothing asked, nothing answered (as for a silent served connection)
+			release()
+			return
+		}
 		deadline := time.Now().Add(refuseLinger)
 		c.SetDeadline(deadline) //nolint:errcheck
 		if _, err := c.Write(overloadResponse); err != nil {
@@ -293,13 +299,15 @@ func (l *limitListener) refuse(c net.Conn) {
 
 // readRequestHead reads from c until the end of a request head
 // ("\r\n\r\n"), 8 KiB, an error or c's deadline, whichever comes first.
-func readRequestHead(c net.Conn) {
+// It reports whether c sent anything.
+func readRequestHead(c net.Conn) (sent bool) {
 	var buf [1024]byte
 	var tail [3]byte // last bytes of the previous read, for a split "\r\n\r\n"
 	nt := 0
 	for n := 0; n < 8<<10; {
 		m, err := c.Read(buf[:])
 		if m > 0 {
+			sent = true
 			chunk := append(tail[:nt:nt], buf[:m]...)
 			if bytes.Contains(chunk, headEnd) {
 				return
@@ -311,6 +319,7 @@ func readRequestHead(c net.Conn) {
 			return
 		}
 	}
+	return
 }
 
 var headEnd = []byte("\r\n\r\n")
