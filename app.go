@@ -86,7 +86,11 @@ type Config struct {
 
 	// Concurrency is the most connections served at once; beyond it a
 	// connection is answered 503 FX_SERVICE_UNAVAILABLE and closed. Default
-	// 256 * 1024. It applies to Listen and Serve; a fasthttp.Server of your
+	// 256 * 1024, clamped below the descriptor limit read at New: with N
+	// the soft RLIMIT_NOFILE, (N - 64) * 3/4 (N = 1024 gives 720), so that
+	// the 503 fires before accept runs out of descriptors; the rest is left
+	// for refusals in flight and the program's own files. An explicit value
+	// is not clamped. It applies to Listen and Serve; a fasthttp.Server of your
 	// own built on Handler() keeps fasthttp's limit, whose 503 is plain
 	// text, and app.Test is not limited.
 	Concurrency int
@@ -146,7 +150,7 @@ func (c Config) withDefaults() Config {
 	c.WriteTimeout = orDefault(c.WriteTimeout, DefaultWriteTimeout)
 	c.IdleTimeout = orDefault(c.IdleTimeout, DefaultIdleTimeout)
 	if c.Concurrency <= 0 {
-		c.Concurrency = DefaultConcurrency
+		c.Concurrency = defaultConcurrency()
 	}
 	if c.MaxIssues <= 0 {
 		c.MaxIssues = DefaultMaxIssues

@@ -498,7 +498,9 @@ func TestRelPluginSetupPanics(t *testing.T) {
 func TestRelDefaultLimits(t *testing.T) {
 	cfg := fx.New().Config()
 	if cfg.BodyLimit != 4<<20 || cfg.HeaderLimit != 8<<10 || cfg.ReadTimeout != 10*time.Second ||
-		cfg.WriteTimeout != 15*time.Second || cfg.IdleTimeout != 60*time.Second || cfg.Concurrency != 256*1024 {
+		cfg.WriteTimeout != 15*time.Second || cfg.IdleTimeout != 60*time.Second ||
+		cfg.Concurrency <= 0 || cfg.Concurrency > 256*1024 { // clamped by RLIMIT_NOFILE: TestConnDefaultConcurrencyFollowsNofile
+
 		t.Fatalf("defaults changed: %+v (update the docs in app.go and the README)", cfg)
 	}
 	srv := fx.New().Server()
@@ -569,8 +571,8 @@ func TestRelSlowLorisIsCutOffByReadTimeout(t *testing.T) {
 	for name, part := range map[string]string{
 		"trickled headers": "GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n",
 		"trickled body":    "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\n{\"a\":",
-		"nothing at all":   "",
-	} {
+	} { // a client that sends nothing at all is closed quietly: TestConnSilentClientClosedQuietly
+
 		t.Run(name, func(t *testing.T) {
 			conn, err := ln.Dial()
 			if err != nil {

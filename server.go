@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -181,6 +182,9 @@ func (a *App) ShutdownWithContext(ctx context.Context) error {
 // malformed request, a body or headers over the limit, a read timeout) with
 // the envelope. The raw request bytes are never echoed.
 func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
+	if lc := limitConnOf(rc.Conn()); lc != nil && !lc.errorResponse() {
+		return
+	}
 	code := ErrorCodes.BadRequest
 	msg := "The request could not be parsed"
 	var small *fasthttp.ErrSmallBuffer
@@ -256,19 +260,21 @@ var overloadResponse = func() []byte {
 	return append(b, body...)
 }()
 
-// maxRejecting bounds the goroutines that answer refused connections; past
-// it, refused connections are closed without a response (under such a
-// flood, writing responses would itself be the attack's amplifier).
-const maxRejecting = 1024
-
 // limitListener counts the connections it hands out and refuses those
-// beyond limit with the 503 envelope.
+// beyond limit with the 503 envelope. It also retries temporary accept
+// errors (connlimit.go) and tracks lingering connections (linger.go).
 type limitListener struct {
 	net.Listener
-	limit     int64
-	open      atomic.Int64
-	rejecting atomic.Int64
-	timeout   time.Duration // bound on writing and draining a refusal
+	limit        int64
+	open         atomic.Int64
+	rejecting    atomic.Int64
+	maxRejecting int64 // refusalBudget at Serve
+	acceptLog    acceptLog
+	closing      chan struct{} // closed by Close: ends backoffs and lingering
+
+	lingerMu  sync.Mutex
+	stopped   bool
+	lingering map[net.Conn]struct{}
 }
 
 // limitListener wraps ln so that at most Config.Concurrency connections are
@@ -277,22 +283,36 @@ func (a *App) limitListener(ln net.Listener) net.Listener {
 	if _, ok := ln.(*limitListener); ok {
 		return ln
 	}
-	timeout := time.Second
-	if w := a.cfg.WriteTimeout; w > 0 && w < timeout {
-		timeout = w
+	return &limitListener{
+		Listener:     ln,
+		limit:        int64(a.cfg.Concurrency),
+		maxRejecting: refusalBudget(),
+		acceptLog:    acceptLog{logger: a.logger},
+		closing:      make(chan struct{}),
 	}
-	return &limitListener{Listener: ln, limit: int64(a.cfg.Concurrency), timeout: timeout}
 }
 
 // Accept returns the next connection within the limit, answering and
-// closing the ones beyond it. Errors of the wrapped listener are returned
-// as they are.
+// closing the ones beyond it. Temporary errors of the wrapped listener
+// (EMFILE, ENFILE, ECONNABORTED, ...) are retried after a backoff of 5 ms
+// doubling to 1 s and logged at most once a second; fasthttp would end
+// Serve on them. Other errors are returned as they are. Cost per accepted
+// connection: one atomic add and the limitConn (one allocation, as
+// before); the retry path costs nothing until accept fails.
 func (l *limitListener) Accept() (net.Conn, error) {
+	var delay time.Duration
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
-			return nil, err
+			if !temporaryAcceptError(err) {
+				return nil, err
+			}
+			delay = nextAcceptDelay(delay)
+			l.acceptLog.report(err, delay)
+			acceptBackoff(delay, l.closing)
+			continue
 		}
+		delay = 0
 		if l.open.Add(1) <= l.limit {
 			lc := &limitConn{Conn: c, l: l}
 			if _, ok := c.(tlsConnState); ok {
@@ -306,50 +326,54 @@ func (l *limitListener) Accept() (net.Conn, error) {
 }
 
 // refuse answers c with the 503 envelope and closes it, in the background
-// so that Accept keeps going. It first reads the request head (bounded in
-// time and size): a response that arrives before the request was sent is
-// dropped by clients such as net/http ("unsolicited response"). After
-// writing, it reads and discards what the client still sends for a short
-// while: closing a socket with unread input makes the kernel reset the
-// connection, and the client could then lose the response.
+// so that Accept keeps going. It first reads the request head (at most
+// refuseHeadWait, 8 KiB): a response that arrives before the request was
+// sent is dropped by clients such as net/http ("unsolicited response"); a
+// client that sent nothing by then is closed without a response, as a
+// silent served connection is. After writing, it lingers (linger.go) at
+// most refuseLinger: closing a socket with unread input makes the kernel
+// reset the connection, and the client could then lose the response.
+// Cost: one goroutine and one descriptor for at most refuseHeadWait +
+// refuseLinger (1 s; a silent client: refuseHeadWait; a client that reads
+// its 503 and closes: about one round trip), and at most maxRejecting of
+// them at once (refusalBudget, an eighth of the descriptor budget); past
+// that, refused connections are closed at once, without a response.
 func (l *limitListener) refuse(c net.Conn) {
-	if l.rejecting.Add(1) > maxRejecting {
+	if l.rejecting.Add(1) > l.maxRejecting {
 		l.rejecting.Add(-1)
 		c.Close()
 		return
 	}
 	go func() {
-		defer l.rejecting.Add(-1)
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(l.timeout)) //nolint:errcheck
-		readRequestHead(c)
-		c.SetDeadline(time.Now().Add(l.timeout)) //nolint:errcheck
-		if _, err := c.Write(overloadResponse); err != nil {
+		release := func() { l.rejecting.Add(-1) }
+		c.SetDeadline(time.Now().Add(refuseHeadWait)) //nolint:errcheck
+		if !readRequestHead(c) {
+			c.Close() // nothing asked, nothing answered (as for a silent served connection)
+			release()
 			return
 		}
-		if cw, ok := c.(interface{ CloseWrite() error }); ok {
-			cw.CloseWrite() //nolint:errcheck
+		deadline := time.Now().Add(refuseLinger)
+		c.SetDeadline(deadline) //nolint:errcheck
+		if _, err := c.Write(overloadResponse); err != nil {
+			c.Close()
+			release()
+			return
 		}
-		var buf [512]byte
-		for n := 0; n < 64<<10; {
-			m, err := c.Read(buf[:])
-			n += m
-			if err != nil {
-				return
-			}
-		}
+		l.linger(c, deadline, refuseBytes, release)
 	}()
 }
 
 // readRequestHead reads from c until the end of a request head
 // ("\r\n\r\n"), 8 KiB, an error or c's deadline, whichever comes first.
-func readRequestHead(c net.Conn) {
+// It reports whether c sent anything.
+func readRequestHead(c net.Conn) (sent bool) {
 	var buf [1024]byte
 	var tail [3]byte // last bytes of the previous read, for a split "\r\n\r\n"
 	nt := 0
 	for n := 0; n < 8<<10; {
 		m, err := c.Read(buf[:])
 		if m > 0 {
+			sent = true
 			chunk := append(tail[:nt:nt], buf[:m]...)
 			if bytes.Contains(chunk, headEnd) {
 				return
@@ -361,22 +385,73 @@ func readRequestHead(c net.Conn) {
 			return
 		}
 	}
+	return
 }
 
 var headEnd = []byte("\r\n\r\n")
 
-// limitConn gives its slot back on the first Close.
+// limitConn gives its slot back when it is closed: on the first Close, or,
+// for a connection that ends with a transport error response, when its
+// lingering close (linger.go) ends.
 type limitConn struct {
 	net.Conn
-	l      *limitListener
-	closed atomic.Bool
+	l       *limitListener
+	closed  atomic.Bool
+	linger  atomic.Bool // set by errorResponse; Close may come from Shutdown's goroutine
+	gotByte bool        // some request byte was read (fasthttp's connection goroutine only)
+}
+
+// Read notes that the client sent something. Cost: one branch per read.
+func (c *limitConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.gotByte {
+		c.gotByte = true
+	}
+	return n, err
+}
+
+// errorResponse is called by transportError before fasthttp writes a
+// transport error response and closes c. It reports whether to write it:
+// a connection that never sent a byte (it reached ReadTimeout silent, or
+// the client went away) is closed quietly, since a 408 nobody asked for
+// only confuses clients and costs a write. Otherwise the response is
+// written and c's Close lingers, because request bytes may still arrive.
+func (c *limitConn) errorResponse() bool {
+	if !c.gotByte {
+		c.Close() // fasthttp's write then fails on the closed conn: nothing is sent
+		return false
+	}
+	c.linger.Store(true)
+	return true
 }
 
 func (c *limitConn) Close() error {
-	if c.closed.CompareAndSwap(false, true) {
-		c.l.open.Add(-1)
+	if !c.closed.CompareAndSwap(false, true) {
+		if c.linger.Load() {
+			return nil // the lingering goroutine owns the socket now
+		}
+		return c.Conn.Close()
 	}
+	if c.linger.Load() {
+		go c.l.linger(c.Conn, time.Now().Add(lingerTimeout), lingerBytes, c.release)
+		return nil
+	}
+	c.release()
 	return c.Conn.Close()
+}
+
+func (c *limitConn) release() { c.l.open.Add(-1) }
+
+// limitConnOf is the limitConn behind a connection fasthttp serves, or nil
+// for one that did not come through a limitListener.
+func limitConnOf(c net.Conn) *limitConn {
+	switch c := c.(type) {
+	case *limitConn:
+		return c
+	case *limitTLSConn:
+		return c.limitConn
+	}
+	return nil
 }
 
 // tlsConnState is what fasthttp looks for to report RequestCtx.IsTLS and
