@@ -154,11 +154,14 @@ var (
 //     serve one origin's answer to another. It is sent even to requests
 //     without Origin, whose response would have differed had they sent one.
 //
-// Cost (go test -run '^$' -bench CORS -benchmem ./middleware, 2 cores,
-// shared machine): an allowed GET costs about 200 ns more than the same
-// route without CORS, and no allocation; so does a preflight. Origins are
-// matched with a map lookup and one suffix comparison per wildcard.
-// AllowOriginFunc, when consulted, costs one copy of the origin.
+// Cost (go test -run '^$' -bench CORS -benchmem -cpu 1 ./middleware, on a
+// shared machine): an allowed GET takes about 300 ns against 77 ns for the
+// same route without CORS, most of it fasthttp's header sets (three
+// Access-Control-* headers and Vary); a preflight answered here about
+// 440 ns in all. None of them allocates. Origins are matched with one map
+// lookup of the lower-cased origin (in a stack buffer) and one suffix
+// comparison per wildcard. AllowOriginFunc, when consulted, costs one copy
+// of the origin.
 //
 // CORS panics when the configuration is invalid, listing every problem
 // (errors.Join): no origin source, a malformed origin or pattern, "*" or a

@@ -132,10 +132,10 @@ var (
 // too. A handler may override any of them with its own SetHeader (a route
 // that serves an HTML page sets its own Content-Security-Policy).
 //
-// Cost (go test -run '^$' -bench SecurityHeaders -benchmem ./middleware):
-// the values are built once, so a request costs a few header sets, about
-// 150-250 ns over a bare route on a shared 2-core machine, and no
-// allocation.
+// Cost (go test -run '^$' -bench SecurityHeaders -benchmem -cpu 1
+// ./middleware, on a shared machine): the names and values are built once,
+// so a request costs only the header sets, about 190 ns against 77 ns for
+// the bare route (about 220 ns over TLS, with HSTS), and no allocation.
 //
 // SecurityHeaders panics when the configuration is invalid, listing every
 // problem: an unknown policy token, preload without includeSubDomains or
