@@ -67,8 +67,9 @@ type CORSConfig struct {
 	// AllowHeaders is sent as Access-Control-Allow-Headers on preflights.
 	// Nil: the preflight's Access-Control-Request-Headers is echoed (when it
 	// is a well-formed list of header names), which allows any request
-	// header. "*" allows any header but Authorization, except with
-	// AllowCredentials, where it is refused.
+	// header. An empty, non-nil list sends none: only the CORS-safelisted
+	// request headers are allowed. "*" allows any header but
+	// Authorization, except with AllowCredentials, where it is refused.
 	AllowHeaders []string
 
 	// ExposeHeaders is sent as Access-Control-Expose-Headers on actual

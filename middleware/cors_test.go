@@ -176,6 +176,11 @@ func TestCORSPreflightHeaders(t *testing.T) {
 	if v, ok := h["Access-Control-Max-Age"]; ok {
 		t.Errorf("MaxAge -1 sent Access-Control-Max-Age %q", v)
 	}
+
+	app = corsApp(middleware.CORSConfig{AllowOrigins: []string{appOrigin}, AllowHeaders: []string{}})
+	if v, ok := pre(app, "x-a")["Access-Control-Allow-Headers"]; ok {
+		t.Errorf("empty AllowHeaders sent %q", v)
+	}
 }
 
 // TestCORSOriginMatching: exact origins (case-insensitive), wildcard
