@@ -1,8 +1,11 @@
 package middleware_test
 
 import (
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/middleware"
@@ -56,3 +59,36 @@ func BenchmarkRateLimitRefused(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRateLimitManyKeys is BenchmarkRateLimit with one key per
+// goroutine (a custom Key reading X-Client), so goroutines lock different
+// shards: the usual case of many clients.
+func BenchmarkRateLimitManyKeys(b *testing.B) {
+	app := bareApp(middleware.RateLimit(middleware.RateLimitConfig{
+		Limit: middleware.Limit{Requests: 1 << 30, Period: time.Hour},
+		Key: func(c *fx.Ctx) (string, error) {
+			return b2s(c.RequestCtx().Request.Header.Peek("X-Client")), nil
+		},
+	}))
+	if err := app.Boot(); err != nil {
+		b.Fatal(err)
+	}
+	h := app.Handler()
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		var rc fasthttp.RequestCtx
+		rc.Request.SetRequestURI("/me")
+		rc.Request.Header.Set("X-Client", "client-"+strconv.FormatInt(n.Add(1), 10))
+		for pb.Next() {
+			rc.Response.Reset()
+			h(&rc)
+			if rc.Response.StatusCode() != 200 {
+				b.Fatalf("status %d", rc.Response.StatusCode())
+			}
+		}
+	})
+}
+
+// b2s views b as a string without copying; the store copies keys it keeps.
+func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

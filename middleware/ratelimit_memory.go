@@ -96,7 +96,7 @@ func NewMemoryStore(cfg MemoryStoreConfig) *MemoryStore {
 
 // Allow implements Store; it never fails and ignores ctx.
 func (s *MemoryStore) Allow(_ context.Context, key string, limit Limit) (Decision, error) {
-	l, err := limit.check()
+	l, err := limit.Validate()
 	if err != nil {
 		return Decision{}, err
 	}
