@@ -151,6 +151,9 @@ var (
 	errRateLimitUnavailable = fx.NewCatalogError(fx.CodeServiceUnavailable,
 		"The rate limit cannot be checked right now; retry later",
 		FailureDetails{Reason: ReasonRateLimitUnavailable})
+	errAPIKeyRequired = fx.NewCatalogError(fx.CodeUnauthenticated,
+		"Authentication required: this route is rate limited per API key; send one",
+		FailureDetails{Reason: ReasonMissingCredentials})
 	errNoTenantKey = fx.NewCatalogError(fx.CodeTenantRequired,
 		"Tenant required: the rate limit is per tenant and no tenant was resolved",
 		FailureDetails{Reason: ReasonMissingTenant})
@@ -369,24 +372,40 @@ func KeyByPrincipal(c *fx.Ctx) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if p.Subject == "" {
-		return "", authFailures[schBearer][kInvalid]
+	if p.Subject == "" { // a Verifier's bug; fail closed rather than share one bucket
+		return "", unauthenticated(c, schBearer, kInvalid)
 	}
 	return p.Subject, nil
+}
+
+// unauthenticated returns the 401 of failure k with its challenge (that of
+// the Auth that ran, or the default one).
+func unauthenticated(c *fx.Ctx, s scheme, k kind) error {
+	if a, ok := c.Value(authKey{}).(*authenticator); ok {
+		return a.fail(c, s, k)
+	}
+	c.SetHeader("WWW-Authenticate", defaultChallenge)
+	return authFailures[s][k]
 }
 
 // KeyByAPIKey keys requests by the API key they were authenticated with:
 // the Subject of a principal of scheme SchemeAPIKey (the name NewAPIKeys
 // gives the key), never the secret itself, so no secret is written to a
 // store. A request authenticated otherwise, or not at all, is refused with
-// 401 FX_UNAUTHENTICATED. No allocation.
+// 401 FX_UNAUTHENTICATED and an APIKey challenge. No allocation (the
+// refusal's challenge string aside, when no Auth ran).
 func KeyByAPIKey(c *fx.Ctx) (string, error) {
 	p, err := requirePrincipal(c)
 	if err != nil {
 		return "", err
 	}
 	if p.Scheme != SchemeAPIKey || p.Subject == "" {
-		return "", authFailures[schAPIKey][kMissing]
+		ch := `APIKey realm="` + DefaultRealm + `", header="` + DefaultAPIKeyHeader + `"`
+		if a, ok := c.Value(authKey{}).(*authenticator); ok {
+			ch = a.challenges[schAPIKey][kMissing]
+		}
+		c.SetHeader("WWW-Authenticate", ch)
+		return "", errAPIKeyRequired
 	}
 	return p.Subject, nil
 }

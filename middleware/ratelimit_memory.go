@@ -144,7 +144,8 @@ func (s *MemoryStore) allow(key string, limit Limit) Decision {
 
 // insert returns the index of a new, unlinked entry for k, taking the
 // least recently seen entry's place when the shard is full. The key is
-// copied: the caller's may alias request memory.
+// copied: the caller's may alias request memory. (The policy name is a
+// Go string from the configuration and is kept as it is.)
 func (sh *memShard) insert(k memKey) int32 {
 	k.key = strings.Clone(k.key)
 	var i int32

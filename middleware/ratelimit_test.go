@@ -151,7 +151,11 @@ func TestRateLimitKeys(t *testing.T) {
 
 	t.Run("principal", func(t *testing.T) {
 		app := build(middleware.KeyByPrincipal, setPrincipal)
-		expectError(t, do(t, app, "GET", "/r", nil), 401, fx.CodeUnauthenticated, middleware.ReasonMissingCredentials)
+		r := do(t, app, "GET", "/r", nil)
+		expectError(t, r, 401, fx.CodeUnauthenticated, middleware.ReasonMissingCredentials)
+		if ch := r.header.Get("WWW-Authenticate"); ch == "" {
+			t.Fatal("401 without WWW-Authenticate")
+		}
 		for _, c := range []struct {
 			sub  string
 			want int
@@ -165,6 +169,9 @@ func TestRateLimitKeys(t *testing.T) {
 		app := build(middleware.KeyByAPIKey, setPrincipal)
 		r := do(t, app, "GET", "/r", map[string]string{"X-Sub": "alice", "X-Scheme": middleware.SchemeBearer})
 		expectError(t, r, 401, fx.CodeUnauthenticated, middleware.ReasonMissingCredentials)
+		if ch := r.header.Get("WWW-Authenticate"); !strings.HasPrefix(ch, "APIKey realm=") {
+			t.Fatalf("WWW-Authenticate %q, want an APIKey challenge", ch)
+		}
 		h := map[string]string{"X-Sub": "billing", "X-Scheme": middleware.SchemeAPIKey}
 		if a, b := status(app, h), status(app, h); a != 200 || b != 429 {
 			t.Fatalf("API key: %d then %d", a, b)
