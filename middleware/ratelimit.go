@@ -339,7 +339,11 @@ func isSFString(s string) bool {
 // reports it (c.RequestCtx().RemoteIP()): an IPv4 address as its 4 bytes,
 // an IPv6 address by its /64 prefix (8 bytes), since one host commonly
 // holds a whole /64 and would otherwise get 2^64 buckets. The key is
-// binary, not text, and costs no allocation.
+// binary, not text, and costs no allocation: it aliases the request's
+// address, valid until the request ends (the nethttp adapter reuses it),
+// which is what the Store contract expects; copy it to keep it. A
+// connection without an IP address (a unix socket) reports 0.0.0.0, so all
+// its requests share one bucket.
 //
 // Behind a proxy or load balancer every request comes from the proxy's
 // address, so all clients share one bucket: key by something else there
@@ -353,8 +357,6 @@ func KeyByIP(c *fx.Ctx) (string, error) {
 	} else if len(ip) == net.IPv6len {
 		ip = ip[:8]
 	}
-	// The IP belongs to the connection's net.Addr, which is never
-	// modified, so the view stays valid even if a store kept it.
 	return unsafe.String(unsafe.SliceData(ip), len(ip)), nil
 }
 

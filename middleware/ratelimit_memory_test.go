@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/fxhq/fx/middleware"
 )
@@ -88,5 +89,36 @@ func TestMemoryStoreEvictsIdleKeys(t *testing.T) {
 	}
 	if !allow("a") {
 		t.Fatal("the idle key a was never evicted")
+	}
+}
+
+// TestMemoryStoreCopiesKeys passes keys that alias a buffer the caller
+// then overwrites, as KeyByIP's do under the net/http adapter (it reuses
+// the memory its parsed address lives in). The store must keep copies:
+// with the caller's memory as its map key, "client-1"'s entry would turn
+// into "client-2" and client-1 would get a fresh burst.
+func TestMemoryStoreCopiesKeys(t *testing.T) {
+	clk := newFakeClock()
+	s := middleware.NewMemoryStore(middleware.MemoryStoreConfig{Now: clk.Now})
+	lim := middleware.Limit{Requests: 1, Period: time.Hour}
+	ctx := context.Background()
+	buf := []byte("client-1")
+	view := unsafe.String(unsafe.SliceData(buf), len(buf))
+	allow := func(key string) bool {
+		d, err := s.Allow(ctx, key, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Allowed
+	}
+	if !allow(view) {
+		t.Fatal("client-1 refused")
+	}
+	copy(buf, "client-2")
+	if !allow(view) {
+		t.Fatal("client-2 refused")
+	}
+	if allow("client-1") || allow("client-2") {
+		t.Fatal("a client got a second request: the store kept the caller's memory as its key")
 	}
 }

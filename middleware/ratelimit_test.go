@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/nethttp"
 	"github.com/valyala/fasthttp"
 )
 
@@ -343,5 +345,33 @@ func TestMemoryStoreConcurrentExact(t *testing.T) {
 	wg.Wait()
 	if allowed.Load() != 100 || refused.Load() != 3900 {
 		t.Fatalf("allowed %d, refused %d; want 100 and 3900", allowed.Load(), refused.Load())
+	}
+}
+
+// TestRateLimitKeyByIPAdapterReusesAddress serves through the net/http
+// adapter, which parses each request's address into memory it reuses for
+// the next request (KeyByIP's key aliases it; TestMemoryStoreCopiesKeys
+// shows the store copes): buckets stay per address and per IPv6 /64.
+func TestRateLimitKeyByIPAdapterReusesAddress(t *testing.T) {
+	app := rlApp(middleware.RateLimitConfig{Limit: middleware.Limit{Requests: 1, Period: time.Hour}})
+	h := nethttp.Handler(app)
+	for i, c := range []struct {
+		addr string
+		want int
+	}{
+		{"192.0.2.1:1000", 200},
+		{"192.0.2.2:1000", 200},
+		{"192.0.2.1:1001", 429},
+		{"192.0.2.2:1001", 429},
+		{"[2001:db8::1]:1000", 200},
+		{"[2001:db8::2]:1000", 429}, // same /64
+	} {
+		req := httptest.NewRequest("GET", "/r", nil)
+		req.RemoteAddr = c.addr
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.want {
+			t.Fatalf("request %d from %s: %d, want %d", i+1, c.addr, rec.Code, c.want)
+		}
 	}
 }
