@@ -40,7 +40,8 @@ type MemoryStoreConfig struct {
 // It is split into 64 shards by a hash of the key, each with its own lock,
 // map and least-recently-seen list, so requests for different keys rarely
 // contend and no lock covers the whole store. Memory is bounded by MaxKeys:
-// about 100 bytes plus the key's length per key.
+// about 190 bytes plus the key's length per key (measured: 204 bytes per
+// key with 15-byte keys, so about 13 MiB for a full default store).
 //
 // Cost of Allow: one hash, one shard lock, a map lookup and a list move:
 // no allocation for a key already present, one (the copy of the key) for a

@@ -1,8 +1,10 @@
 package middleware_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http/httptest"
 	"strings"
@@ -260,13 +262,17 @@ func (s *failingStore) Allow(ctx context.Context, key string, l middleware.Limit
 }
 
 // TestRateLimitStoreFailure checks both failure modes: closed (503 with
-// Retry-After, the store's error logged) and open (passes, no headers).
+// Retry-After, the store's error logged with the request) and open
+// (passes, no headers, one log line for a burst of failures).
 func TestRateLimitStoreFailure(t *testing.T) {
 	for _, open := range []bool{false, true} {
 		fs := &failingStore{inner: middleware.NewMemoryStore(middleware.MemoryStoreConfig{})}
-		app := rlApp(middleware.RateLimitConfig{
+		var logs bytes.Buffer
+		app := fx.New(fx.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		app.Use(middleware.RateLimit(middleware.RateLimitConfig{
 			Limit: middleware.Limit{Requests: 5, Period: time.Second}, Store: fs, FailOpen: open,
-		})
+		}))
+		app.Get("/r", func(c *fx.Ctx) error { return c.JSON(200, map[string]string{}) })
 		if r := do(t, app, "GET", "/r", nil); r.status != 200 || r.header.Get("RateLimit") == "" {
 			t.Fatalf("open=%v, store up: %d, RateLimit %q", open, r.status, r.header.Get("RateLimit"))
 		}
@@ -276,11 +282,19 @@ func TestRateLimitStoreFailure(t *testing.T) {
 			if r.status != 200 || r.header.Get("RateLimit") != "" {
 				t.Fatalf("FailOpen: %d, RateLimit %q", r.status, r.header.Get("RateLimit"))
 			}
+			do(t, app, "GET", "/r", nil)
+			do(t, app, "GET", "/r", nil)
+			if n := strings.Count(logs.String(), "connection refused"); n != 1 {
+				t.Fatalf("FailOpen: %d log lines for 3 failures within a second, want 1:\n%s", n, logs.String())
+			}
 			continue
 		}
 		expectError(t, r, 503, fx.CodeServiceUnavailable, middleware.ReasonRateLimitUnavailable)
 		if r.header.Get("Retry-After") != "1" || r.header.Get("RateLimit") != "" {
 			t.Fatalf("fail closed: Retry-After %q RateLimit %q", r.header.Get("Retry-After"), r.header.Get("RateLimit"))
+		}
+		if !strings.Contains(logs.String(), "connection refused") {
+			t.Fatalf("fail closed: the store's error was not logged:\n%s", logs.String())
 		}
 	}
 }

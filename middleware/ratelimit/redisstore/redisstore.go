@@ -32,9 +32,12 @@
 // Keys are Config.Prefix + Limit.Name + ":" + the request's key. One key
 // per call, so it works on Redis Cluster.
 //
-// Cost: one round trip to Redis and what go-redis allocates for a command
-// (a few hundred bytes); the script itself is a handful of Lua operations.
-// Requires Redis 5 or later (for a script writing after TIME).
+// Cost: one round trip to Redis per request; the script itself is a
+// handful of Lua operations. BenchmarkAllow (go test -run '^$' -bench
+// Allow -benchmem, needs redis-server) measures 45-80 µs over loopback on a
+// shared 2-core machine and 16 allocations (530 bytes), nearly all of them
+// go-redis building the command and reading the reply. Requires Redis 5 or
+// later (for a script writing after TIME).
 //
 // When Redis cannot be reached, Allow returns the error and
 // middleware.RateLimitConfig.FailOpen decides: by default the request is

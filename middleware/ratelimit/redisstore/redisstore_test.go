@@ -21,6 +21,17 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
+// TestMain silences go-redis's own logger: TestRedisDown makes it report
+// every failed dial, which is the point of that test, not news.
+func TestMain(m *testing.M) {
+	redis.SetLogger(quietLogger{})
+	os.Exit(m.Run())
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
 // redisServer is a redis-server child process on a free loopback port.
 type redisServer struct {
 	addr string
@@ -31,7 +42,7 @@ type redisServer struct {
 // 6379), without persistence, and waits until it answers PING. The server
 // is killed when the test ends. Without redis-server the test is skipped,
 // except under CI (CI=true), where that is a failure: CI installs it.
-func startRedis(t *testing.T) *redisServer {
+func startRedis(t testing.TB) *redisServer {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -304,5 +315,23 @@ func TestRedisDown(t *testing.T) {
 	r = serve(open, "c")
 	if r.status != 200 || r.rateLimit != "" {
 		t.Fatalf("fail open: %d %q RateLimit %q", r.status, r.body, r.rateLimit)
+	}
+}
+
+// BenchmarkAllow is one decision through the Redis store against a local
+// redis-server (one round trip over loopback): what a request costs on top
+// of BenchmarkRateLimit's in-process numbers.
+func BenchmarkAllow(b *testing.B) {
+	srv := startRedis(b)
+	c := redis.NewClient(&redis.Options{Addr: srv.addr})
+	defer c.Close()
+	s := redisstore.New(c, redisstore.Config{})
+	lim := middleware.Limit{Requests: 1 << 30, Period: time.Hour}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if d, err := s.Allow(ctx, "bench", lim); err != nil || !d.Allowed {
+			b.Fatal(d, err)
+		}
 	}
 }
