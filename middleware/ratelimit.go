@@ -34,7 +34,9 @@ import (
 type Limit struct {
 	// Name identifies the policy in the RateLimit and RateLimit-Policy
 	// headers and separates its keys from other policies' in a shared
-	// store. Default "default". Printable ASCII without '"' and '\'.
+	// store: two RateLimits sharing a Store need different Names, or they
+	// count in the same buckets. Default "default". Printable ASCII
+	// without '"' and '\'.
 	Name string
 	// Requests is the quota: how many requests a key may make per Period
 	// (the "q" of RateLimit-Policy). Required, at least 1.
@@ -223,7 +225,9 @@ type rateLimiter struct {
 // "rate_limited") with Retry-After in seconds, rounded up, and does not
 // reach next. A store failure answers as RateLimitConfig.FailOpen says.
 // The headers are set before next runs, so they are also on the error
-// responses of later middleware and the handler.
+// responses of later middleware and the handler. With several RateLimits
+// on one route, each replaces the headers of the one before it: the
+// innermost one's are sent.
 //
 // Cost with the default memory store, measured with
 //
