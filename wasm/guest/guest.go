@@ -128,6 +128,10 @@ func JSON(status int, body []byte) Response {
 	return Response{Status: status, Header: Header{{"Content-Type", "application/json"}}, Body: body}
 }
 
+// handler is read by the wasip1 exports (exports_wasip1.go): in a native
+// build nothing calls it, which is what lets guests be tested natively.
+//
+//lint:ignore U1000 used only when GOOS=wasip1
 var handler func(Request) Response
 
 // Handle registers the guest's handler. Call it from an init function: a
