@@ -44,7 +44,7 @@ import (
 // requests (nothing of one request is visible to the next); a request
 // costs the header translation both ways (one string per response header
 // value, as net/http's Header map requires) on top of the App's own work.
-// See the package README for measured figures.
+// The repository README's nethttp section has measured figures.
 func Handler(app *fx.App) http.Handler {
 	cfg := app.Config()
 	h := &handler{
