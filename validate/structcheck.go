@@ -9,6 +9,11 @@ import (
 	"time"
 )
 
+// The type check of Struct over the generic tree (Validate, and the
+// Result a Decoder must match): every value is compared with the kind its
+// tdesc expects, every mismatch is reported with its path, and query
+// strings are coerced by the rules of Query.
+
 // checkType reports every type mismatch of v against d and returns the
 // value to decode (v itself, or its coercion in query mode).
 func checkType(d *tdesc, v any, st *state) any {

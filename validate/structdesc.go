@@ -10,6 +10,12 @@ import (
 	json "github.com/goccy/go-json"
 )
 
+// Type descriptions: what Struct and QueryStruct learn of a Go type, once,
+// when the schema is built (and cached per type), so that validating a
+// request never calls reflect on the type again. A tdesc says which JSON
+// kind a value of the type must be and, for a struct, its JSON fields
+// (json tags read as encoding/json reads them, embedded structs flattened).
+
 type tkind uint8
 
 const (
