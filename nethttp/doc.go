@@ -69,12 +69,14 @@
 //
 // # Lifetime
 //
-// The pooled RequestCtx is reset when the response has been written:
-// nothing of one request is visible to the next, and neither the Ctx nor
-// anything it returns may be kept after the handler returns, as on the
-// fasthttp transport. Request(c) is valid while c is; its Body has been
-// read already (use c.Body()). A response Wrap's handler writes is
-// buffered and sent when it returns; writing to it afterwards is an error.
+// The pooled RequestCtx and body buffer are reset once the response has
+// been written: nothing of one request is visible to the next. As on the
+// fasthttp transport (see fx.Ctx), the Ctx, its RequestCtx and memory that
+// aliases them (c.Body()) must not be kept after the handler chain
+// returns; the strings Ctx returns are copies and may be. Request(c) is
+// valid while c is; its Body has been read already (use c.Body()). What a
+// handler mounted with Wrap writes is buffered and sent when it returns;
+// a write after that fails.
 //
 // # Errors
 //
