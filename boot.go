@@ -3,6 +3,7 @@ package fx
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/valyala/fasthttp"
@@ -132,4 +133,19 @@ func warmUpEncoders() {
 	for _, s := range samples {
 		appendDetails(nil, s) //nolint:errcheck
 	}
+}
+
+// nilMiddleware reports each nil entry of mws, which would otherwise panic
+// on every request that reaches it, as a configuration error for Boot
+// (FX_INTERNAL_ERROR naming owner and the position). It is the one check
+// for App.Use, Group and Route.Middleware.
+func nilMiddleware(owner string, mws []Middleware) []error {
+	var errs []error
+	for i, mw := range mws {
+		if mw == nil {
+			errs = append(errs, catalogError(ErrorCodes.InternalError,
+				fmt.Sprintf("%s was given a nil middleware (position %d)", owner, i)))
+		}
+	}
+	return errs
 }

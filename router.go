@@ -3,6 +3,7 @@ package fx
 import (
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/fasthttp/router"
 	"github.com/fxhq/fx/validate"
@@ -156,3 +157,42 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 	}
 	return r, errs
 }
+
+// notFound answers an unmatched route. Without middleware or hook the
+// envelope is written directly (no Ctx, no allocation); otherwise the
+// request goes through the middleware chain to a handler that returns the
+// FX_NOT_FOUND *Error, so middleware (CORS, request IDs, logging) and the
+// hook see 404s like any other failure.
+func (a *App) notFound(rc *fasthttp.RequestCtx) {
+	if len(a.notFoundRoute.chain) > 0 || a.hook != nil {
+		a.serve(rc, a.notFoundRoute)
+		return
+	}
+	resp := &rc.Response
+	resp.SetStatusCode(fasthttp.StatusNotFound)
+	resp.Header.SetContentTypeBytes(contentTypeJSON)
+	b := takeBody(resp)
+	b = append(b, notFoundPrefix...)
+	b = appendJSONInner(b, b2s(rc.Method()))
+	b = append(b, ' ')
+	b = appendJSONInner(b, b2s(rc.URI().PathOriginal()))
+	b = append(b, notFoundSuffix...)
+	resp.SwapBody(b)
+	a.closeIfStopping(rc)
+}
+
+var (
+	notFoundPrefix = []byte(`{"error":{"code":"FX_NOT_FOUND","message":"Route `)
+	notFoundSuffix = []byte(` not found"}}`)
+)
+
+// notFoundHandler is the handler of the not-found route (used when there is
+// middleware or a hook).
+func notFoundHandler(c *Ctx) error {
+	return catalogError(ErrorCodes.NotFound,
+		"Route "+c.Method()+" "+string(c.rc.URI().PathOriginal())+" not found")
+}
+
+// b2s views b as a string without copying; the result must not outlive b's
+// current contents (used only to pass request bytes to the escaper).
+func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
