@@ -1,22 +1,3 @@
-// Package fx is a web framework on fasthttp for latency-sensitive services,
-// built around one promise: every failure reaches the client as a JSON
-// envelope with a stable code and the right status,
-//
-//	{"error":{"code":"FX_NOT_FOUND","message":"Route GET /nope not found"}}
-//
-// at a cost close to raw fasthttp.
-//
-// Handlers return an error (or panic); middleware wraps the rest of the
-// chain through next(); one error boundary (boundary.go) turns whatever
-// went wrong into the envelope, after showing it to the optional error
-// hook. The codes the framework emits are listed in ErrorCodes and
-// ErrorStatus.
-//
-// Cost model: contexts are pooled, the middleware chain of each route is
-// built once at Boot, and the next() guard is a counter. The 404 and an
-// *Error kept in a variable are answered without allocating (on a static
-// route: fasthttp/router allocates for :param values); c.JSON costs
-// at most the interface conversion of its argument.
 package fx
 
 import (
