@@ -382,3 +382,46 @@ func TestSetupUsesServerAndHandler(t *testing.T) {
 		t.Errorf("handler from Setup: %q", rc.Response.Body())
 	}
 }
+
+// TestConfigErrorsShareOneWording: every configuration error Boot reports
+// (other than a nil handler) is an FX_INTERNAL_ERROR worded "<what>:
+// <problem>", with what named as the application wrote it.
+func TestConfigErrorsShareOneWording(t *testing.T) {
+	ok := func(c *fx.Ctx) error { return c.NoContent(204) }
+	app := quiet()
+	app.Register(fx.Plugin{Name: "twice"})
+	app.Register(fx.Plugin{Name: "twice"})
+	app.Use(nil)
+	app.Group("/x", nil).Get("/a", ok)
+	app.Handle("G T", "/m", ok)
+	app.Get("nope", ok)
+	app.Get("/p/:id/:id", ok)
+	app.Get("/d", ok)
+	app.Get("/d", ok)
+	want := []string{
+		`Plugin "twice": registered twice`,
+		`App.Use: nil middleware at position 0`,
+		`Group "/x": nil middleware at position 0`,
+		`Route "G T" "/m": invalid method`,
+		`Route GET nope: the path must begin with '/'`,
+		`Route GET /p/:id/:id: parameter "id" appears twice`,
+		`Route GET /d: registered twice`,
+	}
+	joined, isJoin := app.Boot().(interface{ Unwrap() []error })
+	if !isJoin || len(joined.Unwrap()) != len(want) {
+		t.Fatalf("Boot did not join %d configuration errors", len(want))
+	}
+	for i, e := range joined.Unwrap() {
+		var fe *fx.Error
+		if !errors.As(e, &fe) || fe.Code != fx.CodeInternalError || fe.Message != want[i] {
+			t.Errorf("error %d = %v, want FX_INTERNAL_ERROR %q", i, e, want[i])
+		}
+	}
+
+	app = quiet()
+	app.Register(fx.Plugin{Name: "p", Setup: func(*fx.App) error { panic("boom") }})
+	var fe *fx.Error
+	if err := app.Boot(); !errors.As(err, &fe) || fe.Message != `Plugin "p": Setup panicked: boom` {
+		t.Errorf("Boot = %v, want the Setup panic worded as a configuration error", err)
+	}
+}

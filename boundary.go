@@ -105,9 +105,9 @@ func (a *App) resolve(err error, raw any) (status int, code, msg string, details
 	}
 	if fe == nil { // no *Error in the chain, or a typed nil *Error was returned
 		if a.cfg.Development {
-			return 500, ErrorCodes.InternalError, describe(raw), nil
+			return 500, CodeInternalError, describe(raw), nil
 		}
-		return 500, ErrorCodes.InternalError, internalErrorMessage, nil
+		return 500, CodeInternalError, internalErrorMessage, nil
 	}
 	status, code, msg, details = fe.Status, fe.Code, fe.Message, fe.Details
 	if status < 400 || status > 599 {
@@ -119,7 +119,7 @@ func (a *App) resolve(err error, raw any) (status int, code, msg string, details
 			a.misuse("code", code, "fx: error code "+code+" uses the reserved FX_ prefix but is not a built-in code")
 		}
 	}
-	if code == ErrorCodes.InternalError && !a.cfg.Development {
+	if code == CodeInternalError && !a.cfg.Development {
 		msg, details = internalErrorMessage, nil
 	}
 	return status, code, msg, details
@@ -228,7 +228,7 @@ func (a *App) writeEnvelope(resp *fasthttp.Response, status int, code, msg strin
 	dropContentEncoding(resp)
 	resp.SetStatusCode(status)
 	resp.Header.SetContentTypeBytes(contentTypeJSON)
-	if code == ErrorCodes.InternalError && msg == internalErrorMessage && details == nil {
+	if code == CodeInternalError && msg == internalErrorMessage && details == nil {
 		resp.SetBodyRaw(prebuiltInternal) // replaces any body
 		return
 	}
@@ -259,4 +259,4 @@ func takeBody(resp *fasthttp.Response) []byte {
 }
 
 // prebuiltInternal is the production 500 body.
-var prebuiltInternal = AppendEnvelope(nil, &Error{Code: ErrorCodes.InternalError, Message: internalErrorMessage})
+var prebuiltInternal = AppendEnvelope(nil, &Error{Code: CodeInternalError, Message: internalErrorMessage})

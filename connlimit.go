@@ -162,7 +162,7 @@ const overloadMessage = "The server is serving its maximum number of connections
 // over-concurrency, built once. It has no Date header: one built once would
 // carry the process start time (a 5xx may omit Date, RFC 9110 6.6.1).
 var overloadResponse = func() []byte {
-	body := AppendEnvelope(nil, &Error{Code: ErrorCodes.ServiceUnavailable, Message: overloadMessage})
+	body := AppendEnvelope(nil, &Error{Code: CodeServiceUnavailable, Message: overloadMessage})
 	b := []byte("HTTP/1.1 503 Service Unavailable\r\n" +
 		"Content-Type: application/json\r\n" +
 		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n" +

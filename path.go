@@ -120,6 +120,6 @@ func isHex(c byte) bool {
 
 // badPathHandler is the handler of the refused-path route.
 func badPathHandler(*Ctx) error {
-	return catalogError(ErrorCodes.BadRequest,
+	return catalogError(CodeBadRequest,
 		"The request path holds an encoded '/', a '\\' or a double-encoded escape")
 }

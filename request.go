@@ -103,7 +103,7 @@ func (c *Ctx) recovered(i int, r any) error {
 func (c *Ctx) callNext() error {
 	d := c.depth
 	if c.started > d {
-		return catalogError(ErrorCodes.NextCalledMultipleTimes,
+		return catalogError(CodeNextCalledMultipleTimes,
 			"next() was called more than once by the same middleware")
 	}
 	c.started = d + 1

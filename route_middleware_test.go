@@ -189,8 +189,8 @@ func TestRouteNilMiddlewareIsBootError(t *testing.T) {
 		t.Fatal("Boot = nil, want the nil middleware reported")
 	}
 	for _, want := range []string{
-		"Route GET /a was given a nil middleware (position 1)",
-		"Route POST /g/b was given a nil middleware (position 0)",
+		"Route GET /a: nil middleware at position 1",
+		"Route POST /g/b: nil middleware at position 0",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Boot error lacks %q: %v", want, err)

@@ -1,6 +1,7 @@
 package fx
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unsafe"
@@ -35,10 +36,10 @@ func (a *App) addRoute(s routeSpec) {
 // syntax ("{id}", "{rest:*}") and lists the parameter names.
 func translatePath(p string) (string, []string, error) {
 	if p == "" || p[0] != '/' {
-		return "", nil, fmt.Errorf("path %q must begin with '/'", p)
+		return "", nil, errors.New("the path must begin with '/'")
 	}
 	if strings.ContainsAny(p, "{}?#") {
-		return "", nil, fmt.Errorf("path %q must not contain '{', '}', '?' or '#'", p)
+		return "", nil, errors.New("the path must not contain '{', '}', '?' or '#'")
 	}
 	segs := strings.Split(p, "/")
 	var params []string
@@ -50,11 +51,11 @@ func translatePath(p string) (string, []string, error) {
 		case ':', '*':
 			name := s[1:]
 			if name == "" || strings.ContainsAny(name, ":*") {
-				return "", nil, fmt.Errorf("path %q: parameter %q needs a plain name", p, s)
+				return "", nil, fmt.Errorf("parameter %q needs a plain name", s)
 			}
 			for _, prev := range params {
 				if prev == name {
-					return "", nil, fmt.Errorf("path %q: parameter %q appears twice", p, name)
+					return "", nil, fmt.Errorf("parameter %q appears twice", name)
 				}
 			}
 			params = append(params, name)
@@ -62,13 +63,13 @@ func translatePath(p string) (string, []string, error) {
 				segs[i] = "{" + name + "}"
 			} else {
 				if i != len(segs)-1 {
-					return "", nil, fmt.Errorf("path %q: catch-all %q must be the last segment", p, s)
+					return "", nil, fmt.Errorf("catch-all %q must be the last segment", s)
 				}
 				segs[i] = "{" + name + ":*}"
 			}
 		default:
 			if strings.ContainsAny(s, ":*") {
-				return "", nil, fmt.Errorf("path %q: ':' and '*' may only start a segment", p)
+				return "", nil, fmt.Errorf("segment %q: ':' and '*' may only start a segment", s)
 			}
 		}
 	}
@@ -121,20 +122,19 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 			checked[g] = true
 			errs = append(errs, nilMiddleware(fmt.Sprintf("Group %q", g.prefix), g.mws)...)
 		}
-		errs = append(errs, nilMiddleware("Route "+s.method+" "+s.path, s.mws)...)
+		errs = append(errs, nilMiddleware(routeWhat(s.method, s.path), s.mws)...)
 		if s.handler == nil {
-			errs = append(errs, catalogError(ErrorCodes.RouteHandlerRequired,
+			errs = append(errs, catalogError(CodeRouteHandlerRequired,
 				fmt.Sprintf("Route %s %s has no handler", s.method, s.path)))
 			continue
 		}
 		if s.method == "" || strings.ContainsAny(s.method, " \t\r\n") {
-			errs = append(errs, catalogError(ErrorCodes.InternalError,
-				fmt.Sprintf("route %q %s has an invalid method", s.method, s.path)))
+			errs = append(errs, configError(routeWhat(s.method, s.path), "invalid method"))
 			continue
 		}
 		fhPath, params, err := translatePath(s.path)
 		if err != nil {
-			errs = append(errs, catalogError(ErrorCodes.InternalError, "route "+s.method+" "+err.Error()))
+			errs = append(errs, configError(routeWhat(s.method, s.path), "%v", err))
 			continue
 		}
 		shape := routeShape(s.path)
@@ -189,7 +189,7 @@ var (
 // notFoundHandler is the handler of the not-found route (used when there is
 // middleware or a hook).
 func notFoundHandler(c *Ctx) error {
-	return catalogError(ErrorCodes.NotFound,
+	return catalogError(CodeNotFound,
 		"Route "+c.Method()+" "+string(c.rc.URI().PathOriginal())+" not found")
 }
 

@@ -179,7 +179,7 @@ func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
 	if lc := limitConnOf(rc.Conn()); lc != nil && !lc.errorResponse() {
 		return
 	}
-	code := ErrorCodes.BadRequest
+	code := CodeBadRequest
 	msg := "The request could not be parsed"
 	var small *fasthttp.ErrSmallBuffer
 	var timeout interface{ Timeout() bool } // net.Error, and in-memory conns that only have Timeout
@@ -187,14 +187,15 @@ func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
 	case r != nil: // refused by framingGuard (framing.go)
 		code, msg = r.code, r.msg
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		code, msg = ErrorCodes.PayloadTooLarge, "The request body is larger than the server accepts"
+		code, msg = CodePayloadTooLarge, "The request body is larger than the server accepts"
 	case errors.As(err, &small):
-		code, msg = ErrorCodes.HeadersTooLarge, "The request headers are larger than the server accepts"
+		code, msg = CodeHeadersTooLarge, "The request headers are larger than the server accepts"
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &timeout) && timeout.Timeout():
-		code, msg = ErrorCodes.RequestTimeout, "The request was not received in time"
+		code, msg = CodeRequestTimeout, "The request was not received in time"
 	}
 	rc.Response.Reset()
-	a.writeEnvelope(&rc.Response, ErrorStatus[code], code, msg, nil)
+	status, _ := StatusOf(code)
+	a.writeEnvelope(&rc.Response, status, code, msg, nil)
 }
 
 // fasthttpLogger sends fasthttp's own messages to the App's logger at debug

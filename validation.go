@@ -74,7 +74,7 @@ func newValidationError(issues []ValidationIssue, truncated bool) *Error {
 			break
 		}
 	}
-	return catalogError(ErrorCodes.ValidationError, ValidationMessage,
+	return catalogError(CodeValidationError, ValidationMessage,
 		validationDetails{Issues: issues, Truncated: truncated})
 }
 
