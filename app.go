@@ -249,7 +249,7 @@ func (a *App) register(what string, f func()) {
 }
 
 // Route is a route contract. Middleware runs after the App's and the
-// Group's middleware and before the contract (SPEC rule 18): an
+// Group's middleware and before the contract: an
 // authorization check there refuses a caller with its own 401 or 403
 // before the body is read, so a caller who may not use the route never
 // gets a 422 that describes its schema. Then the body and query are
@@ -259,6 +259,6 @@ func (a *App) register(what string, f func()) {
 type Route struct {
 	Method, Path string
 	Body, Query  validate.Schema // nil: not validated
-	Middleware   []Middleware    // run after app and group middleware, BEFORE the contract (rule 18)
+	Middleware   []Middleware    // run after app and group middleware, BEFORE the contract
 	Handler      Handler
 }

@@ -100,11 +100,11 @@ func (a *App) setupPlugins() []error {
 func (a *App) Handler() fasthttp.RequestHandler {
 	if !a.booted.Load() && a.booting.Load() {
 		return func(rc *fasthttp.RequestCtx) {
-			a.Boot() //nolint:errcheck // as below
+			_ = a.Boot() // as below
 			a.handler(rc)
 		}
 	}
-	a.Boot() //nolint:errcheck // reported by Boot's log and by the handler itself
+	_ = a.Boot() // reported by Boot's log and by the handler itself
 	return a.handler
 }
 
@@ -132,7 +132,7 @@ func warmUpEncoders() {
 		[]string{"a"},
 	}
 	for _, s := range samples {
-		appendDetails(nil, s) //nolint:errcheck
+		_, _ = appendDetails(nil, s)
 	}
 }
 

@@ -29,7 +29,7 @@ func (r *recorder) plugin(name string, deps ...string) fx.Plugin {
 	}}
 }
 
-// Rule 8: plugins registered in any order run dependencies first, ties in
+// Plugins registered in any order run dependencies first, ties in
 // registration order.
 func TestRule8PluginOrder(t *testing.T) {
 	cases := []struct {
@@ -176,7 +176,7 @@ func TestRule8SetupRegisters(t *testing.T) {
 	}
 }
 
-// Rule 9: configuration errors are recorded and all returned by Boot.
+// Configuration errors are recorded and all returned by Boot.
 func TestRule9ConfigurationErrorsJoined(t *testing.T) {
 	app := quiet()
 	app.Route(fx.Route{Method: "GET", Path: "/a"})

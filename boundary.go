@@ -48,7 +48,7 @@ func (p *PanicError) Unwrap() error {
 // the hook sees err, 5xx are logged, and rc receives the envelope. err is
 // usually an *Error; any other value gives the 500 FX_INTERNAL_ERROR.
 func (a *App) ServeError(rc *fasthttp.RequestCtx, err any) {
-	a.Boot() //nolint:errcheck // a failed boot still has a working boundary
+	_ = a.Boot() // a failed boot still has a working boundary
 	c := a.acquireCtx(rc, nil)
 	e, ok := err.(error)
 	if !ok || e == nil {
@@ -91,7 +91,7 @@ func (a *App) boundaryFailed(c *Ctx, r any) {
 	resp.SetStatusCode(fasthttp.StatusInternalServerError)
 	resp.Header.SetContentTypeBytes(contentTypeJSON)
 	resp.SetBodyRaw(prebuiltInternal)
-	defer func() { recover() }() //nolint:errcheck // the logger itself may be what panicked
+	defer func() { _ = recover() }() // the logger itself may be what panicked
 	a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error boundary panicked; sent 500",
 		slog.String("method", c.Method()), slog.String("path", string(c.rc.URI().PathOriginal())),
 		slog.String("panic", formatValue(r)))

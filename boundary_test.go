@@ -14,7 +14,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Rule 1: returned errors and panics reach the same boundary; an *fx.Error
+// Returned errors and panics reach the same boundary; an *fx.Error
 // anywhere in the chain gives its own status, code, message and details.
 func TestRule1ReturnedAndPanickedErrorsAreTheSame(t *testing.T) {
 	teapot := fx.NewError(418, "APP_TEAPOT", "short and stout", map[string]any{"spout": true})
@@ -56,6 +56,7 @@ func TestRule1AnythingElseIsInternalError(t *testing.T) {
 	app.Get("/int", func(c *fx.Ctx) error { panic(42) })
 	app.Get("/nilmap", func(c *fx.Ctx) error {
 		var m map[string]int
+		//lint:ignore SA5000 the nil-map panic is the runtime error under test
 		m["x"] = 1
 		return nil
 	})
@@ -94,7 +95,7 @@ func TestTypedNilErrorIsInternalError(t *testing.T) {
 	mustEnvelope(t, do(t, app, "GET", "/", ""), 500, fx.ErrorCodes.InternalError)
 }
 
-// Rule 5: Development mode shows the raw text of a 500.
+// Development mode shows the raw text of a 500.
 func TestRule5DevelopmentShowsErrorText(t *testing.T) {
 	app := quiet(fx.Config{Development: true})
 	app.Get("/err", func(c *fx.Ctx) error { return errors.New("db is down") })
@@ -108,7 +109,7 @@ func TestRule5DevelopmentShowsErrorText(t *testing.T) {
 	}
 }
 
-// Rule 2: the hook sees the raw value: the same pointer, the same string.
+// The hook sees the raw value: the same pointer, the same string.
 func TestRule2HookSeesRawValue(t *testing.T) {
 	sentinel := errors.New("sentinel")
 	fxErr := fx.NewError(409, "APP_CONFLICT", "conflict")
@@ -145,7 +146,7 @@ func TestRule2HookSeesRawValue(t *testing.T) {
 	}
 }
 
-// Rule 2: a middleware that passes next()'s error through unchanged: the
+// A middleware that passes next()'s error through unchanged: the
 // hook still gets the raw panic value, not the PanicError.
 func TestRule2HookSeesRawValueThroughMiddleware(t *testing.T) {
 	sentinel := errors.New("sentinel")
@@ -178,7 +179,7 @@ func TestRule2HookSeesRawValueThroughMiddleware(t *testing.T) {
 	}
 }
 
-// Rule 2: for an unmatched route the hook gets an *fx.Error FX_NOT_FOUND.
+// For an unmatched route the hook gets an *fx.Error FX_NOT_FOUND.
 func TestRule2HookSeesNotFound(t *testing.T) {
 	var got any
 	app := quiet()
@@ -190,7 +191,7 @@ func TestRule2HookSeesNotFound(t *testing.T) {
 	}
 }
 
-// Rule 4: a hook returning true has written the response; it is sent as is.
+// A hook returning true has written the response; it is sent as is.
 func TestRule4HookTrueSendsItsResponse(t *testing.T) {
 	app := quiet()
 	app.OnError(func(c *fx.Ctx, err any) bool {
@@ -231,7 +232,7 @@ func TestHookResponseDropsStaleContentEncoding(t *testing.T) {
 	}
 }
 
-// Rule 4: false discards what the hook wrote (body and headers); headers
+// A hook returning false discards what the hook wrote (body and headers); headers
 // the handler set before failing are kept.
 func TestRule4HookFalseDiscardsWhatItWrote(t *testing.T) {
 	app := quiet()
@@ -279,7 +280,7 @@ func TestErrorResponseKeepsEarlierHeaders(t *testing.T) {
 	}
 }
 
-// Rule 3: a hook that panics falls back to the default envelope of the
+// A hook that panics falls back to the default envelope of the
 // original error and is logged at error level.
 func TestRule3HookPanicFallsBackToOriginal(t *testing.T) {
 	app, logs := newLogged()
@@ -305,7 +306,7 @@ func TestRule3HookPanicFallsBackToOriginal(t *testing.T) {
 	}
 }
 
-// Rule 6: a second next() returns FX_NEXT_CALLED_MULTIPLE_TIMES and never
+// A second next() returns FX_NEXT_CALLED_MULTIPLE_TIMES and never
 // re-runs the inner chain; unhandled, the request ends in that 500.
 func TestRule6SecondNextCall(t *testing.T) {
 	var handlerRuns, innerRuns int
@@ -340,7 +341,7 @@ func TestRule6SecondNextCall(t *testing.T) {
 	}
 }
 
-// Rule 6: the guard holds when the second call is in an inner middleware
+// The next() guard holds when the second call is in an inner middleware
 // and when the middleware handles the guard error itself.
 func TestRule6GuardHandledByMiddleware(t *testing.T) {
 	var runs int
@@ -391,7 +392,8 @@ func TestMiddlewareCatchesInnerFailure(t *testing.T) {
 	}
 }
 
-// Rule 7: unmatched routes, including a known path with another method.
+// Unmatched routes get the 404 envelope, a known path with another method
+// included.
 func TestRule7NotFound(t *testing.T) {
 	for _, withMW := range []bool{false, true} {
 		app := quiet()
@@ -415,7 +417,7 @@ func TestRule7NotFound(t *testing.T) {
 	}
 }
 
-// Rule 5: 5xx are logged with method, path, code and the raw error,
+// 5xx are logged with method, path, code and the raw error,
 // whether or not a hook is set; 4xx are not logged as failures.
 func TestRule5FailuresAreLogged(t *testing.T) {
 	for _, withHook := range []bool{false, true} {
@@ -454,7 +456,7 @@ func TestRule5FailuresAreLogged(t *testing.T) {
 	}
 }
 
-// Rule 11 (misuse): an unknown FX_ code still works and is reported once.
+// Misuse of the reserved prefix: an unknown FX_ code still works and is reported once.
 func TestReservedCodeMisuseReportedOnce(t *testing.T) {
 	app, logs := newLogged()
 	app.Get("/", func(c *fx.Ctx) error { return fx.NewError(400, "FX_MADE_UP", "mine") })

@@ -257,14 +257,14 @@ func (l *limitListener) refuse(c net.Conn) {
 	}
 	go func() {
 		release := func() { l.rejecting.Add(-1) }
-		c.SetDeadline(time.Now().Add(refuseHeadWait)) //nolint:errcheck
+		_ = c.SetDeadline(time.Now().Add(refuseHeadWait))
 		if !readRequestHead(c) {
 			c.Close() // nothing asked, nothing answered (as for a silent served connection)
 			release()
 			return
 		}
 		deadline := time.Now().Add(refuseLinger)
-		c.SetDeadline(deadline) //nolint:errcheck
+		_ = c.SetDeadline(deadline)
 		if _, err := c.Write(overloadResponse); err != nil {
 			c.Close()
 			release()

@@ -42,13 +42,13 @@ func wireExchange(t *testing.T, addr, raw string, want int) (resps []wireResp, c
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.SetWriteDeadline(time.Now().Add(5 * time.Second)) //nolint:errcheck // a bound, not an assertion
+	_ = conn.SetWriteDeadline(time.Now().Add(5 * time.Second)) // a bound, not an assertion
 	if _, err := io.WriteString(conn, raw); err != nil {
 		t.Fatalf("write: %v", err)
 	}
 	br := bufio.NewReader(conn)
 	for {
-		conn.SetReadDeadline(time.Now().Add(2 * time.Second)) //nolint:errcheck // a bound, not an assertion
+		_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second)) // a bound, not an assertion
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
 			// EOF or a reset means the server closed the connection; a
@@ -63,7 +63,7 @@ func wireExchange(t *testing.T, addr, raw string, want int) (resps []wireResp, c
 		resps = append(resps, wireResp{result{status: resp.StatusCode, header: resp.Header, body: b}, resp.Close})
 		if len(resps) == want {
 			// Anything further must not be there: peek once more, briefly.
-			conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond)) //nolint:errcheck
+			_ = conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
 			if _, err := br.Peek(1); err == nil {
 				if extra, err := http.ReadResponse(br, nil); err == nil {
 					t.Errorf("unexpected extra response %d", extra.StatusCode)
@@ -195,14 +195,14 @@ func TestFramingExpectContinueOverLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		conn.SetDeadline(time.Now().Add(5 * time.Second))                                                       //nolint:errcheck // a bound, not an assertion
-		io.WriteString(conn, "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n") //nolint:errcheck
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second)) // a bound, not an assertion
+		_, _ = io.WriteString(conn, "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
 		br := bufio.NewReader(conn)
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil || resp.StatusCode != 100 {
 			t.Fatalf("interim response: %v %v, want 100 Continue", resp, err)
 		}
-		io.WriteString(conn, "hello") //nolint:errcheck
+		_, _ = io.WriteString(conn, "hello")
 		resp, err = http.ReadResponse(br, nil)
 		if err != nil {
 			t.Fatal(err)

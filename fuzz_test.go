@@ -57,9 +57,9 @@ func (relAddr) String() string  { return "127.0.0.1:1" }
 // relExchange serves raw as one client connection's whole input with the
 // App's fasthttp server and returns everything the server wrote.
 func relExchange(app *fx.App, raw []byte) []byte {
-	app.Boot() //nolint:errcheck // a failed boot answers with its envelope
+	_ = app.Boot() // a failed boot answers with its envelope
 	c := &relConn{in: bytes.NewReader(raw)}
-	app.Server().ServeConn(c) //nolint:errcheck // the output is what is checked
+	_ = app.Server().ServeConn(c) // the output is what is checked
 	return c.out.Bytes()
 }
 
@@ -202,7 +202,7 @@ var relAppCodes = map[string]int{"APP_NOPE": 409, "APP_TEAPOT": 418}
 
 var (
 	relErrNope = fx.NewError(409, "APP_NOPE", "Nope", map[string]any{"why": "because"})
-	relErrMW   = errors.New("middleware failure (internal text)")
+	errRelMW   = errors.New("middleware failure (internal text)")
 )
 
 // relFuzzApp is an App with one route per kind of outcome: success with
@@ -213,7 +213,7 @@ func relFuzzApp() *fx.App {
 	app.Use(func(c *fx.Ctx, next fx.Next) error {
 		switch c.Header("X-Fail") {
 		case "mw":
-			return relErrMW
+			return errRelMW
 		case "panic":
 			panic("middleware panic")
 		}
@@ -502,8 +502,8 @@ func FuzzAppendEnvelope(f *testing.F) {
 			t.Fatalf("not JSON: %v: %q", err, out)
 		}
 		var gotCode, gotMsg string
-		json.Unmarshal(env.Error["code"], &gotCode)   //nolint:errcheck
-		json.Unmarshal(env.Error["message"], &gotMsg) //nolint:errcheck
+		_ = json.Unmarshal(env.Error["code"], &gotCode)
+		_ = json.Unmarshal(env.Error["message"], &gotMsg)
 		if gotCode != relReplaceInvalid(code) || gotMsg != relReplaceInvalid(msg) {
 			t.Fatalf("code/message %q/%q decode to %q/%q", code, msg, gotCode, gotMsg)
 		}

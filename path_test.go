@@ -101,7 +101,7 @@ func rawGet(t *testing.T, addr, target string) (int, http.Header, string) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(5 * time.Second)) //nolint:errcheck
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n", target)
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
@@ -127,7 +127,7 @@ func TestOnePathBothTransports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go app.Serve(ln) //nolint:errcheck
+	go func() { _ = app.Serve(ln) }()
 	t.Cleanup(func() { app.Shutdown() })
 	std := httptest.NewServer(nethttp.Handler(app))
 	t.Cleanup(std.Close)

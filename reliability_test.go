@@ -40,7 +40,7 @@ func relServeMem(t testing.TB, app *fx.App) *fasthttputil.InmemoryListener {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		app.ShutdownWithContext(ctx) //nolint:errcheck
+		_ = app.ShutdownWithContext(ctx)
 		<-served
 	})
 	return ln
@@ -59,9 +59,9 @@ func relRoundTrip(t testing.TB, conn net.Conn, br *bufio.Reader, method, raw str
 
 // relRoundTripErr is relRoundTrip for goroutines other than the test's.
 func relRoundTripErr(conn net.Conn, br *bufio.Reader, method, raw string) (relWire, error) {
-	conn.SetDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
 	if raw != "" {
-		go conn.Write([]byte(raw)) //nolint:errcheck // a refused write shows as a read error
+		go func() { _, _ = conn.Write([]byte(raw)) }() // a refused write shows as a read error
 	}
 	resp, err := http.ReadResponse(br, &http.Request{Method: method})
 	if err != nil {
@@ -119,7 +119,7 @@ func TestRelHookThatPanicsFallsBackToTheOriginalEnvelope(t *testing.T) {
 	app, logs := relLoggedApp(fx.Config{})
 	app.OnError(func(c *fx.Ctx, err any) bool {
 		c.SetHeader("X-Hook", "half-written")
-		c.JSON(299, map[string]string{"partial": "yes"}) //nolint:errcheck
+		_ = c.JSON(299, map[string]string{"partial": "yes"})
 		panic("hook exploded (internal text)")
 	})
 	app.Get("/typed", func(c *fx.Ctx) error { return relErrNope })
@@ -198,16 +198,16 @@ func TestRelPartialResponseThenFailure(t *testing.T) {
 	app := fx.New(fx.Config{Logger: relQuietLogger()})
 	app.Get("/json-then-error", func(c *fx.Ctx) error {
 		c.SetHeader("X-Request-Id", "r1")
-		c.JSON(200, map[string]string{"half": "written"}) //nolint:errcheck
+		_ = c.JSON(200, map[string]string{"half": "written"})
 		return errors.New("failed after writing (internal text)")
 	})
 	app.Get("/send-then-panic", func(c *fx.Ctx) error {
-		c.Send(200, "text/html", []byte("<html>partial")) //nolint:errcheck
+		_ = c.Send(200, "text/html", []byte("<html>partial"))
 		c.RequestCtx().Response.Header.Set("Content-Encoding", "gzip")
 		panic("after partial write (internal text)")
 	})
 	app.Get("/json-then-typed", func(c *fx.Ctx) error {
-		c.String(201, "created?") //nolint:errcheck
+		_ = c.String(201, "created?")
 		return relErrNope
 	})
 	for _, p := range []string{"/json-then-error", "/send-then-panic"} {
@@ -244,7 +244,7 @@ func TestRelMiddlewareThatSwallowsAnError(t *testing.T) {
 	app.Get("/fail", func(c *fx.Ctx) error { return errors.New("swallowed (internal text)") })
 	app.Get("/panic", func(c *fx.Ctx) error { panic("swallowed panic (internal text)") })
 	app.Get("/partial", func(c *fx.Ctx) error {
-		c.JSON(200, map[string]int{"n": 1}) //nolint:errcheck
+		_ = c.JSON(200, map[string]int{"n": 1})
 		return relErrNope
 	})
 
@@ -445,7 +445,7 @@ func TestRelShutdownWithRequestsInFlight(t *testing.T) {
 	// The connection that never sent a request is closed; fasthttp may
 	// first answer it (the read it was blocked in failed), and then it must
 	// be an envelope.
-	idle.SetReadDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck
+	_ = idle.SetReadDeadline(time.Now().Add(10 * time.Second))
 	b, err := io.ReadAll(idle)
 	if err != nil {
 		t.Fatalf("idle connection not closed: %v", err)
@@ -586,7 +586,7 @@ func TestRelSlowLorisIsCutOffByReadTimeout(t *testing.T) {
 			defer close(stop)
 			if part != "" {
 				go func() {
-					conn.Write([]byte(part)) //nolint:errcheck
+					_, _ = conn.Write([]byte(part))
 					for {
 						select {
 						case <-stop:
@@ -626,7 +626,7 @@ func TestRelIdleTimeoutClosesKeepAliveQuietly(t *testing.T) {
 	}
 	// No second request: the server closes the connection without writing
 	// anything (no stray 408 on an idle keep-alive connection).
-	conn.SetReadDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	rest, err := io.ReadAll(br)
 	if err != nil || len(rest) != 0 {
 		t.Fatalf("idle connection: %q, %v; want a quiet close", rest, err)
@@ -643,14 +643,14 @@ func TestRelWriteTimeoutFreesTheConnection(t *testing.T) {
 	if err != nil {
 		t.Skipf("no loopback: %v", err)
 	}
-	go app.Serve(ln) //nolint:errcheck
+	go func() { _ = app.Serve(ln) }()
 	defer app.Shutdown()
 	conn, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.Write([]byte("GET /big HTTP/1.1\r\nHost: a\r\n\r\n")) //nolint:errcheck
+	_, _ = conn.Write([]byte("GET /big HTTP/1.1\r\nHost: a\r\n\r\n"))
 	// The client never reads. The server must give up and close.
 	deadline := time.Now().Add(10 * time.Second)
 	for app.Server().GetOpenConnectionsCount() != 0 {
@@ -722,7 +722,7 @@ func TestRelOverConcurrencyOverTCP(t *testing.T) {
 	if err != nil {
 		t.Skipf("no loopback: %v", err)
 	}
-	go app.Serve(ln) //nolint:errcheck
+	go func() { _ = app.Serve(ln) }()
 	defer app.Shutdown()
 	first, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
@@ -776,12 +776,13 @@ func TestRelNoInternalsInProductionBodies(t *testing.T) {
 	cyc := &relCycle{Name: "c"}
 	cyc.Next = cyc
 	fails := map[string]func(c *fx.Ctx) error{
-		"plain":        func(*fx.Ctx) error { return errors.New("dial tcp 10.0.0.1:5432: password=hunter2 (internal text)") },
-		"wrapped":      func(*fx.Ctx) error { return fmt.Errorf("load: %w", pathErr) },
-		"panicString":  func(*fx.Ctx) error { panic("index out of range (internal text)") },
-		"panicError":   func(*fx.Ctx) error { panic(pathErr) },
-		"panicStruct":  func(*fx.Ctx) error { panic(relItem{Name: "internal text"}) },
-		"nilDeref":     func(*fx.Ctx) error { var p *relItem; _ = p.Name; return nil },
+		"plain":       func(*fx.Ctx) error { return errors.New("dial tcp 10.0.0.1:5432: password=hunter2 (internal text)") },
+		"wrapped":     func(*fx.Ctx) error { return fmt.Errorf("load: %w", pathErr) },
+		"panicString": func(*fx.Ctx) error { panic("index out of range (internal text)") },
+		"panicError":  func(*fx.Ctx) error { panic(pathErr) },
+		"panicStruct": func(*fx.Ctx) error { panic(relItem{Name: "internal text"}) },
+		"nilDeref":    func(*fx.Ctx) error { var p *relItem; _ = p.Name; return nil },
+		//lint:ignore SA5000 the nil-map panic is the runtime error under test
 		"runtimeError": func(*fx.Ctx) error { var m map[string]int; m["x"] = 1; return nil },
 		"jsonChan":     func(c *fx.Ctx) error { return c.JSON(200, map[string]any{"c": make(chan int)}) },
 		"jsonPanic":    func(c *fx.Ctx) error { return c.JSON(200, relBadJSON{Mode: "panic"}) },
@@ -801,7 +802,7 @@ func TestRelNoInternalsInProductionBodies(t *testing.T) {
 		case "mw-panic":
 			panic(fmt.Errorf("middleware: %w", pathErr))
 		case "next-twice":
-			next() //nolint:errcheck
+			_ = next()
 			return next()
 		}
 		return next()
@@ -1031,7 +1032,7 @@ func TestRelContextThenShutdownRace(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	app.Shutdown() //nolint:errcheck
+	_ = app.Shutdown()
 	<-served
 }
 
@@ -1048,7 +1049,7 @@ func TestRelNoGoroutineLeak(t *testing.T) {
 	warm.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	warm.Server().MaxIdleWorkerDuration = cleaner // Server boots: after registering
 	relGet(t, warm, "GET", "/", "")
-	warm.Shutdown() //nolint:errcheck
+	_ = warm.Shutdown()
 	base := relSettledGoroutines(-1)
 
 	app := fx.New(fx.Config{Logger: relQuietLogger()})
@@ -1087,7 +1088,7 @@ func TestRelNoGoroutineLeak(t *testing.T) {
 			// Disconnect in the middle of a request.
 			half, err := ln.Dial()
 			if err == nil {
-				half.Write([]byte("GET /ok/1 HTTP/1.1\r\nHo")) //nolint:errcheck
+				_, _ = half.Write([]byte("GET /ok/1 HTTP/1.1\r\nHo"))
 				half.Close()
 			}
 		}()

@@ -53,10 +53,11 @@ func (a *App) closeIfStopping(rc *fasthttp.RequestCtx) {
 // built once at Boot (buildRouter). rt.handler is the route's handler,
 // wrapped in its contract (body and query validation) when it has one, so
 // every middleware, route middleware included, runs before validation
-// (SPEC rule 18). Level i < len(chain) runs chain[i] with c.next; level
-// len(chain) runs the handler (see runLevel in boundary.go, which also
-// recovers panics). This is fx's only chain: App, Group and route
-// middleware all go through it, so the guard below exists once.
+// (an authorization check refuses before the body is read). Level
+// i < len(chain) runs chain[i] with c.next; level len(chain) runs the
+// handler (runLevel below, which also recovers panics). This is fx's only
+// chain: App, Group and route middleware all go through it, so the guard
+// below exists once.
 //
 // The next() guard is a single counter per request: c.started is the
 // highest level begun. A middleware at level d calling next finds

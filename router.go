@@ -101,7 +101,7 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 	add := func(method string, s routeSpec, h Handler, params []string, fhPath string) {
 		// App, then group, then route middleware; h already holds the
 		// contract, so route middleware (an authorization check) answers
-		// before validation can describe the schema (SPEC rule 18).
+		// before validation can describe the schema.
 		chain := mws
 		if own := append(s.group.middleware(), s.mws...); len(own) > 0 {
 			chain = append(append(make([]Middleware, 0, len(mws)+len(own)), mws...), own...)

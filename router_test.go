@@ -69,7 +69,7 @@ func TestRoutingUnmatchedIs404ByDefault(t *testing.T) {
 			t.Errorf("%s %s: headers %v", tc.method, tc.path, r.header)
 		}
 	}
-	// Dot segments are resolved before routing (one path, SPEC rule 16):
+	// Dot segments are resolved before routing (the router and c.Path() see one path):
 	// /x/../Case is /Case, for the router as for c.Path(); no redirect.
 	if r := do(t, app, "POST", "/x/../Case", ""); r.status != 200 || string(r.body) != "case" {
 		t.Errorf("POST /x/../Case = %d %q", r.status, r.body)

@@ -30,9 +30,9 @@ func (a *App) Listen(addr string) error {
 // Serve boots the App and serves HTTP on ln until Shutdown. It returns
 // only after the shutdown has completed: the requests in flight answered
 // (or ShutdownWithContext's bound reached) and the OnShutdown functions
-// run, so a main that returns or exits when Serve returns cuts nothing off
-// (SPEC rule 21). fasthttp's own Serve returns as soon as Shutdown begins;
-// Serve waits for the rest.
+// run, so a main that returns or exits when Serve returns cuts nothing off.
+// fasthttp's own Serve returns as soon as Shutdown begins; Serve waits for
+// the rest.
 //
 // It returns what Shutdown (or ShutdownWithContext) returned: nil after a
 // clean shutdown; the shutdown's error when it was not clean (ctx ended

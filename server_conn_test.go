@@ -41,7 +41,7 @@ func TestConnSilentClientClosedQuietly(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		conn.SetReadDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck // a bound
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // a bound
 		got, err := io.ReadAll(conn)
 		if err != nil || len(got) != 0 {
 			t.Fatalf("silent connection got %q, %v; want a quiet close", got, err)
@@ -242,8 +242,8 @@ func TestConnEarlyErrorsReachTheClientNetHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: nethttp.Handler(connLimitsApp()), MaxHeaderBytes: 8 << 10}
-	go srv.Serve(ln)                                         //nolint:errcheck // ends with Shutdown
-	t.Cleanup(func() { srv.Shutdown(context.Background()) }) //nolint:errcheck
+	go func() { _ = srv.Serve(ln) }() // ends with Shutdown
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
 	url := "http://" + ln.Addr().String() + "/up"
 	n := connCount()
 	for _, size := range []int{2 << 20, 8 << 20, 64 << 20} {
@@ -281,8 +281,8 @@ func TestConnLingerIsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		conn.SetDeadline(time.Now().Add(10 * time.Second))                                       //nolint:errcheck // a bound
-		io.WriteString(conn, "POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999\r\n\r\n") //nolint:errcheck
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second)) // a bound
+		_, _ = io.WriteString(conn, "POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999\r\n\r\n")
 		stop := make(chan struct{})
 		defer close(stop)
 		go func() { // one byte every 20 ms, for ever

@@ -43,7 +43,7 @@ func rawExchange(t *testing.T, addr string, pause time.Duration, chunks ...strin
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck // a bound, not an assertion
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second)) // a bound, not an assertion
 	go func() {
 		for _, c := range chunks {
 			if _, err := io.WriteString(conn, c); err != nil {
@@ -63,7 +63,7 @@ func rawExchange(t *testing.T, addr string, pause time.Duration, chunks ...strin
 	return result{status: resp.StatusCode, header: resp.Header, body: b}
 }
 
-// Rule 10: transport errors carry the envelope with catalog codes, and
+// Transport errors carry the envelope with catalog codes, and
 // never echo request bytes.
 func TestRule10TransportErrors(t *testing.T) {
 	app := quiet(fx.Config{BodyLimit: 1024, HeaderLimit: 2048, ReadTimeout: 300 * time.Millisecond})

@@ -129,7 +129,7 @@ func classify(err error) kind {
 // oauthError is the RFC 6750 error attribute of each kind's challenge:
 // "" (no error attribute, for a request without credentials),
 // invalid_request or invalid_token. RFC 6750 would send invalid_request
-// with 400; the fx contract (SPEC rule 12) answers every authentication
+// with 400; the fx contract answers every authentication
 // failure 401, so the attribute is kept and the status is 401.
 var oauthError = [numKinds]string{
 	kMissing:           "",
