@@ -3,6 +3,7 @@ package fx_test
 import (
 	"errors"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -423,5 +424,42 @@ func TestConfigErrorsShareOneWording(t *testing.T) {
 	var fe *fx.Error
 	if err := app.Boot(); !errors.As(err, &fe) || fe.Message != `Plugin "p": Setup panicked: boom` {
 		t.Errorf("Boot = %v, want the Setup panic worded as a configuration error", err)
+	}
+}
+
+func TestRelPluginSetupPanics(t *testing.T) {
+	app, logs := relLoggedApp(fx.Config{})
+	app.Register(fx.Plugin{Name: "db", Setup: func(*fx.App) error {
+		panic(&os.PathError{Op: "open", Path: "/etc/app/secret.pem", Err: os.ErrPermission})
+	}})
+	app.Register(fx.Plugin{Name: "api", DependsOn: []string{"db"}, Setup: func(a *fx.App) error {
+		a.Get("/x", func(c *fx.Ctx) error { return nil })
+		return nil
+	}})
+	var bootErr error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("Boot let the Setup panic through: %v", r)
+			}
+		}()
+		bootErr = app.Boot()
+	}()
+	var fe *fx.Error
+	if !errors.As(bootErr, &fe) {
+		t.Fatalf("boot error %v is not an *fx.Error", bootErr)
+	}
+	if !strings.Contains(bootErr.Error(), "secret.pem") {
+		t.Fatalf("the boot error (for the operator) should name the cause: %v", bootErr)
+	}
+	if err := app.Listen("127.0.0.1:0"); err == nil {
+		t.Fatalf("Listen started after a failed boot")
+	}
+	for _, p := range []string{"/x", "/"} {
+		w := relGet(t, app, "GET", p, "")
+		relMustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
+	}
+	if !strings.Contains(logs.String(), "secret.pem") {
+		t.Fatalf("boot failure not logged")
 	}
 }

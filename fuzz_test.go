@@ -7,8 +7,9 @@ package fx_test
 //	go test -run '^$' -fuzz '^FuzzRawRequest$' -fuzztime 2m .
 //
 // The helpers at the top (relConn, relExchange, relCheckWire, ...) are
-// shared with reliability_test.go; they are prefixed "rel" to stay clear of
-// other test files of package fx_test.
+// shared with the TestRel* tests (server_test.go, boundary_test.go,
+// lifecycle_test.go, ...); they are prefixed "rel" to stay clear of the
+// other helpers of package fx_test.
 
 import (
 	"bufio"

@@ -1,19 +1,25 @@
 package fx_test
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/fxhq/fx"
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttputil"
 )
 
 // result is a response read back by do.
@@ -167,4 +173,97 @@ func newRequestCtx() *fasthttp.RequestCtx {
 	var req fasthttp.Request
 	rc.Init(&req, nil, nil)
 	return &rc
+}
+
+// relServeMem serves app with app.Serve (the production path, listener
+// wrapper included) on an in-memory listener, and shuts it down at the end
+// of the test.
+func relServeMem(t testing.TB, app *fx.App) *fasthttputil.InmemoryListener {
+	t.Helper()
+	ln := fasthttputil.NewInmemoryListener()
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = app.ShutdownWithContext(ctx)
+		<-served
+	})
+	return ln
+}
+
+// relRoundTrip writes raw on conn and reads one response to a request of
+// the given method, body included, bounded by a generous deadline.
+func relRoundTrip(t testing.TB, conn net.Conn, br *bufio.Reader, method, raw string) relWire {
+	t.Helper()
+	w, err := relRoundTripErr(conn, br, method, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// relRoundTripErr is relRoundTrip for goroutines other than the test's.
+func relRoundTripErr(conn net.Conn, br *bufio.Reader, method, raw string) (relWire, error) {
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if raw != "" {
+		go func() { _, _ = conn.Write([]byte(raw)) }() // a refused write shows as a read error
+	}
+	resp, err := http.ReadResponse(br, &http.Request{Method: method})
+	if err != nil {
+		return relWire{}, fmt.Errorf("reading the response: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return relWire{}, fmt.Errorf("reading the body: %v", err)
+	}
+	return relWire{resp.StatusCode, resp.Header, body, resp.Close}, nil
+}
+
+// relMustEnvelope asserts w is an envelope with status and code.
+func relMustEnvelope(t testing.TB, w relWire, status int, code string) relEnvelope {
+	t.Helper()
+	env, err := relCheckEnvelope(w.status, w.header, w.body, relAppCodes)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if w.status != status || env.Code != code {
+		t.Fatalf("got %d %s, want %d %s: %q", w.status, env.Code, status, code, w.body)
+	}
+	return env
+}
+
+// relGet sends one request through app.Test.
+func relGet(t testing.TB, app *fx.App, method, target, body string, hdr ...string) relWire {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, target, rd)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := app.Test(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, target, err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	return relWire{resp.StatusCode, resp.Header, b, resp.Close}
+}
+
+func relLoggedApp(cfg fx.Config) (*fx.App, *logBuffer) {
+	logs := &logBuffer{}
+	cfg.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return fx.New(cfg), logs
+}
+
+// serveRaw runs one request with raw method and path bytes through h.
+func serveRaw(h fasthttp.RequestHandler, method, path string) *fasthttp.RequestCtx {
+	rc := newRequestCtx()
+	rc.Request.Header.SetMethod(method)
+	rc.Request.SetRequestURI(path)
+	h(rc)
+	return rc
 }

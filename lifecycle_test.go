@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/valyala/fasthttp/fasthttputil"
 )
 
 // Shutdown is graceful: a request in flight when Shutdown is called
@@ -498,4 +500,182 @@ func TestServeListenerErrorReturns(t *testing.T) {
 	default:
 		t.Error("Shutdown did not run OnShutdown")
 	}
+}
+
+func TestRelShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
+	app := fx.New(fx.Config{Logger: relQuietLogger()})
+	entered := make(chan struct{})
+	sawDone := make(chan struct{})
+	app.Get("/wait", func(c *fx.Ctx) error {
+		close(entered)
+		<-c.Context().Done() // the server shuts down
+		close(sawDone)
+		return c.JSON(200, map[string]string{"finished": "yes"})
+	})
+	app.Get("/ok", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
+	ln := fasthttputil.NewInmemoryListener()
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ln) }()
+
+	conn, err := ln.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	got := make(chan relWire, 1)
+	go func() {
+		w, err := relRoundTripErr(conn, br, "GET", "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n")
+		if err != nil {
+			w.body = []byte(err.Error())
+		}
+		got <- w
+	}()
+	<-entered
+
+	shut := make(chan error, 1)
+	go func() { shut <- app.Shutdown() }()
+	<-sawDone
+	w := <-got
+	if w.status != 200 || !strings.Contains(string(w.body), "finished") {
+		t.Fatalf("in-flight request did not finish: %d %q", w.status, w.body)
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if _, err := ln.Dial(); err == nil {
+		t.Fatalf("a new connection was accepted after Shutdown")
+	}
+	<-served
+}
+
+func TestRelShutdownWithRequestsInFlight(t *testing.T) {
+	// A connection that never sends a request holds Shutdown until fasthttp
+	// counts it idle (5s after accept, as net/http) or ReadTimeout cuts it
+	// off; a short ReadTimeout keeps this test quick.
+	app := fx.New(fx.Config{Logger: relQuietLogger(), ReadTimeout: 300 * time.Millisecond})
+	const n = 8
+	var entered sync.WaitGroup
+	entered.Add(n)
+	release := make(chan struct{})
+	app.Get("/work/:i", func(c *fx.Ctx) error {
+		entered.Done()
+		<-release
+		return c.JSON(200, map[string]string{"i": c.Param("i")})
+	})
+	ln := fasthttputil.NewInmemoryListener()
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ln) }()
+
+	type res struct {
+		i   int
+		w   relWire
+		err error
+	}
+	results := make(chan res, n)
+	for i := range n {
+		conn, err := ln.Dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		go func() {
+			w, err := relRoundTripErr(conn, bufio.NewReader(conn), "GET", fmt.Sprintf("GET /work/%d HTTP/1.1\r\nHost: a\r\n\r\n", i))
+			results <- res{i, w, err}
+		}()
+	}
+	// An idle keep-alive connection: Shutdown closes it without a response.
+	idle, err := ln.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	entered.Wait()
+
+	shut := make(chan error, 1)
+	go func() { shut <- app.Shutdown() }()
+	// New connections are refused once the listener is closed.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := ln.Dial()
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("the listener still accepts during Shutdown")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned (%v) with requests in flight", err)
+	default:
+	}
+	close(release)
+	for range n {
+		r := <-results
+		if r.err != nil {
+			t.Fatalf("in-flight %d: %v", r.i, r.err)
+		}
+		want := fmt.Sprintf(`{"i":"%d"}`, r.i)
+		if r.w.status != 200 || string(r.w.body) != want {
+			t.Fatalf("in-flight %d: %d %q", r.i, r.w.status, r.w.body)
+		}
+		if !r.w.close {
+			t.Fatalf("in-flight response during Shutdown should close its connection")
+		}
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	// The connection that never sent a request is closed; fasthttp may
+	// first answer it (the read it was blocked in failed), and then it must
+	// be an envelope.
+	_ = idle.SetReadDeadline(time.Now().Add(10 * time.Second))
+	b, err := io.ReadAll(idle)
+	if err != nil {
+		t.Fatalf("idle connection not closed: %v", err)
+	}
+	if _, err := relCheckWire(b, nil); err != nil {
+		t.Fatalf("idle connection: %v", err)
+	}
+	<-served
+}
+
+// TestRelContextThenShutdownRace: c.Context() followed by Shutdown must not
+// race (run under -race). Context derives from an App-owned context that
+// ShutdownWithContext cancels; nothing reads fasthttp's server internals.
+func TestRelContextThenShutdownRace(t *testing.T) {
+	app := fx.New(fx.Config{Logger: relQuietLogger()})
+	app.Get("/ctx", func(c *fx.Ctx) error {
+		_ = c.Context()
+		return c.JSON(200, "ok")
+	})
+	ln := fasthttputil.NewInmemoryListener()
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ln) }()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := ln.Dial()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close()
+			br := bufio.NewReader(conn)
+			for range 20 {
+				if _, err := relRoundTripErr(conn, br, "GET", "GET /ctx HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	_ = app.Shutdown()
+	<-served
 }

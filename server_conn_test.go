@@ -377,3 +377,85 @@ func TestConnLingerIsBounded(t *testing.T) {
 		}
 	})
 }
+
+func TestRelOverConcurrencyAnswersWithEnvelope(t *testing.T) {
+	app := fx.New(fx.Config{Logger: relQuietLogger(), Concurrency: 2})
+	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
+	ln := relServeMem(t, app)
+
+	var held []net.Conn
+	for range 2 {
+		c, err := ln.Dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		// Make sure each is accepted and served before the next.
+		if w := relRoundTrip(t, c, bufio.NewReader(c), "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"); w.status != 200 {
+			t.Fatalf("within the limit: %d", w.status)
+		}
+		held = append(held, c)
+	}
+	over, err := ln.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer over.Close()
+	w := relRoundTrip(t, over, bufio.NewReader(over), "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	env := relMustEnvelope(t, w, 503, fx.ErrorCodes.ServiceUnavailable)
+	if env.Message == "" || !w.close || w.header.Get("Retry-After") == "" {
+		t.Fatalf("503: %v %q", w.header, w.body)
+	}
+	// The 503 is built once; a Date in it would be the process start time.
+	if d := w.header.Get("Date"); d != "" {
+		t.Errorf("prebuilt 503 carries a frozen Date: %s", d)
+	}
+
+	// Closing a held connection gives its slot back.
+	held[0].Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := ln.Dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := relRoundTrip(t, c, bufio.NewReader(c), "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+		c.Close()
+		if w.status == 200 {
+			break
+		}
+		relMustEnvelope(t, w, 503, fx.ErrorCodes.ServiceUnavailable)
+		if time.Now().After(deadline) {
+			t.Fatalf("the slot of a closed connection was never given back")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestRelOverConcurrencyOverTCP(t *testing.T) {
+	app := fx.New(fx.Config{Logger: relQuietLogger(), Concurrency: 1})
+	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no loopback: %v", err)
+	}
+	go func() { _ = app.Serve(ln) }()
+	defer app.Shutdown()
+	first, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if w := relRoundTrip(t, first, bufio.NewReader(first), "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"); w.status != 200 {
+		t.Fatalf("first: %d", w.status)
+	}
+	// A real client (net/http) gets the 503 envelope, not a reset.
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Get("http://" + ln.Addr().String() + "/")
+	if err != nil {
+		t.Fatalf("over the limit: %v (want the 503 envelope)", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	relMustEnvelope(t, relWire{resp.StatusCode, resp.Header, body, resp.Close}, 503, fx.ErrorCodes.ServiceUnavailable)
+}
