@@ -428,7 +428,7 @@ func TestConfigErrorsShareOneWording(t *testing.T) {
 }
 
 func TestRelPluginSetupPanics(t *testing.T) {
-	app, logs := relLoggedApp(fx.Config{})
+	app, logs := newLogged()
 	app.Register(fx.Plugin{Name: "db", Setup: func(*fx.App) error {
 		panic(&os.PathError{Op: "open", Path: "/etc/app/secret.pem", Err: os.ErrPermission})
 	}})
@@ -456,7 +456,7 @@ func TestRelPluginSetupPanics(t *testing.T) {
 		t.Fatalf("Listen started after a failed boot")
 	}
 	for _, p := range []string{"/x", "/"} {
-		w := relGet(t, app, "GET", p, "")
+		w := do(t, app, "GET", p, "")
 		relMustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
 	}
 	if !strings.Contains(logs.String(), "secret.pem") {

@@ -458,7 +458,7 @@ func TestErrorLookupFollowsErrorsAs(t *testing.T) {
 }
 
 func TestRelHookThatPanicsFallsBackToTheOriginalEnvelope(t *testing.T) {
-	app, logs := relLoggedApp(fx.Config{})
+	app, logs := newLogged()
 	app.OnError(func(c *fx.Ctx, err any) bool {
 		c.SetHeader("X-Hook", "half-written")
 		_ = c.JSON(299, map[string]string{"partial": "yes"})
@@ -468,7 +468,7 @@ func TestRelHookThatPanicsFallsBackToTheOriginalEnvelope(t *testing.T) {
 	app.Get("/plain", func(c *fx.Ctx) error { return errors.New("plain failure (internal text)") })
 	app.Get("/panic", func(c *fx.Ctx) error { panic("handler panic (internal text)") })
 
-	w := relGet(t, app, "GET", "/typed", "")
+	w := do(t, app, "GET", "/typed", "")
 	env := relMustEnvelope(t, w, 409, "APP_NOPE")
 	if env.Message != "Nope" || string(env.Details) != `{"why":"because"}` {
 		t.Fatalf("original envelope not kept: %q", w.body)
@@ -477,7 +477,7 @@ func TestRelHookThatPanicsFallsBackToTheOriginalEnvelope(t *testing.T) {
 		t.Fatalf("the panicking hook's header leaked onto the response")
 	}
 	for _, p := range []string{"/plain", "/panic", "/missing"} {
-		w := relGet(t, app, "GET", p, "")
+		w := do(t, app, "GET", p, "")
 		if p == "/missing" {
 			relMustEnvelope(t, w, 404, fx.ErrorCodes.NotFound)
 		} else {
@@ -493,7 +493,7 @@ func TestRelHookThatPanicsFallsBackToTheOriginalEnvelope(t *testing.T) {
 }
 
 func TestRelPartialResponseThenFailure(t *testing.T) {
-	app := fx.New(fx.Config{Logger: relQuietLogger()})
+	app := quiet()
 	app.Get("/json-then-error", func(c *fx.Ctx) error {
 		c.SetHeader("X-Request-Id", "r1")
 		_ = c.JSON(200, map[string]string{"half": "written"})
@@ -509,24 +509,24 @@ func TestRelPartialResponseThenFailure(t *testing.T) {
 		return relErrNope
 	})
 	for _, p := range []string{"/json-then-error", "/send-then-panic"} {
-		w := relGet(t, app, "GET", p, "")
+		w := do(t, app, "GET", p, "")
 		relMustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
 		if w.header.Get("Content-Encoding") != "" {
 			t.Fatalf("%s: Content-Encoding of the partial response kept on the envelope", p)
 		}
 	}
-	w := relGet(t, app, "GET", "/json-then-error", "")
+	w := do(t, app, "GET", "/json-then-error", "")
 	if w.header.Get("X-Request-Id") != "r1" {
 		t.Fatalf("headers set before the failure should be kept (request IDs, CORS)")
 	}
-	relMustEnvelope(t, relGet(t, app, "GET", "/json-then-typed", ""), 409, "APP_NOPE")
+	relMustEnvelope(t, do(t, app, "GET", "/json-then-typed", ""), 409, "APP_NOPE")
 }
 
 // TestRelNoInternalsInProductionBodies provokes every failure mode the
 // suite knows and checks that no response body carries a Go type name, a
 // file path, a stack, "panic:" or an internal error's text.
 func TestRelNoInternalsInProductionBodies(t *testing.T) {
-	app := fx.New(fx.Config{Logger: relQuietLogger(), BodyLimit: 256, HeaderLimit: 2048})
+	app := quiet(fx.Config{BodyLimit: 256, HeaderLimit: 2048})
 	pathErr := &os.PathError{Op: "open", Path: "/srv/app/config.go", Err: os.ErrNotExist}
 	cyc := &relCycle{Name: "c"}
 	cyc.Next = cyc
@@ -621,10 +621,10 @@ func TestRelNoInternalsInProductionBodies(t *testing.T) {
 		}
 	}
 	// The boot-failure handler says nothing either.
-	bad := fx.New(fx.Config{Logger: relQuietLogger()})
+	bad := quiet()
 	bad.Get("no-slash/:a/:a", func(*fx.Ctx) error { return nil })
 	bad.Register(fx.Plugin{Name: "p", Setup: func(*fx.App) error { return pathErr }})
-	w := relGet(t, bad, "GET", "/", "")
+	w := do(t, bad, "GET", "/", "")
 	relMustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
 	if m := relLeaky(string(w.body)); m != "" {
 		t.Fatalf("failed boot leaks %q: %q", m, w.body)

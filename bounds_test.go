@@ -302,7 +302,7 @@ func TestBodyAndQueryShareTheCap(t *testing.T) {
 // TestJSONBodySameMessagesAsContract: JSONBody and a route contract with
 // validate.Struct give the same issues for the same bad body.
 func TestJSONBodySameMessagesAsContract(t *testing.T) {
-	app := ctApp()
+	app := quiet()
 	app.Route(fx.Route{Method: "POST", Path: "/contract", Body: validate.Struct[bdOrderT](),
 		Handler: func(c *fx.Ctx) error { return c.JSON(201, "ok") }})
 	app.Post("/jsonbody", func(c *fx.Ctx) error {

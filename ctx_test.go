@@ -221,7 +221,7 @@ func TestRelHandlerOutlivesItsClient(t *testing.T) {
 	// disconnecting; it is cancelled when the handler chain returns (so a
 	// goroutine the handler started sees Done), or when the server shuts
 	// down.
-	app := fx.New(fx.Config{Logger: relQuietLogger()})
+	app := quiet()
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	ctxs := make(chan context.Context, 1)
@@ -258,7 +258,7 @@ func TestRelHandlerOutlivesItsClient(t *testing.T) {
 		t.Fatalf("c.Context() not done after the handler returned")
 	}
 	// The server is unharmed.
-	if w := relGet(t, app, "GET", "/ok", ""); w.status != 200 {
+	if w := do(t, app, "GET", "/ok", ""); w.status != 200 {
 		t.Fatalf("after a disconnect: %d %q", w.status, w.body)
 	}
 }

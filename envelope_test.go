@@ -23,14 +23,14 @@ func TestRelUndecodableDetails(t *testing.T) {
 		"marshalInvalid": relBadJSON{Mode: "invalid"},
 		"nestedPanic":    map[string]any{"ok": 1, "bad": relBadJSON{Mode: "panic"}},
 	}
-	app, logs := relLoggedApp(fx.Config{})
+	app, logs := newLogged()
 	app.Get("/details/:case", func(c *fx.Ctx) error {
 		return fx.NewError(400, "APP_BAD_DETAILS", "Bad details", cases[c.Param("case")])
 	})
 	app.Get("/json/:case", func(c *fx.Ctx) error { return c.JSON(200, cases[c.Param("case")]) })
 	for name := range cases {
 		t.Run(name, func(t *testing.T) {
-			w := relGet(t, app, "GET", "/details/"+name, "")
+			w := do(t, app, "GET", "/details/"+name, "")
 			env, err := relCheckEnvelope(w.status, w.header, w.body, map[string]int{"APP_BAD_DETAILS": 400})
 			if err != nil {
 				t.Fatal(err)
@@ -46,7 +46,7 @@ func TestRelUndecodableDetails(t *testing.T) {
 			}
 			// c.JSON with the same value: the handler gets an error and
 			// returns it, so the client gets the production 500.
-			w = relGet(t, app, "GET", "/json/"+name, "")
+			w = do(t, app, "GET", "/json/"+name, "")
 			relMustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
 		})
 	}

@@ -25,17 +25,10 @@ func framingApp(cfg fx.Config) *fx.App {
 	return app
 }
 
-// wireResp is one response read off the wire; close is its Connection:
-// close (net/http moves that header into Response.Close).
-type wireResp struct {
-	result
-	close bool
-}
-
 // wireExchange writes raw to a fresh connection in a single write and reads
 // responses until it has want of them, the server closes the connection
 // (closed is then true) or no byte arrives for 2 s.
-func wireExchange(t *testing.T, addr, raw string, want int) (resps []wireResp, closed bool) {
+func wireExchange(t *testing.T, addr, raw string, want int) (resps []result, closed bool) {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -60,7 +53,7 @@ func wireExchange(t *testing.T, addr, raw string, want int) (resps []wireResp, c
 		if err != nil {
 			t.Fatalf("reading response %d body: %v", len(resps)+1, err)
 		}
-		resps = append(resps, wireResp{result{status: resp.StatusCode, header: resp.Header, body: b}, resp.Close})
+		resps = append(resps, result{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close})
 		if len(resps) == want {
 			// Anything further must not be there: peek once more, briefly.
 			_ = conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
@@ -88,7 +81,7 @@ func mustRefuseOnce(t *testing.T, addr, raw string, status int, code string) env
 		}
 		t.Fatalf("got %d responses, want exactly 1 (the refusal)", len(resps))
 	}
-	env := mustEnvelope(t, resps[0].result, status, code)
+	env := mustEnvelope(t, resps[0], status, code)
 	if !resps[0].close {
 		t.Error("the refusal lacks Connection: close")
 	}

@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"reflect"
@@ -64,20 +63,12 @@ func relExchange(app *fx.App, raw []byte) []byte {
 	return c.out.Bytes()
 }
 
-// relWire is one response read back from the wire.
-type relWire struct {
-	status int
-	header http.Header
-	body   []byte
-	close  bool // Connection: close (net/http moves it out of header)
-}
-
 // relParseWire splits out into HTTP/1.1 responses. It fails when the bytes
 // are not a sequence of well-formed responses. Responses to HEAD requests
 // have no body and cannot be framed without the request, so callers keep
 // HEAD out of the input.
-func relParseWire(out []byte) ([]relWire, error) {
-	var ws []relWire
+func relParseWire(out []byte) ([]result, error) {
+	var ws []result
 	br := bufio.NewReader(bytes.NewReader(out))
 	for {
 		if _, err := br.Peek(1); err == io.EOF {
@@ -92,7 +83,7 @@ func relParseWire(out []byte) ([]relWire, error) {
 		if err != nil {
 			return ws, fmt.Errorf("response %d: body: %v", len(ws)+1, err)
 		}
-		ws = append(ws, relWire{resp.StatusCode, resp.Header, body, resp.Close})
+		ws = append(ws, result{resp.StatusCode, resp.Header, body, resp.Close})
 	}
 }
 
@@ -166,7 +157,7 @@ func relCheckEnvelope(status int, header http.Header, body []byte, appCodes map[
 
 // relCheckWire checks every response in out: well-formed, and each error
 // status carries a valid envelope.
-func relCheckWire(out []byte, appCodes map[string]int) ([]relWire, error) {
+func relCheckWire(out []byte, appCodes map[string]int) ([]result, error) {
 	ws, err := relParseWire(out)
 	if err != nil {
 		return ws, err
@@ -179,12 +170,6 @@ func relCheckWire(out []byte, appCodes map[string]int) ([]relWire, error) {
 		}
 	}
 	return ws, nil
-}
-
-// relQuietLogger discards everything but stays enabled at every level, so
-// the logging paths (stack capture included) run.
-func relQuietLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // relItem is the body type of the fuzz and reliability apps.
@@ -210,7 +195,7 @@ var (
 // params, a decoded body, *fx.Error, a plain error, a panic, a catch-all,
 // and middleware that fails on request.
 func relFuzzApp() *fx.App {
-	app := fx.New(fx.Config{Logger: relQuietLogger()})
+	app := quiet()
 	app.Use(func(c *fx.Ctx, next fx.Next) error {
 		switch c.Header("X-Fail") {
 		case "mw":
@@ -322,7 +307,7 @@ func FuzzRoutePatterns(f *testing.F) {
 		if strings.Contains(path, "HEAD ") {
 			t.Skip()
 		}
-		app := fx.New(fx.Config{Logger: relQuietLogger()})
+		app := quiet()
 		lines := strings.Split(patterns, "\n")
 		if len(lines) > 8 {
 			lines = lines[:8]

@@ -22,11 +22,13 @@ import (
 	"github.com/valyala/fasthttp/fasthttputil"
 )
 
-// result is a response read back by do.
+// result is a response: read back by do, read off the wire (rawExchange,
+// relRoundTrip) or parsed from a server's output (relParseWire).
 type result struct {
 	status int
 	header http.Header
 	body   []byte
+	close  bool // Connection: close (net/http moves it out of header)
 }
 
 // do sends one request through app.Test.
@@ -48,7 +50,7 @@ func do(t testing.TB, app *fx.App, method, target string, body string, hdr ...st
 	if err != nil {
 		t.Fatal(err)
 	}
-	return result{status: resp.StatusCode, header: resp.Header, body: b}
+	return result{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close}
 }
 
 // envelope is the decoded wire envelope; Details stays raw so tests can
@@ -156,13 +158,14 @@ func newLogged(cfg ...fx.Config) (*fx.App, *logBuffer) {
 	return fx.New(c), lb
 }
 
-// quiet returns an App whose logger discards everything.
+// quiet returns an App whose logger discards everything but stays enabled
+// at every level, so the logging paths (stack capture included) run.
 func quiet(cfg ...fx.Config) *fx.App {
 	var c fx.Config
 	if len(cfg) > 0 {
 		c = cfg[0]
 	}
-	c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	c.Logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	return fx.New(c)
 }
 
@@ -194,7 +197,7 @@ func relServeMem(t testing.TB, app *fx.App) *fasthttputil.InmemoryListener {
 
 // relRoundTrip writes raw on conn and reads one response to a request of
 // the given method, body included, bounded by a generous deadline.
-func relRoundTrip(t testing.TB, conn net.Conn, br *bufio.Reader, method, raw string) relWire {
+func relRoundTrip(t testing.TB, conn net.Conn, br *bufio.Reader, method, raw string) result {
 	t.Helper()
 	w, err := relRoundTripErr(conn, br, method, raw)
 	if err != nil {
@@ -204,25 +207,25 @@ func relRoundTrip(t testing.TB, conn net.Conn, br *bufio.Reader, method, raw str
 }
 
 // relRoundTripErr is relRoundTrip for goroutines other than the test's.
-func relRoundTripErr(conn net.Conn, br *bufio.Reader, method, raw string) (relWire, error) {
+func relRoundTripErr(conn net.Conn, br *bufio.Reader, method, raw string) (result, error) {
 	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
 	if raw != "" {
 		go func() { _, _ = conn.Write([]byte(raw)) }() // a refused write shows as a read error
 	}
 	resp, err := http.ReadResponse(br, &http.Request{Method: method})
 	if err != nil {
-		return relWire{}, fmt.Errorf("reading the response: %v", err)
+		return result{}, fmt.Errorf("reading the response: %v", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return relWire{}, fmt.Errorf("reading the body: %v", err)
+		return result{}, fmt.Errorf("reading the body: %v", err)
 	}
-	return relWire{resp.StatusCode, resp.Header, body, resp.Close}, nil
+	return result{resp.StatusCode, resp.Header, body, resp.Close}, nil
 }
 
 // relMustEnvelope asserts w is an envelope with status and code.
-func relMustEnvelope(t testing.TB, w relWire, status int, code string) relEnvelope {
+func relMustEnvelope(t testing.TB, w result, status int, code string) relEnvelope {
 	t.Helper()
 	env, err := relCheckEnvelope(w.status, w.header, w.body, relAppCodes)
 	if err != nil {
@@ -234,31 +237,6 @@ func relMustEnvelope(t testing.TB, w relWire, status int, code string) relEnvelo
 	return env
 }
 
-// relGet sends one request through app.Test.
-func relGet(t testing.TB, app *fx.App, method, target, body string, hdr ...string) relWire {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req := httptest.NewRequest(method, target, rd)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := app.Test(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, target, err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	return relWire{resp.StatusCode, resp.Header, b, resp.Close}
-}
-
-func relLoggedApp(cfg fx.Config) (*fx.App, *logBuffer) {
-	logs := &logBuffer{}
-	cfg.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	return fx.New(cfg), logs
-}
-
 // serveRaw runs one request with raw method and path bytes through h.
 func serveRaw(h fasthttp.RequestHandler, method, path string) *fasthttp.RequestCtx {
 	rc := newRequestCtx()
@@ -266,4 +244,27 @@ func serveRaw(h fasthttp.RequestHandler, method, path string) *fasthttp.RequestC
 	rc.Request.SetRequestURI(path)
 	h(rc)
 	return rc
+}
+
+// serveLocal serves app with app.Serve on a loopback listener (127.0.0.1)
+// and returns the address; the server is shut down when the test ends, and
+// both Shutdown and Serve must return nil. relServeMem is the in-memory
+// equivalent.
+func serveLocal(t *testing.T, app *fx.App) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- app.Serve(ln) }()
+	t.Cleanup(func() {
+		if err := app.Shutdown(); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ln.Addr().String()
 }

@@ -503,7 +503,7 @@ func TestServeListenerErrorReturns(t *testing.T) {
 }
 
 func TestRelShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
-	app := fx.New(fx.Config{Logger: relQuietLogger()})
+	app := quiet()
 	entered := make(chan struct{})
 	sawDone := make(chan struct{})
 	app.Get("/wait", func(c *fx.Ctx) error {
@@ -523,7 +523,7 @@ func TestRelShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
 	}
 	defer conn.Close()
 	br := bufio.NewReader(conn)
-	got := make(chan relWire, 1)
+	got := make(chan result, 1)
 	go func() {
 		w, err := relRoundTripErr(conn, br, "GET", "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n")
 		if err != nil {
@@ -553,7 +553,7 @@ func TestRelShutdownWithRequestsInFlight(t *testing.T) {
 	// A connection that never sends a request holds Shutdown until fasthttp
 	// counts it idle (5s after accept, as net/http) or ReadTimeout cuts it
 	// off; a short ReadTimeout keeps this test quick.
-	app := fx.New(fx.Config{Logger: relQuietLogger(), ReadTimeout: 300 * time.Millisecond})
+	app := quiet(fx.Config{ReadTimeout: 300 * time.Millisecond})
 	const n = 8
 	var entered sync.WaitGroup
 	entered.Add(n)
@@ -569,7 +569,7 @@ func TestRelShutdownWithRequestsInFlight(t *testing.T) {
 
 	type res struct {
 		i   int
-		w   relWire
+		w   result
 		err error
 	}
 	results := make(chan res, n)
@@ -647,7 +647,7 @@ func TestRelShutdownWithRequestsInFlight(t *testing.T) {
 // race (run under -race). Context derives from an App-owned context that
 // ShutdownWithContext cancels; nothing reads fasthttp's server internals.
 func TestRelContextThenShutdownRace(t *testing.T) {
-	app := fx.New(fx.Config{Logger: relQuietLogger()})
+	app := quiet()
 	app.Get("/ctx", func(c *fx.Ctx) error {
 		_ = c.Context()
 		return c.JSON(200, "ok")

@@ -20,7 +20,7 @@ func TestRelMiddlewareThatSwallowsAnError(t *testing.T) {
 	// the response. fx does not resurrect the error; the client gets what
 	// was written (here nothing: 200 with an empty body, or the handler's
 	// partial write), never a half envelope or a non-JSON error body.
-	app := fx.New(fx.Config{Logger: relQuietLogger()})
+	app := quiet()
 	var seen atomic.Value
 	app.Use(func(c *fx.Ctx, next fx.Next) error {
 		err := next()
@@ -40,7 +40,7 @@ func TestRelMiddlewareThatSwallowsAnError(t *testing.T) {
 	})
 
 	for _, p := range []string{"/fail", "/panic"} {
-		w := relGet(t, app, "GET", p, "")
+		w := do(t, app, "GET", p, "")
 		if w.status != 200 || len(w.body) != 0 {
 			t.Fatalf("%s: swallowed error gave %d %q, want 200 and no body", p, w.status, w.body)
 		}
@@ -48,11 +48,11 @@ func TestRelMiddlewareThatSwallowsAnError(t *testing.T) {
 	if got := seen.Load(); got != "*fx.PanicError" {
 		t.Fatalf("middleware saw %v for a panic, want *fx.PanicError", got)
 	}
-	w := relGet(t, app, "GET", "/partial", "")
+	w := do(t, app, "GET", "/partial", "")
 	if w.status != 200 || string(w.body) != `{"n":1}` {
 		t.Fatalf("partial: %d %q", w.status, w.body)
 	}
-	w = relGet(t, app, "GET", "/fail", "", "X-Recover", "json")
+	w = do(t, app, "GET", "/fail", "", "X-Recover", "json")
 	if w.status != 503 || string(w.body) != `{"status":"degraded"}` {
 		t.Fatalf("middleware's own answer lost: %d %q", w.status, w.body)
 	}
@@ -65,7 +65,7 @@ type relKey struct{}
 // request's data (a pooled Ctx or buffer reused too early would show
 // another request's id). Run it with -race.
 func TestRelConcurrentRequestsKeepTheirOwnData(t *testing.T) {
-	app := fx.New(fx.Config{Logger: relQuietLogger()})
+	app := quiet()
 	app.Use(func(c *fx.Ctx, next fx.Next) error {
 		id := c.Header("X-Id")
 		c.SetValue(relKey{}, id)

@@ -31,7 +31,7 @@ import (
 // unasked-for 408 to it); a client that sent part of a request and stalls
 // still gets the 408 envelope.
 func TestConnSilentClientClosedQuietly(t *testing.T) {
-	app := fx.New(fx.Config{Logger: relQuietLogger(), ReadTimeout: 150 * time.Millisecond})
+	app := quiet(fx.Config{ReadTimeout: 150 * time.Millisecond})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	addr := serveLocal(t, app)
 
@@ -56,7 +56,7 @@ func TestConnSilentClientClosedQuietly(t *testing.T) {
 // connLimitsApp is the App of the early-error tests: 1 MiB BodyLimit, the
 // default 8 KiB HeaderLimit.
 func connLimitsApp() *fx.App {
-	app := fx.New(fx.Config{Logger: relQuietLogger(), BodyLimit: 1 << 20})
+	app := quiet(fx.Config{BodyLimit: 1 << 20})
 	app.Post("/up", func(c *fx.Ctx) error { return c.JSON(200, len(c.Body())) })
 	return app
 }
@@ -270,7 +270,7 @@ func TestConnEarlyErrorsReachTheClientNetHTTP(t *testing.T) {
 // limit), never exhausts the limit for good: once the lingering ends the
 // server serves again.
 func TestConnLingerIsBounded(t *testing.T) {
-	app := fx.New(fx.Config{Logger: relQuietLogger(), BodyLimit: 1 << 20, Concurrency: 8})
+	app := quiet(fx.Config{BodyLimit: 1 << 20, Concurrency: 8})
 	app.Post("/up", func(c *fx.Ctx) error { return c.JSON(200, len(c.Body())) })
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	addr := serveLocal(t, app)
@@ -379,7 +379,7 @@ func TestConnLingerIsBounded(t *testing.T) {
 }
 
 func TestRelOverConcurrencyAnswersWithEnvelope(t *testing.T) {
-	app := fx.New(fx.Config{Logger: relQuietLogger(), Concurrency: 2})
+	app := quiet(fx.Config{Concurrency: 2})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	ln := relServeMem(t, app)
 
@@ -433,15 +433,10 @@ func TestRelOverConcurrencyAnswersWithEnvelope(t *testing.T) {
 }
 
 func TestRelOverConcurrencyOverTCP(t *testing.T) {
-	app := fx.New(fx.Config{Logger: relQuietLogger(), Concurrency: 1})
+	app := quiet(fx.Config{Concurrency: 1})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Skipf("no loopback: %v", err)
-	}
-	go func() { _ = app.Serve(ln) }()
-	defer app.Shutdown()
-	first, err := net.Dial("tcp", ln.Addr().String())
+	addr := serveLocal(t, app)
+	first, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,11 +446,11 @@ func TestRelOverConcurrencyOverTCP(t *testing.T) {
 	}
 	// A real client (net/http) gets the 503 envelope, not a reset.
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := client.Get("http://" + ln.Addr().String() + "/")
+	resp, err := client.Get("http://" + addr + "/")
 	if err != nil {
 		t.Fatalf("over the limit: %v (want the 503 envelope)", err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	relMustEnvelope(t, relWire{resp.StatusCode, resp.Header, body, resp.Close}, 503, fx.ErrorCodes.ServiceUnavailable)
+	relMustEnvelope(t, result{resp.StatusCode, resp.Header, body, resp.Close}, 503, fx.ErrorCodes.ServiceUnavailable)
 }

@@ -38,7 +38,7 @@ func TestRelDefaultLimits(t *testing.T) {
 }
 
 func TestRelBodyLimit(t *testing.T) {
-	app := fx.New(fx.Config{Logger: relQuietLogger(), BodyLimit: 1024})
+	app := quiet(fx.Config{BodyLimit: 1024})
 	app.Put("/echo", func(c *fx.Ctx) error { return c.Send(200, "application/octet-stream", c.Body()) })
 	ln := relServeMem(t, app)
 	for name, raw := range map[string]string{
@@ -57,14 +57,14 @@ func TestRelBodyLimit(t *testing.T) {
 		})
 	}
 	// At the limit it passes.
-	w := relGet(t, app, "PUT", "/echo", strings.Repeat("y", 1024))
+	w := do(t, app, "PUT", "/echo", strings.Repeat("y", 1024))
 	if w.status != 200 || len(w.body) != 1024 {
 		t.Fatalf("a body at the limit: %d, %d bytes", w.status, len(w.body))
 	}
 }
 
 func TestRelHeaderLimit(t *testing.T) {
-	app := fx.New(fx.Config{Logger: relQuietLogger(), HeaderLimit: 1024})
+	app := quiet(fx.Config{HeaderLimit: 1024})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	ln := relServeMem(t, app)
 	for name, raw := range map[string]string{
@@ -85,7 +85,7 @@ func TestRelHeaderLimit(t *testing.T) {
 }
 
 func TestRelSlowLorisIsCutOffByReadTimeout(t *testing.T) {
-	app := fx.New(fx.Config{Logger: relQuietLogger(), ReadTimeout: 100 * time.Millisecond})
+	app := quiet(fx.Config{ReadTimeout: 100 * time.Millisecond})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	ln := relServeMem(t, app)
 	for name, part := range map[string]string{
@@ -132,7 +132,7 @@ func TestRelSlowLorisIsCutOffByReadTimeout(t *testing.T) {
 }
 
 func TestRelIdleTimeoutClosesKeepAliveQuietly(t *testing.T) {
-	app := fx.New(fx.Config{Logger: relQuietLogger(), IdleTimeout: 50 * time.Millisecond})
+	app := quiet(fx.Config{IdleTimeout: 50 * time.Millisecond})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	ln := relServeMem(t, app)
 	conn, err := ln.Dial()
@@ -156,16 +156,10 @@ func TestRelIdleTimeoutClosesKeepAliveQuietly(t *testing.T) {
 func TestRelWriteTimeoutFreesTheConnection(t *testing.T) {
 	// Over TCP: an in-memory pipe buffers any amount, so a client that does
 	// not read would never block the server there.
-	app := fx.New(fx.Config{Logger: relQuietLogger(), WriteTimeout: 100 * time.Millisecond})
+	app := quiet(fx.Config{WriteTimeout: 100 * time.Millisecond})
 	big := bytes.Repeat([]byte("z"), 64<<20) // far more than loopback socket buffers hold
 	app.Get("/big", func(c *fx.Ctx) error { return c.Send(200, "application/octet-stream", big) })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Skipf("no loopback: %v", err)
-	}
-	go func() { _ = app.Serve(ln) }()
-	defer app.Shutdown()
-	conn, err := net.Dial("tcp", ln.Addr().String())
+	conn, err := net.Dial("tcp", serveLocal(t, app))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +176,7 @@ func TestRelWriteTimeoutFreesTheConnection(t *testing.T) {
 }
 
 func TestRelMalformedRequestsGetEnvelopes(t *testing.T) {
-	app := fx.New(fx.Config{Logger: relQuietLogger()})
+	app := quiet()
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	ln := relServeMem(t, app)
 	for name, raw := range map[string]string{
@@ -212,14 +206,14 @@ func TestRelNoGoroutineLeak(t *testing.T) {
 	// default) between rounds and notices Stop only after its sleep: it
 	// lingers that long after Shutdown. Shorten it so the check is quick.
 	const cleaner = 20 * time.Millisecond
-	warm := fx.New(fx.Config{Logger: relQuietLogger()})
+	warm := quiet()
 	warm.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	warm.Server().MaxIdleWorkerDuration = cleaner // Server boots: after registering
-	relGet(t, warm, "GET", "/", "")
+	do(t, warm, "GET", "/", "")
 	_ = warm.Shutdown()
 	base := relSettledGoroutines(-1)
 
-	app := fx.New(fx.Config{Logger: relQuietLogger()})
+	app := quiet()
 	app.Get("/ok/:id", func(c *fx.Ctx) error { return c.JSON(200, c.Param("id")) })
 	app.Get("/ctx", func(c *fx.Ctx) error {
 		// c.Context() is left out here: see TestRelContextThenShutdownRace.
