@@ -1,5 +1,13 @@
 package fx_test
 
+// Tests of the error boundary (boundary.go): returned errors and panics,
+// the error hook, 5xx logging, production bodies. The file runs past 600
+// lines because the boundary is one mechanism whose rules interlock (what
+// the hook sees depends on how the failure was raised and resolved);
+// envelope bytes, value formatting, the 404 and the next() guard have
+// their own files (envelope_test.go, format_test.go, router_test.go,
+// request_test.go).
+
 import (
 	"bufio"
 	"errors"

@@ -1,5 +1,11 @@
 package fx_test
 
+// Tests of the lifecycle: Serve, Shutdown, ShutdownWithContext and what
+// each guarantees to requests in flight. The file runs past 600 lines
+// because every test drives the same real listener through a shutdown and
+// they are clearest side by side; the connection limits have their own
+// files (server_test.go, server_conn_test.go).
+
 import (
 	"bufio"
 	"context"
