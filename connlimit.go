@@ -173,7 +173,8 @@ var overloadResponse = func() []byte {
 
 // limitListener counts the connections it hands out and refuses those
 // beyond limit with the 503 envelope. It also retries temporary accept
-// errors (connlimit.go) and tracks lingering connections (linger.go).
+// errors (Accept, with acceptBackoff above) and tracks lingering
+// connections (linger.go).
 type limitListener struct {
 	net.Listener
 	limit        int64
