@@ -1,22 +1,3 @@
-// Package fx is a web framework on fasthttp for latency-sensitive services,
-// built around one promise: every failure reaches the client as a JSON
-// envelope with a stable code and the right status,
-//
-//	{"error":{"code":"FX_NOT_FOUND","message":"Route GET /nope not found"}}
-//
-// at a cost close to raw fasthttp.
-//
-// Handlers return an error (or panic); middleware wraps the rest of the
-// chain through next(); one error boundary (boundary.go) turns whatever
-// went wrong into the envelope, after showing it to the optional error
-// hook. The codes the framework emits are listed in ErrorCodes and
-// ErrorStatus.
-//
-// Cost model: contexts are pooled, the middleware chain of each route is
-// built once at Boot, and the next() guard is a counter. The 404 and an
-// *Error kept in a variable are answered without allocating (on a static
-// route: fasthttp/router allocates for :param values); c.JSON costs
-// at most the interface conversion of its argument.
 package fx
 
 import (
@@ -268,7 +249,7 @@ func (a *App) register(what string, f func()) {
 }
 
 // Route is a route contract. Middleware runs after the App's and the
-// Group's middleware and before the contract (SPEC rule 18): an
+// Group's middleware and before the contract: an
 // authorization check there refuses a caller with its own 401 or 403
 // before the body is read, so a caller who may not use the route never
 // gets a 422 that describes its schema. Then the body and query are
@@ -278,6 +259,6 @@ func (a *App) register(what string, f func()) {
 type Route struct {
 	Method, Path string
 	Body, Query  validate.Schema // nil: not validated
-	Middleware   []Middleware    // run after app and group middleware, BEFORE the contract (rule 18)
+	Middleware   []Middleware    // run after app and group middleware, BEFORE the contract
 	Handler      Handler
 }

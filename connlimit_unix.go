@@ -11,7 +11,7 @@ func nofileLimit() uint64 {
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
 		return 0
 	}
-	cur := uint64(rl.Cur) //nolint:unconvert // int64 on some BSDs
+	cur := uint64(rl.Cur) // rl.Cur is int64 on some BSDs, uint64 here
 	if cur == ^uint64(0) {
 		return 0
 	}

@@ -57,7 +57,7 @@ func (l *limitListener) linger(c net.Conn, deadline time.Time, maxBytes int, rel
 	}
 	defer l.untrack(c)
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		cw.CloseWrite() //nolint:errcheck // best effort; the read below is bounded either way
+		_ = cw.CloseWrite() // best effort; the read below is bounded either way
 	}
 	if c.SetReadDeadline(deadline) != nil {
 		return

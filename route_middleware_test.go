@@ -35,7 +35,7 @@ func mark(trace *[]string, name string) fx.Middleware {
 	}
 }
 
-// TestRouteMiddlewareOrder (SPEC rule 18): App middleware, then the
+// TestRouteMiddlewareOrder: App middleware, then the
 // group's, then the route's own Middleware, then validation, then the
 // handler; for App.Route and Group.Route alike. A route middleware that
 // refuses is answered before the schema runs. The Middleware slice is
@@ -106,7 +106,7 @@ func TestRouteMiddlewareRefusesBeforeContract(t *testing.T) {
 	mustEnvelope(t, r, 422, fx.ErrorCodes.ValidationError)
 }
 
-// TestRouteMiddlewareNextGuard: rule 6 holds for route middleware, behind
+// TestRouteMiddlewareNextGuard: the next() guard holds for route middleware, behind
 // App and group middleware (the guard is the one counter of the chain): a
 // second next() returns FX_NEXT_CALLED_MULTIPLE_TIMES and does not run the
 // contract or the handler again.
@@ -189,8 +189,8 @@ func TestRouteNilMiddlewareIsBootError(t *testing.T) {
 		t.Fatal("Boot = nil, want the nil middleware reported")
 	}
 	for _, want := range []string{
-		"Route GET /a was given a nil middleware (position 1)",
-		"Route POST /g/b was given a nil middleware (position 0)",
+		"Route GET /a: nil middleware at position 1",
+		"Route POST /g/b: nil middleware at position 0",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Boot error lacks %q: %v", want, err)

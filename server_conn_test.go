@@ -31,7 +31,7 @@ import (
 // unasked-for 408 to it); a client that sent part of a request and stalls
 // still gets the 408 envelope.
 func TestConnSilentClientClosedQuietly(t *testing.T) {
-	app := fx.New(fx.Config{Logger: relQuietLogger(), ReadTimeout: 150 * time.Millisecond})
+	app := quiet(fx.Config{ReadTimeout: 150 * time.Millisecond})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	addr := serveLocal(t, app)
 
@@ -41,7 +41,7 @@ func TestConnSilentClientClosedQuietly(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		conn.SetReadDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck // a bound
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // a bound
 		got, err := io.ReadAll(conn)
 		if err != nil || len(got) != 0 {
 			t.Fatalf("silent connection got %q, %v; want a quiet close", got, err)
@@ -56,7 +56,7 @@ func TestConnSilentClientClosedQuietly(t *testing.T) {
 // connLimitsApp is the App of the early-error tests: 1 MiB BodyLimit, the
 // default 8 KiB HeaderLimit.
 func connLimitsApp() *fx.App {
-	app := fx.New(fx.Config{Logger: relQuietLogger(), BodyLimit: 1 << 20})
+	app := quiet(fx.Config{BodyLimit: 1 << 20})
 	app.Post("/up", func(c *fx.Ctx) error { return c.JSON(200, len(c.Body())) })
 	return app
 }
@@ -242,8 +242,8 @@ func TestConnEarlyErrorsReachTheClientNetHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: nethttp.Handler(connLimitsApp()), MaxHeaderBytes: 8 << 10}
-	go srv.Serve(ln)                                         //nolint:errcheck // ends with Shutdown
-	t.Cleanup(func() { srv.Shutdown(context.Background()) }) //nolint:errcheck
+	go func() { _ = srv.Serve(ln) }() // ends with Shutdown
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
 	url := "http://" + ln.Addr().String() + "/up"
 	n := connCount()
 	for _, size := range []int{2 << 20, 8 << 20, 64 << 20} {
@@ -270,7 +270,7 @@ func TestConnEarlyErrorsReachTheClientNetHTTP(t *testing.T) {
 // limit), never exhausts the limit for good: once the lingering ends the
 // server serves again.
 func TestConnLingerIsBounded(t *testing.T) {
-	app := fx.New(fx.Config{Logger: relQuietLogger(), BodyLimit: 1 << 20, Concurrency: 8})
+	app := quiet(fx.Config{BodyLimit: 1 << 20, Concurrency: 8})
 	app.Post("/up", func(c *fx.Ctx) error { return c.JSON(200, len(c.Body())) })
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	addr := serveLocal(t, app)
@@ -281,8 +281,8 @@ func TestConnLingerIsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		conn.SetDeadline(time.Now().Add(10 * time.Second))                                       //nolint:errcheck // a bound
-		io.WriteString(conn, "POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999\r\n\r\n") //nolint:errcheck
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second)) // a bound
+		_, _ = io.WriteString(conn, "POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999\r\n\r\n")
 		stop := make(chan struct{})
 		defer close(stop)
 		go func() { // one byte every 20 ms, for ever
@@ -376,4 +376,81 @@ func TestConnLingerIsBounded(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	})
+}
+
+func TestRelOverConcurrencyAnswersWithEnvelope(t *testing.T) {
+	app := quiet(fx.Config{Concurrency: 2})
+	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
+	ln := relServeMem(t, app)
+
+	var held []net.Conn
+	for range 2 {
+		c, err := ln.Dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		// Make sure each is accepted and served before the next.
+		if w := relRoundTrip(t, c, bufio.NewReader(c), "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"); w.status != 200 {
+			t.Fatalf("within the limit: %d", w.status)
+		}
+		held = append(held, c)
+	}
+	over, err := ln.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer over.Close()
+	w := relRoundTrip(t, over, bufio.NewReader(over), "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	env := relMustEnvelope(t, w, 503, fx.ErrorCodes.ServiceUnavailable)
+	if env.Message == "" || !w.close || w.header.Get("Retry-After") == "" {
+		t.Fatalf("503: %v %q", w.header, w.body)
+	}
+	// The 503 is built once; a Date in it would be the process start time.
+	if d := w.header.Get("Date"); d != "" {
+		t.Errorf("prebuilt 503 carries a frozen Date: %s", d)
+	}
+
+	// Closing a held connection gives its slot back.
+	held[0].Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := ln.Dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := relRoundTrip(t, c, bufio.NewReader(c), "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+		c.Close()
+		if w.status == 200 {
+			break
+		}
+		relMustEnvelope(t, w, 503, fx.ErrorCodes.ServiceUnavailable)
+		if time.Now().After(deadline) {
+			t.Fatalf("the slot of a closed connection was never given back")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestRelOverConcurrencyOverTCP(t *testing.T) {
+	app := quiet(fx.Config{Concurrency: 1})
+	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
+	addr := serveLocal(t, app)
+	first, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if w := relRoundTrip(t, first, bufio.NewReader(first), "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"); w.status != 200 {
+		t.Fatalf("first: %d", w.status)
+	}
+	// A real client (net/http) gets the 503 envelope, not a reset.
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatalf("over the limit: %v (want the 503 envelope)", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	relMustEnvelope(t, result{resp.StatusCode, resp.Header, body, resp.Close}, 503, fx.ErrorCodes.ServiceUnavailable)
 }

@@ -55,7 +55,7 @@ func TestConnChildServer(t *testing.T) {
 		os.Exit(2)
 	}
 	go func() {
-		io.Copy(io.Discard, os.Stdin) //nolint:errcheck // EOF: the parent is done
+		_, _ = io.Copy(io.Discard, os.Stdin) // EOF: the parent is done
 		os.Exit(0)
 	}()
 	fmt.Printf("addr=%s concurrency=%d\n", ln.Addr(), app.Config().Concurrency)
@@ -98,7 +98,7 @@ func connChild(t *testing.T, concurrency int) (addr string, conc int, stderr fun
 				lines <- sc.Text()
 			}
 		}
-		cmd.Wait() //nolint:errcheck // the exit is reported through done
+		_ = cmd.Wait() // the exit is reported through done
 		close(done)
 	}()
 	t.Cleanup(func() {
@@ -106,7 +106,7 @@ func connChild(t *testing.T, concurrency int) (addr string, conc int, stderr fun
 		select {
 		case <-done:
 		case <-time.After(5 * time.Second):
-			cmd.Process.Kill() //nolint:errcheck
+			_ = cmd.Process.Kill()
 			<-done
 		}
 	})
@@ -160,7 +160,7 @@ func connProbe(addr string) (int, string) {
 		return -1, err.Error()
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second)) //nolint:errcheck // a bound
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second)) // a bound
 	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
 		return 0, err.Error()
 	}

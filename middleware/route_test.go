@@ -13,7 +13,7 @@ import (
 )
 
 // TestRouteMiddlewareAuthBeforeContract: RequireRoles on a route contract
-// (Route.Middleware) runs before body validation (SPEC rule 18). When the
+// (Route.Middleware) runs before body validation. When the
 // check wrapped the handler instead, it ran inside the contract: an
 // anonymous caller sending a bad body got 422 with the schema's field
 // names, rules and the request's shape, i.e. the contract leaked to anyone.
