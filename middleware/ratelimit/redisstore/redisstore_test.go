@@ -66,11 +66,11 @@ func startRedis(t testing.TB) *redisServer {
 			t.Fatal(err)
 		}
 		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }() //nolint:errcheck // killed on purpose
+		go func() { _ = cmd.Wait(); close(exited) }() // killed on purpose: its error says so
 		var once sync.Once
 		stop := func() {
 			once.Do(func() {
-				cmd.Process.Kill() //nolint:errcheck // may have exited
+				_ = cmd.Process.Kill() // may have exited already
 				<-exited
 			})
 		}
