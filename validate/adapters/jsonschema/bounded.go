@@ -55,11 +55,16 @@ import (
 // array order, and unknown keys in Go's map order; without the pre-pass
 // they were the first of the library's error tree, itself in map order.
 //
-// Cost: a value of at most 8·max nodes (counted, stopping there) skips the
-// pre-pass. On the attack body: 101 issues after 51 elements
-// (BenchmarkHugeInvalidBody). A large value that has fewer than max
-// issues is validated twice over (each element once alone, then the
-// whole).
+// The same pre-pass runs over the body bytes in ValidateJSONLimit
+// (decoder.go), decoding only the elements it validates, so an attack
+// body never becomes a tree.
+//
+// Cost: a value of at most 8·max nodes (counted, stopping there), a body
+// of at most 16·max bytes, skips the pre-pass. On the attack body: 101
+// issues after 51 elements (BenchmarkHugeInvalidBody, ...Bytes). A large
+// value that has fewer than max issues is validated twice over (each
+// element once alone, then the whole), and on the byte path its elements
+// are decoded twice.
 
 // boundedSafe reports whether the pre-pass may be used with root: no
 // schema reachable from it resolves a reference dynamically or runs
@@ -223,6 +228,12 @@ func (b *pass) element(sub *js.Schema, e any) bool {
 		return true
 	}
 	b.issues = b.issues[:mark] // replaced by the element's whole issues
+	return b.alone(sub, e)
+}
+
+// alone validates element e (at b.path) with the library and adds its
+// issues.
+func (b *pass) alone(sub *js.Schema, e any) bool {
 	err := sub.Validate(e)
 	if err == nil {
 		return false

@@ -1,6 +1,8 @@
 package jsonschema
 
 import (
+	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -110,30 +112,45 @@ func key(is validate.Issue) string { return strings.Join(is.Path, "\x00") + "\x0
 // library's whole validation gives; at max, the bounded path returns max
 // issues, each one an issue of the whole validation (as a multiset), so
 // fx reports the same count and the same truncated flag.
-func checkBounded(t *testing.T, s *Schema, v any, max int) {
+func checkBounded(t *testing.T, s *Schema, v any, body []byte, max int) {
 	t.Helper()
-	saved := smallFactor
-	smallFactor = 0 // the pre-pass on every value, however small
-	defer func() { smallFactor = saved }()
-	whole := s.Validate(v).Issues // max 0: no pre-pass
-	got := s.ValidateLimit(v, max).Issues
-	if len(whole) < max {
-		a, b := sorted(whole), sorted(got)
-		if !slices.Equal(a, b) {
-			t.Fatalf("max %d, below it:\nbounded %q\nwhole   %q", max, b, a)
+	savedF, savedB := smallFactor, smallBody
+	smallFactor, smallBody = 0, 0 // the pre-pass on every value, however small
+	defer func() { smallFactor, smallBody = savedF, savedB }()
+	if body == nil {
+		var err error
+		if body, err = json.Marshal(v); err != nil {
+			t.Fatal(err)
 		}
-		return
 	}
-	if len(got) != max {
-		t.Fatalf("max %d: %d issues, whole has %d", max, len(got), len(whole))
-	}
-	left := map[string]int{}
-	for _, is := range whole {
-		left[key(is)]++
-	}
-	for _, is := range got {
-		if left[key(is)]--; left[key(is)] < 0 {
-			t.Fatalf("max %d: %q is not an issue of the whole value %q", max, key(is), sorted(whole))
+	want := s.Validate(v) // max 0: no pre-pass
+	whole := want.Issues
+	for path, res := range map[string]validate.Result{
+		"tree":  s.ValidateLimit(v, max),
+		"bytes": s.ValidateJSONLimit(body, max),
+	} {
+		got := res.Issues
+		if len(whole) < max {
+			a, b := sorted(whole), sorted(got)
+			if !slices.Equal(a, b) {
+				t.Fatalf("%s, max %d, below it, %s:\nbounded %q\nwhole   %q", path, max, body, b, a)
+			}
+			if len(whole) == 0 && !reflect.DeepEqual(res.Value, want.Value) {
+				t.Fatalf("%s: value %#v, want %#v", path, res.Value, want.Value)
+			}
+			continue
+		}
+		if len(got) != max {
+			t.Fatalf("%s, max %d, %s: %d issues, whole has %d", path, max, body, len(got), len(whole))
+		}
+		left := map[string]int{}
+		for _, is := range whole {
+			left[key(is)]++
+		}
+		for _, is := range got {
+			if left[key(is)]--; left[key(is)] < 0 {
+				t.Fatalf("%s, max %d, %s: %q is not an issue of the whole value %q", path, max, body, key(is), sorted(whole))
+			}
 		}
 	}
 }
@@ -173,7 +190,7 @@ func FuzzBounded(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, which, max byte, data []byte) {
 		s := schemas[int(which)%len(schemas)]
-		checkBounded(t, s, tree(data), int(max%12)+1)
+		checkBounded(t, s, tree(data), nil, int(max%12)+1)
 	})
 }
 
@@ -192,6 +209,7 @@ func TestBoundedSameIssues(t *testing.T) {
 		`{"items":[1,{},{"qty":0},{"qty":0}]}`,
 		`[{},{},[],{"items":[{},{}]}]`,
 		`{"qty":[1,2],"x1":1,"zz":2,"items":[{"sku":"a","qty":1,"items":[{},{"b":1}]}]}`,
+		`{"it\u0065ms":[{},{"\u0062":1}],"\u00e9":1}`,
 	} {
 		v, err := validate.DecodeJSON([]byte(body))
 		if err != nil {
@@ -199,7 +217,7 @@ func TestBoundedSameIssues(t *testing.T) {
 		}
 		for _, s := range schemas {
 			for max := 1; max < 8; max++ {
-				checkBounded(t, s, v, max)
+				checkBounded(t, s, v, []byte(body), max)
 			}
 		}
 	}
@@ -214,7 +232,7 @@ func TestBoundedSameIssues(t *testing.T) {
 		v := tree(data)
 		for _, s := range schemas {
 			for _, max := range []int{1, 2, 4, 9} {
-				checkBounded(t, s, v, max)
+				checkBounded(t, s, v, nil, max)
 				saved := smallFactor
 				smallFactor = 0
 				if s.bounded(v, max) != nil {

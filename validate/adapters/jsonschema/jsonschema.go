@@ -101,7 +101,16 @@ func (s *Schema) ValidateLimit(v any, max int) validate.Result {
 	if issues := s.bounded(jv, max); issues != nil {
 		return validate.Result{Issues: issues}
 	}
-	err := s.s.Validate(jv)
+	res := s.whole(jv, max)
+	if res.Issues == nil && res.Err() == nil {
+		res.Value = v // the caller's value, []string and all
+	}
+	return res
+}
+
+// whole validates v (a JSON tree) with the library.
+func (s *Schema) whole(v any, max int) validate.Result {
+	err := s.s.Validate(v)
 	if err == nil {
 		return validate.Result{Value: v}
 	}

@@ -191,3 +191,24 @@ func BenchmarkHugeInvalidBody(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHugeInvalidBodyBytes is the same attack body as fx hands it to
+// the adapter, a validate.LimitedDecoder: the pre-pass walks the bytes
+// and never builds the tree.
+func BenchmarkHugeInvalidBodyBytes(b *testing.B) {
+	s := jsonschema.MustCompile(orderSchema)
+	var sb strings.Builder
+	sb.WriteString(`{"name":"","items":[{}`)
+	for sb.Len() < 4<<20-4 {
+		sb.WriteString(`,{}`)
+	}
+	sb.WriteString(`]}`)
+	body := []byte(sb.String())
+	var _ validate.LimitedDecoder = s
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := s.ValidateJSONLimit(body, 101); len(res.Issues) != 101 {
+			b.Fatal(len(res.Issues))
+		}
+	}
+}
