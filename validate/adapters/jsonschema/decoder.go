@@ -157,22 +157,26 @@ func (c *scanner) value() {
 	case '"':
 		c.str()
 	case '{', '[':
-		depth := 0
-		for c.i < len(c.data) {
-			switch c.data[c.i] {
+		// locals, not c.i: this loop runs over most of an attack body
+		d, depth := c.data, 0
+		for i := c.i; i < len(d); i++ {
+			switch d[i] {
 			case '"':
-				c.str()
-				continue
+				for i++; i < len(d) && d[i] != '"'; i++ {
+					if d[i] == '\\' {
+						i++
+					}
+				}
 			case '{', '[':
 				depth++
 			case '}', ']':
 				if depth--; depth == 0 {
-					c.i++
+					c.i = i + 1
 					return
 				}
 			}
-			c.i++
 		}
+		c.i = len(d)
 	default: // number, true, false, null
 		for c.i < len(c.data) {
 			switch c.data[c.i] {

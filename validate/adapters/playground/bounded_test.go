@@ -124,7 +124,7 @@ func sorted(issues []validate.Issue) []string {
 func check[T any](t *testing.T, s *Schema[T], b []byte, max int) (stopped bool) {
 	t.Helper()
 	smallBody, smallTree = 0, 0
-	defer func() { smallBody, smallTree = 16, 64 }()
+	defer func() { smallBody, smallTree = 16, 8 }()
 	tree, err := validate.DecodeJSON(b)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +153,7 @@ func check[T any](t *testing.T, s *Schema[T], b []byte, max int) (stopped bool) 
 			}
 		}
 	}
-	return s.bounded(max, s.bodyElements(b)) != nil
+	return s.bounded(max, bodyNode(b)) != nil
 }
 
 // FuzzBounded is the differential test of the pre-pass (bounded.go)
@@ -207,4 +207,54 @@ func TestBoundedCrossStruct(t *testing.T) {
 		t.Error("bOrder: want its two dive fields")
 	}
 	check(t, Struct[bCross](nil), []byte(`{"min":5,"items":[{"n":1},{"n":9},{"n":2}]}`), 1)
+}
+
+type bDeep struct {
+	Items []bDeepItem `json:"items" validate:"dive"`
+}
+
+type bDeepItem struct {
+	SKU   string  `json:"sku" validate:"required"`
+	Parts []bPart `json:"parts" validate:"min=1,dive"`
+}
+
+// TestBoundedWork: a flood of failing elements, at the top level or in a
+// dive nested in one element, stops at the limit on both paths: the
+// allocations do not grow with the 200,000 elements (the whole path
+// allocates at least one validator error per element).
+func TestBoundedWork(t *testing.T) {
+	flood := func(prefix, suffix string) []byte {
+		var b strings.Builder
+		b.WriteString(prefix + `{}`)
+		for range 200_000 {
+			b.WriteString(`,{}`)
+		}
+		b.WriteString(suffix)
+		return []byte(b.String())
+	}
+	for _, c := range []struct {
+		name string
+		body []byte
+		run  func(b []byte, tree any) (int, int)
+	}{
+		{"top", flood(`{"name":"","items":[`, `]}`), func(b []byte, tree any) (int, int) {
+			s := Struct[bOrder](nil)
+			return len(s.ValidateJSONLimit(b, 10).Issues), len(s.ValidateLimit(tree, 10).Issues)
+		}},
+		{"nested", flood(`{"items":[{"sku":"a","parts":[`, `]}]}`), func(b []byte, tree any) (int, int) {
+			s := Struct[bDeep](nil)
+			return len(s.ValidateJSONLimit(b, 10).Issues), len(s.ValidateLimit(tree, 10).Issues)
+		}},
+	} {
+		tree, err := validate.DecodeJSON(c.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n1, n2 := c.run(c.body, tree); n1 != 10 || n2 != 10 {
+			t.Errorf("%s: %d and %d issues, want 10", c.name, n1, n2)
+		}
+		if a := testing.AllocsPerRun(2, func() { c.run(c.body, tree) }); a > 5000 {
+			t.Errorf("%s: %.0f allocations: the work is not bounded", c.name, a)
+		}
+	}
 }

@@ -90,8 +90,10 @@ func (s *Schema[T]) Validate(value any) validate.Result { return s.ValidateLimit
 // (BenchmarkHugeInvalidBody): a 4 MiB body of 1.4 million empty items
 // stops after 51 items (4 ms, 52 KB; before: 3.6 s, 1 GB).
 func (s *Schema[T]) ValidateLimit(value any, max int) validate.Result {
-	if issues := s.bounded(max, s.treeElements(value)); issues != nil {
-		return validate.Result{Issues: issues}
+	if max > 0 && larger(value, smallTree*max) {
+		if issues := s.bounded(max, treeNode{value}); issues != nil {
+			return validate.Result{Issues: issues}
+		}
 	}
 	return s.check(s.decode.ValidateLimit(value, max), func() any { return value }, max)
 }
@@ -106,7 +108,7 @@ func (s *Schema[T]) ValidateJSON(body []byte) validate.Result { return s.Validat
 // the type errors leave room in the list.
 func (s *Schema[T]) ValidateJSONLimit(body []byte, max int) validate.Result {
 	if len(body) > smallBody*max {
-		if issues := s.bounded(max, s.bodyElements(body)); issues != nil {
+		if issues := s.bounded(max, bodyNode(body)); issues != nil {
 			return validate.Result{Issues: issues}
 		}
 	}
