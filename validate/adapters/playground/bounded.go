@@ -184,6 +184,25 @@ func planOf(t reflect.Type) *plan {
 	return actual.(*plan)
 }
 
+// probeType is a struct whose one field must fail `validate:"required"`.
+var probeType = reflect.StructOf([]reflect.StructField{{
+	Name: "X", Type: reflect.TypeFor[string](), Tag: `validate:"required"`,
+}})
+
+var tagProbes sync.Map // *validator.Validate -> bool
+
+// readsValidateTag reports whether v reads the `validate` struct tag, the
+// one plans are made from (not so after v.SetTagName("binding"): the
+// pre-pass would then dive where v does not). Asked once per validator.
+func readsValidateTag(v *validator.Validate) bool {
+	if ok, found := tagProbes.Load(v); found {
+		return ok.(bool)
+	}
+	_, ok := v.Struct(reflect.New(probeType).Interface()).(validator.ValidationErrors)
+	tagProbes.Store(v, ok)
+	return ok
+}
+
 // crossStruct reports whether t holds, at any depth, a tag that reads a
 // field outside the struct it is on (eqcsfield=Inner.X and the like).
 func crossStruct(t reflect.Type, seen map[reflect.Type]bool) bool {
@@ -238,7 +257,7 @@ type walker[T any] struct {
 // when it found fewer.
 func (s *Schema[T]) bounded(max int, root walkNode) []validate.Issue {
 	p := planOf(reflect.TypeFor[T]())
-	if max <= 0 || len(p.dives) == 0 {
+	if max <= 0 || len(p.dives) == 0 || !readsValidateTag(s.v) {
 		return nil
 	}
 	w := &walker[T]{s: s, max: max}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx/validate"
+	"github.com/go-playground/validator/v10"
 )
 
 type bItem struct {
@@ -256,5 +257,29 @@ func TestBoundedWork(t *testing.T) {
 		if a := testing.AllocsPerRun(2, func() { c.run(c.body, tree) }); a > 5000 {
 			t.Errorf("%s: %.0f allocations: the work is not bounded", c.name, a)
 		}
+	}
+}
+
+type bBinding struct {
+	Items []struct {
+		Name string `json:"name" binding:"required"`
+	} `json:"items" validate:"dive"`
+}
+
+// TestBoundedOtherTagName: a validator that reads another tag than
+// `validate` never takes the pre-pass (the plan is read from `validate`).
+func TestBoundedOtherTagName(t *testing.T) {
+	v := validator.New()
+	v.SetTagName("binding")
+	if readsValidateTag(v) || !readsValidateTag(Default()) {
+		t.Error("tag probe")
+	}
+	smallBody = 0
+	defer func() { smallBody = 16 }()
+	// validator dives nowhere (no binding tag on Items), so it reports
+	// nothing; a plan from the validate tag would check the elements
+	res := Struct[bBinding](v).ValidateJSONLimit([]byte(`{"items":[{},{},{}]}`), 2)
+	if len(res.Issues) != 0 {
+		t.Errorf("issues from tags the validator does not read: %v", res.Issues)
 	}
 }
