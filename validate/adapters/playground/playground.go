@@ -83,12 +83,13 @@ func (s *Schema[T]) Validate(value any) validate.Result { return s.ValidateLimit
 
 // ValidateLimit is Validate with at most max issues (validate.Limited).
 // The type check stops at max; when it alone fills the list, no tag is
-// checked. validator/v10 has no way to stop early, so the elements of
-// T's top-level dive fields are first checked one at a time, stopping at
-// max (bounded.go); only when they have fewer issues is the whole T
-// checked, and only max of validator's errors are translated. Measured
-// (BenchmarkHugeInvalidBody): a 4 MiB body of 1.4 million empty items
-// stops after 51 items (4 ms, 52 KB; before: 3.6 s, 1 GB).
+// checked. validator/v10 has no way to stop early, so on a large value
+// the elements of T's dive fields (nested ones too) are first checked one
+// at a time, stopping at max (bounded.go); only when they have fewer
+// issues is the whole T checked, and only max of validator's errors are
+// translated. Measured (BenchmarkHugeInvalidBody): a 4 MiB body of 1.4
+// million empty items stops after 51 items (10 ms, 57 KB; before: 3.6 s,
+// 1 GB).
 func (s *Schema[T]) ValidateLimit(value any, max int) validate.Result {
 	if max > 0 && larger(value, smallTree*max) {
 		if issues := s.bounded(max, treeNode{value}); issues != nil {
