@@ -52,8 +52,7 @@ func body(data []byte) []byte {
 		return int(data[i-1])
 	}
 	scalars := []any{"", "a", "ab", "a1", 0.0, 1.0, 3.0, 1.5, nil, true, []any{}, map[string]any{}}
-	var part func() any
-	part = func() any {
+	part := func() any {
 		m := map[string]any{}
 		for n := next() % 3; n > 0; n-- {
 			m[[]string{"name", "Name", "x"}[next()%3]] = scalars[next()%len(scalars)]
