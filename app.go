@@ -23,6 +23,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,6 +124,32 @@ type Config struct {
 	// allocated per request (BenchmarkHugeInvalidBody; it was 9.8 s and
 	// 1.3 GB).
 	MaxIssues int
+
+	// TrustedProxies lists the proxies whose forwarding header Ctx.ClientAddr
+	// believes: CIDR prefixes ("10.0.0.0/8", "fd00::/8") or single addresses.
+	// Default empty: the headers are ignored and the client is always the
+	// socket peer, so no client can choose its own IP. An entry that does not
+	// parse makes Boot fail (FX_INTERNAL_ERROR naming it).
+	TrustedProxies []string
+
+	// ClientIPHeader is the forwarding header read through TrustedProxies:
+	// "X-Forwarded-For" (the default), "Forwarded" (RFC 7239, for=), or any
+	// header carrying a comma-separated address list ("X-Real-IP"). Only
+	// this header is read; set it to the one your proxies append to.
+	ClientIPHeader string
+
+	// MultipartMaxParts is the most parts (fields and files together)
+	// Ctx.MultipartForm accepts; more is 413 FX_PAYLOAD_TOO_LARGE. Default
+	// 1000 (also mime/multipart's own cap).
+	MultipartMaxParts int
+
+	// MultipartMaxFileSize is the largest file part Ctx.MultipartForm
+	// accepts, in bytes; a larger one is 413 FX_PAYLOAD_TOO_LARGE. Default
+	// 0: only BodyLimit bounds it.
+	MultipartMaxFileSize int64
+
+	trusted           trustedProxies // TrustedProxies parsed, at New (ctx_client.go)
+	clientIPForwarded bool           // ClientIPHeader is Forwarded
 }
 
 // Defaults of Config.
@@ -134,6 +161,8 @@ const (
 	DefaultIdleTimeout  = 60 * time.Second
 	DefaultConcurrency  = 256 * 1024
 	DefaultMaxIssues    = 100
+
+	DefaultMultipartMaxParts = 1000
 )
 
 func (c Config) withDefaults() Config {
@@ -154,6 +183,14 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxIssues <= 0 {
 		c.MaxIssues = DefaultMaxIssues
+	}
+	c.trusted = parseTrustedProxies(c.TrustedProxies)
+	if c.ClientIPHeader == "" {
+		c.ClientIPHeader = "X-Forwarded-For"
+	}
+	c.clientIPForwarded = strings.EqualFold(c.ClientIPHeader, "Forwarded")
+	if c.MultipartMaxParts <= 0 {
+		c.MultipartMaxParts = DefaultMultipartMaxParts
 	}
 	return c
 }
