@@ -25,10 +25,12 @@ import (
 //     the response without its final chunk, so the client sees a truncated
 //     body (an error, never a silently complete one), and the connection
 //     is closed;
-//   - Config.WriteTimeout would be one deadline for the whole response, so
-//     a long stream would be cut when it expires. Stream renews it instead
-//     each time data is flushed: WriteTimeout bounds a client that stops
-//     reading, not the stream's length;
+//   - fasthttp's WriteTimeout is one deadline for the whole response, so
+//     a long stream would be cut when it expires. On connections served
+//     by Listen and Serve, Stream renews Config.WriteTimeout instead each
+//     time data is flushed: it bounds a client that stops reading, not the
+//     stream's length (app.Test, the nethttp adapter and a fasthttp.Server
+//     of your own keep their own write-timeout rules);
 //   - Shutdown waits for streams to end: a stream that runs until the
 //     client leaves must also stop at Done (App.Done, EventWriter.Done).
 //
@@ -50,8 +52,14 @@ func (c *Ctx) Stream(contentType string, fn func(w *bufio.Writer) error) error {
 		app:     c.app,
 		method:  c.Method(),
 		path:    c.Path(),
-		conn:    c.rc.Conn(),
 		timeout: c.app.cfg.WriteTimeout,
+	}
+	// Only a connection the App serves itself (Listen, Serve) has its write
+	// deadline managed here: a RequestCtx set up with Init (tests, custom
+	// transports) has a placeholder Conn whose deadline methods panic, and
+	// a fasthttp.Server of your own keeps its own WriteTimeout rules.
+	if lc := limitConnOf(c.rc.Conn()); lc != nil {
+		body.conn = lc.Conn
 	}
 	if body.conn != nil && body.timeout > 0 {
 		// Take over the write deadline: fasthttp sets none of its own when

@@ -233,3 +233,19 @@ func TestSSEFlushesPerEventAndStopsOnShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A RequestCtx set up with Init (as custom transports and tests do) has a
+// placeholder connection whose deadline methods panic; Stream must leave
+// it alone (it called SetWriteDeadline on it, and the request was a 500).
+func TestStreamOnInitRequestCtx(t *testing.T) {
+	app := quiet()
+	app.Get("/", func(c *fx.Ctx) error {
+		return c.Stream("text/plain", func(w *bufio.Writer) error { _, err := w.WriteString("ab"); return err })
+	})
+	rc := newRequestCtx()
+	rc.Request.SetRequestURI("/")
+	app.Handler()(rc)
+	if rc.Response.StatusCode() != 200 || string(rc.Response.Body()) != "ab" {
+		t.Fatalf("%d %q", rc.Response.StatusCode(), rc.Response.Body())
+	}
+}
