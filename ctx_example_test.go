@@ -3,9 +3,9 @@ package fx_test
 import (
 	"bufio"
 	"crypto/tls"
-	"log"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http/httptest"
 	"net/netip"
