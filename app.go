@@ -140,7 +140,10 @@ type Config struct {
 
 	// MultipartMaxParts is the most parts (fields and files together)
 	// Ctx.MultipartForm accepts; more is 413 FX_PAYLOAD_TOO_LARGE. Default
-	// 1000 (also mime/multipart's own cap).
+	// 1000, which is also mime/multipart's own cap: whatever this value, a
+	// form over 1000 parts is refused, 400 FX_BAD_REQUEST when it came with
+	// a Content-Length (fasthttp parses it while reading the request), 413
+	// when it came chunked.
 	MultipartMaxParts int
 
 	// MultipartMaxFileSize is the largest file part Ctx.MultipartForm

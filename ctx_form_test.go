@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -174,4 +175,19 @@ func TestMultipartTempFilesRemoved(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Fatalf("TMPDIR keeps %d entries", len(ents))
 	}
+}
+
+// mime/multipart caps a form at 1000 parts. Over it, a form fasthttp read
+// with the request (Content-Length) is refused before the handler (400);
+// a chunked one by MultipartForm (413). Both are envelopes.
+func TestMultipartOverMimePartCap(t *testing.T) {
+	app := quiet()
+	t.Cleanup(func() { app.Shutdown() })
+	app.Post("/", func(c *fx.Ctx) error { _, err := c.MultipartForm(); return err })
+	fields := map[string]string{}
+	for i := range 1001 {
+		fields["f"+strconv.Itoa(i)] = "v"
+	}
+	mustEnvelope(t, doReq(t, app, multipartReq(t, fields, nil, false)), 400, fx.CodeBadRequest)
+	mustEnvelope(t, doReq(t, app, multipartReq(t, fields, nil, true)), 413, fx.CodePayloadTooLarge)
 }
