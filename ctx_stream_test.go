@@ -249,3 +249,41 @@ func TestStreamOnInitRequestCtx(t *testing.T) {
 		t.Fatalf("%d %q", rc.Response.StatusCode(), rc.Response.Body())
 	}
 }
+
+// A client that goes away ends the stream function: its next write fails
+// (the pipe is closed when fasthttp's write to the client fails), so no
+// goroutine is left running.
+func TestSSEClientGoneEndsStream(t *testing.T) {
+	app := quiet()
+	ended := make(chan error, 1)
+	app.Get("/", func(c *fx.Ctx) error {
+		return c.SSE(func(e *fx.EventWriter) error {
+			for {
+				if err := e.Comment("ping"); err != nil {
+					ended <- err
+					return err
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+		})
+	})
+	base := serveReal(t, app)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+	buf := make([]byte, 512)
+	if n, err := conn.Read(buf); err != nil || !strings.Contains(string(buf[:n]), "text/event-stream") {
+		t.Fatalf("%q %v", buf[:n], err)
+	}
+	conn.Close()
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Fatal("no error after the client left")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream function kept running after the client left")
+	}
+}
