@@ -287,3 +287,45 @@ func TestSSEClientGoneEndsStream(t *testing.T) {
 		t.Fatal("the stream function kept running after the client left")
 	}
 }
+
+// The write deadline a stream renewed does not outlive its response: a
+// keep-alive connection serves its next request after WriteTimeout has
+// passed since the stream's last flush.
+func TestStreamDeadlineDoesNotLeakToNextRequest(t *testing.T) {
+	app := quiet(fx.Config{WriteTimeout: 100 * time.Millisecond})
+	app.Get("/s", func(c *fx.Ctx) error {
+		return c.Stream("text/plain", func(w *bufio.Writer) error { _, err := w.WriteString("s"); return err })
+	})
+	app.Get("/p", func(c *fx.Ctx) error { return c.String(200, "plain") })
+	base := serveReal(t, app)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(conn)
+	get := func(path string) string {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		if err := req.Write(conn); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, req)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return string(b)
+	}
+	if got := get("/s"); got != "s" {
+		t.Fatal(got)
+	}
+	time.Sleep(250 * time.Millisecond) // past the renewed deadline
+	if got := get("/p"); got != "plain" {
+		t.Fatal(got)
+	}
+}
