@@ -23,7 +23,6 @@ import (
 	"context"
 	"log/slog"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -164,8 +163,6 @@ const (
 	DefaultIdleTimeout  = 60 * time.Second
 	DefaultConcurrency  = 256 * 1024
 	DefaultMaxIssues    = 100
-
-	DefaultMultipartMaxParts = 1000
 )
 
 func (c Config) withDefaults() Config {
@@ -187,14 +184,7 @@ func (c Config) withDefaults() Config {
 	if c.MaxIssues <= 0 {
 		c.MaxIssues = DefaultMaxIssues
 	}
-	c.trusted = parseTrustedProxies(c.TrustedProxies)
-	if c.ClientIPHeader == "" {
-		c.ClientIPHeader = "X-Forwarded-For"
-	}
-	c.clientIPForwarded = strings.EqualFold(c.ClientIPHeader, "Forwarded")
-	if c.MultipartMaxParts <= 0 {
-		c.MultipartMaxParts = DefaultMultipartMaxParts
-	}
+	c = c.withRequestDefaults() // TrustedProxies, ClientIPHeader, Multipart*: ctx_config.go
 	return c
 }
 
