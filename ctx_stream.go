@@ -161,6 +161,8 @@ func (d *deadlineWriter) Write(p []byte) (int, error) {
 // send fails (the client went away) or when e.Done() is closed (the App
 // is shutting down). The rules of Stream apply: fn runs after the handler
 // returns and must not use the Ctx; an error from fn truncates the stream.
+// A reconnecting client sends the last ID it saw in Last-Event-ID: read
+// it with c.Header before calling SSE.
 func (c *Ctx) SSE(fn func(e *EventWriter) error) error {
 	c.rc.Response.Header.Set("Cache-Control", "no-cache")
 	c.rc.Response.Header.Set("X-Accel-Buffering", "no")
