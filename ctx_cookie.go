@@ -66,7 +66,8 @@ func (c *Ctx) Cookie(name string) string {
 // client a 500 FX_INTERNAL_ERROR and the log the reason; a header smuggled
 // through a cookie value is never written.
 //
-// Cost: no allocation (a pooled fasthttp.Cookie).
+// Cost: no allocation (a pooled fasthttp.Cookie), about 0.5 µs over a bare
+// route (BenchmarkSetCookie; most of it is fasthttp sanitising the header).
 func (c *Ctx) SetCookie(ck Cookie) error {
 	if err := ck.check(); err != nil {
 		return err
