@@ -104,6 +104,35 @@ type Config struct {
 	// allocated per request (BenchmarkHugeInvalidBody; it was 9.8 s and
 	// 1.3 GB).
 	MaxIssues int
+
+	// TrustedProxies lists the proxies whose forwarding header Ctx.ClientAddr
+	// believes: CIDR prefixes ("10.0.0.0/8", "fd00::/8") or single addresses.
+	// Default empty: the headers are ignored and the client is always the
+	// socket peer, so no client can choose its own IP. An entry that does not
+	// parse makes Boot fail (FX_INTERNAL_ERROR naming it).
+	TrustedProxies []string
+
+	// ClientIPHeader is the forwarding header read through TrustedProxies:
+	// "X-Forwarded-For" (the default), "Forwarded" (RFC 7239, for=), or any
+	// header carrying a comma-separated address list ("X-Real-IP"). Only
+	// this header is read; set it to the one your proxies append to.
+	ClientIPHeader string
+
+	// MultipartMaxParts is the most parts (fields and files together)
+	// Ctx.MultipartForm accepts; more is 413 FX_PAYLOAD_TOO_LARGE. Default
+	// 1000, which is also mime/multipart's own cap: whatever this value, a
+	// form over 1000 parts is refused, 400 FX_BAD_REQUEST when it came with
+	// a Content-Length (fasthttp parses it while reading the request), 413
+	// when it came chunked.
+	MultipartMaxParts int
+
+	// MultipartMaxFileSize is the largest file part Ctx.MultipartForm
+	// accepts, in bytes; a larger one is 413 FX_PAYLOAD_TOO_LARGE. Default
+	// 0: only BodyLimit bounds it.
+	MultipartMaxFileSize int64
+
+	trusted           trustedProxies // TrustedProxies parsed, at New (ctx_client.go)
+	clientIPForwarded bool           // ClientIPHeader is Forwarded
 }
 
 // Defaults of Config.
@@ -136,6 +165,7 @@ func (c Config) withDefaults() Config {
 	if c.MaxIssues <= 0 {
 		c.MaxIssues = DefaultMaxIssues
 	}
+	c = c.withRequestDefaults() // TrustedProxies, ClientIPHeader, Multipart*: ctx_config.go
 	return c
 }
 

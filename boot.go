@@ -39,6 +39,7 @@ func (a *App) Boot() error {
 
 func (a *App) boot() error {
 	errs := a.setupPlugins()
+	errs = append(errs, a.configErrors()...) // invalid Config entries (TrustedProxies)
 
 	// Close registrations and take what they hold.
 	a.regMu.Lock()
