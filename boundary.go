@@ -49,9 +49,11 @@ func (p *PanicError) Unwrap() error {
 // serve runs one request through a route's chain and the boundary.
 func (a *App) serve(rc *fasthttp.RequestCtx, rt *route) {
 	c := a.acquireCtx(rc, rt)
+	a.startObserving(c) // observe: OnResponse's clock (observe.go)
 	if err := c.runLevel(0); err != nil {
 		a.handleError(c, err)
 	}
+	a.finishObserving(c) // observe: runs OnResponse observers (observe.go)
 	a.releaseCtx(c)
 	a.closeIfStopping(rc)
 }
@@ -114,6 +116,7 @@ func (a *App) ServeError(rc *fasthttp.RequestCtx, err any) {
 		e = &PanicError{Value: err}
 	}
 	a.handleError(c, e)
+	a.observeServeError(c) // observe: OnResponse (observe.go)
 	a.releaseCtx(c)
 }
 
@@ -132,6 +135,7 @@ func (a *App) handleError(c *Ctx, err error) {
 		raw = pe.Value
 	}
 	status, code, msg, details := a.resolve(err, raw)
+	c.out.code = code // observe: Ctx.ErrorCode, also when the hook writes the response
 	if status >= 500 {
 		a.logFailure(c, code, err)
 	}
@@ -150,28 +154,25 @@ func (a *App) boundaryFailed(c *Ctx, r any) {
 	resp.SetStatusCode(fasthttp.StatusInternalServerError)
 	resp.Header.SetContentTypeBytes(contentTypeJSON)
 	resp.SetBodyRaw(prebuiltInternal)
-	defer func() { recover() }() //nolint:errcheck // the logger itself may be what panicked
+	c.out.code = ErrorCodes.InternalError // observe: Ctx.ErrorCode
+	defer func() { recover() }()          //nolint:errcheck // the logger itself may be what panicked
 	a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error boundary panicked; sent 500",
-		slog.String("method", c.Method()), slog.String("path", string(c.rc.URI().PathOriginal())),
-		slog.String("panic", formatValue(r)))
+		c.withLogAttrs(slog.String("method", c.Method()), slog.String("path", string(c.rc.URI().PathOriginal())), // observe: request log attributes
+			slog.String("panic", formatValue(r)))...)
 }
 
 // resolve maps a failure to what the client sees.
 func (a *App) resolve(err error, raw any) (status int, code, msg string, details any) {
-	fe, ok := err.(*Error)
-	if !ok {
-		fe = findError(err)
-	}
+	fe, status, code := classify(err) // observe: the status rule, shared with Resolve (outcome.go)
 	if fe == nil { // no *Error in the chain, or a typed nil *Error was returned
 		if a.cfg.Development {
-			return 500, ErrorCodes.InternalError, describe(raw), nil
+			return status, code, describe(raw), nil
 		}
-		return 500, ErrorCodes.InternalError, internalErrorMessage, nil
+		return status, code, internalErrorMessage, nil
 	}
-	status, code, msg, details = fe.Status, fe.Code, fe.Message, fe.Details
-	if status < 400 || status > 599 {
-		a.misuse("status", code, fmt.Sprintf("fx: *Error %s has status %d, outside 400-599; sent as 500", code, status))
-		status = 500
+	msg, details = fe.Message, fe.Details
+	if status != fe.Status { // observe: classify sent it as 500
+		a.misuse("status", code, fmt.Sprintf("fx: *Error %s has status %d, outside 400-599; sent as 500", code, fe.Status))
 	}
 	if strings.HasPrefix(code, "FX_") {
 		if _, known := StatusOf(code); !known {
@@ -245,8 +246,7 @@ func (a *App) callHook(c *Ctx, raw any, status int) (handled bool) {
 	resp.SetStatusCode(status)
 	handled = a.invokeHook(c, raw)
 	if !handled {
-		c.hdrSnap.CopyTo(&resp.Header)
-		resp.ResetBody()
+		c.hookDeclined(resp) // observe: rule 4, what a declining hook keeps (hookrule.go)
 	}
 	return handled
 }
@@ -255,9 +255,10 @@ func (a *App) invokeHook(c *Ctx, raw any) (handled bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			handled = false
+			c.out.hookPanicked = true // observe: nothing it wrote is kept (hookrule.go)
 			a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error hook panicked; sending the default envelope",
-				slog.String("method", c.Method()), slog.String("path", c.Path()),
-				slog.Any("panic", loggable(r)), slog.Any("error", loggable(raw)))
+				c.withLogAttrs(slog.String("method", c.Method()), slog.String("path", c.Path()), // observe: request log attributes
+					slog.Any("panic", loggable(r)), slog.Any("error", loggable(raw)))...)
 		}
 	}()
 	return a.hook(c, raw)
@@ -282,6 +283,7 @@ func (a *App) logFailure(c *Ctx, code string, err error) {
 	} else {
 		attrs = append(attrs, slog.Any("error", err))
 	}
+	attrs = append(attrs, c.out.attrs...) // observe: request log attributes (logattrs.go)
 	a.logger.LogAttrs(ctx, slog.LevelError, "fx: request failed", attrs...)
 }
 
@@ -351,6 +353,7 @@ func (a *App) notFound(rc *fasthttp.RequestCtx) {
 	b = appendJSONInner(b, b2s(rc.URI().PathOriginal()))
 	b = append(b, notFoundSuffix...)
 	resp.SwapBody(b)
+	a.observeNotFound(rc) // observe: OnResponse (observe.go)
 	a.closeIfStopping(rc)
 }
 

@@ -201,6 +201,7 @@ func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
 	}
 	rc.Response.Reset()
 	a.writeEnvelope(&rc.Response, ErrorStatus[code], code, msg, nil)
+	a.observeTransport(rc, code) // observe: OnResponse (observe.go)
 }
 
 // fasthttpLogger sends fasthttp's own messages to the App's logger at debug
@@ -271,6 +272,7 @@ type limitListener struct {
 	maxRejecting int64 // refusalBudget at Serve
 	acceptLog    acceptLog
 	closing      chan struct{} // closed by Close: ends backoffs and lingering
+	observer     *App          // observe: OnResponse sees refusals; nil without observers (observe.go)
 
 	lingerMu  sync.Mutex
 	stopped   bool
@@ -289,6 +291,7 @@ func (a *App) limitListener(ln net.Listener) net.Listener {
 		maxRejecting: refusalBudget(),
 		acceptLog:    acceptLog{logger: a.logger},
 		closing:      make(chan struct{}),
+		observer:     a.refusalObserver(), // observe
 	}
 }
 
@@ -346,15 +349,19 @@ func (l *limitListener) refuse(c net.Conn) {
 	}
 	go func() {
 		release := func() { l.rejecting.Add(-1) }
+		head, obs := l.recordHead(c) // observe: keeps the head for OnResponse (observe.go)
 		c.SetDeadline(time.Now().Add(refuseHeadWait)) //nolint:errcheck
-		if !readRequestHead(c) {
-			c.Close() // nothing asked, nothing answered (as for a silent served connection)
+		if !readRequestHead(head) {
+			obs.discard() // observe: nothing answered, nothing observed
+			c.Close()     // nothing asked, nothing answered (as for a silent served connection)
 			release()
 			return
 		}
 		deadline := time.Now().Add(refuseLinger)
 		c.SetDeadline(deadline) //nolint:errcheck
-		if _, err := c.Write(overloadResponse); err != nil {
+		_, err := c.Write(overloadResponse)
+		l.observeRefusal(c, obs) // observe: OnResponse sees the 503
+		if err != nil {
 			c.Close()
 			release()
 			return
