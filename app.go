@@ -196,6 +196,7 @@ type App struct {
 	plugins []Plugin
 
 	observers []func(c *Ctx) // OnResponse, in registration order (observe.go)
+
 	closers []func() error
 
 	bootMu  sync.Mutex

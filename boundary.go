@@ -163,7 +163,8 @@ func (a *App) boundaryFailed(c *Ctx, r any) {
 
 // resolve maps a failure to what the client sees.
 func (a *App) resolve(err error, raw any) (status int, code, msg string, details any) {
-	fe, status, code := classify(err) // observe: the status rule, shared with Resolve (outcome.go)
+	// observe: the status rule is classify's, shared with Resolve (outcome.go)
+	fe, status, code := classify(err)
 	if fe == nil { // no *Error in the chain, or a typed nil *Error was returned
 		if a.cfg.Development {
 			return status, code, describe(raw), nil

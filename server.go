@@ -349,7 +349,8 @@ func (l *limitListener) refuse(c net.Conn) {
 	}
 	go func() {
 		release := func() { l.rejecting.Add(-1) }
-		head, obs := l.recordHead(c) // observe: keeps the head for OnResponse (observe.go)
+		// observe: head records what is read, for OnResponse (observe.go)
+		head, obs := l.recordHead(c)
 		c.SetDeadline(time.Now().Add(refuseHeadWait)) //nolint:errcheck
 		if !readRequestHead(head) {
 			obs.discard() // observe: nothing answered, nothing observed
