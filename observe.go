@@ -63,10 +63,15 @@ import (
 // request whose response could not be written is observed once, with
 // the response fx produced (not the replacement envelope).
 //
-// Cost: see the cost model above; with one observer that does nothing,
-// about 60-90 ns and no allocation per request
-// (go test -run '^$' -bench 'OnResponse' -benchmem .). Register before
-// Boot, like routes.
+// Cost: nothing and no allocation without observers. With one observer
+// that reads Status, Route and ErrorCode, no allocation and about 120 ns
+// per request on a route, 170 ns on the 404 (BenchmarkOnResponseOne*
+// against BenchmarkOnResponseNone*, -cpu 1 on a heavily shared 2-core
+// machine, best of 5; about half of it is the once-only mark, a request
+// user value); reading Duration adds one time.Now (about 200 ns on that
+// kvm-clock machine, 20-40 ns with a TSC clock source). Measure with
+// go test -run '^$' -bench 'OnResponse' -benchmem . Register before Boot,
+// like routes.
 func (a *App) OnResponse(fn func(c *Ctx)) {
 	if fn == nil {
 		panic("fx: OnResponse given a nil function")
