@@ -51,9 +51,11 @@ import (
 // unaffected.
 //
 // What the requests that never reached a route carry: a transport error is
-// observed with the request as far as fasthttp parsed it (a request
-// refused for its framing (framing.go) shows no path), Route "" and
-// Duration 0 (fasthttp does not record when its reading began). The
+// observed with the request as far as fasthttp parsed it (a head that
+// could not be parsed shows fasthttp's defaults, GET and path "/"; a
+// request refused for its framing (framing.go) shows its method and path
+// "/", its target having been replaced), Route "" and Duration 0 (fasthttp
+// does not record when its reading began). The
 // over-capacity 503 is observed with a Ctx of its own whose request is the
 // head the client sent (method, path, headers; not the body) and whose
 // remote address is the connection's; Route is "", Duration runs from the
