@@ -60,8 +60,8 @@ func (s *syncBuffer) records(t *testing.T) []map[string]any {
 func TestRequestIDKeepsASafeIncomingID(t *testing.T) {
 	app, _ := ridApp(t)
 	for _, id := range []string{
-		"3f2c9a1e-7b4d-4c8e-9f10-2a3b4c5d6e7f", // UUID
-		"01ARZ3NDEKTSV4RRFFQ69G5FAV",           // ULID
+		"3f2c9a1e-7b4d-4c8e-9f10-2a3b4c5d6e7f",                    // UUID
+		"01ARZ3NDEKTSV4RRFFQ69G5FAV",                              // ULID
 		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", // traceparent
 		strings.Repeat("a", middleware.MaxRequestIDLength),
 		"a",
