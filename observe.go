@@ -43,7 +43,8 @@ import (
 // registration order, on the request's goroutine, before fasthttp writes
 // the response to the connection, and before the Ctx is released, so
 // every Ctx accessor works; they must treat the response as read-only and
-// must not keep c. Inside fn, c.Status(), c.ErrorCode(), c.Route() and
+// must not keep c. Like handlers, they run concurrently for concurrent
+// requests. Inside fn, c.Status(), c.ErrorCode(), c.Route() and
 // c.Duration() are final.
 //
 // A panicking observer is recovered and logged at error level (with the

@@ -332,13 +332,14 @@ func TestOnResponseSeesAutomaticOptions(t *testing.T) {
 	}
 }
 
-// ServeError (used by transport adapters) is observed, with its code.
+// ServeError (used by transport adapters) is observed, with its code; a
+// request already served and observed (the nethttp adapter calls
+// ServeError when the response cannot be written) is not observed again.
 func TestOnResponseSeesServeError(t *testing.T) {
 	app := quiet()
 	ch := recordResponses(app)
-	if err := app.Boot(); err != nil {
-		t.Fatal(err)
-	}
+	app.Get("/ok", func(c *fx.Ctx) error { return c.String(200, "ok") })
+	h := app.Handler()
 	rc := newRequestCtx()
 	rc.Request.SetRequestURI("/upload")
 	app.ServeError(rc, fx.NewError(413, fx.ErrorCodes.PayloadTooLarge, "too big"))
@@ -346,6 +347,16 @@ func TestOnResponseSeesServeError(t *testing.T) {
 	if s.status != 413 || s.code != fx.ErrorCodes.PayloadTooLarge || s.path != "/upload" {
 		t.Errorf("ServeError observed as %+v", s)
 	}
+	noMoreSeen(t, ch)
+
+	rc = newRequestCtx()
+	rc.Request.SetRequestURI("/ok")
+	h(rc)
+	if s := nextSeen(t, ch); s.status != 200 || s.route != "/ok" {
+		t.Errorf("served request observed as %+v", s)
+	}
+	rc.Response.Reset()
+	app.ServeError(rc, errors.New("write failed"))
 	noMoreSeen(t, ch)
 }
 
