@@ -149,13 +149,13 @@ func (a *App) handleError(c *Ctx, err error) {
 // the prebuilt production 500, and a log line if logging works.
 func (a *App) boundaryFailed(c *Ctx, r any) {
 	resp := &c.rc.Response
+	c.out.code = ErrorCodes.InternalError // observe: Ctx.ErrorCode
 	resp.ResetBody()
 	resp.Header.Del(fasthttp.HeaderContentEncoding)
 	resp.SetStatusCode(fasthttp.StatusInternalServerError)
 	resp.Header.SetContentTypeBytes(contentTypeJSON)
 	resp.SetBodyRaw(prebuiltInternal)
-	c.out.code = ErrorCodes.InternalError // observe: Ctx.ErrorCode
-	defer func() { recover() }()          //nolint:errcheck // the logger itself may be what panicked
+	defer func() { recover() }() //nolint:errcheck // the logger itself may be what panicked
 	a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error boundary panicked; sent 500",
 		c.withLogAttrs(slog.String("method", c.Method()), slog.String("path", string(c.rc.URI().PathOriginal())), // observe: request log attributes
 			slog.String("panic", formatValue(r)))...)
