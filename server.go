@@ -196,6 +196,7 @@ func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
 	rc.Response.Reset()
 	status, _ := StatusOf(code)
 	a.writeEnvelope(&rc.Response, status, code, msg, nil)
+	a.observeTransport(rc, code) // OnResponse observers (observe.go)
 }
 
 // fasthttpLogger sends fasthttp's own messages to the App's logger at debug
