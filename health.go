@@ -342,9 +342,9 @@ func (h *Health) runCheck(ck *namedCheck) (CheckResult, error) {
 	if !ck.running.CompareAndSwap(false, true) {
 		return CheckResult{Status: "fail"}, errStillRunning
 	}
+	start := time.Now() // before the deadline is set: a timed-out check reports at least Timeout
 	ctx, cancel := context.WithTimeout(context.Background(), h.timeout)
 	defer cancel()
-	start := time.Now()
 	done := make(chan error, 1)
 	go func() {
 		defer ck.running.Store(false)
