@@ -51,10 +51,14 @@ import (
 //     redirect to the path inside root).
 //
 // Cost: the route, the chain, fasthttp.FS and a copy of the response
-// header (restored when fasthttp reset it): see BenchmarkStaticSmallFile
-// against BenchmarkStaticFasthttpFS for the numbers on this machine. Each
-// static mount holds one descriptor for its root and runs fasthttp's cache
-// cleaner (one goroutine).
+// header (restored when fasthttp reset it); fx allocates nothing. For a
+// 13-byte file on a shared 2-core machine (medians of
+// BenchmarkStaticSmallFile and BenchmarkStaticFasthttpFS): fasthttp.FS
+// called directly 0.5 µs; StaticHandler on a route without parameters
+// 0.9 µs, 0 allocations; a Static mount 1.5 µs and 3 allocations, which are
+// fasthttp/router's copy of the catch-all value. Each static mount holds
+// one descriptor for its root and runs fasthttp's cache cleaner (one
+// goroutine).
 
 // StaticConfig configures a static file mount. The zero value serves
 // index.html for directories, without compression and without
