@@ -202,6 +202,9 @@ func (h *Health) Liveness(c *Ctx) error { return h.serve(c, &h.live) }
 // Readiness is the handler of the readiness probe: the 503 envelope as soon
 // as the App's Shutdown has begun (without running the checks), else 200
 // when every readiness check passes and the 503 envelope when one fails.
+// It watches App.Shutdown (and Run, which calls it): an App served by a
+// server of your own (the nethttp adapter, a fasthttp.Server on Handler)
+// must call app.Shutdown when that server starts draining.
 func (h *Health) Readiness(c *Ctx) error {
 	if c.app.ShuttingDown() {
 		c.SetHeader(fasthttp.HeaderRetryAfter, h.retryAfter)
