@@ -98,7 +98,8 @@ type StaticConfig struct {
 // root's index file. On a Group, prefix is under the group's prefix and the
 // group's middleware runs around it. A root that cannot be opened is a
 // configuration error reported by Boot (FX_INTERNAL_ERROR naming the
-// mount). The root directory is closed by Shutdown. See StaticConfig and
+// mount). The prefix itself, without a trailing slash, is not routed. The
+// root directory is closed by Shutdown. See StaticConfig and
 // the block comment of static.go for the behaviour and its cost.
 func (a *routes) Static(prefix, root string, cfg ...StaticConfig) {
 	prefix = strings.TrimRight(prefix, "/")
@@ -131,10 +132,10 @@ func StaticHandler(root string, cfg ...StaticConfig) (Handler, error) {
 // hands the route's catch-all value to the path rewrite of fasthttp.FS.
 type staticFileKey struct{}
 
-// staticScratch is a pooled copy of the response header.
+// staticScratch is a pooled copy of the response header, and a buffer.
 type staticScratch struct {
-	hdr  fasthttp.ResponseHeader
-	etag []byte
+	hdr fasthttp.ResponseHeader
+	buf []byte
 }
 
 var staticScratchPool = sync.Pool{New: func() any { return new(staticScratch) }}
@@ -240,32 +241,28 @@ func (s *staticServer) serve(c *Ctx) error {
 	st := resp.StatusCode()
 	switch st {
 	case fasthttp.StatusOK, fasthttp.StatusPartialContent:
-		s.decorate(resp)
+		s.decorate(resp, sc)
 		return nil
 	case fasthttp.StatusNotModified:
-		// fasthttp's 304 carries ETag and Vary only: put them on top of the
-		// headers the response had before.
-		sc.etag = append(sc.etag[:0], resp.Header.Peek(fasthttp.HeaderETag)...)
-		compressed := len(resp.Header.Peek(fasthttp.HeaderVary)) > 0
+		// fasthttp's 304 carries its ETag (and a Vary that decorate adds
+		// back): put it on top of the headers the response had before.
+		sc.buf = append(sc.buf[:0], resp.Header.Peek(fasthttp.HeaderETag)...)
 		sc.hdr.CopyTo(&resp.Header)
 		resp.ResetBody()
 		resp.SetStatusCode(fasthttp.StatusNotModified)
-		if len(sc.etag) > 0 {
-			resp.Header.SetBytesV(fasthttp.HeaderETag, sc.etag)
+		if len(sc.buf) > 0 {
+			resp.Header.SetBytesV(fasthttp.HeaderETag, sc.buf)
 		}
-		if compressed {
-			addVaryAcceptEncoding(&resp.Header)
-		}
-		s.decorate(resp)
+		s.decorate(resp, sc)
 		return nil
 	case fasthttp.StatusFound:
 		// A directory without its trailing slash: fasthttp redirected to
 		// the path inside root; redirect to the request path + "/".
-		loc := append(append(sc.etag[:0], rc.Path()...), '/')
+		loc := append(append(sc.buf[:0], rc.Path()...), '/')
 		if q := rc.URI().QueryString(); len(q) > 0 {
 			loc = append(append(loc, '?'), q...)
 		}
-		sc.etag = loc
+		sc.buf = loc
 		sc.hdr.CopyTo(&resp.Header)
 		resp.ResetBody()
 		resp.SetStatusCode(fasthttp.StatusFound)
@@ -292,30 +289,40 @@ func (s *staticServer) serve(c *Ctx) error {
 	}
 }
 
-// decorate adds the mount's headers to a file response.
-func (s *staticServer) decorate(resp *fasthttp.Response) {
+// decorate adds the mount's headers to a file response (200, 206, 304).
+func (s *staticServer) decorate(resp *fasthttp.Response, sc *staticScratch) {
 	if s.cacheControl != "" {
 		resp.Header.Set(fasthttp.HeaderCacheControl, s.cacheControl)
 	}
 	if s.compress {
 		// Also on the uncompressed answer: a shared cache must not hand it
 		// to clients that accept an encoding (or the reverse).
-		addVaryAcceptEncoding(&resp.Header)
+		addVaryAcceptEncoding(&resp.Header, sc)
 	}
 }
 
 // addVaryAcceptEncoding adds Accept-Encoding to the Vary header, keeping
-// what middleware put there (CORS varies on Origin).
-func addVaryAcceptEncoding(h *fasthttp.ResponseHeader) {
+// what middleware put there (CORS varies on Origin). No allocation.
+func addVaryAcceptEncoding(h *fasthttp.ResponseHeader, sc *staticScratch) {
 	v := h.Peek(fasthttp.HeaderVary)
 	if len(v) == 0 {
 		h.Set(fasthttp.HeaderVary, fasthttp.HeaderAcceptEncoding)
 		return
 	}
-	for _, tok := range bytes.Split(v, []byte{','}) {
-		if strings.EqualFold(string(bytes.TrimSpace(tok)), fasthttp.HeaderAcceptEncoding) {
+	for rest := v; len(rest) > 0; {
+		tok := rest
+		if i := bytes.IndexByte(rest, ','); i >= 0 {
+			tok, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		tok = bytes.TrimSpace(tok)
+		if bytes.EqualFold(tok, varyAcceptEncoding) || len(tok) == 1 && tok[0] == '*' {
 			return
 		}
 	}
-	h.Set(fasthttp.HeaderVary, string(v)+", "+fasthttp.HeaderAcceptEncoding)
+	sc.buf = append(append(append(sc.buf[:0], v...), ", "...), varyAcceptEncoding...)
+	h.SetBytesV(fasthttp.HeaderVary, sc.buf)
 }
+
+var varyAcceptEncoding = []byte(fasthttp.HeaderAcceptEncoding)

@@ -237,6 +237,29 @@ func TestStaticPrecompressed(t *testing.T) {
 	}
 }
 
+// A Vary set by middleware (CORS varies on Origin) is kept and extended,
+// on the 200 and on the 304 that fasthttp builds from a reset response.
+func TestStaticVaryKeepsMiddlewareValue(t *testing.T) {
+	app := quiet()
+	app.Use(func(c *fx.Ctx, next fx.Next) error {
+		c.SetHeader("Vary", "Origin")
+		c.SetHeader("Access-Control-Allow-Origin", "https://a.example")
+		return next()
+	})
+	app.Static("/s", staticTree(t), fx.StaticConfig{Compress: true})
+	t.Cleanup(func() { app.Shutdown() })
+	vary := func(r result) string { return strings.ReplaceAll(r.header.Get("Vary"), " ", "") }
+	r := do(t, app, "GET", "/s/app.js", "", "Accept-Encoding", "br")
+	if r.status != 200 || vary(r) != "Origin,Accept-Encoding" {
+		t.Fatalf("200: %d Vary %q", r.status, r.header.Get("Vary"))
+	}
+	r = do(t, app, "GET", "/s/app.js", "", "Accept-Encoding", "br", "If-None-Match", r.header.Get("ETag"))
+	if r.status != 304 || vary(r) != "Origin,Accept-Encoding" ||
+		r.header.Get("Access-Control-Allow-Origin") != "https://a.example" {
+		t.Errorf("304: %d %v", r.status, r.header)
+	}
+}
+
 // Traversal: every attempt to reach secret.txt, next to the root, gets a
 // 400 or 404 envelope, and the secret never appears, on the wire (raw
 // request lines, no client-side cleaning). link.txt is a symbolic link
