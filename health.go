@@ -293,6 +293,9 @@ func (h *Health) evaluate(p *healthProbe, logger *slog.Logger) *healthRun {
 	p.mu.Lock()
 	if r := p.run; r != nil {
 		p.mu.Unlock()
+		if testHookHealthJoin != nil {
+			testHookHealthJoin()
+		}
 		<-r.done
 		return r
 	}
@@ -338,6 +341,10 @@ func (h *Health) evaluate(p *healthProbe, logger *slog.Logger) *healthRun {
 	return r
 }
 
+// testHookHealthJoin, when set by a test, is called by a request that joins
+// a run in flight (health_internal_test.go). It is never set otherwise.
+var testHookHealthJoin func()
+
 // runCheck runs one check within the timeout. The check runs in its own
 // goroutine so that one ignoring its context is abandoned at the timeout
 // (and, through running, not started again until it returns).
@@ -350,13 +357,17 @@ func (h *Health) runCheck(ck *namedCheck) (CheckResult, error) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		defer ck.running.Store(false)
+		var err error
 		defer func() {
 			if v := recover(); v != nil {
-				done <- &PanicError{Value: v}
+				err = &PanicError{Value: v}
 			}
+			// Cleared before the result is delivered: a probe that follows
+			// at once must not find the check "still running".
+			ck.running.Store(false)
+			done <- err
 		}()
-		done <- ck.fn(ctx)
+		err = ck.fn(ctx)
 	}()
 	var err error
 	select {
