@@ -92,9 +92,9 @@ const (
 	DefaultHealthConcurrency = 8
 )
 
-// CheckResult is the outcome of one check, as it appears in the response
+// HealthResult is the outcome of one check, as it appears in the response
 // under "checks".
-type CheckResult struct {
+type HealthResult struct {
 	// Status is "ok" or "fail".
 	Status string `json:"status"`
 	// DurationMS is how long the check ran, in whole milliseconds (the
@@ -137,7 +137,7 @@ type namedCheck struct {
 // arrive while it runs.
 type healthRun struct {
 	done    chan struct{}
-	results []CheckResult // aligned with the probe's checks
+	results []HealthResult // aligned with the probe's checks
 	errs    []error       // the raw errors, for the log
 	failed  []string      // names of failed checks
 }
@@ -228,7 +228,7 @@ func (h *Health) serve(c *Ctx, p *healthProbe) error {
 		return c.Send(fasthttp.StatusOK, "application/json", healthOK)
 	}
 	r := h.evaluate(p, c.app.logger)
-	results := make(map[string]CheckResult, len(p.checks))
+	results := make(map[string]HealthResult, len(p.checks))
 	for i, ck := range p.checks {
 		res := r.results[i]
 		if res.Status != "ok" && r.errs[i] != nil {
@@ -246,11 +246,11 @@ func (h *Health) serve(c *Ctx, p *healthProbe) error {
 
 type healthBody struct {
 	Status string                 `json:"status"`
-	Checks map[string]CheckResult `json:"checks"`
+	Checks map[string]HealthResult `json:"checks"`
 }
 
 type healthDetails struct {
-	Checks map[string]CheckResult `json:"checks"`
+	Checks map[string]HealthResult `json:"checks"`
 }
 
 func joinNames(names []string) string {
@@ -301,7 +301,7 @@ func (h *Health) evaluate(p *healthProbe, logger *slog.Logger) *healthRun {
 	}
 	r := &healthRun{
 		done:    make(chan struct{}),
-		results: make([]CheckResult, len(p.checks)),
+		results: make([]HealthResult, len(p.checks)),
 		errs:    make([]error, len(p.checks)),
 	}
 	p.run = r
@@ -348,9 +348,9 @@ var testHookHealthJoin func()
 // runCheck runs one check within the timeout. The check runs in its own
 // goroutine so that one ignoring its context is abandoned at the timeout
 // (and, through running, not started again until it returns).
-func (h *Health) runCheck(ck *namedCheck) (CheckResult, error) {
+func (h *Health) runCheck(ck *namedCheck) (HealthResult, error) {
 	if !ck.running.CompareAndSwap(false, true) {
-		return CheckResult{Status: "fail"}, errStillRunning
+		return HealthResult{Status: "fail"}, errStillRunning
 	}
 	start := time.Now() // before the deadline is set: a timed-out check reports at least Timeout
 	ctx, cancel := context.WithTimeout(context.Background(), h.timeout)
@@ -375,7 +375,7 @@ func (h *Health) runCheck(ck *namedCheck) (CheckResult, error) {
 	case <-ctx.Done():
 		err = &checkStateError{"check timed out after " + h.timeout.String()}
 	}
-	res := CheckResult{Status: "ok", DurationMS: time.Since(start).Milliseconds()}
+	res := HealthResult{Status: "ok", DurationMS: time.Since(start).Milliseconds()}
 	if err != nil {
 		res.Status = "fail"
 	}

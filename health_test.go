@@ -17,7 +17,7 @@ import (
 
 // healthDetails decodes the details of a failed probe.
 type healthDetails struct {
-	Checks map[string]fx.CheckResult `json:"checks"`
+	Checks map[string]fx.HealthResult `json:"checks"`
 }
 
 func probeDetails(t *testing.T, env envelope) healthDetails {
@@ -124,7 +124,7 @@ func TestHealthAllPass(t *testing.T) {
 		r := do(t, app, "GET", tc.path, "")
 		var body struct {
 			Status string                    `json:"status"`
-			Checks map[string]fx.CheckResult `json:"checks"`
+			Checks map[string]fx.HealthResult `json:"checks"`
 		}
 		if err := json.Unmarshal(r.body, &body); err != nil || r.status != 200 {
 			t.Fatalf("%s: %d %s", tc.path, r.status, r.body)
