@@ -138,8 +138,8 @@ type namedCheck struct {
 type healthRun struct {
 	done    chan struct{}
 	results []HealthResult // aligned with the probe's checks
-	errs    []error       // the raw errors, for the log
-	failed  []string      // names of failed checks
+	errs    []error        // the raw errors, for the log
+	failed  []string       // names of failed checks
 }
 
 // NewHealth returns a Health with no checks. Pass at most one HealthConfig.
@@ -245,7 +245,7 @@ func (h *Health) serve(c *Ctx, p *healthProbe) error {
 }
 
 type healthBody struct {
-	Status string                 `json:"status"`
+	Status string                  `json:"status"`
 	Checks map[string]HealthResult `json:"checks"`
 }
 

@@ -123,7 +123,7 @@ func TestHealthAllPass(t *testing.T) {
 	for _, tc := range []struct{ path, check string }{{"/livez", "loop"}, {"/readyz", "db"}} {
 		r := do(t, app, "GET", tc.path, "")
 		var body struct {
-			Status string                    `json:"status"`
+			Status string                     `json:"status"`
 			Checks map[string]fx.HealthResult `json:"checks"`
 		}
 		if err := json.Unmarshal(r.body, &body); err != nil || r.status != 200 {
