@@ -46,7 +46,8 @@ import (
 // set. Otherwise the result says "status":"fail" without an "error" key, and
 // the raw error is logged (at warn level, once when a check starts failing,
 // and at info level once when it recovers, so a probe polled every second
-// does not flood the log). A timeout always says "check timed out after
+// does not repeat it; the 503 itself goes through the error boundary and is
+// logged like every 5xx, with its message only). A timeout always says "check timed out after
 // <Timeout>": that text is the framework's own.
 //
 // Bounded work. A check runs with a context that ends at HealthConfig.Timeout,
