@@ -257,8 +257,10 @@ func (s *staticServer) serve(c *Ctx) error {
 		return nil
 	case fasthttp.StatusFound:
 		// A directory without its trailing slash: fasthttp redirected to
-		// the path inside root; redirect to the request path + "/".
-		loc := append(append(sc.buf[:0], rc.Path()...), '/')
+		// the path inside root; redirect to the request path + "/". The
+		// path is decoded: it is escaped again, so that "a b" or "100%"
+		// round-trip and no control byte reaches the header.
+		loc := append(appendEscapedPath(sc.buf[:0], rc.Path()), '/')
 		if q := rc.URI().QueryString(); len(q) > 0 {
 			loc = append(append(loc, '?'), q...)
 		}
@@ -326,3 +328,19 @@ func addVaryAcceptEncoding(h *fasthttp.ResponseHeader, sc *staticScratch) {
 }
 
 var varyAcceptEncoding = []byte(fasthttp.HeaderAcceptEncoding)
+
+// appendEscapedPath appends the decoded path p percent-encoded for a URL:
+// every byte but the unreserved and sub-delimiter characters, ':', '@' and
+// '/' (RFC 3986 pchar) is escaped, '%' included.
+func appendEscapedPath(dst, p []byte) []byte {
+	for _, b := range p {
+		switch {
+		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9',
+			strings.IndexByte("-._~!$&'()*+,;=:@/", b) >= 0:
+			dst = append(dst, b)
+		default:
+			dst = append(dst, '%', "0123456789ABCDEF"[b>>4], "0123456789ABCDEF"[b&15])
+		}
+	}
+	return dst
+}

@@ -22,6 +22,7 @@ const secretText = "TOP SECRET, outside the static root"
 //	public/hello.txt
 //	public/index.html
 //	public/docs/index.html
+//	public/a b%/index.html      (a name that must be escaped in a URL)
 //	public/empty/              (no index file)
 //	public/app.js, app.js.br, app.js.gz
 //	public/style.css           (compressible, no compressed sibling)
@@ -47,6 +48,7 @@ func staticTree(t testing.TB) string {
 	write("public/hello.txt", []byte("hello, world\n"))
 	write("public/index.html", []byte("<h1>root</h1>"))
 	write("public/docs/index.html", []byte("<h1>docs</h1>"))
+	write("public/a b%/index.html", []byte("<h1>spaced</h1>"))
 	if err := os.MkdirAll(filepath.Join(root, "empty"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +137,15 @@ func TestStaticIndexAndDirectories(t *testing.T) {
 	r := do(t, app, "GET", "/static/docs?x=1", "")
 	if r.status != 302 || r.header.Get("Location") != "/static/docs/?x=1" || r.header.Get("X-Request-ID") != "req-1" {
 		t.Errorf("redirect: %d %v", r.status, r.header)
+	}
+	// The redirect escapes the decoded path again, and the client lands on
+	// the index.
+	r = do(t, app, "GET", "/static/a%20b%25", "")
+	if r.status != 302 || r.header.Get("Location") != "/static/a%20b%25/" {
+		t.Errorf("escaped redirect: %d %q", r.status, r.header.Get("Location"))
+	}
+	if r := do(t, app, "GET", r.header.Get("Location"), ""); r.status != 200 || string(r.body) != "<h1>spaced</h1>" {
+		t.Errorf("after the redirect: %d %q", r.status, r.body)
 	}
 	// Missing files and a directory without index: the 404 envelope of an
 	// unmatched route (no listing, nothing to tell them apart), with the
