@@ -62,8 +62,8 @@ import (
 // requests costs no more checks than one request does.
 //
 // Cost: a probe with no checks writes a prebuilt body: no allocation
-// (BenchmarkLivezNoChecks: 0 allocs/op, about the cost of a static JSON
-// route). A probe with checks costs two goroutines, a context and a timer
+// (BenchmarkLivezNoChecks: 0 allocs/op, 0.13-0.29 µs on a shared 2-core
+// machine, less than a small c.JSON route, BenchmarkJSONSuccess). A probe with checks costs two goroutines, a context and a timer
 // per check, and the JSON encoding of the results (a few microseconds plus
 // what the checks themselves take).
 
