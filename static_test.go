@@ -3,7 +3,10 @@ package fx_test
 import (
 	"bytes"
 	"compress/gzip"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"testing/fstest"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/nethttp"
 	"github.com/valyala/fasthttp"
 )
 
@@ -386,6 +390,42 @@ func TestStaticHandlerAndFS(t *testing.T) {
 
 	if _, err := fx.StaticHandler(filepath.Join(root, "no-such-dir")); err == nil {
 		t.Error("StaticHandler: missing root accepted")
+	}
+}
+
+// Under the net/http adapter the same mount serves small files, streamed
+// big ones, ranges and the 404 envelope.
+func TestStaticOverNethttp(t *testing.T) {
+	app := staticApp(t)
+	srv := httptest.NewServer(nethttp.Handler(app))
+	t.Cleanup(srv.Close)
+	get := func(path string, hdr ...string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	if resp, b := get("/static/hello.txt"); resp.StatusCode != 200 || string(b) != "hello, world\n" {
+		t.Errorf("small: %d %q", resp.StatusCode, b)
+	}
+	if resp, b := get("/static/big.bin"); resp.StatusCode != 200 || len(b) != 20480 {
+		t.Errorf("big: %d, %d bytes", resp.StatusCode, len(b))
+	}
+	if resp, b := get("/static/hello.txt", "Range", "bytes=7-11"); resp.StatusCode != 206 || string(b) != "world" {
+		t.Errorf("range: %d %q", resp.StatusCode, b)
+	}
+	resp, b := get("/static/missing.txt")
+	checkEnvelopeBody(t, b, fx.CodeNotFound)
+	if resp.StatusCode != 404 || resp.Header.Get("X-Request-ID") != "req-1" {
+		t.Errorf("missing: %d %v", resp.StatusCode, resp.Header)
 	}
 }
 
