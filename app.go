@@ -22,7 +22,6 @@ package fx
 import (
 	"context"
 	"log/slog"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -202,7 +201,6 @@ type App struct {
 
 	srvMu  sync.Mutex
 	server *fasthttp.Server
-	testLn net.Listener
 }
 
 // New returns an App. Pass at most one Config; none means the defaults.
