@@ -28,7 +28,7 @@ func (r *Response) AssertStatus(status int) *Response {
 // empty want checks that the header is absent.
 func (r *Response) AssertHeader(name, want string) *Response {
 	r.t.Helper()
-	got, present := r.Header[http.CanonicalHeaderKey(name)]
+	got, present := r.Header()[http.CanonicalHeaderKey(name)]
 	switch {
 	case want == "" && present:
 		r.fail("header %s: %q, want none", name, got)
@@ -56,7 +56,7 @@ func (r *Response) assertError(status int, code string) (Envelope, bool) {
 	if r.Status != status {
 		r.fail("status %d, want %d (%s)", r.Status, status, code)
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+	if ct := r.Header().Get("Content-Type"); ct != "application/json" {
 		r.fail("Content-Type %q, want application/json (error %s)", ct, code)
 	}
 	env, err := decodeEnvelope(r.Body)

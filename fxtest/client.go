@@ -243,19 +243,19 @@ func (r *Request) Do() *Response {
 	if err := fr.Read(w.br); err != nil {
 		t.Fatalf("fxtest: %s: reading the response: %v\n%s", r, err, w.resp)
 	}
+	head := w.resp
+	if i := bytes.Index(head, []byte("\r\n\r\n")); i >= 0 {
+		head = head[:i+4]
+	}
 	resp := &Response{
 		t:      t,
 		req:    r.String(),
 		Status: fr.StatusCode(),
-		Header: make(http.Header, fr.Header.Len()),
 		Body:   bytes.Clone(fr.Body()),
+		head:   string(head),
 	}
 	if resp.Body == nil {
 		resp.Body = []byte{}
-	}
-	for k, v := range fr.Header.All() {
-		key := http.CanonicalHeaderKey(string(k))
-		resp.Header[key] = append(resp.Header[key], string(v))
 	}
 	return resp
 }

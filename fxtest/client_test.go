@@ -152,8 +152,8 @@ func TestRequestBuilder(t *testing.T) {
 func TestResponse(t *testing.T) {
 	c := fxtest.New(t, testApp())
 	r := c.Get("/users/1").Do()
-	if r.Status != 200 || r.Header.Get("X-User") != "1" || r.Header.Get("Content-Length") == "" || !strings.Contains(string(r.Body), "Ada") {
-		t.Errorf("%d %v %s", r.Status, r.Header, r.Body)
+	if r.Status != 200 || r.Header().Get("X-User") != "1" || r.Header().Get("Content-Length") == "" || !strings.Contains(string(r.Body), "Ada") {
+		t.Errorf("%d %v %s", r.Status, r.Header(), r.Body)
 	}
 	env := c.Get("/users/7").Do().Envelope()
 	if env.Code != "APP_USER_NOT_FOUND" || env.Message != "User not found" || string(env.Details) != `{"id":"7"}` {

@@ -1,10 +1,12 @@
 package fxtest
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/textproto"
 	"strings"
 	"testing"
 )
@@ -15,13 +17,32 @@ import (
 // Response, so they chain:
 //
 //	c.Get("/users/missing").Do().AssertError(404, "APP_USER_NOT_FOUND")
+//
+// A Response is not safe for concurrent use.
 type Response struct {
 	Status int
-	Header http.Header
 	Body   []byte
 
-	t   testing.TB
-	req string // "GET /users/1", for failure messages
+	t      testing.TB
+	req    string      // "GET /users/1", for failure messages
+	head   string      // the status line and headers as received
+	header http.Header // parsed from head by Header, on first use
+}
+
+// Header returns the response headers (parsed on first use: most
+// assertions never need them, and building the map would double what a
+// request through Do costs).
+func (r *Response) Header() http.Header {
+	if r.header == nil {
+		tp := textproto.NewReader(bufio.NewReader(strings.NewReader(r.head)))
+		tp.ReadLine() //nolint:errcheck // the status line, read by Do already
+		h, _ := tp.ReadMIMEHeader()
+		r.header = http.Header(h)
+		if r.header == nil {
+			r.header = http.Header{}
+		}
+	}
+	return r.header
 }
 
 // Envelope is the decoded error envelope
@@ -126,7 +147,7 @@ func (r *Response) bodyForMessage() string {
 	if len(b) > maxBodyInMessage {
 		b, more = b[:maxBodyInMessage], fmt.Sprintf("… (%d more bytes)", len(r.Body)-maxBodyInMessage)
 	}
-	return fmt.Sprintf("\nresponse: %d %s\n%s%s", r.Status, r.Header.Get("Content-Type"), b, more)
+	return fmt.Sprintf("\nresponse: %d %s\n%s%s", r.Status, r.Header().Get("Content-Type"), b, more)
 }
 
 // fail reports a failed assertion with the request and the response body.
