@@ -3,6 +3,7 @@ package fxtest_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
@@ -71,7 +72,7 @@ func ExampleSigner() {
 	ok := c.Get("/admin").Bearer(s.Token(fxtest.Subject("alice"), fxtest.Roles("admin"), fxtest.Tenant("acme"))).Do()
 	fmt.Println(ok.Status, string(ok.Body))
 	c.Get("/admin").Bearer(s.Token(fxtest.Roles("viewer"))).Do().AssertError(403, fx.ErrorCodes.Forbidden)
-	c.Get("/admin").Bearer(s.Token(fxtest.ExpiresIn(-1))).Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
+	c.Get("/admin").Bearer(s.Token(fxtest.ExpiresIn(-time.Hour))).Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
 	c.Get("/admin").Bearer(s.Unsigned(fxtest.Roles("admin"))).Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
 	// Output: 200 alice of acme
 }
