@@ -178,13 +178,13 @@ func (r *Response) AssertJSON(status int, want any) *Response {
 	default:
 		var err error
 		if wantJSON, err = json.Marshal(want); err != nil {
-			r.t.Errorf("%s: AssertJSON: encoding the wanted value: %v", r.req, err)
+			r.t.Errorf("%s: AssertJSON: encoding the wanted value: %v", r.request(), err)
 			return r
 		}
 	}
 	var wv, gv any
 	if err := json.Unmarshal(wantJSON, &wv); err != nil {
-		r.t.Errorf("%s: AssertJSON: the wanted JSON does not decode: %v", r.req, err)
+		r.t.Errorf("%s: AssertJSON: the wanted JSON does not decode: %v", r.request(), err)
 		return r
 	}
 	if err := json.Unmarshal(r.Body, &gv); err != nil {

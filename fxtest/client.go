@@ -174,11 +174,11 @@ func (r *Request) uri() string {
 	return b.String()
 }
 
-// appendWire appends the request as HTTP/1.1 bytes.
-func (r *Request) appendWire(dst []byte) []byte {
+// appendWire appends the request for uri as HTTP/1.1 bytes.
+func (r *Request) appendWire(dst []byte, uri string) []byte {
 	dst = append(dst, r.method...)
 	dst = append(dst, ' ')
-	dst = append(dst, r.uri()...)
+	dst = append(dst, uri...)
 	dst = append(dst, " HTTP/1.1\r\nHost: "...)
 	dst = append(dst, r.host...)
 	dst = append(dst, "\r\n"...)
@@ -219,8 +219,9 @@ var wirePool = sync.Pool{New: func() any {
 // failures.
 //
 // Cost: one TestRaw exchange (see fx.App.TestRaw), plus writing the
-// request and reading the response: about 1.5× to 2× a direct call of the
-// App's handler (BenchmarkClient in this package).
+// request and reading the response: about 3 µs and 8 allocations beside
+// the handler's own, 3× a direct call of the App's handler (see the
+// package documentation).
 func (r *Request) Do() *Response {
 	t := r.c.t
 	t.Helper()
@@ -229,7 +230,8 @@ func (r *Request) Do() *Response {
 	}
 	w := wirePool.Get().(*wire)
 	defer wirePool.Put(w)
-	w.req = r.appendWire(w.req[:0])
+	uri := r.uri()
+	w.req = r.appendWire(w.req[:0], uri)
 	var err error
 	w.resp, err = r.c.app.TestRaw(w.resp[:0], w.req)
 	if err != nil {
@@ -243,19 +245,26 @@ func (r *Request) Do() *Response {
 	if err := fr.Read(w.br); err != nil {
 		t.Fatalf("fxtest: %s: reading the response: %v\n%s", r, err, w.resp)
 	}
-	head := w.resp
-	if i := bytes.Index(head, []byte("\r\n\r\n")); i >= 0 {
-		head = head[:i+4]
+	// One copy of the response holds the head and, when it was sent with
+	// Content-Length (not chunked), the body.
+	raw := bytes.Clone(w.resp)
+	head, body := raw, []byte{}
+	if i := bytes.Index(raw, []byte("\r\n\r\n")); i >= 0 {
+		head = raw[: i+4 : i+4]
+		if b := fr.Body(); len(b) > 0 {
+			if rest := raw[i+4:]; len(rest) >= len(b) && bytes.Equal(rest[:len(b)], b) {
+				body = rest[:len(b):len(b)]
+			} else {
+				body = bytes.Clone(b)
+			}
+		}
 	}
-	resp := &Response{
+	return &Response{
 		t:      t,
-		req:    r.String(),
+		method: r.method,
+		uri:    uri,
 		Status: fr.StatusCode(),
-		Body:   bytes.Clone(fr.Body()),
-		head:   string(head),
+		Body:   body,
+		head:   head,
 	}
-	if resp.Body == nil {
-		resp.Body = []byte{}
-	}
-	return resp
 }

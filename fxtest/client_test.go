@@ -1,6 +1,7 @@
 package fxtest_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -162,6 +163,20 @@ func TestResponse(t *testing.T) {
 	// HEAD: no body read.
 	if r := c.Head("/users/1").Do(); r.Status != 200 || len(r.Body) != 0 {
 		t.Errorf("HEAD: %d %q", r.Status, r.Body)
+	}
+	// A chunked (streamed) body is read whole.
+	stream := quietApp()
+	stream.Get("/s", func(c *fx.Ctx) error {
+		c.RequestCtx().SetBodyStreamWriter(func(w *bufio.Writer) {
+			for i := range 3 {
+				fmt.Fprintf(w, "part%d;", i)
+				w.Flush()
+			}
+		})
+		return nil
+	})
+	if r := fxtest.New(t, stream).Get("/s").Do(); r.Body == nil || string(r.Body) != "part0;part1;part2;" || r.Header().Get("Transfer-Encoding") != "chunked" {
+		t.Errorf("streamed: %q %v", r.Body, r.Header())
 	}
 	// Transport errors come back as responses: the real server parsed them.
 	small := fx.New(fx.Config{BodyLimit: 8, Logger: slog.New(slog.DiscardHandler)})

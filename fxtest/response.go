@@ -23,10 +23,10 @@ type Response struct {
 	Status int
 	Body   []byte
 
-	t      testing.TB
-	req    string      // "GET /users/1", for failure messages
-	head   string      // the status line and headers as received
-	header http.Header // parsed from head by Header, on first use
+	t           testing.TB
+	method, uri string      // the request, for failure messages
+	head        []byte      // the status line and headers as received
+	header      http.Header // parsed from head by Header, on first use
 }
 
 // Header returns the response headers (parsed on first use: most
@@ -34,7 +34,7 @@ type Response struct {
 // request through Do costs).
 func (r *Response) Header() http.Header {
 	if r.header == nil {
-		tp := textproto.NewReader(bufio.NewReader(strings.NewReader(r.head)))
+		tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(r.head)))
 		tp.ReadLine() //nolint:errcheck // the status line, read by Do already
 		h, _ := tp.ReadMIMEHeader()
 		r.header = http.Header(h)
@@ -133,9 +133,12 @@ func (r *Response) Envelope() Envelope {
 func (r *Response) Decode(v any) {
 	r.t.Helper()
 	if err := json.Unmarshal(r.Body, v); err != nil {
-		r.t.Fatalf("%s: decoding the body into %T: %v%s", r.req, v, err, r.bodyForMessage())
+		r.t.Fatalf("%s: decoding the body into %T: %v%s", r.request(), v, err, r.bodyForMessage())
 	}
 }
+
+// request is the request line, for failure messages ("GET /users/1").
+func (r *Response) request() string { return r.method + " " + r.uri }
 
 // maxBodyInMessage bounds the body quoted in a failure message.
 const maxBodyInMessage = 4 << 10
@@ -153,5 +156,5 @@ func (r *Response) bodyForMessage() string {
 // fail reports a failed assertion with the request and the response body.
 func (r *Response) fail(format string, args ...any) {
 	r.t.Helper()
-	r.t.Errorf("%s: %s%s", r.req, fmt.Sprintf(format, args...), r.bodyForMessage())
+	r.t.Errorf("%s: %s%s", r.request(), fmt.Sprintf(format, args...), r.bodyForMessage())
 }
