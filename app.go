@@ -1,22 +1,3 @@
-// Package fx is a web framework on fasthttp for latency-sensitive services,
-// built around one promise: every failure reaches the client as a JSON
-// envelope with a stable code and the right status,
-//
-//	{"error":{"code":"FX_NOT_FOUND","message":"Route GET /nope not found"}}
-//
-// at a cost close to raw fasthttp.
-//
-// Handlers return an error (or panic); middleware wraps the rest of the
-// chain through next(); one error boundary (boundary.go) turns whatever
-// went wrong into the envelope, after showing it to the optional error
-// hook. The codes the framework emits are listed in ErrorCodes and
-// ErrorStatus.
-//
-// Cost model: contexts are pooled, the middleware chain of each route is
-// built once at Boot, and the next() guard is a counter. The 404 and an
-// *Error kept in a variable are answered without allocating (on a static
-// route: fasthttp/router allocates for :param values); c.JSON costs
-// at most the interface conversion of its argument.
 package fx
 
 import (
@@ -85,7 +66,11 @@ type Config struct {
 
 	// Concurrency is the most connections served at once; beyond it a
 	// connection is answered 503 FX_SERVICE_UNAVAILABLE and closed. Default
-	// 256 * 1024. It applies to Listen and Serve; a fasthttp.Server of your
+	// 256 * 1024, clamped below the descriptor limit read at New: with N
+	// the soft RLIMIT_NOFILE, (N - 64) * 3/4 (N = 1024 gives 720), so that
+	// the 503 fires before accept runs out of descriptors; the rest is left
+	// for refusals in flight and the program's own files. An explicit value
+	// is not clamped. It applies to Listen and Serve; a fasthttp.Server of your
 	// own built on Handler() keeps fasthttp's limit, whose 503 is plain
 	// text, and app.Test is not limited.
 	Concurrency int
@@ -118,6 +103,35 @@ type Config struct {
 	// allocated per request (BenchmarkHugeInvalidBody; it was 9.8 s and
 	// 1.3 GB).
 	MaxIssues int
+
+	// TrustedProxies lists the proxies whose forwarding header Ctx.ClientAddr
+	// believes: CIDR prefixes ("10.0.0.0/8", "fd00::/8") or single addresses.
+	// Default empty: the headers are ignored and the client is always the
+	// socket peer, so no client can choose its own IP. An entry that does not
+	// parse makes Boot fail (FX_INTERNAL_ERROR naming it).
+	TrustedProxies []string
+
+	// ClientIPHeader is the forwarding header read through TrustedProxies:
+	// "X-Forwarded-For" (the default), "Forwarded" (RFC 7239, for=), or any
+	// header carrying a comma-separated address list ("X-Real-IP"). Only
+	// this header is read; set it to the one your proxies append to.
+	ClientIPHeader string
+
+	// MultipartMaxParts is the most parts (fields and files together)
+	// Ctx.MultipartForm accepts; more is 413 FX_PAYLOAD_TOO_LARGE. Default
+	// 1000, which is also mime/multipart's own cap: whatever this value, a
+	// form over 1000 parts is refused, 400 FX_BAD_REQUEST when it came with
+	// a Content-Length (fasthttp parses it while reading the request), 413
+	// when it came chunked.
+	MultipartMaxParts int
+
+	// MultipartMaxFileSize is the largest file part Ctx.MultipartForm
+	// accepts, in bytes; a larger one is 413 FX_PAYLOAD_TOO_LARGE. Default
+	// 0: only BodyLimit bounds it.
+	MultipartMaxFileSize int64
+
+	trusted           trustedProxies // TrustedProxies parsed, at New (ctx_client.go)
+	clientIPForwarded bool           // ClientIPHeader is Forwarded
 }
 
 // Defaults of Config.
@@ -145,11 +159,12 @@ func (c Config) withDefaults() Config {
 	c.WriteTimeout = orDefault(c.WriteTimeout, DefaultWriteTimeout)
 	c.IdleTimeout = orDefault(c.IdleTimeout, DefaultIdleTimeout)
 	if c.Concurrency <= 0 {
-		c.Concurrency = DefaultConcurrency
+		c.Concurrency = defaultConcurrency()
 	}
 	if c.MaxIssues <= 0 {
 		c.MaxIssues = DefaultMaxIssues
 	}
+	c = c.withRequestDefaults() // TrustedProxies, ClientIPHeader, Multipart*: ctx_config.go
 	return c
 }
 
@@ -169,6 +184,8 @@ func orDefault(d, def time.Duration) time.Duration {
 // after Boot panics, as the route table is then immutable and read without
 // locks.
 type App struct {
+	routes // Handle, Get, ..., Route: registration shared with Group (routes.go)
+
 	cfg    Config
 	logger *slog.Logger
 
@@ -211,6 +228,7 @@ func New(config ...Config) *App {
 	}
 	cfg = cfg.withDefaults()
 	a := &App{cfg: cfg, logger: cfg.Logger}
+	a.routes = routes{app: a}
 	a.baseCtx, a.baseCancel = context.WithCancel(context.Background())
 	a.ctxPool.New = func() any { return newCtx(a) }
 	return a
@@ -258,47 +276,17 @@ func (a *App) register(what string, f func()) {
 	f()
 }
 
-// Handle registers h for method and path. Paths use ":name" for a segment
-// parameter and a final "*name" for the rest of the path (read both with
-// c.Param). A GET route also answers HEAD (without a body) unless a HEAD
-// route is registered for the same path.
-func (a *App) Handle(method, path string, h Handler) {
-	a.addRoute(routeSpec{method: method, path: path, handler: h})
-}
-
-// Get registers h for GET (and HEAD) requests to path.
-func (a *App) Get(path string, h Handler) { a.Handle(fasthttp.MethodGet, path, h) }
-
-// Post registers h for POST requests to path.
-func (a *App) Post(path string, h Handler) { a.Handle(fasthttp.MethodPost, path, h) }
-
-// Put registers h for PUT requests to path.
-func (a *App) Put(path string, h Handler) { a.Handle(fasthttp.MethodPut, path, h) }
-
-// Patch registers h for PATCH requests to path.
-func (a *App) Patch(path string, h Handler) { a.Handle(fasthttp.MethodPatch, path, h) }
-
-// Delete registers h for DELETE requests to path.
-func (a *App) Delete(path string, h Handler) { a.Handle(fasthttp.MethodDelete, path, h) }
-
-// Head registers h for HEAD requests to path.
-func (a *App) Head(path string, h Handler) { a.Handle(fasthttp.MethodHead, path, h) }
-
-// Options registers h for OPTIONS requests to path.
-func (a *App) Options(path string, h Handler) { a.Handle(fasthttp.MethodOptions, path, h) }
-
-// Route is a route contract: the body and query are validated against
-// their schemas before Handler runs, and every issue of both is reported in
-// one 422 FX_VALIDATION_ERROR. A nil schema is not validated.
+// Route is a route contract. Middleware runs after the App's and the
+// Group's middleware and before the contract: an
+// authorization check there refuses a caller with its own 401 or 403
+// before the body is read, so a caller who may not use the route never
+// gets a 422 that describes its schema. Then the body and query are
+// validated against their schemas before Handler runs, and every issue of
+// both is reported in one 422 FX_VALIDATION_ERROR. A nil schema is not
+// validated.
 type Route struct {
 	Method, Path string
 	Body, Query  validate.Schema // nil: not validated
+	Middleware   []Middleware    // run after app and group middleware, BEFORE the contract
 	Handler      Handler
-}
-
-// Route registers a route contract. A nil Handler is a configuration error
-// (FX_ROUTE_HANDLER_REQUIRED) reported by Boot, as it is for Handle.
-func (a *App) Route(r Route) {
-	a.addRoute(routeSpec{method: r.Method, path: r.Path, handler: r.Handler,
-		body: r.Body, query: r.Query})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/valyala/fasthttp"
 )
@@ -38,6 +39,7 @@ func (a *App) Boot() error {
 
 func (a *App) boot() error {
 	errs := a.setupPlugins()
+	errs = append(errs, a.configErrors()...) // invalid Config entries (TrustedProxies)
 
 	// Close registrations and take what they hold.
 	a.regMu.Lock()
@@ -45,12 +47,7 @@ func (a *App) boot() error {
 	specs, mws, hook := a.specs, a.mws, a.hook
 	a.regMu.Unlock()
 
-	for i, mw := range mws {
-		if mw == nil {
-			errs = append(errs, catalogError(ErrorCodes.InternalError,
-				fmt.Sprintf("Use was given a nil middleware (position %d)", i)))
-		}
-	}
+	errs = append(errs, nilMiddleware("App.Use", mws)...)
 	r, rerrs := a.buildRouter(specs, mws)
 	errs = append(errs, rerrs...)
 	a.hook = hook
@@ -104,11 +101,11 @@ func (a *App) setupPlugins() []error {
 func (a *App) Handler() fasthttp.RequestHandler {
 	if !a.booted.Load() && a.booting.Load() {
 		return func(rc *fasthttp.RequestCtx) {
-			a.Boot() //nolint:errcheck // as below
+			_ = a.Boot() // as below
 			a.handler(rc)
 		}
 	}
-	a.Boot() //nolint:errcheck // reported by Boot's log and by the handler itself
+	_ = a.Boot() // reported by Boot's log and by the handler itself
 	return a.handler
 }
 
@@ -136,6 +133,40 @@ func warmUpEncoders() {
 		[]string{"a"},
 	}
 	for _, s := range samples {
-		appendDetails(nil, s) //nolint:errcheck
+		_, _ = appendDetails(nil, s)
 	}
+}
+
+// configError is a configuration mistake Boot reports (other than a nil
+// route handler, which has its own code, FX_ROUTE_HANDLER_REQUIRED): an
+// FX_INTERNAL_ERROR whose message is what, a colon, and the problem. what
+// names the misconfigured thing as the application wrote it: `App.Use`,
+// `Group "/x"`, `Route GET /a` (routeWhat), `Plugin "auth"`. Every boot
+// error is worded by this one helper, so they all read the same way.
+func configError(what, format string, args ...any) *Error {
+	return catalogError(CodeInternalError, what+": "+fmt.Sprintf(format, args...))
+}
+
+// routeWhat names a route in a configuration error: "Route GET /a", or,
+// when the method or path is empty or holds white space, both quoted
+// (`Route "G T" "/a"`), so that the message shows what was registered.
+func routeWhat(method, path string) string {
+	if method == "" || path == "" || strings.ContainsAny(method+path, " \t\r\n") {
+		return fmt.Sprintf("Route %q %q", method, path)
+	}
+	return "Route " + method + " " + path
+}
+
+// nilMiddleware reports each nil entry of mws, which would otherwise panic
+// on every request that reaches it, as a configuration error for Boot
+// naming owner and the position. It is the one check for App.Use, Group
+// and Route.Middleware.
+func nilMiddleware(owner string, mws []Middleware) []error {
+	var errs []error
+	for i, mw := range mws {
+		if mw == nil {
+			errs = append(errs, configError(owner, "nil middleware at position %d", i))
+		}
+	}
+	return errs
 }

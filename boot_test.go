@@ -3,6 +3,7 @@ package fx_test
 import (
 	"errors"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,7 +30,7 @@ func (r *recorder) plugin(name string, deps ...string) fx.Plugin {
 	}}
 }
 
-// Rule 8: plugins registered in any order run dependencies first, ties in
+// Plugins registered in any order run dependencies first, ties in
 // registration order.
 func TestRule8PluginOrder(t *testing.T) {
 	cases := []struct {
@@ -176,7 +177,7 @@ func TestRule8SetupRegisters(t *testing.T) {
 	}
 }
 
-// Rule 9: configuration errors are recorded and all returned by Boot.
+// Configuration errors are recorded and all returned by Boot.
 func TestRule9ConfigurationErrorsJoined(t *testing.T) {
 	app := quiet()
 	app.Route(fx.Route{Method: "GET", Path: "/a"})
@@ -380,5 +381,85 @@ func TestSetupUsesServerAndHandler(t *testing.T) {
 	rc := serveRaw(h, "GET", "/")
 	if string(rc.Response.Body()) != "ok" {
 		t.Errorf("handler from Setup: %q", rc.Response.Body())
+	}
+}
+
+// TestConfigErrorsShareOneWording: every configuration error Boot reports
+// (other than a nil handler) is an FX_INTERNAL_ERROR worded "<what>:
+// <problem>", with what named as the application wrote it.
+func TestConfigErrorsShareOneWording(t *testing.T) {
+	ok := func(c *fx.Ctx) error { return c.NoContent(204) }
+	app := quiet()
+	app.Register(fx.Plugin{Name: "twice"})
+	app.Register(fx.Plugin{Name: "twice"})
+	app.Use(nil)
+	app.Group("/x", nil).Get("/a", ok)
+	app.Handle("G T", "/m", ok)
+	app.Get("nope", ok)
+	app.Get("/p/:id/:id", ok)
+	app.Get("/d", ok)
+	app.Get("/d", ok)
+	want := []string{
+		`Plugin "twice": registered twice`,
+		`App.Use: nil middleware at position 0`,
+		`Group "/x": nil middleware at position 0`,
+		`Route "G T" "/m": invalid method`,
+		`Route GET nope: the path must begin with '/'`,
+		`Route GET /p/:id/:id: parameter "id" appears twice`,
+		`Route GET /d: registered twice`,
+	}
+	joined, isJoin := app.Boot().(interface{ Unwrap() []error })
+	if !isJoin || len(joined.Unwrap()) != len(want) {
+		t.Fatalf("Boot did not join %d configuration errors", len(want))
+	}
+	for i, e := range joined.Unwrap() {
+		var fe *fx.Error
+		if !errors.As(e, &fe) || fe.Code != fx.CodeInternalError || fe.Message != want[i] {
+			t.Errorf("error %d = %v, want FX_INTERNAL_ERROR %q", i, e, want[i])
+		}
+	}
+
+	app = quiet()
+	app.Register(fx.Plugin{Name: "p", Setup: func(*fx.App) error { panic("boom") }})
+	var fe *fx.Error
+	if err := app.Boot(); !errors.As(err, &fe) || fe.Message != `Plugin "p": Setup panicked: boom` {
+		t.Errorf("Boot = %v, want the Setup panic worded as a configuration error", err)
+	}
+}
+
+func TestRelPluginSetupPanics(t *testing.T) {
+	app, logs := newLogged()
+	app.Register(fx.Plugin{Name: "db", Setup: func(*fx.App) error {
+		panic(&os.PathError{Op: "open", Path: "/etc/app/secret.pem", Err: os.ErrPermission})
+	}})
+	app.Register(fx.Plugin{Name: "api", DependsOn: []string{"db"}, Setup: func(a *fx.App) error {
+		a.Get("/x", func(c *fx.Ctx) error { return nil })
+		return nil
+	}})
+	var bootErr error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("Boot let the Setup panic through: %v", r)
+			}
+		}()
+		bootErr = app.Boot()
+	}()
+	var fe *fx.Error
+	if !errors.As(bootErr, &fe) {
+		t.Fatalf("boot error %v is not an *fx.Error", bootErr)
+	}
+	if !strings.Contains(bootErr.Error(), "secret.pem") {
+		t.Fatalf("the boot error (for the operator) should name the cause: %v", bootErr)
+	}
+	if err := app.Listen("127.0.0.1:0"); err == nil {
+		t.Fatalf("Listen started after a failed boot")
+	}
+	for _, p := range []string{"/x", "/"} {
+		w := do(t, app, "GET", p, "")
+		relMustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
+	}
+	if !strings.Contains(logs.String(), "secret.pem") {
+		t.Fatalf("boot failure not logged")
 	}
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"reflect"
-	"runtime/debug"
 	"strings"
-	"unsafe"
 
 	"github.com/valyala/fasthttp"
 )
@@ -46,68 +43,12 @@ func (p *PanicError) Unwrap() error {
 	return err
 }
 
-// serve runs one request through a route's chain and the boundary.
-func (a *App) serve(rc *fasthttp.RequestCtx, rt *route) {
-	c := a.acquireCtx(rc, rt)
-	if err := c.runLevel(0); err != nil {
-		a.handleError(c, err)
-	}
-	a.releaseCtx(c)
-	a.closeIfStopping(rc)
-}
-
-// closeIfStopping ends the connection after this response once Shutdown
-// has begun. fasthttp does so only while its own Shutdown is waiting: when
-// ShutdownWithContext gives up, a connection whose handler was still
-// running would otherwise go on serving requests after the OnShutdown
-// functions ran.
-func (a *App) closeIfStopping(rc *fasthttp.RequestCtx) {
-	if a.stopping.Load() {
-		rc.SetConnectionClose()
-	}
-}
-
-// runLevel runs chain level i (middleware i, or the handler past the last
-// one) and turns a panic into a *PanicError. The level is dispatched here
-// rather than in a helper: a panic's cost is mostly the runtime unwinding
-// frames, so one frame less is measurably cheaper.
-func (c *Ctx) runLevel(i int) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = c.recovered(i, r)
-		}
-	}()
-	if i < len(c.rt.chain) {
-		return c.rt.chain[i](c, c.next)
-	}
-	return c.rt.handler(c)
-}
-
-// recovered wraps a panic value caught at level i. At level 0 only the
-// boundary sees the error, so the PanicError lives in the pooled Ctx and
-// the panic costs no allocation; deeper, a middleware's next() receives it
-// and may keep it, so it is allocated.
-func (c *Ctx) recovered(i int, r any) error {
-	if pe, ok := r.(*PanicError); ok { // re-panicked by a middleware
-		return pe
-	}
-	pe := &c.topPanic
-	if i > 0 {
-		pe = new(PanicError)
-	}
-	*pe = PanicError{Value: r}
-	if c.app.logger.Enabled(context.Background(), slog.LevelError) {
-		pe.Stack = debug.Stack()
-	}
-	return pe
-}
-
 // ServeError runs the error boundary for a failure that happened outside
 // any handler, such as a transport adapter failing to translate a request:
 // the hook sees err, 5xx are logged, and rc receives the envelope. err is
 // usually an *Error; any other value gives the 500 FX_INTERNAL_ERROR.
 func (a *App) ServeError(rc *fasthttp.RequestCtx, err any) {
-	a.Boot() //nolint:errcheck // a failed boot still has a working boundary
+	_ = a.Boot() // a failed boot still has a working boundary
 	c := a.acquireCtx(rc, nil)
 	e, ok := err.(error)
 	if !ok || e == nil {
@@ -150,7 +91,7 @@ func (a *App) boundaryFailed(c *Ctx, r any) {
 	resp.SetStatusCode(fasthttp.StatusInternalServerError)
 	resp.Header.SetContentTypeBytes(contentTypeJSON)
 	resp.SetBodyRaw(prebuiltInternal)
-	defer func() { recover() }() //nolint:errcheck // the logger itself may be what panicked
+	defer func() { _ = recover() }() // the logger itself may be what panicked
 	a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error boundary panicked; sent 500",
 		slog.String("method", c.Method()), slog.String("path", string(c.rc.URI().PathOriginal())),
 		slog.String("panic", formatValue(r)))
@@ -164,9 +105,9 @@ func (a *App) resolve(err error, raw any) (status int, code, msg string, details
 	}
 	if fe == nil { // no *Error in the chain, or a typed nil *Error was returned
 		if a.cfg.Development {
-			return 500, ErrorCodes.InternalError, describe(raw), nil
+			return 500, CodeInternalError, describe(raw), nil
 		}
-		return 500, ErrorCodes.InternalError, internalErrorMessage, nil
+		return 500, CodeInternalError, internalErrorMessage, nil
 	}
 	status, code, msg, details = fe.Status, fe.Code, fe.Message, fe.Details
 	if status < 400 || status > 599 {
@@ -178,7 +119,7 @@ func (a *App) resolve(err error, raw any) (status int, code, msg string, details
 			a.misuse("code", code, "fx: error code "+code+" uses the reserved FX_ prefix but is not a built-in code")
 		}
 	}
-	if code == ErrorCodes.InternalError && !a.cfg.Development {
+	if code == CodeInternalError && !a.cfg.Development {
 		msg, details = internalErrorMessage, nil
 	}
 	return status, code, msg, details
@@ -221,17 +162,6 @@ func asMethod(x interface{ As(any) bool }) *Error {
 		return fe
 	}
 	return nil
-}
-
-// describe renders a raw failure for Development mode.
-func describe(v any) string {
-	switch v := v.(type) {
-	case error:
-		return v.Error()
-	case string:
-		return v
-	}
-	return formatValue(v)
 }
 
 // callHook gives the hook the raw value. It reports whether the hook
@@ -298,7 +228,7 @@ func (a *App) writeEnvelope(resp *fasthttp.Response, status int, code, msg strin
 	dropContentEncoding(resp)
 	resp.SetStatusCode(status)
 	resp.Header.SetContentTypeBytes(contentTypeJSON)
-	if code == ErrorCodes.InternalError && msg == internalErrorMessage && details == nil {
+	if code == CodeInternalError && msg == internalErrorMessage && details == nil {
 		resp.SetBodyRaw(prebuiltInternal) // replaces any body
 		return
 	}
@@ -329,139 +259,4 @@ func takeBody(resp *fasthttp.Response) []byte {
 }
 
 // prebuiltInternal is the production 500 body.
-var prebuiltInternal = AppendEnvelope(nil, &Error{Code: ErrorCodes.InternalError, Message: internalErrorMessage})
-
-// notFound answers an unmatched route. Without middleware or hook the
-// envelope is written directly (no Ctx, no allocation); otherwise the
-// request goes through the middleware chain to a handler that returns the
-// FX_NOT_FOUND *Error, so middleware (CORS, request IDs, logging) and the
-// hook see 404s like any other failure.
-func (a *App) notFound(rc *fasthttp.RequestCtx) {
-	if len(a.notFoundRoute.chain) > 0 || a.hook != nil {
-		a.serve(rc, a.notFoundRoute)
-		return
-	}
-	resp := &rc.Response
-	resp.SetStatusCode(fasthttp.StatusNotFound)
-	resp.Header.SetContentTypeBytes(contentTypeJSON)
-	b := takeBody(resp)
-	b = append(b, notFoundPrefix...)
-	b = appendJSONInner(b, b2s(rc.Method()))
-	b = append(b, ' ')
-	b = appendJSONInner(b, b2s(rc.URI().PathOriginal()))
-	b = append(b, notFoundSuffix...)
-	resp.SwapBody(b)
-	a.closeIfStopping(rc)
-}
-
-var (
-	notFoundPrefix = []byte(`{"error":{"code":"FX_NOT_FOUND","message":"Route `)
-	notFoundSuffix = []byte(` not found"}}`)
-)
-
-// notFoundHandler is the handler of the not-found route (used when there is
-// middleware or a hook).
-func notFoundHandler(c *Ctx) error {
-	return catalogError(ErrorCodes.NotFound,
-		"Route "+c.Method()+" "+string(c.rc.URI().PathOriginal())+" not found")
-}
-
-// b2s views b as a string without copying; the result must not outlive b's
-// current contents (used only to pass request bytes to the escaper).
-func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
-// Panic values are arbitrary: fmt (and so slog's text handlers) recurses
-// forever on a map or slice that contains itself, which would crash the
-// whole process with a stack overflow. Before a panic value is formatted
-// or logged, printable checks it; one that is cyclic, or too large to
-// check within a small budget, is shown by its type only.
-
-// formatValue is fmt.Sprint(v), or a placeholder naming v's type when
-// printing v is unsafe.
-func formatValue(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case error:
-		return v.Error()
-	case fmt.Stringer:
-		return v.String()
-	}
-	if !printable(v) {
-		return fmt.Sprintf("(%T: cyclic or too large to print)", v)
-	}
-	return fmt.Sprint(v)
-}
-
-// loggable returns v for a log attribute, or formatValue's placeholder
-// when formatting v is unsafe.
-func loggable(v any) any {
-	switch v.(type) {
-	case nil, string, error, fmt.Stringer, bool, int, int64, uint64, float64:
-		return v
-	}
-	if !printable(v) {
-		return formatValue(v)
-	}
-	return v
-}
-
-// printable reports whether fmt can print v in bounded time: no map or
-// slice of v contains itself, and v has at most a few thousand elements.
-// Like fmt, it follows a pointer only at the top level.
-func printable(v any) bool {
-	w := cycleWalker{onPath: map[uintptr]bool{}, budget: 4096}
-	return w.walk(reflect.ValueOf(v), 0)
-}
-
-type cycleWalker struct {
-	onPath map[uintptr]bool
-	budget int
-}
-
-func (w *cycleWalker) walk(v reflect.Value, depth int) bool {
-	if w.budget--; w.budget < 0 {
-		return false
-	}
-	switch v.Kind() {
-	case reflect.Interface:
-		return v.IsNil() || w.walk(v.Elem(), depth+1)
-	case reflect.Pointer:
-		return depth > 0 || v.IsNil() || w.walk(v.Elem(), depth+1)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if !w.walk(v.Field(i), depth+1) {
-				return false
-			}
-		}
-	case reflect.Map, reflect.Slice, reflect.Array:
-		if v.Kind() != reflect.Array {
-			if v.IsNil() {
-				return true
-			}
-			p := v.Pointer()
-			if w.onPath[p] {
-				return false
-			}
-			w.onPath[p] = true
-			defer delete(w.onPath, p)
-		}
-		if v.Kind() == reflect.Map {
-			for it := v.MapRange(); it.Next(); {
-				if !w.walk(it.Key(), depth+1) || !w.walk(it.Value(), depth+1) {
-					return false
-				}
-			}
-			return true
-		}
-		if k := v.Type().Elem().Kind(); k <= reflect.Complex128 || k == reflect.String {
-			return true // flat elements: fmt prints them in linear time
-		}
-		for i := range v.Len() {
-			if !w.walk(v.Index(i), depth+1) {
-				return false
-			}
-		}
-	}
-	return true
-}
+var prebuiltInternal = AppendEnvelope(nil, &Error{Code: CodeInternalError, Message: internalErrorMessage})

@@ -26,20 +26,20 @@ var wantCatalog = map[string]int{
 	"FX_ROUTE_HANDLER_REQUIRED":     500,
 	"FX_NEXT_CALLED_MULTIPLE_TIMES": 500,
 	"FX_NODE_INTERNAL_ERROR":        500,
-	// Rule 8.
+	// Plugin dependencies.
 	"FX_PLUGIN_DEPENDENCY_CYCLE": 500,
-	// Rule 10.
+	// Transport errors.
 	"FX_BAD_REQUEST":       400,
 	"FX_PAYLOAD_TOO_LARGE": 413,
 	"FX_REQUEST_TIMEOUT":   408,
 	"FX_HEADERS_TOO_LARGE": 431,
-	// Rule 17.
+	// Overload.
 	"FX_SERVICE_UNAVAILABLE": 503,
 	"FX_RATE_LIMITED":        429,
 	"FX_TIMEOUT":             504,
 }
 
-// Rule 11: ErrorStatus lists exactly the built-in codes with their
+// ErrorStatus lists exactly the built-in codes with their
 // statuses, and ErrorCodes names each of them once.
 func TestRule11CatalogIsExact(t *testing.T) {
 	if !reflect.DeepEqual(fx.ErrorStatus, wantCatalog) {

@@ -35,17 +35,15 @@ func routeShape(p string) string {
 // conflictError reports that method path matches the same requests as the
 // earlier route method prev.
 func conflictError(method, path, prev string) *Error {
-	msg := "route " + method + " " + path + " conflicts with " + method + " " + prev + ", registered earlier"
 	if path == prev {
-		msg = "route " + method + " " + path + " is registered twice"
+		return configError(routeWhat(method, path), "registered twice")
 	}
-	return catalogError(ErrorCodes.InternalError, msg)
+	return configError(routeWhat(method, path), "conflicts with %s %s, registered earlier", method, prev)
 }
 
 // routerPanicError reports a route the router refused for another reason.
 func routerPanicError(method, path string, p any) *Error {
-	return catalogError(ErrorCodes.InternalError,
-		"route "+method+" "+path+" cannot be registered: "+routerReason(formatValue(p)))
+	return configError(routeWhat(method, path), "cannot be registered: %s", routerReason(formatValue(p)))
 }
 
 var (

@@ -44,11 +44,11 @@ func TestRouteConflictsReportedOnce(t *testing.T) {
 		got = append(got, e.Error())
 	}
 	want := []string{
-		"GET /users/:name conflicts with GET /users/:id",
-		"GET /dup is registered twice",
-		"GET /files/*b conflicts with GET /files/*a",
-		"HEAD /h/:y conflicts with HEAD /h/:x",
-		"PUT /g/:key conflicts with PUT /g/:id",
+		"Route GET /users/:name: conflicts with GET /users/:id",
+		"Route GET /dup: registered twice",
+		"Route GET /files/*b: conflicts with GET /files/*a",
+		"Route HEAD /h/:y: conflicts with HEAD /h/:x",
+		"Route PUT /g/:key: conflicts with PUT /g/:id",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d errors, want %d (one per conflict):\n%s", len(got), len(want), strings.Join(got, "\n"))

@@ -28,7 +28,7 @@ import (
 //     reads them).
 //   - A schema that panics or returns validate.Fail is a 500
 //     FX_INTERNAL_ERROR (logged), never a 422.
-//   - Bounded (SPEC rule 19): at most Config.MaxIssues issues, body and
+//   - Bounded (no error response grows past about 64 KiB): at most Config.MaxIssues issues, body and
 //     query together. Each schema is asked for one more issue than there
 //     is room for (validate.ValidateMax: a validate.Limited schema stops
 //     working there, any other has its list cut); getting it means the

@@ -15,9 +15,6 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// ctApp returns an App whose logger discards (5xx are logged).
-func ctApp() *fx.App { return fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)}) }
-
 // ctDo sends a request through app.Test; ctype "" sends no Content-Type.
 func ctDo(t testing.TB, app *fx.App, method, target, ctype, body string) (int, string) {
 	t.Helper()
@@ -83,7 +80,7 @@ var ctList = validate.Query(validate.Fields{
 })
 
 func TestContractOne422BodyThenQuerySorted(t *testing.T) {
-	app := ctApp()
+	app := quiet()
 	ran := false
 	app.Route(fx.Route{Method: "POST", Path: "/orders", Body: ctOrder, Query: ctList,
 		Handler: func(c *fx.Ctx) error { ran = true; return nil }})
@@ -128,7 +125,7 @@ type ctListT struct {
 }
 
 func TestContractTypedAccess(t *testing.T) {
-	app := ctApp()
+	app := quiet()
 	app.Route(fx.Route{Method: "POST", Path: "/typed", Body: validate.Struct[ctOrderT](), Query: validate.QueryStruct[ctListT](),
 		Handler: func(c *fx.Ctx) error {
 			o, ok := fx.ValidBody[ctOrderT](c)
@@ -176,7 +173,7 @@ func (s ctPtrSchema) Validate(any) validate.Result { return validate.Result{Valu
 
 func TestContractNoSecondDecode(t *testing.T) {
 	out := &ctOrderT{Name: "from schema"}
-	app := ctApp()
+	app := quiet()
 	app.Route(fx.Route{Method: "POST", Path: "/", Body: ctPtrSchema{out},
 		Handler: func(c *fx.Ctx) error {
 			p, _ := fx.ValidBody[*ctOrderT](c)
@@ -204,10 +201,10 @@ func (s ctCounting) ValidateJSON(b []byte) validate.Result {
 
 func TestMalformedBodiesSameOnBothPaths(t *testing.T) {
 	var fast, slow int
-	generic := ctApp()
+	generic := quiet()
 	generic.Route(fx.Route{Method: "POST", Path: "/", Body: validate.Object(validate.Fields{"name": validate.String()}),
 		Handler: func(c *fx.Ctx) error { return c.NoContent(204) }})
-	decoder := ctApp()
+	decoder := quiet()
 	decoder.Route(fx.Route{Method: "POST", Path: "/", Body: ctCounting{validate.Struct[struct {
 		Name string `json:"name"`
 	}](), &fast, &slow},
@@ -251,7 +248,7 @@ func TestMalformedBodiesSameOnBothPaths(t *testing.T) {
 		t.Error("the Decoder fast path was never used")
 	}
 	// an optional body accepts an empty request
-	app := ctApp()
+	app := quiet()
 	app.Route(fx.Route{Method: "POST", Path: "/", Body: validate.Object(nil).Optional(),
 		Handler: func(c *fx.Ctx) error { _, ok := fx.ValidBody[map[string]any](c); return c.JSON(200, ok) }})
 	if st, body := ctDo(t, app, "POST", "/", "text/plain", ""); st != 200 || body != "false" {
@@ -260,7 +257,7 @@ func TestMalformedBodiesSameOnBothPaths(t *testing.T) {
 }
 
 func TestQueryEdgeCases(t *testing.T) {
-	app := ctApp()
+	app := quiet()
 	app.Route(fx.Route{Method: "GET", Path: "/list", Query: validate.Query(validate.Fields{
 		"limit": validate.Integer().Min(1).Default(20),
 		"tag":   validate.Array(validate.String()).Optional(),
@@ -306,7 +303,7 @@ func (ctTwoRootIssues) Validate(v any) validate.Result {
 }
 
 func TestEmptyBodyOneRootIssue(t *testing.T) {
-	app := ctApp()
+	app := quiet()
 	app.Route(fx.Route{Method: "POST", Path: "/", Body: ctTwoRootIssues{}, Query: ctList,
 		Handler: func(c *fx.Ctx) error { return c.NoContent(204) }})
 	st, body := ctDo(t, app, "POST", "/?limit=0", "", "")
@@ -339,7 +336,7 @@ func TestSchemaFailureIs500(t *testing.T) {
 		"nested fails":     {Body: validate.Object(validate.Fields{"a": ctFails{}})},
 		"fails with issue": {Body: ctOrder, Query: ctFails{}},
 	} {
-		app := ctApp()
+		app := quiet()
 		r.Method, r.Path = "POST", "/"
 		r.Handler = func(c *fx.Ctx) error { return c.NoContent(204) }
 		app.Route(r)
@@ -365,7 +362,7 @@ func FuzzContract(f *testing.F) {
 	}
 	apps := map[string]fasthttp.RequestHandler{}
 	for name, body := range map[string]validate.Schema{"builder": ctOrder.Strict(), "struct": validate.Struct[ctOrderT]()} {
-		app := ctApp()
+		app := quiet()
 		app.Route(fx.Route{Method: "POST", Path: "/o", Body: body, Query: ctList.Strict(),
 			Handler: func(c *fx.Ctx) error { return c.JSON(200, "ok") }})
 		if err := app.Boot(); err != nil {
@@ -399,7 +396,7 @@ func FuzzContract(f *testing.F) {
 // benchContract drives the booted handler directly (no network), so the
 // numbers are the framework's: routing, contract, handler, envelope.
 func benchContract(b *testing.B, body validate.Schema, payload string, status int) {
-	app := ctApp()
+	app := quiet()
 	app.Route(fx.Route{Method: "POST", Path: "/orders", Body: body,
 		Handler: func(c *fx.Ctx) error {
 			if o, ok := fx.ValidBody[*ctOrderT](c); ok {

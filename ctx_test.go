@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fxhq/fx"
 )
@@ -210,5 +212,53 @@ func TestJSONBody(t *testing.T) {
 				t.Errorf("message names Go types: %q", d.Issues[0].Message)
 			}
 		})
+	}
+}
+
+func TestRelHandlerOutlivesItsClient(t *testing.T) {
+	// What is true: fasthttp does not watch the connection while the
+	// handler runs, so c.Context() is NOT cancelled by a client
+	// disconnecting; it is cancelled when the handler chain returns (so a
+	// goroutine the handler started sees Done), or when the server shuts
+	// down.
+	app := quiet()
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	ctxs := make(chan context.Context, 1)
+	doneDuring := make(chan bool, 1)
+	app.Get("/slow", func(c *fx.Ctx) error {
+		ctx := c.Context()
+		ctxs <- ctx
+		close(entered)
+		<-release
+		doneDuring <- ctx.Err() != nil
+		return c.JSON(200, map[string]string{"late": "answer"})
+	})
+	app.Get("/ok", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
+
+	reqCtx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := app.Test(httptest.NewRequest("GET", "/slow", nil).WithContext(reqCtx))
+		errc <- err
+	}()
+	<-entered
+	cancel() // the client disconnects
+	if err := <-errc; err == nil {
+		t.Fatalf("the cancelled client got a response")
+	}
+	close(release)
+	if <-doneDuring {
+		t.Fatalf("c.Context() was cancelled by the disconnect; update the doc of Ctx.Context")
+	}
+	ctx := <-ctxs
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("c.Context() not done after the handler returned")
+	}
+	// The server is unharmed.
+	if w := do(t, app, "GET", "/ok", ""); w.status != 200 {
+		t.Fatalf("after a disconnect: %d %q", w.status, w.body)
 	}
 }

@@ -77,10 +77,10 @@ const (
 
 // framingRefusals holds each fault's response, indexed by framingFault.
 var framingRefusals = [...]struct{ code, msg string }{
-	faultLengthAndEncoding: {ErrorCodes.BadRequest, "The request has both Content-Length and Transfer-Encoding"},
-	faultFolding:           {ErrorCodes.BadRequest, "The request uses obsolete header line folding"},
-	faultBareLF:            {ErrorCodes.BadRequest, "The request has a header line not ended by CRLF"},
-	faultTooLarge:          {ErrorCodes.PayloadTooLarge, "The request body is larger than the server accepts"},
+	faultLengthAndEncoding: {CodeBadRequest, "The request has both Content-Length and Transfer-Encoding"},
+	faultFolding:           {CodeBadRequest, "The request uses obsolete header line folding"},
+	faultBareLF:            {CodeBadRequest, "The request has a header line not ended by CRLF"},
+	faultTooLarge:          {CodePayloadTooLarge, "The request body is larger than the server accepts"},
 }
 
 // refusedTarget marks a refused request: a NUL then the fault. A request

@@ -25,30 +25,23 @@ func framingApp(cfg fx.Config) *fx.App {
 	return app
 }
 
-// wireResp is one response read off the wire; close is its Connection:
-// close (net/http moves that header into Response.Close).
-type wireResp struct {
-	result
-	close bool
-}
-
 // wireExchange writes raw to a fresh connection in a single write and reads
 // responses until it has want of them, the server closes the connection
 // (closed is then true) or no byte arrives for 2 s.
-func wireExchange(t *testing.T, addr, raw string, want int) (resps []wireResp, closed bool) {
+func wireExchange(t *testing.T, addr, raw string, want int) (resps []result, closed bool) {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.SetWriteDeadline(time.Now().Add(5 * time.Second)) //nolint:errcheck // a bound, not an assertion
+	_ = conn.SetWriteDeadline(time.Now().Add(5 * time.Second)) // a bound, not an assertion
 	if _, err := io.WriteString(conn, raw); err != nil {
 		t.Fatalf("write: %v", err)
 	}
 	br := bufio.NewReader(conn)
 	for {
-		conn.SetReadDeadline(time.Now().Add(2 * time.Second)) //nolint:errcheck // a bound, not an assertion
+		_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second)) // a bound, not an assertion
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
 			// EOF or a reset means the server closed the connection; a
@@ -60,10 +53,10 @@ func wireExchange(t *testing.T, addr, raw string, want int) (resps []wireResp, c
 		if err != nil {
 			t.Fatalf("reading response %d body: %v", len(resps)+1, err)
 		}
-		resps = append(resps, wireResp{result{status: resp.StatusCode, header: resp.Header, body: b}, resp.Close})
+		resps = append(resps, result{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close})
 		if len(resps) == want {
 			// Anything further must not be there: peek once more, briefly.
-			conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond)) //nolint:errcheck
+			_ = conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
 			if _, err := br.Peek(1); err == nil {
 				if extra, err := http.ReadResponse(br, nil); err == nil {
 					t.Errorf("unexpected extra response %d", extra.StatusCode)
@@ -88,7 +81,7 @@ func mustRefuseOnce(t *testing.T, addr, raw string, status int, code string) env
 		}
 		t.Fatalf("got %d responses, want exactly 1 (the refusal)", len(resps))
 	}
-	env := mustEnvelope(t, resps[0].result, status, code)
+	env := mustEnvelope(t, resps[0], status, code)
 	if !resps[0].close {
 		t.Error("the refusal lacks Connection: close")
 	}
@@ -195,14 +188,14 @@ func TestFramingExpectContinueOverLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		conn.SetDeadline(time.Now().Add(5 * time.Second))                                                       //nolint:errcheck // a bound, not an assertion
-		io.WriteString(conn, "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n") //nolint:errcheck
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second)) // a bound, not an assertion
+		_, _ = io.WriteString(conn, "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
 		br := bufio.NewReader(conn)
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil || resp.StatusCode != 100 {
 			t.Fatalf("interim response: %v %v, want 100 Continue", resp, err)
 		}
-		io.WriteString(conn, "hello") //nolint:errcheck
+		_, _ = io.WriteString(conn, "hello")
 		resp, err = http.ReadResponse(br, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -1,190 +1,28 @@
 package fx_test
 
-// Fuzz targets of issue 8 (reliability). Each has seeds (f.Add, plus any
+// Fuzz targets of the reliability work. Each has seeds (f.Add, plus any
 // crashers kept in testdata/fuzz/<Target>/) so plain `go test` runs them.
 // Run one at a time, for example:
 //
 //	go test -run '^$' -fuzz '^FuzzRawRequest$' -fuzztime 2m .
 //
-// The helpers at the top (relConn, relExchange, relCheckWire, ...) are
-// shared with reliability_test.go; they are prefixed "rel" to stay clear of
-// other test files of package fx_test.
+// The wire helpers they use (relConn, relExchange, relCheckWire, ...) are
+// in helpers_test.go, shared with the TestRel* tests; the "rel" prefix keeps
+// them and the types below clear of the other helpers of package fx_test.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
-	"net/http"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/fxhq/fx"
 )
-
-// relConn is an in-memory net.Conn for fasthttp.Server.ServeConn: reads
-// return the input and then io.EOF (a client that sent its bytes and
-// half-closed), writes are collected. Deadlines are ignored, so an
-// incomplete request ends at once with EOF instead of waiting for
-// ReadTimeout: this keeps fuzzing fast and deterministic.
-type relConn struct {
-	in  *bytes.Reader
-	out bytes.Buffer
-}
-
-func (c *relConn) Read(p []byte) (int, error)       { return c.in.Read(p) }
-func (c *relConn) Write(p []byte) (int, error)      { return c.out.Write(p) }
-func (c *relConn) Close() error                     { return nil }
-func (c *relConn) LocalAddr() net.Addr              { return relAddr{} }
-func (c *relConn) RemoteAddr() net.Addr             { return relAddr{} }
-func (c *relConn) SetDeadline(time.Time) error      { return nil }
-func (c *relConn) SetReadDeadline(time.Time) error  { return nil }
-func (c *relConn) SetWriteDeadline(time.Time) error { return nil }
-
-type relAddr struct{}
-
-func (relAddr) Network() string { return "mem" }
-func (relAddr) String() string  { return "127.0.0.1:1" }
-
-// relExchange serves raw as one client connection's whole input with the
-// App's fasthttp server and returns everything the server wrote.
-func relExchange(app *fx.App, raw []byte) []byte {
-	app.Boot() //nolint:errcheck // a failed boot answers with its envelope
-	c := &relConn{in: bytes.NewReader(raw)}
-	app.Server().ServeConn(c) //nolint:errcheck // the output is what is checked
-	return c.out.Bytes()
-}
-
-// relWire is one response read back from the wire.
-type relWire struct {
-	status int
-	header http.Header
-	body   []byte
-	close  bool // Connection: close (net/http moves it out of header)
-}
-
-// relParseWire splits out into HTTP/1.1 responses. It fails when the bytes
-// are not a sequence of well-formed responses. Responses to HEAD requests
-// have no body and cannot be framed without the request, so callers keep
-// HEAD out of the input.
-func relParseWire(out []byte) ([]relWire, error) {
-	var ws []relWire
-	br := bufio.NewReader(bytes.NewReader(out))
-	for {
-		if _, err := br.Peek(1); err == io.EOF {
-			return ws, nil
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			return ws, fmt.Errorf("response %d is malformed: %v", len(ws)+1, err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return ws, fmt.Errorf("response %d: body: %v", len(ws)+1, err)
-		}
-		ws = append(ws, relWire{resp.StatusCode, resp.Header, body, resp.Close})
-	}
-}
-
-// relEnvelope is a decoded error envelope.
-type relEnvelope struct {
-	Code       string
-	Message    string
-	Details    json.RawMessage
-	HasDetails bool
-}
-
-// relCheckEnvelope checks that body is exactly one valid envelope for
-// status (Content-Type included) and returns it. appCodes lists the
-// application codes the App under test may send, with their statuses.
-func relCheckEnvelope(status int, header http.Header, body []byte, appCodes map[string]int) (relEnvelope, error) {
-	var env relEnvelope
-	if ct := header.Get("Content-Type"); ct != "application/json" {
-		return env, fmt.Errorf("status %d: Content-Type %q, want application/json; body %q", status, ct, body)
-	}
-	if !utf8.Valid(body) {
-		return env, fmt.Errorf("status %d: body is not UTF-8: %q", status, body)
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	var top map[string]json.RawMessage
-	if err := dec.Decode(&top); err != nil {
-		return env, fmt.Errorf("status %d: body is not JSON: %v: %q", status, err, body)
-	}
-	if dec.More() {
-		return env, fmt.Errorf("status %d: trailing data after the envelope: %q", status, body)
-	}
-	inner, ok := top["error"]
-	if len(top) != 1 || !ok {
-		return env, fmt.Errorf("status %d: body is not {\"error\":{...}}: %q", status, body)
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(inner, &fields); err != nil {
-		return env, fmt.Errorf("status %d: error is not an object: %q", status, body)
-	}
-	for k := range fields {
-		if k != "code" && k != "message" && k != "details" {
-			return env, fmt.Errorf("status %d: unexpected key %q: %q", status, k, body)
-		}
-	}
-	if err := json.Unmarshal(fields["code"], &env.Code); err != nil || env.Code == "" {
-		return env, fmt.Errorf("status %d: code missing or not a string: %q", status, body)
-	}
-	if err := json.Unmarshal(fields["message"], &env.Message); err != nil {
-		return env, fmt.Errorf("status %d: message missing or not a string: %q", status, body)
-	}
-	if d, ok := fields["details"]; ok {
-		if s := string(d); s == "null" || s == "{}" {
-			return env, fmt.Errorf("status %d: details present but empty: %q", status, body)
-		}
-		env.Details, env.HasDetails = d, true
-	}
-	want, known := fx.ErrorStatus[env.Code]
-	if !known {
-		want, known = appCodes[env.Code]
-	}
-	if !known {
-		return env, fmt.Errorf("status %d: code %q is neither a catalog code nor one of the app's", status, env.Code)
-	}
-	if want != status {
-		return env, fmt.Errorf("code %s came with status %d, want %d", env.Code, status, want)
-	}
-	if env.Code == fx.ErrorCodes.InternalError && (env.Message != "Internal server error" || env.HasDetails) {
-		return env, fmt.Errorf("production 500 says more than %q: %q", "Internal server error", body)
-	}
-	return env, nil
-}
-
-// relCheckWire checks every response in out: well-formed, and each error
-// status carries a valid envelope.
-func relCheckWire(out []byte, appCodes map[string]int) ([]relWire, error) {
-	ws, err := relParseWire(out)
-	if err != nil {
-		return ws, err
-	}
-	for _, w := range ws {
-		if w.status >= 400 {
-			if _, err := relCheckEnvelope(w.status, w.header, w.body, appCodes); err != nil {
-				return ws, err
-			}
-		}
-	}
-	return ws, nil
-}
-
-// relQuietLogger discards everything but stays enabled at every level, so
-// the logging paths (stack capture included) run.
-func relQuietLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
 
 // relItem is the body type of the fuzz and reliability apps.
 type relItem struct {
@@ -202,18 +40,18 @@ var relAppCodes = map[string]int{"APP_NOPE": 409, "APP_TEAPOT": 418}
 
 var (
 	relErrNope = fx.NewError(409, "APP_NOPE", "Nope", map[string]any{"why": "because"})
-	relErrMW   = errors.New("middleware failure (internal text)")
+	errRelMW   = errors.New("middleware failure (internal text)")
 )
 
 // relFuzzApp is an App with one route per kind of outcome: success with
 // params, a decoded body, *fx.Error, a plain error, a panic, a catch-all,
 // and middleware that fails on request.
 func relFuzzApp() *fx.App {
-	app := fx.New(fx.Config{Logger: relQuietLogger()})
+	app := quiet()
 	app.Use(func(c *fx.Ctx, next fx.Next) error {
 		switch c.Header("X-Fail") {
 		case "mw":
-			return relErrMW
+			return errRelMW
 		case "panic":
 			panic("middleware panic")
 		}
@@ -321,7 +159,7 @@ func FuzzRoutePatterns(f *testing.F) {
 		if strings.Contains(path, "HEAD ") {
 			t.Skip()
 		}
-		app := fx.New(fx.Config{Logger: relQuietLogger()})
+		app := quiet()
 		lines := strings.Split(patterns, "\n")
 		if len(lines) > 8 {
 			lines = lines[:8]
@@ -502,8 +340,8 @@ func FuzzAppendEnvelope(f *testing.F) {
 			t.Fatalf("not JSON: %v: %q", err, out)
 		}
 		var gotCode, gotMsg string
-		json.Unmarshal(env.Error["code"], &gotCode)   //nolint:errcheck
-		json.Unmarshal(env.Error["message"], &gotMsg) //nolint:errcheck
+		_ = json.Unmarshal(env.Error["code"], &gotCode)
+		_ = json.Unmarshal(env.Error["message"], &gotMsg)
 		if gotCode != relReplaceInvalid(code) || gotMsg != relReplaceInvalid(msg) {
 			t.Fatalf("code/message %q/%q decode to %q/%q", code, msg, gotCode, gotMsg)
 		}

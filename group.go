@@ -5,8 +5,8 @@ import (
 )
 
 // Group registers routes under a common path prefix with middleware of
-// their own, which runs after the App's Use middleware and before the
-// handler:
+// their own, which runs after the App's Use middleware and before each
+// route's Route.Middleware, its contract and its handler:
 //
 //	admin := app.Group("/admin", middleware.RequireRoles("admin"))
 //	admin.Get("/stats", stats) // GET /admin/stats
@@ -14,11 +14,11 @@ import (
 // A Group's middleware is part of each of its routes' chains, built once at
 // Boot, so it costs what App middleware costs (no allocation). It does not
 // run for unmatched requests under the prefix: those are the App's 404. Use
-// an empty prefix to put middleware on a few routes only.
+// an empty prefix to put middleware on a few routes only, and
+// Route.Middleware for a single route.
 type Group struct {
-	app    *App
+	routes // Handle, Get, ..., Route under the prefix (routes.go); routes.prefix is the full prefix, parents included
 	parent *Group
-	prefix string // full prefix, parents included
 	mws    []Middleware
 }
 
@@ -35,7 +35,8 @@ func (g *Group) Group(prefix string, mw ...Middleware) *Group {
 }
 
 func newGroup(a *App, parent *Group, prefix string, mw []Middleware) *Group {
-	g := &Group{app: a, parent: parent, prefix: strings.TrimSuffix(prefix, "/")}
+	g := &Group{parent: parent}
+	g.routes = routes{app: a, group: g, prefix: strings.TrimSuffix(prefix, "/")}
 	a.register("Group", func() { g.mws = append(g.mws, mw...) })
 	return g
 }
@@ -53,35 +54,3 @@ func (g *Group) middleware() []Middleware {
 	}
 	return append(g.parent.middleware(), g.mws...)
 }
-
-// Handle registers h for method and the group's prefix + path.
-func (g *Group) Handle(method, path string, h Handler) {
-	g.app.addRoute(routeSpec{method: method, path: g.prefix + path, handler: h, group: g})
-}
-
-// Route registers a route contract under the group's prefix.
-func (g *Group) Route(r Route) {
-	g.app.addRoute(routeSpec{method: r.Method, path: g.prefix + r.Path, handler: r.Handler,
-		body: r.Body, query: r.Query, group: g})
-}
-
-// Get registers h for GET (and HEAD) requests to the group's prefix + path.
-func (g *Group) Get(path string, h Handler) { g.Handle("GET", path, h) }
-
-// Post registers h for POST requests to the group's prefix + path.
-func (g *Group) Post(path string, h Handler) { g.Handle("POST", path, h) }
-
-// Put registers h for PUT requests to the group's prefix + path.
-func (g *Group) Put(path string, h Handler) { g.Handle("PUT", path, h) }
-
-// Patch registers h for PATCH requests to the group's prefix + path.
-func (g *Group) Patch(path string, h Handler) { g.Handle("PATCH", path, h) }
-
-// Delete registers h for DELETE requests to the group's prefix + path.
-func (g *Group) Delete(path string, h Handler) { g.Handle("DELETE", path, h) }
-
-// Head registers h for HEAD requests to the group's prefix + path.
-func (g *Group) Head(path string, h Handler) { g.Handle("HEAD", path, h) }
-
-// Options registers h for OPTIONS requests to the group's prefix + path.
-func (g *Group) Options(path string, h Handler) { g.Handle("OPTIONS", path, h) }

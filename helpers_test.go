@@ -1,26 +1,34 @@
 package fx_test
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/fxhq/fx"
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttputil"
 )
 
-// result is a response read back by do.
+// result is a response: read back by do, read off the wire (rawExchange,
+// relRoundTrip) or parsed from a server's output (relParseWire).
 type result struct {
 	status int
 	header http.Header
 	body   []byte
+	close  bool // Connection: close (net/http moves it out of header)
 }
 
 // do sends one request through app.Test.
@@ -42,7 +50,7 @@ func do(t testing.TB, app *fx.App, method, target string, body string, hdr ...st
 	if err != nil {
 		t.Fatal(err)
 	}
-	return result{status: resp.StatusCode, header: resp.Header, body: b}
+	return result{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close}
 }
 
 // envelope is the decoded wire envelope; Details stays raw so tests can
@@ -150,13 +158,14 @@ func newLogged(cfg ...fx.Config) (*fx.App, *logBuffer) {
 	return fx.New(c), lb
 }
 
-// quiet returns an App whose logger discards everything.
+// quiet returns an App whose logger discards everything but stays enabled
+// at every level, so the logging paths (stack capture included) run.
 func quiet(cfg ...fx.Config) *fx.App {
 	var c fx.Config
 	if len(cfg) > 0 {
 		c = cfg[0]
 	}
-	c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	c.Logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	return fx.New(c)
 }
 
@@ -167,4 +176,237 @@ func newRequestCtx() *fasthttp.RequestCtx {
 	var req fasthttp.Request
 	rc.Init(&req, nil, nil)
 	return &rc
+}
+
+// relServeMem serves app with app.Serve (the production path, listener
+// wrapper included) on an in-memory listener, and shuts it down at the end
+// of the test.
+func relServeMem(t testing.TB, app *fx.App) *fasthttputil.InmemoryListener {
+	t.Helper()
+	ln := fasthttputil.NewInmemoryListener()
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = app.ShutdownWithContext(ctx)
+		<-served
+	})
+	return ln
+}
+
+// relRoundTrip writes raw on conn and reads one response to a request of
+// the given method, body included, bounded by a generous deadline.
+func relRoundTrip(t testing.TB, conn net.Conn, br *bufio.Reader, method, raw string) result {
+	t.Helper()
+	w, err := relRoundTripErr(conn, br, method, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// relRoundTripErr is relRoundTrip for goroutines other than the test's.
+func relRoundTripErr(conn net.Conn, br *bufio.Reader, method, raw string) (result, error) {
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if raw != "" {
+		go func() { _, _ = conn.Write([]byte(raw)) }() // a refused write shows as a read error
+	}
+	resp, err := http.ReadResponse(br, &http.Request{Method: method})
+	if err != nil {
+		return result{}, fmt.Errorf("reading the response: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return result{}, fmt.Errorf("reading the body: %v", err)
+	}
+	return result{resp.StatusCode, resp.Header, body, resp.Close}, nil
+}
+
+// relMustEnvelope asserts w is an envelope with status and code.
+func relMustEnvelope(t testing.TB, w result, status int, code string) relEnvelope {
+	t.Helper()
+	env, err := relCheckEnvelope(w.status, w.header, w.body, relAppCodes)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if w.status != status || env.Code != code {
+		t.Fatalf("got %d %s, want %d %s: %q", w.status, env.Code, status, code, w.body)
+	}
+	return env
+}
+
+// serveRaw runs one request with raw method and path bytes through h.
+func serveRaw(h fasthttp.RequestHandler, method, path string) *fasthttp.RequestCtx {
+	rc := newRequestCtx()
+	rc.Request.Header.SetMethod(method)
+	rc.Request.SetRequestURI(path)
+	h(rc)
+	return rc
+}
+
+// serveLocal serves app with app.Serve on a loopback listener (127.0.0.1)
+// and returns the address; the server is shut down when the test ends, and
+// both Shutdown and Serve must return nil. relServeMem is the in-memory
+// equivalent.
+func serveLocal(t *testing.T, app *fx.App) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- app.Serve(ln) }()
+	t.Cleanup(func() {
+		if err := app.Shutdown(); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+// relConn is an in-memory net.Conn for fasthttp.Server.ServeConn: reads
+// return the input and then io.EOF (a client that sent its bytes and
+// half-closed), writes are collected. Deadlines are ignored, so an
+// incomplete request ends at once with EOF instead of waiting for
+// ReadTimeout: this keeps fuzzing fast and deterministic.
+type relConn struct {
+	in  *bytes.Reader
+	out bytes.Buffer
+}
+
+func (c *relConn) Read(p []byte) (int, error)       { return c.in.Read(p) }
+func (c *relConn) Write(p []byte) (int, error)      { return c.out.Write(p) }
+func (c *relConn) Close() error                     { return nil }
+func (c *relConn) LocalAddr() net.Addr              { return relAddr{} }
+func (c *relConn) RemoteAddr() net.Addr             { return relAddr{} }
+func (c *relConn) SetDeadline(time.Time) error      { return nil }
+func (c *relConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *relConn) SetWriteDeadline(time.Time) error { return nil }
+
+type relAddr struct{}
+
+func (relAddr) Network() string { return "mem" }
+func (relAddr) String() string  { return "127.0.0.1:1" }
+
+// relExchange serves raw as one client connection's whole input with the
+// App's fasthttp server and returns everything the server wrote.
+func relExchange(app *fx.App, raw []byte) []byte {
+	_ = app.Boot() // a failed boot answers with its envelope
+	c := &relConn{in: bytes.NewReader(raw)}
+	_ = app.Server().ServeConn(c) // the output is what is checked
+	return c.out.Bytes()
+}
+
+// relParseWire splits out into HTTP/1.1 responses. It fails when the bytes
+// are not a sequence of well-formed responses. Responses to HEAD requests
+// have no body and cannot be framed without the request, so callers keep
+// HEAD out of the input.
+func relParseWire(out []byte) ([]result, error) {
+	var ws []result
+	br := bufio.NewReader(bytes.NewReader(out))
+	for {
+		if _, err := br.Peek(1); err == io.EOF {
+			return ws, nil
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return ws, fmt.Errorf("response %d is malformed: %v", len(ws)+1, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return ws, fmt.Errorf("response %d: body: %v", len(ws)+1, err)
+		}
+		ws = append(ws, result{resp.StatusCode, resp.Header, body, resp.Close})
+	}
+}
+
+// relEnvelope is a decoded error envelope.
+type relEnvelope struct {
+	Code       string
+	Message    string
+	Details    json.RawMessage
+	HasDetails bool
+}
+
+// relCheckEnvelope checks that body is exactly one valid envelope for
+// status (Content-Type included) and returns it. appCodes lists the
+// application codes the App under test may send, with their statuses.
+func relCheckEnvelope(status int, header http.Header, body []byte, appCodes map[string]int) (relEnvelope, error) {
+	var env relEnvelope
+	if ct := header.Get("Content-Type"); ct != "application/json" {
+		return env, fmt.Errorf("status %d: Content-Type %q, want application/json; body %q", status, ct, body)
+	}
+	if !utf8.Valid(body) {
+		return env, fmt.Errorf("status %d: body is not UTF-8: %q", status, body)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var top map[string]json.RawMessage
+	if err := dec.Decode(&top); err != nil {
+		return env, fmt.Errorf("status %d: body is not JSON: %v: %q", status, err, body)
+	}
+	if dec.More() {
+		return env, fmt.Errorf("status %d: trailing data after the envelope: %q", status, body)
+	}
+	inner, ok := top["error"]
+	if len(top) != 1 || !ok {
+		return env, fmt.Errorf("status %d: body is not {\"error\":{...}}: %q", status, body)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(inner, &fields); err != nil {
+		return env, fmt.Errorf("status %d: error is not an object: %q", status, body)
+	}
+	for k := range fields {
+		if k != "code" && k != "message" && k != "details" {
+			return env, fmt.Errorf("status %d: unexpected key %q: %q", status, k, body)
+		}
+	}
+	if err := json.Unmarshal(fields["code"], &env.Code); err != nil || env.Code == "" {
+		return env, fmt.Errorf("status %d: code missing or not a string: %q", status, body)
+	}
+	if err := json.Unmarshal(fields["message"], &env.Message); err != nil {
+		return env, fmt.Errorf("status %d: message missing or not a string: %q", status, body)
+	}
+	if d, ok := fields["details"]; ok {
+		if s := string(d); s == "null" || s == "{}" {
+			return env, fmt.Errorf("status %d: details present but empty: %q", status, body)
+		}
+		env.Details, env.HasDetails = d, true
+	}
+	want, known := fx.ErrorStatus[env.Code]
+	if !known {
+		want, known = appCodes[env.Code]
+	}
+	if !known {
+		return env, fmt.Errorf("status %d: code %q is neither a catalog code nor one of the app's", status, env.Code)
+	}
+	if want != status {
+		return env, fmt.Errorf("code %s came with status %d, want %d", env.Code, status, want)
+	}
+	if env.Code == fx.ErrorCodes.InternalError && (env.Message != "Internal server error" || env.HasDetails) {
+		return env, fmt.Errorf("production 500 says more than %q: %q", "Internal server error", body)
+	}
+	return env, nil
+}
+
+// relCheckWire checks every response in out: well-formed, and each error
+// status carries a valid envelope.
+func relCheckWire(out []byte, appCodes map[string]int) ([]result, error) {
+	ws, err := relParseWire(out)
+	if err != nil {
+		return ws, err
+	}
+	for _, w := range ws {
+		if w.status >= 400 {
+			if _, err := relCheckEnvelope(w.status, w.header, w.body, appCodes); err != nil {
+				return ws, err
+			}
+		}
+	}
+	return ws, nil
 }

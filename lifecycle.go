@@ -6,18 +6,19 @@ import (
 	"sync"
 )
 
-// Lifecycle (SPEC rule 21). fasthttp's Serve returns as soon as Shutdown
-// closes the listener, while requests are still in flight and before the
-// OnShutdown functions ran. A main that returned from Serve then (the
-// common `log.Fatal(app.Listen(addr))` next to a signal handler calling
-// Shutdown) exited mid-request: responses were cut off and pools were
-// never closed. So the App tracks its listeners and its one shutdown here,
-// and Serve, once its listener is closed by a shutdown, waits for that
-// shutdown to complete and returns its result.
+// Lifecycle: Listen and Serve return only after a shutdown has completed.
+// fasthttp's Serve returns as soon as Shutdown closes the listener, while
+// requests are still in flight and before the OnShutdown functions ran. A
+// main that returned from Serve then (the common
+// `log.Fatal(app.Listen(addr))` next to a signal handler calling Shutdown)
+// exited mid-request: responses were cut off and pools were never closed. So
+// the App tracks its listeners and its one shutdown here, and Serve, once
+// its listener is closed by a shutdown, waits for that shutdown to complete
+// and returns its result.
 //
 // Cost: one mutex lock when Serve starts and one when it returns, and one
-// extra method call per accepted connection (serveListener.Close is the
-// only method it adds); nothing per request.
+// extra method call per accepted connection (serveListener.Close is the only
+// method it adds); nothing per request.
 
 // lifecycle is the App's shutdown state. The zero value is ready: no
 // shutdown yet, no listener served.

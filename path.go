@@ -6,7 +6,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// One path (SPEC rule 16).
+// One path: the router, c.Path() and c.Param see the same path.
 //
 // fasthttp/router matches URI.PathOriginal, the path exactly as the client
 // sent it, while c.Path() is fasthttp's URI.Path: percent-decoded, with
@@ -120,6 +120,6 @@ func isHex(c byte) bool {
 
 // badPathHandler is the handler of the refused-path route.
 func badPathHandler(*Ctx) error {
-	return catalogError(ErrorCodes.BadRequest,
+	return catalogError(CodeBadRequest,
 		"The request path holds an encoded '/', a '\\' or a double-encoded escape")
 }

@@ -101,7 +101,7 @@ func rawGet(t *testing.T, addr, target string) (int, http.Header, string) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(5 * time.Second)) //nolint:errcheck
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n", target)
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
@@ -123,17 +123,12 @@ func rawGet(t *testing.T, addr, target string) (int, http.Header, string) {
 // 400 FX_BAD_REQUEST.
 func TestOnePathBothTransports(t *testing.T) {
 	app := pathApp()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go app.Serve(ln) //nolint:errcheck
-	t.Cleanup(func() { app.Shutdown() })
+	addr := serveLocal(t, app)
 	std := httptest.NewServer(nethttp.Handler(app))
 	t.Cleanup(std.Close)
 
 	for _, tr := range []struct{ name, addr string }{
-		{"fasthttp", ln.Addr().String()},
+		{"fasthttp", addr},
 		{"nethttp", std.Listener.Addr().String()},
 	} {
 		for _, tc := range pathCases {

@@ -30,8 +30,7 @@ func orderPlugins(ps []Plugin) ([]Plugin, []error) {
 	index := make(map[string]int, len(ps))
 	for i, p := range ps {
 		if _, dup := index[p.Name]; dup {
-			errs = append(errs, catalogError(ErrorCodes.InternalError,
-				fmt.Sprintf("Plugin %q is registered twice", p.Name)))
+			errs = append(errs, configError(fmt.Sprintf("Plugin %q", p.Name), "registered twice"))
 			continue
 		}
 		index[p.Name] = i
@@ -39,7 +38,7 @@ func orderPlugins(ps []Plugin) ([]Plugin, []error) {
 	for _, p := range ps {
 		for _, d := range p.DependsOn {
 			if _, ok := index[d]; !ok {
-				errs = append(errs, catalogError(ErrorCodes.PluginMissingDependency,
+				errs = append(errs, catalogError(CodePluginMissingDependency,
 					fmt.Sprintf("Plugin %q depends on %q, which is not registered", p.Name, d)))
 			}
 		}
@@ -48,7 +47,7 @@ func orderPlugins(ps []Plugin) ([]Plugin, []error) {
 		return nil, errs
 	}
 	if cycle := findCycle(ps, index); cycle != nil {
-		return nil, []error{catalogError(ErrorCodes.PluginDependencyCycle,
+		return nil, []error{catalogError(CodePluginDependencyCycle,
 			"Plugin dependency cycle: "+strings.Join(cycle, " -> "))}
 	}
 	// Repeatedly take the first registered plugin whose dependencies are
@@ -124,7 +123,7 @@ func findCycle(ps []Plugin, index map[string]int) []string {
 func runSetup(a *App, p Plugin) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = catalogError(ErrorCodes.InternalError, fmt.Sprintf("Plugin %q Setup panicked: %s", p.Name, formatValue(r)))
+			err = configError(fmt.Sprintf("Plugin %q", p.Name), "Setup panicked: %s", formatValue(r))
 		}
 	}()
 	if p.Setup == nil {

@@ -1,8 +1,10 @@
 package fx
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/fasthttp/router"
 	"github.com/fxhq/fx/validate"
@@ -14,7 +16,8 @@ type routeSpec struct {
 	method, path string
 	handler      Handler
 	body, query  validate.Schema
-	group        *Group // nil: registered on the App
+	mws          []Middleware // Route.Middleware: after the group's, before the contract
+	group        *Group       // nil: registered on the App
 }
 
 // route is a booted route: its whole chain, fixed at Boot.
@@ -33,10 +36,10 @@ func (a *App) addRoute(s routeSpec) {
 // syntax ("{id}", "{rest:*}") and lists the parameter names.
 func translatePath(p string) (string, []string, error) {
 	if p == "" || p[0] != '/' {
-		return "", nil, fmt.Errorf("path %q must begin with '/'", p)
+		return "", nil, errors.New("the path must begin with '/'")
 	}
 	if strings.ContainsAny(p, "{}?#") {
-		return "", nil, fmt.Errorf("path %q must not contain '{', '}', '?' or '#'", p)
+		return "", nil, errors.New("the path must not contain '{', '}', '?' or '#'")
 	}
 	segs := strings.Split(p, "/")
 	var params []string
@@ -48,11 +51,11 @@ func translatePath(p string) (string, []string, error) {
 		case ':', '*':
 			name := s[1:]
 			if name == "" || strings.ContainsAny(name, ":*") {
-				return "", nil, fmt.Errorf("path %q: parameter %q needs a plain name", p, s)
+				return "", nil, fmt.Errorf("parameter %q needs a plain name", s)
 			}
 			for _, prev := range params {
 				if prev == name {
-					return "", nil, fmt.Errorf("path %q: parameter %q appears twice", p, name)
+					return "", nil, fmt.Errorf("parameter %q appears twice", name)
 				}
 			}
 			params = append(params, name)
@@ -60,13 +63,13 @@ func translatePath(p string) (string, []string, error) {
 				segs[i] = "{" + name + "}"
 			} else {
 				if i != len(segs)-1 {
-					return "", nil, fmt.Errorf("path %q: catch-all %q must be the last segment", p, s)
+					return "", nil, fmt.Errorf("catch-all %q must be the last segment", s)
 				}
 				segs[i] = "{" + name + ":*}"
 			}
 		default:
 			if strings.ContainsAny(s, ":*") {
-				return "", nil, fmt.Errorf("path %q: ':' and '*' may only start a segment", p)
+				return "", nil, fmt.Errorf("segment %q: ':' and '*' may only start a segment", s)
 			}
 		}
 	}
@@ -96,9 +99,12 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 	}
 	seen := map[string]string{} // method+shape → the path registered first
 	add := func(method string, s routeSpec, h Handler, params []string, fhPath string) {
+		// App, then group, then route middleware; h already holds the
+		// contract, so route middleware (an authorization check) answers
+		// before validation can describe the schema.
 		chain := mws
-		if gm := s.group.middleware(); len(gm) > 0 {
-			chain = append(append(make([]Middleware, 0, len(mws)+len(gm)), mws...), gm...)
+		if own := append(s.group.middleware(), s.mws...); len(own) > 0 {
+			chain = append(append(make([]Middleware, 0, len(mws)+len(own)), mws...), own...)
 		}
 		rt := &route{method: method, path: s.path, chain: chain, handler: h, params: params}
 		defer func() {
@@ -114,26 +120,21 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 		// group: report it once per group, as Boot does for App.Use.
 		for g := s.group; g != nil && !checked[g]; g = g.parent {
 			checked[g] = true
-			for i, mw := range g.mws {
-				if mw == nil {
-					errs = append(errs, catalogError(ErrorCodes.InternalError,
-						fmt.Sprintf("Group %q was given a nil middleware (position %d)", g.prefix, i)))
-				}
-			}
+			errs = append(errs, nilMiddleware(fmt.Sprintf("Group %q", g.prefix), g.mws)...)
 		}
+		errs = append(errs, nilMiddleware(routeWhat(s.method, s.path), s.mws)...)
 		if s.handler == nil {
-			errs = append(errs, catalogError(ErrorCodes.RouteHandlerRequired,
+			errs = append(errs, catalogError(CodeRouteHandlerRequired,
 				fmt.Sprintf("Route %s %s has no handler", s.method, s.path)))
 			continue
 		}
 		if s.method == "" || strings.ContainsAny(s.method, " \t\r\n") {
-			errs = append(errs, catalogError(ErrorCodes.InternalError,
-				fmt.Sprintf("route %q %s has an invalid method", s.method, s.path)))
+			errs = append(errs, configError(routeWhat(s.method, s.path), "invalid method"))
 			continue
 		}
 		fhPath, params, err := translatePath(s.path)
 		if err != nil {
-			errs = append(errs, catalogError(ErrorCodes.InternalError, "route "+s.method+" "+err.Error()))
+			errs = append(errs, configError(routeWhat(s.method, s.path), "%v", err))
 			continue
 		}
 		shape := routeShape(s.path)
@@ -156,3 +157,42 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 	}
 	return r, errs
 }
+
+// notFound answers an unmatched route. Without middleware or hook the
+// envelope is written directly (no Ctx, no allocation); otherwise the
+// request goes through the middleware chain to a handler that returns the
+// FX_NOT_FOUND *Error, so middleware (CORS, request IDs, logging) and the
+// hook see 404s like any other failure.
+func (a *App) notFound(rc *fasthttp.RequestCtx) {
+	if len(a.notFoundRoute.chain) > 0 || a.hook != nil {
+		a.serve(rc, a.notFoundRoute)
+		return
+	}
+	resp := &rc.Response
+	resp.SetStatusCode(fasthttp.StatusNotFound)
+	resp.Header.SetContentTypeBytes(contentTypeJSON)
+	b := takeBody(resp)
+	b = append(b, notFoundPrefix...)
+	b = appendJSONInner(b, b2s(rc.Method()))
+	b = append(b, ' ')
+	b = appendJSONInner(b, b2s(rc.URI().PathOriginal()))
+	b = append(b, notFoundSuffix...)
+	resp.SwapBody(b)
+	a.closeIfStopping(rc)
+}
+
+var (
+	notFoundPrefix = []byte(`{"error":{"code":"FX_NOT_FOUND","message":"Route `)
+	notFoundSuffix = []byte(` not found"}}`)
+)
+
+// notFoundHandler is the handler of the not-found route (used when there is
+// middleware or a hook).
+func notFoundHandler(c *Ctx) error {
+	return catalogError(CodeNotFound,
+		"Route "+c.Method()+" "+string(c.rc.URI().PathOriginal())+" not found")
+}
+
+// b2s views b as a string without copying; the result must not outlive b's
+// current contents (used only to pass request bytes to the escaper).
+func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

@@ -69,7 +69,7 @@ func TestRoutingUnmatchedIs404ByDefault(t *testing.T) {
 			t.Errorf("%s %s: headers %v", tc.method, tc.path, r.header)
 		}
 	}
-	// Dot segments are resolved before routing (one path, SPEC rule 16):
+	// Dot segments are resolved before routing (the router and c.Path() see one path):
 	// /x/../Case is /Case, for the router as for c.Path(); no redirect.
 	if r := do(t, app, "POST", "/x/../Case", ""); r.status != 200 || string(r.body) != "case" {
 		t.Errorf("POST /x/../Case = %d %q", r.status, r.body)
@@ -232,6 +232,31 @@ func TestOptionsThroughMiddleware(t *testing.T) {
 		}
 		if !auto {
 			mustEnvelope(t, r, 404, fx.ErrorCodes.NotFound)
+		}
+	}
+}
+
+// Unmatched routes get the 404 envelope, a known path with another method
+// included.
+func TestRule7NotFound(t *testing.T) {
+	for _, withMW := range []bool{false, true} {
+		app := quiet()
+		if withMW {
+			app.Use(func(c *fx.Ctx, next fx.Next) error { return next() })
+		}
+		app.Get("/users", func(c *fx.Ctx) error { return nil })
+		for _, tc := range []struct{ method, path string }{
+			{"GET", "/nope"}, {"POST", "/users"}, {"DELETE", "/users"}, {"PURGE", "/users"}, {"GET", "/users/x"},
+		} {
+			r := do(t, app, tc.method, tc.path, "")
+			env := mustEnvelope(t, r, 404, fx.ErrorCodes.NotFound)
+			want := "Route " + tc.method + " " + tc.path + " not found"
+			if env.Error.Message != want {
+				t.Errorf("mw=%v: message = %q, want %q", withMW, env.Error.Message, want)
+			}
+			if r.header.Get("Allow") != "" || r.header.Get("Location") != "" {
+				t.Errorf("404 carries Allow/Location: %v", r.header)
+			}
 		}
 	}
 }

@@ -111,7 +111,7 @@ func startChild(t *testing.T, mode string) *child {
 	}()
 	go func() { c.exited <- cmd.Wait() }()
 	t.Cleanup(func() {
-		cmd.Process.Kill() //nolint:errcheck // no-op once it exited
+		_ = cmd.Process.Kill() // no-op once it exited
 		<-c.exited
 		if t.Failed() {
 			t.Logf("child output:\n%s", strings.Join(c.seen, "\n"))

@@ -1,16 +1,11 @@
 package fx
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"os"
-	"strconv"
-	"sync/atomic"
-	"time"
 
 	"github.com/valyala/fasthttp"
 )
@@ -35,9 +30,9 @@ func (a *App) Listen(addr string) error {
 // Serve boots the App and serves HTTP on ln until Shutdown. It returns
 // only after the shutdown has completed: the requests in flight answered
 // (or ShutdownWithContext's bound reached) and the OnShutdown functions
-// run, so a main that returns or exits when Serve returns cuts nothing off
-// (SPEC rule 21). fasthttp's own Serve returns as soon as Shutdown begins;
-// Serve waits for the rest.
+// run, so a main that returns or exits when Serve returns cuts nothing off.
+// fasthttp's own Serve returns as soon as Shutdown begins; Serve waits for
+// the rest.
 //
 // It returns what Shutdown (or ShutdownWithContext) returned: nil after a
 // clean shutdown; the shutdown's error when it was not clean (ctx ended
@@ -187,7 +182,10 @@ func (a *App) ShutdownWithContext(ctx context.Context) error {
 // malformed request, a body or headers over the limit, a read timeout) with
 // the envelope. The raw request bytes are never echoed.
 func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
-	code := ErrorCodes.BadRequest
+	if lc := limitConnOf(rc.Conn()); lc != nil && !lc.errorResponse() {
+		return
+	}
+	code := CodeBadRequest
 	msg := "The request could not be parsed"
 	var small *fasthttp.ErrSmallBuffer
 	var timeout interface{ Timeout() bool } // net.Error, and in-memory conns that only have Timeout
@@ -195,14 +193,15 @@ func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
 	case r != nil: // refused by framingGuard (framing.go)
 		code, msg = r.code, r.msg
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		code, msg = ErrorCodes.PayloadTooLarge, "The request body is larger than the server accepts"
+		code, msg = CodePayloadTooLarge, "The request body is larger than the server accepts"
 	case errors.As(err, &small):
-		code, msg = ErrorCodes.HeadersTooLarge, "The request headers are larger than the server accepts"
+		code, msg = CodeHeadersTooLarge, "The request headers are larger than the server accepts"
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &timeout) && timeout.Timeout():
-		code, msg = ErrorCodes.RequestTimeout, "The request was not received in time"
+		code, msg = CodeRequestTimeout, "The request was not received in time"
 	}
 	rc.Response.Reset()
-	a.writeEnvelope(&rc.Response, ErrorStatus[code], code, msg, nil)
+	status, _ := StatusOf(code)
+	a.writeEnvelope(&rc.Response, status, code, msg, nil)
 }
 
 // fasthttpLogger sends fasthttp's own messages to the App's logger at debug
@@ -211,191 +210,4 @@ type fasthttpLogger struct{ a *App }
 
 func (l fasthttpLogger) Printf(format string, args ...any) {
 	l.a.logger.Debug("fasthttp", "msg", fmt.Sprintf(format, args...))
-}
-
-// acquireCtx takes a Ctx from the pool for rc and rt.
-func (a *App) acquireCtx(rc *fasthttp.RequestCtx, rt *route) *Ctx {
-	c := a.ctxPool.Get().(*Ctx)
-	c.rc, c.rt = rc, rt
-	return c
-}
-
-// releaseCtx returns c to the pool; c must not be used afterwards.
-func (a *App) releaseCtx(c *Ctx) {
-	c.reset()
-	a.ctxPool.Put(c)
-}
-
-// Over-concurrency. fasthttp's own Server.Concurrency limit answers with a
-// raw text/plain 503, outside the contract, so the App enforces
-// Config.Concurrency itself, one step earlier: Serve wraps the listener in a
-// limitListener that counts open connections (one atomic add per accepted
-// connection, one per close; nothing per request). A connection accepted
-// beyond the limit is answered
-//
-//	HTTP/1.1 503 Service Unavailable
-//	{"error":{"code":"FX_SERVICE_UNAVAILABLE","message":"..."}}
-//
-// with Connection: close, and closed. fasthttp's limit is set above ours
-// (fasthttpConcurrency) so that it never fires first: fasthttp releases a
-// worker only after the connection's Close, so for an instant a closed
-// connection still holds a fasthttp worker.
-
-// fasthttpConcurrency is the backstop given to fasthttp for an App limit n.
-func fasthttpConcurrency(n int) int {
-	return n + max(n/4, 64)
-}
-
-// overloadMessage is the message of the over-concurrency 503.
-const overloadMessage = "The server is serving its maximum number of connections; retry later"
-
-// overloadResponse is the complete 503 written to a connection refused for
-// over-concurrency, built once. It has no Date header: one built once would
-// carry the process start time (a 5xx may omit Date, RFC 9110 6.6.1).
-var overloadResponse = func() []byte {
-	body := AppendEnvelope(nil, &Error{Code: ErrorCodes.ServiceUnavailable, Message: overloadMessage})
-	b := []byte("HTTP/1.1 503 Service Unavailable\r\n" +
-		"Content-Type: application/json\r\n" +
-		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n" +
-		"Retry-After: 1\r\n" +
-		"Connection: close\r\n\r\n")
-	return append(b, body...)
-}()
-
-// maxRejecting bounds the goroutines that answer refused connections; past
-// it, refused connections are closed without a response (under such a
-// flood, writing responses would itself be the attack's amplifier).
-const maxRejecting = 1024
-
-// limitListener counts the connections it hands out and refuses those
-// beyond limit with the 503 envelope.
-type limitListener struct {
-	net.Listener
-	limit     int64
-	open      atomic.Int64
-	rejecting atomic.Int64
-	timeout   time.Duration // bound on writing and draining a refusal
-}
-
-// limitListener wraps ln so that at most Config.Concurrency connections are
-// open at once (see above).
-func (a *App) limitListener(ln net.Listener) net.Listener {
-	if _, ok := ln.(*limitListener); ok {
-		return ln
-	}
-	timeout := time.Second
-	if w := a.cfg.WriteTimeout; w > 0 && w < timeout {
-		timeout = w
-	}
-	return &limitListener{Listener: ln, limit: int64(a.cfg.Concurrency), timeout: timeout}
-}
-
-// Accept returns the next connection within the limit, answering and
-// closing the ones beyond it. Errors of the wrapped listener are returned
-// as they are.
-func (l *limitListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		if l.open.Add(1) <= l.limit {
-			lc := &limitConn{Conn: c, l: l}
-			if _, ok := c.(tlsConnState); ok {
-				return &limitTLSConn{lc}, nil
-			}
-			return lc, nil
-		}
-		l.open.Add(-1)
-		l.refuse(c)
-	}
-}
-
-// refuse answers c with the 503 envelope and closes it, in the background
-// so that Accept keeps going. It first reads the request head (bounded in
-// time and size): a response that arrives before the request was sent is
-// dropped by clients such as net/http ("unsolicited response"). After
-// writing, it reads and discards what the client still sends for a short
-// while: closing a socket with unread input makes the kernel reset the
-// connection, and the client could then lose the response.
-func (l *limitListener) refuse(c net.Conn) {
-	if l.rejecting.Add(1) > maxRejecting {
-		l.rejecting.Add(-1)
-		c.Close()
-		return
-	}
-	go func() {
-		defer l.rejecting.Add(-1)
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(l.timeout)) //nolint:errcheck
-		readRequestHead(c)
-		c.SetDeadline(time.Now().Add(l.timeout)) //nolint:errcheck
-		if _, err := c.Write(overloadResponse); err != nil {
-			return
-		}
-		if cw, ok := c.(interface{ CloseWrite() error }); ok {
-			cw.CloseWrite() //nolint:errcheck
-		}
-		var buf [512]byte
-		for n := 0; n < 64<<10; {
-			m, err := c.Read(buf[:])
-			n += m
-			if err != nil {
-				return
-			}
-		}
-	}()
-}
-
-// readRequestHead reads from c until the end of a request head
-// ("\r\n\r\n"), 8 KiB, an error or c's deadline, whichever comes first.
-func readRequestHead(c net.Conn) {
-	var buf [1024]byte
-	var tail [3]byte // last bytes of the previous read, for a split "\r\n\r\n"
-	nt := 0
-	for n := 0; n < 8<<10; {
-		m, err := c.Read(buf[:])
-		if m > 0 {
-			chunk := append(tail[:nt:nt], buf[:m]...)
-			if bytes.Contains(chunk, headEnd) {
-				return
-			}
-			nt = copy(tail[:], chunk[max(0, len(chunk)-3):])
-			n += m
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-var headEnd = []byte("\r\n\r\n")
-
-// limitConn gives its slot back on the first Close.
-type limitConn struct {
-	net.Conn
-	l      *limitListener
-	closed atomic.Bool
-}
-
-func (c *limitConn) Close() error {
-	if c.closed.CompareAndSwap(false, true) {
-		c.l.open.Add(-1)
-	}
-	return c.Conn.Close()
-}
-
-// tlsConnState is what fasthttp looks for to report RequestCtx.IsTLS and
-// TLSConnectionState; limitTLSConn keeps it visible through the wrapper.
-type tlsConnState interface {
-	Handshake() error
-	ConnectionState() tls.ConnectionState
-}
-
-type limitTLSConn struct{ *limitConn }
-
-func (c *limitTLSConn) Handshake() error { return c.Conn.(tlsConnState).Handshake() }
-
-func (c *limitTLSConn) ConnectionState() tls.ConnectionState {
-	return c.Conn.(tlsConnState).ConnectionState()
 }

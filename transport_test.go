@@ -13,27 +13,6 @@ import (
 	"github.com/fxhq/fx"
 )
 
-// serveLocal serves app on 127.0.0.1 and returns the address; the server is
-// shut down when the test ends.
-func serveLocal(t *testing.T, app *fx.App) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- app.Serve(ln) }()
-	t.Cleanup(func() {
-		if err := app.Shutdown(); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
-}
-
 // rawExchange writes the chunks to a fresh connection (pausing between them
 // when pause > 0) and reads one response.
 func rawExchange(t *testing.T, addr string, pause time.Duration, chunks ...string) result {
@@ -43,7 +22,7 @@ func rawExchange(t *testing.T, addr string, pause time.Duration, chunks ...strin
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck // a bound, not an assertion
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second)) // a bound, not an assertion
 	go func() {
 		for _, c := range chunks {
 			if _, err := io.WriteString(conn, c); err != nil {
@@ -60,10 +39,10 @@ func rawExchange(t *testing.T, addr string, pause time.Duration, chunks ...strin
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return result{status: resp.StatusCode, header: resp.Header, body: b}
+	return result{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close}
 }
 
-// Rule 10: transport errors carry the envelope with catalog codes, and
+// Transport errors carry the envelope with catalog codes, and
 // never echo request bytes.
 func TestRule10TransportErrors(t *testing.T) {
 	app := quiet(fx.Config{BodyLimit: 1024, HeaderLimit: 2048, ReadTimeout: 300 * time.Millisecond})

@@ -35,7 +35,7 @@ const ValidationMessage = "Request validation failed"
 // message "Request validation failed" and details {"issues": issues}. A nil
 // Path is sent as [], nil issues as [].
 //
-// The details stay small whatever the issues hold (SPEC rule 19: no
+// The details stay small whatever the issues hold (no
 // request makes an error response larger than about 64 KiB, and issues
 // echo client input: a 1 MB key is a path segment): a message longer than
 // 512 bytes and a path segment longer than 128 bytes are cut (on a
@@ -74,7 +74,7 @@ func newValidationError(issues []ValidationIssue, truncated bool) *Error {
 			break
 		}
 	}
-	return catalogError(ErrorCodes.ValidationError, ValidationMessage,
+	return catalogError(CodeValidationError, ValidationMessage,
 		validationDetails{Issues: issues, Truncated: truncated})
 }
 

@@ -24,8 +24,15 @@
 // [RequireRoles] and [RequirePermissions] answer 403 FX_FORBIDDEN when the
 // principal lacks what they require, and 401 FX_UNAUTHENTICATED when there
 // is no principal at all (Auth did not run, or ran with Optional and the
-// request carried no credentials). The two never mix. fx's Use applies
-// middleware to every route; [Wrap] applies middleware to one handler.
+// request carried no credentials). The two never mix. Put them where they
+// apply: fx's App.Use for every route, App.Group for the routes of a group,
+// and fx.Route's Middleware for one route, where they run before the
+// route's body and query validation, so a refused caller gets 401 or 403,
+// never a 422 that describes the schema:
+//
+//	app.Route(fx.Route{Method: "POST", Path: "/users", Body: userSchema,
+//		Middleware: []fx.Middleware{middleware.RequireRoles("admin")},
+//		Handler:    createUser})
 //
 // # Tenancy
 //

@@ -129,7 +129,7 @@ func classify(err error) kind {
 // oauthError is the RFC 6750 error attribute of each kind's challenge:
 // "" (no error attribute, for a request without credentials),
 // invalid_request or invalid_token. RFC 6750 would send invalid_request
-// with 400; the fx contract (SPEC rule 12) answers every authentication
+// with 400; the fx contract answers every authentication
 // failure 401, so the attribute is kept and the status is 401.
 var oauthError = [numKinds]string{
 	kMissing:           "",
@@ -192,23 +192,21 @@ var authFailures = func() (t [numSchemes][numKinds]*fx.Error) {
 			kClaims:            ReasonInvalidClaims,
 		}
 		for k := range numKinds {
-			t[s][k] = fx.NewError(401, fx.ErrorCodes.Unauthenticated, msg[k], FailureDetails{Reason: reason[k]})
+			t[s][k] = fx.NewCatalogError(fx.CodeUnauthenticated, msg[k], FailureDetails{Reason: reason[k]})
 		}
 	}
 	return t
 }()
 
 var (
-	errMissingRole = fx.NewError(403, fx.ErrorCodes.Forbidden,
+	errMissingRole = fx.NewCatalogError(fx.CodeForbidden,
 		"Forbidden: the principal lacks a required role", FailureDetails{Reason: ReasonMissingRole})
-	errMissingPermission = fx.NewError(403, fx.ErrorCodes.Forbidden,
+	errMissingPermission = fx.NewCatalogError(fx.CodeForbidden,
 		"Forbidden: the principal lacks a required permission", FailureDetails{Reason: ReasonMissingPermission})
-	errTenantMismatch = fx.NewError(403, fx.ErrorCodes.Forbidden,
+	errTenantMismatch = fx.NewCatalogError(fx.CodeForbidden,
 		"Forbidden: the principal does not belong to the requested tenant", FailureDetails{Reason: ReasonTenantMismatch})
-	errConflictingTenant = fx.NewError(400, fx.ErrorCodes.BadRequest,
+	errConflictingTenant = fx.NewCatalogError(fx.CodeBadRequest,
 		"Tenant header and subdomain name different tenants", FailureDetails{Reason: ReasonConflictingTenant})
-	errNilPrincipal = fx.NewError(500, fx.ErrorCodes.InternalError,
+	errNilPrincipal = fx.NewCatalogError(fx.CodeInternalError,
 		"middleware: Verifier returned neither a principal nor an error")
-	errNextTwice = fx.NewError(500, fx.ErrorCodes.NextCalledMultipleTimes,
-		"next() was called more than once by the same middleware")
 )

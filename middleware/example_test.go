@@ -91,9 +91,14 @@ func ExampleRequireRoles() {
 	app := fx.New()
 	// Optional: public routes stay public; guarded routes need a principal.
 	app.Use(middleware.Auth(middleware.AuthConfig{APIKeys: keys, Optional: true}))
-	app.Get("/admin", middleware.Wrap(func(c *fx.Ctx) error {
-		return c.String(200, "welcome")
-	}, middleware.RequireRoles("admin")))
+	// The check goes on the route: it runs after Auth and before the
+	// route's contract and handler.
+	app.Route(fx.Route{
+		Method:     "GET",
+		Path:       "/admin",
+		Middleware: []fx.Middleware{middleware.RequireRoles("admin")},
+		Handler:    func(c *fx.Ctx) error { return c.String(200, "welcome") },
+	})
 
 	show(app, "/admin", "X-API-Key", "ak_admin_0123456789abcdef")
 	show(app, "/admin", "X-API-Key", "ak_user_0123456789abcdef0")
@@ -120,18 +125,4 @@ func ExampleTenant() {
 	// 200 tenant globex
 	// 400 {"error":{"code":"FX_TENANT_REQUIRED","message":"Tenant required: the tenant ID is malformed","details":{"reason":"malformed_tenant"}}}
 	// 400 {"error":{"code":"FX_TENANT_REQUIRED","message":"Tenant required: send the X-Tenant-ID header or use a tenant subdomain of api.example.com","details":{"reason":"missing_tenant"}}}
-}
-
-func ExampleWrap() {
-	app := fx.New()
-	audit := func(c *fx.Ctx, next fx.Next) error {
-		c.SetHeader("X-Audited", "yes")
-		return next()
-	}
-	app.Get("/reports", middleware.Wrap(func(c *fx.Ctx) error {
-		return c.String(200, "report")
-	}, audit))
-	show(app, "/reports")
-	// Output:
-	// 200 report
 }

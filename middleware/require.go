@@ -1,8 +1,6 @@
 package middleware
 
 import (
-	"sync"
-
 	"github.com/fxhq/fx"
 )
 
@@ -78,71 +76,4 @@ func forbid(c *fx.Ctx, p *Principal, e *fx.Error) error {
 		}
 	}
 	return e
-}
-
-// Wrap returns a handler that runs mw, in order, around h: the way to put
-// Auth, RequireRoles or Tenant on some routes only, as fx's Use applies to
-// every route.
-//
-//	app.Get("/admin/stats", middleware.Wrap(stats, middleware.RequireRoles("admin")))
-//
-// Each middleware gets a next that runs the rest; calling it twice returns
-// FX_NEXT_CALLED_MULTIPLE_TIMES (500) without running the rest again, as
-// fx's own chain does. Panics go on to fx's error boundary. Cost: the
-// per-request state is pooled, so no allocation.
-func Wrap(h fx.Handler, mw ...fx.Middleware) fx.Handler {
-	if len(mw) == 0 {
-		return h
-	}
-	w := &wrapped{h: h, mw: append([]fx.Middleware(nil), mw...)}
-	w.pool.New = func() any {
-		r := &wrapRun{w: w}
-		r.next = r.callNext
-		return r
-	}
-	return w.serve
-}
-
-type wrapped struct {
-	h    fx.Handler
-	mw   []fx.Middleware
-	pool sync.Pool
-}
-
-// wrapRun is one request through a wrapped handler; depth and started
-// work as in fx's chain (started is the highest level begun).
-type wrapRun struct {
-	w              *wrapped
-	c              *fx.Ctx
-	depth, started int
-	next           fx.Next
-}
-
-func (w *wrapped) serve(c *fx.Ctx) error {
-	r := w.pool.Get().(*wrapRun)
-	r.c, r.depth, r.started = c, 0, 0
-	defer func() {
-		r.c = nil
-		w.pool.Put(r)
-	}()
-	return r.level(0)
-}
-
-func (r *wrapRun) level(i int) error {
-	if i < len(r.w.mw) {
-		return r.w.mw[i](r.c, r.next)
-	}
-	return r.w.h(r.c)
-}
-
-func (r *wrapRun) callNext() error {
-	d := r.depth
-	if r.started > d {
-		return errNextTwice
-	}
-	r.started = d + 1
-	r.depth = d + 1
-	err := r.level(d + 1)
-	r.depth = d
-	return err
 }

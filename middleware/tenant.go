@@ -150,9 +150,9 @@ func Tenant(cfg TenantConfig) fx.Middleware {
 	default:
 		how = "use a tenant subdomain of " + t.base
 	}
-	t.errMissing = fx.NewError(400, fx.ErrorCodes.TenantRequired,
+	t.errMissing = fx.NewCatalogError(fx.CodeTenantRequired,
 		"Tenant required: "+how, FailureDetails{Reason: ReasonMissingTenant})
-	t.errBad = fx.NewError(400, fx.ErrorCodes.TenantRequired,
+	t.errBad = fx.NewCatalogError(fx.CodeTenantRequired,
 		"Tenant required: the tenant ID is malformed", FailureDetails{Reason: ReasonMalformedTenant})
 	return t.handle
 }

@@ -48,7 +48,7 @@ func benchApp() *fx.App {
 	app.Get("/fail", func(c *fx.Ctx) error { return notImplemented })
 	app.Get("/wrapped", nethttp.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"42","name":"Ada"}`) //nolint:errcheck
+		_, _ = io.WriteString(w, `{"id":"42","name":"Ada"}`)
 	})))
 	return app
 }

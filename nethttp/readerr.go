@@ -11,7 +11,9 @@ import (
 	"github.com/fxhq/fx"
 )
 
-// Whose fault a body read failure is (SPEC rule 15).
+// Whose fault a body read failure is. The adapter answers 500
+// FX_NODE_INTERNAL_ERROR when it cannot translate a request or response,
+// unless the failure is the client's.
 //
 // A request body net/http cannot read is, almost always, the client's
 // doing: a malformed chunk-size line, a body cut short of its

@@ -61,7 +61,7 @@ func TestWrapTranslation(t *testing.T) {
 		http.SetCookie(w, &http.Cookie{Name: "legacy", Value: "2", Path: "/"})
 		w.WriteHeader(201)
 		w.Header().Set("X-Late", "ignored") // after WriteHeader, as in net/http
-		io.WriteString(w, "<p>legacy</p>")  //nolint:errcheck
+		_, _ = io.WriteString(w, "<p>legacy</p>")
 	})))
 	transports(t, app, func(t *testing.T, do func(*http.Request) *http.Response) {
 		req := httptest.NewRequest("POST", "http://example.com/legacy/a/b?x=1&x=2", strings.NewReader("payload"))
@@ -114,7 +114,7 @@ func TestWrapPanicRawValue(t *testing.T) {
 	app.Get("/", nethttp.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Before", "kept")
 		w.WriteHeader(200)
-		io.WriteString(w, "half a body") //nolint:errcheck
+		_, _ = io.WriteString(w, "half a body")
 		panic(want)
 	})))
 	transports(t, app, func(t *testing.T, do func(*http.Request) *http.Response) {
@@ -130,6 +130,9 @@ func TestWrapPanicRawValue(t *testing.T) {
 	})
 }
 
+// derivedKey is the context key of a value a net/http middleware adds.
+type derivedKey struct{}
+
 // TestWrapFail: an error reported with Fail is what the fx handler returns.
 func TestWrapFail(t *testing.T) {
 	app := quietApp()
@@ -142,12 +145,12 @@ func TestWrapFail(t *testing.T) {
 			err = conflict
 		}
 		// behind net/http middleware that derives the request
-		r = r.WithContext(context.WithValue(r.Context(), struct{}{}, 1))
+		r = r.WithContext(context.WithValue(r.Context(), derivedKey{}, 1))
 		if !nethttp.Fail(r, err) {
 			http.Error(w, "not under fx", 500)
 			return
 		}
-		io.WriteString(w, "discarded") //nolint:errcheck
+		_, _ = io.WriteString(w, "discarded")
 	})))
 	transports(t, app, func(t *testing.T, do func(*http.Request) *http.Response) {
 		resp := do(httptest.NewRequest("GET", "http://example.com/conflict", nil))
@@ -188,15 +191,15 @@ func TestWrapDetails(t *testing.T) {
 		w.Header()["Content-Type"] = nil // no Content-Type, no sniffing
 		w.WriteHeader(103)
 		w.WriteHeader(202)
-		w.WriteHeader(500)        // superfluous, ignored
-		w.Write([]byte("<html>")) //nolint:errcheck
+		w.WriteHeader(500) // superfluous, ignored
+		_, _ = w.Write([]byte("<html>"))
 	})))
 	app.Get("/noflush", nethttp.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		saved, savedCtx = w, r.Context()
 		if err := http.NewResponseController(w).Flush(); !errors.Is(err, http.ErrNotSupported) {
 			panic("Flush did not report ErrNotSupported")
 		}
-		w.Write([]byte("ok")) //nolint:errcheck
+		_, _ = w.Write([]byte("ok"))
 	})))
 	h := nethttp.Handler(app)
 	serve := func(target string) *httptest.ResponseRecorder {

@@ -16,6 +16,11 @@ import (
 // has two modes sharing one grammar: CheckJSON only scans (no allocation
 // on the happy path, for schemas that decode the bytes themselves) and
 // DecodeJSON builds the tree Schema.Validate receives.
+//
+// It is one file, longer than the others, because it is one recursive
+// descent parser: value, str, number, array and object call one another,
+// and the duplicate-key check is part of object; split by function, a
+// reader could no longer follow one value through it.
 
 // MaxDepth is how deeply arrays and objects may nest in a body; deeper
 // input is rejected (it protects the stack, and no real payload needs it).

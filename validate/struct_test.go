@@ -28,7 +28,8 @@ type Order struct {
 	Note    *string           `json:"note,omitempty"`
 	Any     any               `json:"any"`
 	Ignored string            `json:"-"`
-	secret  string
+	//lint:ignore U1000 unexported on purpose: the tests check that Struct ignores it
+	secret string
 }
 
 func TestStructReportsAllTypeErrors(t *testing.T) {

@@ -122,17 +122,25 @@ func newApp() (*fx.App, error) {
 	})
 
 	app.Get("/health", func(c *fx.Ctx) error { return c.JSON(200, map[string]string{"status": "ok"}) })
-	app.Get("/me", middleware.Wrap(me, signedIn))
-	app.Get("/admin/stats", middleware.Wrap(func(c *fx.Ctx) error {
+	// One route: its checks go in Route.Middleware, which runs after Auth
+	// and before the route's contract and handler.
+	app.Route(fx.Route{Method: "GET", Path: "/me", Middleware: []fx.Middleware{signedIn}, Handler: me})
+	app.Route(fx.Route{
+		Method:     "GET",
+		Path:       "/reports",
+		Middleware: []fx.Middleware{middleware.RequirePermissions("reports:read")},
+		Handler:    func(c *fx.Ctx) error { return c.JSON(200, []string{"q1", "q2"}) },
+	})
+	// Every route under a prefix: a group.
+	admin := app.Group("/admin", middleware.RequireRoles("admin"))
+	admin.Get("/stats", func(c *fx.Ctx) error {
 		return c.JSON(200, map[string]int{"users": 42})
-	}, middleware.RequireRoles("admin")))
-	app.Get("/reports", middleware.Wrap(func(c *fx.Ctx) error {
-		return c.JSON(200, []string{"q1", "q2"})
-	}, middleware.RequirePermissions("reports:read")))
-	app.Get("/t/orders", middleware.Wrap(func(c *fx.Ctx) error {
+	})
+	tenants := app.Group("/t", signedIn, tenant)
+	tenants.Get("/orders", func(c *fx.Ctx) error {
 		id, _ := middleware.TenantFrom(c)
 		return c.JSON(200, map[string]any{"tenant": id, "orders": []string{}})
-	}, signedIn, tenant))
+	})
 	return app, nil
 }
 

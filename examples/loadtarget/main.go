@@ -14,6 +14,12 @@
 // http://HOST:PORT" once ready. Logging is off unless LOG=1: the panic
 // route would otherwise log a stack per request and the load would measure
 // the log sink.
+//
+// To run it by hand:
+//
+//	ADDR=127.0.0.1:8080 go run ./examples/loadtarget
+//	curl -i localhost:8080/conflict/7                                                 # 409
+//	curl -i -X POST localhost:8080/items -H 'Content-Type: application/json' -d '{}'   # 422
 package main
 
 import (

@@ -104,5 +104,7 @@ func main() {
 	if err := srv.Shutdown(ctx); err != nil {
 		log.Print(err)
 	}
-	app.Shutdown() //nolint:errcheck // runs OnShutdown hooks
+	if err := app.Shutdown(); err != nil { // runs OnShutdown hooks
+		log.Print(err)
+	}
 }

@@ -13,9 +13,11 @@ var (
 )
 
 //go:wasmexport fx_abi_version
+//lint:ignore U1000 called by the host through go:wasmexport
 func fxABIVersion() uint32 { return ABIVersion }
 
 //go:wasmexport fx_alloc
+//lint:ignore U1000 called by the host through go:wasmexport
 func fxAlloc(size uint32) uint32 {
 	if size == 0 {
 		size = 1
@@ -28,6 +30,7 @@ func fxAlloc(size uint32) uint32 {
 }
 
 //go:wasmexport fx_handle
+//lint:ignore U1000 called by the host through go:wasmexport
 func fxHandle(ptr, n uint32) uint64 {
 	if len(reqBuf) == 0 || ptr != uint32(uintptr(unsafe.Pointer(unsafe.SliceData(reqBuf)))) || int(n) > len(reqBuf) {
 		panic("fx guest: fx_handle called with a buffer fx_alloc did not return")

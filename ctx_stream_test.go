@@ -1,0 +1,331 @@
+package fx_test
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fxhq/fx"
+)
+
+// serveReal serves app on a loopback port until the test ends.
+func serveReal(t *testing.T, app *fx.App) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ln) }()
+	t.Cleanup(func() {
+		app.Shutdown()
+		<-served
+	})
+	return "http://" + ln.Addr().String()
+}
+
+func TestStreamWritesChunks(t *testing.T) {
+	app := quiet()
+	t.Cleanup(func() { app.Shutdown() })
+	app.Get("/", func(c *fx.Ctx) error {
+		name := c.Query("name") // read from c before: the stream runs after the handler
+		return c.Stream("text/plain", func(w *bufio.Writer) error {
+			w.WriteString("hello ")
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			w.WriteString(name)
+			return nil // Stream flushes the rest
+		})
+	})
+	r := do(t, app, "GET", "/?name=ann", "")
+	if r.status != 200 || string(r.body) != "hello ann" || r.header.Get("Content-Type") != "text/plain" {
+		t.Fatalf("%d %q %v", r.status, r.body, r.header)
+	}
+}
+
+// A stream function that fails after the headers went out cannot send an
+// envelope: the response is cut before its last chunk, so the client sees
+// an error (not a complete body), and the failure is logged.
+func TestStreamErrorTruncatesAndLogs(t *testing.T) {
+	for _, mode := range []string{"error", "panic"} {
+		t.Run(mode, func(t *testing.T) {
+			app, logs := newLogged()
+			app.Get("/", func(c *fx.Ctx) error {
+				return c.Stream("text/plain", func(w *bufio.Writer) error {
+					w.WriteString("partial")
+					w.Flush()
+					if mode == "panic" {
+						panic("boom")
+					}
+					return errors.New("database went away")
+				})
+			})
+			base := serveReal(t, app)
+			resp, err := http.Get(base + "/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err == nil || string(b) != "partial" {
+				t.Fatalf("body %q, err %v: want the partial body and a read error", b, err)
+			}
+			if !strings.Contains(logs.String(), "stream failed") {
+				t.Fatalf("not logged: %s", logs)
+			}
+		})
+	}
+}
+
+func TestStreamNotRunForHeadOrReplacedResponse(t *testing.T) {
+	app := quiet()
+	t.Cleanup(func() { app.Shutdown() })
+	var ran atomic.Int32
+	fn := func(w *bufio.Writer) error { ran.Add(1); w.WriteString("x"); return nil }
+	app.Handle("HEAD", "/", func(c *fx.Ctx) error { return c.Stream("text/plain", fn) })
+	app.Get("/fail", func(c *fx.Ctx) error {
+		c.Stream("text/plain", fn)
+		return fx.NewError(409, "APP_CONFLICT", "no")
+	})
+	if r := do(t, app, "HEAD", "/", ""); r.status != 200 || len(r.body) != 0 {
+		t.Fatalf("HEAD: %d %q", r.status, r.body)
+	}
+	mustEnvelope(t, do(t, app, "GET", "/fail", ""), 409, "APP_CONFLICT")
+	if n := ran.Load(); n != 0 {
+		t.Fatalf("stream function ran %d times", n)
+	}
+}
+
+// WriteTimeout bounds a client that stops reading, not the stream's
+// length: it is renewed per flush.
+func TestStreamOutlivesWriteTimeout(t *testing.T) {
+	app := quiet(fx.Config{WriteTimeout: 150 * time.Millisecond})
+	app.Get("/", func(c *fx.Ctx) error {
+		return c.Stream("text/plain", func(w *bufio.Writer) error {
+			for i := range 6 {
+				w.WriteString(string(rune('a' + i)))
+				if err := w.Flush(); err != nil {
+					return err
+				}
+				time.Sleep(60 * time.Millisecond)
+			}
+			return nil
+		})
+	})
+	resp, err := http.Get(serveReal(t, app) + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(b) != "abcdef" {
+		t.Fatalf("body %q err %v: a 360 ms stream was cut by the 150 ms WriteTimeout", b, err)
+	}
+}
+
+func TestSSEFormat(t *testing.T) {
+	app := quiet()
+	t.Cleanup(func() { app.Shutdown() })
+	app.Get("/", func(c *fx.Ctx) error {
+		return c.SSE(func(e *fx.EventWriter) error {
+			if err := e.Comment("hello\nthere"); err != nil {
+				return err
+			}
+			if err := e.SendEvent(fx.Event{ID: "7", Event: "update", Data: "line1\nline2\r\nline3\rline4", Retry: 2500 * time.Millisecond}); err != nil {
+				return err
+			}
+			if err := e.Send(""); err != nil {
+				return err
+			}
+			if err := e.SendEvent(fx.Event{ID: "1\nevent: admin", Data: "x"}); err == nil {
+				return errors.New("an ID with a line break was accepted")
+			}
+			if err := e.SendEvent(fx.Event{Event: "a\rb", Data: "x"}); err == nil {
+				return errors.New("an event type with a line break was accepted")
+			}
+			return e.Send("end")
+		})
+	})
+	r := do(t, app, "GET", "/", "")
+	want := ": hello\n: there\n\n" +
+		"id: 7\nevent: update\nretry: 2500\ndata: line1\ndata: line2\ndata: line3\ndata: line4\n\n" +
+		"data: \n\n" +
+		"data: end\n\n"
+	if string(r.body) != want {
+		t.Fatalf("body\n%q\nwant\n%q", r.body, want)
+	}
+	if r.header.Get("Content-Type") != "text/event-stream" || r.header.Get("Cache-Control") != "no-cache" ||
+		r.header.Get("X-Accel-Buffering") != "no" {
+		t.Fatalf("headers %v", r.header)
+	}
+}
+
+// Each event reaches the client before the next is produced, and a stream
+// that waits for more stops when the App shuts down: Shutdown is not held
+// up and the client sees a clean end of stream.
+func TestSSEFlushesPerEventAndStopsOnShutdown(t *testing.T) {
+	app := quiet()
+	gotFirst := make(chan struct{})
+	app.Get("/events", func(c *fx.Ctx) error {
+		return c.SSE(func(e *fx.EventWriter) error {
+			if err := e.Send("first"); err != nil {
+				return err
+			}
+			<-gotFirst // only once the client has read it: it was flushed
+			if err := e.Send("second"); err != nil {
+				return err
+			}
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-e.Done():
+					return e.SendEvent(fx.Event{Event: "bye", Data: "shutting down"})
+				case <-tick.C:
+					if err := e.Comment("ping"); err != nil {
+						return err
+					}
+				}
+			}
+		})
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ln) }()
+	resp, err := http.Get("http://" + ln.Addr().String() + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	if line, _ := br.ReadString('\n'); line != "data: first\n" {
+		t.Fatalf("first line %q", line)
+	}
+	close(gotFirst)
+	shut := make(chan error, 1)
+	go func() { shut <- app.Shutdown() }()
+	rest, err := io.ReadAll(br)
+	if err != nil {
+		t.Fatalf("stream ended with %v after %q", err, rest)
+	}
+	if !strings.Contains(string(rest), "data: second\n") || !strings.HasSuffix(string(rest), "event: bye\ndata: shutting down\n\n") {
+		t.Fatalf("rest %q", rest)
+	}
+	select {
+	case err := <-shut:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown held up by the stream")
+	}
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A RequestCtx set up with Init (as custom transports and tests do) has a
+// placeholder connection whose deadline methods panic; Stream must leave
+// it alone (it called SetWriteDeadline on it, and the request was a 500).
+func TestStreamOnInitRequestCtx(t *testing.T) {
+	app := quiet()
+	app.Get("/", func(c *fx.Ctx) error {
+		return c.Stream("text/plain", func(w *bufio.Writer) error { _, err := w.WriteString("ab"); return err })
+	})
+	rc := newRequestCtx()
+	rc.Request.SetRequestURI("/")
+	app.Handler()(rc)
+	if rc.Response.StatusCode() != 200 || string(rc.Response.Body()) != "ab" {
+		t.Fatalf("%d %q", rc.Response.StatusCode(), rc.Response.Body())
+	}
+}
+
+// A client that goes away ends the stream function: its next write fails
+// (the pipe is closed when fasthttp's write to the client fails), so no
+// goroutine is left running.
+func TestSSEClientGoneEndsStream(t *testing.T) {
+	app := quiet()
+	ended := make(chan error, 1)
+	app.Get("/", func(c *fx.Ctx) error {
+		return c.SSE(func(e *fx.EventWriter) error {
+			for {
+				if err := e.Comment("ping"); err != nil {
+					ended <- err
+					return err
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+		})
+	})
+	base := serveReal(t, app)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+	buf := make([]byte, 512)
+	if n, err := conn.Read(buf); err != nil || !strings.Contains(string(buf[:n]), "text/event-stream") {
+		t.Fatalf("%q %v", buf[:n], err)
+	}
+	conn.Close()
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Fatal("no error after the client left")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream function kept running after the client left")
+	}
+}
+
+// The write deadline a stream renewed does not outlive its response: a
+// keep-alive connection serves its next request after WriteTimeout has
+// passed since the stream's last flush.
+func TestStreamDeadlineDoesNotLeakToNextRequest(t *testing.T) {
+	app := quiet(fx.Config{WriteTimeout: 100 * time.Millisecond})
+	app.Get("/s", func(c *fx.Ctx) error {
+		return c.Stream("text/plain", func(w *bufio.Writer) error { _, err := w.WriteString("s"); return err })
+	})
+	app.Get("/p", func(c *fx.Ctx) error { return c.String(200, "plain") })
+	base := serveReal(t, app)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(conn)
+	get := func(path string) string {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		if err := req.Write(conn); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, req)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return string(b)
+	}
+	if got := get("/s"); got != "s" {
+		t.Fatal(got)
+	}
+	time.Sleep(250 * time.Millisecond) // past the renewed deadline
+	if got := get("/p"); got != "plain" {
+		t.Fatal(got)
+	}
+}

@@ -1,0 +1,229 @@
+package fx_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/middleware"
+)
+
+// selfSigned returns a certificate for 127.0.0.1 and a pool trusting it.
+func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool, []byte, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "fx test"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	return cert, pool, certPEM, keyPEM
+}
+
+// serveTLS serves app with ServeTLS on a loopback port until the test ends.
+func serveTLS(t *testing.T, app *fx.App, cfg *tls.Config) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- app.ServeTLS(ln, cfg) }()
+	t.Cleanup(func() {
+		app.Shutdown()
+		if err := <-served; err != nil {
+			t.Errorf("ServeTLS: %v", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+func tlsClient(pool *x509.CertPool, max uint16) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		TLSClientConfig:   &tls.Config{RootCAs: pool, MaxVersion: max},
+		ForceAttemptHTTP2: true, // offered, but the server's ALPN keeps HTTP/1.1
+	}}
+}
+
+func TestServeTLS(t *testing.T) {
+	cert, pool, _, _ := selfSigned(t)
+	app := quiet()
+	app.Use(middleware.SecurityHeaders(middleware.SecurityHeadersConfig{}))
+	app.Get("/", func(c *fx.Ctx) error {
+		st := c.RequestCtx().TLSConnectionState()
+		if !c.RequestCtx().IsTLS() || st == nil {
+			return c.String(500, "not TLS")
+		}
+		return c.String(200, tls.VersionName(st.Version)+" "+st.NegotiatedProtocol)
+	})
+	cfg := fx.TLSConfig()
+	cfg.Certificates = []tls.Certificate{cert}
+	addr := serveTLS(t, app, cfg)
+
+	for _, tc := range []struct {
+		max  uint16
+		want string
+	}{{0, "TLS 1.3 http/1.1"}, {tls.VersionTLS12, "TLS 1.2 http/1.1"}} {
+		client := tlsClient(pool, tc.max)
+		resp, err := client.Get("https://" + addr + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(b) != tc.want || resp.ProtoMajor != 1 {
+			t.Errorf("max %x: %d %q proto %s", tc.max, resp.StatusCode, b, resp.Proto)
+		}
+		if resp.Header.Get("Strict-Transport-Security") == "" {
+			t.Errorf("no HSTS over TLS: the middleware did not see IsTLS")
+		}
+		client.CloseIdleConnections()
+	}
+	// Errors are envelopes over TLS too.
+	client := tlsClient(pool, 0)
+	resp, err := client.Get("https://" + addr + "/nope")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	client.CloseIdleConnections()
+	checkEnvelopeBody(t, b, fx.CodeNotFound)
+
+	// TLS 1.1 is refused at the handshake.
+	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool, MaxVersion: tls.VersionTLS11})
+	if err == nil {
+		c.Close()
+		t.Fatal("a TLS 1.1 handshake succeeded")
+	}
+}
+
+// ServeTLS goes through Serve: the connection limit answers over TLS with
+// its 503 envelope.
+func TestServeTLSConnectionLimit(t *testing.T) {
+	cert, pool, _, _ := selfSigned(t)
+	app := quiet(fx.Config{Concurrency: 1})
+	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS10}
+	addr := serveTLS(t, app, cfg)
+
+	first, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if _, err := first.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	if n, err := first.Read(buf); err != nil || !strings.Contains(string(buf[:n]), "200 OK") {
+		t.Fatalf("first: %q %v", buf[:n], err)
+	}
+	second, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	second.SetDeadline(time.Now().Add(5 * time.Second))
+	second.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+	b, _ := io.ReadAll(second)
+	if !strings.HasPrefix(string(b), "HTTP/1.1 503") || !strings.Contains(string(b), fx.CodeServiceUnavailable) {
+		t.Fatalf("second connection: %q", b)
+	}
+	// MinVersion below 1.2 was raised.
+	if c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool, MaxVersion: tls.VersionTLS11}); err == nil {
+		c.Close()
+		t.Fatal("MinVersion TLS 1.0 was not raised to 1.2")
+	}
+}
+
+func TestServeTLSRefusesBadConfig(t *testing.T) {
+	cert, _, _, _ := selfSigned(t)
+	for name, cfg := range map[string]*tls.Config{
+		"nil":     nil,
+		"no cert": {},
+		"h2":      {Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}},
+	} {
+		app := quiet()
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := app.ServeTLS(ln, cfg); err == nil {
+			t.Errorf("%s: ServeTLS accepted it", name)
+		}
+		if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+			t.Errorf("%s: the listener was left open", name)
+		}
+	}
+}
+
+func TestListenTLS(t *testing.T) {
+	_, _, certPEM, keyPEM := selfSigned(t)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, certPEM, 0o600)
+	os.WriteFile(keyFile, keyPEM, 0o600)
+
+	if err := quiet().ListenTLS("127.0.0.1:0", certFile, filepath.Join(dir, "missing.pem")); err == nil {
+		t.Error("ListenTLS with a missing key file started")
+	}
+	bad := quiet()
+	bad.Route(fx.Route{Method: "GET", Path: "/"}) // nil handler: boot fails
+	if err := bad.ListenTLS("127.0.0.1:0", certFile, keyFile); err == nil {
+		t.Error("ListenTLS started with a failed boot")
+	}
+
+	app := quiet()
+	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
+	served := make(chan error, 1)
+	go func() { served <- app.ListenTLS("127.0.0.1:0", certFile, keyFile) }()
+	if err := app.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ListenTLS did not return after Shutdown")
+	}
+}

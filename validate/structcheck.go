@@ -1,0 +1,242 @@
+package validate
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// The type check of Struct over the generic tree (Validate, and the
+// Result a Decoder must match): every value is compared with the kind its
+// tdesc expects, every mismatch is reported with its path, and query
+// strings are coerced by the rules of Query.
+
+// checkType reports every type mismatch of v against d and returns the
+// value to decode (v itself, or its coercion in query mode).
+func checkType(d *tdesc, v any, st *state) any {
+	if v == nil {
+		return nil // null leaves the zero value, as in encoding/json
+	}
+	if s, ok := v.(string); ok && st.query {
+		return coerce(d, s, st)
+	}
+	switch d.kind {
+	case tAny:
+		return v
+	case tString:
+		if _, ok := v.(string); !ok {
+			st.add("Expected a string, got " + kindOf(v))
+		}
+	case tText:
+		if _, ok := v.(string); !ok {
+			st.add("Expected a string, got " + kindOf(v))
+		}
+	case tBytes:
+		s, ok := v.(string)
+		if !ok {
+			st.add("Expected a base64-encoded string, got " + kindOf(v))
+		} else if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+			st.add("Expected a base64-encoded string")
+		}
+	case tTime:
+		s, ok := v.(string)
+		if !ok {
+			st.add("Expected a date-time string (RFC 3339), got " + kindOf(v))
+		} else if _, err := time.Parse(time.RFC3339, s); err != nil {
+			st.add("Expected a date-time string (RFC 3339), got " + quoteInput(s))
+		}
+	case tBool:
+		if _, ok := v.(bool); !ok {
+			st.add("Expected a boolean, got " + kindOf(v))
+		}
+	case tInt, tUint, tFloat:
+		f, ok := v.(float64)
+		if !ok {
+			what := "an integer"
+			if d.kind == tFloat {
+				what = "a number"
+			}
+			st.add("Expected " + what + ", got " + kindOf(v))
+			return v
+		}
+		checkNumber(d, f, st)
+	case tSlice:
+		a, ok := v.([]any)
+		if !ok {
+			st.add("Expected an array, got " + kindOf(v))
+			return v
+		}
+		for i, e := range a {
+			if st.full() {
+				break
+			}
+			st.push(strconv.Itoa(i))
+			checkType(d.elem, e, st)
+			st.pop()
+		}
+	case tMap:
+		m, ok := v.(map[string]any)
+		if !ok {
+			st.add("Expected an object, got " + kindOf(v))
+			return v
+		}
+		for _, k := range sortedKeys(m) {
+			if st.full() {
+				break
+			}
+			st.push(k)
+			checkType(d.elem, m[k], st)
+			st.pop()
+		}
+	case tStruct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			st.add("Expected an object, got " + kindOf(v))
+			return v
+		}
+		if st.query {
+			return checkQueryStruct(d, m, st)
+		}
+		for _, k := range sortedKeys(m) {
+			if st.full() {
+				break
+			}
+			fd, ok := d.field(k)
+			if !ok {
+				continue
+			}
+			st.push(k)
+			checkType(fd, m[k], st)
+			st.pop()
+		}
+	}
+	return v
+}
+
+func checkNumber(d *tdesc, f float64, st *state) {
+	switch d.kind {
+	case tInt:
+		if f != math.Trunc(f) {
+			st.add("Expected an integer, got " + fmtNum(f))
+			return
+		}
+		lo, hi := -math.Ldexp(1, d.bits-1), math.Ldexp(1, d.bits-1)-1
+		if d.bits == 64 {
+			lo, hi = -maxSafeInt, maxSafeInt
+		}
+		if f < lo {
+			st.add("Must be at least " + fmtNum(lo))
+		} else if f > hi {
+			st.add("Must be at most " + fmtNum(hi))
+		}
+	case tUint:
+		if f != math.Trunc(f) {
+			st.add("Expected an integer, got " + fmtNum(f))
+			return
+		}
+		hi := math.Ldexp(1, d.bits) - 1
+		if d.bits == 64 {
+			hi = maxSafeInt
+		}
+		if f < 0 {
+			st.add("Must be at least 0")
+		} else if f > hi {
+			st.add("Must be at most " + fmtNum(hi))
+		}
+	case tFloat:
+		if d.bits == 32 && math.Abs(f) > math.MaxFloat32 {
+			st.add("Number is too large")
+		}
+	}
+}
+
+// coerce turns one query string into the JSON value d expects.
+func coerce(d *tdesc, s string, st *state) any {
+	switch d.kind {
+	case tInt, tUint, tFloat:
+		f, ok := parseQueryNumber(s)
+		if !ok {
+			what := "an integer"
+			if d.kind == tFloat {
+				what = "a number"
+			}
+			st.add("Expected " + what + ", got " + quoteInput(s))
+			return nil
+		}
+		checkNumber(d, f, st)
+		return f
+	case tBool:
+		switch s {
+		case "true":
+			return true
+		case "false":
+			return false
+		}
+		st.add("Expected true or false, got " + quoteInput(s))
+		return nil
+	case tSlice:
+		return []any{coerce(d.elem, s, st)}
+	case tMap, tStruct:
+		st.add("Expected an object, got a string")
+		return nil
+	case tTime, tBytes:
+		// a string in a body too: the same check (format, base64)
+		st.query = false
+		checkType(d, s, st)
+		st.query = true
+	}
+	return s
+}
+
+// checkQueryStruct applies the rules of Query to a query map.
+func checkQueryStruct(d *tdesc, m map[string]any, st *state) any {
+	out := make(map[string]any, len(m))
+	for _, k := range sortedKeys(m) {
+		if st.full() {
+			break
+		}
+		fd, ok := d.field(k)
+		if !ok {
+			continue
+		}
+		st.push(k)
+		switch raw := m[k].(type) {
+		case string:
+			if raw == "" && fd.kind != tString && fd.kind != tText && fd.kind != tAny {
+				break // an empty value is absent
+			}
+			out[k] = coerce(fd, raw, st)
+		case []string:
+			if fd.kind != tSlice {
+				st.add(fmt.Sprintf("Expected a single value, got %d", len(raw)))
+				break
+			}
+			vals := make([]any, len(raw))
+			for i, s := range raw {
+				if st.full() {
+					break
+				}
+				st.push(strconv.Itoa(i))
+				vals[i] = coerce(fd.elem, s, st)
+				st.pop()
+			}
+			out[k] = vals
+		default:
+			out[k] = checkType(fd, raw, st)
+		}
+		st.pop()
+	}
+	return out
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,436 @@
+package wasm
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// parseResponse validates data as exactly one WasmResponse JSON object (see
+// ABI.md) and fills r, reusing r's header slice. It is a strict,
+// single-pass parser for this one schema: no reflection, and no allocation
+// beyond the header strings and the body.
+func parseResponse(data []byte, r *response) error {
+	r.status, r.headers, r.body = 0, r.headers[:0], nil
+	if len(data) == 0 {
+		return errors.New("empty response")
+	}
+	p := parser{data: data}
+	p.ws()
+	if p.peek() != '{' {
+		return errors.New("response is not a JSON object")
+	}
+	p.i++
+	var seenStatus, seenHeaders, seenBody bool
+	for first := true; ; first = false {
+		p.ws()
+		if p.peek() == '}' && first {
+			p.i++
+			break
+		}
+		if !first {
+			switch p.peek() {
+			case '}':
+				p.i++
+			case ',':
+				p.i++
+				p.ws()
+			default:
+				return p.syntax("',' or '}' after a field")
+			}
+			if data[p.i-1] == '}' {
+				break
+			}
+		}
+		key, err := p.str()
+		if err != nil {
+			return err
+		}
+		if err := p.colon(); err != nil {
+			return err
+		}
+		switch key {
+		case "status":
+			if seenStatus {
+				return errors.New(`duplicate field "status"`)
+			}
+			seenStatus = true
+			if c := p.peek(); c != '-' && (c < '0' || c > '9') {
+				return fmt.Errorf(`"status" is %s, not an integer`, p.kind())
+			}
+			num, err := p.number()
+			if err != nil {
+				return err
+			}
+			st, err := strconv.Atoi(num)
+			if err != nil || st < 200 || st > 599 {
+				return fmt.Errorf(`"status" %s is not an integer in 200..599`, num)
+			}
+			r.status = st
+		case "headers":
+			if seenHeaders {
+				return errors.New(`duplicate field "headers"`)
+			}
+			seenHeaders = true
+			if err := p.headers(r); err != nil {
+				return err
+			}
+		case "body", "bodyBase64":
+			if seenBody {
+				return errors.New(`more than one of "body" and "bodyBase64"`)
+			}
+			seenBody = true
+			if p.peek() != '"' {
+				return fmt.Errorf("%q is %s, not a string", key, p.kind())
+			}
+			if key == "body" {
+				b, err := p.bytes()
+				if err != nil {
+					return err
+				}
+				r.body = b
+			} else {
+				s, _, err := p.raw()
+				if err != nil {
+					return err
+				}
+				b := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
+				n, err := base64.StdEncoding.Decode(b, s)
+				if err != nil {
+					return fmt.Errorf(`"bodyBase64" is not standard base64: %w`, err)
+				}
+				r.body = b[:n]
+			}
+		default:
+			return fmt.Errorf("unknown field %q", key)
+		}
+	}
+	p.ws()
+	if p.i != len(data) {
+		return errors.New("trailing data after the response object")
+	}
+	if !seenStatus {
+		return errors.New(`missing field "status"`)
+	}
+	return nil
+}
+
+// headers reads the "headers" object: name → string or array of strings.
+func (p *parser) headers(r *response) error {
+	if p.peek() != '{' {
+		return fmt.Errorf(`"headers" is %s, not an object`, p.kind())
+	}
+	p.i++
+	start := len(r.headers)
+	for first := true; ; first = false {
+		p.ws()
+		if p.peek() == '}' {
+			if !first && p.data[p.i-1] == ',' {
+				return p.syntax("a header name")
+			}
+			p.i++
+			return nil
+		}
+		if !first {
+			if p.peek() != ',' {
+				return p.syntax("',' or '}' in \"headers\"")
+			}
+			p.i++
+			p.ws()
+		}
+		name, err := p.str()
+		if err != nil {
+			return err
+		}
+		if !validHeaderName(name) {
+			return fmt.Errorf("header name %q is not an HTTP token", name)
+		}
+		if refusedHeaders[strings.ToLower(name)] {
+			return fmt.Errorf("header %q may not be set by a guest", name)
+		}
+		for _, h := range r.headers[start:] {
+			if strings.EqualFold(h.name, name) {
+				return fmt.Errorf("duplicate header %q (use an array of values)", name)
+			}
+		}
+		if err := p.colon(); err != nil {
+			return err
+		}
+		switch p.peek() {
+		case '"':
+			v, err := p.str()
+			if err != nil {
+				return err
+			}
+			if err := r.addHeader(name, v, true); err != nil {
+				return err
+			}
+		case '[':
+			p.i++
+			n := 0
+			for {
+				p.ws()
+				if p.peek() == ']' && n == 0 {
+					return fmt.Errorf("header %q has an empty array", name)
+				}
+				if n > 0 {
+					if p.peek() == ']' {
+						p.i++
+						break
+					}
+					if p.peek() != ',' {
+						return p.syntax("',' or ']' in a header array")
+					}
+					p.i++
+					p.ws()
+				}
+				if p.peek() != '"' {
+					return fmt.Errorf("header %q has a value that is %s, not a string", name, p.kind())
+				}
+				v, err := p.str()
+				if err != nil {
+					return err
+				}
+				if err := r.addHeader(name, v, n == 0); err != nil {
+					return err
+				}
+				n++
+			}
+		case '{':
+			return fmt.Errorf("header %q is an object, not a string or array of strings", name)
+		default:
+			return fmt.Errorf("header %q is %s, not a string or array of strings", name, p.kind())
+		}
+	}
+}
+
+// parser is a cursor over one JSON document.
+type parser struct {
+	data []byte
+	i    int
+}
+
+func (p *parser) peek() byte {
+	if p.i < len(p.data) {
+		return p.data[p.i]
+	}
+	return 0
+}
+
+func (p *parser) ws() {
+	for p.i < len(p.data) {
+		switch p.data[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) syntax(want string) error {
+	if p.i >= len(p.data) {
+		return fmt.Errorf("invalid JSON: unexpected end, want %s", want)
+	}
+	return fmt.Errorf("invalid JSON at offset %d: want %s", p.i, want)
+}
+
+// kind names the JSON value starting at the cursor, for type errors.
+func (p *parser) kind() string {
+	switch c := p.peek(); {
+	case c == '{':
+		return "an object"
+	case c == '[':
+		return "an array"
+	case c == '"':
+		return "a string"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == 'n':
+		return "null"
+	case c == '-' || c >= '0' && c <= '9':
+		return "a number"
+	}
+	return "not a JSON value"
+}
+
+func (p *parser) colon() error {
+	p.ws()
+	if p.peek() != ':' {
+		return p.syntax("':'")
+	}
+	p.i++
+	p.ws()
+	return nil
+}
+
+// number scans a JSON number and returns its text.
+func (p *parser) number() (string, error) {
+	start := p.i
+	digits := func() int {
+		n := 0
+		for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if p.peek() == '-' {
+		p.i++
+	}
+	if p.peek() == '0' {
+		p.i++
+	} else if digits() == 0 {
+		return "", p.syntax("a digit")
+	}
+	if p.peek() == '.' {
+		p.i++
+		if digits() == 0 {
+			return "", p.syntax("a digit")
+		}
+	}
+	if c := p.peek(); c == 'e' || c == 'E' {
+		p.i++
+		if c := p.peek(); c == '+' || c == '-' {
+			p.i++
+		}
+		if digits() == 0 {
+			return "", p.syntax("a digit")
+		}
+	}
+	return string(p.data[start:p.i]), nil
+}
+
+// str scans a JSON string and returns its value.
+func (p *parser) str() (string, error) {
+	b, _, err := p.raw()
+	return string(b), err
+}
+
+// bytes scans a JSON string and returns its value in a fresh slice.
+func (p *parser) bytes() ([]byte, error) {
+	b, fresh, err := p.raw()
+	if err != nil || fresh {
+		return b, err
+	}
+	return append([]byte(nil), b...), nil
+}
+
+// raw scans a JSON string and returns its value: a subslice of the input
+// when it holds no escape (fresh false), else a new slice. Invalid UTF-8
+// and lone surrogates become U+FFFD, as encoding/json does.
+func (p *parser) raw() (b []byte, fresh bool, err error) {
+	if p.peek() != '"' {
+		return nil, false, p.syntax("a string")
+	}
+	p.i++
+	start := p.i
+	// Fast path: no escape, valid UTF-8.
+	for p.i < len(p.data) {
+		c := p.data[p.i]
+		if c == '"' {
+			s := p.data[start:p.i]
+			p.i++
+			return s, false, nil
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+		p.i++
+	}
+	buf := append([]byte(nil), p.data[start:p.i]...)
+	for p.i < len(p.data) {
+		c := p.data[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return buf, true, nil
+		case c < 0x20:
+			return nil, false, fmt.Errorf("invalid JSON at offset %d: control character in a string", p.i)
+		case c == '\\':
+			if p.i+1 >= len(p.data) {
+				return nil, false, p.syntax("an escape")
+			}
+			e := p.data[p.i+1]
+			p.i += 2
+			switch e {
+			case '"', '\\', '/':
+				buf = append(buf, e)
+			case 'b':
+				buf = append(buf, '\b')
+			case 'f':
+				buf = append(buf, '\f')
+			case 'n':
+				buf = append(buf, '\n')
+			case 'r':
+				buf = append(buf, '\r')
+			case 't':
+				buf = append(buf, '\t')
+			case 'u':
+				r, ok := p.hex4()
+				if !ok {
+					return nil, false, p.syntax("4 hex digits after \\u")
+				}
+				if utf16.IsSurrogate(r) {
+					r2 := unicode.ReplacementChar
+					if p.i+1 < len(p.data) && p.data[p.i] == '\\' && p.data[p.i+1] == 'u' {
+						save := p.i
+						p.i += 2
+						if lo, ok := p.hex4(); ok {
+							if d := utf16.DecodeRune(r, lo); d != unicode.ReplacementChar {
+								r2 = d
+							} else {
+								p.i = save
+							}
+						} else {
+							return nil, false, p.syntax("4 hex digits after \\u")
+						}
+					}
+					r = r2
+				}
+				buf = utf8.AppendRune(buf, r)
+			default:
+				return nil, false, fmt.Errorf("invalid JSON at offset %d: bad escape", p.i-1)
+			}
+		case c < utf8.RuneSelf:
+			buf = append(buf, c)
+			p.i++
+		default:
+			r, size := utf8.DecodeRune(p.data[p.i:])
+			if r == utf8.RuneError && size == 1 {
+				buf = utf8.AppendRune(buf, utf8.RuneError)
+			} else {
+				buf = append(buf, p.data[p.i:p.i+size]...)
+			}
+			p.i += size
+		}
+	}
+	return nil, false, p.syntax("'\"' closing a string")
+}
+
+func (p *parser) hex4() (rune, bool) {
+	if p.i+4 > len(p.data) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range p.data[p.i : p.i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	p.i += 4
+	return r, true
+}
