@@ -63,10 +63,14 @@ func ExampleSigner() {
 	s := fxtest.NewSigner(fxtest.HS256) // a fresh secret; RS256, ES256, EdDSA alike
 	app := fx.New()
 	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: s.Verifier()}))
-	app.Get("/admin", middleware.Wrap(func(c *fx.Ctx) error {
-		p, _ := middleware.PrincipalFrom(c)
-		return c.String(200, p.Subject+" of "+p.Tenant)
-	}, middleware.RequireRoles("admin")))
+	app.Route(fx.Route{
+		Method: "GET", Path: "/admin",
+		Middleware: []fx.Middleware{middleware.RequireRoles("admin")},
+		Handler: func(c *fx.Ctx) error {
+			p, _ := middleware.PrincipalFrom(c)
+			return c.String(200, p.Subject+" of "+p.Tenant)
+		},
+	})
 	c := fxtest.New(t, app)
 
 	ok := c.Get("/admin").Bearer(s.Token(fxtest.Subject("alice"), fxtest.Roles("admin"), fxtest.Tenant("acme"))).Do()
