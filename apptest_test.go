@@ -88,6 +88,43 @@ func TestShutdownWaitsForInMemoryExchanges(t *testing.T) {
 	}
 }
 
+// Shutdown without a bound waits for the exchange in flight to finish
+// before it runs the OnShutdown functions, and returns nil.
+func TestShutdownWaitsForExchangeThenCloses(t *testing.T) {
+	app := quiet()
+	var ev events
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	app.OnShutdown(func() error { ev.add("onshutdown"); return nil })
+	app.Get("/slow", func(c *fx.Ctx) error {
+		close(entered)
+		<-release
+		ev.add("handler")
+		return c.String(200, "done")
+	})
+	got := make(chan string, 1)
+	go func() { got <- string(do(t, app, "GET", "/slow", "").body) }()
+	<-entered
+	shut := make(chan error, 1)
+	go func() { shut <- app.Shutdown() }()
+	for { // until the shutdown has begun: new exchanges are refused
+		if _, err := app.TestRaw(nil, []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(release)
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown = %v", err)
+	}
+	if b := <-got; b != "done" {
+		t.Fatalf("in-flight exchange got %q", b)
+	}
+	if ev.String() != "handler,onshutdown" {
+		t.Fatalf("order %q, want handler,onshutdown", ev.String())
+	}
+}
+
 // TestRaw goes through fasthttp's parsing: malformed input is answered with
 // the envelope, pipelined requests in order, and the client address is the
 // documented one.
