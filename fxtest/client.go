@@ -103,6 +103,9 @@ func (r *Request) Header(name, value string) *Request {
 
 // Host sets the Host header (default "example.com", as net/http/httptest).
 func (r *Request) Host(host string) *Request {
+	if strings.ContainsAny(host, "\r\n") {
+		r.err = "host " + strconv.Quote(host) + " cannot be sent as one header line"
+	}
 	r.host = host
 	return r
 }
