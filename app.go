@@ -3,7 +3,6 @@ package fx
 import (
 	"context"
 	"log/slog"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -231,7 +230,6 @@ type App struct {
 
 	srvMu  sync.Mutex
 	server *fasthttp.Server
-	testLn net.Listener
 }
 
 // New returns an App. Pass at most one Config; none means the defaults.
