@@ -2,7 +2,7 @@ package fx
 
 import "github.com/valyala/fasthttp"
 
-// What an error hook that declines keeps (SPEC rule 4). The boundary
+// What an error hook that declines keeps. The boundary
 // snapshots the response headers before calling the hook (callHook), then
 // gives the hook an empty body. When the hook returns false:
 //

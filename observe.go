@@ -12,7 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Observation (SPEC rule 20): App.OnResponse registers functions that see
+// Observation: App.OnResponse registers functions that see
 // every request's final status, error code, route pattern and duration
 // after the response is final, whichever path produced it:
 //
@@ -191,7 +191,7 @@ func (a *App) runObserver(c *Ctx, fn func(*Ctx)) {
 }
 
 func (a *App) logObserverPanic(c *Ctx, r any) {
-	defer func() { recover() }() //nolint:errcheck // the logger itself may be what panicked
+	defer func() { _ = recover() }() // the logger itself may be what panicked
 	a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: OnResponse observer panicked",
 		c.withLogAttrs(slog.String("method", c.Method()), slog.String("path", c.Path()),
 			slog.Any("panic", loggable(r)))...)

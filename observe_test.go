@@ -120,7 +120,7 @@ func TestResolveAgreesWithTheBoundary(t *testing.T) {
 				t.Errorf("dev=%v %s: Resolve gave %d %v, the boundary sent %d %s", dev, name, status.Load(), code.Load(), r.status, env.Error.Code)
 			}
 		}
-		app.Shutdown() //nolint:errcheck
+		_ = app.Shutdown()
 	}
 	if s, c := fx.Resolve(nil); s != 0 || c != "" {
 		t.Errorf("Resolve(nil) = %d %q, want 0 \"\"", s, c)
@@ -269,7 +269,7 @@ func TestOnResponseSeesTheOverCapacity503(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer first.Close()
-	first.SetDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck // a bound
+	_ = first.SetDeadline(time.Now().Add(10 * time.Second)) // a bound
 	if _, err := first.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 package fx
 
 // This file makes the outcome of a failure knowable before the boundary
-// writes it (SPEC rule 20): Resolve tells a middleware what status and
+// writes it: Resolve tells a middleware what status and
 // code an error returned by next() will produce, WriteError writes that
 // envelope itself, and Ctx.Status and Ctx.ErrorCode report what the
 // response is. The status rule lives once, in classify: the boundary's

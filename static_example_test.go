@@ -13,7 +13,7 @@ import (
 func ExampleApp_Static() {
 	dir, _ := os.MkdirTemp("", "fx-static")
 	defer os.RemoveAll(dir)
-	os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello from disk"), 0o644) //nolint:errcheck
+	_ = os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello from disk"), 0o644)
 
 	app := fx.New(fx.Config{Logger: silentLogger})
 	app.Static("/assets", dir, fx.StaticConfig{MaxAge: time.Hour})

@@ -61,7 +61,7 @@ func staticTree(t testing.TB) string {
 	write("public/app.js.br", []byte("BROTLI-BYTES"))
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
-	zw.Write(js) //nolint:errcheck
+	_, _ = zw.Write(js)
 	zw.Close()
 	write("public/app.js.gz", gz.Bytes())
 	write("public/style.css", []byte(strings.Repeat("body { margin: 0 }\n", 200)))
@@ -217,7 +217,7 @@ func TestStaticPrecompressed(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			out.ReadFrom(zr) //nolint:errcheck
+			_, _ = out.ReadFrom(zr)
 			if out.String() != strings.Repeat("console.log('fx');\n", 100) {
 				t.Errorf("gzip body decodes to %q", out.String())
 			}
@@ -234,7 +234,7 @@ func TestStaticPrecompressed(t *testing.T) {
 		t.Error(err)
 	} else {
 		var out bytes.Buffer
-		out.ReadFrom(zr) //nolint:errcheck
+		_, _ = out.ReadFrom(zr)
 		if out.String() != strings.Repeat("body { margin: 0 }\n", 200) {
 			t.Errorf("on the fly: decodes to %q", out.String())
 		}
@@ -285,7 +285,7 @@ func TestStaticNoTraversal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go app.Serve(ln) //nolint:errcheck
+	go func() { _ = app.Serve(ln) }()
 	addr := ln.Addr().String()
 	for _, target := range []string{
 		"/static/../secret.txt",

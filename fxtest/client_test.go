@@ -353,7 +353,7 @@ func TestConcurrent(t *testing.T) {
 	for i := range ids {
 		wg.Go(func() {
 			var v struct{ Query string }
-			json.Unmarshal(c.Get("/echo").Query("i", fmt.Sprint(i)).Do().Body, &v) //nolint:errcheck // checked below
+			_ = json.Unmarshal(c.Get("/echo").Query("i", fmt.Sprint(i)).Do().Body, &v) // checked below
 			ids[i] = v.Query
 		})
 	}

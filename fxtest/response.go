@@ -35,7 +35,7 @@ type Response struct {
 func (r *Response) Header() http.Header {
 	if r.header == nil {
 		tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(r.head)))
-		tp.ReadLine() //nolint:errcheck // the status line, read by Do already
+		_, _ = tp.ReadLine() // the status line, read by Do already
 		h, _ := tp.ReadMIMEHeader()
 		r.header = http.Header(h)
 		if r.header == nil {

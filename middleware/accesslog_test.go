@@ -111,13 +111,13 @@ func TestAccessLogTransportError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go app.Serve(ln) //nolint:errcheck // ended by the cleanup's Shutdown
+	go func() { _ = app.Serve(ln) }() // ended by the cleanup's Shutdown
 	conn, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck // a bound
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second)) // a bound
 	io.WriteString(conn, "POST /items HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"+strings.Repeat("b", 100))
 	b, _ := io.ReadAll(conn)
 	if !strings.Contains(string(b), " 413 ") {
