@@ -285,4 +285,6 @@ type Route struct {
 	Doc       RouteDoc   // summary, tags, operationId, ...; merged over the Group's
 	Errors    []*Error   // application errors the handler can return (their status and code)
 	Responses []Response // success responses; none: a 200 with an unspecified body
+
+	op *opTypes // set by Op (op.go): a typed operation's types, for documentation
 }

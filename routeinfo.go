@@ -48,10 +48,11 @@ type routeMeta struct {
 // opTypes are the Go types of a typed operation's input and output.
 type opTypes struct {
 	in, out reflect.Type
+	fields  []InputField
 }
 
 func newRouteMeta(r Route) routeMeta {
-	return routeMeta{doc: r.Doc, errs: slices.Clone(r.Errors), responses: slices.Clone(r.Responses)}
+	return routeMeta{doc: r.Doc, errs: slices.Clone(r.Errors), responses: slices.Clone(r.Responses), op: r.op}
 }
 
 // RouteInfo is a read-only view of one booted route (see App.Routes).
@@ -73,8 +74,9 @@ type RouteInfo struct {
 	Errors    []*Error
 	Responses []Response
 	// In and Out are a typed operation's input and output struct types
-	// (Op); nil for a plain route.
+	// (Op); nil for a plain route. Input lists the fields Op binds.
 	In, Out reflect.Type
+	Input   []InputField
 }
 
 // Routes boots the App (see Boot) and lists its routes in registration
@@ -107,7 +109,7 @@ func (a *App) Routes() ([]RouteInfo, error) {
 			Responses:  slices.Clone(s.meta.responses),
 		}
 		if op := s.meta.op; op != nil {
-			ri.In, ri.Out = op.in, op.out
+			ri.In, ri.Out, ri.Input = op.in, op.out, slices.Clone(op.fields)
 		}
 		out = append(out, ri)
 	}

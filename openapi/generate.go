@@ -212,7 +212,6 @@ type input struct {
 	body         map[string]any // nil: no body schema
 	bodyRequired bool
 	query        map[string]any // object schema of the query parameters
-	queryKnown   bool
 	headers      map[string]any // object schema of header parameters (typed operations)
 	path         map[string]any // schemas of path parameters by name (typed operations)
 	validated    bool           // a contract validates something: 422 is possible
@@ -229,9 +228,42 @@ func inputOf(r fx.RouteInfo) input {
 	}
 	if r.Query != nil {
 		in.validated = true
-		in.query, in.queryKnown = validate.JSONSchemaOf(r.Query)
+		in.query, _ = validate.JSONSchemaOf(r.Query)
+	}
+	if len(r.Input) > 0 {
+		opInput(r.Input, &in)
 	}
 	return in
+}
+
+// opInput documents a typed operation's bound fields (fx.Op): each path,
+// query and header field a parameter of its Go type, Body the request
+// body. Binding can fail, so 422 is possible.
+func opInput(fields []fx.InputField, in *input) {
+	in.validated = true
+	in.path = map[string]any{}
+	add := func(obj *map[string]any, f fx.InputField) {
+		if *obj == nil {
+			*obj = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+		(*obj)["properties"].(map[string]any)[f.Name] = validate.TypeJSONSchema(f.Type)
+		if f.Required {
+			req, _ := (*obj)["required"].([]any)
+			(*obj)["required"] = append(req, f.Name)
+		}
+	}
+	for _, f := range fields {
+		switch f.In {
+		case "path":
+			in.path[f.Name] = validate.TypeJSONSchema(f.Type)
+		case "query":
+			add(&in.query, f)
+		case "header":
+			add(&in.headers, f)
+		case "body":
+			in.body, in.bodyRequired = validate.TypeJSONSchema(f.Type), f.Required
+		}
+	}
 }
 
 // acceptsNil reports whether s accepts an absent body; a schema that

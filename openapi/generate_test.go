@@ -189,3 +189,28 @@ func TestGenerateBootError(t *testing.T) {
 		t.Fatal("no error for an app that cannot boot")
 	}
 }
+
+type getUser struct {
+	ID      int32  `path:"id"`
+	Verbose bool   `query:"verbose"`
+	Key     string `header:"X-Key,required"`
+}
+
+// TestGenerateTypedOperation: a typed operation is documented from its
+// types: parameters by location, 422 from binding, Out as the response.
+func TestGenerateTypedOperation(t *testing.T) {
+	app := fx.New()
+	fx.Op(app, "GET", "/users/:id", func(c *fx.Ctx, in *getUser) (*User, error) { return &User{}, nil })
+	op := get(t, generate(t, app), "paths", "/users/{id}", "get")
+	params := get(t, op, "parameters").([]any)
+	if len(params) != 3 || get(t, params[0], "schema", "maximum") != 2147483647.0 ||
+		get(t, params[1], "in") != "query" || get(t, params[2], "in") != "header" || get(t, params[2], "required") != true {
+		t.Errorf("parameters %v", params)
+	}
+	if got := codesAt(t, op, "422"); !slices.Equal(got, []string{fx.CodeValidationError}) {
+		t.Errorf("422: %v", got)
+	}
+	if get(t, op, "responses", "200", "content", "application/json", "schema", "properties", "name", "type") != "string" {
+		t.Errorf("200: %v", get(t, op, "responses", "200"))
+	}
+}

@@ -46,15 +46,22 @@ func responses(r fx.RouteInfo, in input) map[string]any {
 			out["200"] = map[string]any{"description": "OK", "content": jsonContent(validate.TypeJSONSchema(r.Out))}
 		}
 	}
-	for _, resp := range r.Responses {
+	for i, resp := range r.Responses {
 		status := resp.Status
 		if status == 0 {
 			status = http.StatusOK
 		}
 		o := map[string]any{"description": cmpOr(resp.Description, http.StatusText(status), "Response")}
-		if resp.Body != nil {
+		var schema map[string]any
+		switch {
+		case resp.Body != nil:
+			schema = typeSchema(resp.Body)
+		case i == 0 && r.Out != nil: // a typed operation writes Out with the first status
+			schema = validate.TypeJSONSchema(r.Out)
+		}
+		if schema != nil {
 			ct := cmpOr(resp.ContentType, "application/json")
-			mt := map[string]any{"schema": typeSchema(resp.Body)}
+			mt := map[string]any{"schema": schema}
 			if resp.Example != nil {
 				mt["example"] = resp.Example
 			}

@@ -74,6 +74,20 @@ type Me struct {
 	Roles   []string `json:"roles"`
 }
 
+type PutItem struct {
+	ID       int64    `path:"id"`
+	Currency string   `query:"currency,required"`
+	Tags     []string `query:"tag"`
+	Key      string   `header:"X-Idempotency-Key"`
+	Body     Item
+}
+
+type Cart struct {
+	ID       int64  `json:"id"`
+	Items    []Item `json:"items"`
+	Currency string `json:"currency"`
+}
+
 var errNoSuchFile = fx.NewError(404, "FILE_NOT_FOUND", "No such file")
 
 func exampleApp(t *testing.T) *fx.App {
@@ -142,6 +156,10 @@ func exampleApp(t *testing.T) *fx.App {
 		id, _ := middleware.TenantFrom(c)
 		return c.JSON(200, map[string]string{"tenant": id, "project": c.Param("id")})
 	}, Responses: []fx.Response{{Body: map[string]string{}}}})
+	// A typed operation: documented from its types alone.
+	fx.Op(app, "PUT", "/carts/:id/items", func(c *fx.Ctx, in *PutItem) (*Cart, error) {
+		return &Cart{ID: in.ID, Items: []Item{in.Body}, Currency: in.Currency}, nil
+	}, func(r *fx.Route) { r.Responses = []fx.Response{{Status: 201}} })
 	openapi.Mount(app, openapi.Config{Title: "Examples", Version: "1.0.0"})
 	return app
 }
@@ -182,7 +200,7 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Model.Version != "3.1.0" || m.Model.Paths.PathItems.Len() != 8 {
+	if m.Model.Version != "3.1.0" || m.Model.Paths.PathItems.Len() != 9 {
 		t.Errorf("version %s, %d paths", m.Model.Version, m.Model.Paths.PathItems.Len())
 	}
 }
@@ -216,6 +234,9 @@ func TestResponsesConformToDocument(t *testing.T) {
 		// a '/' is served but no OpenAPI tool can match it to {rest}.
 		{method: "GET", target: "/files/readme.txt", status: 200, validRequest: true},
 		{method: "GET", target: "/files/nope", status: 404, code: "FILE_NOT_FOUND"},
+		{method: "PUT", target: "/carts/7/items?currency=EUR&tag=a&tag=b", body: `{"sku":"A-1","qty":2}`, header: []string{"X-Idempotency-Key", "k"}, status: 201, validRequest: true},
+		{method: "PUT", target: "/carts/x/items", body: `{"sku":1}`, status: 422, code: fx.CodeValidationError},
+		{method: "PUT", target: "/carts/7/items?currency=EUR", status: 422, code: fx.CodeValidationError},
 		{method: "GET", target: "/api/me", header: []string{"X-API-Key", "key-grace-0123456789"}, status: 200, validRequest: true},
 		{method: "GET", target: "/api/me", status: 401, code: fx.CodeUnauthenticated},
 		{method: "GET", target: "/api/me", header: []string{"X-API-Key", "wrong"}, status: 401, code: fx.CodeUnauthenticated},
