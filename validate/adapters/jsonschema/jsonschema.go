@@ -42,7 +42,8 @@ import (
 // Schema is a compiled JSON Schema as a validate.Schema. Its Result.Value
 // is the validated value itself.
 type Schema struct {
-	s *js.Schema
+	s   *js.Schema
+	src string // the document Compile was given; "" for New (describe.go)
 }
 
 // New wraps a schema compiled with the library's own Compiler (for
@@ -68,7 +69,7 @@ func Compile(schemaJSON string) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(s), nil
+	return &Schema{s: s, src: schemaJSON}, nil
 }
 
 // MustCompile is Compile that panics on an invalid schema, for package
