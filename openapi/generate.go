@@ -37,6 +37,10 @@ type Config struct {
 	// Path is where Mount serves the JSON document; default
 	// "/openapi.json".
 	Path string
+	// YAMLPath is where Mount serves the same document as YAML; default
+	// Path with its ".json" suffix replaced by ".yaml" ("/openapi.yaml");
+	// "-" serves none.
+	YAMLPath string
 	// DocsPath is where Mount serves the documentation page; default
 	// "/docs"; "-" serves none.
 	DocsPath string
@@ -53,6 +57,7 @@ func (c Config) withDefaults() Config {
 	c.Version = cmp.Or(c.Version, "0.0.0")
 	c.Path = cmp.Or(c.Path, "/openapi.json")
 	c.DocsPath = cmp.Or(c.DocsPath, "/docs")
+	c.YAMLPath = cmp.Or(c.YAMLPath, strings.TrimSuffix(c.Path, ".json")+".yaml")
 	return c
 }
 

@@ -17,7 +17,8 @@ import (
 var assets embed.FS
 
 // Mount registers, on app, GET cfg.Path (default /openapi.json): the
-// document of Generate, and GET cfg.DocsPath (default /docs): a
+// document of Generate, GET cfg.YAMLPath (default /openapi.yaml): the same
+// as YAML (see YAML), and GET cfg.DocsPath (default /docs): a
 // documentation page rendering it with Redoc, served from assets embedded
 // in this package (cfg.DocsPath+"/redoc.standalone.js"; no CDN, so the page
 // works offline and under a strict Content-Security-Policy of 'self').
@@ -37,23 +38,43 @@ var assets embed.FS
 func Mount(app *fx.App, cfg Config) {
 	cfg = cfg.withDefaults()
 	var (
-		once sync.Once
-		doc  []byte
-		err  error
+		once      sync.Once
+		doc, yaml []byte
+		err       error
 	)
-	hidden := fx.RouteDoc{Hidden: true}
-	app.Route(fx.Route{Method: "GET", Path: cfg.Path, Doc: hidden, Handler: func(c *fx.Ctx) error {
+	generate := func(app *fx.App) error {
 		once.Do(func() {
 			var d map[string]any
-			if d, err = Generate(c.App(), cfg); err == nil {
-				doc, err = json.Marshal(d)
+			if d, err = Generate(app, cfg); err != nil {
+				return
+			}
+			if doc, err = json.Marshal(d); err != nil {
+				return
+			}
+			// YAML from the JSON values of the encoded document (an
+			// Example may be any Go value).
+			var values map[string]any
+			if err = json.Unmarshal(doc, &values); err == nil {
+				yaml, err = YAML(values)
 			}
 		})
-		if err != nil {
+		return err
+	}
+	hidden := fx.RouteDoc{Hidden: true}
+	app.Route(fx.Route{Method: "GET", Path: cfg.Path, Doc: hidden, Handler: func(c *fx.Ctx) error {
+		if err := generate(c.App()); err != nil {
 			return err
 		}
 		return c.Send(200, "application/json", doc)
 	}})
+	if cfg.YAMLPath != "-" {
+		app.Route(fx.Route{Method: "GET", Path: cfg.YAMLPath, Doc: hidden, Handler: func(c *fx.Ctx) error {
+			if err := generate(c.App()); err != nil {
+				return err
+			}
+			return c.Send(200, "application/yaml", yaml)
+		}})
+	}
 	if cfg.DocsPath == "-" {
 		return
 	}

@@ -70,3 +70,35 @@ func TestMountNoDocs(t *testing.T) {
 		t.Errorf("/docs: %d, want 404", status)
 	}
 }
+
+// TestMountServesYAML: the YAML document says what the JSON one says
+// (checked by reading it back in openapi/conformance with a YAML parser).
+func TestMountServesYAML(t *testing.T) {
+	app := testApp()
+	openapi.Mount(app, openapi.Config{})
+	status, ct, body := fetch(t, app, "/openapi.yaml")
+	if status != 200 || ct != "application/yaml" {
+		t.Fatalf("/openapi.yaml: %d %s", status, ct)
+	}
+	for _, want := range []string{"\"openapi\": \"3.1.0\"\n", "\"/users/{id}\":\n", "- \"USER_NOT_FOUND\"\n", "\"maximum\": 99\n"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("YAML lacks %q", want)
+		}
+	}
+}
+
+// TestYAMLScalars: strings are always quoted, so none reads back as
+// another type; values outside JSON are refused.
+func TestYAMLScalars(t *testing.T) {
+	b, err := openapi.YAML(map[string]any{"a": []any{"true", "1", "", "x\ny", nil, true, 1.5, 2, map[string]any{}, []any{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "\"a\":\n  - \"true\"\n  - \"1\"\n  - \"\"\n  - \"x\\ny\"\n  - null\n  - true\n  - 1.5\n  - 2\n  - {}\n  - []\n"
+	if string(b) != want {
+		t.Errorf("got\n%s\nwant\n%s", b, want)
+	}
+	if _, err := openapi.YAML(map[string]any{"a": struct{}{}}); err == nil {
+		t.Error("a struct was encoded")
+	}
+}
