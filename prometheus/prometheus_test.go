@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -329,3 +331,52 @@ func TestRegistryShared(t *testing.T) {
 }
 
 type registererOnly struct{ prometheus.Registerer }
+
+// TestConcurrentFirstSight sends requests of new label combinations from
+// several goroutines at once: the copy-on-write map of series must lose
+// no count when two requests add combinations at the same time (run with
+// -race too).
+func TestConcurrentFirstSight(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+	app.Get("/s/:status", func(c *fx.Ctx) error {
+		return c.String(200+len(c.Param("status")), "ok") // 201..208 by the length
+	})
+	fxprom.Register(app, fxprom.Config{Registry: reg})
+	if err := app.Boot(); err != nil {
+		t.Fatal(err)
+	}
+	const workers, perWorker = 8, 40
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range perWorker {
+				target := "/s/" + strings.Repeat("x", 1+(w+i)%8)
+				resp, err := app.Test(httptest.NewRequest("GET", target, nil))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total float64
+	series := 0
+	for _, mf := range mfs {
+		if mf.GetName() == fxprom.RequestsName {
+			for _, m := range mf.GetMetric() {
+				total += m.GetCounter().GetValue()
+				series++
+			}
+		}
+	}
+	if total != workers*perWorker || series != 8 {
+		t.Fatalf("%v requests in %d series, want %d in 8", total, series, workers*perWorker)
+	}
+}
