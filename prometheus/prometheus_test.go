@@ -380,3 +380,17 @@ func TestConcurrentFirstSight(t *testing.T) {
 		t.Fatalf("%v requests in %d series, want %d in 8", total, series, workers*perWorker)
 	}
 }
+
+// TestGatherFailureIsEnvelope: promhttp would answer a gathering failure
+// with a plain-text 500; through Handler it is the 500 envelope.
+func TestGatherFailureIsEnvelope(t *testing.T) {
+	failing := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		return nil, errors.New("collector down")
+	})
+	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+	fxprom.Register(app, fxprom.Config{Registry: prometheus.NewRegistry(), Gatherer: failing})
+	r := fxtest.New(t, app).Get("/metrics").Do().AssertError(500, fx.CodeInternalError)
+	if ct := r.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("Content-Type %q, want the envelope's", ct)
+	}
+}
