@@ -35,7 +35,7 @@ var transportContextKey = func() any {
 type appContext struct{ done <-chan struct{} }
 
 func (appContext) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (a appContext) Done() <-chan struct{}    { return a.done }
+func (a appContext) Done() <-chan struct{}     { return a.done }
 func (a appContext) Err() error {
 	select {
 	case <-a.done:
