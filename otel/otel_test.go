@@ -8,13 +8,16 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/nethttp"
 	fxotel "github.com/fxhq/fx/otel"
+	"github.com/valyala/fasthttp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -429,5 +432,88 @@ func TestRootSpanAndShutdownCancellation(t *testing.T) {
 	cl.Get("/wait").Do().AssertJSON(200, `"context canceled"`)
 	if err := <-shut; err != nil {
 		t.Error(err)
+	}
+}
+
+type reqValueKey struct{}
+
+// Under the nethttp adapter, c.Context() must still derive from the
+// *http.Request's context (so it is done when the client goes away) while
+// carrying the server span. Without the transport lookup in the
+// middleware the request's values vanish from c.Context().
+func TestNetHTTPAdapterKeepsRequestContext(t *testing.T) {
+	r := newRig(t)
+	var value any
+	var inHandler trace.SpanContext
+	r.app.Get("/x", func(c *fx.Ctx) error {
+		value = c.Context().Value(reqValueKey{})
+		inHandler = trace.SpanContextFromContext(c.Context())
+		return c.JSON(200, "ok")
+	})
+	if err := r.app.Boot(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.app.Shutdown() })
+	h := nethttp.Handler(r.app)
+	req := httptest.NewRequest(http.MethodGet, "http://example.com/x", nil)
+	req = req.WithContext(context.WithValue(req.Context(), reqValueKey{}, "from net/http"))
+	req.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	if value != "from net/http" {
+		t.Errorf("c.Context() value %v, want the *http.Request context's", value)
+	}
+	s := r.only(t)
+	if inHandler.SpanID() != s.SpanContext().SpanID() {
+		t.Errorf("c.Context() carries span %s, want the server span %s", inHandler.SpanID(), s.SpanContext().SpanID())
+	}
+	if s.Parent().SpanID().String() != "00f067aa0ba902b7" {
+		t.Errorf("server span parent %s, want the incoming one", s.Parent().SpanID())
+	}
+}
+
+// server.address and server.port come from the Host header, IPv6
+// brackets removed; the port defaults to the scheme's.
+func TestServerAddressFromHost(t *testing.T) {
+	for _, tc := range []struct {
+		host    string
+		address string
+		port    int64
+	}{
+		{"[::1]:8080", "::1", 8080},
+		{"api.example.com", "api.example.com", 80},
+		{"api.example.com:9000", "api.example.com", 9000},
+	} {
+		r := newRig(t)
+		r.app.Get("/x", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
+		fxtest.New(t, r.app).Get("/x").Host(tc.host).Do().AssertStatus(200)
+		checkSpan(t, r.only(t), "GET /x", codes.Unset, map[string]any{
+			"server.address": tc.address, "server.port": tc.port,
+		})
+	}
+}
+
+// RequestHeaderCarrier carries a trace context into a fasthttp request
+// and back out of it.
+func TestRequestHeaderCarrier(t *testing.T) {
+	prop := propagation.TraceContext{}
+	tp := sdktrace.NewTracerProvider()
+	ctx, span := tp.Tracer("t").Start(context.Background(), "client")
+	defer span.End()
+	var req fasthttp.Request
+	c := (*fxotel.RequestHeaderCarrier)(&req.Header)
+	prop.Inject(ctx, c)
+	if got := string(req.Header.Peek("traceparent")); !strings.Contains(got, span.SpanContext().SpanID().String()) {
+		t.Fatalf("traceparent %q does not name span %s", got, span.SpanContext().SpanID())
+	}
+	if !slices.Contains(c.Keys(), "Traceparent") && !slices.Contains(c.Keys(), "traceparent") {
+		t.Errorf("Keys %v lacks traceparent", c.Keys())
+	}
+	back := trace.SpanContextFromContext(prop.Extract(context.Background(), c))
+	if back.SpanID() != span.SpanContext().SpanID() || !back.IsRemote() {
+		t.Errorf("extracted %v, want the remote span %s", back, span.SpanContext().SpanID())
 	}
 }
