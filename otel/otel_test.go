@@ -517,3 +517,32 @@ func TestRequestHeaderCarrier(t *testing.T) {
 		t.Errorf("extracted %v, want the remote span %s", back, span.SpanContext().SpanID())
 	}
 }
+
+// An unsampled request gets no recorded span, but is still counted, and
+// c.Context() still carries the (unsampled) trace onward.
+func TestUnsampledStillCountedAndPropagated(t *testing.T) {
+	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithSampler(sdktrace.NeverSample()))
+	reader := sdkmetric.NewManualReader()
+	if err := fxotel.Instrument(app, fxotel.Config{TracerProvider: tp, MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))}); err != nil {
+		t.Fatal(err)
+	}
+	var inHandler trace.SpanContext
+	app.Get("/x", func(c *fx.Ctx) error {
+		inHandler = trace.SpanContextFromContext(c.Context())
+		return c.JSON(200, "ok")
+	})
+	fxtest.New(t, app).Get("/x").Do().AssertStatus(200)
+	if n := len(rec.Ended()); n != 0 {
+		t.Errorf("%d spans recorded, want 0", n)
+	}
+	if !inHandler.IsValid() || inHandler.IsSampled() {
+		t.Errorf("c.Context() span context %v, want a valid unsampled one", inHandler)
+	}
+	r := &rig{reader: reader}
+	point(t, r.histogram(t), map[string]any{
+		"http.request.method": "GET", "url.scheme": "http", "http.response.status_code": int64(200),
+		"network.protocol.version": "1.1", "http.route": "/x",
+	})
+}
