@@ -85,7 +85,7 @@ func checkSpan(t *testing.T, s sdktrace.ReadOnlySpan, name string, status codes.
 		v, ok := got[attribute.Key(k)]
 		switch {
 		case w == nil && ok:
-			t.Errorf("attribute %s = %v, want absent", k, v.Emit())
+			t.Errorf("attribute %s = %v, want absent", k, v.String())
 		case w == nil:
 		case !ok:
 			t.Errorf("attribute %s absent, want %v", k, w)
