@@ -486,6 +486,7 @@ func TestServerAddressFromHost(t *testing.T) {
 		{"[::1]:8080", "::1", 8080},
 		{"api.example.com", "api.example.com", 80},
 		{"api.example.com:9000", "api.example.com", 9000},
+		{"[::1]", "::1", 80},
 	} {
 		r := newRig(t)
 		r.app.Get("/x", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
