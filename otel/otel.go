@@ -87,7 +87,10 @@ var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5,
 // and signatures, and the conventions ask to redact them. The span status
 // is Error for a 5xx and left Unset otherwise (a 4xx is the client's
 // failure, not the server's); a returned error or panic behind a 5xx is
-// also recorded as an exception event.
+// also recorded as an exception event. A sampler sees the span name,
+// http.request.method and http.route at the start; the attributes that
+// copy request memory are set only once the span is known to be
+// recording, so an unsampled request pays for none of them.
 //
 // Propagation. The caller's context is extracted from the request headers
 // (Config.Propagator): a valid traceparent makes the server span a child
