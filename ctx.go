@@ -230,6 +230,15 @@ func SetRequestContext(rc *fasthttp.RequestCtx, ctx context.Context) {
 	rc.SetUserValue(requestContextKey{}, ctx)
 }
 
+// RequestContext returns the context set for rc with SetRequestContext, or
+// nil when none was. Instrumentation that must replace the parent of
+// Ctx.Context (a tracing middleware) reads it to keep the transport's
+// cancellation. It costs one user-value lookup.
+func RequestContext(rc *fasthttp.RequestCtx) context.Context {
+	ctx, _ := rc.UserValue(requestContextKey{}).(context.Context)
+	return ctx
+}
+
 // SetHeader sets a response header, replacing any value it had. Headers set
 // before a failure are kept on the error response (request IDs, CORS).
 func (c *Ctx) SetHeader(name, value string) { c.rc.Response.Header.Set(name, value) }
