@@ -92,6 +92,9 @@ func framing(head []byte) (chunked bool, length int, err error) {
 		}
 		line := rest[:i-1] // without CRLF
 		rest = rest[i+1:]
+		if c := line[0] | 0x20; c != 'c' && c != 't' {
+			continue // neither Content-Length nor Transfer-Encoding
+		}
 		colon := bytes.IndexByte(line, ':')
 		if colon < 0 {
 			continue
