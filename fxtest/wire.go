@@ -22,15 +22,16 @@ import (
 // empty for a response to HEAD (skipBody) and for 1xx, 204 and 304
 // statuses, as fasthttp reads them.
 func parseResponse(raw []byte, skipBody bool) (head, body []byte, status int, err error) {
+	var chunked bool
+	var length, n int
 	for interim := 0; ; interim++ {
-		end := bytes.Index(raw, crlfcrlf)
-		if end < 0 {
-			return nil, nil, 0, errors.New("the response head does not end (no CRLF CRLF)")
-		}
-		head, raw = raw[:end+4:end+4], raw[end+4:]
-		if status, err = parseStatus(head); err != nil {
+		if status, err = parseStatus(raw); err != nil {
 			return nil, nil, 0, err
 		}
+		if n, chunked, length, err = readHead(raw); err != nil {
+			return nil, nil, 0, err
+		}
+		head, raw = raw[:n:n], raw[n:]
 		if status >= 200 || status == 101 {
 			break
 		}
@@ -41,10 +42,7 @@ func parseResponse(raw []byte, skipBody bool) (head, body []byte, status int, er
 	if skipBody || status < 200 || status == 204 || status == 304 {
 		return head, raw[:0:0], status, nil
 	}
-	chunked, length, err := framing(head)
 	switch {
-	case err != nil:
-		return nil, nil, 0, err
 	case chunked:
 		body, err = dechunk(raw)
 		return head, body, status, err
@@ -60,8 +58,6 @@ func parseResponse(raw []byte, skipBody bool) (head, body []byte, status int, er
 // maxInterim bounds the 1xx heads skipped before the final one (fasthttp's
 // client allows as many).
 const maxInterim = 10
-
-var crlfcrlf = []byte("\r\n\r\n")
 
 // parseStatus reads the status code of the status line opening head
 // ("HTTP/1.1 200 OK").
@@ -80,18 +76,27 @@ func parseStatus(head []byte) (int, error) {
 	return code, nil
 }
 
-// framing reads how the body after head is delimited: chunked, or
-// Content-Length bytes (-1 when neither header is present).
-func framing(head []byte) (chunked bool, length int, err error) {
+// readHead reads the head opening b, in one pass over its lines: its
+// length (up to and with the empty line ending it) and how the body after
+// it is delimited: chunked, or Content-Length bytes (-1 when neither header
+// is present).
+func readHead(b []byte) (n int, chunked bool, length int, err error) {
 	length = -1
-	rest := head[bytes.IndexByte(head, '\n')+1:]
-	for len(rest) > 2 {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 1 {
-			break // the head ends in CRLF CRLF: not reached
+	n = bytes.IndexByte(b, '\n') + 1 // past the status line, read by parseStatus
+	for {
+		i := bytes.IndexByte(b[n:], '\n')
+		if i < 0 {
+			return 0, false, 0, errors.New("the response head does not end (no empty line)")
 		}
-		line := rest[:i-1] // without CRLF
-		rest = rest[i+1:]
+		line := b[n : n+i]
+		n += i + 1
+		if len(line) == 0 || line[len(line)-1] != '\r' {
+			return 0, false, 0, errors.New("a header line does not end in CRLF")
+		}
+		line = line[:len(line)-1]
+		if len(line) == 0 {
+			return n, chunked, length, nil
+		}
 		if c := line[0] | 0x20; c != 'c' && c != 't' {
 			continue // neither Content-Length nor Transfer-Encoding
 		}
@@ -102,16 +107,15 @@ func framing(head []byte) (chunked bool, length int, err error) {
 		name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
 		switch {
 		case bytes.EqualFold(name, []byte("Content-Length")):
-			n, perr := strconv.Atoi(string(value))
-			if perr != nil || n < 0 {
-				return false, 0, errors.New("bad Content-Length " + strconv.Quote(string(value)))
+			v, perr := strconv.Atoi(string(value))
+			if perr != nil || v < 0 {
+				return 0, false, 0, errors.New("bad Content-Length " + strconv.Quote(string(value)))
 			}
-			length = n
+			length = v
 		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
 			chunked = bytes.EqualFold(value, []byte("chunked"))
 		}
 	}
-	return chunked, length, nil
 }
 
 // dechunk decodes the chunked body b in place (the decoded bytes are never
