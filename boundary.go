@@ -81,6 +81,10 @@ func (a *App) handleError(c *Ctx, err error) {
 	if a.hook != nil && a.callHook(c, raw, status) {
 		return
 	}
+	if body := prebuiltBody(raw, code, msg, details); body != nil { // (*Error).Prebuild (prebuilt.go)
+		writePrebuilt(&c.rc.Response, status, body)
+		return
+	}
 	a.writeEnvelope(&c.rc.Response, status, code, msg, details)
 }
 
