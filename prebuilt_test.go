@@ -220,7 +220,10 @@ func BenchmarkPrebuiltEnvelope(b *testing.B) {
 // countingDetails counts its encodings.
 type countingDetails struct{ n *int }
 
-func (d countingDetails) MarshalJSON() ([]byte, error) { *d.n++; return []byte(`{"id":"missing"}`), nil }
+func (d countingDetails) MarshalJSON() ([]byte, error) {
+	*d.n++
+	return []byte(`{"id":"missing"}`), nil
+}
 
 // TestPrebuildEncodesOnce: the details of a prebuilt error are encoded by
 // Prebuild and never again, however many requests send it; without
