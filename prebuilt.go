@@ -111,8 +111,12 @@ func prebuiltBody(raw any, code, msg string, details any) []byte {
 		return nil
 	}
 	p := (*m)[fe]
-	if p == nil || p.code != code || p.msg != msg || p.details != identityOf(details) ||
-		fe.Code != code || fe.Message != msg || identityOf(fe.Details) != p.details {
+	// code, msg and details are what the boundary resolved from fe's fields
+	// now (msg is not fe.Message after the production rewrite of
+	// FX_INTERNAL_ERROR): the stored bytes are used only if they encode
+	// exactly those. Equal strings from the same constant compare by
+	// pointer first (runtime memequal), so this costs a few ns.
+	if p == nil || p.code != code || p.msg != msg || p.details != identityOf(details) {
 		return nil
 	}
 	return p.body
