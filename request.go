@@ -102,7 +102,9 @@ func (c *Ctx) recovered(i int, r any) error {
 	return pe
 }
 
-// callNext is the Next given to every middleware. It runs the next level
+// callNext returns the Next given to every middleware, bound once per
+// pooled Ctx (a closure rather than a method value, whose wrapper would
+// add a call frame per level). It runs the next level
 // itself, with its own deferred recover, rather than through runLevel: the
 // promise that a middleware's next() returns an inner panic as a
 // *PanicError needs a recover in a frame between the middleware and the
@@ -111,22 +113,24 @@ func (c *Ctx) recovered(i int, r any) error {
 // level). A deeper panic is recovered by the innermost callNext on its way
 // up, so each middleware sees the error its own next() returned; c.depth is
 // restored in the deferred function, so it is right after a panic too.
-func (c *Ctx) callNext() (err error) {
-	d := c.depth
-	if c.started > d {
-		return catalogError(CodeNextCalledMultipleTimes,
-			"next() was called more than once by the same middleware")
-	}
-	i := d + 1
-	c.started, c.depth = i, i
-	defer func() {
-		c.depth = d
-		if r := recover(); r != nil {
-			err = c.recovered(i, r)
+func (c *Ctx) callNext() Next {
+	return func() (err error) {
+		d := c.depth
+		if c.started > d {
+			return catalogError(CodeNextCalledMultipleTimes,
+				"next() was called more than once by the same middleware")
 		}
-	}()
-	if i < len(c.rt.chain) {
-		return c.rt.chain[i](c, c.next)
+		i := d + 1
+		c.started, c.depth = i, i
+		defer func() {
+			c.depth = d
+			if r := recover(); r != nil {
+				err = c.recovered(i, r)
+			}
+		}()
+		if i < len(c.rt.chain) {
+			return c.rt.chain[i](c, c.next)
+		}
+		return c.rt.handler(c)
 	}
-	return c.rt.handler(c)
 }
