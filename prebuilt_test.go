@@ -247,3 +247,32 @@ func TestPrebuildEncodesOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestPrebuiltReplacesWhatTheHandlerWrote: like the encoded envelope, the
+// prebuilt one replaces a body stream, a body and a Content-Encoding the
+// handler set before failing, and keeps its other headers.
+func TestPrebuiltReplacesWhatTheHandlerWrote(t *testing.T) {
+	for _, pre := range []bool{false, true} {
+		e := newPrebuilt(pre)
+		app := quiet()
+		app.Get("/e", func(c *fx.Ctx) error {
+			c.SetHeader("X-Kept", "1")
+			c.SetHeader("Content-Encoding", "gzip")
+			c.RequestCtx().Response.SetBodyStream(strings.NewReader("streamed"), -1)
+			return e
+		})
+		app.Get("/b", func(c *fx.Ctx) error {
+			c.RequestCtx().Response.SetBodyString("partial")
+			return e
+		})
+		want := `{"error":{"code":"APP_USER_NOT_FOUND","message":"User not found","details":{"id":"missing"}}}`
+		for _, path := range []string{"/e", "/b"} {
+			rc := serveRaw(app.Handler(), "GET", path)
+			r := &rc.Response
+			if r.StatusCode() != 404 || string(r.Body()) != want || r.IsBodyStream() ||
+				len(r.Header.ContentEncoding()) != 0 || (path == "/e" && string(r.Header.Peek("X-Kept")) != "1") {
+				t.Fatalf("prebuilt %v %s: %d %q stream=%v enc=%q", pre, path, r.StatusCode(), r.Body(), r.IsBodyStream(), r.Header.ContentEncoding())
+			}
+		}
+	}
+}
