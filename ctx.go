@@ -30,7 +30,7 @@ type Ctx struct {
 	// is the whole of the next() guard.
 	depth   int
 	started int
-	next    Next // c.callNext, bound once per pooled Ctx: no allocation per request
+	next    Next // c.callNext(), bound once per pooled Ctx: no allocation per request
 
 	values []ctxValue
 	cctx   context.Context
@@ -72,7 +72,7 @@ func (w *jsonWriter) Write(p []byte) (int, error) {
 
 func newCtx(a *App) *Ctx {
 	c := &Ctx{app: a}
-	c.next = c.callNext
+	c.next = c.callNext()
 	c.resetEncoder()
 	return c
 }
