@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -339,23 +340,30 @@ func isSFString(s string) bool {
 	return true
 }
 
-// KeyByIP keys requests by the client's IP address as the connection
-// reports it (c.RequestCtx().RemoteIP()): an IPv4 address as its 4 bytes,
+// KeyByIP keys requests by the client's IP address, c.ClientAddr(): the
+// connection's peer, or, when the peer is one of Config.TrustedProxies, the
+// address those proxies forwarded (X-Forwarded-For or Forwarded, read
+// right to left through trusted hops only, so a client cannot pick its own
+// bucket by sending the header). An IPv4 address is keyed as its 4 bytes,
 // an IPv6 address by its /64 prefix (8 bytes), since one host commonly
 // holds a whole /64 and would otherwise get 2^64 buckets. The key is
-// binary, not text, and costs no allocation: it aliases the request's
-// address, valid until the request ends (the nethttp adapter reuses it),
-// which is what the Store contract expects; copy it to keep it. A
-// connection without an IP address (a unix socket) reports 0.0.0.0, so all
-// its requests share one bucket.
+// binary, not text. When the client is the peer itself (no trusted proxy
+// in the way) it costs no allocation: it aliases the request's address,
+// valid until the request ends (the nethttp adapter reuses it), which is
+// what the Store contract expects; a forwarded address costs one small
+// allocation. A connection without an IP address (a unix socket) reports
+// 0.0.0.0, so all its requests share one bucket.
 //
-// Behind a proxy or load balancer every request comes from the proxy's
-// address, so all clients share one bucket: key by something else there
-// (a later fx release adds c.ClientIP(), which trusts X-Forwarded-For only
-// from configured proxies; until then a custom Key may read the header
-// your proxy sets, if and only if the proxy overwrites it).
+// Behind a proxy or load balancer that is not listed in
+// Config.TrustedProxies every request comes from the proxy's address, so
+// all clients share one bucket: list the proxy.
 func KeyByIP(c *fx.Ctx) (string, error) {
 	ip := c.RequestCtx().RemoteIP()
+	if client := c.ClientAddr().Unmap(); client.IsValid() {
+		if peer, ok := netip.AddrFromSlice(ip); !ok || peer.Unmap() != client {
+			ip = client.AsSlice() // forwarded by a trusted proxy
+		}
+	}
 	if v4 := ip.To4(); v4 != nil {
 		ip = v4
 	} else if len(ip) == net.IPv6len {

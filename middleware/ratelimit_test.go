@@ -246,6 +246,45 @@ func TestRateLimitKeyByIP(t *testing.T) {
 	}
 }
 
+// Behind a trusted proxy KeyByIP keys by the forwarded client, and a
+// client that sends its own X-Forwarded-For straight to the server still
+// gets the bucket of its own address.
+func TestRateLimitKeyByIPTrustedProxy(t *testing.T) {
+	app := fx.New(fx.Config{Logger: quiet.Logger, TrustedProxies: []string{"10.0.0.0/8"}})
+	app.Use(middleware.RateLimit(middleware.RateLimitConfig{Limit: middleware.Limit{Requests: 1, Period: time.Hour}}))
+	app.Get("/r", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
+	if err := app.Boot(); err != nil {
+		t.Fatal(err)
+	}
+	h := app.Handler()
+	serve := func(peer, xff string) int {
+		var rc fasthttp.RequestCtx
+		rc.Request.SetRequestURI("/r")
+		if xff != "" {
+			rc.Request.Header.Set("X-Forwarded-For", xff)
+		}
+		rc.SetRemoteAddr(&net.TCPAddr{IP: net.ParseIP(peer), Port: 40000})
+		h(&rc)
+		return rc.Response.StatusCode()
+	}
+	for _, c := range []struct {
+		peer, xff string
+		want      int
+	}{
+		{"10.1.1.1", "198.51.100.7", 200},
+		{"10.2.2.2", "198.51.100.8", 200},           // another client through another proxy
+		{"10.2.2.2", "198.51.100.7", 429},           // the first client again
+		{"203.0.113.9", "198.51.100.99", 200},       // untrusted peer: its own address
+		{"203.0.113.9", "198.51.100.100", 429},      // the header cannot buy a new bucket
+		{"10.1.1.1", "", 200},                       // the proxy's own request
+		{"10.1.1.1", "198.51.100.8, 10.3.3.3", 429}, // trusted hops skipped right to left
+	} {
+		if got := serve(c.peer, c.xff); got != c.want {
+			t.Fatalf("peer %s X-Forwarded-For %q: %d, want %d", c.peer, c.xff, got, c.want)
+		}
+	}
+}
+
 // failingStore fails every call while down is set.
 type failingStore struct {
 	down  atomic.Bool

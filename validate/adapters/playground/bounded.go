@@ -12,6 +12,10 @@ import (
 	"github.com/go-playground/validator/v10"
 )
 
+// This file is one mechanism (the bounded pre-pass: plan per type, byte
+// scan, element checks, path translation) whose parts only make sense
+// together, which is why it runs a little past 600 lines.
+//
 // Bounded error work: validation stops at the issue limit. validator/v10 has
 // no way to stop early: v.Struct checks every field of the decoded T and
 // allocates one error per failing field, and the decode into T before it
