@@ -3,7 +3,6 @@ package fx
 import (
 	"context"
 	"log/slog"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,9 +27,18 @@ type Middleware func(c *Ctx, next Next) error
 
 // ErrorHook sees every failure before the default envelope is written. err
 // is the raw value: exactly what was returned or passed to panic. Return
-// true when the hook wrote the response itself (with c.JSON and friends);
-// return false to send the default envelope, undoing anything the hook
-// wrote. A hook that panics is logged and treated as false.
+// true when the hook wrote the response itself (with c.JSON, c.WriteError
+// and friends); it starts from an empty body and the failure's status.
+//
+// Return false to send the default envelope. What the hook wrote is then
+// handled by one rule: if it wrote no body, the headers it added, changed
+// or removed are kept, so it can decorate the default envelope (a request
+// ID, Retry-After), while its status is discarded and Content-Type,
+// Content-Length and Content-Encoding are the envelope's; if it wrote a
+// body, everything it wrote (body, status and headers) is discarded. A
+// hook that panics is logged (with the request's log attributes) and
+// everything it wrote is discarded. In every case Ctx.ErrorCode is the
+// code of the failure.
 type ErrorHook func(c *Ctx, err any) (handled bool)
 
 // Config configures an App. The zero value is production-safe.
@@ -196,6 +204,9 @@ type App struct {
 	specs   []routeSpec
 	hook    ErrorHook
 	plugins []Plugin
+
+	observers []func(c *Ctx) // OnResponse, in registration order (observe.go)
+
 	closers []func() error
 
 	bootMu  sync.Mutex
@@ -219,7 +230,6 @@ type App struct {
 
 	srvMu  sync.Mutex
 	server *fasthttp.Server
-	testLn net.Listener
 }
 
 // New returns an App. Pass at most one Config; none means the defaults.

@@ -56,10 +56,10 @@ func (a *App) boot() error {
 
 	if len(errs) > 0 {
 		err := errors.Join(errs...)
-		a.handler = a.failedBootHandler(err)
+		a.handler = a.failedBootObserved(a.failedBootHandler(err), err) // observe: OnResponse
 		return err
 	}
-	a.handler = a.pathRouted(r.Handler, mws)
+	a.handler = a.pathRouted(a.routerObserved(r.Handler), mws) // observe: redirects seen by OnResponse
 	return nil
 }
 

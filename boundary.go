@@ -55,6 +55,7 @@ func (a *App) ServeError(rc *fasthttp.RequestCtx, err any) {
 		e = &PanicError{Value: err}
 	}
 	a.handleError(c, e)
+	a.observeServeError(c) // observe: OnResponse (observe.go)
 	a.releaseCtx(c)
 }
 
@@ -73,6 +74,7 @@ func (a *App) handleError(c *Ctx, err error) {
 		raw = pe.Value
 	}
 	status, code, msg, details := a.resolve(err, raw)
+	c.out.code = code // observe: Ctx.ErrorCode, also when the hook writes the response
 	if status >= 500 {
 		a.logFailure(c, code, err)
 	}
@@ -86,6 +88,7 @@ func (a *App) handleError(c *Ctx, err error) {
 // the prebuilt production 500, and a log line if logging works.
 func (a *App) boundaryFailed(c *Ctx, r any) {
 	resp := &c.rc.Response
+	c.out.code = CodeInternalError // observe: Ctx.ErrorCode
 	resp.ResetBody()
 	resp.Header.Del(fasthttp.HeaderContentEncoding)
 	resp.SetStatusCode(fasthttp.StatusInternalServerError)
@@ -93,26 +96,23 @@ func (a *App) boundaryFailed(c *Ctx, r any) {
 	resp.SetBodyRaw(prebuiltInternal)
 	defer func() { _ = recover() }() // the logger itself may be what panicked
 	a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error boundary panicked; sent 500",
-		slog.String("method", c.Method()), slog.String("path", string(c.rc.URI().PathOriginal())),
-		slog.String("panic", formatValue(r)))
+		c.withLogAttrs(slog.String("method", c.Method()), slog.String("path", string(c.rc.URI().PathOriginal())), // observe: request log attributes
+			slog.String("panic", formatValue(r)))...)
 }
 
 // resolve maps a failure to what the client sees.
 func (a *App) resolve(err error, raw any) (status int, code, msg string, details any) {
-	fe, ok := err.(*Error)
-	if !ok {
-		fe = findError(err)
-	}
+	// observe: the status rule is classify's, shared with Resolve (outcome.go)
+	fe, status, code := classify(err)
 	if fe == nil { // no *Error in the chain, or a typed nil *Error was returned
 		if a.cfg.Development {
-			return 500, CodeInternalError, describe(raw), nil
+			return status, code, describe(raw), nil
 		}
-		return 500, CodeInternalError, internalErrorMessage, nil
+		return status, code, internalErrorMessage, nil
 	}
-	status, code, msg, details = fe.Status, fe.Code, fe.Message, fe.Details
-	if status < 400 || status > 599 {
-		a.misuse("status", code, fmt.Sprintf("fx: *Error %s has status %d, outside 400-599; sent as 500", code, status))
-		status = 500
+	msg, details = fe.Message, fe.Details
+	if status != fe.Status { // observe: classify sent it as 500
+		a.misuse("status", code, fmt.Sprintf("fx: *Error %s has status %d, outside 400-599; sent as 500", code, fe.Status))
 	}
 	if strings.HasPrefix(code, "FX_") {
 		if _, known := StatusOf(code); !known {
@@ -175,8 +175,7 @@ func (a *App) callHook(c *Ctx, raw any, status int) (handled bool) {
 	resp.SetStatusCode(status)
 	handled = a.invokeHook(c, raw)
 	if !handled {
-		c.hdrSnap.CopyTo(&resp.Header)
-		resp.ResetBody()
+		c.hookDeclined(resp) // observe: rule 4, what a declining hook keeps (hookrule.go)
 	}
 	return handled
 }
@@ -185,9 +184,10 @@ func (a *App) invokeHook(c *Ctx, raw any) (handled bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			handled = false
+			c.out.hookPanicked = true // observe: nothing it wrote is kept (hookrule.go)
 			a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error hook panicked; sending the default envelope",
-				slog.String("method", c.Method()), slog.String("path", c.Path()),
-				slog.Any("panic", loggable(r)), slog.Any("error", loggable(raw)))
+				c.withLogAttrs(slog.String("method", c.Method()), slog.String("path", c.Path()), // observe: request log attributes
+					slog.Any("panic", loggable(r)), slog.Any("error", loggable(raw)))...)
 		}
 	}()
 	return a.hook(c, raw)
@@ -212,6 +212,7 @@ func (a *App) logFailure(c *Ctx, code string, err error) {
 	} else {
 		attrs = append(attrs, slog.Any("error", err))
 	}
+	attrs = append(attrs, c.out.attrs...) // observe: request log attributes (logattrs.go)
 	a.logger.LogAttrs(ctx, slog.LevelError, "fx: request failed", attrs...)
 }
 

@@ -183,6 +183,7 @@ type limitListener struct {
 	maxRejecting int64 // refusalBudget at Serve
 	acceptLog    acceptLog
 	closing      chan struct{} // closed by Close: ends backoffs and lingering
+	observer     *App          // OnResponse sees refusals; nil without observers (observe.go)
 
 	lingerMu  sync.Mutex
 	stopped   bool
@@ -201,6 +202,7 @@ func (a *App) limitListener(ln net.Listener) net.Listener {
 		maxRejecting: refusalBudget(),
 		acceptLog:    acceptLog{logger: a.logger},
 		closing:      make(chan struct{}),
+		observer:     a.refusalObserver(),
 	}
 }
 
@@ -258,15 +260,20 @@ func (l *limitListener) refuse(c net.Conn) {
 	}
 	go func() {
 		release := func() { l.rejecting.Add(-1) }
+		// head records what is read, for OnResponse (observe.go).
+		head, obs := l.recordHead(c)
 		_ = c.SetDeadline(time.Now().Add(refuseHeadWait))
-		if !readRequestHead(c) {
-			c.Close() // nothing asked, nothing answered (as for a silent served connection)
+		if !readRequestHead(head) {
+			obs.discard() // nothing answered, nothing observed
+			c.Close()     // nothing asked, nothing answered (as for a silent served connection)
 			release()
 			return
 		}
 		deadline := time.Now().Add(refuseLinger)
 		_ = c.SetDeadline(deadline)
-		if _, err := c.Write(overloadResponse); err != nil {
+		_, err := c.Write(overloadResponse)
+		l.observeRefusal(c, obs) // OnResponse sees the 503
+		if err != nil {
 			c.Close()
 			release()
 			return

@@ -54,6 +54,10 @@ type Ctx struct {
 	// hdrSnap is where the boundary saves response headers before calling
 	// the error hook, so a hook that declines can be undone.
 	hdrSnap fasthttp.ResponseHeader
+
+	// out is what observation reads: error code, clock, log attributes
+	// (observe.go).
+	out ctxOutcome
 }
 
 type ctxValue struct{ key, val any }
@@ -94,6 +98,7 @@ func (c *Ctx) reset() {
 	c.rc, c.rt, c.body, c.query, c.jw.resp = nil, nil, nil, nil, nil
 	c.depth, c.started = 0, 0
 	c.topPanic = PanicError{}
+	c.out.reset() // observe: ErrorCode, clock, log attributes
 }
 
 // RequestCtx returns the underlying fasthttp request context, for anything

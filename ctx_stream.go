@@ -64,7 +64,7 @@ func (c *Ctx) Stream(contentType string, fn func(w *bufio.Writer) error) error {
 	if body.conn != nil && body.timeout > 0 {
 		// Take over the write deadline: fasthttp sets none of its own when
 		// the handler did, and the stream renews it per flush.
-		c.rc.SetWriteDeadline(time.Now().Add(body.timeout)) //nolint:errcheck
+		_ = c.rc.SetWriteDeadline(time.Now().Add(body.timeout))
 	}
 	resp.SetBodyStream(body, -1)
 	return nil
@@ -147,7 +147,7 @@ type deadlineWriter struct {
 
 func (d *deadlineWriter) Write(p []byte) (int, error) {
 	if d.conn != nil && d.timeout > 0 {
-		d.conn.SetWriteDeadline(time.Now().Add(d.timeout)) //nolint:errcheck
+		_ = d.conn.SetWriteDeadline(time.Now().Add(d.timeout))
 	}
 	return d.w.Write(p)
 }

@@ -1,6 +1,7 @@
 package fx
 
 import (
+	"context"
 	"net"
 	"sync"
 )
@@ -27,6 +28,61 @@ type lifecycle struct {
 	lns   map[*serveListener]struct{} // listeners Serve is serving, closed by the shutdown
 	done  chan struct{}               // closed when the first shutdown has finished
 	err   error                       // that shutdown's result, set before done is closed
+
+	// In-memory exchanges (App.Test, TestRaw; apptest.go) being served.
+	// fasthttp's Server.ShutdownWithContext cannot wait for them without
+	// its 100 ms polling tick (it returns at once when the App never served
+	// a listener), so the shutdown waits for them here, on a channel:
+	// exchangesIdle is closed when a shutdown has begun and none is left.
+	exchanges     int
+	exchangesIdle chan struct{}
+}
+
+// addExchange records an in-memory exchange about to be served. It
+// reports false, recording nothing, when a shutdown has begun: the
+// exchange must then not be served (as a closed listener refuses).
+func (l *lifecycle) addExchange() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.begun {
+		return false
+	}
+	l.exchanges++
+	return true
+}
+
+// doneExchange forgets an exchange recorded by addExchange, which has
+// been served.
+func (l *lifecycle) doneExchange() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.exchanges--
+	if l.begun && l.exchanges == 0 && l.exchangesIdle != nil {
+		close(l.exchangesIdle)
+		l.exchangesIdle = nil
+	}
+}
+
+// waitExchanges waits, within ctx, until no exchange is being served. The
+// shutdown must have begun (no new exchange can start). It returns ctx's
+// error when ctx ended first.
+func (l *lifecycle) waitExchanges(ctx context.Context) error {
+	l.mu.Lock()
+	if l.exchanges == 0 {
+		l.mu.Unlock()
+		return nil
+	}
+	if l.exchangesIdle == nil {
+		l.exchangesIdle = make(chan struct{})
+	}
+	idle := l.exchangesIdle
+	l.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // doneLocked returns the channel closed at the end of the shutdown.

@@ -16,9 +16,11 @@ import (
 // serve runs one request through a route's chain and the boundary.
 func (a *App) serve(rc *fasthttp.RequestCtx, rt *route) {
 	c := a.acquireCtx(rc, rt)
+	a.startObserving(c) // OnResponse's clock (observe.go)
 	if err := c.runLevel(0); err != nil {
 		a.handleError(c, err)
 	}
+	a.finishObserving(c) // runs OnResponse observers (observe.go)
 	a.releaseCtx(c)
 	a.closeIfStopping(rc)
 }

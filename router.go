@@ -84,7 +84,7 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 	r.RedirectFixedPath = a.cfg.RedirectFixedPath
 	r.HandleMethodNotAllowed = false // the contract: an unregistered method is a 404
 	r.HandleOPTIONS = a.cfg.HandleOPTIONS
-	if len(mws) > 0 {
+	if len(mws) > 0 || a.observers != nil { // observe: OnResponse sees it
 		// The automatic OPTIONS answer (200 with Allow) goes through the
 		// middleware too, so CORS middleware can answer preflights.
 		opts := &route{method: fasthttp.MethodOptions, chain: mws, handler: func(*Ctx) error { return nil }}
@@ -178,6 +178,7 @@ func (a *App) notFound(rc *fasthttp.RequestCtx) {
 	b = appendJSONInner(b, b2s(rc.URI().PathOriginal()))
 	b = append(b, notFoundSuffix...)
 	resp.SwapBody(b)
+	a.observeNotFound(rc) // OnResponse observers (observe.go)
 	a.closeIfStopping(rc)
 }
 

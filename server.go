@@ -143,20 +143,26 @@ func (a *App) ShutdownWithContext(ctx context.Context) error {
 		ln.Close() // also those fasthttp has not registered yet (see serveListener)
 	}
 	a.srvMu.Lock()
-	srv, ln := a.server, a.testLn
-	a.testLn = nil
+	srv := a.server
 	a.srvMu.Unlock()
 	var errs []error
+	// In-memory exchanges (App.Test, TestRaw) are not connections of a
+	// served listener: wait for them on the lifecycle's channel. They used
+	// to run on fasthttp's Serve over an in-memory listener, whose shutdown
+	// polls its open count every 100 ms and always found that Serve
+	// goroutine still counted: every test's Shutdown took ~100 ms.
+	ctxEnded := a.life.waitExchanges(ctx) != nil
 	if srv != nil {
 		if err := srv.ShutdownWithContext(ctx); err != nil {
 			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-				err = context.Cause(ctx) // e.g. Run's "grace period exceeded"
+				ctxEnded = true
+			} else {
+				errs = append(errs, err)
 			}
-			errs = append(errs, err)
 		}
 	}
-	if ln != nil {
-		ln.Close()
+	if ctxEnded {
+		errs = append(errs, context.Cause(ctx)) // e.g. Run's "grace period exceeded"
 	}
 	a.regMu.Lock()
 	closers := a.closers
@@ -196,6 +202,7 @@ func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
 	rc.Response.Reset()
 	status, _ := StatusOf(code)
 	a.writeEnvelope(&rc.Response, status, code, msg, nil)
+	a.observeTransport(rc, code) // OnResponse observers (observe.go)
 }
 
 // fasthttpLogger sends fasthttp's own messages to the App's logger at debug

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
-	"github.com/golang-jwt/jwt/v5"
 )
 
 func authApp(t *testing.T, cfg middleware.AuthConfig, fxcfg ...fx.Config) *fx.App {
@@ -23,46 +23,25 @@ func authApp(t *testing.T, cfg middleware.AuthConfig, fxcfg ...fx.Config) *fx.Ap
 
 // noneToken is an unsigned token (alg "none"), as an attacker would send it.
 func noneToken(t *testing.T) string {
-	t.Helper()
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodNone, withDefaults(jwt.MapClaims{"roles": []string{"admin"}})).
-		SignedString(jwt.UnsafeAllowNoneSignatureType)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
+	return signer(nil).Unsigned(fxtest.Roles("admin"))
 }
 
-// tamper replaces the payload of tok with claims, keeping the signature.
-func tamper(t *testing.T, tok string, claims jwt.MapClaims) string {
-	t.Helper()
-	other := sign(t, claims, otherKey)
-	p := strings.Split(tok, ".")
-	q := strings.Split(other, ".")
-	return p[0] + "." + q[1] + "." + p[2]
+// tamper replaces claims in the payload of tok, keeping the signature.
+func tamper(t *testing.T, tok string, claims fxtest.Claims) string {
+	return fxtest.Tamper(tok, claims)
 }
 
 // critToken has a "crit" header the verifier does not understand.
 func critToken(t *testing.T) string {
-	t.Helper()
-	tk := jwt.NewWithClaims(jwt.SigningMethodHS256, withDefaults(nil))
-	tk.Header["crit"] = []string{"exp-ext"}
-	tk.Header["exp-ext"] = true
-	s, err := tk.SignedString(hsSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return signer(nil).Token(fxtest.Header("crit", []string{"exp-ext"}), fxtest.Header("exp-ext", true))
 }
 
 func TestAuthBearerAndAPIKey(t *testing.T) {
 	app := authApp(t, middleware.AuthConfig{Bearer: hsVerifier(t), APIKeys: apiKeys(t)},
 		fx.Config{HeaderLimit: 64 << 10})
 
-	valid := sign(t, jwt.MapClaims{"roles": []string{"admin"}}, nil)
-	hs384, err := jwt.NewWithClaims(jwt.SigningMethodHS384, withDefaults(nil)).SignedString(append(hsSecret, hsSecret...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	valid := sign(t, fxtest.Claims{"roles": []string{"admin"}}, nil)
+	hs384 := signerFor(fxtest.HS384, append(hsSecret, hsSecret...), "").Token()
 	long := strings.Repeat("a", middleware.DefaultMaxCredentialLength+1)
 
 	type tc struct {
@@ -102,39 +81,39 @@ func TestAuthBearerAndAPIKey(t *testing.T) {
 			reason: "malformed_credentials", msg: "malformed", oauth: "invalid_token", secret: "aaaa.bbbb"},
 		{name: "signed with the wrong key", headers: bearer(sign(t, nil, otherKey)), status: 401,
 			reason: "invalid_credentials", msg: "signature is invalid", oauth: "invalid_token"},
-		{name: "payload tampered", headers: bearer(tamper(t, valid, jwt.MapClaims{"sub": "root"})), status: 401,
+		{name: "payload tampered", headers: bearer(tamper(t, valid, fxtest.Claims{"sub": "root"})), status: 401,
 			reason: "invalid_credentials", msg: "signature is invalid", oauth: "invalid_token"},
 		{name: "alg none", headers: bearer(noneToken(t)), status: 401,
 			reason: "invalid_credentials", msg: "algorithm is not allowed", oauth: "invalid_token"},
 		{name: "alg outside the allow-list", headers: bearer(hs384), status: 401,
 			reason: "invalid_credentials", msg: "algorithm is not allowed", oauth: "invalid_token"},
-		{name: "expired", headers: bearer(sign(t, jwt.MapClaims{"exp": fixedNow.Add(-time.Hour).Unix()}, nil)), status: 401,
+		{name: "expired", headers: bearer(sign(t, fxtest.Claims{"exp": fixedNow.Add(-time.Hour).Unix()}, nil)), status: 401,
 			reason: "expired", msg: "Bearer token has expired", oauth: "invalid_token"},
-		{name: "expired within leeway", headers: bearer(sign(t, jwt.MapClaims{"exp": fixedNow.Add(-10 * time.Second).Unix()}, nil)), status: 200},
-		{name: "expired beyond leeway", headers: bearer(sign(t, jwt.MapClaims{"exp": fixedNow.Add(-31 * time.Second).Unix()}, nil)), status: 401,
+		{name: "expired within leeway", headers: bearer(sign(t, fxtest.Claims{"exp": fixedNow.Add(-10 * time.Second).Unix()}, nil)), status: 200},
+		{name: "expired beyond leeway", headers: bearer(sign(t, fxtest.Claims{"exp": fixedNow.Add(-31 * time.Second).Unix()}, nil)), status: 401,
 			reason: "expired", oauth: "invalid_token"},
-		{name: "not yet valid", headers: bearer(sign(t, jwt.MapClaims{"nbf": fixedNow.Add(time.Hour).Unix()}, nil)), status: 401,
+		{name: "not yet valid", headers: bearer(sign(t, fxtest.Claims{"nbf": fixedNow.Add(time.Hour).Unix()}, nil)), status: 401,
 			reason: "not_yet_valid", msg: "not valid yet", oauth: "invalid_token"},
-		{name: "issued in the future", headers: bearer(sign(t, jwt.MapClaims{"iat": fixedNow.Add(time.Hour).Unix()}, nil)), status: 401,
+		{name: "issued in the future", headers: bearer(sign(t, fxtest.Claims{"iat": fixedNow.Add(time.Hour).Unix()}, nil)), status: 401,
 			reason: "not_yet_valid", msg: "not valid yet", oauth: "invalid_token"},
-		{name: "iat within leeway", headers: bearer(sign(t, jwt.MapClaims{"iat": fixedNow.Add(10 * time.Second).Unix()}, nil)), status: 200},
-		{name: "nbf within leeway", headers: bearer(sign(t, jwt.MapClaims{"nbf": fixedNow.Add(10 * time.Second).Unix()}, nil)), status: 200},
-		{name: "wrong issuer", headers: bearer(sign(t, jwt.MapClaims{"iss": "https://evil.example"}, nil)), status: 401,
+		{name: "iat within leeway", headers: bearer(sign(t, fxtest.Claims{"iat": fixedNow.Add(10 * time.Second).Unix()}, nil)), status: 200},
+		{name: "nbf within leeway", headers: bearer(sign(t, fxtest.Claims{"nbf": fixedNow.Add(10 * time.Second).Unix()}, nil)), status: 200},
+		{name: "wrong issuer", headers: bearer(sign(t, fxtest.Claims{"iss": "https://evil.example"}, nil)), status: 401,
 			reason: "invalid_claims", msg: "issuer is not accepted", oauth: "invalid_token"},
-		{name: "no issuer", headers: bearer(sign(t, jwt.MapClaims{"iss": nil}, nil)), status: 401,
+		{name: "no issuer", headers: bearer(sign(t, fxtest.Claims{"iss": nil}, nil)), status: 401,
 			reason: "invalid_claims", msg: "issuer is not accepted", oauth: "invalid_token"},
-		{name: "no audience", headers: bearer(sign(t, jwt.MapClaims{"aud": nil}, nil)), status: 401,
+		{name: "no audience", headers: bearer(sign(t, fxtest.Claims{"aud": nil}, nil)), status: 401,
 			reason: "invalid_claims", msg: "audience is not accepted", oauth: "invalid_token"},
-		{name: "empty audience", headers: bearer(sign(t, jwt.MapClaims{"aud": ""}, nil)), status: 401,
+		{name: "empty audience", headers: bearer(sign(t, fxtest.Claims{"aud": ""}, nil)), status: 401,
 			reason: "invalid_claims", msg: "audience is not accepted", oauth: "invalid_token"},
-		{name: "empty issuer", headers: bearer(sign(t, jwt.MapClaims{"iss": ""}, nil)), status: 401,
+		{name: "empty issuer", headers: bearer(sign(t, fxtest.Claims{"iss": ""}, nil)), status: 401,
 			reason: "invalid_claims", msg: "issuer is not accepted", oauth: "invalid_token"},
-		{name: "wrong audience", headers: bearer(sign(t, jwt.MapClaims{"aud": []string{"other-api"}}, nil)), status: 401,
+		{name: "wrong audience", headers: bearer(sign(t, fxtest.Claims{"aud": []string{"other-api"}}, nil)), status: 401,
 			reason: "invalid_claims", msg: "audience is not accepted", oauth: "invalid_token"},
-		{name: "audience among several", headers: bearer(sign(t, jwt.MapClaims{"aud": []string{"other-api", testAud}}, nil)), status: 200},
-		{name: "no expiry", headers: bearer(sign(t, jwt.MapClaims{"exp": nil}, nil)), status: 401,
+		{name: "audience among several", headers: bearer(sign(t, fxtest.Claims{"aud": []string{"other-api", testAud}}, nil)), status: 200},
+		{name: "no expiry", headers: bearer(sign(t, fxtest.Claims{"exp": nil}, nil)), status: 401,
 			reason: "invalid_claims", msg: "claims are invalid", oauth: "invalid_token"},
-		{name: "exp of the wrong type", headers: bearer(sign(t, jwt.MapClaims{"exp": "tomorrow"}, nil)), status: 401,
+		{name: "exp of the wrong type", headers: bearer(sign(t, fxtest.Claims{"exp": "tomorrow"}, nil)), status: 401,
 			reason: "invalid_claims", oauth: "invalid_token"},
 		{name: "unknown crit header", headers: bearer(critToken(t)), status: 401,
 			reason: "invalid_claims", oauth: "invalid_token"},
@@ -206,7 +185,7 @@ func TestAuthPrincipal(t *testing.T) {
 		t.Fatal(err)
 	}
 	app := authApp(t, middleware.AuthConfig{Bearer: v})
-	tok := sign(t, jwt.MapClaims{
+	tok := sign(t, fxtest.Claims{
 		"sub":          "alice",
 		"scope":        "reports:read reports:write",
 		"realm_access": map[string]any{"roles": []any{"admin", 7, "ops"}},
@@ -290,7 +269,7 @@ func TestAuthHookSeesSharedError(t *testing.T) {
 	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: hsVerifier(t)}))
 	app.OnError(func(c *fx.Ctx, err any) bool { seen = err; return false })
 	app.Get("/me", whoami)
-	r := do(t, app, "GET", "/me", map[string]string{"Authorization": "Bearer " + sign(t, jwt.MapClaims{"exp": fixedNow.Add(-time.Hour).Unix()}, nil)})
+	r := do(t, app, "GET", "/me", map[string]string{"Authorization": "Bearer " + sign(t, fxtest.Claims{"exp": fixedNow.Add(-time.Hour).Unix()}, nil)})
 	expectError(t, r, 401, fx.ErrorCodes.Unauthenticated, "expired")
 	fe, ok := seen.(*fx.Error)
 	if !ok || fe.Details.(middleware.FailureDetails).Reason != middleware.ReasonExpired {

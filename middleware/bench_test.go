@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/valyala/fasthttp"
 )
 
@@ -68,14 +68,14 @@ func BenchmarkBaseline(b *testing.B) {
 // checked for signature, exp, nbf, iat, iss and aud. Every request sends
 // the same token, so after the first one the verifier's cache answers.
 func BenchmarkAuthJWTHS256(b *testing.B) {
-	tok := sign(b, jwt.MapClaims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
+	tok := sign(b, fxtest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
 	benchServe(b, benchApp(middleware.Auth(middleware.AuthConfig{Bearer: hsVerifier(b)})), "Authorization", "Bearer "+tok)
 }
 
 // BenchmarkAuthJWTHS256NoCache is BenchmarkAuthJWTHS256 with the cache
 // disabled (CacheSize < 0): golang-jwt verifies every request.
 func BenchmarkAuthJWTHS256NoCache(b *testing.B) {
-	tok := sign(b, jwt.MapClaims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
+	tok := sign(b, fxtest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
 	v := newHSVerifier(b, middleware.JWTConfig{CacheSize: -1})
 	benchServe(b, benchApp(middleware.Auth(middleware.AuthConfig{Bearer: v})), "Authorization", "Bearer "+tok)
 }
@@ -89,7 +89,7 @@ func BenchmarkAuthJWTHS256FirstSighting(b *testing.B) {
 	for i := range toks {
 		// The same claims as BenchmarkAuthJWTHS256's token, only "sub"
 		// differs: the same decoding work.
-		toks[i] = "Bearer " + sign(b, jwt.MapClaims{"roles": []string{"admin"}, "tenant_id": "acme", "sub": "user-" + strconv.Itoa(i)}, nil)
+		toks[i] = "Bearer " + sign(b, fxtest.Claims{"roles": []string{"admin"}, "tenant_id": "acme", "sub": "user-" + strconv.Itoa(i)}, nil)
 	}
 	v := newHSVerifier(b, middleware.JWTConfig{CacheSize: 8})
 	app := benchApp(middleware.Auth(middleware.AuthConfig{Bearer: v}))
@@ -117,7 +117,7 @@ func BenchmarkAuthJWTHS256FirstSighting(b *testing.B) {
 // same token every time: a cache hit, or a full verification without the
 // cache.
 func BenchmarkJWTVerify(b *testing.B) {
-	tok := sign(b, jwt.MapClaims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
+	tok := sign(b, fxtest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
 	for _, c := range []struct {
 		name string
 		size int
@@ -171,7 +171,7 @@ func BenchmarkAuthAPIKeyRequireRoleTenant(b *testing.B) {
 // BenchmarkAuthRefusedExpired is the cost of refusing an expired token.
 func BenchmarkAuthRefusedExpired(b *testing.B) {
 	app := benchApp(middleware.Auth(middleware.AuthConfig{Bearer: hsVerifier(b)}))
-	tok := sign(b, jwt.MapClaims{"exp": fixedNow.Unix() - 3600}, nil)
+	tok := sign(b, fxtest.Claims{"exp": fixedNow.Unix() - 3600}, nil)
 	if err := app.Boot(); err != nil {
 		b.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Package middleware holds fx's first-party middleware for authentication,
-// authorization and tenancy.
+// authorization, tenancy and observability.
 //
 // # Authentication
 //
@@ -40,6 +40,15 @@
 // from the subdomain under a base domain, validates it against a documented
 // pattern ([ValidTenantID]), optionally cross-checks it against the
 // principal's tenant claim, and stores it for [TenantFrom].
+//
+// # Observability
+//
+// [RequestID] gives every request an ID (a safe incoming X-Request-ID, or
+// a generated one), sends it on every response, errors included, and adds
+// it to the request's log attributes so fx's own log lines carry it;
+// [RequestIDFrom] reads it. [AccessLog] registers an fx.App.OnResponse
+// observer that logs one slog line per request with its final status and
+// error code, the 404s and transport errors included.
 //
 // # Errors
 //

@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
-	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
-	"github.com/golang-jwt/jwt/v5"
 )
 
 // show sends GET target with the given header pairs and prints the status
@@ -50,11 +49,10 @@ func ExampleAuth() {
 		return c.JSON(200, map[string]any{"sub": p.Subject, "roles": p.Roles})
 	})
 
-	tok, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
-		"sub": "alice", "roles": []string{"admin"},
-		"iss": "https://auth.example.com", "aud": "orders-api",
-		"exp": time.Now().Add(time.Hour).Unix(),
-	}).SignedString(secret)
+	// A client's token, minted in the test by fxtest with the same secret.
+	tok := fxtest.NewSigner(fxtest.HS256, fxtest.SignerConfig{
+		Key: secret, Issuer: "https://auth.example.com", Audience: "orders-api",
+	}).Token(fxtest.Subject("alice"), fxtest.Roles("admin"))
 
 	show(app, "/me", "Authorization", "Bearer "+tok)
 	show(app, "/me")

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
-	"github.com/golang-jwt/jwt/v5"
 )
 
 // Test fixtures shared by the tests, examples and benchmarks.
@@ -30,36 +30,29 @@ var (
 // provoke 5xx on purpose.
 var quiet = fx.Config{Logger: slog.New(slog.DiscardHandler)}
 
-// sign returns an HS256 token over claims with key (hsSecret when nil),
-// filling exp/iss/aud defaults unless the claim is set to nil.
-func sign(t testing.TB, claims jwt.MapClaims, key []byte) string {
-	t.Helper()
-	if key == nil {
-		key = hsSecret
-	}
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, withDefaults(claims)).SignedString(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
+// signer is the HS256 Signer of the tests' tokens with key (hsSecret when
+// nil): issuer testIssuer, audience testAud, clock fixedNow, so every token
+// carries sub "user-1", iss, aud, iat and exp unless a claim says otherwise.
+func signer(key []byte) *fxtest.Signer {
+	return signerFor(fxtest.HS256, key, "")
 }
 
-func withDefaults(claims jwt.MapClaims) jwt.MapClaims {
-	out := jwt.MapClaims{
-		"sub": "user-1",
-		"iss": testIssuer,
-		"aud": testAud,
-		"exp": fixedNow.Add(time.Hour).Unix(),
-		"iat": fixedNow.Add(-time.Minute).Unix(),
+// signerFor is signer for any algorithm and key, with kid (when not "").
+func signerFor(alg fxtest.Alg, key any, kid string) *fxtest.Signer {
+	if b, ok := key.([]byte); ok && b == nil {
+		key = hsSecret
 	}
-	for k, v := range claims {
-		if v == nil {
-			delete(out, k)
-			continue
-		}
-		out[k] = v
-	}
-	return out
+	return fxtest.NewSigner(alg, fxtest.SignerConfig{
+		Key: key, KeyID: kid, Issuer: testIssuer, Audience: testAud,
+		Now: func() time.Time { return fixedNow },
+	})
+}
+
+// sign returns an HS256 token over the default claims changed by claims (a
+// nil value removes a claim), signed with key (hsSecret when nil).
+func sign(t testing.TB, claims fxtest.Claims, key []byte) string {
+	t.Helper()
+	return signer(key).Token(claims)
 }
 
 func hsVerifier(t testing.TB) *middleware.JWTVerifier {

@@ -1,9 +1,6 @@
 package middleware_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -15,8 +12,8 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
-	"github.com/golang-jwt/jwt/v5"
 )
 
 var (
@@ -24,28 +21,19 @@ var (
 	rsaKey  *rsa.PrivateKey
 )
 
+// testRSAKey is one 2048-bit RSA key for the package (generated once: it
+// takes a while), from an fxtest Signer.
 func testRSAKey(t *testing.T) *rsa.PrivateKey {
 	t.Helper()
-	rsaOnce.Do(func() {
-		var err error
-		if rsaKey, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
-			panic(err)
-		}
-	})
+	rsaOnce.Do(func() { rsaKey = fxtest.NewSigner(fxtest.RS256).Key().(*rsa.PrivateKey) })
 	return rsaKey
 }
 
-func signWith(t *testing.T, m jwt.SigningMethod, key any, kid string, claims jwt.MapClaims) string {
+// signWith returns a token signed with alg and key, with kid (when not
+// ""), over the default claims changed by claims.
+func signWith(t *testing.T, alg fxtest.Alg, key any, kid string, claims fxtest.Claims) string {
 	t.Helper()
-	tk := jwt.NewWithClaims(m, withDefaults(claims))
-	if kid != "" {
-		tk.Header["kid"] = kid
-	}
-	s, err := tk.SignedString(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return signerFor(alg, key, kid).Token(claims)
 }
 
 func verifyErr(t *testing.T, v *middleware.JWTVerifier, tok string) error {
@@ -70,7 +58,7 @@ func TestJWTAlgorithmConfusion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := verifyErr(t, v, signWith(t, jwt.SigningMethodRS256, priv, "", nil)); err != nil {
+	if err := verifyErr(t, v, signWith(t, fxtest.RS256, priv, "", nil)); err != nil {
 		t.Fatalf("valid RS256 token refused: %v", err)
 	}
 	der, err := x509.MarshalPKIXPublicKey(&priv.PublicKey)
@@ -79,25 +67,25 @@ func TestJWTAlgorithmConfusion(t *testing.T) {
 	}
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
 	for name, secret := range map[string][]byte{"PEM": pemKey, "DER": der} {
-		forged := signWith(t, jwt.SigningMethodHS256, secret, "", jwt.MapClaims{"roles": []string{"admin"}})
+		forged := signWith(t, fxtest.HS256, secret, "", fxtest.Claims{"roles": []string{"admin"}})
 		if err := verifyErr(t, v, forged); !errors.Is(err, middleware.ErrAlgorithmNotAllowed) {
 			t.Errorf("%s-keyed HS256 forgery: err %v, want ErrAlgorithmNotAllowed", name, err)
 		}
 	}
 	// RS256 and ES256 both allowed, RSA key only: an ES256 token cannot
 	// be checked against it, whatever it claims.
-	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ec := fxtest.NewSigner(fxtest.ES256)
 	v2, err := middleware.NewJWTVerifier(middleware.JWTConfig{
 		Algorithms: []string{"RS256", "ES256"}, Key: &priv.PublicKey, Now: func() time.Time { return fixedNow },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := verifyErr(t, v2, signWith(t, jwt.SigningMethodES256, ec, "", nil)); !errors.Is(err, middleware.ErrUnknownKey) {
+	if err := verifyErr(t, v2, ec.Token()); !errors.Is(err, middleware.ErrUnknownKey) {
 		t.Errorf("ES256 token against an RSA key: err %v, want ErrUnknownKey", err)
 	}
 	// A PS256 token (same key family) is refused when only RS256 is allowed.
-	if err := verifyErr(t, v, signWith(t, jwt.SigningMethodPS256, priv, "", nil)); !errors.Is(err, middleware.ErrAlgorithmNotAllowed) {
+	if err := verifyErr(t, v, signWith(t, fxtest.PS256, priv, "", nil)); !errors.Is(err, middleware.ErrAlgorithmNotAllowed) {
 		t.Errorf("PS256 token, RS256 allowed: err %v", err)
 	}
 }
@@ -124,7 +112,7 @@ func TestJWTKeyRotation(t *testing.T) {
 		{"2024", k1, middleware.ErrUnknownKey},       // retired
 		{"", k1, middleware.ErrUnknownKey},           // no kid, no default Key
 	} {
-		err := verifyErr(t, v, signWith(t, jwt.SigningMethodHS256, c.key, c.kid, nil))
+		err := verifyErr(t, v, signWith(t, fxtest.HS256, c.key, c.kid, nil))
 		if !errors.Is(err, c.want) || (c.want == nil && err != nil) {
 			t.Errorf("kid %q: err %v, want %v", c.kid, err, c.want)
 		}
@@ -132,23 +120,13 @@ func TestJWTKeyRotation(t *testing.T) {
 }
 
 func TestJWTAsymmetricFamilies(t *testing.T) {
-	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	edPub, edPriv, _ := ed25519.GenerateKey(rand.Reader)
-	for _, c := range []struct {
-		alg  string
-		m    jwt.SigningMethod
-		pub  any
-		priv any
-	}{
-		{"ES256", jwt.SigningMethodES256, &ec.PublicKey, ec},
-		{"EdDSA", jwt.SigningMethodEdDSA, edPub, edPriv},
-	} {
-		v, err := middleware.NewJWTVerifier(middleware.JWTConfig{Algorithms: []string{c.alg}, Key: c.pub, Now: func() time.Time { return fixedNow }})
+	for _, s := range []*fxtest.Signer{fxtest.NewSigner(fxtest.ES256), fxtest.NewSigner(fxtest.EdDSA)} {
+		v, err := middleware.NewJWTVerifier(middleware.JWTConfig{Algorithms: []string{string(s.Alg())}, Key: s.PublicKey(), Now: func() time.Time { return fixedNow }})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := verifyErr(t, v, signWith(t, c.m, c.priv, "", nil)); err != nil {
-			t.Errorf("%s: %v", c.alg, err)
+		if err := verifyErr(t, v, signWith(t, s.Alg(), s.Key(), "", nil)); err != nil {
+			t.Errorf("%s: %v", s.Alg(), err)
 		}
 	}
 }
@@ -189,11 +167,11 @@ func TestJWTNoExpiryAllowedAndLeeway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := verifyErr(t, v, sign(t, jwt.MapClaims{"exp": nil}, nil)); err != nil {
+	if err := verifyErr(t, v, sign(t, fxtest.Claims{"exp": nil}, nil)); err != nil {
 		t.Fatalf("AllowNoExpiry: %v", err)
 	}
 	// No leeway: one second past exp is expired.
-	if err := verifyErr(t, v, sign(t, jwt.MapClaims{"exp": fixedNow.Add(-time.Second).Unix()}, nil)); !errors.Is(err, middleware.ErrExpired) {
+	if err := verifyErr(t, v, sign(t, fxtest.Claims{"exp": fixedNow.Add(-time.Second).Unix()}, nil)); !errors.Is(err, middleware.ErrExpired) {
 		t.Fatalf("Leeway<0: err %v", err)
 	}
 }
@@ -209,12 +187,12 @@ func TestJWTThroughAuthRS256(t *testing.T) {
 		t.Fatal(err)
 	}
 	app := authApp(t, middleware.AuthConfig{Bearer: v})
-	r := do(t, app, "GET", "/me", map[string]string{"Authorization": "Bearer " + signWith(t, jwt.SigningMethodRS256, priv, "", nil)})
+	r := do(t, app, "GET", "/me", map[string]string{"Authorization": "Bearer " + signWith(t, fxtest.RS256, priv, "", nil)})
 	if r.status != 200 || r.body["sub"] != "user-1" {
 		t.Fatalf("%d %s", r.status, r.raw)
 	}
 	der, _ := x509.MarshalPKIXPublicKey(&priv.PublicKey)
-	forged := signWith(t, jwt.SigningMethodHS256, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), "", nil)
+	forged := signWith(t, fxtest.HS256, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), "", nil)
 	r = do(t, app, "GET", "/me", map[string]string{"Authorization": "Bearer " + forged})
 	expectError(t, r, 401, fx.ErrorCodes.Unauthenticated, "invalid_credentials")
 	if !strings.Contains(r.msg, "algorithm is not allowed") {

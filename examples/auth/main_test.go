@@ -1,71 +1,91 @@
 package main
 
 import (
-	"io"
-	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/fxhq/fx/fxtest"
 )
 
-// TestCurlLines replays the curl lines of the package comment.
+// TestCurlLines replays the curl lines of the package comment, with
+// tokens minted by fxtest with the demo secret.
 func TestCurlLines(t *testing.T) {
 	app, err := newApp()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok := func(who string) string {
-		s, err := mint(who)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	alice, bob, old := tok("alice"), tok("bob"), tok("expired")
+	c := fxtest.New(t, app)
+	demo := fxtest.NewSigner(fxtest.HS256, fxtest.SignerConfig{Key: demoSecret(), Issuer: issuer, Audience: audience})
+	alice := demo.Token(fxtest.Subject("alice"), fxtest.Roles("admin"), fxtest.Tenant("acme"))
+	bob := demo.Token(fxtest.Subject("bob"), fxtest.Roles("viewer"), fxtest.Tenant("globex"), fxtest.Permissions("reports:read"))
+	old := demo.Token(fxtest.Subject("carol"), fxtest.ExpiresIn(-time.Hour))
 	const key = "ak_demo_reporting_0123456789"
+	const unauth, forbidden = "FX_UNAUTHENTICATED", "FX_FORBIDDEN"
 
-	for _, c := range []struct {
+	for _, tc := range []struct {
 		path    string
 		headers []string
 		status  int
+		code    string // the error code; "" for a success
 		want    string // a fragment of the body
 	}{
-		{"/health", nil, 200, `"ok"`},
-		{"/me", nil, 401, "missing_credentials"},
-		{"/me", []string{"Authorization", "Bearer"}, 401, "malformed_credentials"},
-		{"/me", []string{"Authorization", "Basic dXNlcjpwYXNz"}, 401, "unsupported_scheme"},
-		{"/me", []string{"Authorization", "Bearer " + old}, 401, `"expired"`},
-		{"/me", []string{"Authorization", "Bearer " + alice + "x"}, 401, "invalid_credentials"},
-		{"/me", []string{"Authorization", "bearer " + alice}, 200, `"alice"`},
-		{"/me", []string{"X-API-Key", key}, 200, `"reporting-job"`},
-		{"/me", []string{"X-API-Key", "ak_demo_guess_00000000000"}, 401, "invalid_credentials"},
-		{"/admin/stats", []string{"Authorization", "Bearer " + alice}, 200, "42"},
-		{"/admin/stats", []string{"Authorization", "Bearer " + bob}, 403, "missing_role"},
-		{"/reports", []string{"Authorization", "Bearer " + bob}, 200, "q1"},
-		{"/reports", []string{"X-API-Key", key}, 200, "q1"},
-		{"/reports", []string{"Authorization", "Bearer " + alice}, 403, "missing_permission"},
-		{"/t/orders", []string{"Authorization", "Bearer " + alice, "X-Tenant-ID", "acme"}, 200, `"acme"`},
-		{"/t/orders", []string{"Authorization", "Bearer " + alice, "Host", "acme.api.localhost:8080"}, 200, `"acme"`},
-		{"/t/orders", []string{"Authorization", "Bearer " + alice, "X-Tenant-ID", "globex"}, 403, "tenant_mismatch"},
-		{"/t/orders", []string{"Authorization", "Bearer " + alice}, 400, "FX_TENANT_REQUIRED"},
-		{"/t/orders", []string{"Authorization", "Bearer " + alice, "X-Tenant-ID", "acme;rm"}, 400, "malformed_tenant"},
-		{"/t/orders", []string{"X-Tenant-ID", "acme"}, 401, "missing_credentials"},
+		{"/health", nil, 200, "", `"ok"`},
+		{"/me", nil, 401, unauth, "missing_credentials"},
+		{"/me", []string{"Authorization", "Bearer"}, 401, unauth, "malformed_credentials"},
+		{"/me", []string{"Authorization", "Basic dXNlcjpwYXNz"}, 401, unauth, "unsupported_scheme"},
+		{"/me", []string{"Authorization", "Bearer " + old}, 401, unauth, `"expired"`},
+		{"/me", []string{"Authorization", "Bearer " + alice + "x"}, 401, unauth, "invalid_credentials"},
+		{"/me", []string{"Authorization", "bearer " + alice}, 200, "", `"alice"`},
+		{"/me", []string{"X-API-Key", key}, 200, "", `"reporting-job"`},
+		{"/me", []string{"X-API-Key", "ak_demo_guess_00000000000"}, 401, unauth, "invalid_credentials"},
+		{"/admin/stats", []string{"Authorization", "Bearer " + alice}, 200, "", "42"},
+		{"/admin/stats", []string{"Authorization", "Bearer " + bob}, 403, forbidden, "missing_role"},
+		{"/reports", []string{"Authorization", "Bearer " + bob}, 200, "", "q1"},
+		{"/reports", []string{"X-API-Key", key}, 200, "", "q1"},
+		{"/reports", []string{"Authorization", "Bearer " + alice}, 403, forbidden, "missing_permission"},
+		{"/t/orders", []string{"Authorization", "Bearer " + alice, "X-Tenant-ID", "acme"}, 200, "", `"acme"`},
+		{"/t/orders", []string{"Authorization", "Bearer " + alice, "Host", "acme.api.localhost:8080"}, 200, "", `"acme"`},
+		{"/t/orders", []string{"Authorization", "Bearer " + alice, "X-Tenant-ID", "globex"}, 403, forbidden, "tenant_mismatch"},
+		{"/t/orders", []string{"Authorization", "Bearer " + alice}, 400, "FX_TENANT_REQUIRED", ""},
+		{"/t/orders", []string{"Authorization", "Bearer " + alice, "X-Tenant-ID", "acme;rm"}, 400, "FX_TENANT_REQUIRED", "malformed_tenant"},
+		{"/t/orders", []string{"X-Tenant-ID", "acme"}, 401, unauth, "missing_credentials"},
 	} {
-		req := httptest.NewRequest("GET", c.path, nil)
-		for i := 0; i+1 < len(c.headers); i += 2 {
-			if c.headers[i] == "Host" {
-				req.Host = c.headers[i+1]
+		req := c.Get(tc.path)
+		for i := 0; i+1 < len(tc.headers); i += 2 {
+			if tc.headers[i] == "Host" {
+				req.Host(tc.headers[i+1])
 			} else {
-				req.Header.Set(c.headers[i], c.headers[i+1])
+				req.Header(tc.headers[i], tc.headers[i+1])
 			}
 		}
-		resp, err := app.Test(req)
+		r := req.Do()
+		if tc.code != "" {
+			r.AssertError(tc.status, tc.code)
+		} else {
+			r.AssertStatus(tc.status)
+		}
+		if !strings.Contains(string(r.Body), tc.want) {
+			t.Errorf("GET %s %v: %s, want %s in it", tc.path, tc.headers[:min(len(tc.headers), 1)], r.Body, tc.want)
+		}
+	}
+}
+
+// The demo tokens the program prints (-token) are accepted as the test's.
+func TestMint(t *testing.T) {
+	app, err := newApp()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := fxtest.New(t, app)
+	for who, status := range map[string]int{"alice": 200, "bob": 200, "expired": 401} {
+		tok, err := mint(who)
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != c.status || !strings.Contains(string(body), c.want) {
-			t.Errorf("GET %s %v: %d %s, want %d with %s", c.path, c.headers[:min(len(c.headers), 1)], resp.StatusCode, body, c.status, c.want)
-		}
+		c.Get("/me").Bearer(tok).Do().AssertStatus(status)
+	}
+	if _, err := mint("mallory"); err == nil {
+		t.Error("mint of an unknown user")
 	}
 }

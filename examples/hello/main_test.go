@@ -1,36 +1,23 @@
 package main
 
 import (
-	"io"
 	"log/slog"
-	"net/http/httptest"
 	"testing"
+
+	"github.com/fxhq/fx/fxtest"
 )
 
-// TestHello checks the four routes the README promises.
+// TestHello checks the routes the README promises.
 func TestHello(t *testing.T) {
 	slog.SetDefault(slog.New(slog.DiscardHandler)) // the panic route logs a 500
-	app := newApp()
-	defer app.Shutdown()
-	cases := []struct {
-		path   string
-		status int
-		body   string
-	}{
-		{"/hello", 200, `{"message":"Hello, fx!"}`},
-		{"/users/missing", 404, `{"error":{"code":"APP_USER_NOT_FOUND","message":"User not found","details":{"id":"missing"}}}`},
-		{"/users/7", 200, `{"id":"7","name":"Ada"}`},
-		{"/panic", 500, `{"error":{"code":"FX_INTERNAL_ERROR","message":"Internal server error"}}`},
-		{"/nope", 404, `{"error":{"code":"FX_NOT_FOUND","message":"Route GET /nope not found"}}`},
+	c := fxtest.New(t, newApp())
+
+	c.Get("/hello").Do().AssertJSON(200, `{"message":"Hello, fx!"}`)
+	c.Get("/users/7").Do().AssertJSON(200, `{"id":"7","name":"Ada"}`)
+	r := c.Get("/users/missing").Do().AssertError(404, "APP_USER_NOT_FOUND")
+	if env := r.Envelope(); env.Message != "User not found" || string(env.Details) != `{"id":"missing"}` {
+		t.Errorf("envelope %+v", env)
 	}
-	for _, tc := range cases {
-		resp, err := app.Test(httptest.NewRequest("GET", tc.path, nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != tc.status || string(b) != tc.body {
-			t.Errorf("GET %s = %d %s, want %d %s", tc.path, resp.StatusCode, b, tc.status, tc.body)
-		}
-	}
+	c.Get("/panic").Do().AssertJSON(500, `{"error":{"code":"FX_INTERNAL_ERROR","message":"Internal server error"}}`)
+	c.Get("/nope").Do().AssertJSON(404, `{"error":{"code":"FX_NOT_FOUND","message":"Route GET /nope not found"}}`)
 }

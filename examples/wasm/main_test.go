@@ -1,13 +1,13 @@
 package main
 
 import (
-	"io"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fxhq/fx/fxtest"
 )
 
 // TestExample builds the guest with the documented command and serves it.
@@ -26,11 +26,7 @@ func TestExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := newApp(module)
-	if err := app.Boot(); err != nil {
-		t.Fatal(err)
-	}
-	defer app.Shutdown()
+	c := fxtest.New(t, newApp(module)) // boots: compiles the guest
 	for _, tc := range []struct {
 		method, path, body, want string
 		status                   int
@@ -38,15 +34,11 @@ func TestExample(t *testing.T) {
 		{"GET", "/wasm/hello", "", "Hello from a Go guest!\n", 200},
 		{"GET", "/wasm/greet/A%22da", "", `{"greeting":"Hello, A\"da!"}`, 200},
 		{"POST", "/wasm/reverse", "stressed", "desserts", 200},
-		{"GET", "/wasm/panic", "", `"code":"FX_WASM_ERROR"`, 502},
 	} {
-		resp, err := app.Test(httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
-			t.Errorf("%s %s: %d %s", tc.method, tc.path, resp.StatusCode, b)
+		r := c.Request(tc.method, tc.path).Body("text/plain", []byte(tc.body)).Do().AssertStatus(tc.status)
+		if !strings.Contains(string(r.Body), tc.want) {
+			t.Errorf("%s %s: %d %s", tc.method, tc.path, r.Status, r.Body)
 		}
 	}
+	c.Get("/wasm/panic").Do().AssertError(502, "FX_WASM_ERROR")
 }

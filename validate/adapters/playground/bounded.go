@@ -12,7 +12,7 @@ import (
 	"github.com/go-playground/validator/v10"
 )
 
-// Bounded error work (fx SPEC rule 19). validator/v10 has no way to stop
+// Bounded error work: validation stops at the issue limit. validator/v10 has no way to stop
 // early: v.Struct checks every field of the decoded T and allocates one
 // error per failing field, and the decode into T before it allocates
 // every element. A 4 MiB body of 1.4 million empty items under

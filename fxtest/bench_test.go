@@ -1,0 +1,81 @@
+package fxtest_test
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
+	"github.com/valyala/fasthttp"
+)
+
+// The same request four ways, so their costs compare:
+//
+//	go test -run '^$' -bench . -benchmem ./fxtest
+//
+// BenchmarkDirectHandler is the floor: app.Handler() called with a reused
+// fasthttp.RequestCtx, no HTTP bytes at all. BenchmarkClient is a request
+// through fxtest (the App's fasthttp server, in memory) with its response
+// read back; BenchmarkTestRaw the exchange alone; BenchmarkAppTest the
+// net/http-typed app.Test.
+
+func benchApp() *fx.App {
+	app := quietApp()
+	app.Get("/users/:id", func(c *fx.Ctx) error {
+		return c.JSON(200, map[string]string{"id": c.Param("id"), "name": "Ada"})
+	})
+	return app
+}
+
+func BenchmarkDirectHandler(b *testing.B) {
+	h := benchApp().Handler()
+	var rc fasthttp.RequestCtx
+	b.ReportAllocs()
+	for b.Loop() {
+		rc.Request.Reset()
+		rc.Response.Reset()
+		rc.Request.Header.SetMethod("GET")
+		rc.Request.SetRequestURI("/users/1")
+		rc.Request.Header.SetHost("example.com")
+		h(&rc)
+		if rc.Response.StatusCode() != 200 {
+			b.Fatal(rc.Response.StatusCode())
+		}
+	}
+}
+
+func BenchmarkClient(b *testing.B) {
+	c := fxtest.New(b, benchApp())
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := c.Get("/users/1").Do(); r.Status != 200 {
+			b.Fatal(r.Status)
+		}
+	}
+}
+
+func BenchmarkTestRaw(b *testing.B) {
+	app := benchApp()
+	b.Cleanup(func() { app.Shutdown() })
+	req := []byte("GET /users/1 HTTP/1.1\r\nHost: example.com\r\n\r\n")
+	var out []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if out, err = app.TestRaw(out[:0], req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAppTest(b *testing.B) {
+	app := benchApp()
+	b.Cleanup(func() { app.Shutdown() })
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := app.Test(httptest.NewRequest("GET", "/users/1", nil))
+		if err != nil || resp.StatusCode != 200 {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package fxtest_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/validate"
+)
+
+// t stands for the *testing.T of a test function in these examples. It
+// prints failures, so that a failing assertion changes an example's output
+// (and fails it).
+var t testing.TB = printTB{}
+
+type printTB struct{ testing.TB }
+
+func (printTB) Helper()        {}
+func (printTB) Cleanup(func()) {}
+func (printTB) Errorf(format string, args ...any) {
+	fmt.Printf("FAIL: "+format+"\n", args...)
+}
+func (printTB) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf(format, args...))
+}
+
+func newUserApp() *fx.App {
+	app := fx.New()
+	app.Get("/users/:id", func(c *fx.Ctx) error {
+		if c.Param("id") != "1" {
+			return fx.NewError(404, "APP_USER_NOT_FOUND", "User not found")
+		}
+		return c.JSON(200, map[string]string{"id": "1", "name": "Ada"})
+	})
+	app.Route(fx.Route{
+		Method: "POST", Path: "/orders",
+		Body: validate.Object(validate.Fields{
+			"items": validate.Array(validate.Object(validate.Fields{"qty": validate.Integer().Min(1)})),
+		}),
+		Handler: func(c *fx.Ctx) error { return c.JSON(201, map[string]bool{"created": true}) },
+	})
+	return app
+}
+
+func Example() {
+	c := fxtest.New(t, newUserApp()) // shut down by t.Cleanup
+
+	c.Get("/users/1").Do().AssertJSON(200, `{"id":"1","name":"Ada"}`)
+	c.Get("/users/2").Do().AssertError(404, "APP_USER_NOT_FOUND")
+	c.Post("/orders").JSON(map[string]any{"items": []any{map[string]int{"qty": 1}, map[string]int{"qty": 0}}}).Do().
+		AssertIssues(fxtest.Issue{Location: "body", Path: "items.1.qty"})
+
+	resp := c.Get("/users/2").Query("verbose", "1").Header("Accept", "application/json").Do()
+	env := resp.Envelope()
+	fmt.Println(resp.Status, env.Code, env.Message)
+	// Output: 404 APP_USER_NOT_FOUND User not found
+}
+
+func ExampleSigner() {
+	s := fxtest.NewSigner(fxtest.HS256) // a fresh secret; RS256, ES256, EdDSA alike
+	app := fx.New()
+	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: s.Verifier()}))
+	app.Route(fx.Route{
+		Method: "GET", Path: "/admin",
+		Middleware: []fx.Middleware{middleware.RequireRoles("admin")},
+		Handler: func(c *fx.Ctx) error {
+			p, _ := middleware.PrincipalFrom(c)
+			return c.String(200, p.Subject+" of "+p.Tenant)
+		},
+	})
+	c := fxtest.New(t, app)
+
+	ok := c.Get("/admin").Bearer(s.Token(fxtest.Subject("alice"), fxtest.Roles("admin"), fxtest.Tenant("acme"))).Do()
+	fmt.Println(ok.Status, string(ok.Body))
+	c.Get("/admin").Bearer(s.Token(fxtest.Roles("viewer"))).Do().AssertError(403, fx.ErrorCodes.Forbidden)
+	c.Get("/admin").Bearer(s.Token(fxtest.ExpiresIn(-time.Hour))).Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
+	c.Get("/admin").Bearer(s.Unsigned(fxtest.Roles("admin"))).Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
+	// Output: 200 alice of acme
+}
+
+func ExampleAPIKeys() {
+	keys := fxtest.NewAPIKeys()
+	key := keys.Key(middleware.Principal{Subject: "billing-job"})
+	app := fx.New()
+	app.Use(middleware.Auth(middleware.AuthConfig{APIKeys: keys.Verifier()}))
+	app.Get("/me", func(c *fx.Ctx) error {
+		p, _ := middleware.PrincipalFrom(c)
+		return c.String(200, p.Subject)
+	})
+	c := fxtest.New(t, app)
+
+	fmt.Println(string(c.Get("/me").Header(middleware.DefaultAPIKeyHeader, key).Do().Body))
+	// Output: billing-job
+}

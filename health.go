@@ -1,0 +1,389 @@
+package fx
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Health checks: GET /livez and GET /readyz for load balancers and
+// orchestrators (Kubernetes probes).
+//
+//   - Liveness answers "should this process be restarted?". It runs only the
+//     checks added with AddLiveness, and by default there are none: a
+//     liveness probe that pings the database restarts every replica when the
+//     database is down, which fixes nothing and turns an outage into a
+//     restart storm. Add a liveness check only for a state the process cannot
+//     leave on its own (a deadlocked worker, a poisoned cache).
+//   - Readiness answers "may this process receive traffic?". It runs the
+//     checks added with AddReadiness (database, downstream services), and it
+//     fails from the moment Shutdown begins, before any check runs: a load
+//     balancer polling /readyz stops sending new requests while the requests
+//     in flight are still being answered, so connections are drained rather
+//     than cut (see App.ShuttingDown).
+//
+// Success is 200 with
+//
+//	{"status":"ok","checks":{"db":{"status":"ok","duration_ms":1}}}
+//
+// ({"status":"ok"} when the probe has no checks). Failure is the 503
+// FX_SERVICE_UNAVAILABLE envelope with Retry-After, and the per-check
+// results in details:
+//
+//	{"error":{"code":"FX_SERVICE_UNAVAILABLE","message":"Readiness check failed: db",
+//	  "details":{"checks":{"db":{"status":"fail","duration_ms":1000,"error":"check timed out after 1s"}}}}}
+//
+// What a failed check says. Check errors are operator-facing (a DSN, a host
+// name, a driver message), so the client sees the error text only when the
+// check opted in by returning an *Error (its Message, as everywhere in fx:
+// an *Error's message is written for clients) or when Config.Development is
+// set. Otherwise the result says "status":"fail" without an "error" key, and
+// the raw error is logged (at warn level, once when a check starts failing,
+// and at info level once when it recovers, so a probe polled every second
+// does not repeat it; the 503 itself goes through the error boundary and is
+// logged like every 5xx, with its message only). A timeout always says "check timed out after
+// <Timeout>": that text is the framework's own.
+//
+// Bounded work. A check runs with a context that ends at HealthConfig.Timeout,
+// and is reported as failed at its timeout even if it ignores the context
+// and keeps running: the probe never hangs. Such a check is not started
+// again while its previous run has not returned (it is reported failed:
+// "previous run has not returned"), so a check stuck on a dead socket
+// cannot pile up goroutines at the probe's polling rate. Checks run
+// concurrently, at most HealthConfig.Concurrency at once, and concurrent
+// requests for the same probe share one run (the ones that arrive while a
+// run is in flight wait for it and get its result), so a flood of /readyz
+// requests costs no more checks than one request does.
+//
+// Cost: a probe with no checks writes a prebuilt body: no allocation
+// (BenchmarkLivezNoChecks: 0 allocs/op, 0.13-0.29 µs on a shared 2-core
+// machine, less than a small c.JSON route, BenchmarkJSONSuccess). A probe with checks costs two goroutines, a context and a timer
+// per check, and the JSON encoding of the results (a few microseconds plus
+// what the checks themselves take).
+
+// HealthCheck reports whether one dependency or internal state is healthy:
+// nil is healthy, any error is a failure. ctx ends at the probe's timeout;
+// a check should return soon after it ends. Return an *Error to have its
+// message shown to clients (see Health).
+type HealthCheck func(ctx context.Context) error
+
+// HealthConfig configures a Health. The zero value is usable.
+type HealthConfig struct {
+	// Timeout bounds each check. Default 1s (DefaultHealthTimeout).
+	Timeout time.Duration
+
+	// Concurrency is the most checks of one probe run at once. Default 8
+	// (DefaultHealthConcurrency).
+	Concurrency int
+
+	// RetryAfter is the Retry-After of a failed probe, in whole seconds.
+	// Default 1.
+	RetryAfter int
+}
+
+// Defaults of HealthConfig.
+const (
+	DefaultHealthTimeout     = time.Second
+	DefaultHealthConcurrency = 8
+)
+
+// HealthResult is the outcome of one check, as it appears in the response
+// under "checks".
+type HealthResult struct {
+	// Status is "ok" or "fail".
+	Status string `json:"status"`
+	// DurationMS is how long the check ran, in whole milliseconds (the
+	// timeout when it timed out).
+	DurationMS int64 `json:"duration_ms"`
+	// Error says why the check failed; see Health for when it is present.
+	Error string `json:"error,omitempty"`
+}
+
+// Health serves liveness and readiness probes (see the block comment at the
+// top of health.go for the contract). Create it with NewHealth, add checks,
+// then mount it with Register or route Liveness and Readiness yourself.
+// Add every check before the App boots: the check lists are read without
+// locks while serving, and adding one after the first probe panics.
+type Health struct {
+	timeout    time.Duration
+	conc       int
+	retryAfter string
+	live, read healthProbe
+}
+
+// healthProbe is one probe's checks and the run in flight.
+type healthProbe struct {
+	kind   string // "Liveness" or "Readiness"
+	checks []*namedCheck
+	served atomic.Bool // the probe has answered once: no more checks
+
+	mu  sync.Mutex
+	run *healthRun
+}
+
+type namedCheck struct {
+	name    string
+	fn      HealthCheck
+	running atomic.Bool // a run of fn has not returned yet
+	failing atomic.Bool // the last result was a failure (for logging transitions)
+}
+
+// healthRun is one evaluation of a probe, shared by the requests that
+// arrive while it runs.
+type healthRun struct {
+	done    chan struct{}
+	results []HealthResult // aligned with the probe's checks
+	errs    []error        // the raw errors, for the log
+	failed  []string       // names of failed checks
+}
+
+// NewHealth returns a Health with no checks. Pass at most one HealthConfig.
+func NewHealth(cfg ...HealthConfig) *Health {
+	var c HealthConfig
+	if len(cfg) > 0 {
+		c = cfg[0]
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultHealthTimeout
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultHealthConcurrency
+	}
+	if c.RetryAfter <= 0 {
+		c.RetryAfter = 1
+	}
+	return &Health{
+		timeout: c.Timeout, conc: c.Concurrency, retryAfter: strconv.Itoa(c.RetryAfter),
+		live: healthProbe{kind: "Liveness"}, read: healthProbe{kind: "Readiness"},
+	}
+}
+
+// AddLiveness adds a check to the liveness probe. Liveness should not
+// depend on downstream services (see Health). name keys the check's result.
+func (h *Health) AddLiveness(name string, check HealthCheck) { h.live.add(name, check) }
+
+// AddReadiness adds a check to the readiness probe (a database ping, a
+// downstream service). name keys the check's result.
+func (h *Health) AddReadiness(name string, check HealthCheck) { h.read.add(name, check) }
+
+func (p *healthProbe) add(name string, check HealthCheck) {
+	if check == nil {
+		panic("fx: Health.Add" + p.kind + "(" + strconv.Quote(name) + "): nil check")
+	}
+	if p.served.Load() {
+		panic("fx: Health.Add" + p.kind + " called after the probe served a request; add checks before serving")
+	}
+	for _, c := range p.checks {
+		if c.name == name {
+			panic("fx: Health.Add" + p.kind + ": check " + strconv.Quote(name) + " added twice")
+		}
+	}
+	p.checks = append(p.checks, &namedCheck{name: name, fn: check})
+}
+
+// Register mounts the probes at GET /livez and GET /readyz (and HEAD) of
+// r, an *App or a *Group. They are ordinary routes: the App's middleware
+// runs around them, so exempt them from authentication there if probes
+// arrive without credentials.
+func (h *Health) Register(r interface{ Get(path string, h Handler) }) {
+	r.Get("/livez", h.Liveness)
+	r.Get("/readyz", h.Readiness)
+}
+
+// Liveness is the handler of the liveness probe: 200 when every liveness
+// check passes (always, when there are none), else the 503 envelope.
+func (h *Health) Liveness(c *Ctx) error { return h.serve(c, &h.live) }
+
+// Readiness is the handler of the readiness probe: the 503 envelope as soon
+// as the App's Shutdown has begun (without running the checks), else 200
+// when every readiness check passes and the 503 envelope when one fails.
+// It watches App.Shutdown (and Run, which calls it): an App served by a
+// server of your own (the nethttp adapter, a fasthttp.Server on Handler)
+// must call app.Shutdown when that server starts draining.
+func (h *Health) Readiness(c *Ctx) error {
+	if c.app.ShuttingDown() {
+		c.SetHeader(fasthttp.HeaderRetryAfter, h.retryAfter)
+		return errShuttingDown
+	}
+	return h.serve(c, &h.read)
+}
+
+// errShuttingDown is the readiness answer during Shutdown, kept in a
+// variable: answering it costs no allocation.
+var errShuttingDown = NewCatalogError(CodeServiceUnavailable, "The server is shutting down")
+
+// healthOK is the body of a probe without checks.
+var healthOK = []byte(`{"status":"ok"}`)
+
+func (h *Health) serve(c *Ctx, p *healthProbe) error {
+	if !p.served.Load() {
+		p.served.Store(true)
+	}
+	if len(p.checks) == 0 {
+		return c.Send(fasthttp.StatusOK, "application/json", healthOK)
+	}
+	r := h.evaluate(p, c.app.logger)
+	results := make(map[string]HealthResult, len(p.checks))
+	for i, ck := range p.checks {
+		res := r.results[i]
+		if res.Status != "ok" && r.errs[i] != nil {
+			res.Error = publicCheckError(r.errs[i], c.app.cfg.Development)
+		}
+		results[ck.name] = res
+	}
+	if len(r.failed) == 0 {
+		return c.JSON(fasthttp.StatusOK, healthBody{Status: "ok", Checks: results})
+	}
+	c.SetHeader(fasthttp.HeaderRetryAfter, h.retryAfter)
+	return NewCatalogError(CodeServiceUnavailable, p.kind+" check failed: "+joinNames(r.failed),
+		healthDetails{Checks: results})
+}
+
+type healthBody struct {
+	Status string                  `json:"status"`
+	Checks map[string]HealthResult `json:"checks"`
+}
+
+type healthDetails struct {
+	Checks map[string]HealthResult `json:"checks"`
+}
+
+func joinNames(names []string) string {
+	s := names[0]
+	for _, n := range names[1:] {
+		s += ", " + n
+	}
+	return s
+}
+
+// checkStateError is a failure the framework itself reports for a check
+// (a timeout, a previous run still going). Its text reveals nothing about
+// the dependency, so it is always shown.
+type checkStateError struct{ msg string }
+
+func (e *checkStateError) Error() string { return e.msg }
+
+var errStillRunning = &checkStateError{"previous run has not returned"}
+
+// publicCheckError is the text a client may see for a failed check: an
+// *Error's message (the check chose it for clients), the framework's own
+// texts, or, in Development only, the raw error text.
+func publicCheckError(err error, dev bool) string {
+	var se *checkStateError
+	if errors.As(err, &se) {
+		return se.msg
+	}
+	if fe := findError(err); fe != nil {
+		return fe.Message
+	}
+	if dev {
+		return err.Error()
+	}
+	return ""
+}
+
+// evaluate runs p's checks, or waits for the run already in flight and
+// returns its result.
+func (h *Health) evaluate(p *healthProbe, logger *slog.Logger) *healthRun {
+	p.mu.Lock()
+	if r := p.run; r != nil {
+		p.mu.Unlock()
+		if testHookHealthJoin != nil {
+			testHookHealthJoin()
+		}
+		<-r.done
+		return r
+	}
+	r := &healthRun{
+		done:    make(chan struct{}),
+		results: make([]HealthResult, len(p.checks)),
+		errs:    make([]error, len(p.checks)),
+	}
+	p.run = r
+	p.mu.Unlock()
+
+	sem := make(chan struct{}, h.conc)
+	var wg sync.WaitGroup
+	for i, ck := range p.checks {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			r.results[i], r.errs[i] = h.runCheck(ck)
+		}()
+	}
+	wg.Wait()
+	for i, ck := range p.checks {
+		failed := r.errs[i] != nil
+		if failed {
+			r.failed = append(r.failed, ck.name)
+		}
+		if ck.failing.Swap(failed) != failed {
+			if failed {
+				logger.LogAttrs(context.Background(), slog.LevelWarn, "fx: health check failing",
+					slog.String("probe", p.kind), slog.String("check", ck.name), slog.Any("error", loggable(r.errs[i])))
+			} else {
+				logger.LogAttrs(context.Background(), slog.LevelInfo, "fx: health check recovered",
+					slog.String("probe", p.kind), slog.String("check", ck.name))
+			}
+		}
+	}
+
+	p.mu.Lock()
+	p.run = nil
+	p.mu.Unlock()
+	close(r.done)
+	return r
+}
+
+// testHookHealthJoin, when set by a test, is called by a request that joins
+// a run in flight (health_internal_test.go). It is never set otherwise.
+var testHookHealthJoin func()
+
+// runCheck runs one check within the timeout. The check runs in its own
+// goroutine so that one ignoring its context is abandoned at the timeout
+// (and, through running, not started again until it returns).
+func (h *Health) runCheck(ck *namedCheck) (HealthResult, error) {
+	if !ck.running.CompareAndSwap(false, true) {
+		return HealthResult{Status: "fail"}, errStillRunning
+	}
+	start := time.Now() // before the deadline is set: a timed-out check reports at least Timeout
+	ctx, cancel := context.WithTimeout(context.Background(), h.timeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		defer func() {
+			if v := recover(); v != nil {
+				err = &PanicError{Value: v}
+			}
+			// Cleared before the result is delivered: a probe that follows
+			// at once must not find the check "still running".
+			ck.running.Store(false)
+			done <- err
+		}()
+		err = ck.fn(ctx)
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = &checkStateError{"check timed out after " + h.timeout.String()}
+	}
+	res := HealthResult{Status: "ok", DurationMS: time.Since(start).Milliseconds()}
+	if err != nil {
+		res.Status = "fail"
+	}
+	return res, err
+}
+
+// ShuttingDown reports whether Shutdown (or ShutdownWithContext, or Run's
+// shutdown) has begun. From then on Readiness answers 503, and every
+// response carries Connection: close. It is one atomic load.
+func (a *App) ShuttingDown() bool { return a.stopping.Load() }

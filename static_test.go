@@ -1,0 +1,500 @@
+package fx_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/nethttp"
+	"github.com/valyala/fasthttp"
+)
+
+const secretText = "TOP SECRET, outside the static root"
+
+// staticTree builds, in a temporary directory,
+//
+//	secret.txt                 (next to the root: must never be served)
+//	public/hello.txt
+//	public/index.html
+//	public/docs/index.html
+//	public/a b%/index.html      (a name that must be escaped in a URL)
+//	public/empty/              (no index file)
+//	public/app.js, app.js.br, app.js.gz
+//	public/style.css           (compressible, no compressed sibling)
+//	public/big.bin             (20 KiB: streamed, not held in memory)
+//	public/link.txt -> ../secret.txt
+//
+// and returns the path of public.
+func staticTree(t testing.TB) string {
+	t.Helper()
+	base := t.TempDir()
+	root := filepath.Join(base, "public")
+	write := func(name string, data []byte) {
+		t.Helper()
+		p := filepath.Join(base, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("secret.txt", []byte(secretText))
+	write("public/hello.txt", []byte("hello, world\n"))
+	write("public/index.html", []byte("<h1>root</h1>"))
+	write("public/docs/index.html", []byte("<h1>docs</h1>"))
+	write("public/a b%/index.html", []byte("<h1>spaced</h1>"))
+	if err := os.MkdirAll(filepath.Join(root, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	js := []byte(strings.Repeat("console.log('fx');\n", 100))
+	write("public/app.js", js)
+	write("public/app.js.br", []byte("BROTLI-BYTES"))
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write(js)
+	zw.Close()
+	write("public/app.js.gz", gz.Bytes())
+	write("public/style.css", []byte(strings.Repeat("body { margin: 0 }\n", 200)))
+	write("public/big.bin", bytes.Repeat([]byte("0123456789abcdef"), 1280))
+	if err := os.Symlink(filepath.Join("..", "secret.txt"), filepath.Join(root, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func staticApp(t *testing.T, cfg ...fx.StaticConfig) *fx.App {
+	t.Helper()
+	app := quiet()
+	app.Use(func(c *fx.Ctx, next fx.Next) error {
+		c.SetHeader("X-Request-ID", "req-1") // before next: must survive every answer
+		return next()
+	})
+	app.Static("/static", staticTree(t), cfg...)
+	t.Cleanup(func() { app.Shutdown() })
+	return app
+}
+
+func TestStaticServesFiles(t *testing.T) {
+	app := staticApp(t, fx.StaticConfig{MaxAge: 3600e9})
+	r := do(t, app, "GET", "/static/hello.txt", "")
+	if r.status != 200 || string(r.body) != "hello, world\n" {
+		t.Fatalf("%d %q", r.status, r.body)
+	}
+	for k, want := range map[string]string{
+		"Content-Type":  "text/plain; charset=utf-8",
+		"Accept-Ranges": "bytes",
+		"Cache-Control": "public, max-age=3600",
+		"X-Request-ID":  "req-1",
+	} {
+		if got := r.header.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	etag := r.header.Get("ETag")
+	if !strings.HasPrefix(etag, `W/"`) || r.header.Get("Last-Modified") == "" {
+		t.Errorf("ETag %q, Last-Modified %q", etag, r.header.Get("Last-Modified"))
+	}
+
+	// HEAD: headers, no body.
+	if r := do(t, app, "HEAD", "/static/hello.txt", ""); r.status != 200 || len(r.body) != 0 || r.header.Get("Content-Length") != "13" {
+		t.Errorf("HEAD: %d %q %v", r.status, r.body, r.header)
+	}
+
+	// A big file (streamed from disk).
+	if r := do(t, app, "GET", "/static/big.bin", ""); r.status != 200 || len(r.body) != 20480 {
+		t.Errorf("big: %d, %d bytes", r.status, len(r.body))
+	}
+
+	// If-None-Match: 304 with the ETag, keeping the middleware's header
+	// (fasthttp resets the response for a 304) and Cache-Control.
+	r = do(t, app, "GET", "/static/hello.txt", "", "If-None-Match", etag)
+	if r.status != 304 || len(r.body) != 0 || r.header.Get("ETag") != etag ||
+		r.header.Get("X-Request-ID") != "req-1" || r.header.Get("Cache-Control") != "public, max-age=3600" {
+		t.Errorf("304: %d %q %v", r.status, r.body, r.header)
+	}
+	if r := do(t, app, "GET", "/static/hello.txt", "", "If-None-Match", `W/"other"`); r.status != 200 {
+		t.Errorf("stale ETag: %d", r.status)
+	}
+}
+
+func TestStaticIndexAndDirectories(t *testing.T) {
+	app := staticApp(t)
+	for _, tc := range []struct{ path, body string }{
+		{"/static/", "<h1>root</h1>"},
+		{"/static/docs/", "<h1>docs</h1>"},
+	} {
+		if r := do(t, app, "GET", tc.path, ""); r.status != 200 || string(r.body) != tc.body {
+			t.Errorf("%s: %d %q", tc.path, r.status, r.body)
+		}
+	}
+	// A directory without its slash is redirected under the prefix.
+	r := do(t, app, "GET", "/static/docs?x=1", "")
+	if r.status != 302 || r.header.Get("Location") != "/static/docs/?x=1" || r.header.Get("X-Request-ID") != "req-1" {
+		t.Errorf("redirect: %d %v", r.status, r.header)
+	}
+	// The redirect escapes the decoded path again, and the client lands on
+	// the index.
+	r = do(t, app, "GET", "/static/a%20b%25", "")
+	if r.status != 302 || r.header.Get("Location") != "/static/a%20b%25/" {
+		t.Errorf("escaped redirect: %d %q", r.status, r.header.Get("Location"))
+	}
+	if r := do(t, app, "GET", r.header.Get("Location"), ""); r.status != 200 || string(r.body) != "<h1>spaced</h1>" {
+		t.Errorf("after the redirect: %d %q", r.status, r.body)
+	}
+	// Missing files and a directory without index: the 404 envelope of an
+	// unmatched route (no listing, nothing to tell them apart), with the
+	// middleware's headers.
+	for _, p := range []string{"/static/missing.txt", "/static/empty/", "/static/docs/nope/", "/static/hello.txt/x"} {
+		r := do(t, app, "GET", p, "")
+		env := mustEnvelope(t, r, 404, fx.CodeNotFound)
+		if env.Error.Message != "Route GET "+p+" not found" {
+			t.Errorf("%s: message %q", p, env.Error.Message)
+		}
+		if r.header.Get("X-Request-ID") != "req-1" {
+			t.Errorf("%s: middleware header lost", p)
+		}
+	}
+	// Other methods are not routed.
+	mustEnvelope(t, do(t, app, "POST", "/static/hello.txt", "x"), 404, fx.CodeNotFound)
+}
+
+func TestStaticRanges(t *testing.T) {
+	app := staticApp(t)
+	r := do(t, app, "GET", "/static/hello.txt", "", "Range", "bytes=0-4")
+	if r.status != 206 || string(r.body) != "hello" || r.header.Get("Content-Range") != "bytes 0-4/13" {
+		t.Errorf("range: %d %q %v", r.status, r.body, r.header)
+	}
+	r = do(t, app, "GET", "/static/big.bin", "", "Range", "bytes=20470-")
+	if r.status != 206 || string(r.body) != "6789abcdef" {
+		t.Errorf("big range: %d %q", r.status, r.body)
+	}
+	// Unsatisfiable: the whole file, 200 (RFC 9110 14.2: Range may be
+	// ignored), never fasthttp's text 416.
+	for _, rg := range []string{"bytes=1000-", "bytes=5-2", "bytes=-0"} {
+		r := do(t, app, "GET", "/static/hello.txt", "", "Range", rg)
+		if r.status != 200 || string(r.body) != "hello, world\n" || r.header.Get("X-Request-ID") != "req-1" {
+			t.Errorf("%s: %d %q %v", rg, r.status, r.body, r.header)
+		}
+	}
+}
+
+func TestStaticPrecompressed(t *testing.T) {
+	app := staticApp(t, fx.StaticConfig{Compress: true})
+	for _, tc := range []struct{ accept, encoding, body string }{
+		{"br, gzip", "br", "BROTLI-BYTES"},
+		{"gzip", "gzip", ""}, // checked by decoding below
+		{"br;q=0, gzip", "gzip", ""},
+		{"", "", strings.Repeat("console.log('fx');\n", 100)},
+	} {
+		hdr := []string{"Accept-Encoding", tc.accept}
+		if tc.accept == "" {
+			hdr = []string{"Accept-Encoding", "identity"}
+		}
+		r := do(t, app, "GET", "/static/app.js", "", hdr...)
+		if r.status != 200 || r.header.Get("Content-Encoding") != tc.encoding {
+			t.Errorf("%q: %d, Content-Encoding %q", tc.accept, r.status, r.header.Get("Content-Encoding"))
+			continue
+		}
+		if ct := r.header.Get("Content-Type"); !strings.Contains(ct, "javascript") {
+			t.Errorf("%q: Content-Type %q", tc.accept, ct)
+		}
+		if v := r.header.Get("Vary"); v != "Accept-Encoding" {
+			t.Errorf("%q: Vary %q", tc.accept, v)
+		}
+		if tc.encoding == "gzip" {
+			zr, err := gzip.NewReader(bytes.NewReader(r.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			_, _ = out.ReadFrom(zr)
+			if out.String() != strings.Repeat("console.log('fx');\n", 100) {
+				t.Errorf("gzip body decodes to %q", out.String())
+			}
+		} else if string(r.body) != tc.body {
+			t.Errorf("%q: body %q", tc.accept, r.body)
+		}
+	}
+	// A compressible file without a sibling is compressed in memory (and
+	// nothing is written next to it).
+	r := do(t, app, "GET", "/static/style.css", "", "Accept-Encoding", "gzip")
+	if r.header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("on the fly: Content-Encoding %q", r.header.Get("Content-Encoding"))
+	} else if zr, err := gzip.NewReader(bytes.NewReader(r.body)); err != nil {
+		t.Error(err)
+	} else {
+		var out bytes.Buffer
+		_, _ = out.ReadFrom(zr)
+		if out.String() != strings.Repeat("body { margin: 0 }\n", 200) {
+			t.Errorf("on the fly: decodes to %q", out.String())
+		}
+	}
+
+	// Range requests are served from the plain file.
+	r = do(t, app, "GET", "/static/app.js", "", "Accept-Encoding", "br", "Range", "bytes=0-6")
+	if r.status != 206 || string(r.body) != "console" || r.header.Get("Content-Encoding") != "" {
+		t.Errorf("range: %d %q %v", r.status, r.body, r.header)
+	}
+	// Without Compress, the siblings are ignored.
+	plain := staticApp(t)
+	if r := do(t, plain, "GET", "/static/app.js", "", "Accept-Encoding", "br"); r.header.Get("Content-Encoding") != "" {
+		t.Errorf("Compress off: Content-Encoding %q", r.header.Get("Content-Encoding"))
+	}
+}
+
+// A Vary set by middleware (CORS varies on Origin) is kept and extended,
+// on the 200 and on the 304 that fasthttp builds from a reset response.
+func TestStaticVaryKeepsMiddlewareValue(t *testing.T) {
+	app := quiet()
+	app.Use(func(c *fx.Ctx, next fx.Next) error {
+		c.SetHeader("Vary", "Origin")
+		c.SetHeader("Access-Control-Allow-Origin", "https://a.example")
+		return next()
+	})
+	app.Static("/s", staticTree(t), fx.StaticConfig{Compress: true})
+	t.Cleanup(func() { app.Shutdown() })
+	vary := func(r result) string { return strings.ReplaceAll(r.header.Get("Vary"), " ", "") }
+	r := do(t, app, "GET", "/s/app.js", "", "Accept-Encoding", "br")
+	if r.status != 200 || vary(r) != "Origin,Accept-Encoding" {
+		t.Fatalf("200: %d Vary %q", r.status, r.header.Get("Vary"))
+	}
+	r = do(t, app, "GET", "/s/app.js", "", "Accept-Encoding", "br", "If-None-Match", r.header.Get("ETag"))
+	if r.status != 304 || vary(r) != "Origin,Accept-Encoding" ||
+		r.header.Get("Access-Control-Allow-Origin") != "https://a.example" {
+		t.Errorf("304: %d %v", r.status, r.header)
+	}
+}
+
+// Traversal: every attempt to reach secret.txt, next to the root, gets a
+// 400 or 404 envelope, and the secret never appears, on the wire (raw
+// request lines, no client-side cleaning). link.txt is a symbolic link
+// inside the root that points at the secret: the os.Root refuses it.
+func TestStaticNoTraversal(t *testing.T) {
+	app := staticApp(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = app.Serve(ln) }()
+	addr := ln.Addr().String()
+	for _, target := range []string{
+		"/static/../secret.txt",
+		"/static/%2e%2e/secret.txt",
+		"/static/%2E%2E/secret.txt",
+		"/static/.%2e/secret.txt",
+		"/static/..%2fsecret.txt",
+		"/static/..%2Fsecret.txt",
+		"/static/%2e%2e%2fsecret.txt",
+		"/static/%252e%252e/secret.txt",
+		"/static/%252e%252e%252fsecret.txt",
+		`/static/..\secret.txt`,
+		"/static/..%5csecret.txt",
+		"/static/..%5Csecret.txt",
+		"/static/docs/../../secret.txt",
+		"/static/docs/%2e%2e/%2e%2e/secret.txt",
+		"/static//../secret.txt",
+		"/static/link.txt",
+		"/static/link.txt/",
+		"/static/%00../secret.txt",
+		"/static/hello.txt%00",
+		"/static/" + strings.Repeat("../", 20) + "etc/passwd",
+		"/static/..;/secret.txt",
+		"/static/%c0%ae%c0%ae/secret.txt",
+		"/static/secret.txt",
+	} {
+		status, hdr, body := rawGet(t, addr, target)
+		if strings.Contains(body, "TOP SECRET") {
+			t.Errorf("GET %s: served the secret (%d)", target, status)
+			continue
+		}
+		if status != 400 && status != 404 {
+			t.Errorf("GET %s: status %d, want 400 or 404: %s", target, status, body)
+			continue
+		}
+		if hdr.Get("Content-Type") != "application/json" {
+			t.Errorf("GET %s: Content-Type %q: %s", target, hdr.Get("Content-Type"), body)
+		}
+		want := fx.CodeNotFound
+		if status == 400 {
+			want = fx.CodeBadRequest
+		}
+		checkEnvelopeBody(t, []byte(body), want)
+	}
+	// The files inside the root are still served on the same server.
+	if status, _, body := rawGet(t, addr, "/static/%68ello.txt"); status != 200 || body != "hello, world\n" {
+		t.Errorf("encoded name: %d %q", status, body)
+	}
+}
+
+// Static routes are ordinary routes: middleware runs around them (and may
+// refuse), groups prefix them and their middleware runs too.
+func TestStaticIsARoute(t *testing.T) {
+	root := staticTree(t)
+	app := quiet()
+	app.Use(func(c *fx.Ctx, next fx.Next) error {
+		if strings.HasSuffix(c.Path(), "/docs/") {
+			return fx.NewError(403, fx.CodeForbidden, "no docs")
+		}
+		return next()
+	})
+	g := app.Group("/v1")
+	g.Static("/files/", root)
+	t.Cleanup(func() { app.Shutdown() })
+
+	if r := do(t, app, "GET", "/v1/files/hello.txt", ""); r.status != 200 {
+		t.Errorf("group: %d %s", r.status, r.body)
+	}
+	mustEnvelope(t, do(t, app, "GET", "/v1/files/docs/", ""), 403, fx.CodeForbidden)
+}
+
+func TestStaticHandlerAndFS(t *testing.T) {
+	root := staticTree(t)
+	h, err := fx.StaticHandler(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := fx.StaticHandler("", fx.StaticConfig{FS: fstest.MapFS{
+		"a/b.txt": {Data: []byte("from memory")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := quiet()
+	app.Get("/hello.txt", h)    // no catch-all: the whole path
+	app.Get("/raw/*rest", h)    // any catch-all name
+	app.Get("/mem/*file", mem)  // an fs.FS
+	app.Handle("POST", "/p", h) // not GET or HEAD: 404
+	t.Cleanup(func() { app.Shutdown() })
+
+	for _, tc := range []struct{ path, body string }{
+		{"/hello.txt", "hello, world\n"},
+		{"/raw/hello.txt", "hello, world\n"},
+		{"/mem/a/b.txt", "from memory"},
+	} {
+		if r := do(t, app, "GET", tc.path, ""); r.status != 200 || string(r.body) != tc.body {
+			t.Errorf("%s: %d %q", tc.path, r.status, r.body)
+		}
+	}
+	mustEnvelope(t, do(t, app, "GET", "/mem/a/c.txt", ""), 404, fx.CodeNotFound)
+	mustEnvelope(t, do(t, app, "POST", "/p", "x"), 404, fx.CodeNotFound)
+
+	if _, err := fx.StaticHandler(filepath.Join(root, "no-such-dir")); err == nil {
+		t.Error("StaticHandler: missing root accepted")
+	}
+}
+
+// Under the net/http adapter the same mount serves small files, streamed
+// big ones, ranges and the 404 envelope.
+func TestStaticOverNethttp(t *testing.T) {
+	app := staticApp(t)
+	srv := httptest.NewServer(nethttp.Handler(app))
+	t.Cleanup(srv.Close)
+	get := func(path string, hdr ...string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	if resp, b := get("/static/hello.txt"); resp.StatusCode != 200 || string(b) != "hello, world\n" {
+		t.Errorf("small: %d %q", resp.StatusCode, b)
+	}
+	if resp, b := get("/static/big.bin"); resp.StatusCode != 200 || len(b) != 20480 {
+		t.Errorf("big: %d, %d bytes", resp.StatusCode, len(b))
+	}
+	if resp, b := get("/static/hello.txt", "Range", "bytes=7-11"); resp.StatusCode != 206 || string(b) != "world" {
+		t.Errorf("range: %d %q", resp.StatusCode, b)
+	}
+	resp, b := get("/static/missing.txt")
+	checkEnvelopeBody(t, b, fx.CodeNotFound)
+	if resp.StatusCode != 404 || resp.Header.Get("X-Request-ID") != "req-1" {
+		t.Errorf("missing: %d %v", resp.StatusCode, resp.Header)
+	}
+}
+
+// A mount at "/" serves the root's index and files, and nothing above it;
+// compressing on the fly writes nothing into the root (fasthttp.FS on an
+// OS directory would write style.css.gz there).
+func TestStaticAtRoot(t *testing.T) {
+	root := staticTree(t)
+	before, _ := os.ReadDir(root)
+	app := quiet()
+	app.Static("/", root, fx.StaticConfig{Compress: true})
+	t.Cleanup(func() { app.Shutdown() })
+	if r := do(t, app, "GET", "/", ""); r.status != 200 || string(r.body) != "<h1>root</h1>" {
+		t.Errorf("/: %d %q", r.status, r.body)
+	}
+	if r := do(t, app, "GET", "/hello.txt", ""); r.status != 200 {
+		t.Errorf("/hello.txt: %d", r.status)
+	}
+	for _, p := range []string{"/../secret.txt", "/%2e%2e/secret.txt", "/secret.txt"} {
+		r := do(t, app, "GET", p, "")
+		mustEnvelope(t, r, 404, fx.CodeNotFound)
+	}
+	if r := do(t, app, "GET", "/style.css", "", "Accept-Encoding", "gzip"); r.header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("style.css not compressed: %v", r.header)
+	}
+	if after, _ := os.ReadDir(root); len(after) != len(before) {
+		t.Errorf("the root had %d entries, now %d", len(before), len(after))
+	}
+}
+
+// A root that cannot be opened is a configuration error reported by Boot.
+func TestStaticBadRootFailsBoot(t *testing.T) {
+	app := quiet()
+	app.Static("/assets", filepath.Join(t.TempDir(), "missing"))
+	err := app.Boot()
+	if err == nil || !strings.Contains(err.Error(), `Static "/assets/"`) {
+		t.Fatalf("Boot: %v", err)
+	}
+}
+
+// BenchmarkStaticSmallFile: GET of a 13-byte file through an App route
+// (routing, chain, fasthttp.FS, the header copy). "mount" is app.Static
+// (a catch-all route: fasthttp/router copies the parameter value, its 3
+// allocations), "file" a StaticHandler on a route without parameters.
+// Compare BenchmarkStaticFasthttpFS, the same fasthttp.FS called directly.
+func BenchmarkStaticSmallFile(b *testing.B) {
+	root := staticTree(b)
+	b.Run("mount", func(b *testing.B) {
+		app := fx.New(fx.Config{Logger: silentLogger})
+		app.Static("/static", root)
+		runBenchWith(b, app.Handler(), "GET", "/static/hello.txt", 200)
+	})
+	b.Run("file", func(b *testing.B) {
+		h, err := fx.StaticHandler(root)
+		if err != nil {
+			b.Fatal(err)
+		}
+		app := fx.New(fx.Config{Logger: silentLogger})
+		app.Get("/hello.txt", h)
+		runBenchWith(b, app.Handler(), "GET", "/hello.txt", 200)
+	})
+}
+
+func BenchmarkStaticFasthttpFS(b *testing.B) {
+	fsys := &fasthttp.FS{
+		Root:            staticTree(b),
+		PathRewrite:     fasthttp.NewPathPrefixStripper(len("/static")),
+		AcceptByteRange: true,
+		GenerateETag:    true,
+	}
+	runBenchWith(b, fsys.NewRequestHandler(), "GET", "/static/hello.txt", 200)
+}
