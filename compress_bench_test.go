@@ -43,3 +43,30 @@ func BenchmarkCompress(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompressSkipped: what Config.Compression costs a response it
+// does not compress (a small JSON body, under MinSize), against the same
+// App without it ("off").
+func BenchmarkCompressSkipped(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "off"
+		var cfg fx.Config
+		if on {
+			name, cfg.Compression = "on", &fx.CompressionConfig{}
+		}
+		b.Run(name, func(b *testing.B) {
+			app := quiet(cfg)
+			app.Get("/hello", func(c *fx.Ctx) error { return c.JSON(200, small{ID: benchID, Name: "fx", OK: true}) })
+			rc, serve := benchCtx(app.Handler(), "GET", "/hello")
+			rc.Request.Header.Set("Accept-Encoding", "gzip, deflate, br, zstd")
+			serve()
+			if rc.Response.StatusCode() != 200 || len(rc.Response.Header.ContentEncoding()) > 0 {
+				b.Fatalf("%d %q", rc.Response.StatusCode(), rc.Response.Header.ContentEncoding())
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				serve()
+			}
+		})
+	}
+}

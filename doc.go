@@ -56,6 +56,8 @@
 //     formatted safely (format.go).
 //  10. Envelope (envelope.go). The envelope is written into the response's
 //     pooled buffer: escaped by hand, details through go-json.
+//  11. Compression (compress.go). With Config.Compression, the finished
+//     response, envelope included, is compressed as Accept-Encoding allows.
 //
 // Before the first request, Boot (boot.go) runs plugin Setup functions in
 // dependency order (plugin.go), builds the router from the registrations
