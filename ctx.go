@@ -38,7 +38,7 @@ type Ctx struct {
 	cancel context.CancelFunc
 
 	// deadline is the earliest SetDeadline made before Context created
-	// cctx, which then carries it (deadline.go).
+	// cctx, which then carries it (ctx_deadline.go).
 	deadline time.Time
 
 	// body and query hold values produced by route-contract validation.
@@ -216,7 +216,7 @@ func (c *Ctx) Value(key any) any {
 // allocations, no goroutine); free when never called.
 func (c *Ctx) Context() context.Context {
 	if c.cctx == nil {
-		c.cctx, c.cancel = c.newContext() // with SetDeadline's deadline, if any (deadline.go)
+		c.cctx, c.cancel = c.newContext() // with SetDeadline's deadline, if any (ctx_deadline.go)
 	}
 	return c.cctx
 }
