@@ -8,7 +8,7 @@ import (
 // SetDeadline makes c.Context() end at t with context.DeadlineExceeded,
 // unless it already ends earlier: nested deadlines (an App-wide one, a
 // Group's, a route's) keep the earliest, so a later, longer one never
-// extends a shorter one. The deadline lasts until the request ends
+// extends a shorter one; the zero time sets none. The deadline lasts until the request ends
 // (Context is cancelled then, as always); it is not carried to the next
 // request served by the pooled Ctx.
 //
@@ -29,6 +29,9 @@ import (
 // after Context was called, and earlier than the current one, derives a
 // further context: about 4 allocations. A later one costs nothing.
 func (c *Ctx) SetDeadline(t time.Time) {
+	if t.IsZero() {
+		return // no deadline, as context.Context.Deadline reports it
+	}
 	if c.cctx == nil {
 		// Context has not been called: keep the deadline for when it is.
 		// A handler that never asks for its context costs no timer.

@@ -30,6 +30,10 @@ func TestSetDeadlineEarliestWins(t *testing.T) {
 		record(c)
 		c.SetDeadline(base.Add(-time.Minute)) // earlier: wins
 		record(c)
+		c.SetDeadline(time.Time{}) // zero: no deadline, not an expired one
+		if c.Context().Err() != nil {
+			return c.Context().Err()
+		}
 		return c.String(200, "ok")
 	})
 	app.Get("/after-context", func(c *fx.Ctx) error {
