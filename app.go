@@ -308,4 +308,11 @@ type Route struct {
 	Body, Query  validate.Schema // nil: not validated
 	Middleware   []Middleware    // run after app and group middleware, BEFORE the contract
 	Handler      Handler
+
+	// Documentation only (routeinfo.go): never read while serving.
+	Doc       RouteDoc   // summary, tags, operationId, ...; merged over the Group's
+	Errors    []*Error   // application errors the handler can return (their status and code)
+	Responses []Response // success responses; none: a 200 with an unspecified body
+
+	op *opTypes // set by Op (op.go): a typed operation's types, for documentation
 }

@@ -16,7 +16,8 @@ import (
 // Cost model: a request that succeeds pays one deferred recover per chain
 // level. A failing request with an *Error (or the 404) and no hook writes
 // its envelope into the response's pooled body buffer with no allocation;
-// the production 500 body is prebuilt. A hook adds a header snapshot;
+// the production 500 body is prebuilt, and so is the envelope of an *Error
+// given to Prebuild (prebuilt.go), which is copied instead of encoded. A hook adds a header snapshot;
 // logging (5xx only) costs what the slog handler costs, and a panic's stack
 // is captured only when the logger is enabled at error level.
 
@@ -79,6 +80,10 @@ func (a *App) handleError(c *Ctx, err error) {
 		a.logFailure(c, code, err)
 	}
 	if a.hook != nil && a.callHook(c, raw, status) {
+		return
+	}
+	if body := prebuiltBody(raw, code, msg, details); body != nil { // (*Error).Prebuild (prebuilt.go)
+		writePrebuilt(&c.rc.Response, status, body)
 		return
 	}
 	a.writeEnvelope(&c.rc.Response, status, code, msg, details)

@@ -228,11 +228,10 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		}
 		delay = 0
 		if l.open.Add(1) <= l.limit {
-			lc := &limitConn{Conn: c, l: l}
 			if _, ok := c.(tlsConnState); ok {
-				return &limitTLSConn{lc}, nil
+				return &limitTLSConn{&limitConn{Conn: c, l: l}}, nil
 			}
-			return lc, nil
+			return &limitConn{Conn: newDeadlineConn(c), l: l}, nil // deadline.go
 		}
 		l.open.Add(-1)
 		l.refuse(c)

@@ -31,7 +31,7 @@ type Ctx struct {
 	// is the whole of the next() guard.
 	depth   int
 	started int
-	next    Next // c.callNext, bound once per pooled Ctx: no allocation per request
+	next    Next // c.callNext(), bound once per pooled Ctx: no allocation per request
 
 	values []ctxValue
 	cctx   context.Context
@@ -77,7 +77,7 @@ func (w *jsonWriter) Write(p []byte) (int, error) {
 
 func newCtx(a *App) *Ctx {
 	c := &Ctx{app: a}
-	c.next = c.callNext
+	c.next = c.callNext()
 	c.resetEncoder()
 	return c
 }
@@ -230,6 +230,15 @@ type requestContextKey struct{}
 // client that disconnects cancels c.Context()). It costs one user value on rc.
 func SetRequestContext(rc *fasthttp.RequestCtx, ctx context.Context) {
 	rc.SetUserValue(requestContextKey{}, ctx)
+}
+
+// RequestContext returns the context set for rc with SetRequestContext, or
+// nil when none was. Instrumentation that must replace the parent of
+// Ctx.Context (a tracing middleware) reads it to keep the transport's
+// cancellation. It costs one user-value lookup.
+func RequestContext(rc *fasthttp.RequestCtx) context.Context {
+	ctx, _ := rc.UserValue(requestContextKey{}).(context.Context)
+	return ctx
 }
 
 // SetHeader sets a response header, replacing any value it had. Headers set

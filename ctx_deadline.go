@@ -59,9 +59,9 @@ func (c *Ctx) SetDeadline(t time.Time) {
 // App's base context, which Shutdown cancels; with the deadline SetDeadline
 // recorded, if any.
 func (c *Ctx) newContext() (context.Context, context.CancelFunc) {
-	parent := c.app.baseCtx
-	if p, ok := c.rc.UserValue(requestContextKey{}).(context.Context); ok {
-		parent = p
+	parent := RequestContext(c.rc)
+	if parent == nil {
+		parent = c.app.baseCtx
 	}
 	if c.deadline.IsZero() {
 		return context.WithCancel(parent)

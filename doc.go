@@ -55,7 +55,8 @@
 //     error hook, and is logged when it is a 5xx; panic values are
 //     formatted safely (format.go).
 //  10. Envelope (envelope.go). The envelope is written into the response's
-//     pooled buffer: escaped by hand, details through go-json.
+//     pooled buffer: escaped by hand, details through go-json; an *Error
+//     given to Prebuild (prebuilt.go) has its envelope encoded once.
 //  11. Compression (compress.go). With Config.Compression, the finished
 //     response, envelope included, is compressed as Accept-Encoding allows.
 //

@@ -17,7 +17,7 @@ import (
 //
 // An *Error held in a package-level variable and returned as is costs no
 // allocation on the response path: the envelope is written straight into a
-// pooled buffer.
+// pooled buffer; with Prebuild, the envelope is encoded once and copied.
 //
 // Status should be 400–599; any other value is sent as 500 (an envelope on a
 // 2xx response would break clients that branch on status) and logged as a

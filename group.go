@@ -20,6 +20,7 @@ type Group struct {
 	routes // Handle, Get, ..., Route under the prefix (routes.go); routes.prefix is the full prefix, parents included
 	parent *Group
 	mws    []Middleware
+	doc    RouteDoc // defaults for its routes' documentation (group_doc.go)
 }
 
 // Group returns a Group of routes under prefix ("" or "/api/v1"; no

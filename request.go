@@ -57,7 +57,8 @@ func (a *App) closeIfStopping(rc *fasthttp.RequestCtx) {
 // every middleware, route middleware included, runs before validation
 // (an authorization check refuses before the body is read). Level
 // i < len(chain) runs chain[i] with c.next; level len(chain) runs the
-// handler (runLevel below, which also recovers panics). This is fx's only
+// handler (runLevel for level 0, callNext for the others; both recover
+// panics). This is fx's only
 // chain: App, Group and route middleware all go through it, so the guard
 // below exists once.
 //
@@ -67,10 +68,9 @@ func (a *App) closeIfStopping(rc *fasthttp.RequestCtx) {
 // begun strictly in order. The guard costs one comparison and no
 // allocation; c.next is bound once per pooled Ctx.
 
-// runLevel runs chain level i (middleware i, or the handler past the last
-// one) and turns a panic into a *PanicError. The level is dispatched here
-// rather than in a helper: a panic's cost is mostly the runtime unwinding
-// frames, so one frame less is measurably cheaper.
+// runLevel runs level 0 (the first middleware, or the handler of a route
+// without middleware) and turns a panic into a *PanicError. Deeper levels
+// are run by callNext, which has its own recover: see there.
 func (c *Ctx) runLevel(i int) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -102,16 +102,35 @@ func (c *Ctx) recovered(i int, r any) error {
 	return pe
 }
 
-// callNext is the Next given to every middleware.
-func (c *Ctx) callNext() error {
-	d := c.depth
-	if c.started > d {
-		return catalogError(CodeNextCalledMultipleTimes,
-			"next() was called more than once by the same middleware")
+// callNext returns the Next given to every middleware, bound once per
+// pooled Ctx (a closure rather than a method value, whose wrapper would
+// add a call frame per level). It runs the next level
+// itself, with its own deferred recover, rather than through runLevel: the
+// promise that a middleware's next() returns an inner panic as a
+// *PanicError needs a recover in a frame between the middleware and the
+// level below it, and callNext is that frame, so a level costs one call
+// frame and one deferred recover (and a panic unwinds one frame less per
+// level). A deeper panic is recovered by the innermost callNext on its way
+// up, so each middleware sees the error its own next() returned; c.depth is
+// restored in the deferred function, so it is right after a panic too.
+func (c *Ctx) callNext() Next {
+	return func() (err error) {
+		d := c.depth
+		if c.started > d {
+			return catalogError(CodeNextCalledMultipleTimes,
+				"next() was called more than once by the same middleware")
+		}
+		i := d + 1
+		c.started, c.depth = i, i
+		defer func() {
+			c.depth = d
+			if r := recover(); r != nil {
+				err = c.recovered(i, r)
+			}
+		}()
+		if i < len(c.rt.chain) {
+			return c.rt.chain[i](c, c.next)
+		}
+		return c.rt.handler(c)
 	}
-	c.started = d + 1
-	c.depth = d + 1
-	err := c.runLevel(d + 1)
-	c.depth = d
-	return err
 }

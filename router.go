@@ -18,6 +18,7 @@ type routeSpec struct {
 	body, query  validate.Schema
 	mws          []Middleware // Route.Middleware: after the group's, before the contract
 	group        *Group       // nil: registered on the App
+	meta         routeMeta    // documentation only (routeinfo.go)
 }
 
 // route is a booted route: its whole chain, fixed at Boot.

@@ -29,7 +29,8 @@ func (a *routes) Handle(method, path string, h Handler) {
 func (a *routes) Route(r Route) {
 	a.add(routeSpec{method: r.Method, path: r.Path, handler: r.Handler,
 		body: r.Body, query: r.Query,
-		mws: append([]Middleware(nil), r.Middleware...)}) // later changes to the caller's slice do not count
+		mws:  append([]Middleware(nil), r.Middleware...), // later changes to the caller's slice do not count
+		meta: newRouteMeta(r)})
 }
 
 func (a *routes) add(s routeSpec) {

@@ -9,9 +9,10 @@ import (
 	"github.com/fxhq/fx/validate"
 )
 
-// fxUserNotFound is GET /users/missing's error, kept in a variable.
+// fxUserNotFound is GET /users/missing's error, kept in a variable and
+// prebuilt (its envelope encoded once).
 var fxUserNotFound = fx.NewError(404, CodeUserNotFound, UserNotFoundMsg,
-	&UserNotFoundDetails{Resource: "user", ID: MissingUserID})
+	&UserNotFoundDetails{Resource: "user", ID: MissingUserID}).Prebuild()
 
 // NewFX is the service in fx: handlers return errors (or panic), the error
 // boundary writes every envelope, POST /orders is a route contract with a

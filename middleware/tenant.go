@@ -154,7 +154,7 @@ func Tenant(cfg TenantConfig) fx.Middleware {
 		"Tenant required: "+how, FailureDetails{Reason: ReasonMissingTenant})
 	t.errBad = fx.NewCatalogError(fx.CodeTenantRequired,
 		"Tenant required: the tenant ID is malformed", FailureDetails{Reason: ReasonMalformedTenant})
-	return t.handle
+	return fx.Declare(t.handle, tenantErrors(cfg)...)
 }
 
 func (t *tenantResolver) handle(c *fx.Ctx, next fx.Next) error {

@@ -5,11 +5,13 @@
 //     TLS), httptest, and any runtime that wants an http.Handler.
 //   - Wrap mounts an existing http.Handler as an fx route.
 //
-// For example, an App served over HTTP/2 with TLS, with pprof inside it:
+// For example, an App served over HTTP/2 with TLS, with pprof inside it
+// (import _ "net/http/pprof"; behind authentication, as profiles and the
+// command line are not for the public):
 //
 //	app := fx.New()
 //	app.Get("/users/:id", getUser)
-//	app.Get("/debug/pprof/*rest", nethttp.Wrap(http.DefaultServeMux))
+//	app.Group("/debug/pprof", middleware.Auth(authCfg)).Get("/*path", nethttp.Wrap(http.DefaultServeMux))
 //	srv := &http.Server{Addr: ":8443", Handler: nethttp.Handler(app)}
 //	log.Fatal(srv.ListenAndServeTLS("cert.pem", "key.pem"))
 //

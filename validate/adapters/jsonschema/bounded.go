@@ -8,12 +8,12 @@ import (
 	js "github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Bounded error work: validation stops at the issue limit. santhosh-tekuri/jsonschema has no
-// way to stop early: Validate checks the whole value and builds one error
-// per failing keyword before returning. A 4 MiB body of 1.4 million empty
-// items under a schema whose items require two keys cost it 2 s of CPU
-// and 604 MB (BenchmarkHugeInvalidBody) to build 2.8 million errors of
-// which fx keeps 101.
+// Bounded error work: validation stops at the issue limit. santhosh-
+// tekuri/jsonschema has no way to stop early: Validate checks the whole
+// value and builds one error per failing keyword before returning. A 4 MiB
+// body of 1.4 million empty items under a schema whose items require two
+// keys cost it 2 s of CPU and 604 MB (BenchmarkHugeInvalidBody) to build 2.8
+// million errors of which fx keeps 101.
 //
 // So, before the library sees a large value, a pre-pass looks for issues
 // where floods come from, cheaply and stopping at max:

@@ -21,7 +21,8 @@ import (
 // is the validated value itself.
 type Schema struct {
 	s    *js.Schema
-	safe bool // the pre-pass of bounded.go may be used
+	safe bool   // the pre-pass of bounded.go may be used
+	src  string // the document Compile was given; "" for New (describe.go)
 }
 
 // New wraps a schema compiled with the library's own Compiler (for
@@ -47,7 +48,7 @@ func Compile(schemaJSON string) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(s), nil
+	return &Schema{s: s, safe: boundedSafe(s), src: schemaJSON}, nil
 }
 
 // MustCompile is Compile that panics on an invalid schema, for package

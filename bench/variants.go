@@ -1,0 +1,62 @@
+package bench
+
+import (
+	"log/slog"
+	"net"
+
+	"github.com/fxhq/fx"
+	"github.com/valyala/fasthttp"
+)
+
+// ScaleVariants are servers for attributing cost in the scale test
+// (scale.sh, FRAMEWORKS=...): each turns one of fx's safe defaults off,
+// or raw fasthttp's equivalent on, so that the difference to "fx" or to
+// "raw-fasthttp" in the same run is the cost of that one default. They are
+// not frameworks at their defaults, so they are not in Frameworks (the
+// comparison tables and the equivalence tests); cmd/server serves them.
+// The fx variants answer GET /hello only (the scale test's endpoint), with
+// the same handler as NewFX; raw-timeouts is the whole raw service.
+var ScaleVariants = []Framework{
+	// fx without ReadTimeout, WriteTimeout and IdleTimeout: fasthttp then
+	// sets no socket deadline per request.
+	{"fx-notimeouts", func(int) Impl {
+		return fxHello(fx.Config{ReadTimeout: -1, WriteTimeout: -1, IdleTimeout: -1}, false)
+	}},
+	// fx with its timeouts but without its connection limit (fasthttp
+	// serves the listener directly: no limitListener, no limitConn).
+	{"fx-nolimit", func(int) Impl { return fxHello(fx.Config{}, true) }},
+	// fx with neither.
+	{"fx-bare", func(int) Impl {
+		return fxHello(fx.Config{ReadTimeout: -1, WriteTimeout: -1, IdleTimeout: -1}, true)
+	}},
+	// raw fasthttp with fx's default timeouts.
+	{"raw-timeouts", func(mw int) Impl {
+		h := NewRaw(mw).FastHTTP
+		return Impl{FastHTTP: h, serve: func(ln net.Listener) error {
+			s := &fasthttp.Server{Handler: h, NoDefaultServerHeader: true,
+				ReadTimeout:  fx.DefaultReadTimeout,
+				WriteTimeout: fx.DefaultWriteTimeout,
+				IdleTimeout:  fx.DefaultIdleTimeout}
+			return s.Serve(ln)
+		}}
+	}},
+}
+
+// fxHello is an fx App with cfg answering GET /hello as NewFX does, served
+// by App.Serve, or, when noLimit, by its fasthttp.Server on the bare
+// listener (fx's connection limit is in App.Serve's listener wrapper).
+func fxHello(cfg fx.Config, noLimit bool) Impl {
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	app := fx.New(cfg)
+	app.Get("/hello", func(c *fx.Ctx) error {
+		return c.JSON(200, Hello{Message: HelloMessage})
+	})
+	if err := app.Boot(); err != nil {
+		panic(err)
+	}
+	serve := app.Serve
+	if noLimit {
+		serve = app.Server().Serve
+	}
+	return Impl{FastHTTP: app.Handler(), serve: serve}
+}

@@ -1,0 +1,48 @@
+// Package redisstore is a middleware.Store on Redis, so that every
+// instance of an app shares one rate limit per key.
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "redis:6379"})
+//	app.Use(middleware.RateLimit(middleware.RateLimitConfig{
+//		Limit: middleware.Limit{Requests: 100, Period: time.Minute},
+//		Store: redisstore.New(rdb, redisstore.Config{}),
+//	}))
+//
+// It is a module of its own (github.com/fxhq/fx/middleware/ratelimit/redisstore)
+// so that go-redis is a dependency of the applications that use it only.
+//
+// # How a decision is made
+//
+// Each decision is one Lua script, run atomically by Redis (EVALSHA, with
+// EVAL when the server does not have it cached yet): it reads the key's
+// theoretical arrival time, applies GCRA exactly as middleware.MemoryStore
+// does, writes the new time back and answers. Nothing is read and then
+// written by the app, so concurrent requests through any number of app
+// instances never both get the last request: with a burst of L, exactly L
+// are allowed.
+//
+// The clock is Redis's (the TIME command inside the script), never the
+// app's: instances whose clocks disagree still share one limit exactly. The
+// resolution is a microsecond.
+//
+// Each key is written with a TTL that ends when its state stops mattering
+// (its theoretical arrival time: from then on a missing key and the stored
+// one give the same answer), so idle keys vanish on their own and Redis
+// holds only keys active within the last Period or so.
+//
+// Keys are Config.Prefix + Limit.Name + ":" + the request's key. One key
+// per call, so it works on Redis Cluster.
+//
+// Cost: one round trip to Redis per request; the script itself is a
+// handful of Lua operations. BenchmarkAllow (go test -run '^$' -bench
+// Allow -benchmem, needs redis-server) measures 45-80 µs over loopback on a
+// shared 2-core machine and 16 allocations (530 bytes), nearly all of them
+// go-redis building the command and reading the reply. Requires Redis 5 or
+// later (for a script writing after TIME).
+//
+// When Redis cannot be reached, Allow returns the error and
+// middleware.RateLimitConfig.FailOpen decides: by default the request is
+// answered 503 FX_SERVICE_UNAVAILABLE. Bound how long a request may wait
+// for Redis with the client's options (DialTimeout, ReadTimeout,
+// MaxRetries): the defaults can add seconds to every request while Redis is
+// down.
+package redisstore

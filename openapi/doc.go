@@ -1,0 +1,16 @@
+// Package openapi describes an fx App as an OpenAPI 3.1 document, built
+// from the route table the App serves (fx.App.Routes): paths, parameters,
+// request bodies and success responses from the route contracts, and, on
+// every operation, each error response the route can produce, by status,
+// with its possible codes as an enum over one shared envelope schema.
+//
+// Nothing is annotated twice: schemas come from the validate.Describer of
+// each contract (the builder, Struct, QueryStruct, adapters that
+// implement it) and from Go types (typed operations, fx.Response.Body);
+// errors come from the route's contract (422), its body (413), the
+// middleware that guard it (fx.Declare) and Route.Errors.
+//
+// Mount serves the document and a documentation page (Redoc, embedded in
+// the module: no CDN). Generate returns the document for other uses
+// (a file written at build time, a test that diffs it).
+package openapi

@@ -1,0 +1,343 @@
+package openapi
+
+import (
+	"cmp"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/validate"
+)
+
+// Config describes the API as a whole and where Mount serves it.
+type Config struct {
+	Title       string // info.title; default "API"
+	Version     string // info.version (of the API, not of OpenAPI); default "0.0.0"
+	Description string // info.description (CommonMark)
+	Servers     []Server
+
+	// Path is where Mount serves the JSON document; default
+	// "/openapi.json".
+	Path string
+	// YAMLPath is where Mount serves the same document as YAML; default
+	// Path with its ".json" suffix replaced by ".yaml" ("/openapi.yaml");
+	// "-" serves none.
+	YAMLPath string
+	// DocsPath is where Mount serves the documentation page; default
+	// "/docs"; "-" serves none.
+	DocsPath string
+}
+
+// Server is one entry of the document's servers list.
+type Server struct {
+	URL         string `json:"url"`
+	Description string `json:"description,omitempty"`
+}
+
+func (c Config) withDefaults() Config {
+	c.Title = cmp.Or(c.Title, "API")
+	c.Version = cmp.Or(c.Version, "0.0.0")
+	c.Path = cmp.Or(c.Path, "/openapi.json")
+	c.DocsPath = cmp.Or(c.DocsPath, "/docs")
+	c.YAMLPath = cmp.Or(c.YAMLPath, strings.TrimSuffix(c.Path, ".json")+".yaml")
+	return c
+}
+
+// Version is the OpenAPI version of the documents this package writes.
+const Version = "3.1.0"
+
+// methods are the HTTP methods OpenAPI has operations for; a route with
+// another method is left out of the document.
+var methods = map[string]string{
+	http.MethodGet: "get", http.MethodPut: "put", http.MethodPost: "post",
+	http.MethodDelete: "delete", http.MethodOptions: "options",
+	http.MethodHead: "head", http.MethodPatch: "patch", http.MethodTrace: "trace",
+}
+
+// Generate boots app (see fx.App.Boot) and returns its OpenAPI 3.1
+// document as JSON values (map[string]any, []any, string, numbers,
+// bool), ready for json.Marshal. Routes with RouteDoc.Hidden, and routes
+// whose method OpenAPI has no operation for, are left out. It returns the
+// boot error when app failed to boot. Cost: one walk of the route table
+// and of each schema; it is meant to run once (Mount caches its result).
+func Generate(app *fx.App, cfg Config) (map[string]any, error) {
+	cfg = cfg.withDefaults()
+	routes, err := app.Routes()
+	if err != nil {
+		return nil, err
+	}
+	g := &generator{opIDs: map[string]int{}}
+	paths := map[string]any{}
+	var tags []string
+	for _, r := range routes {
+		m, ok := methods[r.Method]
+		if !ok || r.Doc.Hidden {
+			continue
+		}
+		p := oasPath(r.Path)
+		item, _ := paths[p].(map[string]any)
+		if item == nil {
+			item = map[string]any{}
+			paths[p] = item
+		}
+		item[m] = g.operation(r)
+		for _, t := range r.Doc.Tags {
+			if !slices.Contains(tags, t) {
+				tags = append(tags, t)
+			}
+		}
+	}
+	info := map[string]any{"title": cfg.Title, "version": cfg.Version}
+	if cfg.Description != "" {
+		info["description"] = cfg.Description
+	}
+	doc := map[string]any{
+		"openapi":    Version,
+		"info":       info,
+		"paths":      paths,
+		"components": map[string]any{"schemas": componentSchemas()},
+	}
+	if len(cfg.Servers) > 0 {
+		servers := make([]any, len(cfg.Servers))
+		for i, s := range cfg.Servers {
+			sv := map[string]any{"url": s.URL}
+			if s.Description != "" {
+				sv["description"] = s.Description
+			}
+			servers[i] = sv
+		}
+		doc["servers"] = servers
+	}
+	if len(tags) > 0 {
+		tl := make([]any, len(tags))
+		for i, t := range tags {
+			tl[i] = map[string]any{"name": t}
+		}
+		doc["tags"] = tl
+	}
+	return doc, nil
+}
+
+// oasPath turns fx syntax into OpenAPI's: ":id" and "*rest" → "{id}",
+// "{rest}".
+func oasPath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if s != "" && (s[0] == ':' || s[0] == '*') {
+			segs[i] = "{" + s[1:] + "}"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+type generator struct {
+	opIDs map[string]int // operationIds given so far → count
+}
+
+// operation builds the Operation Object of one route.
+func (g *generator) operation(r fx.RouteInfo) map[string]any {
+	op := map[string]any{"operationId": g.operationID(r)}
+	if r.Doc.Summary != "" {
+		op["summary"] = r.Doc.Summary
+	}
+	if r.Doc.Description != "" {
+		op["description"] = r.Doc.Description
+	}
+	if len(r.Doc.Tags) > 0 {
+		op["tags"] = stringsAny(r.Doc.Tags)
+	}
+	if r.Doc.Deprecated {
+		op["deprecated"] = true
+	}
+	in := inputOf(r)
+	if params := parameters(r, in); len(params) > 0 {
+		op["parameters"] = params
+	}
+	if in.body != nil {
+		rb := map[string]any{"content": jsonContent(in.body)}
+		if in.bodyRequired {
+			rb["required"] = true
+		}
+		op["requestBody"] = rb
+	}
+	op["responses"] = responses(r, in)
+	return op
+}
+
+// operationID is RouteDoc.OperationID, or one derived from the method and
+// path ("getUsersById"); a repeat gets a numeric suffix.
+func (g *generator) operationID(r fx.RouteInfo) string {
+	id := r.Doc.OperationID
+	if id == "" {
+		var b strings.Builder
+		b.WriteString(strings.ToLower(r.Method))
+		for _, s := range strings.Split(r.Path, "/") {
+			if s == "" {
+				continue
+			}
+			if s[0] == ':' || s[0] == '*' {
+				b.WriteString("By")
+				s = s[1:]
+			}
+			for _, w := range strings.FieldsFunc(s, func(c rune) bool {
+				return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9')
+			}) {
+				b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+			}
+		}
+		id = b.String()
+	}
+	g.opIDs[id]++
+	if n := g.opIDs[id]; n > 1 {
+		id += strconv.Itoa(n)
+	}
+	return id
+}
+
+// input is what a route reads from a request, as schemas.
+type input struct {
+	body         map[string]any // nil: no body schema
+	bodyRequired bool
+	query        map[string]any // object schema of the query parameters
+	headers      map[string]any // object schema of header parameters (typed operations)
+	path         map[string]any // schemas of path parameters by name (typed operations)
+	validated    bool           // a contract validates something: 422 is possible
+}
+
+// inputOf reads a route's contract, or its typed operation's input type.
+func inputOf(r fx.RouteInfo) input {
+	var in input
+	if r.Body != nil {
+		in.validated = true
+		in.body = schemaOf(r.Body)
+		// Optional when the schema accepts an empty body (nil).
+		in.bodyRequired = !acceptsNil(r.Body)
+	}
+	if r.Query != nil {
+		in.validated = true
+		in.query, _ = validate.JSONSchemaOf(r.Query)
+	}
+	if len(r.Input) > 0 {
+		opInput(r.Input, &in)
+	}
+	return in
+}
+
+// opInput documents a typed operation's bound fields (fx.Op): each path,
+// query and header field a parameter of its Go type, Body the request
+// body. Binding can fail, so 422 is possible.
+func opInput(fields []fx.InputField, in *input) {
+	in.validated = true
+	in.path = map[string]any{}
+	add := func(obj *map[string]any, f fx.InputField) {
+		if *obj == nil {
+			*obj = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+		(*obj)["properties"].(map[string]any)[f.Name] = validate.TypeJSONSchema(f.Type)
+		if f.Required {
+			req, _ := (*obj)["required"].([]any)
+			(*obj)["required"] = append(req, f.Name)
+		}
+	}
+	for _, f := range fields {
+		switch f.In {
+		case "path":
+			in.path[f.Name] = validate.TypeJSONSchema(f.Type)
+		case "query":
+			add(&in.query, f)
+		case "header":
+			add(&in.headers, f)
+		case "body":
+			in.body, in.bodyRequired = validate.TypeJSONSchema(f.Type), f.Required
+		}
+	}
+}
+
+// acceptsNil reports whether s accepts an absent body; a schema that
+// panics does not.
+func acceptsNil(s validate.Schema) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	res := s.Validate(nil)
+	return len(res.Issues) == 0 && res.Err() == nil
+}
+
+// schemaOf is the JSON Schema of s, or {} when s does not describe
+// itself.
+func schemaOf(s validate.Schema) map[string]any {
+	if m, ok := validate.JSONSchemaOf(s); ok {
+		return m
+	}
+	return map[string]any{}
+}
+
+// parameters lists path, query and header parameters.
+func parameters(r fx.RouteInfo, in input) []any {
+	var out []any
+	for i, name := range r.Params {
+		p := map[string]any{"name": name, "in": "path", "required": true}
+		s := map[string]any{"type": "string"}
+		if ps, ok := in.path[name]; ok {
+			s = ps.(map[string]any)
+		}
+		p["schema"] = s
+		if r.CatchAll && i == len(r.Params)-1 {
+			p["description"] = "The rest of the path: it spans segments and may contain '/'."
+		}
+		out = append(out, p)
+	}
+	out = append(out, objectParams("query", in.query)...)
+	out = append(out, objectParams("header", in.headers)...)
+	return out
+}
+
+// objectParams turns an object schema's properties into parameters of
+// location in, required as the object says, sorted by name.
+func objectParams(in string, obj map[string]any) []any {
+	props, _ := obj["properties"].(map[string]any)
+	if len(props) == 0 {
+		return nil
+	}
+	req, _ := obj["required"].([]any)
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	out := make([]any, 0, len(names))
+	for _, k := range names {
+		p := map[string]any{"name": k, "in": in, "schema": props[k]}
+		if slices.Contains(req, any(k)) {
+			p["required"] = true
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func jsonContent(schema map[string]any) map[string]any {
+	return map[string]any{"application/json": map[string]any{"schema": schema}}
+}
+
+func stringsAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// typeSchema is the schema of a Go value's type, or the value's own when
+// it is a validate.Describer.
+func typeSchema(v any) map[string]any {
+	if d, ok := v.(validate.Describer); ok {
+		return d.JSONSchema()
+	}
+	return validate.TypeJSONSchema(reflect.TypeOf(v))
+}

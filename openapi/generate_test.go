@@ -1,0 +1,216 @@
+package openapi_test
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/openapi"
+	"github.com/fxhq/fx/validate"
+)
+
+type User struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+var errUserNotFound = fx.NewError(404, "USER_NOT_FOUND", "No such user")
+
+// testApp has a builder contract, a Struct contract, a catch-all, a
+// guarded group and a hidden route.
+func testApp() *fx.App {
+	app := fx.New()
+	ok := func(c *fx.Ctx) error { return c.JSON(200, map[string]any{}) }
+	app.Route(fx.Route{
+		Method: "POST", Path: "/orders",
+		Body: validate.Object(validate.Fields{
+			"customer": validate.String().MinLen(1),
+			"qty":      validate.Integer().Min(1).Max(99),
+		}).Strict(),
+		Query:     validate.Query(validate.Fields{"notify": validate.Boolean().Default(false), "ref": validate.String()}),
+		Handler:   ok,
+		Doc:       fx.RouteDoc{Summary: "Place an order", Tags: []string{"orders"}},
+		Responses: []fx.Response{{Status: 201, Body: User{}}},
+	})
+	app.Route(fx.Route{Method: "GET", Path: "/users/:id", Handler: ok,
+		Errors: []*fx.Error{errUserNotFound}, Responses: []fx.Response{{Body: User{}}}})
+	app.Get("/files/*rest", ok)
+	guard := fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() },
+		fx.NewCatalogError(fx.CodeUnauthenticated, "x"), fx.NewCatalogError(fx.CodeForbidden, "x"))
+	admin := app.Group("/admin", guard).Doc(fx.RouteDoc{Tags: []string{"admin"}})
+	admin.Route(fx.Route{Method: "PUT", Path: "/users/:id", Body: validate.Struct[User](), Handler: ok,
+		Doc: fx.RouteDoc{OperationID: "replaceUser", Deprecated: true}})
+	app.Route(fx.Route{Method: "GET", Path: "/internal", Handler: ok, Doc: fx.RouteDoc{Hidden: true}})
+	app.Handle("PURGE", "/cache", ok)
+	return app
+}
+
+// get walks a decoded document.
+func get(t *testing.T, v any, keys ...string) any {
+	t.Helper()
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("at %q: %T is not an object", k, v)
+		}
+		if v, ok = m[k]; !ok {
+			t.Fatalf("no key %q in %v", k, keysOf(m))
+		}
+	}
+	return v
+}
+
+func keysOf(m map[string]any) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func generate(t *testing.T, app *fx.App) map[string]any {
+	t.Helper()
+	doc, err := openapi.Generate(app, openapi.Config{Title: "Shop", Version: "1.2.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any // as a client reads it
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func codesAt(t *testing.T, op any, status string) []string {
+	t.Helper()
+	s := get(t, op, "responses", status, "content", "application/json", "schema", "allOf").([]any)
+	var codes []string
+	for _, c := range get(t, s[1], "properties", "error", "properties", "code", "enum").([]any) {
+		codes = append(codes, c.(string))
+	}
+	return codes
+}
+
+// TestGeneratePathsAndOperations: paths in OpenAPI syntax, metadata,
+// parameters and bodies from the contracts; hidden routes and methods
+// OpenAPI lacks are left out.
+func TestGeneratePathsAndOperations(t *testing.T) {
+	doc := generate(t, testApp())
+	if doc["openapi"] != "3.1.0" || get(t, doc, "info", "title") != "Shop" {
+		t.Errorf("header: %v %v", doc["openapi"], doc["info"])
+	}
+	paths := get(t, doc, "paths").(map[string]any)
+	if want := []string{"/admin/users/{id}", "/files/{rest}", "/orders", "/users/{id}"}; !slices.Equal(keysOf(paths), want) {
+		t.Fatalf("paths %v, want %v", keysOf(paths), want)
+	}
+	post := get(t, paths, "/orders", "post")
+	if get(t, post, "summary") != "Place an order" || get(t, post, "operationId") != "postOrders" {
+		t.Errorf("metadata: %v", post)
+	}
+	params := get(t, post, "parameters").([]any)
+	if len(params) != 2 || get(t, params[0], "name") != "notify" || get(t, params[0], "in") != "query" ||
+		params[0].(map[string]any)["required"] != nil || get(t, params[1], "required") != true {
+		t.Errorf("query parameters: %v", params)
+	}
+	body := get(t, post, "requestBody", "content", "application/json", "schema")
+	if get(t, body, "additionalProperties") != false || get(t, body, "properties", "qty", "maximum") != 99.0 {
+		t.Errorf("body schema: %v", body)
+	}
+	if get(t, post, "requestBody", "required") != true {
+		t.Error("a required body is not marked required")
+	}
+	if get(t, post, "responses", "201", "content", "application/json", "schema", "properties", "name", "type") != "string" {
+		t.Errorf("201 body: %v", get(t, post, "responses", "201"))
+	}
+	rest := get(t, paths, "/files/{rest}", "get", "parameters").([]any)[0]
+	if get(t, rest, "in") != "path" || get(t, rest, "required") != true || get(t, rest, "description") == "" {
+		t.Errorf("catch-all: %v", rest)
+	}
+	put := get(t, paths, "/admin/users/{id}", "put")
+	if get(t, put, "operationId") != "replaceUser" || get(t, put, "deprecated") != true ||
+		!slices.Equal(get(t, put, "tags").([]any), []any{"admin"}) {
+		t.Errorf("group defaults: %v", put)
+	}
+	if get(t, put, "requestBody", "content", "application/json", "schema", "properties", "id", "type") != "string" {
+		t.Errorf("Struct body: %v", put)
+	}
+}
+
+// TestGenerateErrorResponses: each operation lists, by status, exactly the
+// codes it can produce.
+func TestGenerateErrorResponses(t *testing.T) {
+	paths := get(t, generate(t, testApp()), "paths")
+	post := get(t, paths, "/orders", "post")
+	for status, want := range map[string][]string{
+		"422": {fx.CodeValidationError}, "413": {fx.CodePayloadTooLarge}, "500": {fx.CodeInternalError},
+	} {
+		if got := codesAt(t, post, status); !slices.Equal(got, want) {
+			t.Errorf("POST /orders %s: %v, want %v", status, got, want)
+		}
+	}
+	if get(t, post, "responses", "422", "content", "application/json", "schema", "allOf").([]any)[1].(map[string]any)["properties"].(map[string]any)["error"].(map[string]any)["properties"].(map[string]any)["details"] == nil {
+		t.Error("422 does not describe its details")
+	}
+	user := get(t, paths, "/users/{id}", "get")
+	if got := keysOf(get(t, user, "responses").(map[string]any)); !slices.Equal(got, []string{"200", "404", "500"}) {
+		t.Errorf("GET /users/{id} responses %v (no contract: no 422; no body: no 413)", got)
+	}
+	if got := codesAt(t, user, "404"); !slices.Equal(got, []string{"USER_NOT_FOUND"}) {
+		t.Errorf("declared error: %v", got)
+	}
+	put := get(t, paths, "/admin/users/{id}", "put")
+	if got := codesAt(t, put, "401"); !slices.Equal(got, []string{fx.CodeUnauthenticated}) {
+		t.Errorf("401: %v", got)
+	}
+	if got := codesAt(t, put, "403"); !slices.Equal(got, []string{fx.CodeForbidden}) {
+		t.Errorf("403: %v", got)
+	}
+	if get(t, put, "responses", "401", "headers", "WWW-Authenticate") == nil {
+		t.Error("401 without WWW-Authenticate")
+	}
+	doc := generate(t, testApp())
+	codes := get(t, doc, "components", "schemas", "ErrorCode", "enum").([]any)
+	if len(codes) != len(fx.ErrorStatus) {
+		t.Errorf("ErrorCode lists %d codes, the catalog %d", len(codes), len(fx.ErrorStatus))
+	}
+}
+
+// TestGenerateBootError: a broken app has no document.
+func TestGenerateBootError(t *testing.T) {
+	app := fx.New()
+	app.Route(fx.Route{Method: "GET", Path: "/x"})
+	if _, err := openapi.Generate(app, openapi.Config{}); err == nil {
+		t.Fatal("no error for an app that cannot boot")
+	}
+}
+
+type getUser struct {
+	ID      int32  `path:"id"`
+	Verbose bool   `query:"verbose"`
+	Key     string `header:"X-Key,required"`
+}
+
+// TestGenerateTypedOperation: a typed operation is documented from its
+// types: parameters by location, 422 from binding, Out as the response.
+func TestGenerateTypedOperation(t *testing.T) {
+	app := fx.New()
+	fx.Op(app, "GET", "/users/:id", func(c *fx.Ctx, in *getUser) (*User, error) { return &User{}, nil })
+	op := get(t, generate(t, app), "paths", "/users/{id}", "get")
+	params := get(t, op, "parameters").([]any)
+	if len(params) != 3 || get(t, params[0], "schema", "maximum") != 2147483647.0 ||
+		get(t, params[1], "in") != "query" || get(t, params[2], "in") != "header" || get(t, params[2], "required") != true {
+		t.Errorf("parameters %v", params)
+	}
+	if got := codesAt(t, op, "422"); !slices.Equal(got, []string{fx.CodeValidationError}) {
+		t.Errorf("422: %v", got)
+	}
+	if get(t, op, "responses", "200", "content", "application/json", "schema", "properties", "name", "type") != "string" {
+		t.Errorf("200: %v", get(t, op, "responses", "200"))
+	}
+}

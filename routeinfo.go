@@ -1,0 +1,164 @@
+package fx
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/fxhq/fx/validate"
+)
+
+// Route documentation: what a route says about itself beyond its contract,
+// for generators of API descriptions (package openapi). None of it is read
+// while serving: a route costs the same with or without it.
+
+// RouteDoc is a route's operation metadata (OpenAPI's summary,
+// description, tags, operationId and deprecated). On a Group (Group.Doc)
+// it gives defaults to the group's routes: see RouteInfo.Doc.
+type RouteDoc struct {
+	Summary     string
+	Description string
+	OperationID string // unique across the App; "": the generator derives one from method and path
+	Tags        []string
+	Deprecated  bool
+	Hidden      bool // left out of generated documents (the route is still served)
+}
+
+// Response documents one success response of a route.
+type Response struct {
+	Status      int    // 0 means 200
+	Description string // "": the status text
+	// Body is a value of the response body's Go type (User{}, []User(nil),
+	// a pointer to either); its schema comes from the type and its JSON
+	// tags. A validate.Schema that implements validate.Describer is
+	// described as itself. nil: no body.
+	Body        any
+	ContentType string // "": application/json
+	Example     any    // an example body, encoded as is
+}
+
+// routeMeta is a registration's documentation (routeSpec.meta).
+type routeMeta struct {
+	doc       RouteDoc
+	errs      []*Error
+	responses []Response
+	op        *opTypes // typed operation (op.go); nil for a plain route
+}
+
+// opTypes are the Go types of a typed operation's input and output.
+type opTypes struct {
+	in, out reflect.Type
+	fields  []InputField
+}
+
+func newRouteMeta(r Route) routeMeta {
+	return routeMeta{doc: r.Doc, errs: slices.Clone(r.Errors), responses: slices.Clone(r.Responses), op: r.op}
+}
+
+// RouteInfo is a read-only view of one booted route (see App.Routes).
+type RouteInfo struct {
+	Method, Path string   // as registered, fx syntax ("/users/:id", "/files/*rest")
+	Params       []string // path parameter names, in order
+	CatchAll     bool     // the last parameter is a "*name" catch-all (it spans segments)
+	Body, Query  validate.Schema
+	// Middleware is the route's whole chain, outermost first: the App's,
+	// the Groups', then Route.Middleware.
+	Middleware []Middleware
+	// Doc is Route.Doc over the defaults of the route's Groups: the
+	// Groups' Tags come first (outermost first, no repeats), Deprecated
+	// and Hidden are inherited, and the other fields are the route's.
+	Doc RouteDoc
+	// Errors are the application errors the route declares (Route.Errors)
+	// followed by those its middleware declare (Declare), one per code,
+	// first declaration winning.
+	Errors    []*Error
+	Responses []Response
+	// In and Out are a typed operation's input and output struct types
+	// (Op); nil for a plain route. Input lists the fields Op binds.
+	In, Out reflect.Type
+	Input   []InputField
+}
+
+// Routes boots the App (see Boot) and lists its routes in registration
+// order, plugin routes included, without the implicit HEAD twin of each
+// GET. It returns the boot error, and no routes, when Boot failed. The
+// route table is immutable after Boot, so the list is the one being
+// served. Cost: it builds a new list on each call; it is meant for tools
+// run once (documentation), never per request.
+func (a *App) Routes() ([]RouteInfo, error) {
+	if err := a.Boot(); err != nil {
+		return nil, err
+	}
+	a.regMu.Lock()
+	specs, mws := a.specs, a.mws
+	a.regMu.Unlock()
+	out := make([]RouteInfo, 0, len(specs))
+	for _, s := range specs {
+		_, params, err := translatePath(s.path)
+		if err != nil {
+			continue // unreachable after a successful Boot
+		}
+		chain := append(append(slices.Clone(mws), s.group.middleware()...), s.mws...)
+		ri := RouteInfo{
+			Method: s.method, Path: s.path, Params: params,
+			CatchAll: strings.Contains(s.path, "/*"),
+			Body:     s.body, Query: s.query,
+			Middleware: chain,
+			Doc:        mergeDoc(s.group, s.meta.doc),
+			Errors:     routeErrors(s.meta.errs, chain),
+			Responses:  slices.Clone(s.meta.responses),
+		}
+		if op := s.meta.op; op != nil {
+			ri.In, ri.Out, ri.Input = op.in, op.out, slices.Clone(op.fields)
+		}
+		out = append(out, ri)
+	}
+	return out, nil
+}
+
+// mergeDoc puts the defaults of g and its parents under d.
+func mergeDoc(g *Group, d RouteDoc) RouteDoc {
+	var tags []string
+	for _, gd := range g.docs() {
+		for _, t := range gd.Tags {
+			if !slices.Contains(tags, t) {
+				tags = append(tags, t)
+			}
+		}
+		d.Deprecated = d.Deprecated || gd.Deprecated
+		d.Hidden = d.Hidden || gd.Hidden
+	}
+	for _, t := range d.Tags {
+		if !slices.Contains(tags, t) {
+			tags = append(tags, t)
+		}
+	}
+	d.Tags = tags
+	return d
+}
+
+// routeErrors lists the route's declared errors, then its middleware's,
+// one per code.
+func routeErrors(own []*Error, chain []Middleware) []*Error {
+	var out []*Error
+	add := func(e *Error) {
+		if e == nil {
+			return
+		}
+		for _, x := range out {
+			if x.Code == e.Code {
+				return
+			}
+		}
+		out = append(out, e)
+	}
+	for _, e := range own {
+		add(e)
+	}
+	for _, mw := range chain {
+		for _, e := range Declared(mw) {
+			add(e)
+		}
+	}
+	return out
+}

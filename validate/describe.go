@@ -1,0 +1,38 @@
+package validate
+
+import "reflect"
+
+// Describer is the optional interface of a Schema that can state itself as
+// JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1): documentation
+// generators (package openapi) use it, fx never calls it while serving.
+// The built-in schemas, Struct and QueryStruct implement it (describe_*.go),
+// and so can any other library's schema.
+//
+// JSONSchema returns a new map each call (the caller may modify it), made
+// of JSON values only: map[string]any, []any, string, float64, int, bool,
+// nil. It describes the values the schema accepts as far as JSON Schema
+// can: custom Check functions have no JSON Schema form and are left out.
+type Describer interface {
+	JSONSchema() map[string]any
+}
+
+// JSONSchemaOf returns the JSON Schema of s when s is a Describer, and ok
+// false otherwise (nothing is known about the values it accepts).
+func JSONSchemaOf(s Schema) (schema map[string]any, ok bool) {
+	if d, isD := s.(Describer); isD {
+		return d.JSONSchema(), true
+	}
+	return nil, false
+}
+
+// TypeJSONSchema returns the JSON Schema of the Go type t as Struct reads
+// it: its JSON tags name the properties (encoding/json's rules, embedded
+// structs flattened), no property is required (an absent key keeps its
+// zero value), time.Time is a date-time string, []byte a base64 string,
+// slices and maps may be null, and a type that decodes itself
+// (json.Unmarshaler) is any value. A recursive type is described down to
+// its first repetition, which is any value. It is for response bodies
+// (what c.JSON encodes from t) as well as requests.
+func TypeJSONSchema(t reflect.Type) map[string]any {
+	return typeSchema(describe(t), map[*tdesc]bool{})
+}
