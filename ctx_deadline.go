@@ -24,7 +24,7 @@ import (
 //
 // Cost: before Context is first called, SetDeadline only records t (no
 // allocation); Context then creates a context.WithDeadline instead of a
-// context.WithCancel: a runtime timer (no goroutine), about 700 ns and 2
+// context.WithCancel: a runtime timer (no goroutine), about 0.6 µs and 2
 // allocations more (middleware's BenchmarkTimeoutContext). A deadline set
 // after Context was called, and earlier than the current one, derives a
 // further context: about 4 allocations. A later one costs nothing.
