@@ -139,6 +139,13 @@ type Config struct {
 	// 0: only BodyLimit bounds it.
 	MultipartMaxFileSize int64
 
+	// Compression, when set, compresses response bodies, error envelopes
+	// included, with zstd, brotli or gzip as the request's Accept-Encoding
+	// allows, and adds Vary: Accept-Encoding; see CompressionConfig. An
+	// invalid entry makes Boot fail. Default nil: bodies are sent as
+	// written.
+	Compression *CompressionConfig
+
 	trusted           trustedProxies // TrustedProxies parsed, at New (ctx_client.go)
 	clientIPForwarded bool           // ClientIPHeader is Forwarded
 }

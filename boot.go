@@ -29,6 +29,7 @@ func (a *App) Boot() error {
 	}
 	a.booting.Store(true)
 	a.bootErr = a.boot()
+	a.handler = a.compressed(a.handler) // Config.Compression, after everything else (compress.go)
 	a.booting.Store(false)
 	if a.bootErr != nil {
 		a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: boot failed", slog.Any("error", a.bootErr))
@@ -40,6 +41,8 @@ func (a *App) Boot() error {
 func (a *App) boot() error {
 	errs := a.setupPlugins()
 	errs = append(errs, a.configErrors()...) // invalid Config entries (TrustedProxies)
+	// Config.Compression's (compress.go):
+	errs = append(errs, a.compressionErrors()...)
 
 	// Close registrations and take what they hold.
 	a.regMu.Lock()

@@ -3,6 +3,7 @@ package fx
 import (
 	"context"
 	"fmt"
+	"time"
 
 	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
@@ -35,6 +36,10 @@ type Ctx struct {
 	values []ctxValue
 	cctx   context.Context
 	cancel context.CancelFunc
+
+	// deadline is the earliest SetDeadline made before Context created
+	// cctx, which then carries it (ctx_deadline.go).
+	deadline time.Time
 
 	// body and query hold values produced by route-contract validation.
 	body, query any
@@ -83,6 +88,7 @@ func (c *Ctx) resetEncoder() {
 }
 
 func (c *Ctx) reset() {
+	c.deadline = time.Time{} // SetDeadline's, when Context was never called
 	if c.cancel != nil {
 		c.cancel()
 		c.cancel, c.cctx = nil, nil
@@ -210,11 +216,7 @@ func (c *Ctx) Value(key any) any {
 // allocations, no goroutine); free when never called.
 func (c *Ctx) Context() context.Context {
 	if c.cctx == nil {
-		parent := c.app.baseCtx
-		if p, ok := c.rc.UserValue(requestContextKey{}).(context.Context); ok {
-			parent = p
-		}
-		c.cctx, c.cancel = context.WithCancel(parent)
+		c.cctx, c.cancel = c.newContext() // with SetDeadline's deadline, if any (ctx_deadline.go)
 	}
 	return c.cctx
 }

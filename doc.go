@@ -57,6 +57,8 @@
 //  10. Envelope (envelope.go). The envelope is written into the response's
 //     pooled buffer: escaped by hand, details through go-json; an *Error
 //     given to Prebuild (prebuilt.go) has its envelope encoded once.
+//  11. Compression (compress.go). With Config.Compression, the finished
+//     response, envelope included, is compressed as Accept-Encoding allows.
 //
 // Before the first request, Boot (boot.go) runs plugin Setup functions in
 // dependency order (plugin.go), builds the router from the registrations

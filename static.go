@@ -299,13 +299,15 @@ func (s *staticServer) decorate(resp *fasthttp.Response, sc *staticScratch) {
 	if s.compress {
 		// Also on the uncompressed answer: a shared cache must not hand it
 		// to clients that accept an encoding (or the reverse).
-		addVaryAcceptEncoding(&resp.Header, sc)
+		addVaryAcceptEncoding(&resp.Header, &sc.buf)
 	}
 }
 
 // addVaryAcceptEncoding adds Accept-Encoding to the Vary header, keeping
-// what middleware put there (CORS varies on Origin). No allocation.
-func addVaryAcceptEncoding(h *fasthttp.ResponseHeader, sc *staticScratch) {
+// what middleware put there (CORS varies on Origin). buf is scratch space
+// kept by the caller: no allocation once it has grown. Config.Compression
+// uses it too (compress.go).
+func addVaryAcceptEncoding(h *fasthttp.ResponseHeader, buf *[]byte) {
 	v := h.Peek(fasthttp.HeaderVary)
 	if len(v) == 0 {
 		h.Set(fasthttp.HeaderVary, fasthttp.HeaderAcceptEncoding)
@@ -323,8 +325,8 @@ func addVaryAcceptEncoding(h *fasthttp.ResponseHeader, sc *staticScratch) {
 			return
 		}
 	}
-	sc.buf = append(append(append(sc.buf[:0], v...), ", "...), varyAcceptEncoding...)
-	h.SetBytesV(fasthttp.HeaderVary, sc.buf)
+	*buf = append(append(append((*buf)[:0], v...), ", "...), varyAcceptEncoding...)
+	h.SetBytesV(fasthttp.HeaderVary, *buf)
 }
 
 var varyAcceptEncoding = []byte(fasthttp.HeaderAcceptEncoding)

@@ -50,6 +50,12 @@
 // observer that logs one slog line per request with its final status and
 // error code, the 404s and transport errors included.
 //
+// # Timeouts
+//
+// [Timeout] puts a deadline on the request's context and answers 504
+// FX_TIMEOUT when the handler overran it, deciding that after next returns,
+// in the request's own goroutine, so a late handler never races the 504.
+//
 // # Errors
 //
 // Every failure is an *fx.Error with a code from fx.ErrorCodes; the
