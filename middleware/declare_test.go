@@ -33,6 +33,7 @@ func TestMiddlewareDeclareErrors(t *testing.T) {
 		"Tenant+Match":       {middleware.Tenant(middleware.TenantConfig{MatchPrincipal: true}), []string{fx.CodeTenantRequired, fx.CodeForbidden}},
 		"RateLimit": {middleware.RateLimit(middleware.RateLimitConfig{
 			Limit: middleware.Limit{Name: "l", Requests: 1, Period: time.Second}}), []string{fx.CodeRateLimited}},
+		"Timeout": {middleware.Timeout(time.Second), []string{fx.CodeTimeout}},
 	} {
 		if got := codes(c.mw); !slices.Equal(got, c.want) {
 			t.Errorf("%s declares %v, want %v", name, got, c.want)

@@ -65,7 +65,7 @@ func Timeout(d time.Duration) fx.Middleware {
 	if d <= 0 {
 		panic(fmt.Sprintf("middleware.Timeout: the duration must be positive, got %v", d))
 	}
-	return func(c *fx.Ctx, next fx.Next) error {
+	return fx.Declare(func(c *fx.Ctx, next fx.Next) error {
 		deadline := time.Now().Add(d)
 		c.SetDeadline(deadline)
 		err := next()
@@ -80,7 +80,7 @@ func Timeout(d time.Duration) fx.Middleware {
 			return errTimeout
 		}
 		return &timeoutError{cause: err}
-	}
+	}, errTimeout)
 }
 
 // errTimeout is the 504, shared: an overrun costs no allocation for it.

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/openapi"
 	"github.com/fxhq/fx/validate"
 )
@@ -178,6 +180,29 @@ func TestGenerateErrorResponses(t *testing.T) {
 	codes := get(t, doc, "components", "schemas", "ErrorCode", "enum").([]any)
 	if len(codes) != len(fx.ErrorStatus) {
 		t.Errorf("ErrorCode lists %d codes, the catalog %d", len(codes), len(fx.ErrorStatus))
+	}
+}
+
+// TestGenerateTimeoutAndRateLimit: the first-party Timeout and RateLimit
+// middleware declare 504 FX_TIMEOUT and 429 FX_RATE_LIMITED on the routes
+// they guard, and only there.
+func TestGenerateTimeoutAndRateLimit(t *testing.T) {
+	app := fx.New()
+	app.Route(fx.Route{Method: "GET", Path: "/slow", Middleware: []fx.Middleware{
+		middleware.Timeout(time.Second),
+		middleware.RateLimit(middleware.RateLimitConfig{Limit: middleware.Limit{Requests: 1, Period: time.Second}}),
+	}, Handler: func(c *fx.Ctx) error { return nil }})
+	app.Get("/fast", func(c *fx.Ctx) error { return nil })
+	paths := get(t, generate(t, app), "paths")
+	slow := get(t, paths, "/slow", "get")
+	if got := codesAt(t, slow, "504"); !slices.Equal(got, []string{fx.CodeTimeout}) {
+		t.Errorf("GET /slow 504: %v", got)
+	}
+	if got := codesAt(t, slow, "429"); !slices.Equal(got, []string{fx.CodeRateLimited}) {
+		t.Errorf("GET /slow 429: %v", got)
+	}
+	if got := keysOf(get(t, paths, "/fast", "get", "responses").(map[string]any)); !slices.Equal(got, []string{"200", "500"}) {
+		t.Errorf("GET /fast responses %v", got)
 	}
 }
 
