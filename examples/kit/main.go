@@ -1,7 +1,8 @@
 // Command kit is one small service that uses fx's production kit end to
 // end: request IDs, security headers, CORS for a browser front end, a rate
-// limit per client IP, a route contract, health probes, static files,
-// trusted-proxy client IPs and a graceful shutdown.
+// limit per client IP, a deadline per API request, compression, a route
+// contract, health probes, static files, trusted-proxy client IPs and a
+// graceful shutdown.
 //
 //	go run ./examples/kit                    # listens on 127.0.0.1:8082
 //
@@ -14,7 +15,7 @@
 //	curl -i -H 'Content-Type: application/json' -d '{"text":"hi"}' localhost:8082/api/notes # 201
 //	for i in $(seq 12); do curl -s -o /dev/null -w '%{http_code} ' localhost:8082/api/notes; done  # ... 429
 //
-// Every refusal (422, 429, 404, 503 while draining) is the fx envelope.
+// Every refusal (422, 429, 504, 404, 503 while draining) is the fx envelope.
 package main
 
 import (
@@ -58,6 +59,9 @@ func newApp(public string) *fx.App {
 		// Behind a load balancer on the private network, its
 		// X-Forwarded-For names the client (c.ClientIP, KeyByIP).
 		TrustedProxies: []string{"10.0.0.0/8"},
+		// Responses of 1 KiB and more, error envelopes included, are
+		// compressed with zstd, brotli or gzip as the client accepts.
+		Compression: &fx.CompressionConfig{},
 	})
 	app.Use(
 		middleware.RequestID(),
@@ -74,10 +78,15 @@ func newApp(public string) *fx.App {
 	health.AddReadiness("store", func(ctx context.Context) error { return store.ping(ctx) })
 	health.Register(app)
 
-	api := app.Group("/api", middleware.RateLimit(middleware.RateLimitConfig{
-		Limit: middleware.Limit{Name: "api", Requests: 10, Period: time.Minute},
-		Key:   middleware.KeyByIP,
-	}))
+	api := app.Group("/api",
+		middleware.RateLimit(middleware.RateLimitConfig{
+			Limit: middleware.Limit{Name: "api", Requests: 10, Period: time.Minute},
+			Key:   middleware.KeyByIP,
+		}),
+		// A handler that overruns answers 504 FX_TIMEOUT; c.Context()
+		// carries the deadline to the store.
+		middleware.Timeout(2*time.Second),
+	)
 	api.Get("/notes", func(c *fx.Ctx) error { return c.JSON(200, store.list()) })
 	api.Route(fx.Route{Method: "POST", Path: "/notes", Body: note, Handler: func(c *fx.Ctx) error {
 		body, _ := fx.ValidBody[map[string]any](c)
