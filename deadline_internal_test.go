@@ -31,9 +31,9 @@ func BenchmarkDeadlineMoves(b *testing.B) {
 	}{{"socket", srv}, {"deadlineConn", newDeadlineConn(srv)}} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
-				bc.c.SetReadDeadline(time.Now().Add(DefaultIdleTimeout))   //nolint:errcheck
-				bc.c.SetReadDeadline(time.Now().Add(DefaultReadTimeout))   //nolint:errcheck
-				bc.c.SetWriteDeadline(time.Now().Add(DefaultWriteTimeout)) //nolint:errcheck
+				_ = bc.c.SetReadDeadline(time.Now().Add(DefaultIdleTimeout))
+				_ = bc.c.SetReadDeadline(time.Now().Add(DefaultReadTimeout))
+				_ = bc.c.SetWriteDeadline(time.Now().Add(DefaultWriteTimeout))
 			}
 		})
 	}

@@ -82,7 +82,7 @@ func serveCounting(t *testing.T, app *fx.App) *countingListener {
 	served := make(chan error, 1)
 	go func() { served <- app.Serve(cl) }()
 	t.Cleanup(func() {
-		app.Shutdown() //nolint:errcheck
+		_ = app.Shutdown()
 		<-served
 	})
 	return cl
@@ -100,7 +100,7 @@ func keepAlive(t *testing.T, addr string) (net.Conn, func()) {
 	br := bufio.NewReader(c)
 	return c, func() {
 		t.Helper()
-		c.SetDeadline(time.Now().Add(5 * time.Second)) //nolint:errcheck
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 		if err := roundTrip(c, br); err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func TestDeadlineLazyStillBounds(t *testing.T) {
 	}
 	// Trickle a request head, one byte every 50 ms, for up to 5 s.
 	start := time.Now()
-	c.SetDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	got := make(chan string, 1)
 	go func() {
 		b, _ := io.ReadAll(c)
@@ -190,7 +190,7 @@ func TestDeadlineLazyStillBounds(t *testing.T) {
 		get2()
 	}
 	start = time.Now()
-	c2.SetDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck
+	_ = c2.SetDeadline(time.Now().Add(10 * time.Second))
 	n, err := c2.Read(make([]byte, 1))
 	elapsed = time.Since(start)
 	if n != 0 || err != io.EOF {

@@ -37,11 +37,11 @@ func raiseNofile(t *testing.T, n uint64) {
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
 		t.Skipf("cannot read RLIMIT_NOFILE: %v", err)
 	}
-	cur := uint64(rl.Cur) //nolint:unconvert // int64 on some BSDs
+	cur := uint64(rl.Cur) // rl.Cur is int64 on some BSDs
 	if cur >= n {
 		return
 	}
-	if uint64(rl.Max) < n { //nolint:unconvert
+	if uint64(rl.Max) < n {
 		t.Skipf("needs %d descriptors (client and server ends of %d connections); the hard RLIMIT_NOFILE is %d", n, idleConns, rl.Max)
 	}
 	old := rl
@@ -49,7 +49,7 @@ func raiseNofile(t *testing.T, n uint64) {
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
 		t.Skipf("cannot raise RLIMIT_NOFILE to %d: %v", n, err)
 	}
-	t.Cleanup(func() { syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old) }) //nolint:errcheck
+	t.Cleanup(func() { _ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old) })
 }
 
 // settledHeap runs the collector until pools are emptied (sync.Pool keeps
@@ -82,7 +82,7 @@ func TestIdleKeepAliveConnections(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- app.Serve(ln) }()
 	t.Cleanup(func() {
-		app.Shutdown() //nolint:errcheck
+		_ = app.Shutdown()
 		<-served
 	})
 	addr := ln.Addr().String()
@@ -94,7 +94,7 @@ func TestIdleKeepAliveConnections(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: a new request was not answered within 5s: %v", when, err)
 		}
-		io.Copy(io.Discard, resp.Body) //nolint:errcheck
+		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != 200 {
 			t.Fatalf("%s: a new request got %d", when, resp.StatusCode)
@@ -147,12 +147,12 @@ func idleCycle(t *testing.T, addr string, probe func(string), heap0 uint64, gr0 
 					return
 				}
 				conns[i], readers[i] = c, bufio.NewReader(c)
-				c.SetDeadline(time.Now().Add(5 * time.Second)) //nolint:errcheck
+				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 				if err := roundTrip(c, readers[i]); err != nil {
 					errs <- fmt.Errorf("connection %d: %w", i, err)
 					return
 				}
-				c.SetDeadline(time.Time{}) //nolint:errcheck
+				_ = c.SetDeadline(time.Time{})
 			}
 		})
 	}
@@ -173,7 +173,7 @@ func idleCycle(t *testing.T, addr string, probe func(string), heap0 uint64, gr0 
 	probe("with the idle connections open")
 	// The idle ones still serve (a sample, so the test stays short).
 	for i := 0; i < idleConns; i += 97 {
-		conns[i].SetDeadline(time.Now().Add(5 * time.Second)) //nolint:errcheck
+		_ = conns[i].SetDeadline(time.Now().Add(5 * time.Second))
 		if err := roundTrip(conns[i], readers[i]); err != nil {
 			t.Fatalf("idle connection %d, second request: %v", i, err)
 		}

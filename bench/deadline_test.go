@@ -25,9 +25,9 @@ func BenchmarkDeadlineRefresh(b *testing.B) {
 			for b.Loop() {
 				c := srv[i%n]
 				i++
-				c.SetReadDeadline(time.Now().Add(60 * time.Second))  //nolint:errcheck
-				c.SetReadDeadline(time.Now().Add(10 * time.Second))  //nolint:errcheck
-				c.SetWriteDeadline(time.Now().Add(15 * time.Second)) //nolint:errcheck
+				_ = c.SetReadDeadline(time.Now().Add(60 * time.Second))
+				_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+				_ = c.SetWriteDeadline(time.Now().Add(15 * time.Second))
 			}
 		})
 	}
@@ -57,7 +57,7 @@ func armedConns(b *testing.B, n int) []net.Conn {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s.SetReadDeadline(time.Now().Add(60 * time.Second)) //nolint:errcheck
+		_ = s.SetReadDeadline(time.Now().Add(60 * time.Second))
 		srv = append(srv, s)
 	}
 	return srv
