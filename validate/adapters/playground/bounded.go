@@ -396,20 +396,21 @@ func (n treeNode) one(chain []step) any {
 type bodyNode []byte
 
 func (n bodyNode) each(name string, fits func(int) bool, limit int, fn func(walkNode) bool) {
-	c := &scanner{data: n}
-	c.space()
-	if c.peek() != '{' {
+	c := &validate.JSONScanner{Data: n}
+	c.SkipSpace()
+	if c.Peek() != '{' {
 		return
 	}
 	var arr []byte
 	escaped := false
 	if !unique(name, func(yield func(string) bool) {
-		c.members(func(key []byte, esc bool) bool {
+		c.Members(func(raw []byte, esc bool) bool {
 			escaped = escaped || esc
-			start := c.i
-			c.value()
+			key := raw[1 : len(raw)-1]
+			start := c.Pos
+			c.SkipValue()
 			if string(key) == name {
-				arr = c.data[start:c.i]
+				arr = c.Data[start:c.Pos]
 			}
 			return yield(string(key))
 		})
@@ -419,22 +420,12 @@ func (n bodyNode) each(name string, fits func(int) bool, limit int, fn func(walk
 	if fits != nil && !fits(count(arr, limit)) {
 		return
 	}
-	e := &scanner{data: arr, i: 1}
-	for {
-		e.space()
-		if e.peek() == ']' || e.peek() == 0 {
-			return
-		}
-		start := e.i
-		e.value()
-		if !fn(bodyNode(e.data[start:e.i])) {
-			return
-		}
-		e.space()
-		if e.peek() == ',' {
-			e.i++
-		}
-	}
+	e := &validate.JSONScanner{Data: arr}
+	e.Elements(func() bool {
+		start := e.Pos
+		e.SkipValue()
+		return fn(bodyNode(e.Data[start:e.Pos]))
+	})
 }
 
 // count returns the number of elements of the array arr, or limit when
@@ -514,106 +505,4 @@ func larger(v any, n int) bool {
 		return false
 	}
 	return count(v)
-}
-
-// scanner walks well-formed JSON text without decoding it.
-type scanner struct {
-	data []byte
-	i    int
-}
-
-func (c *scanner) peek() byte {
-	if c.i < len(c.data) {
-		return c.data[c.i]
-	}
-	return 0
-}
-
-func (c *scanner) space() {
-	for c.i < len(c.data) {
-		switch c.data[c.i] {
-		case ' ', '\t', '\n', '\r':
-			c.i++
-		default:
-			return
-		}
-	}
-}
-
-// str skips a string at c.i and returns its contents (raw) and whether it
-// has an escape.
-func (c *scanner) str() ([]byte, bool) {
-	c.i++ // '"'
-	start, esc := c.i, false
-	for c.i < len(c.data) {
-		switch c.data[c.i] {
-		case '\\':
-			esc = true
-			c.i += 2
-			continue
-		case '"':
-			c.i++
-			return c.data[start : c.i-1], esc
-		}
-		c.i++
-	}
-	return c.data[start:], esc
-}
-
-// value skips one value.
-func (c *scanner) value() {
-	c.space()
-	switch c.peek() {
-	case '"':
-		c.str()
-	case '{', '[':
-		// locals, not c.i: this loop runs over most of an attack body
-		d, depth := c.data, 0
-		for i := c.i; i < len(d); i++ {
-			switch d[i] {
-			case '"':
-				for i++; i < len(d) && d[i] != '"'; i++ {
-					if d[i] == '\\' {
-						i++
-					}
-				}
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					c.i = i + 1
-					return
-				}
-			}
-		}
-		c.i = len(d)
-	default: // number, true, false, null
-		for c.i < len(c.data) && !strings.ContainsRune(",]} \t\n\r", rune(c.data[c.i])) {
-			c.i++
-		}
-	}
-}
-
-// members calls fn for each key of the object at c.i, with c.i at the
-// start of its value; fn must skip the value. It stops when fn returns
-// false.
-func (c *scanner) members(fn func(key []byte, esc bool) bool) {
-	c.i++ // '{'
-	for {
-		c.space()
-		if c.peek() != '"' {
-			return // '}' or the end
-		}
-		key, esc := c.str()
-		c.space()
-		c.i++ // ':'
-		c.space()
-		if !fn(key, esc) {
-			return
-		}
-		c.space()
-		if c.peek() == ',' {
-			c.i++
-		}
-	}
 }
