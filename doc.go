@@ -28,6 +28,7 @@
 //     temporary accept errors (EMFILE, ...) are retried instead of ending
 //     Serve. A connection closed after a transport error, or refused, is
 //     closed lingering (linger.go) so that the client reads its response.
+//     Socket deadlines are armed lazily (deadline.go).
 //  2. Framing check (framing.go). When the header block is read, requests
 //     whose framing a proxy could read differently (Content-Length with
 //     Transfer-Encoding, obsolete line folding, bare LF) are refused with
@@ -57,7 +58,11 @@
 //  10. Envelope (envelope.go). The envelope is written into the response's
 //     pooled buffer: escaped by hand, details through go-json; an *Error
 //     given to Prebuild (prebuilt.go) has its envelope encoded once.
-//  11. Compression (compress.go). With Config.Compression, the finished
+//  11. Observation (observe.go, outcome.go). Once the response is final,
+//     the OnResponse observers see its route pattern, status and error
+//     code (404s and transport errors included); with none registered this
+//     step costs nothing.
+//  12. Compression (compress.go). With Config.Compression, the finished
 //     response, envelope included, is compressed as Accept-Encoding allows.
 //
 // Before the first request, Boot (boot.go) runs plugin Setup functions in
