@@ -410,3 +410,26 @@ func relCheckWire(out []byte, appCodes map[string]int) ([]result, error) {
 	}
 	return ws, nil
 }
+
+// getAsync GETs url on a goroutine and delivers the body, or "error: "
+// and the error, on the returned channel. timeout bounds the exchange (0:
+// none, as http.Get).
+func getAsync(url string, timeout time.Duration) <-chan string {
+	got := make(chan string, 1)
+	go func() {
+		client := &http.Client{Timeout: timeout}
+		resp, err := client.Get(url)
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		got <- string(b)
+	}()
+	return got
+}

@@ -46,17 +46,7 @@ func TestShutdownGraceful(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- app.Serve(ln) }()
 
-	got := make(chan string, 1)
-	go func() {
-		resp, err := http.Get("http://" + ln.Addr().String() + "/slow")
-		if err != nil {
-			got <- "error: " + err.Error()
-			return
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		got <- string(b)
-	}()
+	got := getAsync("http://"+ln.Addr().String()+"/slow", 0)
 	<-entered
 	shut := make(chan error, 1)
 	go func() { shut <- app.Shutdown() }()
@@ -319,21 +309,7 @@ func TestServeReturnsAfterShutdownCompletes(t *testing.T) {
 		ev.add("serve")
 		served <- err
 	}()
-	got := make(chan string, 1)
-	go func() {
-		resp, err := http.Get("http://" + addr + "/slow")
-		if err != nil {
-			got <- "error: " + err.Error()
-			return
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			got <- "error: " + err.Error()
-			return
-		}
-		got <- string(b)
-	}()
+	got := getAsync("http://"+addr+"/slow", 0)
 	select {
 	case <-entered:
 	case <-time.After(10 * time.Second):

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log"
 	"log/slog"
 	"net"
@@ -174,22 +173,7 @@ func (c *child) index(s string) int {
 func TestRunSignalDrainsThenExits(t *testing.T) {
 	c := startChild(t, "drain")
 	addr := strings.TrimPrefix(c.waitLine("listening: "), "listening: ")
-	got := make(chan string, 1)
-	go func() {
-		client := &http.Client{Timeout: 15 * time.Second}
-		resp, err := client.Get("http://" + addr + "/slow")
-		if err != nil {
-			got <- "error: " + err.Error()
-			return
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			got <- "error: " + err.Error()
-			return
-		}
-		got <- string(b)
-	}()
+	got := getAsync("http://"+addr+"/slow", 15*time.Second)
 	c.waitLine("slow: entered")
 	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -277,17 +261,7 @@ func TestRunContextDrains(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	addr, done := serveRun(t, app, ctx, fx.RunConfig{})
-	got := make(chan string, 1)
-	go func() {
-		resp, err := http.Get("http://" + addr + "/slow")
-		if err != nil {
-			got <- "error: " + err.Error()
-			return
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		got <- string(b)
-	}()
+	got := getAsync("http://"+addr+"/slow", 0)
 	<-entered
 	cancel()
 	select {
