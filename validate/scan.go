@@ -153,3 +153,34 @@ func (c *JSONScanner) Elements(fn func() bool) {
 		}
 	}
 }
+
+// MoreNodesThan reports whether the decoded JSON tree v (values as
+// DecodeJSON produces them: map[string]any, []any and scalars) has more
+// than n nodes, counting each value once. It stops counting at n+1, so its
+// cost is bounded by n whatever the size of v, and it allocates nothing.
+// Adapters use it to decide whether a value is large enough for their
+// bounded pre-pass.
+func MoreNodesThan(v any, n int) bool {
+	var count func(v any) bool
+	count = func(v any) bool {
+		if n--; n < 0 {
+			return true
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			for _, e := range x {
+				if count(e) {
+					return true
+				}
+			}
+		case []any:
+			for _, e := range x {
+				if count(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return count(v)
+}

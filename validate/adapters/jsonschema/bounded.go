@@ -126,7 +126,7 @@ var smallFactor = 8
 // bounded returns max issues of v found by the pre-pass, or nil when it
 // found fewer (the caller then validates the whole value).
 func (s *Schema) bounded(v any, max int) []validate.Issue {
-	if max <= 0 || !s.safe || !larger(v, smallFactor*max) {
+	if max <= 0 || !s.safe || !validate.MoreNodesThan(v, smallFactor*max) {
 		return nil
 	}
 	b := &pass{max: max, path: make([]string, 0, 8)}
@@ -134,32 +134,6 @@ func (s *Schema) bounded(v any, max int) []validate.Issue {
 		return nil
 	}
 	return b.issues[:max:max]
-}
-
-// larger reports whether v has more than n nodes, counting at most n+1.
-func larger(v any, n int) bool {
-	var count func(v any) bool
-	count = func(v any) bool {
-		if n--; n < 0 {
-			return true
-		}
-		switch x := v.(type) {
-		case map[string]any:
-			for _, e := range x {
-				if count(e) {
-					return true
-				}
-			}
-		case []any:
-			for _, e := range x {
-				if count(e) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	return count(v)
 }
 
 type pass struct {

@@ -480,29 +480,3 @@ func (n bodyNode) one(chain []step) any {
 	}
 	return b
 }
-
-// larger reports whether v has more than n nodes, counting at most n+1.
-func larger(v any, n int) bool {
-	var count func(v any) bool
-	count = func(v any) bool {
-		if n--; n < 0 {
-			return true
-		}
-		switch x := v.(type) {
-		case map[string]any:
-			for _, e := range x {
-				if count(e) {
-					return true
-				}
-			}
-		case []any:
-			for _, e := range x {
-				if count(e) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	return count(v)
-}

@@ -71,7 +71,7 @@ func (s *Schema[T]) Validate(value any) validate.Result { return s.ValidateLimit
 // million empty items stops after 51 items (10 ms, 57 KB; before: 3.6 s,
 // 1 GB).
 func (s *Schema[T]) ValidateLimit(value any, max int) validate.Result {
-	if max > 0 && larger(value, smallTree*max) {
+	if max > 0 && validate.MoreNodesThan(value, smallTree*max) {
 		if issues := s.bounded(max, treeNode{value}); issues != nil {
 			return validate.Result{Issues: issues}
 		}
