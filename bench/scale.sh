@@ -34,6 +34,14 @@
 #   PORT=18090      the server listens on 127.0.0.1:PORT
 #   NOFILE=         soft descriptor limit to set (default: the hard limit)
 #   OUT=            also append the raw measurements (tsv) to this file
+#   WARMUP=steady   steady: before the measured run, a 2 s run at the same
+#                   connection count (its connections closed), so the
+#                   measured run sees a server that has served that many
+#                   connections once (worker goroutines parked, stacks
+#                   grown, heap sized); cold: only the 50-connection
+#                   warm-up, so the measured run's tail includes the
+#                   first burst of that many new connections on a fresh
+#                   process. Idle RSS is read before this warm-up either way.
 # Only 127.0.0.1 is ever targeted. Every process the script starts (server,
 # wrk) is stopped on exit, including on Ctrl-C.
 #
@@ -45,30 +53,44 @@
 # fx-notimeouts fx-nolimit fx-bare fiber-v3" CONNS=1000 (bench/variants.go:
 # fx with one safe default off, raw fasthttp with fx's timeouts on). To
 # profile a server under load, run it with FX_BENCH_PPROF=127.0.0.1:6060
-# (cmd/server/pprof.go). What each safe default costs per request, as
-# measured (in-process benchmarks on a 2-core machine under heavy other
-# load, so as ratios within one run; the end-to-end columns above must be
-# taken on a quiet machine):
+# (cmd/server/pprof.go; add FX_BENCH_PPROF_CPU_ONLY=1 for CPU profiles at
+# full speed).
+#
+# Where a request's server time goes, from a 5 s CPU profile of each server
+# at 1,000 connections on a quiet 2-core machine (kvm-clock): all three
+# spend ~15 µs of server CPU per request (fx 15.5, raw fasthttp 15.3,
+# Fiber v3 15.5), ~70% of it in the read and write system calls. fx's
+# own share, per request:
+#   - the handler path (one-path step, router, Ctx pool, chain, JSON): ~4%
+#     of the profile, ~35 ns more than raw fasthttp's switch
+#     (BenchmarkService/hello in bench_test.go).
 #   - socket deadlines: with Read/Write/IdleTimeout set, fasthttp moves the
 #     deadlines three times per keep-alive request (idle, read at the first
-#     byte, write), each a time.Now and a runtime timer update: ~2 µs for
-#     the three (BenchmarkDeadlineMoves/socket; 1 or 1,000 other armed
-#     sockets make little difference, bench's BenchmarkDeadlineRefresh),
-#     several times fx's handler for /hello in the same run (~0.3 µs). fx
-#     now arms only moves to an earlier time (deadline.go): ~0.7 µs
-#     (BenchmarkDeadlineMoves/deadlineConn), the same cut-off bounds.
+#     byte, write), each after a time.Now (~55 ns here). Armed eagerly that
+#     was ~2 µs (BenchmarkDeadlineMoves/socket); fx arms only the moves to
+#     an earlier time (deadline.go), which leaves the three time.Now calls
+#     and a lock per move: ~0.25 µs, ~1.5% of the request. This is most of
+#     the gap to raw fasthttp and Fiber, which run without timeouts; the
+#     remaining lever is fx keeping its own coarse clock instead of
+#     fasthttp's per-move time.Now (not done: it moves the timeouts out of
+#     fasthttp.Server, which App.Server exposes).
+#   - framing guard (framing.go): one scan of the raw header block, ~80 ns
+#     on an 11-line API-client header (BenchmarkFraming), less on wrk's two.
 #   - connection limit: one atomic add per accept and per close, and a
 #     one-branch Read wrapper; per connection, not per request.
 #   - worker pool: a keep-alive connection holds one fasthttp worker
 #     goroutine for its life; closed connections' workers stay parked for
 #     fasthttp's MaxIdleWorkerDuration (10 s) before they exit.
-#   - Ctx pool: a sync.Pool Get and Put per request (~15 ns).
-#   - GC: GET /hello allocates nothing in fx (0 allocs/op), and no GC
-#     frames showed in a 1,000-connection CPU profile.
-#   - memory: ~20 KiB of live heap per idle keep-alive connection
-#     (TestIdleKeepAliveConnections: 2,000 connections, 0.3 → 39 MiB),
-#     fasthttp's per-connection context and buffers; all of it returns
-#     when they close.
+#   - GC: GET /hello allocates nothing in fx (0 allocs/op); no GC frames in
+#     the profile.
+#   - memory: ~21 KiB per keep-alive connection, the same as raw fasthttp
+#     (TestIdleKeepAliveConnections: all of it returns when they close).
+#     Fiber v3 holds ~17 KiB. Not the 8 KiB header buffer (an fx build
+#     with a 4 KiB HeaderLimit measured the same 21 KiB): the connection's
+#     goroutine stack. go-json's encoder has deep frames (a fresh goroutine
+#     that encodes one small struct with it ends on a 4 KiB stack, with
+#     encoding/json on 2 KiB), and raw fasthttp and fx encode with go-json;
+#     Fiber v3 uses encoding/json.
 set -euo pipefail
 
 DURATION=${DURATION:-5}
@@ -77,6 +99,8 @@ CONNS=${CONNS:-"50 1000 4000 10000"}
 FRAMEWORKS=${FRAMEWORKS:-"raw-fasthttp fx fiber-v3"}
 WRK_THREADS=${WRK_THREADS:-1}
 TIMEOUT=${TIMEOUT:-10}
+WARMUP=${WARMUP:-steady}
+case "$WARMUP" in steady|cold) ;; *) echo "scale.sh: WARMUP must be steady or cold" >&2; exit 2 ;; esac
 SERVER_CPU=${SERVER_CPU:-0}
 WRK_CPU=${WRK_CPU:-1}
 PORT=${PORT:-18090}
@@ -194,15 +218,19 @@ results="$work/results.tsv"
 : > "$results"
 read -r -a fws <<< "$FRAMEWORKS"
 n=${#fws[@]}
-echo "scale.sh: $ROUNDS rounds × connections [$CONNS] × frameworks [$FRAMEWORKS], ${DURATION}s each, GET /hello; server on cpu $SERVER_CPU, wrk on cpu $WRK_CPU ($WRK_THREADS thread(s)); RLIMIT_NOFILE $NOFILE" >&2
+echo "scale.sh: $ROUNDS rounds × connections [$CONNS] × frameworks [$FRAMEWORKS], ${DURATION}s each ($WARMUP warm-up), GET /hello; server on cpu $SERVER_CPU, wrk on cpu $WRK_CPU ($WRK_THREADS thread(s)); RLIMIT_NOFILE $NOFILE" >&2
 for round in $(seq 1 "$ROUNDS"); do
   for conns in $CONNS; do
     for i in $(seq 0 $((n - 1))); do
       fw=${fws[$(((i + round - 1) % n))]}
       start_server "$fw"
-      run_wrk 1 50 > /dev/null   # warm-up: pools, page faults, JIT-free but cache-cold paths
+      run_wrk 1 50 > /dev/null   # warm-up: pools, page faults, cache-cold paths
       sleep 0.5                  # the warm-up's connections close
       idle=$(status_kb VmRSS)
+      if [ "$WARMUP" = steady ]; then
+        run_wrk 2 "$conns" > /dev/null  # the same number of connections: worker goroutines, stacks, heap
+        sleep 0.5
+      fi
       read -r rps p50 p99 p999 ec er ew et es <<< "$(run_wrk "$DURATION" "$conns")"
       peak=$(status_kb VmHWM)
       [ "${rps%.*}" -gt 0 ] || warn "no request completed at $conns connections for $fw (machine overloaded, or DURATION too short to connect them all)"
@@ -222,7 +250,7 @@ col() { awk -F'\t' -v c="$1" -v f="$2" -v k="$3" '$1==c && $2==f {print $k}' "$r
 ms() { awk -v u="$1" 'BEGIN {printf "%.2f", u/1000}'; }
 
 echo
-echo "Medians of $ROUNDS rounds, ${DURATION}s each, GET /hello over loopback (latency in ms, RSS in MiB, RSS/conn in KiB)."
+echo "Medians of $ROUNDS rounds, ${DURATION}s each after a $WARMUP warm-up, GET /hello over loopback (latency in ms, RSS in MiB, RSS/conn in KiB)."
 echo
 echo "| conns | framework | req/s | × raw | p50 | p99 | p99.9 | peak RSS | RSS/conn | errors |"
 echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
