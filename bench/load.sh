@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Load test of the bench service over loopback: each implementation in turn
-# (cmd/server) pinned to one core with taskset, driven by wrk pinned to
-# another core for a bounded time per endpoint, the frameworks interleaved
-# over several rounds (each round in a rotated order). Prints the median
-# req/s per endpoint and framework and the ratio to raw fasthttp.
+# Load test of the bench service over loopback. Every implementation
+# (cmd/server) is started once, all pinned to one core with taskset, each
+# on its own ports; wrk, pinned to another core, drives one of them at a
+# time for a bounded time per endpoint. The runs of one endpoint are back
+# to back, one per framework in a rotated order, so the frameworks' figures
+# for an endpoint are taken seconds apart: a machine whose speed drifts
+# (a VM's does, by ±20% over minutes) moves them together, and the ratios
+# of one round are paired. The servers not being driven sit idle. Prints,
+# per endpoint and framework, the median req/s over the rounds and the
+# median of the round-by-round ratios to raw fasthttp and to Fiber v3.
 #
 # Usage: bench/load.sh            (from anywhere in the repository)
 # Environment (defaults):
@@ -13,7 +18,8 @@
 #   FRAMEWORKS="raw-fasthttp fx fiber-v2 fiber-v3 echo-v4 echo-v5 gin chi servemux huma"
 #   ENDPOINTS="hello user-error error-var panic not-found orders-422 hello-mw5"
 #   SERVER_CPU=0 WRK_CPU=1   cores for the server and for wrk
-#   PORT=18080      the plain build listens on PORT, the middleware build on PORT+1
+#   PORT=18080      framework i (from 0, in FRAMEWORKS order) serves the plain
+#                   build on PORT+2i and the middleware build on PORT+2i+1
 #   OUT=            also append the raw measurements (tsv) to this file
 # Only 127.0.0.1 is ever targeted. Every process the script starts (server,
 # wrk) is stopped on exit, including on Ctrl-C.
@@ -32,11 +38,11 @@ HOST=127.0.0.1
 
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
-server_pid=""
+server_pids=()
 wrk_pid=""
 
 cleanup() {
-  for pid in "$wrk_pid" "$server_pid"; do
+  for pid in "$wrk_pid" "${server_pids[@]}"; do
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
       kill "$pid" 2>/dev/null || true
       wait "$pid" 2>/dev/null || true
@@ -71,43 +77,42 @@ wrk.body = '{"item":"","quantity":0,"email":"not-an-email"}'
 wrk.headers["Content-Type"] = "application/json"
 LUA
 
-# endpoint name -> "port path script"
+# target endpoint base-port -> "port path script"
 target() {
+  local base=$2
   case "$1" in
-    hello)      echo "$PORT /hello" ;;
-    user-error) echo "$PORT /users/missing" ;;
-    error-var)  echo "$PORT /error" ;;
-    panic)      echo "$PORT /panic" ;;
-    not-found)  echo "$PORT /nope" ;;
-    orders-422) echo "$PORT /orders $work/orders.lua" ;;
-    hello-mw5)  echo "$((PORT + 1)) /hello" ;;
+    hello)      echo "$base /hello" ;;
+    user-error) echo "$base /users/missing" ;;
+    error-var)  echo "$base /error" ;;
+    panic)      echo "$base /panic" ;;
+    not-found)  echo "$base /nope" ;;
+    orders-422) echo "$base /orders $work/orders.lua" ;;
+    hello-mw5)  echo "$((base + 1)) /hello" ;;
     *) die "unknown endpoint $1" ;;
   esac
 }
 
 port_busy() { curl -s -o /dev/null --max-time 1 "http://$HOST:$1/" ; }
 
+# start_server framework base-port: serves the plain build on base-port and
+# the middleware build on base-port+1, and waits until both answer.
 start_server() {
-  if port_busy "$PORT" || port_busy "$((PORT + 1))"; then
-    die "port $PORT or $((PORT + 1)) is already in use; set PORT"
+  local fw=$1 base=$2 pid
+  if port_busy "$base" || port_busy "$((base + 1))"; then
+    die "port $base or $((base + 1)) is already in use; set PORT"
   fi
-  taskset -c "$SERVER_CPU" "$work/server" -fw "$1" -addr "$HOST:$PORT" -addr-mw "$HOST:$((PORT + 1))" &
-  server_pid=$!
+  taskset -c "$SERVER_CPU" "$work/server" -fw "$fw" -addr "$HOST:$base" -addr-mw "$HOST:$((base + 1))" &
+  pid=$!
+  server_pids+=("$pid")
   for _ in $(seq 50); do
-    if curl -s -o /dev/null --max-time 1 "http://$HOST:$PORT/hello" &&
-       curl -s -o /dev/null --max-time 1 "http://$HOST:$((PORT + 1))/hello"; then
+    if curl -s -o /dev/null --max-time 1 "http://$HOST:$base/hello" &&
+       curl -s -o /dev/null --max-time 1 "http://$HOST:$((base + 1))/hello"; then
       return 0
     fi
-    kill -0 "$server_pid" 2>/dev/null || die "server $1 exited"
+    kill -0 "$pid" 2>/dev/null || die "server $fw exited"
     sleep 0.1
   done
-  die "server $1 did not start"
-}
-
-stop_server() {
-  kill "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=""
+  die "server $fw did not start"
 }
 
 # run_wrk seconds port path [script] -> prints req/s
@@ -129,38 +134,49 @@ results="$work/results.tsv"
 : > "$results"
 read -r -a fws <<< "$FRAMEWORKS"
 n=${#fws[@]}
-echo "load.sh: $ROUNDS rounds × $n frameworks × endpoints [$ENDPOINTS], ${DURATION}s each, $CONNS connections; server on cpu $SERVER_CPU, wrk on cpu $WRK_CPU" >&2
+echo "load.sh: $ROUNDS rounds × endpoints [$ENDPOINTS] × $n frameworks, ${DURATION}s each, $CONNS connections; servers on cpu $SERVER_CPU, wrk on cpu $WRK_CPU" >&2
+for i in $(seq 0 $((n - 1))); do
+  start_server "${fws[$i]}" "$((PORT + 2 * i))"
+  run_wrk 1 "$((PORT + 2 * i))" /hello > /dev/null   # warm-up
+done
 for round in $(seq 1 "$ROUNDS"); do
-  for i in $(seq 0 $((n - 1))); do
-    fw=${fws[$(((i + round - 1) % n))]}
-    start_server "$fw"
-    run_wrk 1 "$PORT" /hello > /dev/null   # warm-up
-    for ep in $ENDPOINTS; do
-      read -r port path script <<< "$(target "$ep")"
+  for ep in $ENDPOINTS; do
+    for k in $(seq 0 $((n - 1))); do
+      i=$(((k + round - 1) % n))
+      fw=${fws[$i]}
+      read -r port path script <<< "$(target "$ep" "$((PORT + 2 * i))")"
       rps=$(run_wrk "$DURATION" "$port" "$path" "${script:-}")
       printf '%s\t%s\t%s\t%s\n' "$ep" "$fw" "$round" "$rps" >> "$results"
-      echo "load.sh: round $round $fw $ep $rps req/s" >&2
+      echo "load.sh: round $round $ep $fw $rps req/s" >&2
     done
-    stop_server
   done
 done
 [ -n "$OUT" ] && cat "$results" >> "$OUT"
 
 median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
+# paired fw ref -> for each endpoint, the median over rounds of fw's req/s
+# divided by ref's in the same round
+paired() {
+  awk -F'\t' -v e="$1" -v f="$2" -v r="$3" '$1==e && $2==f {a[$3]=$4} $1==e && $2==r {b[$3]=$4}
+    END {for (k in a) if (b[k] > 0) print a[k]/b[k]}' "$results" | median
+}
+# ratio_or_dash endpoint fw ref -> paired, or "–" when ref was not run
+ratio_or_dash() {
+  case " $FRAMEWORKS " in
+    *" $3 "*) awk -v v="$(paired "$1" "$2" "$3")" 'BEGIN {printf "%.2f", v}' ;;
+    *) echo "–" ;;
+  esac
+}
+
 echo
-echo "| endpoint | framework | req/s (median of $ROUNDS) | × raw fasthttp |"
-echo "|---|---|---:|---:|"
+echo "| endpoint | framework | req/s (median of $ROUNDS) | × raw fasthttp | × fiber-v3 |"
+echo "|---|---|---:|---:|---:|"
 for ep in $ENDPOINTS; do
-  base=$(awk -F'\t' -v e="$ep" '$1==e && $2=="raw-fasthttp" {print $4}' "$results" | median)
   for fw in "${fws[@]}"; do
     m=$(awk -F'\t' -v e="$ep" -v f="$fw" '$1==e && $2==f {print $4}' "$results" | median)
-    if [ -n "$base" ] && [ "$base" != "0" ]; then
-      ratio=$(awk -v a="$m" -v b="$base" 'BEGIN {printf "%.2f", a/b}')
-    else
-      ratio="–"
-    fi
     name=$fw; [ "$fw" = fx ] && name="**fx**"
-    printf '| %s | %s | %.0f | %s |\n' "$ep" "$name" "$m" "$ratio"
+    printf '| %s | %s | %.0f | %s | %s |\n' "$ep" "$name" "$m" \
+      "$(ratio_or_dash "$ep" "$fw" raw-fasthttp)" "$(ratio_or_dash "$ep" "$fw" fiber-v3)"
   done
 done
