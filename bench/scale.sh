@@ -66,10 +66,12 @@
 #     (BenchmarkService/hello in bench_test.go).
 #   - socket deadlines: with Read/Write/IdleTimeout set, fasthttp moves the
 #     deadlines three times per keep-alive request (idle, read at the first
-#     byte, write), each after a time.Now (~55 ns here). Armed eagerly that
-#     was ~2 µs (BenchmarkDeadlineMoves/socket); fx arms only the moves to
-#     an earlier time (deadline.go), which leaves the three time.Now calls
-#     and a lock per move: ~0.25 µs, ~1.5% of the request. This is most of
+#     byte, write), each after a time.Now (~55 ns here). Armed eagerly the
+#     three cost ~0.53 µs on this quiet machine, ~2 µs on a loaded one
+#     (root package: BenchmarkDeadlineMoves/socket); fx arms only the moves
+#     to an earlier time (deadline.go), which leaves the three time.Now
+#     calls and a lock per move: ~0.22 µs (BenchmarkDeadlineMoves/
+#     deadlineConn), ~1.5% of the request. This is most of
 #     the gap to raw fasthttp and Fiber, which run without timeouts; the
 #     remaining lever is fx keeping its own coarse clock instead of
 #     fasthttp's per-move time.Now (not done: it moves the timeouts out of
