@@ -36,40 +36,14 @@ PORT=${PORT:-18080}
 OUT=${OUT:-}
 HOST=127.0.0.1
 
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-server_pids=()
-wrk_pid=""
-
-cleanup() {
-  for pid in "$wrk_pid" "${server_pids[@]}"; do
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-      kill "$pid" 2>/dev/null || true
-      wait "$pid" 2>/dev/null || true
-    fi
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-die() { echo "load.sh: $*" >&2; exit 1; }
+NAME=load.sh
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 [ "$ROUNDS" -ge 2 ] || die "ROUNDS must be at least 2"
-command -v taskset >/dev/null || die "taskset (util-linux) is required"
-command -v curl >/dev/null || die "curl is required"
-if ! command -v wrk >/dev/null; then
-  echo "load.sh: installing wrk" >&2
-  if [ "$(id -u)" = 0 ]; then
-    (apt-get update -qq && apt-get install -y -qq wrk) >&2 || die "could not install wrk"
-  else
-    sudo apt-get update -qq && sudo apt-get install -y -qq wrk >&2 || die "could not install wrk"
-  fi
-fi
-[ "$(nproc --all)" -ge 2 ] || die "needs at least two cores (server and wrk on separate cores)"
+require_tools
 
-echo "load.sh: building cmd/server" >&2
-(cd "$here" && go build -o "$work/server" ./cmd/server)
+build_server
 
 cat > "$work/orders.lua" <<'LUA'
 wrk.method = "POST"
@@ -91,8 +65,6 @@ target() {
     *) die "unknown endpoint $1" ;;
   esac
 }
-
-port_busy() { curl -s -o /dev/null --max-time 1 "http://$HOST:$1/" ; }
 
 # start_server framework base-port: serves the plain build on base-port and
 # the middleware build on base-port+1, and waits until both answer.
@@ -125,7 +97,7 @@ run_wrk() {
   wait "$wrk_pid" || die "wrk failed: $(cat "$work/wrk.out")"
   wrk_pid=""
   if grep -q "Socket errors" "$work/wrk.out"; then
-    echo "load.sh: warning: $(grep 'Socket errors' "$work/wrk.out") on $path" >&2
+    warn "$(grep 'Socket errors' "$work/wrk.out") on $path"
   fi
   awk '/^Requests\/sec:/ {print $2}' "$work/wrk.out"
 }
@@ -152,8 +124,6 @@ for round in $(seq 1 "$ROUNDS"); do
   done
 done
 [ -n "$OUT" ] && cat "$results" >> "$OUT"
-
-median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
 # paired fw ref -> for each endpoint, the median over rounds of fw's req/s
 # divided by ref's in the same round

@@ -110,38 +110,12 @@ NOFILE=${NOFILE:-}
 OUT=${OUT:-}
 HOST=127.0.0.1
 
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-server_pid=""
-wrk_pid=""
-
-cleanup() {
-  for pid in "$wrk_pid" "$server_pid"; do
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-      kill "$pid" 2>/dev/null || true
-      wait "$pid" 2>/dev/null || true
-    fi
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-die() { echo "scale.sh: $*" >&2; exit 1; }
-warn() { echo "scale.sh: warning: $*" >&2; }
+NAME=scale.sh
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 [ "$ROUNDS" -ge 3 ] || die "ROUNDS must be at least 3"
-command -v taskset >/dev/null || die "taskset (util-linux) is required"
-command -v curl >/dev/null || die "curl is required"
-if ! command -v wrk >/dev/null; then
-  echo "scale.sh: installing wrk" >&2
-  if [ "$(id -u)" = 0 ]; then
-    (apt-get update -qq && apt-get install -y -qq wrk) >&2 || die "could not install wrk"
-  else
-    sudo apt-get update -qq && sudo apt-get install -y -qq wrk >&2 || die "could not install wrk"
-  fi
-fi
-[ "$(nproc --all)" -ge 2 ] || die "needs at least two cores (server and wrk on separate cores)"
+require_tools
 
 # Descriptors: the server holds one per connection, wrk one per connection.
 # fx's default connection limit is (soft limit - 64) * 3/4, so the soft
@@ -163,8 +137,7 @@ fi
 tw=$(cat /proc/sys/net/ipv4/tcp_tw_reuse 2>/dev/null || echo 0)
 [ "$tw" != 0 ] || warn "net.ipv4.tcp_tw_reuse is 0: many rounds at 10,000 connections may run out of loopback ports (TIME_WAIT)"
 
-echo "scale.sh: building cmd/server" >&2
-(cd "$here" && go build -o "$work/server" ./cmd/server)
+build_server
 
 # wrk's done() hook prints the percentiles from its full latency histogram
 # (in microseconds), p99.9 included, and the error counts.
@@ -178,30 +151,28 @@ done = function(summary, latency, requests)
 end
 LUA
 
-port_busy() { curl -s -o /dev/null --max-time 1 "http://$HOST:$1/" ; }
 
 start_server() {
   port_busy "$PORT" && die "port $PORT is already in use; set PORT"
   taskset -c "$SERVER_CPU" "$work/server" -fw "$1" -addr "$HOST:$PORT" &
-  server_pid=$!
+  server_pids=("$!") # one server at a time (lib.sh stops it on exit)
   for _ in $(seq 50); do
     if curl -s -o /dev/null --max-time 1 "http://$HOST:$PORT/hello"; then
       return 0
     fi
-    kill -0 "$server_pid" 2>/dev/null || die "server $1 exited"
+    kill -0 "${server_pids[0]}" 2>/dev/null || die "server $1 exited"
     sleep 0.1
   done
   die "server $1 did not start"
 }
 
 stop_server() {
-  kill "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=""
+  stop_pid "${server_pids[0]}"
+  server_pids=()
 }
 
 # status_kb field -> the server's /proc status field in kB
-status_kb() { awk -v f="$1:" '$1==f {print $2}' "/proc/$server_pid/status"; }
+status_kb() { awk -v f="$1:" '$1==f {print $2}' "/proc/${server_pids[0]}/status"; }
 
 # run_wrk seconds conns -> prints "rps p50 p99 p999 connect read write timeout status"
 run_wrk() {
@@ -212,7 +183,7 @@ run_wrk() {
   wrk_pid=$!
   wait "$wrk_pid" || die "wrk failed: $(cat "$work/wrk.out")"
   wrk_pid=""
-  kill -0 "$server_pid" 2>/dev/null || die "the server died under $conns connections"
+  kill -0 "${server_pids[0]}" 2>/dev/null || die "the server died under $conns connections"
   awk '/^SCALE / {print $2, $3, $4, $5, $6, $7, $8, $9, $10}' "$work/wrk.out"
 }
 
@@ -246,7 +217,6 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 [ -n "$OUT" ] && cat "$results" >> "$OUT"
 
-median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 # col conns fw column -> median of that column
 col() { awk -F'\t' -v c="$1" -v f="$2" -v k="$3" '$1==c && $2==f {print $k}' "$results" | median; }
 ms() { awk -v u="$1" 'BEGIN {printf "%.2f", u/1000}'; }

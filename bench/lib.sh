@@ -1,0 +1,55 @@
+# Shared by load.sh and scale.sh (sourced, not run): the work directory,
+# the processes to stop on exit, the tool checks and the median. The caller
+# sets NAME (its name in messages) before sourcing it.
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+work=$(mktemp -d)
+server_pids=() # every server started and not yet stopped
+wrk_pid=""
+
+# stop_pid pid: stops one process the script started, if still running.
+stop_pid() {
+  if [ -n "$1" ] && kill -0 "$1" 2>/dev/null; then
+    kill "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+  fi
+}
+
+cleanup() {
+  for pid in "$wrk_pid" "${server_pids[@]}"; do
+    stop_pid "$pid"
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+die() { echo "$NAME: $*" >&2; exit 1; }
+warn() { echo "$NAME: warning: $*" >&2; }
+
+# require_tools: taskset, curl and wrk (installed with apt-get if missing),
+# and two cores (the servers on one, wrk on another).
+require_tools() {
+  command -v taskset >/dev/null || die "taskset (util-linux) is required"
+  command -v curl >/dev/null || die "curl is required"
+  if ! command -v wrk >/dev/null; then
+    echo "$NAME: installing wrk" >&2
+    if [ "$(id -u)" = 0 ]; then
+      (apt-get update -qq && apt-get install -y -qq wrk) >&2 || die "could not install wrk"
+    else
+      sudo apt-get update -qq && sudo apt-get install -y -qq wrk >&2 || die "could not install wrk"
+    fi
+  fi
+  [ "$(nproc --all)" -ge 2 ] || die "needs at least two cores (server and wrk on separate cores)"
+}
+
+port_busy() { curl -s -o /dev/null --max-time 1 "http://$HOST:$1/" ; }
+
+# build_server: cmd/server into the work directory.
+build_server() {
+  echo "$NAME: building cmd/server" >&2
+  (cd "$here" && go build -o "$work/server" ./cmd/server)
+}
+
+# median: the median of the numbers on stdin, one per line.
+median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
