@@ -367,22 +367,7 @@ func TestCORSConfigErrors(t *testing.T) {
 		{middleware.CORSConfig{AllowOrigins: []string{appOrigin}, AllowMethods: []string{"GE T"}, AllowHeaders: []string{"X:Y"}},
 			[]string{`AllowMethods: "GE T" is not a valid token`, `AllowHeaders: "X:Y" is not a valid token`}},
 	} {
-		msg := func() (msg string) {
-			defer func() { msg, _ = recover().(string) }()
-			middleware.CORS(tc.cfg)
-			return ""
-		}()
-		if !strings.HasPrefix(msg, "middleware.CORS: ") {
-			t.Fatalf("%+v: no panic (%q)", tc.cfg, msg)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(msg, w) {
-				t.Errorf("panic %q\nlacks %q", msg, w)
-			}
-		}
-		if n := strings.Count(msg, "\n") + 1; n != len(tc.want) {
-			t.Errorf("panic lists %d problems, want %d: %q", n, len(tc.want), msg)
-		}
+		assertConfigPanic(t, "middleware.CORS: ", tc.cfg, func() { middleware.CORS(tc.cfg) }, tc.want)
 	}
 }
 

@@ -152,3 +152,26 @@ func expectError(t *testing.T, r result, status int, code, reason string) {
 		t.Fatalf("Content-Type %q", ct)
 	}
 }
+
+// assertConfigPanic checks that build panics with a message that starts
+// with prefix, names every problem in want and lists nothing else (one
+// problem per line): how the constructors refuse a bad configuration.
+func assertConfigPanic(t *testing.T, prefix string, cfg any, build func(), want []string) {
+	t.Helper()
+	msg := func() (msg string) {
+		defer func() { msg, _ = recover().(string) }()
+		build()
+		return ""
+	}()
+	if !strings.HasPrefix(msg, prefix) {
+		t.Fatalf("%+v: no panic (%q)", cfg, msg)
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("panic %q\nlacks %q", msg, w)
+		}
+	}
+	if n := strings.Count(msg, "\n") + 1; n != len(want) {
+		t.Errorf("panic lists %d problems, want %d: %q", n, len(want), msg)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"net"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -210,22 +209,7 @@ func TestSecurityHeadersConfigErrors(t *testing.T) {
 			CrossOriginResourcePolicy: "none",
 		}, []string{"FrameOptions", "ContentSecurityPolicy", "ReferrerPolicy", "CrossOriginOpenerPolicy", "CrossOriginResourcePolicy"}},
 	} {
-		msg := func() (msg string) {
-			defer func() { msg, _ = recover().(string) }()
-			middleware.SecurityHeaders(tc.cfg)
-			return ""
-		}()
-		if !strings.HasPrefix(msg, "middleware.SecurityHeaders: ") {
-			t.Fatalf("%+v: no panic (%q)", tc.cfg, msg)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(msg, w) {
-				t.Errorf("panic %q lacks %q", msg, w)
-			}
-		}
-		if n := strings.Count(msg, "\n") + 1; n != len(tc.want) {
-			t.Errorf("panic lists %d problems, want %d: %q", n, len(tc.want), msg)
-		}
+		assertConfigPanic(t, "middleware.SecurityHeaders: ", tc.cfg, func() { middleware.SecurityHeaders(tc.cfg) }, tc.want)
 	}
 }
 
