@@ -183,6 +183,7 @@ type limitListener struct {
 	maxRejecting int64 // refusalBudget at Serve
 	acceptLog    acceptLog
 	closing      chan struct{} // closed by Close: ends backoffs and lingering
+	timeouts     connTimeouts  // the phase bounds of its connections (deadline.go)
 	observer     *App          // OnResponse sees refusals; nil without observers (observe.go)
 
 	lingerMu  sync.Mutex
@@ -203,6 +204,7 @@ func (a *App) limitListener(ln net.Listener) net.Listener {
 		acceptLog:    acceptLog{logger: a.logger},
 		closing:      make(chan struct{}),
 		observer:     a.refusalObserver(),
+		timeouts:     connTimeoutsOf(&a.cfg),
 	}
 }
 
@@ -211,8 +213,9 @@ func (a *App) limitListener(ln net.Listener) net.Listener {
 // (EMFILE, ENFILE, ECONNABORTED, ...) are retried after a backoff of 5 ms
 // doubling to 1 s and logged at most once a second; fasthttp would end
 // Serve on them. Other errors are returned as they are. Cost per accepted
-// connection: one atomic add and the limitConn (one allocation, as
-// before); the retry path costs nothing until accept fails.
+// connection: one atomic add, and the limitConn and its timeoutConn
+// (deadline.go), one allocation each; the retry path costs nothing until
+// accept fails.
 func (l *limitListener) Accept() (net.Conn, error) {
 	var delay time.Duration
 	for {
@@ -228,10 +231,10 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		}
 		delay = 0
 		if l.open.Add(1) <= l.limit {
-			if _, ok := c.(tlsConnState); ok {
-				return &limitTLSConn{&limitConn{Conn: c, l: l}}, nil
+			if tc, ok := c.(tlsConnState); ok {
+				return &limitTLSConn{&limitConn{Conn: newTimeoutConn(c, &l.timeouts, false), l: l}, tc}, nil
 			}
-			return &limitConn{Conn: newDeadlineConn(c), l: l}, nil // deadline.go
+			return &limitConn{Conn: newTimeoutConn(c, &l.timeouts, true), l: l}, nil
 		}
 		l.open.Add(-1)
 		l.refuse(c)
@@ -351,6 +354,7 @@ func (c *limitConn) Close() error {
 		return c.Conn.Close()
 	}
 	if c.linger.Load() {
+		_ = c.Conn.SetDeadline(time.Time{}) // the phase timeouts end; linger sets its own (deadline.go)
 		go c.l.linger(c.Conn, time.Now().Add(lingerTimeout), lingerBytes, c.release)
 		return nil
 	}
@@ -379,10 +383,11 @@ type tlsConnState interface {
 	ConnectionState() tls.ConnectionState
 }
 
-type limitTLSConn struct{ *limitConn }
-
-func (c *limitTLSConn) Handshake() error { return c.Conn.(tlsConnState).Handshake() }
-
-func (c *limitTLSConn) ConnectionState() tls.ConnectionState {
-	return c.Conn.(tlsConnState).ConnectionState()
+type limitTLSConn struct {
+	*limitConn
+	tls tlsConnState // the *tls.Conn under limitConn's timeoutConn
 }
+
+func (c *limitTLSConn) Handshake() error { return c.tls.Handshake() }
+
+func (c *limitTLSConn) ConnectionState() tls.ConnectionState { return c.tls.ConnectionState() }

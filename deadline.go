@@ -4,128 +4,252 @@ import (
 	"errors"
 	"math"
 	"net"
-	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// Lazy socket deadlines. With ReadTimeout, WriteTimeout and IdleTimeout
-// set (the defaults), fasthttp moves a connection's deadlines three times
-// per keep-alive request: the idle deadline before waiting for the next
-// request, the read deadline at its first byte, the write deadline before
-// the response. Each move is a runtime timer update under the socket's
-// poll lock, ~1 µs for the three on a loaded 2-core machine
-// (bench: BenchmarkDeadlineRefresh), several times the handler's own cost
-// for a small response (BenchmarkService/hello/fx); it is what the
+// Connection timeouts. Config.ReadTimeout, WriteTimeout and IdleTimeout
+// are enforced by fx on each connection Serve accepts, not by
+// fasthttp.Server, whose own three timeouts App.Server leaves at zero.
+// Given them, fasthttp reads the wall clock and moves a socket deadline
+// three times per keep-alive request (the wait for the next request, the
+// request's first byte, the response): three time.Now calls, ~55 ns each
+// on a kvm-clock virtual machine, and three deadline updates, each a
+// runtime timer moved under the socket's poll lock. That was what the
 // timeouts cost fx against raw fasthttp and Fiber, which set none.
 //
-// deadlineConn makes the moves that push a deadline later free: it only
-// records the deadline wanted, and leaves the earlier one armed. When the
-// armed deadline fires, Read or Write sees the timeout, arms the deadline
-// now wanted if that is later, and retries, so the caller never sees a
-// timeout before the deadline it asked for. A move to an earlier deadline
-// is armed at once, so no deadline ever fires later than asked: a slow
-// client is cut off exactly as before (ReadTimeout from the first byte of
-// a request). Steady keep-alive traffic then costs one re-arm per
-// connection per ReadTimeout (10 s) instead of three per request.
+// timeoutConn follows the same three phases from the connection's own
+// reads and writes:
 //
-// Only plain TCP connections are wrapped: a tls.Conn whose write timed out
-// is unusable afterwards, so an early timeout there could not be retried.
+//   - reading: from a request's first byte (a connection's first request:
+//     from accept) until its response starts, bounded by ReadTimeout, so a
+//     client trickling its headers or body (slow loris) is cut off;
+//   - writing: from the response's first write until the connection waits
+//     for the next request, bounded by WriteTimeout, so a client that
+//     stops reading frees its connection;
+//   - idle: from the first read after a response until the next request's
+//     first byte, bounded by IdleTimeout (ReadTimeout when IdleTimeout is
+//     disabled, as in fasthttp).
+//
+// A phase begins when Read or Write first sees it: the first Read after a
+// response begins idle, a Read that returns bytes while idle begins
+// reading, the first Write begins writing, unless it is an interim 1xx
+// response (100 Continue), after which the request's body is still read
+// within the reading phase. Pipelined responses written together share
+// one WriteTimeout. Beginning a phase reads the monotonic clock once
+// (time.Since: one clock read, ~29 ns here, where time.Now makes two).
+//
+// Lazy arming. A phase's deadline is only recorded when it is later than
+// the one the socket has: the earlier one stays armed. When it fires, Read
+// or Write sees the timeout, arms the deadline now wanted if that is
+// later, and retries, so the caller never sees a timeout before the
+// deadline of its phase; a deadline earlier than the armed one is armed at
+// once, so none fires later than asked. Steady keep-alive traffic then
+// costs one re-arm per connection per ReadTimeout (10 s) instead of three
+// deadline moves per request (BenchmarkPhases: the three phase changes of
+// a request, against fasthttp's three moves on a socket).
+//
+// TLS connections are not armed lazily: a tls.Conn whose write timed out
+// is unusable afterwards, so an early timeout could not be retried. Each
+// phase change arms the deadline there, as fasthttp did.
+//
+// Deadlines set from outside (RequestCtx.SetReadDeadline and
+// SetWriteDeadline, Stream's per-flush write deadline) hold until the
+// phase changes, and a write deadline set before the response holds for
+// the whole writing phase, as fasthttp's handler deadlines do.
+// SetDeadline hands the connection over for good: fasthttp calls it when
+// a handler hijacks the connection, and a lingering close (linger.go)
+// calls it too; from then on the caller's deadlines are the only ones.
+// A fasthttp.Server served without Serve (App.Server().Serve) has no
+// timeouts unless its own fields are set.
 
-// noDeadline is the zero time.Time (no deadline) as a number: later than
-// every deadline.
+// noDeadline is "no deadline" as a number: later than every deadline.
 const noDeadline = math.MaxInt64
 
-// deadlineConn is a net.Conn whose deadlines are moved later lazily (see
-// above). The mutex orders the setters (fasthttp's connection goroutine,
-// a handler's RequestCtx.SetWriteDeadline) against the re-arm after a
-// timeout, so that the armed deadline is never later than the wanted one.
-type deadlineConn struct {
-	net.Conn
-	mu     sync.Mutex
-	rd, wd deadlineState
-}
+// clockBase is the origin of the monotonic nanoseconds deadlines are kept
+// in (monoNow).
+var clockBase = time.Now()
 
-type deadlineState struct {
-	want  int64 // unix ns of the deadline last asked for; noDeadline for none
-	armed int64 // unix ns of the deadline the socket has; noDeadline for none
-}
+// monoNow is the monotonic clock in nanoseconds since clockBase.
+func monoNow() int64 { return int64(time.Since(clockBase)) }
 
-func newDeadlineConn(c net.Conn) *deadlineConn {
-	return &deadlineConn{Conn: c,
-		rd: deadlineState{noDeadline, noDeadline}, wd: deadlineState{noDeadline, noDeadline}}
-}
-
+// deadlineNanos is t in clockBase nanoseconds; noDeadline for the zero t.
 func deadlineNanos(t time.Time) int64 {
 	if t.IsZero() {
 		return noDeadline
 	}
-	return t.UnixNano()
+	return int64(t.Sub(clockBase))
 }
 
-// set records t as the wanted deadline, and arms it only when it comes
-// before the armed one. Cost when it does not: a lock and two stores.
-func (c *deadlineConn) set(s *deadlineState, read bool, t time.Time) error {
-	w := deadlineNanos(t)
+// deadlineTime is the inverse of deadlineNanos.
+func deadlineTime(n int64) time.Time {
+	if n == noDeadline {
+		return time.Time{}
+	}
+	return clockBase.Add(time.Duration(n))
+}
+
+// connTimeouts are the phase bounds of a served connection in
+// nanoseconds; 0 disables one. Shared by the connections of a listener.
+type connTimeouts struct{ read, write, idle int64 }
+
+// connTimeoutsOf is cfg's timeouts as phase bounds.
+func connTimeoutsOf(cfg *Config) connTimeouts {
+	t := connTimeouts{read: int64(cfg.ReadTimeout), write: int64(cfg.WriteTimeout), idle: int64(cfg.IdleTimeout)}
+	if t.idle <= 0 {
+		t.idle = t.read // as fasthttp's Server.IdleTimeout
+	}
+	return t
+}
+
+// Phases of a served connection (timeoutConn.phase).
+const (
+	phaseReading uint8 = iota // a new connection starts here
+	phaseWriting
+	phaseIdle
+)
+
+// timeoutConn enforces the phase timeouts on a served connection (see
+// above). Read and Write are called by the connection's serving goroutine
+// (fasthttp's) until SetDeadline hands the connection over; the deadline
+// setters may be called from any goroutine: the mutex orders them against
+// the phase changes and the re-arm after a timeout, so that the armed
+// deadline is never later than the wanted one.
+type timeoutConn struct {
+	net.Conn
+	limits     *connTimeouts
+	lazy       bool        // plain TCP; false for TLS
+	phase      uint8       // serving goroutine only
+	handedOver atomic.Bool // set by SetDeadline: the phases are over
+
+	mu        sync.Mutex
+	rd, wd    deadlineState
+	userWrite bool // a write deadline was set from outside since the last idle phase began
+}
+
+type deadlineState struct {
+	want  int64 // the deadline asked for (clockBase ns); noDeadline for none
+	armed int64 // the deadline the socket has; noDeadline for none
+}
+
+// newTimeoutConn wraps c, a connection just accepted, and arms its first
+// request's read deadline (and, over TLS, a write deadline for the
+// handshake, as fasthttp did). lazy is false for TLS connections.
+func newTimeoutConn(c net.Conn, limits *connTimeouts, lazy bool) *timeoutConn {
+	tc := &timeoutConn{Conn: c, limits: limits, lazy: lazy,
+		rd: deadlineState{noDeadline, noDeadline}, wd: deadlineState{noDeadline, noDeadline}}
+	if limits.read > 0 || (!lazy && limits.write > 0) {
+		now := monoNow()
+		tc.mu.Lock()
+		_ = tc.setLocked(&tc.rd, true, phaseEnd(now, limits.read))
+		if !lazy {
+			_ = tc.setLocked(&tc.wd, false, phaseEnd(now, limits.write))
+		}
+		tc.mu.Unlock()
+	}
+	return tc
+}
+
+// phaseEnd is the deadline of a phase begun at now and bounded by d (0:
+// unbounded).
+func phaseEnd(now, d int64) int64 {
+	if d > 0 {
+		return now + d
+	}
+	return noDeadline
+}
+
+// set records want as the deadline of one direction and arms it when it
+// must be (setLocked).
+func (c *timeoutConn) set(s *deadlineState, read bool, want int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s.want = w
-	if w >= s.armed {
-		return nil // the armed deadline fires first; Read/Write re-arm then
-	}
-	s.armed = w
-	if read {
-		return c.Conn.SetReadDeadline(t)
-	}
-	return c.Conn.SetWriteDeadline(t)
+	return c.setLocked(s, read, want)
 }
 
-func (c *deadlineConn) SetReadDeadline(t time.Time) error  { return c.set(&c.rd, true, t) }
-func (c *deadlineConn) SetWriteDeadline(t time.Time) error { return c.set(&c.wd, false, t) }
+// setLocked records want and arms it when it must be: earlier than the
+// armed deadline (lazy), or different from it (TLS). Cost when it need
+// not: a store. An error arming surfaces on the Read or Write that
+// follows, as a deadline the socket refused.
+func (c *timeoutConn) setLocked(s *deadlineState, read bool, want int64) error {
+	s.want = want
+	if want == s.armed || (c.lazy && want > s.armed) {
+		return nil // lazy: the armed deadline fires first; Read/Write re-arm then
+	}
+	s.armed = want
+	return c.arm(read, want)
+}
 
-func (c *deadlineConn) SetDeadline(t time.Time) error {
-	return errors.Join(c.SetReadDeadline(t), c.SetWriteDeadline(t))
+func (c *timeoutConn) arm(read bool, n int64) error {
+	if read {
+		return c.Conn.SetReadDeadline(deadlineTime(n))
+	}
+	return c.Conn.SetWriteDeadline(deadlineTime(n))
 }
 
 // rearm is called after err from a read or write: when err is a deadline
 // that fired before the one wanted, it arms the wanted one and reports
 // true (retry).
-func (c *deadlineConn) rearm(s *deadlineState, read bool, err error) bool {
-	if !errors.Is(err, os.ErrDeadlineExceeded) {
+func (c *timeoutConn) rearm(s *deadlineState, read bool, err error) bool {
+	if !c.lazy || !isTimeout(err) {
 		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if s.want <= s.armed {
+	if s.want <= s.armed || (s.want != noDeadline && s.want <= monoNow()) {
 		return false // the deadline asked for has passed: a real timeout
 	}
-	var t time.Time
-	if s.want != noDeadline {
-		t = time.Unix(0, s.want)
-		if !t.After(time.Now()) {
-			return false
-		}
-	}
 	s.armed = s.want
-	var serr error
-	if read {
-		serr = c.Conn.SetReadDeadline(t)
-	} else {
-		serr = c.Conn.SetWriteDeadline(t)
-	}
-	return serr == nil
+	return c.arm(read, s.want) == nil
 }
 
-func (c *deadlineConn) Read(p []byte) (int, error) {
+// isTimeout reports a deadline error: os.ErrDeadlineExceeded from a
+// socket, or a net.Error with Timeout from an in-memory connection.
+func isTimeout(err error) bool {
+	var ne interface{ Timeout() bool }
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func (c *timeoutConn) Read(p []byte) (int, error) {
+	if c.handedOver.Load() {
+		return c.Conn.Read(p)
+	}
+	if c.phase == phaseWriting { // the response is out: wait for the next request
+		c.phase = phaseIdle
+		want := phaseEnd(monoNow(), c.limits.idle)
+		c.mu.Lock()
+		c.userWrite = false
+		_ = c.setLocked(&c.rd, true, want)
+		c.mu.Unlock()
+	}
 	for {
 		n, err := c.Conn.Read(p)
-		if n > 0 || err == nil || !c.rearm(&c.rd, true, err) {
+		if n > 0 {
+			if c.phase == phaseIdle {
+				c.phase = phaseReading
+				_ = c.set(&c.rd, true, phaseEnd(monoNow(), c.limits.read))
+			}
+			return n, err
+		}
+		if err == nil || !c.rearm(&c.rd, true, err) {
 			return n, err
 		}
 	}
 }
 
-func (c *deadlineConn) Write(p []byte) (int, error) {
+func (c *timeoutConn) Write(p []byte) (int, error) {
+	if c.phase != phaseWriting && !c.handedOver.Load() {
+		if !interimResponse(p) {
+			c.phase = phaseWriting
+		}
+		want := phaseEnd(monoNow(), c.limits.write)
+		c.mu.Lock()
+		if !c.userWrite {
+			_ = c.setLocked(&c.wd, false, want)
+		}
+		c.mu.Unlock()
+	}
 	written := 0
 	for {
 		n, err := c.Conn.Write(p[written:])
@@ -136,9 +260,47 @@ func (c *deadlineConn) Write(p []byte) (int, error) {
 	}
 }
 
+// interimResponse reports whether p starts with a 1xx status line
+// ("HTTP/1.1 100 Continue"): the request it answers is still being read.
+func interimResponse(p []byte) bool {
+	return len(p) > 12 && p[8] == ' ' && p[9] == '1' && string(p[:5]) == "HTTP/"
+}
+
+// SetReadDeadline sets the read deadline until the phase changes.
+func (c *timeoutConn) SetReadDeadline(t time.Time) error {
+	if c.handedOver.Load() {
+		return c.Conn.SetReadDeadline(t)
+	}
+	return c.set(&c.rd, true, deadlineNanos(t))
+}
+
+// SetWriteDeadline sets the write deadline until the next idle phase; the
+// writing phase does not replace it.
+func (c *timeoutConn) SetWriteDeadline(t time.Time) error {
+	if c.handedOver.Load() {
+		return c.Conn.SetWriteDeadline(t)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.userWrite = true
+	return c.setLocked(&c.wd, false, deadlineNanos(t))
+}
+
+// SetDeadline hands the connection over (see above) and sets both
+// deadlines on the socket.
+func (c *timeoutConn) SetDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.handedOver.Store(true)
+	n := deadlineNanos(t)
+	c.rd = deadlineState{n, n}
+	c.wd = deadlineState{n, n}
+	return c.Conn.SetDeadline(t)
+}
+
 // CloseWrite half-closes the connection when the wrapped one can (the
 // lingering close uses it, linger.go).
-func (c *deadlineConn) CloseWrite() error {
+func (c *timeoutConn) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}

@@ -200,3 +200,83 @@ func TestDeadlineLazyStillBounds(t *testing.T) {
 		t.Fatalf("idle connection closed after %v; want IdleTimeout (%v), within 2s", elapsed, idleTimeout)
 	}
 }
+
+// A hijacked connection belongs to its hijack handler: none of the phase
+// timeouts (deadline.go) applies to it any more. Here the client answers
+// the hijack handler after three times every timeout.
+func TestDeadlineHijackedConnHasNoTimeouts(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	app := quiet(fx.Config{ReadTimeout: timeout, WriteTimeout: timeout, IdleTimeout: timeout})
+	app.Get("/hijack", func(c *fx.Ctx) error {
+		c.RequestCtx().Hijack(func(conn net.Conn) {
+			line, err := bufio.NewReader(conn).ReadString('\n')
+			if err != nil {
+				line = "error: " + err.Error() + "\n"
+			}
+			_, _ = io.WriteString(conn, line)
+		})
+		return c.String(200, "hijacked")
+	})
+	c, err := net.Dial("tcp", serveLocal(t, app))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, "GET /hijack HTTP/1.1\r\nHost: fx\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(body) != "hijacked" {
+		t.Fatalf("hijacking request: %d %q", resp.StatusCode, body)
+	}
+	time.Sleep(3 * timeout)
+	if _, err := io.WriteString(c, "ping\n"); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := br.ReadString('\n'); line != "ping\n" {
+		t.Fatalf("hijacked connection answered %q, %v; want the echo (no timeout after the hijack)", line, err)
+	}
+}
+
+// A 100 Continue is an interim response: the request's body is still read
+// within ReadTimeout from the request's first byte, not given a fresh
+// idle wait as after a final response.
+func TestDeadlineInterimResponseKeepsReadTimeout(t *testing.T) {
+	const readTimeout = 200 * time.Millisecond
+	app := quiet(fx.Config{ReadTimeout: readTimeout, IdleTimeout: 20 * time.Second})
+	app.Post("/echo", func(c *fx.Ctx) error { return c.Send(200, "text/plain", c.Body()) })
+	c, err := net.Dial("tcp", serveLocal(t, app))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	start := time.Now()
+	if _, err := io.WriteString(c, "POST /echo HTTP/1.1\r\nHost: fx\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	interim, err := http.ReadResponse(br, nil)
+	if err != nil || interim.StatusCode != 100 {
+		t.Fatalf("interim response: %v %v", interim, err)
+	}
+	// The body never comes.
+	resp, err := http.ReadResponse(br, nil)
+	elapsed := time.Since(start)
+	if err != nil {
+		t.Fatalf("no response after the 100 Continue within %v: %v", elapsed, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 408 || !strings.Contains(string(body), fx.ErrorCodes.RequestTimeout) {
+		t.Fatalf("body never sent: %d %q; want the 408 envelope", resp.StatusCode, body)
+	}
+	if elapsed > readTimeout+2*time.Second {
+		t.Fatalf("cut off after %v; want ReadTimeout (%v) from the request's first byte, within 2s", elapsed, readTimeout)
+	}
+}

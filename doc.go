@@ -28,7 +28,8 @@
 //     temporary accept errors (EMFILE, ...) are retried instead of ending
 //     Serve. A connection closed after a transport error, or refused, is
 //     closed lingering (linger.go) so that the client reads its response.
-//     Socket deadlines are armed lazily (deadline.go).
+//     Each connection enforces Config's read, write and idle timeouts
+//     itself, phase by phase, arming socket deadlines lazily (deadline.go).
 //  2. Framing check (framing.go). When the header block is read, requests
 //     whose framing a proxy could read differently (Content-Length with
 //     Transfer-Encoding, obsolete line folding, bare LF) are refused with

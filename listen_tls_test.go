@@ -1,6 +1,7 @@
 package fx_test
 
 import (
+	"bufio"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -225,5 +226,67 @@ func TestListenTLS(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("ListenTLS did not return after Shutdown")
+	}
+}
+
+// The timeouts hold over TLS (armed at each phase change there, not
+// lazily: deadline.go): a keep-alive connection serves again after a
+// pause longer than ReadTimeout but within IdleTimeout, a slow client is
+// cut off with the 408 envelope, and a silent connection is closed
+// within ReadTimeout, handshake included.
+func TestServeTLSTimeouts(t *testing.T) {
+	const readTimeout = 200 * time.Millisecond
+	cert, pool, _, _ := selfSigned(t)
+	app := quiet(fx.Config{ReadTimeout: readTimeout, IdleTimeout: 5 * time.Second})
+	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
+	cfg := fx.TLSConfig()
+	cfg.Certificates = []tls.Certificate{cert}
+	addr := serveTLS(t, app, cfg)
+
+	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	for i := range 2 {
+		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: fx\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || string(b) != "ok" {
+			t.Fatalf("request %d: %d %q", i, resp.StatusCode, b)
+		}
+		time.Sleep(2 * readTimeout) // idle, past ReadTimeout
+	}
+	start := time.Now()
+	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: fx\r\n"); err != nil { // never finished
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if elapsed := time.Since(start); resp.StatusCode != 408 || elapsed > readTimeout+2*time.Second {
+		t.Fatalf("unfinished request: %d %q after %v; want the 408 envelope after ReadTimeout", resp.StatusCode, b, elapsed)
+	}
+	checkEnvelopeBody(t, b, fx.ErrorCodes.RequestTimeout)
+
+	// A client that connects and never starts the handshake.
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	start = time.Now()
+	_ = raw.SetDeadline(time.Now().Add(10 * time.Second))
+	if n, err := raw.Read(make([]byte, 1)); n != 0 || err == nil || time.Since(start) > readTimeout+2*time.Second {
+		t.Fatalf("silent TLS client: read %d, %v after %v; want the connection closed after ReadTimeout", n, err, time.Since(start))
 	}
 }

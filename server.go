@@ -67,9 +67,13 @@ func (a *App) Serve(ln net.Listener) error {
 }
 
 // Server returns the fasthttp.Server the App serves with (created on first
-// use from Config: limits, timeouts, the transport error handler). Adjust
-// fields before the first Serve if Config lacks a knob you need. Server
-// boots the App (its Handler is the booted handler): register routes,
+// use from Config: limits, the transport error handler). Adjust fields
+// before the first Serve if Config lacks a knob you need. Its
+// ReadTimeout, WriteTimeout and IdleTimeout are zero: Config's timeouts
+// are enforced on the connections Serve accepts (see Config.ReadTimeout),
+// so serving this fasthttp.Server yourself serves without them (and
+// without the connection limit) unless you set its fields. Server boots
+// the App (its Handler is the booted handler): register routes,
 // middleware and plugins first.
 func (a *App) Server() *fasthttp.Server {
 	a.srvMu.Lock()
@@ -89,12 +93,13 @@ func (a *App) newServer() *fasthttp.Server {
 		NoDefaultServerHeader: cfg.ServerHeader == "",
 		MaxRequestBodySize:    cfg.BodyLimit,
 		ReadBufferSize:        cfg.HeaderLimit,
-		ReadTimeout:           cfg.ReadTimeout,
-		WriteTimeout:          cfg.WriteTimeout,
-		IdleTimeout:           cfg.IdleTimeout,
-		Concurrency:           fasthttpConcurrency(cfg.Concurrency),
-		Logger:                fasthttpLogger{a},
-		CloseOnShutdown:       true,
+		// ReadTimeout, WriteTimeout and IdleTimeout stay zero: Serve's
+		// connections enforce Config's (deadline.go), without the clock
+		// reads and deadline moves fasthttp makes per request.
+		LazyRequestTime: true, // RequestCtx.Time reads the clock only when asked (observe.go)
+		Concurrency:     fasthttpConcurrency(cfg.Concurrency),
+		Logger:          fasthttpLogger{a},
+		CloseOnShutdown: true,
 	}
 	srv.HeaderReceived = framingGuard(srv) // refuses ambiguous framing: framing.go
 	return srv

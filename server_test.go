@@ -24,9 +24,15 @@ func TestRelDefaultLimits(t *testing.T) {
 		t.Fatalf("defaults changed: %+v (update the docs in app.go and the README)", cfg)
 	}
 	srv := fx.New().Server()
-	if srv.MaxRequestBodySize != cfg.BodyLimit || srv.ReadBufferSize != cfg.HeaderLimit ||
-		srv.ReadTimeout != cfg.ReadTimeout || srv.WriteTimeout != cfg.WriteTimeout || srv.IdleTimeout != cfg.IdleTimeout {
+	if srv.MaxRequestBodySize != cfg.BodyLimit || srv.ReadBufferSize != cfg.HeaderLimit {
 		t.Fatalf("server does not apply the config: %+v", srv)
+	}
+	// The timeouts are the connections' (deadline.go; the TestRel*Timeout
+	// tests below serve through them): fasthttp's own would move each
+	// socket's deadlines three times per request.
+	if srv.ReadTimeout != 0 || srv.WriteTimeout != 0 || srv.IdleTimeout != 0 {
+		t.Fatalf("fasthttp's timeouts are set (%v, %v, %v); fx enforces Config's itself",
+			srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout)
 	}
 	if srv.Concurrency <= cfg.Concurrency {
 		t.Fatalf("fasthttp's own limit (%d) must stay above Config.Concurrency (%d), or its raw text 503 fires first",

@@ -136,8 +136,8 @@ func TestConfigDefaults(t *testing.T) {
 	if c.Development {
 		t.Error("Development on by default")
 	}
-	// Negative disables; the server then has no timeout.
-	if s := fx.New(fx.Config{ReadTimeout: -1}).Server(); s.ReadTimeout != 0 {
-		t.Errorf("negative ReadTimeout gave %v", s.ReadTimeout)
+	// Negative disables.
+	if c := fx.New(fx.Config{ReadTimeout: -1}).Config(); c.ReadTimeout != 0 {
+		t.Errorf("negative ReadTimeout gave %v", c.ReadTimeout)
 	}
 }
