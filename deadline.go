@@ -239,7 +239,7 @@ func (c *timeoutConn) Read(p []byte) (int, error) {
 }
 
 func (c *timeoutConn) Write(p []byte) (int, error) {
-	if c.phase != phaseWriting && !c.handedOver.Load() {
+	if !c.handedOver.Load() && c.phase != phaseWriting {
 		if !interimResponse(p) {
 			c.phase = phaseWriting
 		}

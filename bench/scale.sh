@@ -64,18 +64,14 @@
 #   - the handler path (one-path step, router, Ctx pool, chain, JSON): ~4%
 #     of the profile, ~35 ns more than raw fasthttp's switch
 #     (BenchmarkService/hello in bench_test.go).
-#   - socket deadlines: with Read/Write/IdleTimeout set, fasthttp moves the
+#   - timeouts: fasthttp's own Read/Write/IdleTimeout move a connection's
 #     deadlines three times per keep-alive request (idle, read at the first
-#     byte, write), each after a time.Now (~55 ns here). Armed eagerly the
-#     three cost ~0.53 µs on this quiet machine, ~2 µs on a loaded one
-#     (root package: BenchmarkDeadlineMoves/socket); fx arms only the moves
-#     to an earlier time (deadline.go), which leaves the three time.Now
-#     calls and a lock per move: ~0.22 µs (BenchmarkDeadlineMoves/
-#     deadlineConn), ~1.5% of the request. This is most of
-#     the gap to raw fasthttp and Fiber, which run without timeouts; the
-#     remaining lever is fx keeping its own coarse clock instead of
-#     fasthttp's per-move time.Now (not done: it moves the timeouts out of
-#     fasthttp.Server, which App.Server exposes).
+#     byte, write), each after a time.Now (~55 ns here): ~0.52 µs per
+#     request on this quiet machine, ~2 µs on a loaded one. fx leaves them
+#     at zero and enforces Config's timeouts per connection phase
+#     (deadline.go): one monotonic clock read per phase and a deadline
+#     armed only when it moves earlier, ~0.14 µs (root package:
+#     go test -run '^$' -bench Phases .), ~1% of the request.
 #   - framing guard (framing.go): one scan of the raw header block, ~80 ns
 #     on an 11-line API-client header (BenchmarkFraming), less on wrk's two.
 #   - connection limit: one atomic add per accept and per close, and a
