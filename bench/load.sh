@@ -125,20 +125,6 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 [ -n "$OUT" ] && cat "$results" >> "$OUT"
 
-# paired fw ref -> for each endpoint, the median over rounds of fw's req/s
-# divided by ref's in the same round
-paired() {
-  awk -F'\t' -v e="$1" -v f="$2" -v r="$3" '$1==e && $2==f {a[$3]=$4} $1==e && $2==r {b[$3]=$4}
-    END {for (k in a) if (b[k] > 0) print a[k]/b[k]}' "$results" | median
-}
-# ratio_or_dash endpoint fw ref -> paired, or "–" when ref was not run
-ratio_or_dash() {
-  case " $FRAMEWORKS " in
-    *" $3 "*) awk -v v="$(paired "$1" "$2" "$3")" 'BEGIN {printf "%.2f", v}' ;;
-    *) echo "–" ;;
-  esac
-}
-
 echo
 echo "| endpoint | framework | req/s (median of $ROUNDS) | × raw fasthttp | × fiber-v3 |"
 echo "|---|---|---:|---:|---:|"
@@ -147,6 +133,6 @@ for ep in $ENDPOINTS; do
     m=$(awk -F'\t' -v e="$ep" -v f="$fw" '$1==e && $2==f {print $4}' "$results" | median)
     name=$fw; [ "$fw" = fx ] && name="**fx**"
     printf '| %s | %s | %.0f | %s | %s |\n' "$ep" "$name" "$m" \
-      "$(ratio_or_dash "$ep" "$fw" raw-fasthttp)" "$(ratio_or_dash "$ep" "$fw" fiber-v3)"
+      "$(paired "$results" "$ep" "$fw" raw-fasthttp 4)" "$(paired "$results" "$ep" "$fw" fiber-v3 4)"
   done
 done

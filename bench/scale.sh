@@ -11,7 +11,9 @@
 # peak RSS (VmHWM after the run), and RSS per connection ((peak RSS - RSS
 # after warm-up) / connections; at 50 connections this is dominated by
 # buffers that do not scale with connections, so read it at 4,000 and
-# 10,000).
+# 10,000); and the medians of the round-by-round ratios of req/s to raw
+# fasthttp and to Fiber v3, and of p99 to Fiber v3 (one round's runs of a
+# connection count are back to back, so drift moves both sides together).
 #
 # Every framework runs at its own defaults: fx with its safe defaults
 # (ReadTimeout 10s, WriteTimeout 15s, IdleTimeout 60s, the connection
@@ -219,24 +221,21 @@ ms() { awk -v u="$1" 'BEGIN {printf "%.2f", u/1000}'; }
 
 echo
 echo "Medians of $ROUNDS rounds, ${DURATION}s each after a $WARMUP warm-up, GET /hello over loopback (latency in ms, RSS in MiB, RSS/conn in KiB)."
+echo "The × columns are medians of the round-by-round ratios (one round's runs are back to back)."
 echo
-echo "| conns | framework | req/s | × raw | p50 | p99 | p99.9 | peak RSS | RSS/conn | errors |"
-echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| conns | framework | req/s | × raw | × fiber-v3 | p50 | p99 | p99 × fiber-v3 | p99.9 | peak RSS | RSS/conn | errors |"
+echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for conns in $CONNS; do
-  base=$(col "$conns" raw-fasthttp 4)
   for fw in "${fws[@]}"; do
-    rps=$(col "$conns" "$fw" 4)
-    if [ -n "$base" ] && [ "$base" != 0 ]; then
-      ratio=$(awk -v a="$rps" -v b="$base" 'BEGIN {printf "%.2f", a/b}')
-    else
-      ratio="–"
-    fi
     peak=$(col "$conns" "$fw" 9)
     perconn=$(awk -F'\t' -v c="$conns" -v f="$fw" '$1==c && $2==f {print ($9-$8)/c}' "$results" | median)
     errs=$(awk -F'\t' -v c="$conns" -v f="$fw" '$1==c && $2==f {s+=$10} END {print s+0}' "$results")
     name=$fw; [ "$fw" = fx ] && name="**fx**"
-    printf '| %s | %s | %.0f | %s | %s | %s | %s | %.1f | %.1f | %s |\n' "$conns" "$name" "$rps" "$ratio" \
-      "$(ms "$(col "$conns" "$fw" 5)")" "$(ms "$(col "$conns" "$fw" 6)")" "$(ms "$(col "$conns" "$fw" 7)")" \
+    printf '| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %.1f | %.1f | %s |\n' "$conns" "$name" \
+      "$(col "$conns" "$fw" 4)" "$(paired "$results" "$conns" "$fw" raw-fasthttp 4)" \
+      "$(paired "$results" "$conns" "$fw" fiber-v3 4)" \
+      "$(ms "$(col "$conns" "$fw" 5)")" "$(ms "$(col "$conns" "$fw" 6)")" \
+      "$(paired "$results" "$conns" "$fw" fiber-v3 6)" "$(ms "$(col "$conns" "$fw" 7)")" \
       "$(awk -v k="$peak" 'BEGIN {print k/1024}')" "$perconn" "$errs"
   done
 done
