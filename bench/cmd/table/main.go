@@ -1,5 +1,6 @@
-// Command table runs the in-process benchmarks of the bench module once
-// (go test -run '^$' -bench '^BenchmarkService$' -benchmem) and prints one
+// Command table runs the in-process benchmarks of the bench module (go test
+// -run '^$' -bench '^BenchmarkService$' -benchmem, -count times in separate
+// passes over all of them: see runBenchmarks) and prints one
 // Markdown table: ns/op, B/op, allocs/op and the ratio of ns/op to raw
 // fasthttp, per endpoint and framework, followed by fx's performance
 // targets checked against that same run.
@@ -7,7 +8,7 @@
 // Usage, from the repository root or from bench/:
 //
 //	go run ./bench/cmd/table                # or, in bench/: go run ./cmd/table
-//	go run ./cmd/table -count 3             # median of three runs per benchmark
+//	go run ./cmd/table -count 3             # median of three passes per benchmark
 //	go run ./cmd/table -count 5 -stat min   # fastest of five: steadier on a busy machine
 //	go run ./cmd/table -in bench.out        # tabulate output saved earlier
 //	go run ./cmd/table -out bench.out       # also keep go test's raw output
@@ -38,7 +39,7 @@ const (
 )
 
 func main() {
-	count := flag.Int("count", 1, "runs per benchmark (see -stat)")
+	count := flag.Int("count", 1, "runs per benchmark, each in its own pass over all of them (see -stat)")
 	flag.StringVar(&stat, "stat", "median", "with -count > 1, show the median or the min of the runs (min is the steadier estimate on a busy machine: noise only adds time)")
 	benchtime := flag.String("benchtime", "", "go test -benchtime (default: go test's)")
 	filter := flag.String("bench", "", "only benchmarks whose <endpoint>/<framework> name matches this regexp")
@@ -76,30 +77,50 @@ func main() {
 	printTargets(os.Stdout, res)
 }
 
-// runBenchmarks runs go test in the bench module, echoing its output to
-// stderr as it comes.
+// runBenchmarks compiles the bench module's tests once and runs every
+// benchmark count times, one pass over all of them at a time, echoing the
+// output to stderr as it comes. Passes, not go test -count: -count runs
+// one benchmark's samples back to back, so a slow spell of the machine
+// (a VM's speed drifts by ±20% over minutes) can cover all the samples of
+// one framework and none of another's, and -stat min cannot recover from
+// it. With passes, each benchmark's samples are minutes apart, and those
+// of the frameworks compared for one endpoint are always taken close
+// together.
 func runBenchmarks(count int, benchtime, filter string) ([]byte, error) {
 	dir, err := findModule()
 	if err != nil {
 		return nil, err
 	}
+	tmp, err := os.MkdirTemp("", "table")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "bench.test")
+	fmt.Fprintf(os.Stderr, "table: (cd %s && go test -c -o %s .)\n", dir, bin)
+	build := exec.Command("go", "test", "-c", "-o", bin, ".")
+	build.Dir, build.Stdout, build.Stderr = dir, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, fmt.Errorf("go test -c: %w", err)
+	}
 	bench := "^BenchmarkService$"
 	if filter != "" {
 		bench = "^BenchmarkService$/" + filter
 	}
-	args := []string{"test", "-run", "^$", "-bench", bench, "-benchmem", "-count", strconv.Itoa(count)}
+	args := []string{"-test.run", "^$", "-test.bench", bench, "-test.benchmem", "-test.count", "1"}
 	if benchtime != "" {
-		args = append(args, "-benchtime", benchtime)
+		args = append(args, "-test.benchtime", benchtime)
 	}
-	args = append(args, ".")
-	fmt.Fprintf(os.Stderr, "table: (cd %s && go %s)\n", dir, strings.Join(args, " "))
-	cmd := exec.Command("go", args...)
-	cmd.Dir = dir
 	var buf bytes.Buffer
-	cmd.Stdout = io.MultiWriter(&buf, os.Stderr)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("go test: %w", err)
+	for pass := 1; pass <= max(count, 1); pass++ {
+		fmt.Fprintf(os.Stderr, "table: pass %d of %d: %s %s\n", pass, max(count, 1), bin, strings.Join(args, " "))
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir
+		cmd.Stdout = io.MultiWriter(&buf, os.Stderr)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("pass %d: %w", pass, err)
+		}
 	}
 	return buf.Bytes(), nil
 }
