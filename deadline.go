@@ -160,6 +160,15 @@ func phaseEnd(now, d int64) int64 {
 	return noDeadline
 }
 
+// phaseFromNow is the deadline of a phase beginning now and bounded by d;
+// a disabled timeout costs no clock read.
+func phaseFromNow(d int64) int64 {
+	if d > 0 {
+		return monoNow() + d
+	}
+	return noDeadline
+}
+
 // set records want as the deadline of one direction and arms it when it
 // must be (setLocked).
 func (c *timeoutConn) set(s *deadlineState, read bool, want int64) error {
@@ -217,7 +226,7 @@ func (c *timeoutConn) Read(p []byte) (int, error) {
 	}
 	if c.phase == phaseWriting { // the response is out: wait for the next request
 		c.phase = phaseIdle
-		want := phaseEnd(monoNow(), c.limits.idle)
+		want := phaseFromNow(c.limits.idle)
 		c.mu.Lock()
 		c.userWrite = false
 		_ = c.setLocked(&c.rd, true, want)
@@ -228,7 +237,7 @@ func (c *timeoutConn) Read(p []byte) (int, error) {
 		if n > 0 {
 			if c.phase == phaseIdle {
 				c.phase = phaseReading
-				_ = c.set(&c.rd, true, phaseEnd(monoNow(), c.limits.read))
+				_ = c.set(&c.rd, true, phaseFromNow(c.limits.read))
 			}
 			return n, err
 		}
@@ -243,7 +252,7 @@ func (c *timeoutConn) Write(p []byte) (int, error) {
 		if !interimResponse(p) {
 			c.phase = phaseWriting
 		}
-		want := phaseEnd(monoNow(), c.limits.write)
+		want := phaseFromNow(c.limits.write)
 		c.mu.Lock()
 		if !c.userWrite {
 			_ = c.setLocked(&c.wd, false, want)
