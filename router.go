@@ -169,6 +169,7 @@ func (a *App) notFound(rc *fasthttp.RequestCtx) {
 		a.serve(rc, a.notFoundRoute)
 		return
 	}
+	a.startNotFound(rc) // OnResponse's clock (observe.go)
 	resp := &rc.Response
 	resp.SetStatusCode(fasthttp.StatusNotFound)
 	resp.Header.SetContentTypeBytes(contentTypeJSON)
