@@ -8,15 +8,15 @@ import (
 )
 
 // BenchmarkDeadlineRefresh is the cost fasthttp adds to every keep-alive
-// request when ReadTimeout, WriteTimeout and IdleTimeout are set (fx's
-// safe defaults; raw fasthttp and Fiber set none): the idle deadline
-// before waiting for the next request, the read deadline at its first
-// byte, and the write deadline before the response, each a time.Now and a
-// runtime timer update (internal/poll's setDeadlineImpl). It runs with 1
-// and 1,000 other connections holding an armed deadline, as idle
-// keep-alive connections do, to show whether the timer heap's size
-// matters. scale.sh's fx vs fx-notimeouts columns are the same cost seen
-// end to end.
+// request when its own ReadTimeout, WriteTimeout and IdleTimeout are set
+// (the raw-timeouts variant; raw fasthttp and Fiber set none, and fx
+// enforces its timeouts per connection phase instead: BenchmarkPhases in
+// the root package): the idle deadline before waiting for the next
+// request, the read deadline at its first byte, and the write deadline
+// before the response, each a time.Now and a runtime timer update
+// (internal/poll's setDeadlineImpl). It runs with 1 and 1,000 other
+// connections holding an armed deadline, as idle keep-alive connections
+// do, to show whether the timer heap's size matters.
 func BenchmarkDeadlineRefresh(b *testing.B) {
 	for _, n := range []int{1, 1000} {
 		b.Run("conns="+strconv.Itoa(n), func(b *testing.B) {

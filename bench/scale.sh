@@ -52,8 +52,10 @@
 # not against another machine's or another run's.
 #
 # Attributing fx's cost: FRAMEWORKS="raw-fasthttp raw-timeouts fx
-# fx-notimeouts fx-nolimit fx-bare fiber-v3" CONNS=1000 (bench/variants.go:
-# fx with one safe default off, raw fasthttp with fx's timeouts on). To
+# fx-notimeouts fx-bare fiber-v3" CONNS=1000 (bench/variants.go: fx with
+# its timeouts off, fx with its timeouts and connection limit off, raw
+# fasthttp with fasthttp's own timeouts on). The memory an idle
+# connection holds: go run ./cmd/idle (-fw "fx fx-header4k fiber-v3"). To
 # profile a server under load, run it with FX_BENCH_PPROF=127.0.0.1:6060
 # (cmd/server/pprof.go; add FX_BENCH_PPROF_CPU_ONLY=1 for CPU profiles at
 # full speed).

@@ -17,18 +17,20 @@ import (
 // The fx variants answer GET /hello only (the scale test's endpoint), with
 // the same handler as NewFX; raw-timeouts is the whole raw service.
 var ScaleVariants = []Framework{
-	// fx without ReadTimeout, WriteTimeout and IdleTimeout: fasthttp then
-	// sets no socket deadline per request.
+	// fx without ReadTimeout, WriteTimeout and IdleTimeout: its
+	// connections follow no phase deadline (deadline.go in the root
+	// package); the connection limit stays.
 	{"fx-notimeouts", func(int) Impl {
 		return fxHello(fx.Config{ReadTimeout: -1, WriteTimeout: -1, IdleTimeout: -1}, false)
 	}},
-	// fx with its timeouts but without its connection limit (fasthttp
-	// serves the listener directly: no limitListener, no limitConn).
-	{"fx-nolimit", func(int) Impl { return fxHello(fx.Config{}, true) }},
-	// fx with neither.
-	{"fx-bare", func(int) Impl {
-		return fxHello(fx.Config{ReadTimeout: -1, WriteTimeout: -1, IdleTimeout: -1}, true)
-	}},
+	// fx with neither its timeouts nor its connection limit: its
+	// fasthttp.Server serves the listener directly (both live in the
+	// connection wrapper App.Serve puts on the listener, so they cannot be
+	// turned off one without the other's wrapper).
+	{"fx-bare", func(int) Impl { return fxHello(fx.Config{}, true) }},
+	// fx with HeaderLimit 4096, fasthttp's and Fiber's read buffer size
+	// instead of fx's 8 KiB: the memory an idle connection holds (cmd/idle).
+	{"fx-header4k", func(int) Impl { return fxHello(fx.Config{HeaderLimit: 4096}, false) }},
 	// raw fasthttp with fx's default timeouts.
 	{"raw-timeouts", func(mw int) Impl {
 		h := NewRaw(mw).FastHTTP
@@ -43,9 +45,10 @@ var ScaleVariants = []Framework{
 }
 
 // fxHello is an fx App with cfg answering GET /hello as NewFX does, served
-// by App.Serve, or, when noLimit, by its fasthttp.Server on the bare
-// listener (fx's connection limit is in App.Serve's listener wrapper).
-func fxHello(cfg fx.Config, noLimit bool) Impl {
+// by App.Serve, or, when bare, by its fasthttp.Server on the bare listener
+// (fx's connection limit and timeouts are in App.Serve's listener
+// wrapper).
+func fxHello(cfg fx.Config, bare bool) Impl {
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	app := fx.New(cfg)
 	app.Get("/hello", func(c *fx.Ctx) error {
@@ -55,7 +58,7 @@ func fxHello(cfg fx.Config, noLimit bool) Impl {
 		panic(err)
 	}
 	serve := app.Serve
-	if noLimit {
+	if bare {
 		serve = app.Server().Serve
 	}
 	return Impl{FastHTTP: app.Handler(), serve: serve}
