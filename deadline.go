@@ -46,9 +46,15 @@ import (
 // later, and retries, so the caller never sees a timeout before the
 // deadline of its phase; a deadline earlier than the armed one is armed at
 // once, so none fires later than asked. Steady keep-alive traffic then
-// costs one re-arm per connection per ReadTimeout (10 s) instead of three
-// deadline moves per request (BenchmarkPhases: the three phase changes of
-// a request, against fasthttp's three moves on a socket).
+// costs, per connection, about one re-arm (and one read or write that
+// fails at once on the expired deadline) every ReadTimeout and every
+// WriteTimeout, instead of three deadline moves per request.
+//
+// Cost per keep-alive request: ~0.14 µs for the three phase changes (three
+// clock reads and three uncontended locks), against ~0.52 µs for
+// fasthttp's three clock reads and deadline moves on the same socket, on
+// a quiet 2-core VM (go test -run '^$' -bench Phases .). A disabled
+// timeout reads no clock.
 //
 // TLS connections are not armed lazily: a tls.Conn whose write timed out
 // is unusable afterwards, so an early timeout could not be retried. Each
