@@ -195,6 +195,24 @@ func relServeMem(t testing.TB, app *fx.App) *fasthttputil.InmemoryListener {
 	return ln
 }
 
+// relEachEnvelope sends each raw request (method tells the response
+// reader what was asked) on its own connection to ln, in a subtest named
+// by its key, and requires the envelope status/code for every one.
+func relEachEnvelope(t *testing.T, ln *fasthttputil.InmemoryListener, method string, raws map[string]string, status int, code string) {
+	t.Helper()
+	for name, raw := range raws {
+		t.Run(name, func(t *testing.T) {
+			conn, err := ln.Dial()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			w := relRoundTrip(t, conn, bufio.NewReader(conn), method, raw)
+			relMustEnvelope(t, w, status, code)
+		})
+	}
+}
+
 // relRoundTrip writes raw on conn and reads one response to a request of
 // the given method, body included, bounded by a generous deadline.
 func relRoundTrip(t testing.TB, conn net.Conn, br *bufio.Reader, method, raw string) result {

@@ -46,22 +46,11 @@ func TestRelDefaultLimits(t *testing.T) {
 func TestRelBodyLimit(t *testing.T) {
 	app := quiet(fx.Config{BodyLimit: 1024})
 	app.Put("/echo", func(c *fx.Ctx) error { return c.Send(200, "application/octet-stream", c.Body()) })
-	ln := relServeMem(t, app)
-	for name, raw := range map[string]string{
+	relEachEnvelope(t, relServeMem(t, app), "PUT", map[string]string{
 		"content-length": "PUT /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 2048\r\n\r\n" + strings.Repeat("x", 2048),
 		"chunked":        "PUT /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n800\r\n" + strings.Repeat("x", 2048) + "\r\n0\r\n\r\n",
 		"announced only": "PUT /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999\r\n\r\n",
-	} {
-		t.Run(name, func(t *testing.T) {
-			conn, err := ln.Dial()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			w := relRoundTrip(t, conn, bufio.NewReader(conn), "PUT", raw)
-			relMustEnvelope(t, w, 413, fx.ErrorCodes.PayloadTooLarge)
-		})
-	}
+	}, 413, fx.ErrorCodes.PayloadTooLarge)
 	// At the limit it passes.
 	w := do(t, app, "PUT", "/echo", strings.Repeat("y", 1024))
 	if w.status != 200 || len(w.body) != 1024 {
@@ -72,22 +61,11 @@ func TestRelBodyLimit(t *testing.T) {
 func TestRelHeaderLimit(t *testing.T) {
 	app := quiet(fx.Config{HeaderLimit: 1024})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
-	ln := relServeMem(t, app)
-	for name, raw := range map[string]string{
+	relEachEnvelope(t, relServeMem(t, app), "GET", map[string]string{
 		"one big header": "GET / HTTP/1.1\r\nHost: a\r\nX-Big: " + strings.Repeat("b", 2048) + "\r\n\r\n",
 		"many headers":   "GET / HTTP/1.1\r\nHost: a\r\n" + strings.Repeat("X-H: 0123456789\r\n", 200) + "\r\n",
 		"long URL":       "GET /" + strings.Repeat("u", 2048) + " HTTP/1.1\r\nHost: a\r\n\r\n",
-	} {
-		t.Run(name, func(t *testing.T) {
-			conn, err := ln.Dial()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			w := relRoundTrip(t, conn, bufio.NewReader(conn), "GET", raw)
-			relMustEnvelope(t, w, 431, fx.ErrorCodes.HeadersTooLarge)
-		})
-	}
+	}, 431, fx.ErrorCodes.HeadersTooLarge)
 }
 
 func TestRelSlowLorisIsCutOffByReadTimeout(t *testing.T) {
@@ -184,23 +162,12 @@ func TestRelWriteTimeoutFreesTheConnection(t *testing.T) {
 func TestRelMalformedRequestsGetEnvelopes(t *testing.T) {
 	app := quiet()
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
-	ln := relServeMem(t, app)
-	for name, raw := range map[string]string{
+	relEachEnvelope(t, relServeMem(t, app), "GET", map[string]string{
 		"bad header line":    "GET / HTTP/1.1\r\nHost: a\r\nno colon here\r\n\r\n",
 		"bad chunk":          "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n\r\n",
 		"bad content-length": "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: x\r\n\r\n",
 		"TLS hello":          "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n",
-	} {
-		t.Run(name, func(t *testing.T) {
-			conn, err := ln.Dial()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			w := relRoundTrip(t, conn, bufio.NewReader(conn), "GET", raw)
-			relMustEnvelope(t, w, 400, fx.ErrorCodes.BadRequest)
-		})
-	}
+	}, 400, fx.ErrorCodes.BadRequest)
 }
 
 // TestRelNoGoroutineLeak serves many mixed requests (including clients
