@@ -3,11 +3,11 @@ package playground
 import (
 	"encoding/json"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/fxhq/fx/validate"
+	"github.com/fxhq/fx/validate/validatetest"
 	"github.com/go-playground/validator/v10"
 )
 
@@ -106,17 +106,6 @@ func body(data []byte) []byte {
 	return b
 }
 
-func key(is validate.Issue) string { return strings.Join(is.Path, "\x00") + "\x01" + is.Message }
-
-func sorted(issues []validate.Issue) []string {
-	out := make([]string, len(issues))
-	for i, is := range issues {
-		out[i] = key(is)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // check compares the bounded path with the whole one on both paths:
 // below max the same issues; at max, max issues, each one an issue of
 // the whole validation (as a multiset), so fx reports the same count and
@@ -134,23 +123,8 @@ func check[T any](t *testing.T, s *Schema[T], b []byte, max int) (stopped bool) 
 		"bytes": s.ValidateJSONLimit(b, max).Issues,
 		"tree":  s.ValidateLimit(tree, max).Issues,
 	} {
-		if len(whole) < max {
-			if w, g := sorted(whole), sorted(got); !slices.Equal(w, g) {
-				t.Fatalf("%s, max %d, below it, %s:\nbounded %q\nwhole   %q", path, max, b, g, w)
-			}
-			continue
-		}
-		if len(got) != max {
-			t.Fatalf("%s, max %d, %s: %d issues, whole has %d", path, max, b, len(got), len(whole))
-		}
-		left := map[string]int{}
-		for _, is := range whole {
-			left[key(is)]++
-		}
-		for _, is := range got {
-			if left[key(is)]--; left[key(is)] < 0 {
-				t.Fatalf("%s, max %d, %s: %q is not an issue of the whole body %q", path, max, b, key(is), sorted(whole))
-			}
+		if err := validatetest.CompareBounded(whole, got, max); err != nil {
+			t.Fatalf("%s, %s: %v", path, b, err)
 		}
 	}
 	return s.bounded(max, bodyNode(b)) != nil
