@@ -51,7 +51,7 @@ func (a *App) boot() error {
 	a.regMu.Unlock()
 
 	errs = append(errs, nilMiddleware("App.Use", mws)...)
-	r, rerrs := a.buildRouter(specs, mws)
+	r, static, rerrs := a.buildRouter(specs, mws)
 	errs = append(errs, rerrs...)
 	a.hook = hook
 	a.notFoundRoute = &route{chain: mws, handler: notFoundHandler}
@@ -62,7 +62,7 @@ func (a *App) boot() error {
 		a.handler = a.failedBootObserved(a.failedBootHandler(err), err) // observe: OnResponse
 		return err
 	}
-	a.handler = a.pathRouted(a.routerObserved(r.Handler), mws) // observe: redirects seen by OnResponse
+	a.handler = a.pathRouted(static, a.routerObserved(r.Handler), mws) // observe: redirects seen by OnResponse
 	return nil
 }
 

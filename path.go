@@ -43,14 +43,21 @@ import (
 // costs one more normalisation pass into the URI's own buffers (no
 // allocation either; BenchmarkEncodedPath).
 
-// pathRouted returns next (the router's handler) behind the one-path step.
-// bad is the route that answers refused paths: it runs the App's middleware,
-// as the 404 does, so request IDs, CORS and logging see refusals too.
-func (a *App) pathRouted(next fasthttp.RequestHandler, mws []Middleware) fasthttp.RequestHandler {
+// pathRouted returns next (the router's handler) behind the one-path step,
+// and static (router.go) in front of both: a path static holds is one the
+// step passes unchanged, so its routes run at once. bad is the route that
+// answers refused paths: it runs the App's middleware, as the 404 does, so
+// request IDs, CORS and logging see refusals too.
+func (a *App) pathRouted(static staticRoutes, next fasthttp.RequestHandler, mws []Middleware) fasthttp.RequestHandler {
 	bad := &route{chain: mws, handler: badPathHandler}
 	return func(rc *fasthttp.RequestCtx) {
 		u := rc.URI()
-		if orig := u.PathOriginal(); !bytes.Equal(orig, u.Path()) || bytes.IndexByte(orig, '\\') >= 0 {
+		orig := u.PathOriginal()
+		if rt := static.lookup(rc.Method(), orig); rt != nil {
+			a.serve(rc, rt)
+			return
+		}
+		if !bytes.Equal(orig, u.Path()) || bytes.IndexByte(orig, '\\') >= 0 {
 			if !routeNormalised(u) {
 				a.serve(rc, bad)
 				return

@@ -77,10 +77,12 @@ func translatePath(p string) (string, []string, error) {
 	return strings.Join(segs, "/"), params, nil
 }
 
-// buildRouter turns the registrations into a fasthttp/router, collecting
-// configuration errors instead of panicking.
-func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, []error) {
+// buildRouter turns the registrations into a fasthttp/router and the
+// static table in front of it (staticRoutes), collecting configuration
+// errors instead of panicking.
+func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, staticRoutes, []error) {
 	r := router.New()
+	static := staticRoutes{}
 	r.RedirectTrailingSlash = a.cfg.RedirectTrailingSlash
 	r.RedirectFixedPath = a.cfg.RedirectFixedPath
 	r.HandleMethodNotAllowed = false // the contract: an unregistered method is a 404
@@ -114,6 +116,7 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 			}
 		}()
 		r.Handle(method, fhPath, func(rc *fasthttp.RequestCtx) { a.serve(rc, rt) })
+		static.add(method, s.path, rt) // after Handle: only what the router accepted
 	}
 	checked := map[*Group]bool{}
 	for _, s := range specs {
@@ -156,7 +159,112 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 			add(fasthttp.MethodHead, s, h, params, fhPath)
 		}
 	}
-	return r, errs
+	return r, static, errs
+}
+
+// staticRoutes is the exact-match table in front of the router: a request
+// whose path, exactly as sent, is that of a route without parameters runs
+// that route without the one-path step (path.go) and without the radix
+// walk. Boot admits a path only when the step would pass it unchanged: it
+// holds no '\' and no '%', and fasthttp's normalisation leaves it as it is
+// (no "//", "/./" or "/../"). A request that matches it byte for byte then
+// has c.Path() equal to it, and the router would have chosen the same
+// route (a static segment outranks a parameter, and an exact match never
+// redirects). Everything else (parameters, misses, methods other than the
+// seven standard ones) takes the step and the router as before.
+//
+// Cost: a hit is one map lookup keyed by the path (~7 ns on a 6-byte path
+// in a small table; no allocation) and a switch on the method, in place of
+// the step's two comparisons and the radix walk: routing and serving an
+// empty handler takes 34 ns against 46 ns without the table
+// (go test -run '^$' -bench StaticRoute). A miss adds the lookup to the
+// router's work; a path of a length no static route has skips it on one bit
+// test (miss-404: 27 ns either way).
+type staticRoutes struct {
+	paths map[string]*[len(staticMethods)]*route
+	lens  uint64 // bit n: some static path has length n (n < 64); bit 0: some is longer
+}
+
+// staticMethods are the methods the table holds routes for.
+var staticMethods = [...]string{
+	fasthttp.MethodGet, fasthttp.MethodHead, fasthttp.MethodPost, fasthttp.MethodPut,
+	fasthttp.MethodPatch, fasthttp.MethodDelete, fasthttp.MethodOptions,
+}
+
+// staticSlot is method's index in staticMethods, or -1.
+func staticSlot(method []byte) int {
+	switch string(method) { // the compiler does not allocate for this switch
+	case fasthttp.MethodGet:
+		return 0
+	case fasthttp.MethodHead:
+		return 1
+	case fasthttp.MethodPost:
+		return 2
+	case fasthttp.MethodPut:
+		return 3
+	case fasthttp.MethodPatch:
+		return 4
+	case fasthttp.MethodDelete:
+		return 5
+	case fasthttp.MethodOptions:
+		return 6
+	}
+	return -1
+}
+
+// add puts rt in the table when path (fx syntax) is static and one the
+// one-path step passes unchanged; other routes are left to the router.
+func (s *staticRoutes) add(method, path string, rt *route) {
+	slot := staticSlot([]byte(method))
+	if slot < 0 || len(rt.params) > 0 || !passesUnchanged(path) {
+		return
+	}
+	if s.paths == nil {
+		s.paths = map[string]*[len(staticMethods)]*route{}
+	}
+	m := s.paths[path]
+	if m == nil {
+		m = new([len(staticMethods)]*route)
+		s.paths[path] = m
+	}
+	m[slot] = rt
+	if len(path) < 64 {
+		s.lens |= 1 << len(path)
+	} else {
+		s.lens |= 1
+	}
+}
+
+// passesUnchanged reports whether a request path equal to p is one the
+// one-path step (path.go) passes to the router as it is: no '\', no
+// escape, and fasthttp's normalisation (the one the request gets) leaves
+// it unchanged.
+func passesUnchanged(p string) bool {
+	if strings.ContainsAny(p, `\%`) {
+		return false
+	}
+	var u fasthttp.URI
+	u.SetPath(p)
+	return string(u.Path()) == p && string(u.PathOriginal()) == p
+}
+
+// lookup returns the route for method and path (as sent), or nil.
+func (s *staticRoutes) lookup(method, path []byte) *route {
+	n := len(path)
+	if n >= 64 {
+		n = 0
+	}
+	if s.lens&(1<<n) == 0 {
+		return nil
+	}
+	m := s.paths[b2s(path)]
+	if m == nil {
+		return nil
+	}
+	if i := staticSlot(method); i >= 0 {
+		return m[i]
+	}
+	return nil
 }
 
 // notFound answers an unmatched route. Without middleware or hook the
