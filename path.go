@@ -48,7 +48,7 @@ import (
 // step passes unchanged, so its routes run at once. bad is the route that
 // answers refused paths: it runs the App's middleware, as the 404 does, so
 // request IDs, CORS and logging see refusals too.
-func (a *App) pathRouted(static staticRoutes, next fasthttp.RequestHandler, mws []Middleware) fasthttp.RequestHandler {
+func (a *App) pathRouted(static *staticRoutes, next fasthttp.RequestHandler, mws []Middleware) fasthttp.RequestHandler {
 	bad := &route{chain: mws, handler: badPathHandler}
 	return func(rc *fasthttp.RequestCtx) {
 		u := rc.URI()

@@ -11,7 +11,7 @@ import (
 // allocation).
 func BenchmarkPathStep(b *testing.B) {
 	a := New(Config{})
-	h := a.pathRouted(staticRoutes{}, func(*fasthttp.RequestCtx) {}, nil)
+	h := a.pathRouted(new(staticRoutes), func(*fasthttp.RequestCtx) {}, nil)
 	var rc fasthttp.RequestCtx
 	rc.Request.SetRequestURI("/users/42/posts")
 	rc.URI() // parsed, as the server has done before the handler runs
@@ -48,7 +48,7 @@ func BenchmarkStaticRoute(b *testing.B) {
 				}
 				r.NotFound = func(*fasthttp.RequestCtx) {}
 				if !table {
-					static = staticRoutes{}
+					static = new(staticRoutes)
 				}
 				h := a.pathRouted(static, r.Handler, nil)
 				var rc fasthttp.RequestCtx

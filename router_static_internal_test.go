@@ -2,6 +2,7 @@ package fx
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -25,6 +26,15 @@ func TestStaticRoutesAgreeWithRouter(t *testing.T) {
 		"/x/./y", "/x/z", "/x/./z", "/x/%79", "//a", "/./a", "/a/..", "/caf%C3%A9", "/café",
 		"/a%2Fb", `/a\b`, "/%61", "/nope", "*", "/q#f", "http://h.example/a",
 	}
+	long := "/" + strings.Repeat("l", 70) // beyond the short lists
+	paths = append(paths, long)
+	requests = append(requests, long, long+"/", long[:64])
+	for i := range shortMax + 3 { // more paths of one length than a short list holds
+		p := fmt.Sprintf("/n%02d", i)
+		paths = append(paths, p)
+		requests = append(requests, p)
+	}
+	requests = append(requests, "/n99", "/m00")
 	for _, cfg := range []Config{
 		{},
 		{RedirectTrailingSlash: true, RedirectFixedPath: true},
@@ -58,7 +68,17 @@ func TestStaticRoutesAgreeWithRouter(t *testing.T) {
 				t.Errorf("the table admitted %q", p)
 			}
 		}
-		routerOnly := b.pathRouted(staticRoutes{}, b.routerObserved(r.Handler), b.mws)
+		if static.crowded&(1<<4) == 0 || static.lens&1 == 0 {
+			t.Fatalf("crowded %b, lens %b: the test misses the map's paths", static.crowded, static.lens)
+		}
+		for p, m := range static.paths { // a miss would be safe (the router answers) but slow
+			for i, method := range staticMethods {
+				if got := static.lookup([]byte(method), []byte(p)); got != m[i] {
+					t.Errorf("lookup(%s %s) = %v, want %v", method, p, got, m[i])
+				}
+			}
+		}
+		routerOnly := b.pathRouted(new(staticRoutes), b.routerObserved(r.Handler), b.mws)
 		for _, method := range []string{"GET", "HEAD", "POST", "OPTIONS", "PURGE", "DELETE"} {
 			for _, uri := range requests {
 				got, want := answer(withTable, method, uri), answer(routerOnly, method, uri)
