@@ -183,11 +183,11 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 // skips them on one bit test (miss-404: 27 ns either way).
 type staticRoutes struct {
 	paths map[string]*methodRoutes // every static path
-	lens  uint64                   // bit n: some static path has length n (n < 64); bit 0: some is longer
-	// short[n] lists the paths of length n < 64 while there are at most
+	lens  uint64                   // bit n: some static path has length n (n < 63); bit 63: some is longer
+	// short[n] lists the paths of length n < 63 while there are at most
 	// shortMax of them, compared in turn (cheaper than hashing a short
 	// key); bit n of crowded says there are more, looked up in paths.
-	short   [64][]staticEntry
+	short   [63][]staticEntry
 	crowded uint64
 }
 
@@ -250,8 +250,8 @@ func (s *staticRoutes) add(method, path string, rt *route) {
 // index records a new path in lens and short.
 func (s *staticRoutes) index(path string, m *methodRoutes) {
 	n := len(path)
-	if n >= 64 {
-		s.lens |= 1
+	if n >= 63 {
+		s.lens |= 1 << 63 // looked up in paths
 		return
 	}
 	s.lens |= 1 << n
@@ -275,18 +275,23 @@ func passesUnchanged(p string) bool {
 
 // lookup returns the route for method and path (as sent), or nil.
 func (s *staticRoutes) lookup(method, path []byte) *route {
+	if s.lens>>min(uint(len(path)), 63)&1 == 0 {
+		return nil // inlined: a miss on length costs no call
+	}
+	return s.find(method, path)
+}
+
+// find is lookup for a path of a length some static path has.
+func (s *staticRoutes) find(method, path []byte) *route {
 	var m *methodRoutes
-	if n := len(path); n < 64 && s.crowded&(1<<n) == 0 {
-		if s.lens&(1<<n) == 0 {
-			return nil
-		}
+	if n := len(path); n < 63 && s.crowded&(1<<n) == 0 {
 		for i := range s.short[n] {
 			if e := &s.short[n][i]; e.path == b2s(path) {
 				m = e.routes
 				break
 			}
 		}
-	} else if n < 64 || s.lens&1 != 0 {
+	} else {
 		m = s.paths[b2s(path)]
 	}
 	if m == nil {
