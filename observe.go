@@ -31,9 +31,11 @@ import (
 // Cost model: nothing when no observer is registered (serve tests one
 // slice). With observers, a request pays one request user value (the mark
 // that makes every path observe a request once), one deferred recover per
-// observer, and what the observers do; the clock is read only when an
-// observer asks for Duration (once per request; the start is fasthttp's
-// request time, already taken). BenchmarkOnResponse* give the numbers.
+// observer, what the observers do, and on a served connection one clock
+// read for the start (fasthttp's lazy request time, see Ctx.Duration); the
+// end is read only when an observer asks for Duration, once per request.
+// BenchmarkOnResponse* give the numbers; they run without a server, so
+// they leave out the start's clock read.
 
 // OnResponse registers fn to run once per request after the response is
 // final: after the handler, the middleware, the error boundary and the
