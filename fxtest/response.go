@@ -67,6 +67,9 @@ type Issue struct {
 	Message  string
 }
 
+// String formats the issue as assertion failures show it:
+// "body:items.1.qty (must be at least 1)", without the parenthesis when
+// Message is empty.
 func (i Issue) String() string {
 	s := i.Location + ":" + i.Path
 	if i.Message != "" {
