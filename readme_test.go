@@ -68,3 +68,31 @@ func TestReadmeStartsWithCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeTablesHaveMeasurements: no table row in the README reports a
+// measurement of nothing. A row whose numeric cells are all zero is what a
+// benchmark script prints when its run failed or was cut short; pasted
+// into the README, it would present a broken run as a result.
+func TestReadmeTablesHaveMeasurements(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		numbers, nonzero := 0, false
+		for _, cell := range strings.Split(strings.Trim(line, "| "), "|") {
+			f, err := strconv.ParseFloat(strings.TrimSpace(cell), 64)
+			if err != nil {
+				continue
+			}
+			numbers++
+			nonzero = nonzero || f != 0
+		}
+		if numbers >= 2 && !nonzero {
+			t.Errorf("README.md:%d: a table row of zeros: %s", i+1, line)
+		}
+	}
+}
