@@ -3,6 +3,7 @@ package fx_test
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"runtime"
@@ -68,9 +69,23 @@ func TestRelHeaderLimit(t *testing.T) {
 	}, 431, fx.ErrorCodes.HeadersTooLarge)
 }
 
-func TestRelSlowLorisIsCutOffByReadTimeout(t *testing.T) {
+// eachMemoryMode runs f with fx's server as configured and with fasthttp's
+// ReduceMemoryUsage on (README › Performance, idle memory), under which
+// fasthttp releases a connection's buffers between requests and waits for
+// the next one with a one-byte read: the timeouts of the connection layer
+// (deadline.go) must hold either way.
+func eachMemoryMode(t *testing.T, f func(t *testing.T, reduce bool)) {
+	for _, reduce := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ReduceMemoryUsage=%v", reduce), func(t *testing.T) { f(t, reduce) })
+	}
+}
+
+func TestRelSlowLorisIsCutOffByReadTimeout(t *testing.T) { eachMemoryMode(t, testRelSlowLoris) }
+
+func testRelSlowLoris(t *testing.T, reduce bool) {
 	app := quiet(fx.Config{ReadTimeout: 100 * time.Millisecond})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
+	app.Server().ReduceMemoryUsage = reduce
 	ln := relServeMem(t, app)
 	for name, part := range map[string]string{
 		"trickled headers": "GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n",
@@ -115,9 +130,12 @@ func TestRelSlowLorisIsCutOffByReadTimeout(t *testing.T) {
 	}
 }
 
-func TestRelIdleTimeoutClosesKeepAliveQuietly(t *testing.T) {
+func TestRelIdleTimeoutClosesKeepAliveQuietly(t *testing.T) { eachMemoryMode(t, testRelIdleTimeout) }
+
+func testRelIdleTimeout(t *testing.T, reduce bool) {
 	app := quiet(fx.Config{IdleTimeout: 50 * time.Millisecond})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
+	app.Server().ReduceMemoryUsage = reduce
 	ln := relServeMem(t, app)
 	conn, err := ln.Dial()
 	if err != nil {
@@ -125,8 +143,10 @@ func TestRelIdleTimeoutClosesKeepAliveQuietly(t *testing.T) {
 	}
 	defer conn.Close()
 	br := bufio.NewReader(conn)
-	if w := relRoundTrip(t, conn, br, "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"); w.status != 200 {
-		t.Fatalf("first request: %d", w.status)
+	for i := range 3 { // keep-alive: under ReduceMemoryUsage each request after the first starts with the one-byte read
+		if w := relRoundTrip(t, conn, br, "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"); w.status != 200 {
+			t.Fatalf("request %d: %d", i+1, w.status)
+		}
 	}
 	// No second request: the server closes the connection without writing
 	// anything (no stray 408 on an idle keep-alive connection).

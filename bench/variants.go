@@ -31,6 +31,20 @@ var ScaleVariants = []Framework{
 	// fx with HeaderLimit 4096, fasthttp's and Fiber's read buffer size
 	// instead of fx's 8 KiB: the memory an idle connection holds (cmd/idle).
 	{"fx-header4k", func(int) Impl { return fxHello(fx.Config{HeaderLimit: 4096}, false) }},
+	// fx with fasthttp's ReduceMemoryUsage: a connection waiting for its
+	// next request holds no read buffer and no RequestCtx (cmd/idle), at
+	// the price of pool round trips and a one-byte read per request.
+	{"fx-reducemem", func(int) Impl {
+		app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+		app.Get("/hello", func(c *fx.Ctx) error {
+			return c.JSON(200, Hello{Message: HelloMessage})
+		})
+		if err := app.Boot(); err != nil {
+			panic(err)
+		}
+		app.Server().ReduceMemoryUsage = true
+		return Impl{FastHTTP: app.Handler(), serve: app.Serve}
+	}},
 	// raw fasthttp with fx's default timeouts.
 	{"raw-timeouts", func(mw int) Impl {
 		h := NewRaw(mw).FastHTTP
