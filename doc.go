@@ -39,9 +39,12 @@
 //     timeout) is answered by transportError with the envelope.
 //  4. Path (path.go). The path is percent-decoded and normalised once, and
 //     the router matches that same string, so c.Path(), c.Param and the
-//     route that runs agree; encodings with no single meaning get 400.
-//  5. Routing (router.go). The fasthttp/router built at Boot picks the
-//     route; an unmatched request gets the 404 FX_NOT_FOUND, written
+//     route that runs agree; encodings with no single meaning get 400. A
+//     path that is, byte for byte, a route without parameters skips this
+//     step: Boot proved such paths come through it unchanged.
+//  5. Routing (router.go). Routes without parameters are found in an
+//     exact-match table, the others by the fasthttp/router, both built at
+//     Boot; an unmatched request gets the 404 FX_NOT_FOUND, written
 //     without a Ctx when there is no middleware and no hook (notFound).
 //  6. Chain (request.go). serve takes a pooled Ctx (ctx.go states its
 //     lifetime) and runs the route's chain level by level: the App's
