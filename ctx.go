@@ -256,7 +256,7 @@ func (c *Ctx) SetHeader(name, value string) { c.rc.Response.Header.Set(name, val
 // it and the client gets the 500 envelope.
 func (c *Ctx) JSON(status int, body any) (err error) {
 	resp := &c.rc.Response
-	resp.SwapBody(takeBody(resp)) // empty, keeping the buffer (ResetBody would pool it)
+	resp.ResetBody() // usually nothing to do: fasthttp pooled the last request's buffer
 	c.jw.resp = resp
 	defer func() {
 		if r := recover(); r != nil {
