@@ -362,7 +362,12 @@ func (c *limitConn) Close() error {
 	return c.Conn.Close()
 }
 
-func (c *limitConn) release() { c.l.open.Add(-1) }
+func (c *limitConn) release() {
+	c.l.open.Add(-1)
+	if tc, ok := c.Conn.(*timeoutConn); ok {
+		tc.done() // its phase clock (deadline.go)
+	}
+}
 
 // limitConnOf is the limitConn behind a connection fasthttp serves, or nil
 // for one that did not come through a limitListener.

@@ -1,6 +1,7 @@
 package fx
 
 import (
+	"log/slog"
 	"net"
 	"testing"
 	"time"
@@ -57,9 +58,114 @@ func BenchmarkPhases(b *testing.B) {
 	})
 	b.Run("timeoutConn", func(b *testing.B) {
 		tc := newTimeoutConn(conn, &limits, true)
+		defer tc.done()
 		for b.Loop() {
 			_, _ = tc.Read(buf)
 			_, _ = tc.Write(buf)
 		}
 	})
+}
+
+// TestPhaseClockLagNeverCutsEarly: a phase start read from a phase clock
+// whose last tick is old (its goroutine was held up) is early by that
+// lag, and so is the deadline computed from it; the check when it fires
+// adds the clock's lag, so the read still lasts its whole timeout. The
+// clock here ticks only when the test says, 20 ms into the phase.
+func TestPhaseClockLagNeverCutsEarly(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cli, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	srv, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+
+	const idle = 100 * time.Millisecond
+	limits := connTimeouts{idle: int64(idle)}
+	k := &phaseClock{}
+	k.maxGap.Store(phaseTick)
+	k.now.Store(monoNow() - int64(150*time.Millisecond)) // the last tick was 150 ms ago
+	tc := newTimeoutConn(srv, &limits, true)
+	tc.clock = k // instead of the process's clock, which newTimeoutConn acquired
+	defer phases.release()
+
+	go func() { _, _ = cli.Read(make([]byte, 64)) }()
+	if _, err := tc.Write([]byte("HTTP/1.1 200 OK\r\n\r\n")); err != nil { // a response: the next Read waits idle
+		t.Fatal(err)
+	}
+	time.AfterFunc(20*time.Millisecond, k.step) // the clock catches up
+	start := time.Now()
+	_, err = tc.Read(make([]byte, 64))
+	took := time.Since(start)
+	if !isTimeout(err) {
+		t.Fatalf("Read: %v, want the idle timeout", err)
+	}
+	if took < idle {
+		t.Fatalf("the idle connection was cut after %v, before its IdleTimeout of %v", took, idle)
+	}
+	if took > idle+time.Second {
+		t.Fatalf("the idle connection was cut after %v, long after its IdleTimeout of %v", took, idle)
+	}
+}
+
+// TestPhaseClockRunsWhileConnectionsAreOpen: the phase clock ticks from
+// the first timed connection accepted until the last is closed, and not
+// for a TLS connection (armed from the precise clock) or a connection
+// without timeouts.
+func TestPhaseClockRunsWhileConnectionsAreOpen(t *testing.T) {
+	users := func() int {
+		phases.mu.Lock()
+		defer phases.mu.Unlock()
+		return phases.users
+	}
+	base := users()
+	a := New(Config{Logger: slog.New(slog.DiscardHandler)})
+	a.Get("/", func(c *Ctx) error { return c.String(200, "ok") })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = a.Serve(ln) }()
+	defer a.Shutdown()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Write([]byte("GET / HTTP/1.1\r\nHost: a\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Read(make([]byte, 512)); err != nil {
+		t.Fatal(err)
+	}
+	if got := users(); got != base+1 {
+		t.Fatalf("phase clock users with one open connection: %d, want %d", got, base+1)
+	}
+	conn.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for users() != base {
+		if time.Now().After(deadline) {
+			t.Fatalf("phase clock users after the connection closed: %d, want %d", users(), base)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	var limits connTimeouts // no timeouts
+	if tc := newTimeoutConn(instantConn{}, &limits, true); tc.clock != nil {
+		t.Error("a connection without timeouts holds the phase clock")
+	}
+	limits = connTimeoutsOf(&Config{ReadTimeout: time.Second})
+	c1, c2 := net.Pipe()
+	defer c1.Close()
+	defer c2.Close()
+	if tc := newTimeoutConn(c1, &limits, false); tc.clock != nil {
+		t.Error("a TLS connection (armed eagerly) holds the phase clock")
+	}
 }
