@@ -149,12 +149,13 @@ func (k *phaseClock) tick(stop <-chan struct{}) {
 	}
 }
 
-// step is one tick: now, and the gap since the last tick. Only the ticking
-// goroutine calls it (acquire's store of now happens before it starts).
+// step is one tick: now, and the gap since the last tick. The ticking
+// goroutine calls it (for a moment after a restart, an old one may too:
+// maxGap only ever grows).
 func (k *phaseClock) step() {
 	now := monoNow()
-	if gap := now - k.now.Load(); gap > k.maxGap.Load() {
-		k.maxGap.Store(gap)
+	gap := now - k.now.Load()
+	for m := k.maxGap.Load(); gap > m && !k.maxGap.CompareAndSwap(m, gap); m = k.maxGap.Load() {
 	}
 	k.now.Store(now)
 }
