@@ -15,6 +15,27 @@ type instantConn struct{ net.Conn }
 func (instantConn) Read(p []byte) (int, error)  { return len(p), nil }
 func (instantConn) Write(p []byte) (int, error) { return len(p), nil }
 
+// tcpPair is a connected loopback TCP pair, closed at the end of the test.
+func tcpPair(tb testing.TB) (cli, srv net.Conn) {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	cli, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cli.Close() })
+	srv, err = ln.Accept()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { srv.Close() })
+	return cli, srv
+}
+
 // BenchmarkPhases is the deadline work of one keep-alive request: the
 // wait for it, its first byte, its response. "fasthttp" is what fasthttp
 // does with its timeouts set (three clock reads, three deadline moves on
@@ -23,21 +44,7 @@ func (instantConn) Write(p []byte) (int, error) { return len(p), nil }
 //
 //	go test -run '^$' -bench Phases .
 func BenchmarkPhases(b *testing.B) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	cli, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cli.Close()
-	srv, err := ln.Accept()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
+	_, srv := tcpPair(b)
 	conn := instantConn{srv}
 	buf := make([]byte, 64)
 	limits := connTimeoutsOf(&Config{ReadTimeout: DefaultReadTimeout, WriteTimeout: DefaultWriteTimeout, IdleTimeout: DefaultIdleTimeout})
@@ -72,21 +79,7 @@ func BenchmarkPhases(b *testing.B) {
 // adds the clock's lag, so the read still lasts its whole timeout. The
 // clock here ticks only when the test says, 20 ms into the phase.
 func TestPhaseClockLagNeverCutsEarly(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	cli, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	srv, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	cli, srv := tcpPair(t)
 
 	const idle = 100 * time.Millisecond
 	limits := connTimeouts{idle: int64(idle)}
@@ -103,7 +96,7 @@ func TestPhaseClockLagNeverCutsEarly(t *testing.T) {
 	}
 	time.AfterFunc(20*time.Millisecond, k.step) // the clock catches up
 	start := time.Now()
-	_, err = tc.Read(make([]byte, 64))
+	_, err := tc.Read(make([]byte, 64))
 	took := time.Since(start)
 	if !isTimeout(err) {
 		t.Fatalf("Read: %v, want the idle timeout", err)
