@@ -119,7 +119,17 @@ func TestPhaseClockRunsWhileConnectionsAreOpen(t *testing.T) {
 		defer phases.mu.Unlock()
 		return phases.users
 	}
+	// Earlier tests' connections may still be closing (a lingering close
+	// lasts up to lingerTimeout): start from a count that has settled.
 	base := users()
+	for settle := time.Now().Add(5 * time.Second); time.Now().Before(settle); {
+		time.Sleep(50 * time.Millisecond)
+		if now := users(); now != base {
+			base = now
+			continue
+		}
+		break
+	}
 	a := New(Config{Logger: slog.New(slog.DiscardHandler)})
 	a.Get("/", func(c *Ctx) error { return c.String(200, "ok") })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
