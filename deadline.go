@@ -49,9 +49,10 @@ import (
 // two ticks seen so far, or the time since the last tick if that is
 // longer, and re-arms if that later bound is still ahead. A phase is
 // therefore never cut before its timeout, and is cut at most about one
-// tick after it (more only after the ticking goroutine was itself held
-// up, by as long as it was). TLS connections, armed eagerly (below), read
-// the precise clock instead.
+// tick after it; once the ticking goroutine has been held up, every later
+// cut may come as much later as that longest hold-up (the bound does not
+// decay, so it stays sound for phases that began during it). TLS
+// connections, armed eagerly (below), read the precise clock instead.
 //
 // Lazy arming. A phase's deadline is only recorded when it is later than
 // the one the socket has: the earlier one stays armed. When it fires, Read
