@@ -49,10 +49,10 @@ import (
 // two ticks seen so far, or the time since the last tick if that is
 // longer, and re-arms if that later bound is still ahead. A phase is
 // therefore never cut before its timeout, and is cut at most about one
-// tick after it; once the ticking goroutine has been held up, every later
-// cut may come as much later as that longest hold-up (the bound does not
-// decay, so it stays sound for phases that began during it). TLS
-// connections, armed eagerly (below), read the precise clock instead.
+// tick after it, or, when the ticking goroutine was held up around its
+// start, as much later as it was held up (phaseClock says for how long
+// that is remembered). TLS connections, armed eagerly (below), read the
+// precise clock instead.
 //
 // Lazy arming. A phase's deadline is only recorded when it is later than
 // the one the socket has: the earlier one stays armed. When it fires, Read
@@ -101,28 +101,39 @@ const phaseTick = int64(10 * time.Millisecond)
 
 // phaseClock is the coarse clock phase starts are read from (see above):
 // one goroutine stores monoNow every phaseTick while users > 0.
+//
+// How late a tick came is remembered for as long as a phase that began
+// before it can still be checked: a gap is kept in gaps[0] until the
+// window ends, then in gaps[1] for one more window, and the window is at
+// least the longest timeout of any connection the clock has timed (a
+// phase's deadline fires no later than its timeout after its start). So a
+// held-up ticking goroutine (a saturated server, which a client can
+// cause) delays the cuts of the phases it overlapped, and no later ones
+// once two windows have passed.
 type phaseClock struct {
-	now    atomic.Int64 // monoNow at the last tick
-	maxGap atomic.Int64 // the longest interval between two ticks seen, at least phaseTick
+	now  atomic.Int64    // monoNow at the last tick
+	gaps [2]atomic.Int64 // the longest interval between two ticks in this window and the one before
 
-	mu    sync.Mutex
-	users int           // connections timed by the clock
-	stop  chan struct{} // closed when users drops to 0
+	mu        sync.Mutex
+	users     int           // connections timed by the clock
+	stop      chan struct{} // closed when users drops to 0
+	window    int64         // at least the longest timeout acquired with
+	windowEnd int64         // when gaps moves on (monoNow)
 }
 
 // phases is the process's phase clock, shared by every App's listeners.
 var phases phaseClock
 
-// acquire counts a connection in; the first starts the ticking, with now
-// fresh before any connection reads it.
-func (k *phaseClock) acquire() {
+// acquire counts a connection with timeouts up to longest in; the first
+// starts the ticking, with now fresh before any connection reads it.
+func (k *phaseClock) acquire(longest int64) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.window = max(k.window, longest)
 	if k.users++; k.users == 1 {
-		k.now.Store(monoNow())
-		if k.maxGap.Load() < phaseTick {
-			k.maxGap.Store(phaseTick)
-		}
+		now := monoNow()
+		k.now.Store(now)
+		k.windowEnd = now + k.window
 		k.stop = make(chan struct{})
 		go k.tick(k.stop)
 	}
@@ -137,35 +148,46 @@ func (k *phaseClock) release() {
 	}
 }
 
-func (k *phaseClock) tick(stop <-chan struct{}) {
+func (k *phaseClock) tick(stop chan struct{}) {
 	t := time.NewTicker(time.Duration(phaseTick))
 	defer t.Stop()
-	for {
-		select {
-		case <-stop:
+	for range t.C {
+		if !k.step(stop) {
 			return
-		case <-t.C:
-			k.step()
 		}
 	}
 }
 
-// step is one tick: now, and the gap since the last tick. The ticking
-// goroutine calls it (for a moment after a restart, an old one may too:
-// maxGap only ever grows).
-func (k *phaseClock) step() {
+// step is one tick of the goroutine that owns stop: now, and the gap
+// since the last tick. It reports false, doing nothing, once stop is
+// closed (a restarted clock has a new goroutine).
+func (k *phaseClock) step(stop chan struct{}) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	select {
+	case <-stop:
+		return false
+	default:
+	}
 	now := monoNow()
-	gap := now - k.now.Load()
-	for m := k.maxGap.Load(); gap > m && !k.maxGap.CompareAndSwap(m, gap); m = k.maxGap.Load() {
+	if now >= k.windowEnd {
+		k.gaps[1].Store(k.gaps[0].Load())
+		k.gaps[0].Store(0)
+		k.windowEnd = now + k.window
+	}
+	if gap := now - k.now.Load(); gap > k.gaps[0].Load() {
+		k.gaps[0].Store(gap)
 	}
 	k.now.Store(now)
+	return true
 }
 
 // lag bounds, at now, how far a phase start read from k trails the real
-// one: less than the gap after the tick it read, which is at most the
-// longest gap seen, or, for the latest tick, the time since it.
+// one: less than the gap after the tick it read, which is among the gaps
+// remembered (or at most a tick), or, for the latest tick, the time since
+// it.
 func (k *phaseClock) lag(now int64) int64 {
-	return max(k.maxGap.Load(), now-k.now.Load())
+	return max(phaseTick, k.gaps[0].Load(), k.gaps[1].Load(), now-k.now.Load())
 }
 
 // deadlineNanos is t in clockBase nanoseconds; noDeadline for the zero t.
@@ -236,9 +258,9 @@ type deadlineState struct {
 func newTimeoutConn(c net.Conn, limits *connTimeouts, lazy bool) *timeoutConn {
 	tc := &timeoutConn{Conn: c, limits: limits, lazy: lazy,
 		rd: deadlineState{want: noDeadline, armed: noDeadline}, wd: deadlineState{want: noDeadline, armed: noDeadline}}
-	if lazy && (limits.read > 0 || limits.write > 0 || limits.idle > 0) {
+	if longest := max(limits.read, limits.write, limits.idle); lazy && longest > 0 {
 		tc.clock = &phases
-		tc.clock.acquire()
+		tc.clock.acquire(longest)
 	}
 	if limits.read > 0 || (!lazy && limits.write > 0) {
 		now := monoNow()

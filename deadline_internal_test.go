@@ -83,9 +83,9 @@ func TestPhaseClockLagNeverCutsEarly(t *testing.T) {
 
 	const idle = 100 * time.Millisecond
 	limits := connTimeouts{idle: int64(idle)}
-	k := &phaseClock{}
-	k.maxGap.Store(phaseTick)
+	k := &phaseClock{window: int64(idle)}
 	k.now.Store(monoNow() - int64(150*time.Millisecond)) // the last tick was 150 ms ago
+	stop := make(chan struct{})
 	tc := newTimeoutConn(srv, &limits, true)
 	tc.clock = k // instead of the process's clock, which newTimeoutConn acquired
 	defer phases.release()
@@ -94,7 +94,7 @@ func TestPhaseClockLagNeverCutsEarly(t *testing.T) {
 	if _, err := tc.Write([]byte("HTTP/1.1 200 OK\r\n\r\n")); err != nil { // a response: the next Read waits idle
 		t.Fatal(err)
 	}
-	time.AfterFunc(20*time.Millisecond, k.step) // the clock catches up
+	time.AfterFunc(20*time.Millisecond, func() { k.step(stop) }) // the clock catches up
 	start := time.Now()
 	_, err := tc.Read(make([]byte, 64))
 	took := time.Since(start)
@@ -106,6 +106,33 @@ func TestPhaseClockLagNeverCutsEarly(t *testing.T) {
 	}
 	if took > idle+time.Second {
 		t.Fatalf("the idle connection was cut after %v, long after its IdleTimeout of %v", took, idle)
+	}
+}
+
+// TestPhaseClockForgetsOldGaps: a late tick widens the lag bound for as
+// long as a phase that began before it can be checked (two windows of at
+// least the longest timeout), and not for good: a stall a client caused
+// once does not loosen every later timeout.
+func TestPhaseClockForgetsOldGaps(t *testing.T) {
+	const window = 30 * time.Millisecond
+	k := &phaseClock{window: int64(window)}
+	stop := make(chan struct{})
+	k.now.Store(monoNow() - int64(300*time.Millisecond)) // the ticker was held up for 300 ms
+	k.step(stop)
+	if lag := k.lag(monoNow()); lag < int64(300*time.Millisecond) {
+		t.Fatalf("lag after a 300 ms gap: %v, want at least the gap", time.Duration(lag))
+	}
+	for range 4 { // more than two windows of regular ticks
+		time.Sleep(window)
+		k.now.Store(monoNow())
+		k.step(stop)
+	}
+	if lag := k.lag(monoNow()); lag >= int64(300*time.Millisecond) {
+		t.Fatalf("lag two windows after a 300 ms gap: %v, want it forgotten", time.Duration(lag))
+	}
+	close(stop)
+	if k.step(stop) {
+		t.Fatal("step ran for a stopped clock")
 	}
 }
 
