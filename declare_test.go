@@ -33,8 +33,7 @@ func TestDeclareAllAddsUp(t *testing.T) {
 	if fx.DeclarationOf(mw).Security[0].Name != "partnerKey" {
 		t.Error("DeclarationOf shares its slices")
 	}
-	var none fx.Declaration
 	if got := fx.DeclarationOf(func(c *fx.Ctx, next fx.Next) error { return next() }); got.Errors != nil || got.Security != nil || got.Anonymous {
-		t.Errorf("undeclared: %+v (zero: %+v)", got, none)
+		t.Errorf("undeclared: %+v", got)
 	}
 }
