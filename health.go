@@ -190,10 +190,29 @@ func (p *healthProbe) add(name string, check HealthCheck) {
 // Register mounts the probes at GET /livez and GET /readyz (and HEAD) of
 // r, an *App or a *Group. They are ordinary routes: the App's middleware
 // runs around them, so exempt them from authentication there if probes
-// arrive without credentials.
+// arrive without credentials. On a Registrar (App, Group) they are
+// documented: a 200 with the results, and the 503
+// FX_SERVICE_UNAVAILABLE a failed probe answers.
 func (h *Health) Register(r interface{ Get(path string, h Handler) }) {
-	r.Get("/livez", h.Liveness)
-	r.Get("/readyz", h.Readiness)
+	reg, ok := r.(Registrar)
+	if !ok {
+		r.Get("/livez", h.Liveness)
+		r.Get("/readyz", h.Readiness)
+		return
+	}
+	for _, p := range [...]struct {
+		path, summary string
+		handler       Handler
+	}{
+		{"/livez", "Liveness probe: should this process be restarted?", h.Liveness},
+		{"/readyz", "Readiness probe: may this process receive traffic?", h.Readiness},
+	} {
+		reg.Route(Route{Method: fasthttp.MethodGet, Path: p.path, Handler: p.handler,
+			Doc:       RouteDoc{Summary: p.summary},
+			Errors:    []*Error{errShuttingDown}, // a failed probe answers the same status and code
+			Responses: []Response{{Body: healthBody{}, Description: "Every check passed."}},
+		})
+	}
 }
 
 // Liveness is the handler of the liveness probe: 200 when every liveness
@@ -247,7 +266,7 @@ func (h *Health) serve(c *Ctx, p *healthProbe) error {
 
 type healthBody struct {
 	Status string                  `json:"status"`
-	Checks map[string]HealthResult `json:"checks"`
+	Checks map[string]HealthResult `json:"checks,omitempty"` // empty only in healthOK
 }
 
 type healthDetails struct {
