@@ -25,57 +25,55 @@ const MaxKeyLength = 255
 // non-ASCII, a broken quoted string) is malformed. The result never
 // contains a line feed or a NUL, which the store key relies on.
 //
-// Cost: one pass over the value; a bare key and a quoted key without
-// escapes cost one allocation (the string), an escaped one two.
+// Cost: two passes over the value and one allocation (the string). New
+// itself parses into the store key without the extra allocation.
 func ParseKey(v []byte) (string, bool) {
+	b, ok := appendKey(nil, v)
+	return string(b), ok
+}
+
+// appendKey appends the key v carries to dst (ParseKey's rule), or
+// reports false.
+func appendKey(dst, v []byte) ([]byte, bool) {
 	if len(v) == 0 {
-		return "", false
+		return dst, false
 	}
 	if v[0] != '"' {
 		if len(v) > MaxKeyLength {
-			return "", false
+			return dst, false
 		}
 		for _, ch := range v {
 			if ch < 0x21 || ch > 0x7e || ch == '\\' {
-				return "", false
+				return dst, false
 			}
 		}
-		return string(v), true
+		return append(dst, v...), true
 	}
 	if len(v) < 3 || v[len(v)-1] != '"' {
-		return "", false
+		return dst, false
 	}
 	inner := v[1 : len(v)-1]
-	escaped := false
 	n := 0 // unescaped length
 	for i := 0; i < len(inner); i++ {
-		ch := inner[i]
-		switch {
-		case ch < 0x20 || ch > 0x7e:
-			return "", false
-		case ch == '"':
-			return "", false // an unescaped quote inside
+		switch ch := inner[i]; {
+		case ch < 0x20 || ch > 0x7e, ch == '"': // a control byte, or an unescaped quote inside
+			return dst, false
 		case ch == '\\':
 			i++
 			if i == len(inner) || (inner[i] != '"' && inner[i] != '\\') {
-				return "", false
+				return dst, false
 			}
-			escaped = true
 		}
 		n++
 	}
 	if n > MaxKeyLength {
-		return "", false
+		return dst, false
 	}
-	if !escaped {
-		return string(inner), true
-	}
-	out := make([]byte, 0, n)
 	for i := 0; i < len(inner); i++ {
 		if inner[i] == '\\' {
 			i++
 		}
-		out = append(out, inner[i])
+		dst = append(dst, inner[i])
 	}
-	return string(out), true
+	return dst, true
 }

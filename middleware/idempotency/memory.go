@@ -2,7 +2,6 @@ package idempotency
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 )
@@ -36,7 +35,7 @@ type MemoryConfig struct {
 // are at most the requests running at once.
 //
 // Cost: one clock read, one lock and a map lookup per call; a claim
-// allocates its entry (one allocation) and a copy of the key.
+// allocates its entry (one allocation) and keeps key as given.
 type MemoryStore struct {
 	mu     sync.Mutex
 	max    int
@@ -88,7 +87,7 @@ func (s *MemoryStore) Claim(_ context.Context, key string, fp Fingerprint, lock 
 		return 0, Record{}, ErrStoreFull
 	}
 	s.seq++
-	e := &memEntry{key: strings.Clone(key), rec: Record{State: InFlight, Fingerprint: fp}, token: s.seq, expires: now + int64(lock)}
+	e := &memEntry{key: key, rec: Record{State: InFlight, Fingerprint: fp}, token: s.seq, expires: now + int64(lock)}
 	s.m[e.key] = e
 	s.claims.pushBack(e)
 	return e.token, Record{}, nil

@@ -54,7 +54,8 @@ var ErrFenced = errors.New("idempotency: the claim is no longer held (it expired
 var ErrStoreFull = errors.New("idempotency: the store is full of requests in flight")
 
 // Store keeps idempotency keys for New. Keys are opaque strings (the scope
-// and the client's key); a Store must treat them as binary. Every method
+// and the client's key); a Store must treat them as binary, and may keep
+// them: New never reuses a key's memory. Every method
 // is safe for concurrent use, and a Store shared by several app instances
 // (the Redis store) must make Claim atomic across all of them.
 //
