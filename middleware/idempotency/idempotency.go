@@ -175,14 +175,14 @@ type idempotency struct {
 // Cost on a request with a key, with the MemoryStore: the key parsed into
 // the store key, the scope built, one SHA-256 over the request (a few ns
 // per body byte), a claim and a completion (each a clock read, a lock and
-// a map operation) and a copy of the stored response: about 1.7 µs of CPU
-// and 6 allocations on a small JSON request, a replay about 0.6 µs and 2
-// allocations (BenchmarkIdempotency, measured as CPU time on a 2-core
+// a map operation) and a copy of the stored response: about 1.7-2.2 µs of
+// CPU and 5 allocations on a small JSON request, a replay about 0.7 µs and
+// one allocation (BenchmarkIdempotency, measured as CPU time on a 2-core
 // machine so loaded that wall-clock ns/op read four times that; see
 // docs/idempotency.md). A remote store adds two round trips, the claim
 // before the handler and the completion after it: with Redis on loopback
-// about 72 µs per request where one round trip costs 32 µs
-// (BenchmarkIdempotencyRedis, BenchmarkAllow). Requests of other methods,
+// about 54 µs for the two where one round trip costs 31 µs
+// (BenchmarkIdempotencyRedis, BenchmarkAllow; best of four runs). Requests of other methods,
 // and requests without a key when not Required, cost a method comparison
 // and a header lookup.
 //
@@ -210,9 +210,7 @@ func New(cfg Config) fx.Middleware {
 	m.storeTimeout = orDefault(m.storeTimeout, DefaultStoreTimeout)
 	retry := orDefault(cfg.RetryAfter, DefaultRetryAfter)
 	m.retryAfter = strconv.FormatInt(int64((retry+time.Second-1)/time.Second), 10)
-	if m.scope == nil {
-		m.scope = DefaultScope
-	}
+	// A nil scope is DefaultScope, which handle writes into the key in place.
 	if m.headers == nil {
 		m.headers = []string{"Content-Type", "Location"}
 	}
@@ -245,15 +243,20 @@ func (m *idempotency) handle(c *fx.Ctx, next fx.Next) error {
 	case len(vals) > 1:
 		return errMalformedKey
 	}
-	scope, err := m.scope(c)
-	if err != nil {
-		return err
+	// The store key: the scope, a line feed (ParseKey's keys have none, so
+	// the split is unambiguous) and the key; one allocation, owned by the
+	// store from here on.
+	var b []byte
+	if m.scope == nil { // DefaultScope, written in place
+		b = appendDefaultScope(make([]byte, 0, 64+len(vals[0])), c)
+	} else {
+		scope, err := m.scope(c)
+		if err != nil {
+			return err
+		}
+		b = append(make([]byte, 0, len(scope)+1+len(vals[0])), scope...)
 	}
-	// The store key: scope, a line feed (ParseKey's keys have none, so
-	// the split is unambiguous) and the key; one allocation, owned by
-	// the store from here on.
-	b := make([]byte, 0, len(scope)+1+len(vals[0]))
-	b = append(append(b, scope...), '\n')
+	b = append(b, '\n')
 	b, ok := appendKey(b, vals[0])
 	if !ok {
 		return errMalformedKey

@@ -46,16 +46,20 @@ func do(app *fx.App, method, path, key, body string, hdr ...string) result {
 		replayed:   string(rc.Response.Header.Peek(idempotency.HeaderReplayed)),
 		retryAfter: string(rc.Response.Header.Peek("Retry-After")),
 	}
-	var env struct {
-		Error struct {
-			Code    string
-			Details struct{ Reason string }
-		}
-	}
-	if json.Unmarshal(rc.Response.Body(), &env) == nil {
-		r.code, r.reason = env.Error.Code, env.Error.Details.Reason
-	}
+	r.code, r.reason = envelope(rc.Response.Body())
 	return r
+}
+
+// envelope returns the code and details.reason of an error envelope ("" for
+// any other body), decoded into an fx.Error.
+func envelope(body []byte) (code, reason string) {
+	var env struct{ Error fx.Error }
+	if json.Unmarshal(body, &env) != nil {
+		return "", ""
+	}
+	details, _ := env.Error.Details.(map[string]any)
+	reason, _ = details["reason"].(string)
+	return env.Error.Code, reason
 }
 
 func quietApp() *fx.App { return fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)}) }

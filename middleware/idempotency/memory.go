@@ -96,31 +96,17 @@ func (s *MemoryStore) Claim(_ context.Context, key string, fp Fingerprint, lock 
 // Complete implements Store. resp is kept as given: the caller must not
 // change it afterwards.
 func (s *MemoryStore) Complete(_ context.Context, key string, token uint64, resp Response, lifetime time.Duration) error {
-	now := time.Now().UnixNano()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.held(key, token, now)
-	if e == nil {
-		return ErrFenced
-	}
-	s.claims.unlink(e)
-	e.rec.State, e.rec.Response = Completed, resp
-	e.expires = now + int64(lifetime)
-	s.done.pushBack(e)
-	return nil
+	return s.withHeld(key, token, func(e *memEntry, now int64) {
+		s.claims.unlink(e)
+		e.rec.State, e.rec.Response = Completed, resp
+		e.expires = now + int64(lifetime)
+		s.done.pushBack(e)
+	})
 }
 
 // Release implements Store.
 func (s *MemoryStore) Release(_ context.Context, key string, token uint64) error {
-	now := time.Now().UnixNano()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.held(key, token, now)
-	if e == nil {
-		return ErrFenced
-	}
-	s.remove(e)
-	return nil
+	return s.withHeld(key, token, func(e *memEntry, _ int64) { s.remove(e) })
 }
 
 // Get implements Store.
@@ -134,13 +120,18 @@ func (s *MemoryStore) Get(_ context.Context, key string) (Record, bool, error) {
 	return Record{}, false, nil
 }
 
-// held returns key's entry when token holds its live claim.
-func (s *MemoryStore) held(key string, token uint64, now int64) *memEntry {
+// withHeld runs fn under the lock when token holds key's live claim, and
+// answers ErrFenced otherwise.
+func (s *MemoryStore) withHeld(key string, token uint64, fn func(e *memEntry, now int64)) error {
+	now := time.Now().UnixNano()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	e := s.m[key]
 	if e == nil || e.token != token || e.rec.State != InFlight || e.expires <= now {
-		return nil
+		return ErrFenced
 	}
-	return e
+	fn(e, now)
+	return nil
 }
 
 // evict removes one entry to make room: the oldest claim if it expired

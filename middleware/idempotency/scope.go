@@ -18,19 +18,26 @@ import (
 // callers, a client that guesses another's key and sends the same body
 // would get its replay. Put Auth before the middleware, or give a Scope
 // that identifies anonymous callers (a session cookie). Cost: one small
-// allocation.
+// allocation, none when New uses it as the default (it writes the scope
+// straight into the store key).
 func DefaultScope(c *fx.Ctx) (string, error) {
+	b := appendDefaultScope(nil, c)
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil // b is never written again
+}
+
+// appendDefaultScope appends DefaultScope's value to dst: tenant, scheme
+// and subject, each length-prefixed, so no choice of values makes two
+// scopes equal.
+func appendDefaultScope(dst []byte, c *fx.Ctx) []byte {
 	tenant, _ := middleware.TenantFrom(c)
 	var scheme, subject string
 	if p, ok := middleware.PrincipalFrom(c); ok {
 		scheme, subject = p.Scheme, p.Subject
 	}
-	// Length-prefixed, so no choice of values makes two scopes equal.
-	b := make([]byte, 0, 16+len(tenant)+len(scheme)+len(subject))
 	for _, s := range [...]string{tenant, scheme, subject} {
-		b = strconv.AppendInt(b, int64(len(s)), 10)
-		b = append(b, ':')
-		b = append(b, s...)
+		dst = strconv.AppendInt(dst, int64(len(s)), 10)
+		dst = append(dst, ':')
+		dst = append(dst, s...)
 	}
-	return unsafe.String(unsafe.SliceData(b), len(b)), nil // b is never written again
+	return dst
 }
