@@ -1,11 +1,17 @@
-// Package redisstore is a middleware.Store on Redis, so that every
-// instance of an app shares one rate limit per key.
+// Package redisstore holds fx's Redis stores: a middleware.Store, so that
+// every instance of an app shares one rate limit per key, and an
+// idempotency.Store.
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "redis:6379"})
 //	app.Use(middleware.RateLimit(middleware.RateLimitConfig{
 //		Limit: middleware.Limit{Requests: 100, Period: time.Minute},
 //		Store: redisstore.New(rdb, redisstore.Config{}),
 //	}))
+//
+// NewIdempotency is the Redis store of middleware/idempotency, so that a
+// retried request runs its handler at most once across every instance
+// (see idempotency.go: claim by SET NX PX with a fencing token, response
+// stored and claim released in one script).
 //
 // It is a module of its own (github.com/fxhq/fx/middleware/ratelimit/redisstore)
 // so that go-redis is a dependency of the applications that use it only.
