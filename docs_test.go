@@ -102,6 +102,7 @@ var importPaths = map[string]string{
 	"middleware": "github.com/fxhq/fx/middleware", "fxtest": "github.com/fxhq/fx/fxtest",
 	"nethttp": "github.com/fxhq/fx/nethttp", "wasm": "github.com/fxhq/fx/wasm",
 	"openapi": "github.com/fxhq/fx/openapi", "fxotel": "github.com/fxhq/fx/otel",
+	"client":     "github.com/fxhq/fx/client",
 	"prometheus": "github.com/prometheus/client_golang/prometheus",
 	"trace":      "go.opentelemetry.io/otel/trace", "metric": "go.opentelemetry.io/otel/metric",
 	"context": "context", "errors": "errors", "fmt": "fmt", "log": "log", "slog": "log/slog",

@@ -378,7 +378,7 @@ func TestDecideTable(t *testing.T) {
 		{"500 safe", st(500, fx.CodeInternalError), true, false},
 		{"422 safe", st(422, fx.CodeValidationError), true, false},
 		{"409 app", st(409, "APP_CONFLICT"), true, false},
-		{"409 in flight", st(409, "FX_IDEMPOTENCY_IN_FLIGHT"), true, true},
+		{"409 in flight", st(409, fx.CodeIdempotencyInFlight), true, true},
 		{"other error", errors.New("x"), true, false},
 	}
 	for _, tc := range cases {

@@ -98,7 +98,7 @@ func transientStatus(err error) bool {
 		case 408, 429, 502, 503, 504:
 			return true
 		case 409:
-			return e.Code == "FX_IDEMPOTENCY_IN_FLIGHT" // TODO(merge): fx.CodeIdempotencyInFlight
+			return e.Code == fx.CodeIdempotencyInFlight
 		}
 		return false
 	}
