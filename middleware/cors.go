@@ -46,14 +46,14 @@ type CORSConfig struct {
 	//     https://a.example.com and https://a.b.example.com, never
 	//     https://example.com itself (list it too), https://evil-example.com,
 	//     https://example.com.evil.io or another scheme or port. With
-//     AllowCredentials the part after "*." must not be a public suffix
-//     (https://*.com, https://*.co.uk, https://*.github.io): anyone can
-//     register a name under one, so the pattern would hand credentialed
-//     responses to every site there. Such a pattern is refused at
-//     start-up, as "*" is. The list is golang.org/x/net/publicsuffix
-//     (ICANN and private sections), whose default rule also makes any
-//     unlisted top-level name (https://*.internal) a public suffix: list
-//     those origins one by one, or use AllowOriginFunc;
+	//     AllowCredentials the part after "*." must not be a public suffix
+	//     (https://*.com, https://*.co.uk, https://*.github.io): anyone can
+	//     register a name under one, so the pattern would hand credentialed
+	//     responses to every site there. Such a pattern is refused at
+	//     start-up, as "*" is. The list is golang.org/x/net/publicsuffix
+	//     (ICANN and private sections), whose default rule also makes any
+	//     unlisted top-level name (https://*.internal) a public suffix: list
+	//     those origins one by one, or use AllowOriginFunc;
 	//   - "*": any origin except "null". The response says
 	//     "Access-Control-Allow-Origin: *", so it cannot be combined with
 	//     AllowCredentials;
