@@ -35,6 +35,7 @@ func (quietLogger) Printf(context.Context, string, ...any) {}
 // redisServer is a redis-server child process on a free loopback port.
 type redisServer struct {
 	addr string
+	cmd  *exec.Cmd
 	stop func() // kills the server and waits for it; idempotent
 }
 
@@ -44,13 +45,6 @@ type redisServer struct {
 // except under CI (CI=true), where that is a failure: CI installs it.
 func startRedis(t testing.TB) *redisServer {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server is not on PATH; CI must install it (apt-get install redis-server)")
-		}
-		t.Skip("redis-server is not on PATH: install it (apt-get install redis-server) to run the Redis store tests")
-	}
 	var lastErr error
 	for range 3 { // the free port can be taken between Close and redis binding it
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -59,31 +53,49 @@ func startRedis(t testing.TB) *redisServer {
 		}
 		port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 		l.Close()
-		var out bytes.Buffer
-		cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+		srv, err := startRedisOn(t, port)
+		if err == nil {
+			return srv
 		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }() // killed on purpose: its error says so
-		var once sync.Once
-		stop := func() {
-			once.Do(func() {
-				_ = cmd.Process.Kill() // may have exited already
-				<-exited
-			})
-		}
-		t.Cleanup(stop)
-		addr := "127.0.0.1:" + port
-		if lastErr = waitPing(addr, exited); lastErr == nil {
-			return &redisServer{addr: addr, stop: stop}
-		}
-		stop()
-		lastErr = &startError{lastErr, out.String()}
+		lastErr = err
 	}
 	t.Fatalf("redis-server did not start: %v", lastErr)
 	return nil
+}
+
+// startRedisOn starts redis-server on 127.0.0.1:port (see startRedis) and
+// waits until it answers PING.
+func startRedisOn(t testing.TB, port string) (*redisServer, error) {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("redis-server is not on PATH; CI must install it (apt-get install redis-server)")
+		}
+		t.Skip("redis-server is not on PATH: install it (apt-get install redis-server) to run the Redis store tests")
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }() // killed on purpose: its error says so
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Kill() // may have exited already
+			<-exited
+		})
+	}
+	t.Cleanup(stop)
+	addr := "127.0.0.1:" + port
+	if err := waitPing(addr, exited); err != nil {
+		stop()
+		return nil, &startError{err, out.String()}
+	}
+	return &redisServer{addr: addr, cmd: cmd, stop: stop}, nil
 }
 
 type startError struct {
