@@ -23,8 +23,8 @@ type stateLog struct {
 }
 
 func (l *stateLog) Enabled(context.Context, slog.Level) bool { return true }
-func (l *stateLog) WithAttrs([]slog.Attr) slog.Handler        { return l }
-func (l *stateLog) WithGroup(string) slog.Handler             { return l }
+func (l *stateLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *stateLog) WithGroup(string) slog.Handler            { return l }
 func (l *stateLog) Handle(_ context.Context, r slog.Record) error {
 	state := ""
 	r.Attrs(func(a slog.Attr) bool {
