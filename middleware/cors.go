@@ -176,7 +176,10 @@ var (
 // CORS panics when the configuration is invalid, listing every problem
 // (errors.Join): no origin source, a malformed origin or pattern, "*" or a
 // wildcard header/method list with AllowCredentials, an invalid header name
-// or method, a wildcard over a public suffix with AllowCredentials. These
+// or method, a wildcard over a public suffix with AllowCredentials.
+//
+// A request with more than one Origin header is refused with 400
+// FX_BAD_REQUEST (reason repeated_origin; declared with fx.Declare). These
 // are programming errors found at start-up: middleware is built before the
 // App boots and has no App to report to, so CORS panics where it is
 // called, like every invalid constructor argument in this package.
@@ -185,8 +188,16 @@ func CORS(cfg CORSConfig) fx.Middleware {
 	if err != nil {
 		panic("middleware.CORS: " + err.Error())
 	}
-	return p.handle
+	return fx.Declare(p.handle, errRepeatedOrigin)
 }
+
+// errRepeatedOrigin answers a request with more than one Origin header.
+// Origin is a single value (RFC 6454 section 7): no browser sends two,
+// and which one an intermediary and fx would each read is anyone's guess,
+// so CORS refuses the request (preflight or not) with 400 FX_BAD_REQUEST
+// instead of allowing the first.
+var errRepeatedOrigin = fx.NewCatalogError(fx.CodeBadRequest,
+	"More than one Origin header was sent", FailureDetails{Reason: ReasonRepeatedOrigin})
 
 func newCORSPolicy(cfg CORSConfig) (*corsPolicy, error) {
 	var errs []error
@@ -375,7 +386,11 @@ func checkTokens(field string, list []string, credentials bool) []error {
 func (p *corsPolicy) handle(c *fx.Ctx, next fx.Next) error {
 	rc := c.RequestCtx()
 	req, rh := &rc.Request.Header, &rc.Response.Header
-	origin := req.PeekBytes(hOrigin)
+	origin, repeated := singleton(req, fasthttp.HeaderOrigin)
+	if repeated {
+		addVary(rh, varyActual, hOrigin)
+		return errRepeatedOrigin
+	}
 	if req.IsOptions() && len(origin) > 0 {
 		if acrm := req.PeekBytes(hACRM); len(acrm) > 0 {
 			return p.preflight(c, rc, origin)
