@@ -43,10 +43,10 @@
 // Allow -benchmem, needs redis-server) measures 40-120 µs over loopback on
 // a shared, loaded 2-core machine; 23 allocations (1,034 bytes) with a
 // client that has ContextTimeoutEnabled, most of them go-redis building
-// the command and reading the reply, 7 of them the deadline; 26 (1,215
-// bytes) with go-redis's default options, where the store also runs the
-// call on a goroutine of its own to bound it (Config.Timeout). Set
-// ContextTimeoutEnabled to save that. Requires Redis 5 or later (for a
+// the command and reading the reply, 7 the deadline (its timer context
+// and the call's closure); 26 (1,215 bytes) with go-redis's default
+// options, where the store also runs the call on a goroutine of its own to
+// bound it (Config.Timeout). Set ContextTimeoutEnabled to save that. Requires Redis 5 or later (for a
 // script writing after TIME).
 //
 // # When Redis is down
