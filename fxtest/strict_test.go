@@ -171,12 +171,16 @@ func TestStrictIsOnWhenTheAppHasADocument(t *testing.T) {
 	}
 	send := func(opts ...fxtest.Option) func(app *fx.App) func(tb testing.TB) {
 		return func(app *fx.App) func(tb testing.TB) {
-			return func(tb testing.TB) { fxtest.New(tb, app, opts...).Get("/x").Header(middleware.DefaultAPIKeyHeader, key).Do() }
+			return func(tb testing.TB) {
+				fxtest.New(tb, app, opts...).Get("/x").Header(middleware.DefaultAPIKeyHeader, key).Do()
+			}
 		}
 	}
 	type empty struct{}
 	documented := map[string]func(app *fx.App){
-		"Doc":       func(app *fx.App) { app.Route(fx.Route{Method: "GET", Path: "/d", Handler: undeclared, Doc: fx.RouteDoc{Summary: "d"}}) },
+		"Doc": func(app *fx.App) {
+			app.Route(fx.Route{Method: "GET", Path: "/d", Handler: undeclared, Doc: fx.RouteDoc{Summary: "d"}})
+		},
 		"Group.Doc": func(app *fx.App) { app.Group("/g").Tags("g").Get("/d", undeclared) },
 		"Errors": func(app *fx.App) {
 			app.Route(fx.Route{Method: "GET", Path: "/d", Handler: undeclared, Errors: []*fx.Error{fx.NewError(409, "APP_CONFLICT", "")}})
