@@ -33,11 +33,13 @@ type Client struct {
 // To test an App whose boot fails, call app.Boot yourself, or send a
 // request with app.Test.
 //
-// Strict mode is on when the App has a document (see Strict for the rule
-// and what it checks): every response is then held to its route's
-// declared responses, and an undeclared one fails the test. Lenient
-// turns it off; RequireFullCoverage fails the test when a declared
-// response was never exercised.
+// Strict mode is on when the App has a document (see "Strict mode" in the
+// package documentation for the rule and what is checked): every response
+// is then held to its route's declared responses, and an undeclared one
+// fails the test (t.Errorf). Lenient turns it off, Strict on;
+// RequireFullCoverage fails the test at its end when a declared response
+// was never exercised. Strict mode reads the route table here, once; it
+// changes nothing in the App.
 func New(t testing.TB, app *fx.App, opts ...Option) *Client {
 	t.Helper()
 	var o options

@@ -14,58 +14,9 @@ import (
 	"github.com/fxhq/fx/validate"
 )
 
-// Strict mode: every response a test receives is held to the contract of
-// the route that answered it, the list package openapi documents for the
-// operation (fx.RouteInfo.DeclaredResponses, one computation for both):
-//
-//   - the status must be declared;
-//   - an error status's body must be an error envelope whose code is
-//     declared at that status;
-//   - a success body declared with a type (Response.Body, a typed
-//     operation's Out) must fit that type as validate.Struct reads it
-//     (validate.TypeDecoder: every type mismatch, not only the first); a
-//     Response.Body that is a validate.Schema validates the decoded body
-//     itself. A success declared without a body is not checked beyond its
-//     status (the document says nothing about it).
-//
-// A response outside the contract fails the test (t.Errorf) with a message
-// such as
-//
-//	POST /orders answered 409 APP_CONFLICT, which its contract does not declare (declared: 201, 413 FX_PAYLOAD_TOO_LARGE, 422 FX_VALIDATION_ERROR, 500 FX_INTERNAL_ERROR)
-//
-// followed by the response, as the assertions quote it.
-//
-// When it is on: by default, when the App has a document, that is when at
-// least one of its routes says something about itself: a RouteDoc (any
-// field, so the hidden routes of openapi.Mount count, as does a Group's
-// Doc), its own Route.Errors, Route.Responses, or a typed operation
-// (fx.Op). Errors that only middleware declare (fx.Declare) do not count:
-// first-party middleware always declares, and using it is not writing a
-// document. Once on, every route of the App is checked, documented or
-// not: a route that declares nothing is held to what the document says of
-// it (200, 500, and 413 when it reads a body). Lenient turns the mode
-// off, Strict turns it on for an App without a document.
-//
-// What is not checked, because it is not a route's answer: a request no
-// route matches (404 FX_NOT_FOUND, a trailing-slash redirect, the
-// automatic OPTIONS answer), routes hidden from the document
-// (RouteDoc.Hidden), and the transport's refusals answered before routing
-// (400 FX_BAD_REQUEST, 408 FX_REQUEST_TIMEOUT, 413 FX_PAYLOAD_TOO_LARGE,
-// 431 FX_HEADERS_TOO_LARGE) unless the route declares them. A route that
-// itself answers one of these four without declaring it is therefore not
-// caught. A HEAD request is held to its route (a GET's when no HEAD route
-// is registered) by status only: it has no body.
-//
-// The route is found as fx's router finds it, from the registered
-// patterns: a static segment outranks a parameter, which outranks a
-// catch-all, from the left. The path is matched percent-decoded.
-//
-// Cost: test-time only, nothing on the server's path (the App is not
-// changed, no middleware or observer is added). New reads the route table
-// once (App.Routes) and builds a type decoder per declared body type; Do
-// then matches the route (a walk of the App's patterns of that method),
-// decodes an error body's envelope, and scans a typed success body once
-// more. A client without strict mode pays one nil check per request.
+// Strict mode (see "Strict mode" in the package documentation): the
+// contract of each route, read once by New, and the check Do runs on
+// every response.
 
 // Option configures a Client (see New).
 type Option func(*options)
