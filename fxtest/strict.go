@@ -71,9 +71,7 @@ type bodyCheck struct {
 // itself (see the strict mode documentation above).
 func hasDocument(routes []fx.RouteInfo) bool {
 	for _, r := range routes {
-		d := r.Doc
-		if d.Summary != "" || d.Description != "" || d.OperationID != "" || len(d.Tags) > 0 || d.Deprecated || d.Hidden ||
-			len(r.Responses) > 0 || r.In != nil || len(ownErrors(r)) > 0 {
+		if !reflect.ValueOf(r.Doc).IsZero() || len(r.Responses) > 0 || r.In != nil || len(ownErrors(r)) > 0 {
 			return true
 		}
 	}
@@ -223,8 +221,8 @@ func segKind(s string) int {
 func (r *routeContract) matches(segs []string) bool {
 	for i, p := range r.segs {
 		switch segKind(p) {
-		case 2:
-			return len(segs) >= i
+		case 2: // "/files/*rest" takes "/files/" but not "/files"
+			return len(segs) > i
 		case 1:
 			if i >= len(segs) || segs[i] == "" {
 				return false

@@ -147,6 +147,18 @@ func TestStrictLeavesOutWhatIsNotARoutesAnswer(t *testing.T) {
 	mustFail(t, "static segment first", func(tb testing.TB) {
 		fxtest.New(tb, app).Get("/orders/latest").Header(middleware.DefaultAPIKeyHeader, key).Do()
 	}, "GET /orders/latest answered 404 APP_NONE_YET, which its contract does not declare (declared: 200, 401 FX_UNAUTHENTICATED, 500 FX_INTERNAL_ERROR)")
+	// A catch-all takes the rest of the path, empty too, but not its own
+	// missing slash (the router's 404).
+	files := quietApp()
+	files.Route(fx.Route{Method: "GET", Path: "/files/*rest", Responses: []fx.Response{{}},
+		Handler: func(c *fx.Ctx) error { return fx.NewError(409, "APP_LOCKED", "Locked") }})
+	mustPass(t, "catch-all without its slash", func(tb testing.TB) {
+		fxtest.New(tb, files).Get("/files").Do().AssertError(404, fx.CodeNotFound)
+	})
+	for _, p := range []string{"/files/", "/files/a/b"} {
+		mustFail(t, "catch-all "+p, func(tb testing.TB) { fxtest.New(tb, files).Get(p).Do() },
+			"GET "+p+" answered 409 APP_LOCKED, which the contract of GET /files/*rest does not declare (declared: 200, 500 FX_INTERNAL_ERROR)")
+	}
 	mustFail(t, "HEAD", func(tb testing.TB) {
 		fxtest.New(tb, app).Head("/orders/latest").Header(middleware.DefaultAPIKeyHeader, key).Do()
 	}, "HEAD /orders/latest answered 404, which the contract of GET /orders/latest does not declare (declared: 200, 401 FX_UNAUTHENTICATED, 500 FX_INTERNAL_ERROR)")
