@@ -35,13 +35,16 @@ func Lenient() Option { return func(o *options) { o.strict = -1 } }
 // route is then held to what package openapi would document for it.
 func Strict() Option { return func(o *options) { o.strict = 1 } }
 
-// transportRefusals are the errors the server answers before routing,
-// outside any route's contract (see DeclaredResponses).
-var transportRefusals = map[string]int{
-	fx.CodeBadRequest:      400,
-	fx.CodeRequestTimeout:  408,
-	fx.CodePayloadTooLarge: 413,
-	fx.CodeHeadersTooLarge: 431,
+// transportRefusals are the codes the server answers before routing, at
+// their catalog status, outside any route's contract (see
+// fx.RouteInfo.DeclaredResponses).
+var transportRefusals = []string{fx.CodeBadRequest, fx.CodeRequestTimeout, fx.CodePayloadTooLarge, fx.CodeHeadersTooLarge}
+
+// isTransportRefusal reports whether status and code are one of
+// transportRefusals.
+func isTransportRefusal(status int, code string) bool {
+	st, _ := fx.StatusOf(code)
+	return st == status && slices.Contains(transportRefusals, code)
 }
 
 // contract is what strict mode knows of an App: its routes' contracts,
@@ -282,7 +285,7 @@ func (c *contract) checkResponse(resp *Response) {
 		c.cov.exercise(Outcome{Method: rc.method, Path: rc.path, Status: status, Code: env.Code})
 		return
 	}
-	if err == nil && transportRefusals[env.Code] == status {
+	if err == nil && isTransportRefusal(status, env.Code) {
 		return // answered before routing: no route's contract
 	}
 	resp.t.Helper()
