@@ -43,8 +43,10 @@ type ErrorHook func(c *Ctx, err any) (handled bool)
 
 // Config configures an App. The zero value is production-safe.
 type Config struct {
-	// Development lets 500 responses carry the raw error text. Default
-	// false: FX_INTERNAL_ERROR always says "Internal server error".
+	// Development lets 500 responses carry the raw error text, and logs a
+	// panic's stack as an array of frames ("function file:line", starting
+	// at the panicking frame) rather than one string. Default false:
+	// FX_INTERNAL_ERROR always says "Internal server error".
 	Development bool
 
 	// Logger receives 5xx failures, hook failures and misuse reports.

@@ -19,7 +19,8 @@ import (
 // the production 500 body is prebuilt, and so is the envelope of an *Error
 // given to Prebuild (prebuilt.go), which is copied instead of encoded. A hook adds a header snapshot;
 // logging (5xx only) costs what the slog handler costs, and a panic's stack
-// is captured only when the logger is enabled at error level.
+// is captured only when the logger is enabled at error level (logged as
+// one string in production, one array element per frame in Development).
 
 // PanicError is the error a panic becomes on its way through the chain: a
 // middleware that calls next() receives it like any returned error, so it
@@ -198,7 +199,9 @@ func (a *App) invokeHook(c *Ctx, raw any) (handled bool) {
 	return a.hook(c, raw)
 }
 
-// logFailure logs a 5xx with method, path, code and the raw error.
+// logFailure logs a 5xx with method, path, code and the raw error. A
+// panic's stack is an array of frames in Development mode (stackFrames),
+// the raw stack as one string in production.
 func (a *App) logFailure(c *Ctx, code string, err error) {
 	ctx := context.Background()
 	if !a.logger.Enabled(ctx, slog.LevelError) {
@@ -211,7 +214,11 @@ func (a *App) logFailure(c *Ctx, code string, err error) {
 	}
 	if pe, ok := err.(*PanicError); ok {
 		attrs = append(attrs, slog.Any("panic", loggable(pe.Value)))
-		if pe.Stack != nil {
+		switch {
+		case pe.Stack == nil:
+		case a.cfg.Development: // one element per frame (stack.go)
+			attrs = append(attrs, slog.Any("stack", stackFrames(pe.Stack)))
+		default: // one string: one line in any handler
 			attrs = append(attrs, slog.String("stack", string(pe.Stack)))
 		}
 	} else {

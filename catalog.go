@@ -70,6 +70,16 @@ const (
 	// CodeTimeout (504): the handler did not finish within its route's
 	// deadline.
 	CodeTimeout string = "FX_TIMEOUT"
+	// CodeIdempotencyKeyReused (422): an Idempotency-Key was seen before
+	// with a different request fingerprint (method, route, path, query or
+	// body differ).
+	CodeIdempotencyKeyReused string = "FX_IDEMPOTENCY_KEY_REUSED"
+	// CodeIdempotencyInFlight (409): the first request with that
+	// Idempotency-Key is still running; sent with Retry-After.
+	CodeIdempotencyInFlight string = "FX_IDEMPOTENCY_IN_FLIGHT"
+	// CodeIdempotencyKeyRequired (400): the route requires an
+	// Idempotency-Key and none, or a malformed one, was sent.
+	CodeIdempotencyKeyRequired string = "FX_IDEMPOTENCY_KEY_REQUIRED"
 )
 
 // StatusOf returns the HTTP status of a built-in code, and false for any
@@ -77,7 +87,7 @@ const (
 // and nothing user code can change.
 func StatusOf(code string) (int, bool) {
 	switch code {
-	case CodeBadRequest, CodeTenantRequired:
+	case CodeBadRequest, CodeTenantRequired, CodeIdempotencyKeyRequired:
 		return 400, true
 	case CodeUnauthenticated:
 		return 401, true
@@ -89,7 +99,9 @@ func StatusOf(code string) (int, bool) {
 		return 408, true
 	case CodePayloadTooLarge:
 		return 413, true
-	case CodeValidationError:
+	case CodeIdempotencyInFlight:
+		return 409, true
+	case CodeValidationError, CodeIdempotencyKeyReused:
 		return 422, true
 	case CodeRateLimited:
 		return 429, true
@@ -151,6 +163,9 @@ type errorCodes struct {
 	ServiceUnavailable      string
 	RateLimited             string
 	Timeout                 string
+	IdempotencyKeyReused    string
+	IdempotencyInFlight     string
+	IdempotencyKeyRequired  string
 }
 
 // ErrorCodes lists every code the framework emits, by name, as in the
@@ -177,6 +192,9 @@ var ErrorCodes = errorCodes{
 	ServiceUnavailable:      CodeServiceUnavailable,
 	RateLimited:             CodeRateLimited,
 	Timeout:                 CodeTimeout,
+	IdempotencyKeyReused:    CodeIdempotencyKeyReused,
+	IdempotencyInFlight:     CodeIdempotencyInFlight,
+	IdempotencyKeyRequired:  CodeIdempotencyKeyRequired,
 }
 
 // ErrorStatus maps every built-in code to its HTTP status (FX_ERROR_STATUS
@@ -200,4 +218,5 @@ var allCodes = [...]string{
 	CodeNextCalledMultipleTimes, CodeNodeInternalError, CodeBadRequest,
 	CodePayloadTooLarge, CodeRequestTimeout, CodeHeadersTooLarge,
 	CodeServiceUnavailable, CodeRateLimited, CodeTimeout,
+	CodeIdempotencyKeyReused, CodeIdempotencyInFlight, CodeIdempotencyKeyRequired,
 }

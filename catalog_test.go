@@ -12,7 +12,7 @@ import (
 
 // wantCatalog is the whole catalog: the 11 codes of the original contract,
 // and the extensions for plugin cycles, transport errors, capacity, rate
-// limits and deadlines.
+// limits, deadlines and idempotency keys.
 var wantCatalog = map[string]int{
 	// The original contract.
 	"FX_NOT_FOUND":                  404,
@@ -37,6 +37,10 @@ var wantCatalog = map[string]int{
 	"FX_SERVICE_UNAVAILABLE": 503,
 	"FX_RATE_LIMITED":        429,
 	"FX_TIMEOUT":             504,
+	// Idempotency keys (rule 22).
+	"FX_IDEMPOTENCY_KEY_REUSED":   422,
+	"FX_IDEMPOTENCY_IN_FLIGHT":    409,
+	"FX_IDEMPOTENCY_KEY_REQUIRED": 400,
 }
 
 // ErrorStatus lists exactly the built-in codes with their
@@ -124,7 +128,8 @@ func TestCatalogFormsAgree(t *testing.T) {
 		fx.CodePluginMissingDependency, fx.CodePluginDependencyCycle, fx.CodeWasmError,
 		fx.CodeRouteHandlerRequired, fx.CodeNextCalledMultipleTimes, fx.CodeNodeInternalError,
 		fx.CodeBadRequest, fx.CodePayloadTooLarge, fx.CodeRequestTimeout, fx.CodeHeadersTooLarge,
-		fx.CodeServiceUnavailable, fx.CodeRateLimited, fx.CodeTimeout}
+		fx.CodeServiceUnavailable, fx.CodeRateLimited, fx.CodeTimeout,
+		fx.CodeIdempotencyKeyReused, fx.CodeIdempotencyInFlight, fx.CodeIdempotencyKeyRequired}
 	if len(consts) != len(wantCatalog) {
 		t.Fatalf("%d constants for %d codes", len(consts), len(wantCatalog))
 	}

@@ -22,8 +22,11 @@ import (
 //
 // A response is compressed when all of these hold:
 //
-//   - the request is not HEAD, and the status is 2xx-5xx other than 204,
-//     206 and 304 (no body, or a range of the identity body);
+//   - the status is 2xx-5xx other than 204, 206 and 304 (no body, or a
+//     range of the identity body). A HEAD response is compressed like
+//     the GET it stands for (fasthttp then drops the body), so that its
+//     Vary, Content-Encoding, Content-Length and ETag are the GET's, as
+//     RFC 9110 section 9.3.2 asks;
 //   - the body is not a stream (Ctx.Stream, Ctx.SSE, SetBodyStream, files
 //     served by Static): those are sent as written, chunk by chunk;
 //     compressing them would mean buffering them whole or flushing a
@@ -31,6 +34,9 @@ import (
 //     (StaticConfig.Compress);
 //   - it has no Content-Encoding already, no Content-Range, and no
 //     Cache-Control: no-transform;
+//   - the handler or a middleware did not opt the request out (Ctx.NoCompress,
+//     the NoCompression middleware), and, with SkipCredentialed, the
+//     request carries no Cookie and no Authorization header;
 //   - its media type is not text/event-stream and not in SkipTypes;
 //   - the body is at least MinSize bytes.
 //
@@ -41,6 +47,30 @@ import (
 // Content-Encoding is set, Content-Length follows the new body (fasthttp
 // sets it when writing), and a strong ETag becomes weak (W/"..."), since
 // the compressed bytes are not the representation it was computed for.
+//
+// # Compression and secrets (BREACH)
+//
+// A compressed body's length depends on how much of it repeats. When a
+// response reflects something the requester chose (a query parameter, a
+// search term) next to a secret (a CSRF token, an API key, personal
+// data), an attacker who can make a victim's browser send requests and
+// can see their sizes on the wire learns, guess by guess, which reflected
+// text matches the secret: a right guess compresses into a back-reference
+// and makes the response shorter. TestCompressionBREACH measures it on a
+// 232-byte page holding a 20-character CSRF token: compressed, it is 187
+// bytes for the right guess and 204 for a wrong one of the same length
+// with gzip, 126 against 140 with brotli, 179 against 198 with zstd.
+// Compression cannot tell a secret from other bytes, so the defence is
+// not to compress such responses:
+//
+//   - Ctx.NoCompress, or Route.Middleware fx.NoCompression, on a route
+//     whose responses mix secrets with reflected input;
+//   - Cache-Control: no-transform on the response (also a statement to
+//     proxies, which must not compress it either);
+//   - CompressionConfig.SkipCredentialed: no response to a request that
+//     carries a Cookie or an Authorization header is compressed: those
+//     are the responses that hold the victim's secrets, and the requests
+//     a browser sends on an attacker's behalf carry cookies.
 //
 // Cost: a response that is not compressed pays a few field reads, about
 // 10 ns and no allocation (BenchmarkCompressSkipped, against an App without
@@ -97,6 +127,14 @@ type CompressionConfig struct {
 	// ZstdLevel is the zstd level in fasthttp's scale: 1 (fastest), 2
 	// (default), 3 (better), 4 (best).
 	ZstdLevel int
+
+	// SkipCredentialed sends responses to requests that carry a Cookie or
+	// an Authorization header as they are, uncompressed, so that their
+	// length tells nothing about secrets they hold (BREACH; see the block
+	// comment of compress.go). Credentials in another header (an API key
+	// header) are not recognised: opt those routes out with NoCompression.
+	// Cost: two header lookups per response that would be compressed.
+	SkipCredentialed bool
 }
 
 // DefaultCompressionMinSize is CompressionConfig.MinSize's default.
@@ -137,10 +175,11 @@ var codingNames = [numCodings][]byte{
 
 // compressor is a CompressionConfig checked and prepared at Boot.
 type compressor struct {
-	order   []contentCoding
-	minSize int
-	skip    [][]byte // lower case; a trailing '/' makes an entry a prefix
-	levels  [numCodings]int
+	order            []contentCoding
+	minSize          int
+	skipCredentialed bool
+	skip             [][]byte // lower case; a trailing '/' makes an entry a prefix
+	levels           [numCodings]int
 }
 
 // compressionErrors reports what is wrong with Config.Compression, for
@@ -169,7 +208,7 @@ func newCompressor(cfg *CompressionConfig) (*compressor, []error) {
 	}
 	const what = "Config.Compression"
 	var errs []error
-	z := &compressor{minSize: cfg.MinSize}
+	z := &compressor{minSize: cfg.MinSize, skipCredentialed: cfg.SkipCredentialed}
 	if z.minSize == 0 {
 		z.minSize = DefaultCompressionMinSize
 	} else if z.minSize < 0 {
@@ -244,14 +283,16 @@ func (z *compressor) apply(rc *fasthttp.RequestCtx) {
 	case st < 200, st == fasthttp.StatusNoContent, st == fasthttp.StatusPartialContent, st == fasthttp.StatusNotModified:
 		return
 	}
-	if resp.IsBodyStream() || rc.IsHead() || rc.Hijacked() || resp.SkipBody {
+	if resp.IsBodyStream() || rc.Hijacked() || resp.SkipBody {
 		return
 	}
 	body := resp.Body()
 	h := &resp.Header
 	if len(body) < z.minSize || len(h.ContentEncoding()) > 0 ||
 		len(h.Peek(fasthttp.HeaderContentRange)) > 0 || !z.compressible(h.ContentType()) ||
-		hasToken(h.Peek(fasthttp.HeaderCacheControl), "no-transform") {
+		hasToken(h.Peek(fasthttp.HeaderCacheControl), "no-transform") ||
+		rc.UserValue(noCompressKey{}) != nil ||
+		z.skipCredentialed && credentialed(&rc.Request.Header) {
 		return
 	}
 	sc := compressScratchPool.Get().(*compressScratch)
@@ -277,6 +318,40 @@ func (z *compressor) apply(rc *fasthttp.RequestCtx) {
 }
 
 var weakPrefix = []byte("W/")
+
+// noCompressKey is the RequestCtx user value that Ctx.NoCompress sets.
+type noCompressKey struct{}
+
+// NoCompress sends this request's response uncompressed, whatever
+// Config.Compression says: for a response that reflects input next to a
+// secret (BREACH, see the block comment of compress.go). Call it before
+// the handler returns; it holds for the error envelope too. Cost: one
+// user value (no allocation); without Config.Compression it does nothing.
+func (c *Ctx) NoCompress() { c.rc.SetUserValue(noCompressKey{}, true) }
+
+// NoCompression is middleware that calls Ctx.NoCompress: put it in a
+// Route's Middleware, or a Group's, to opt those routes out of
+// Config.Compression.
+func NoCompression(c *Ctx, next Next) error {
+	c.NoCompress()
+	return next()
+}
+
+// credentialed reports whether the request carries credentials a browser
+// attaches on its own or a client sends with every call: a Cookie or an
+// Authorization header.
+// Cookies are read through the parsed list, which fasthttp keeps once a
+// handler has read a cookie (Peek("Cookie") would then rebuild the header
+// in a new buffer).
+func credentialed(h *fasthttp.RequestHeader) bool {
+	if len(h.Peek(fasthttp.HeaderAuthorization)) > 0 {
+		return true
+	}
+	for range h.Cookies() {
+		return true
+	}
+	return false
+}
 
 // encode appends src compressed with c to dst.
 func (z *compressor) encode(c contentCoding, dst, src []byte) []byte {

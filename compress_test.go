@@ -265,7 +265,7 @@ func TestCompressionSkipTypes(t *testing.T) {
 	}
 }
 
-// TestCompressionLeavesAlone: HEAD, 204, 304, 206, a body already
+// TestCompressionLeavesAlone: 204, 304, 206, a body already
 // encoded, Cache-Control: no-transform, streams and incompressible bodies
 // are sent as the handler wrote them.
 func TestCompressionLeavesAlone(t *testing.T) {
@@ -312,9 +312,35 @@ func TestCompressionLeavesAlone(t *testing.T) {
 			}
 		}
 	}
-	head, b := fetch(t, app, "HEAD", "/json?n=8192", "gzip")
-	if head.Header.Get("Content-Encoding") != "" || len(b) != 0 {
-		t.Errorf("HEAD: %q with %d body bytes", head.Header.Get("Content-Encoding"), len(b))
+}
+
+// TestCompressionHeadMatchesGet: a HEAD response carries the headers of
+// the GET it stands for (RFC 9110 section 9.3.2): the same Vary:
+// Accept-Encoding, Content-Encoding, Content-Length and ETag, whatever
+// coding is negotiated, and no body.
+func TestCompressionHeadMatchesGet(t *testing.T) {
+	app := compressedApp(t, fx.CompressionConfig{}, func(app *fx.App) {
+		app.Get("/etag", func(c *fx.Ctx) error {
+			c.SetHeader("ETag", `"v1"`)
+			return c.Send(200, "application/json", jsonBody(4096))
+		})
+	})
+	for _, path := range []string{"/json?n=8192", "/etag", "/json?n=10"} {
+		for _, accept := range []string{"gzip", "br", "zstd", "identity"} {
+			get, _ := fetch(t, app, "GET", path, accept)
+			head, b := fetch(t, app, "HEAD", path, accept)
+			for _, k := range []string{"Vary", "Content-Encoding", "Content-Length", "ETag"} {
+				if g, h := get.Header.Get(k), head.Header.Get(k); g != h {
+					t.Errorf("%s, Accept-Encoding %s: %s %q on GET, %q on HEAD", path, accept, k, g, h)
+				}
+			}
+			if len(b) != 0 {
+				t.Errorf("%s, Accept-Encoding %s: HEAD has %d body bytes", path, accept, len(b))
+			}
+		}
+	}
+	if get, _ := fetch(t, app, "GET", "/json?n=8192", "gzip"); !varies(get) || get.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("GET: Vary %q, Content-Encoding %q", get.Header.Values("Vary"), get.Header.Get("Content-Encoding"))
 	}
 }
 

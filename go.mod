@@ -8,6 +8,7 @@ require (
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/tetratelabs/wazero v1.12.0
 	github.com/valyala/fasthttp v1.77.0
+	golang.org/x/net v0.61.0
 )
 
 require (

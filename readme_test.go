@@ -1,64 +1,18 @@
 package fx_test
 
 import (
+	"io/fs"
 	"os"
-	"regexp"
-	"strconv"
+	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/fxhq/fx"
 )
-
-// TestReadmeCatalogTable keeps the README's table of codes and the catalog
-// in step: same codes, same statuses, nothing missing on either side.
-func TestReadmeCatalogTable(t *testing.T) {
-	b, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	start := strings.Index(s, "<!-- catalog:start -->")
-	end := strings.Index(s, "<!-- catalog:end -->")
-	if start < 0 || end < start {
-		t.Fatal("README.md has no catalog table between the catalog markers")
-	}
-	row := regexp.MustCompile("^\\| `(FX_[A-Z_]+)` \\| (\\d{3}) \\|")
-	table := map[string]int{}
-	for _, line := range strings.Split(s[start:end], "\n") {
-		m := row.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		if _, dup := table[m[1]]; dup {
-			t.Errorf("README lists %s twice", m[1])
-		}
-		table[m[1]], _ = strconv.Atoi(m[2])
-	}
-	for code, status := range fx.ErrorStatus {
-		got, ok := table[code]
-		switch {
-		case !ok:
-			t.Errorf("README table lacks %s", code)
-		case got != status:
-			t.Errorf("README says %s is %d, the catalog says %d", code, got, status)
-		}
-	}
-	for code := range table {
-		if _, ok := fx.ErrorStatus[code]; !ok {
-			t.Errorf("README lists %s, which is not in fx.ErrorStatus", code)
-		}
-	}
-}
 
 // TestReadmeStartsWithCommands checks the README opens with the two
 // commands a newcomer needs.
 func TestReadmeStartsWithCommands(t *testing.T) {
-	b, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	head := string(b)
+	t.Parallel()
+	head := readDoc(t, "README.md")
 	if len(head) > 400 {
 		head = head[:400]
 	}
@@ -69,31 +23,63 @@ func TestReadmeStartsWithCommands(t *testing.T) {
 	}
 }
 
-// TestReadmeTablesHaveMeasurements: no table row in the README reports a
-// measurement of nothing. A row whose numeric cells are all zero is what a
-// benchmark script prints when its run failed or was cut short; pasted
-// into the README, it would present a broken run as a result.
-func TestReadmeTablesHaveMeasurements(t *testing.T) {
-	b, err := os.ReadFile("README.md")
+// TestReadmeIsShort: the README is the front page (what fx is, install,
+// the demo, a service, the packages, links); topics live in docs/.
+func TestReadmeIsShort(t *testing.T) {
+	t.Parallel()
+	if n := strings.Count(readDoc(t, "README.md"), "\n"); n > 300 {
+		t.Errorf("README.md has %d lines; move topics to docs/ (at most 300)", n)
+	}
+}
+
+// TestReadmeListsEveryPackage: every package and every module of the
+// repository has a row in the README's package table: the root as
+// `github.com/fxhq/fx`, a package as `.../fx/<dir>`, bench/ and each
+// example by its directory (their sub-packages are covered by that row).
+func TestReadmeListsEveryPackage(t *testing.T) {
+	t.Parallel()
+	readme := readDoc(t, "README.md")
+	dirs := map[string]bool{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() && path != "." && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !(name == "go.mod" || strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go")) {
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if parts := strings.Split(dir, "/"); parts[0] == "bench" {
+			dir = "bench"
+		} else if parts[0] == "examples" && len(parts) > 2 {
+			dir = parts[0] + "/" + parts[1]
+		}
+		dirs[dir] = true
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, line := range strings.Split(string(b), "\n") {
-		if !strings.HasPrefix(line, "|") {
-			continue
+	for dir := range dirs {
+		var row string
+		switch {
+		case dir == ".":
+			row = "| `github.com/fxhq/fx` |"
+		case dir == "bench":
+			row = "| `bench/`"
+		case strings.HasPrefix(dir, "examples/"):
+			row = "| `" + dir + "`"
+		default:
+			row = "| `.../fx/" + dir + "`"
 		}
-		numbers, nonzero := 0, false
-		cells := strings.Split(strings.Trim(line, "| "), "|")
-		for _, cell := range cells[1:] { // the first cell names the row (it may be a number: connections)
-			f, err := strconv.ParseFloat(strings.TrimSpace(cell), 64)
-			if err != nil {
-				continue
-			}
-			numbers++
-			nonzero = nonzero || f != 0
+		if !strings.Contains(readme, row) {
+			t.Errorf("README's package table has no row for %s (want a row starting %q)", dir, row)
 		}
-		if numbers >= 2 && !nonzero {
-			t.Errorf("README.md:%d: a table row of zeros: %s", i+1, line)
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && dir != "." && !strings.Contains(readme, row+" (**module**)") {
+			t.Errorf("README's row for %s does not mark it a module", dir)
 		}
 	}
 }

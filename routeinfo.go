@@ -162,3 +162,116 @@ func routeErrors(own []*Error, chain []Middleware) []*Error {
 	}
 	return out
 }
+
+// DeclaredResponse is one response of a route's contract: a success status
+// with the body it declares, or one error code at its status. The list of
+// a route (RouteInfo.DeclaredResponses) is what package openapi documents
+// for the operation and what package fxtest's strict mode holds the
+// route's answers to, computed in one place so that the two cannot
+// disagree.
+type DeclaredResponse struct {
+	// Response is the success response as declared (Route.Responses, or
+	// the implied 200), with Status filled in (never 0). For an error
+	// response only Status is set.
+	Response
+	// Code is the error code of an error response (the envelope's
+	// error.code); "" for a success response.
+	Code string
+	// BodyType is the Go type of a success body: that of Response.Body,
+	// or a typed operation's Out for the status Op writes it with. nil:
+	// the body is not declared (any body, or none). A Response.Body that
+	// is a validate.Describer is described as itself, not by its type.
+	BodyType reflect.Type
+	// Generic marks the errors fx can answer on any route of the kind,
+	// whatever the route's own code declares: 500 FX_INTERNAL_ERROR on
+	// every route, 413 FX_PAYLOAD_TOO_LARGE on every route that reads a
+	// body. They are in the contract, but a test suite is not expected to
+	// provoke each of them (fxtest's coverage leaves them out).
+	Generic bool
+}
+
+// DeclaredResponses lists the route's contract, every response it may
+// answer, in this order:
+//
+//   - the success responses of Route.Responses (Status 0 means 200), or,
+//     when there are none, a 200 whose body is a typed operation's Out
+//     (undeclared for a plain route); a typed operation writes Out with
+//     its first response's status;
+//   - 422 FX_VALIDATION_ERROR when a contract validates the body or the
+//     query, or a typed operation binds its input;
+//   - 413 FX_PAYLOAD_TOO_LARGE when the route reads a body (a Body
+//     schema, a typed Body field, or the method is POST, PUT or PATCH);
+//   - 500 FX_INTERNAL_ERROR, on every route;
+//   - the route's Errors (its own, then its middleware's: see Errors),
+//     each at its status (a status outside 400-599 at 500, as the error
+//     boundary sends it).
+//
+// One entry per status for successes (a later Response replaces an
+// earlier one of the same status) and per status and code for errors; a
+// success status that also has error codes is an error status (an error
+// response is an envelope). Not listed, because no route answers them:
+// 404 FX_NOT_FOUND when no route matched, and what the transport answers
+// before routing (400 FX_BAD_REQUEST for an unparsable or ambiguous
+// request, 408, 431, and 413 over Config.BodyLimit on a route that reads
+// no body). Cost: a new slice per call, for tools and tests, never read
+// while serving.
+func (r RouteInfo) DeclaredResponses() []DeclaredResponse {
+	var out []DeclaredResponse
+	hasStatus := func(status int) int {
+		for i, d := range out {
+			if d.Status == status {
+				return i
+			}
+		}
+		return -1
+	}
+	if len(r.Responses) == 0 {
+		out = append(out, DeclaredResponse{Response: Response{Status: 200}, BodyType: r.Out})
+	}
+	for i, resp := range r.Responses {
+		d := DeclaredResponse{Response: resp}
+		if d.Status == 0 {
+			d.Status = 200
+		}
+		switch {
+		case resp.Body != nil:
+			d.BodyType = reflect.TypeOf(resp.Body)
+		case i == 0:
+			d.BodyType = r.Out // a typed operation writes Out with the first status
+		}
+		if at := hasStatus(d.Status); at >= 0 {
+			out[at] = d
+		} else {
+			out = append(out, d)
+		}
+	}
+	addError := func(status int, code string, generic bool) {
+		if status < 400 || status > 599 {
+			status = 500 // as the error boundary sends it
+		}
+		for _, d := range out {
+			if d.Status == status && d.Code == code {
+				return
+			}
+		}
+		if at := hasStatus(status); at >= 0 && out[at].Code == "" {
+			out = slices.Delete(out, at, at+1) // an error status is an envelope's
+		}
+		out = append(out, DeclaredResponse{Response: Response{Status: status}, Code: code, Generic: generic})
+	}
+	readsBody := r.Body != nil || r.Method == "POST" || r.Method == "PUT" || r.Method == "PATCH"
+	for _, f := range r.Input {
+		readsBody = readsBody || f.In == "body"
+	}
+	if r.Body != nil || r.Query != nil || len(r.Input) > 0 {
+		addError(422, CodeValidationError, false)
+	}
+	if readsBody {
+		addError(413, CodePayloadTooLarge, true)
+	}
+	addError(500, CodeInternalError, true)
+	for _, e := range r.Errors {
+		addError(e.Status, e.Code, false)
+	}
+	return out
+}

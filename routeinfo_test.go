@@ -1,6 +1,7 @@
 package fx_test
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -84,5 +85,68 @@ func TestRoutesReportsBootError(t *testing.T) {
 	app.Route(fx.Route{Method: "GET", Path: "/x"})
 	if routes, err := app.Routes(); err == nil || routes != nil {
 		t.Fatalf("Routes() = %v, %v; want the boot error", routes, err)
+	}
+}
+
+// TestDeclaredResponsesIsTheContract: DeclaredResponses lists the
+// successes (a typed operation's Out on its first status, a later
+// Response replacing an earlier one of its status), then 422 when input
+// is validated or bound, 413 when a body is read, 500 always (those two
+// Generic), then the route's and its middleware's errors, one per status
+// and code, an error status displacing a success of the same status and an
+// out-of-range status counted as 500.
+func TestDeclaredResponsesIsTheContract(t *testing.T) {
+	type order struct {
+		ID string `json:"id"`
+	}
+	type in struct {
+		Body struct {
+			Qty int `json:"qty"`
+		}
+	}
+	conflict := fx.NewError(409, "APP_CONFLICT", "taken")
+	weird := fx.NewError(302, "APP_WEIRD", "not an error status")
+	guard := fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.NewError(401, fx.CodeUnauthenticated, "no"), conflict)
+	app := fx.New()
+	app.Use(guard)
+	fx.Op(app, "POST", "/orders", func(c *fx.Ctx, _ *in) (*order, error) { return &order{}, nil },
+		func(r *fx.Route) {
+			r.Responses = []fx.Response{{Status: 201}, {Status: 202, Body: "x"}, {Status: 202}, {Status: 409, Body: order{}}}
+			r.Errors = []*fx.Error{conflict, weird}
+		})
+	app.Get("/plain", func(c *fx.Ctx) error { return nil })
+	routes, err := app.Routes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		Status  int
+		Code    string
+		Body    reflect.Type
+		Generic bool
+	}
+	rows := func(r fx.RouteInfo) []row {
+		var out []row
+		for _, d := range r.DeclaredResponses() {
+			out = append(out, row{d.Status, d.Code, d.BodyType, d.Generic})
+		}
+		return out
+	}
+	want := []row{
+		{201, "", reflect.TypeFor[order](), false},
+		{202, "", nil, false},
+		{422, fx.CodeValidationError, nil, false},
+		{413, fx.CodePayloadTooLarge, nil, true},
+		{500, fx.CodeInternalError, nil, true},
+		{409, "APP_CONFLICT", nil, false},
+		{500, "APP_WEIRD", nil, false},
+		{401, fx.CodeUnauthenticated, nil, false},
+	}
+	if got := rows(routes[0]); !slices.Equal(got, want) {
+		t.Errorf("POST /orders:\n got %v\nwant %v", got, want)
+	}
+	want = []row{{200, "", nil, false}, {500, fx.CodeInternalError, nil, true}, {401, fx.CodeUnauthenticated, nil, false}, {409, "APP_CONFLICT", nil, false}}
+	if got := rows(routes[1]); !slices.Equal(got, want) {
+		t.Errorf("GET /plain:\n got %v\nwant %v", got, want)
 	}
 }

@@ -42,6 +42,14 @@ import (
 //     on every answer: fasthttp resets the response for a 304 and for its
 //     errors, which would drop them (a cross-origin conditional GET would
 //     then fail CORS on its 304).
+//   - Dotfiles and dot-directories (.env, .git/) are 404 unless
+//     StaticConfig.Dotfiles is set; .well-known is always served.
+//   - Only regular files (and directories, for their index) are opened: a
+//     FIFO, socket or device file in the root is 404 like a missing file.
+//     Files of the root directory are opened with O_NONBLOCK and checked
+//     with fstat before fasthttp reads them, so a FIFO never blocks the
+//     request (opening one for reading waits for a writer, forever); for
+//     StaticConfig.FS, fs.Stat is asked first (regularFS, static_fs.go).
 //   - No directory listings, ever, and no writes: fasthttp.FS with
 //     Compress on a directory writes compressed copies next to the files
 //     and deletes "stale" ones; fx hands fasthttp a read-only io/fs view,
@@ -91,6 +99,15 @@ type StaticConfig struct {
 	// memory) before checking the disk again: a changed file is seen after
 	// at most this long. Default fasthttp.FSHandlerCacheDuration (10s).
 	CacheDuration time.Duration
+
+	// Dotfiles serves files and directories whose name starts with '.'.
+	// Default false: a path with such a segment anywhere (/.env,
+	// /.git/config, /img/.DS_Store) is 404 FX_NOT_FOUND, the answer of a
+	// missing file, before the file system is asked; they are most often
+	// secrets or repository metadata copied into the root by accident.
+	// ".well-known" (RFC 8615: security.txt, ACME challenges) is served
+	// either way, though a dotfile inside it is not.
+	Dotfiles bool
 }
 
 // Static serves the files under the directory root at prefix: GET (and
@@ -143,6 +160,7 @@ var staticScratchPool = sync.Pool{New: func() any { return new(staticScratch) }}
 type staticServer struct {
 	fsh          fasthttp.RequestHandler
 	compress     bool
+	dotfiles     bool // StaticConfig.Dotfiles
 	cacheControl string
 }
 
@@ -151,14 +169,14 @@ func newStatic(root string, cfgs []StaticConfig) (Handler, func() error, error) 
 	if len(cfgs) > 0 {
 		cfg = cfgs[0]
 	}
-	fsys := cfg.FS
+	fsys := fs.FS(regularFS{cfg.FS, nil})
 	var closer func() error
-	if fsys == nil {
+	if cfg.FS == nil {
 		r, err := os.OpenRoot(root)
 		if err != nil {
 			return nil, nil, err
 		}
-		fsys, closer = r.FS(), r.Close
+		fsys, closer = regularFS{r.FS(), r}, r.Close
 	}
 	index := cfg.IndexNames
 	if index == nil {
@@ -183,7 +201,7 @@ func newStatic(root string, cfgs []StaticConfig) (Handler, func() error, error) 
 			"br": ".br", "zstd": ".zst", "gzip": ".gz",
 		},
 	}
-	s := &staticServer{fsh: ffs.NewRequestHandler(), compress: cfg.Compress}
+	s := &staticServer{fsh: ffs.NewRequestHandler(), compress: cfg.Compress, dotfiles: cfg.Dotfiles}
 	if cfg.MaxAge > 0 {
 		s.cacheControl = "public, max-age=" + strconv.FormatInt(int64(cfg.MaxAge/time.Second), 10)
 	}
@@ -231,6 +249,9 @@ func (s *staticServer) serve(c *Ctx) error {
 		// The value is already boxed in the user values: storing the same
 		// interface again does not allocate.
 		rc.SetUserValue(staticFileKey{}, rc.UserValue(name))
+	}
+	if !s.dotfiles && hasDotSegment(staticPath(rc)) {
+		return notFoundHandler(c)
 	}
 	sc := staticScratchPool.Get().(*staticScratch)
 	defer staticScratchPool.Put(sc)
@@ -289,6 +310,26 @@ func (s *staticServer) serve(c *Ctx) error {
 	default:
 		return fmt.Errorf("fx: static file %s: fasthttp.FS answered %d", rc.Path(), st)
 	}
+}
+
+// hasDotSegment reports whether the path p has a segment that starts with
+// '.', other than ".well-known". The router has already resolved "." and
+// ".." segments and decoded %2e, so p is the name fasthttp would open.
+// One pass over p, no allocation.
+func hasDotSegment(p []byte) bool {
+	for i := 0; i+1 < len(p); i++ {
+		if p[i] != '/' || p[i+1] != '.' {
+			continue
+		}
+		seg := p[i+1:]
+		if j := bytes.IndexByte(seg, '/'); j >= 0 {
+			seg = seg[:j]
+		}
+		if string(seg) != ".well-known" {
+			return true
+		}
+	}
+	return false
 }
 
 // decorate adds the mount's headers to a file response (200, 206, 304).

@@ -498,3 +498,76 @@ func BenchmarkStaticFasthttpFS(b *testing.B) {
 	}
 	runBenchWith(b, fsys.NewRequestHandler(), "GET", "/static/hello.txt", 200)
 }
+
+// TestStaticHidesDotfiles: a path with a segment starting with '.'
+// (.env, .git/config, a .git directory, a dotfile deeper down, however
+// the dot is encoded) is 404 FX_NOT_FOUND by default, the answer of a
+// missing file; .well-known (RFC 8615) is served. StaticConfig.Dotfiles
+// serves them all.
+func TestStaticHidesDotfiles(t *testing.T) {
+	root := t.TempDir()
+	for name, data := range map[string]string{
+		".env": "DB_PASSWORD=hunter2", ".git/config": "[core]", "sub/.hidden": "h", "sub/ok.txt": "ok",
+		".well-known/security.txt": "Contact: mailto:sec@example.com", ".well-known/.private": "p",
+	} {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hidden := []string{"/s/.env", "/s/.git/config", "/s/.git/", "/s/.git", "/s/sub/.hidden", "/s/%2eenv", "/s/sub/%2Ehidden", "/s/.well-known/.private"}
+	for _, allow := range []bool{false, true} {
+		app := quiet()
+		app.Static("/s", root, fx.StaticConfig{Dotfiles: allow})
+		t.Cleanup(func() { app.Shutdown() })
+		for _, path := range hidden {
+			r := do(t, app, "GET", path, "")
+			switch {
+			case !allow:
+				checkEnvelopeBody(t, r.body, fx.CodeNotFound)
+				if r.status != 404 || strings.Contains(string(r.body), "hunter2") {
+					t.Errorf("%s: %d %q", path, r.status, r.body)
+				}
+			case path == "/s/.git/":
+				if r.status != 404 { // a directory without index: 404 either way
+					t.Errorf("Dotfiles, %s: %d", path, r.status)
+				}
+			case path == "/s/.git":
+				if r.status != 302 {
+					t.Errorf("Dotfiles, %s: %d", path, r.status)
+				}
+			case r.status != 200:
+				t.Errorf("Dotfiles, %s: %d %q", path, r.status, r.body)
+			}
+		}
+		for _, path := range []string{"/s/.well-known/security.txt", "/s/sub/ok.txt"} {
+			if r := do(t, app, "GET", path, ""); r.status != 200 {
+				t.Errorf("Dotfiles %t, %s: %d %q", allow, path, r.status, r.body)
+			}
+		}
+	}
+}
+
+// TestStaticHeadVary: with Compress, HEAD carries the Vary (and the
+// Content-Encoding) of the GET it stands for, for a precompressed file, a
+// file compressed on the fly and the identity answer alike.
+func TestStaticHeadVary(t *testing.T) {
+	app := staticApp(t, fx.StaticConfig{Compress: true})
+	for _, path := range []string{"/static/app.js", "/static/style.css", "/static/hello.txt"} {
+		for _, accept := range []string{"br", "gzip", "identity"} {
+			get := do(t, app, "GET", path, "", "Accept-Encoding", accept)
+			head := do(t, app, "HEAD", path, "", "Accept-Encoding", accept)
+			for _, k := range []string{"Vary", "Content-Encoding", "Content-Type"} {
+				if g, h := get.header.Get(k), head.header.Get(k); g != h {
+					t.Errorf("%s, Accept-Encoding %s: %s %q on GET, %q on HEAD", path, accept, k, g, h)
+				}
+			}
+			if get.header.Get("Vary") != "Accept-Encoding" || head.status != 200 || len(head.body) != 0 {
+				t.Errorf("%s, Accept-Encoding %s: GET Vary %q, HEAD %d with %d body bytes", path, accept, get.header.Get("Vary"), head.status, len(head.body))
+			}
+		}
+	}
+}

@@ -32,8 +32,13 @@ type validationDetails struct {
 const ValidationMessage = "Request validation failed"
 
 // NewValidationError returns the 422 FX_VALIDATION_ERROR *Error with
-// message "Request validation failed" and details {"issues": issues}. A nil
-// Path is sent as [], nil issues as [].
+// message "Request validation failed" and details {"issues": issues}: the
+// envelope a route contract sends, for checks a schema cannot express (a
+// rule across fields, a lookup). Return it from a handler or middleware,
+// and clients handle those issues exactly as a contract's. Issues are
+// listed in the order given (a contract sorts its own by location and
+// path). A nil Path is sent as [], nil issues as []. Cost: each call
+// allocates the *Error and its details (a failing request's path only).
 //
 // The details stay small whatever the issues hold (no
 // request makes an error response larger than about 64 KiB, and issues

@@ -16,7 +16,7 @@ import (
 // BenchmarkDirectHandler is the floor: app.Handler() called with a reused
 // fasthttp.RequestCtx, no HTTP bytes at all. BenchmarkClient is a request
 // through fxtest (the App's fasthttp server, in memory) with its response
-// read back; BenchmarkTestRaw the exchange alone; BenchmarkAppTest the
+// read back (BenchmarkClientStrict in strict mode); BenchmarkTestRaw the exchange alone; BenchmarkAppTest the
 // net/http-typed app.Test.
 
 func benchApp() *fx.App {
@@ -46,6 +46,26 @@ func BenchmarkDirectHandler(b *testing.B) {
 
 func BenchmarkClient(b *testing.B) {
 	c := fxtest.New(b, benchApp())
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := c.Get("/users/1").Do(); r.Status != 200 {
+			b.Fatal(r.Status)
+		}
+	}
+}
+
+// BenchmarkClientStrict is BenchmarkClient in strict mode, the route
+// declaring its body type: the check's cost per request (finding the
+// route, type-checking the body).
+func BenchmarkClientStrict(b *testing.B) {
+	type user struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	}
+	app := quietApp()
+	app.Route(fx.Route{Method: "GET", Path: "/users/:id", Responses: []fx.Response{{Body: user{}}},
+		Handler: func(c *fx.Ctx) error { return c.JSON(200, user{ID: c.Param("id"), Name: "Ada"}) }})
+	c := fxtest.New(b, app)
 	b.ReportAllocs()
 	for b.Loop() {
 		if r := c.Get("/users/1").Do(); r.Status != 200 {

@@ -19,8 +19,9 @@ import (
 // that test's goroutines (t.Fatalf, called by Do on a transport failure,
 // must run on the test's own goroutine).
 type Client struct {
-	t   testing.TB
-	app *fx.App
+	t        testing.TB
+	app      *fx.App
+	contract *contract // strict mode (strict.go); nil when off
 }
 
 // New returns a Client for app, bound to t. It boots app, failing the test
@@ -31,8 +32,20 @@ type Client struct {
 //
 // To test an App whose boot fails, call app.Boot yourself, or send a
 // request with app.Test.
-func New(t testing.TB, app *fx.App) *Client {
+//
+// Strict mode is on when the App has a document (see "Strict mode" in the
+// package documentation for the rule and what is checked): every response
+// is then held to its route's declared responses, and an undeclared one
+// fails the test (t.Errorf). Lenient turns it off, Strict on;
+// RequireFullCoverage fails the test at its end when a declared response
+// was never exercised. Strict mode reads the route table here, once; it
+// changes nothing in the App.
+func New(t testing.TB, app *fx.App, opts ...Option) *Client {
 	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if err := app.Boot(); err != nil {
 		t.Fatalf("fxtest.New: app.Boot: %v", err)
 	}
@@ -41,7 +54,22 @@ func New(t testing.TB, app *fx.App) *Client {
 			t.Errorf("fxtest: app.Shutdown at the end of the test: %v", err)
 		}
 	})
-	return &Client{t: t, app: app}
+	ct, err := newContract(app, o)
+	if err != nil {
+		t.Fatalf("fxtest.New: app.Routes: %v", err)
+	}
+	c := &Client{t: t, app: app, contract: ct}
+	if o.fullCoverage {
+		if ct == nil {
+			t.Fatalf("fxtest.New: RequireFullCoverage needs strict mode, and it is off (Lenient, or an App without a document)")
+		}
+		t.Cleanup(func() {
+			if cov := c.Coverage(); !cov.Full() {
+				t.Errorf("%s", cov)
+			}
+		})
+	}
+	return c
 }
 
 // App returns the App the client sends to.
@@ -253,7 +281,7 @@ func (r *Request) Do() *Response {
 		t.Helper()
 		t.Fatalf("fxtest: %s %s: reading the response: %v\n%s", r.method, uri, err, raw)
 	}
-	return &Response{
+	resp := &Response{
 		t:      t,
 		method: r.method,
 		uri:    uri,
@@ -261,4 +289,8 @@ func (r *Request) Do() *Response {
 		Body:   body,
 		head:   head,
 	}
+	if r.c.contract != nil {
+		r.c.contract.checkResponse(resp)
+	}
+	return resp
 }

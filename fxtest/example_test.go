@@ -95,3 +95,38 @@ func ExampleAPIKeys() {
 	fmt.Println(string(c.Get("/me").Header(middleware.DefaultAPIKeyHeader, key).Do().Body))
 	// Output: billing-job
 }
+
+// Strict mode: the App documents its routes (Responses, Errors), so every
+// response the client receives is held to its route's declared responses.
+// Here the handler answers a 409 its route never declared, and the test
+// fails with the contract in the message. Coverage lists what no request
+// exercised.
+func Example_strict() {
+	type Order struct {
+		ID string `json:"id"`
+	}
+	app := fx.New()
+	app.Route(fx.Route{
+		Method: "POST", Path: "/orders",
+		Responses: []fx.Response{{Status: 201, Body: Order{}}},
+		Errors:    []*fx.Error{fx.NewError(404, "APP_SKU_UNKNOWN", "")},
+		Handler: func(c *fx.Ctx) error {
+			if c.RequestCtx().QueryArgs().Has("again") {
+				return fx.NewError(409, "APP_CONFLICT", "Order exists") // not declared
+			}
+			return c.JSON(201, Order{ID: "o1"})
+		},
+	})
+	c := fxtest.New(t, app) // strict: the App has a document
+
+	c.Post("/orders").JSON(`{}`).Do().AssertStatus(201) // declared: passes
+	c.Post("/orders?again=1").JSON(`{}`).Do()           // undeclared: fails the test
+	fmt.Println(c.Coverage())
+
+	// Output:
+	// FAIL: POST /orders?again=1 answered 409 APP_CONFLICT, which the contract of POST /orders does not declare (declared: 201, 404 APP_SKU_UNKNOWN, 413 FX_PAYLOAD_TOO_LARGE, 500 FX_INTERNAL_ERROR)
+	// response: 409 application/json
+	// {"error":{"code":"APP_CONFLICT","message":"Order exists"}}
+	// fxtest coverage: 1 of 2 declared responses exercised; not exercised:
+	// 	POST /orders 404 APP_SKU_UNKNOWN
+}

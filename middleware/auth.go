@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/fxhq/fx"
+	"github.com/valyala/fasthttp"
 )
 
 // Verifier checks a credential and returns the principal it identifies.
@@ -108,7 +109,8 @@ type authenticator struct {
 // error="invalid_request" for a malformed header, error="invalid_token"
 // for a bad token, no error attribute when nothing was sent) when
 // credentials are missing (unless Optional), malformed, of another scheme,
-// too long, sent both ways at once, or refused by the Verifier. The message
+// too long, sent both ways at once, sent in a repeated Authorization or
+// API key header, or refused by the Verifier. The message
 // names the kind of failure; details.reason carries it (Reason constants).
 //
 // Cost: reading and checking the headers does not allocate; the *fx.Error
@@ -174,14 +176,19 @@ func Auth(cfg AuthConfig) fx.Middleware {
 
 func (a *authenticator) handle(c *fx.Ctx, next fx.Next) error {
 	h := &c.RequestCtx().Request.Header
+	c.SetValue(authKey{}, a)
 	var authz, key []byte
+	var repeated bool
 	if a.bearer != nil {
-		authz = h.Peek("Authorization")
+		if authz, repeated = singleton(h, "Authorization"); repeated {
+			return a.fail(c, schBearer, kRepeated)
+		}
 	}
 	if a.apiKeys != nil {
-		key = h.Peek(a.keyHeader)
+		if key, repeated = singleton(h, a.keyHeader); repeated {
+			return a.fail(c, schAPIKey, kRepeated)
+		}
 	}
-	c.SetValue(authKey{}, a)
 
 	var (
 		p   *Principal
@@ -233,6 +240,26 @@ func (a *authenticator) handle(c *fx.Ctx, next fx.Next) error {
 	}
 	c.SetValue(principalKey{}, p)
 	return next()
+}
+
+// singleton returns the value of the header name, which may appear once,
+// and whether it appears more than once. Authorization and an API key are
+// one credential each (RFC 9110 section 5.3: a field that is not a list
+// must not be repeated); two lines are ambiguous, and reading either one
+// (fasthttp's Peek takes the first, a proxy may take the last) would let
+// a proxy and fx authenticate different principals. Auth refuses them
+// with 401 FX_UNAUTHENTICATED (reason multiple_credentials, challenge
+// error="invalid_request"), like every malformed credential (SPEC rule
+// 12), rather than 400: the client's remedy is to send one credential,
+// and it keeps the 401 contract clients branch on. Cost: one pass over
+// the request's header lines, no allocation (fasthttp's PeekAll reuses a
+// per-request buffer).
+func singleton(h *fasthttp.RequestHeader, name string) ([]byte, bool) {
+	vs := h.PeekAll(name)
+	if len(vs) == 0 {
+		return nil, false
+	}
+	return vs[0], len(vs) > 1
 }
 
 // fail sets the challenge of failure k and returns its shared error.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/valyala/fasthttp"
+	"golang.org/x/net/publicsuffix"
 )
 
 // Defaults of CORSConfig.
@@ -44,7 +45,15 @@ type CORSConfig struct {
 	//     DNS labels followed by ".example.com". It matches
 	//     https://a.example.com and https://a.b.example.com, never
 	//     https://example.com itself (list it too), https://evil-example.com,
-	//     https://example.com.evil.io or another scheme or port;
+	//     https://example.com.evil.io or another scheme or port. With
+	//     AllowCredentials the part after "*." must not be a public suffix
+	//     (https://*.com, https://*.co.uk, https://*.github.io): anyone can
+	//     register a name under one, so the pattern would hand credentialed
+	//     responses to every site there. Such a pattern is refused at
+	//     start-up, as "*" is. The list is golang.org/x/net/publicsuffix
+	//     (ICANN and private sections), whose default rule also makes any
+	//     unlisted top-level name (https://*.internal) a public suffix: list
+	//     those origins one by one, or use AllowOriginFunc;
 	//   - "*": any origin except "null". The response says
 	//     "Access-Control-Allow-Origin: *", so it cannot be combined with
 	//     AllowCredentials;
@@ -167,14 +176,28 @@ var (
 // CORS panics when the configuration is invalid, listing every problem
 // (errors.Join): no origin source, a malformed origin or pattern, "*" or a
 // wildcard header/method list with AllowCredentials, an invalid header name
-// or method. These are programming errors found at start-up.
+// or method, a wildcard over a public suffix with AllowCredentials.
+//
+// A request with more than one Origin header is refused with 400
+// FX_BAD_REQUEST (reason repeated_origin; declared with fx.Declare). These
+// are programming errors found at start-up: middleware is built before the
+// App boots and has no App to report to, so CORS panics where it is
+// called, like every invalid constructor argument in this package.
 func CORS(cfg CORSConfig) fx.Middleware {
 	p, err := newCORSPolicy(cfg)
 	if err != nil {
 		panic("middleware.CORS: " + err.Error())
 	}
-	return p.handle
+	return fx.Declare(p.handle, errRepeatedOrigin)
 }
+
+// errRepeatedOrigin answers a request with more than one Origin header.
+// Origin is a single value (RFC 6454 section 7): no browser sends two,
+// and which one an intermediary and fx would each read is anyone's guess,
+// so CORS refuses the request (preflight or not) with 400 FX_BAD_REQUEST
+// instead of allowing the first.
+var errRepeatedOrigin = fx.NewCatalogError(fx.CodeBadRequest,
+	"More than one Origin header was sent", FailureDetails{Reason: ReasonRepeatedOrigin})
 
 func newCORSPolicy(cfg CORSConfig) (*corsPolicy, error) {
 	var errs []error
@@ -207,6 +230,14 @@ func newCORSPolicy(cfg CORSConfig) (*corsPolicy, error) {
 	}
 	if p.any && cfg.AllowCredentials {
 		errs = append(errs, errors.New(`AllowOrigins "*" cannot be combined with AllowCredentials (browsers refuse credentialed responses with "Access-Control-Allow-Origin: *"); list the origins`))
+	}
+	if cfg.AllowCredentials {
+		for _, w := range p.wildcards {
+			if name := w.host(); isPublicSuffix(name) {
+				errs = append(errs, fmt.Errorf(`origin pattern %q cannot be combined with AllowCredentials: %q is a public suffix, under which anyone can register a site; list the origins`,
+					w.prefix+"*"+w.suffix, name))
+			}
+		}
 	}
 	methods := cfg.AllowMethods
 	if methods == nil {
@@ -285,6 +316,25 @@ func parseOrigin(o string) (*originPattern, string, error) {
 	return nil, lo, nil
 }
 
+// host is the name the pattern's "*." stands in front of, without the
+// port: "example.com" for https://*.example.com:8443.
+func (w originPattern) host() string {
+	h := w.suffix[1:]
+	if i := strings.LastIndexByte(h, ':'); i >= 0 {
+		h = h[:i]
+	}
+	return h
+}
+
+// isPublicSuffix reports whether name (lower case) is itself a public
+// suffix by golang.org/x/net/publicsuffix: an ICANN suffix ("com",
+// "co.uk"), a private one ("github.io"), or an unlisted top-level name,
+// which the list's default rule "*" makes one.
+func isPublicSuffix(name string) bool {
+	ps, _ := publicsuffix.PublicSuffix(name)
+	return ps == name
+}
+
 // validScheme reports whether s is an RFC 3986 scheme.
 func validScheme(s string) bool {
 	if s == "" || !('a' <= s[0] && s[0] <= 'z') {
@@ -336,7 +386,11 @@ func checkTokens(field string, list []string, credentials bool) []error {
 func (p *corsPolicy) handle(c *fx.Ctx, next fx.Next) error {
 	rc := c.RequestCtx()
 	req, rh := &rc.Request.Header, &rc.Response.Header
-	origin := req.PeekBytes(hOrigin)
+	origin, repeated := singleton(req, fasthttp.HeaderOrigin)
+	if repeated {
+		addVary(rh, varyActual, hOrigin)
+		return errRepeatedOrigin
+	}
 	if req.IsOptions() && len(origin) > 0 {
 		if acrm := req.PeekBytes(hACRM); len(acrm) > 0 {
 			return p.preflight(c, rc, origin)

@@ -371,6 +371,37 @@ func TestCORSConfigErrors(t *testing.T) {
 	}
 }
 
+// TestCORSPublicSuffixWildcard: with AllowCredentials, a wildcard whose
+// "*." covers a public suffix (ICANN, private section, or an unlisted
+// top-level name) is refused at start-up, as "*" is, and every such
+// pattern is named; the same patterns without credentials, and wildcards
+// under a registrable domain with them, are accepted and match.
+func TestCORSPublicSuffixWildcard(t *testing.T) {
+	suffixes := []string{"https://*.com", "https://*.co.uk", "https://*.github.io", "http://*.internal:8080"}
+	cfg := middleware.CORSConfig{AllowOrigins: suffixes, AllowCredentials: true}
+	assertConfigPanic(t, "middleware.CORS: ", cfg, func() { middleware.CORS(cfg) }, []string{
+		`origin pattern "https://*.com" cannot be combined with AllowCredentials: "com" is a public suffix`,
+		`origin pattern "https://*.co.uk" cannot be combined with AllowCredentials: "co.uk" is a public suffix`,
+		`origin pattern "https://*.github.io" cannot be combined with AllowCredentials: "github.io" is a public suffix`,
+		`origin pattern "http://*.internal:8080" cannot be combined with AllowCredentials: "internal" is a public suffix`,
+	})
+
+	for _, tc := range []struct {
+		cfg            middleware.CORSConfig
+		origin, credit string
+	}{
+		{middleware.CORSConfig{AllowOrigins: suffixes}, "https://evil.com", ""},
+		{middleware.CORSConfig{AllowOrigins: []string{"https://*.example.co.uk"}, AllowCredentials: true}, "https://app.example.co.uk", "true"},
+		{middleware.CORSConfig{AllowOrigins: []string{"https://*.me.github.io"}, AllowCredentials: true}, "https://a.me.github.io", "true"},
+	} {
+		r := send(t, corsApp(tc.cfg), "GET", "/r", "Origin", tc.origin)
+		if r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != tc.origin ||
+			r.header.Get("Access-Control-Allow-Credentials") != tc.credit {
+			t.Errorf("%v from %s: %d %v", tc.cfg.AllowOrigins, tc.origin, r.status, corsHeaders(r.header))
+		}
+	}
+}
+
 // benchRequest serves the request setup prepares through app's handler
 // repeatedly (in process, no network) and checks the status.
 func benchRequest(b *testing.B, app *fx.App, setup func(*fasthttp.RequestCtx), status int) {

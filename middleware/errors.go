@@ -49,7 +49,7 @@ const (
 	ReasonMissingCredentials   = "missing_credentials"   // 401: nothing sent
 	ReasonMalformedCredentials = "malformed_credentials" // 401: bad header syntax or unparsable token
 	ReasonUnsupportedScheme    = "unsupported_scheme"    // 401: Authorization scheme other than Bearer
-	ReasonMultipleCredentials  = "multiple_credentials"  // 401: both a bearer token and an API key
+	ReasonMultipleCredentials  = "multiple_credentials"  // 401: both a bearer token and an API key, or a credential header repeated
 	ReasonCredentialsTooLong   = "credentials_too_long"  // 401: over AuthConfig.MaxCredentialLength
 	ReasonInvalidCredentials   = "invalid_credentials"   // 401: bad signature, unknown key or algorithm, unknown API key
 	ReasonExpired              = "expired"               // 401: exp passed
@@ -61,6 +61,7 @@ const (
 	ReasonMissingTenant        = "missing_tenant"        // 400: none resolved
 	ReasonMalformedTenant      = "malformed_tenant"      // 400: present but not a valid tenant ID
 	ReasonConflictingTenant    = "conflicting_tenant"    // 400: header and subdomain disagree
+	ReasonRepeatedOrigin       = "repeated_origin"       // 400: CORS got more than one Origin header
 )
 
 // FailureDetails is the Details of every *fx.Error this package returns:
@@ -77,6 +78,7 @@ const (
 	kMalformedHeader
 	kUnsupportedScheme
 	kMultiple
+	kRepeated
 	kTooLong
 	kMalformed
 	kInvalid
@@ -136,6 +138,7 @@ var oauthError = [numKinds]string{
 	kMalformedHeader:   "invalid_request",
 	kUnsupportedScheme: "invalid_request",
 	kMultiple:          "invalid_request",
+	kRepeated:          "invalid_request",
 	kTooLong:           "invalid_request",
 	kMalformed:         "invalid_token",
 	kInvalid:           "invalid_token",
@@ -159,6 +162,7 @@ var authFailures = func() (t [numSchemes][numKinds]*fx.Error) {
 			kMalformedHeader:   "Malformed Authorization header: expected the Bearer scheme and one token",
 			kUnsupportedScheme: "Unsupported authorization scheme: expected Bearer",
 			kMultiple:          "More than one credential was sent: send either a Bearer token or an API key",
+			kRepeated:          "More than one Authorization header was sent: send exactly one",
 			kTooLong:           noun + " is too long",
 			kMalformed:         noun + " is malformed",
 			kInvalid:           noun + " is invalid",
@@ -173,12 +177,14 @@ var authFailures = func() (t [numSchemes][numKinds]*fx.Error) {
 		}
 		if s == int(schAPIKey) {
 			msg[kMalformedHeader] = "Malformed API key header"
+			msg[kRepeated] = "More than one API key header was sent: send exactly one"
 		}
 		reason := [numKinds]string{
 			kMissing:           ReasonMissingCredentials,
 			kMalformedHeader:   ReasonMalformedCredentials,
 			kUnsupportedScheme: ReasonUnsupportedScheme,
 			kMultiple:          ReasonMultipleCredentials,
+			kRepeated:          ReasonMultipleCredentials,
 			kTooLong:           ReasonCredentialsTooLong,
 			kMalformed:         ReasonMalformedCredentials,
 			kInvalid:           ReasonInvalidCredentials,

@@ -222,7 +222,7 @@ func (g *generator) operation(r fx.RouteInfo) map[string]any {
 		}
 		op["requestBody"] = rb
 	}
-	op["responses"] = responses(r, in)
+	op["responses"] = responses(r)
 	return op
 }
 
@@ -263,20 +263,17 @@ type input struct {
 	query        map[string]any // object schema of the query parameters
 	headers      map[string]any // object schema of header parameters (typed operations)
 	path         map[string]any // schemas of path parameters by name (typed operations)
-	validated    bool           // a contract validates something: 422 is possible
 }
 
 // inputOf reads a route's contract, or its typed operation's input type.
 func inputOf(r fx.RouteInfo) input {
 	var in input
 	if r.Body != nil {
-		in.validated = true
 		in.body = schemaOf(r.Body)
 		// Optional when the schema accepts an empty body (nil).
 		in.bodyRequired = !acceptsNil(r.Body)
 	}
 	if r.Query != nil {
-		in.validated = true
 		in.query, _ = validate.JSONSchemaOf(r.Query)
 	}
 	if len(r.Input) > 0 {
@@ -287,9 +284,8 @@ func inputOf(r fx.RouteInfo) input {
 
 // opInput documents a typed operation's bound fields (fx.Op): each path,
 // query and header field a parameter of its Go type, Body the request
-// body. Binding can fail, so 422 is possible.
+// body.
 func opInput(fields []fx.InputField, in *input) {
-	in.validated = true
 	in.path = map[string]any{}
 	add := func(obj *map[string]any, f fx.InputField) {
 		if *obj == nil {

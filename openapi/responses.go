@@ -9,81 +9,38 @@ import (
 	"github.com/fxhq/fx/validate"
 )
 
-// Error responses, by status, each listing the codes the operation can
-// produce there (an enum over the shared Envelope schema):
-//
-//   - 422 FX_VALIDATION_ERROR when a contract validates the body or the
-//     query (or a typed operation binds its input), with the
-//     ValidationDetails schema (issues, truncated);
-//   - 413 FX_PAYLOAD_TOO_LARGE when the operation reads a body (a Body
-//     schema, a typed Body, or POST, PUT and PATCH);
-//   - 500 FX_INTERNAL_ERROR on every operation;
-//   - what the route's middleware declare (fx.Declare: 401
-//     FX_UNAUTHENTICATED, 403 FX_FORBIDDEN, 400 FX_TENANT_REQUIRED, 429
-//     FX_RATE_LIMITED, 504 FX_TIMEOUT ...) and the application errors of
-//     Route.Errors, each at its own status.
-//
-// Errors that do not belong to an operation are not listed there: 404
-// FX_NOT_FOUND (no operation matched), and the transport's 400, 408 and
-// 431, which fx answers before routing. The ErrorCode schema in
+// responses builds the Responses Object of one route from its contract
+// (fx.RouteInfo.DeclaredResponses, which states what is listed and what
+// is not): each success status with its body's schema, and the error
+// responses by status, each listing the codes the operation can produce
+// there (an enum over the shared Envelope schema; FX_VALIDATION_ERROR
+// alone with the ValidationDetails schema). The ErrorCode schema in
 // components lists the whole catalog.
-
-// errorSet collects codes by status.
-type errorSet map[int][]string
-
-func (s errorSet) add(status int, code string) {
-	if !slices.Contains(s[status], code) {
-		s[status] = append(s[status], code)
-	}
-}
-
-// responses builds the Responses Object of one route.
-func responses(r fx.RouteInfo, in input) map[string]any {
+func responses(r fx.RouteInfo) map[string]any {
 	out := map[string]any{}
-	if len(r.Responses) == 0 {
-		out["200"] = map[string]any{"description": "OK"}
-		if r.Out != nil {
-			out["200"] = map[string]any{"description": "OK", "content": jsonContent(validate.TypeJSONSchema(r.Out))}
+	errs := map[int][]string{}
+	for _, d := range r.DeclaredResponses() {
+		if d.Code != "" {
+			errs[d.Status] = append(errs[d.Status], d.Code)
+			continue
 		}
-	}
-	for i, resp := range r.Responses {
-		status := resp.Status
-		if status == 0 {
-			status = http.StatusOK
-		}
-		o := map[string]any{"description": cmpOr(resp.Description, http.StatusText(status), "Response")}
+		o := map[string]any{"description": cmpOr(d.Description, http.StatusText(d.Status), "Response")}
 		var schema map[string]any
 		switch {
-		case resp.Body != nil:
-			schema = typeSchema(resp.Body)
-		case i == 0 && r.Out != nil: // a typed operation writes Out with the first status
-			schema = validate.TypeJSONSchema(r.Out)
+		case d.Body != nil:
+			schema = typeSchema(d.Body)
+		case d.BodyType != nil: // a typed operation's Out
+			schema = validate.TypeJSONSchema(d.BodyType)
 		}
 		if schema != nil {
-			ct := cmpOr(resp.ContentType, "application/json")
+			ct := cmpOr(d.ContentType, "application/json")
 			mt := map[string]any{"schema": schema}
-			if resp.Example != nil {
-				mt["example"] = resp.Example
+			if d.Example != nil {
+				mt["example"] = d.Example
 			}
 			o["content"] = map[string]any{ct: mt}
 		}
-		out[strconv.Itoa(status)] = o
-	}
-
-	errs := errorSet{}
-	if in.validated {
-		errs.add(422, fx.CodeValidationError)
-	}
-	if in.body != nil || r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
-		errs.add(413, fx.CodePayloadTooLarge)
-	}
-	errs.add(500, fx.CodeInternalError)
-	for _, e := range r.Errors {
-		status := e.Status
-		if status < 400 || status > 599 {
-			status = 500 // as the error boundary sends it
-		}
-		errs.add(status, e.Code)
+		out[strconv.Itoa(d.Status)] = o
 	}
 	for status, codes := range errs {
 		out[strconv.Itoa(status)] = errorResponse(status, codes)

@@ -1,16 +1,21 @@
-// Command hello is the fx demo server: a success route, a route that
-// returns an *fx.Error with details, one that panics, and the 404.
+// Command hello is the fx demo server. GET / lists what to try: each
+// entry names a route, the status it answers and a ready curl line —
+// a success, a 404 with details, a 422 with several issues, a 401, a
+// panic and the 404 of a route that does not exist. Every request is in
+// the access log (JSON on stderr).
 //
 //	go run ./examples/hello            # listens on 127.0.0.1:8080
+//	curl -s localhost:8080/            # the index
 //	ADDR=127.0.0.1:0 go run ./examples/hello
+//	FX_ENV=production go run ./examples/hello
+//
+// It runs in development mode unless FX_ENV=production: a 500 then carries
+// the panic's text, and the log shows the panic's stack as an array, one
+// "function file:line" element per frame. In production the 500 says
+// "Internal server error" and the stack is logged as one string.
 //
 // Ctrl-C (or SIGTERM) shuts it down gracefully: requests in flight are
 // answered (for up to 10 s), then it exits; a second Ctrl-C exits at once.
-//
-//	curl -i localhost:8080/hello
-//	curl -i localhost:8080/users/missing
-//	curl -i localhost:8080/panic
-//	curl -i localhost:8080/nope
 package main
 
 import (
@@ -18,25 +23,113 @@ import (
 	"context"
 	"errors"
 	"log"
+	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/validate"
 )
 
+// defaultAddr is where the demo listens, and the host of the index's curl
+// lines when a request's Host header cannot be used.
+const defaultAddr = "127.0.0.1:8080"
+
+// demoKey is the API key GET /me accepts (a demo: real keys come from a
+// secret store, never from the source).
+const demoKey = "fx-demo-key-not-a-secret"
+
 func main() {
-	app := newApp()
-	addr := cmp.Or(os.Getenv("ADDR"), "127.0.0.1:8080")
+	app := newApp(fx.Config{
+		Development: os.Getenv("FX_ENV") != "production",
+		Logger:      slog.New(slog.NewJSONHandler(os.Stderr, nil)),
+	})
 	// Run logs the address, serves until SIGINT/SIGTERM, and returns once
 	// the shutdown is complete.
-	if err := app.Run(context.Background(), addr); err != nil {
+	if err := app.Run(context.Background(), cmp.Or(os.Getenv("ADDR"), defaultAddr)); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// newApp builds the demo app (shared with main_test.go).
-func newApp() *fx.App {
-	app := fx.New()
+// example is one entry of the index: a request to try and what it shows.
+type example struct {
+	Route  string `json:"route"` // the route it exercises; "" when no route matches
+	Status int    `json:"status"`
+	Code   string `json:"code,omitempty"` // the envelope's code, for a failure
+	Shows  string `json:"shows"`
+	Curl   string `json:"curl"`
 
+	method, path, header, body string // what Curl is built from
+}
+
+// examples is the index, in the order a newcomer would try it.
+var examples = []example{
+	{Route: "GET /hello", Status: 200, Shows: "a JSON success", method: "GET", path: "/hello"},
+	{Route: "GET /users/:id", Status: 200, Shows: "a path parameter", method: "GET", path: "/users/7"},
+	{Route: "GET /users/:id", Status: 404, Code: "APP_USER_NOT_FOUND", Shows: "an application error with details", method: "GET", path: "/users/missing"},
+	{Route: "POST /orders", Status: 422, Code: "FX_VALIDATION_ERROR", Shows: "every issue of body and query in one response", method: "POST", path: "/orders?notify=maybe",
+		header: "Content-Type: application/json", body: `{"customer":"","items":[{"sku":"A-1","qty":2},{"qty":0}],"coupon":"x"}`},
+	{Route: "POST /orders", Status: 201, Shows: "the same route with a valid order", method: "POST", path: "/orders",
+		header: "Content-Type: application/json", body: `{"customer":"Ada","items":[{"sku":"A-1","qty":2}]}`},
+	{Route: "GET /me", Status: 401, Code: "FX_UNAUTHENTICATED", Shows: "no API key sent: refused before the handler, with WWW-Authenticate", method: "GET", path: "/me"},
+	{Route: "GET /me", Status: 200, Shows: "the caller the API key names", method: "GET", path: "/me", header: "X-API-Key: " + demoKey},
+	{Route: "GET /panic", Status: 500, Code: "FX_INTERNAL_ERROR", Shows: "a panic: an envelope for the client, the stack in the log", method: "GET", path: "/panic"},
+	{Route: "", Status: 404, Code: "FX_NOT_FOUND", Shows: "no route matches", method: "GET", path: "/nope"},
+}
+
+// curl renders e as a curl command against host.
+func (e example) curl(host string) string {
+	var b strings.Builder
+	b.WriteString("curl -i")
+	if e.method != "GET" {
+		b.WriteString(" -X " + e.method)
+	}
+	if e.header != "" {
+		b.WriteString(" -H '" + e.header + "'")
+	}
+	if e.body != "" {
+		b.WriteString(" -d '" + e.body + "'")
+	}
+	b.WriteString(" 'http://" + host + e.path + "'")
+	return b.String()
+}
+
+// curlHost is the request's Host when it is a plain host[:port] (it ends
+// up in a shell command a reader copies), the default address otherwise.
+func curlHost(c *fx.Ctx) string {
+	h := c.Host()
+	if h == "" || strings.Trim(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]") != "" {
+		return defaultAddr
+	}
+	return h
+}
+
+// orderSchema is the contract of POST /orders (see examples/validation
+// for more of the builder).
+var orderSchema = validate.Object(validate.Fields{
+	"customer": validate.String().MinLen(1),
+	"items": validate.Array(validate.Object(validate.Fields{
+		"sku": validate.String().Pattern(`^[A-Z]-\d+$`, "Must look like A-1"),
+		"qty": validate.Integer().Min(1).Max(99),
+	})).MinItems(1),
+}).Strict()
+
+// newApp builds the demo app (shared with main_test.go).
+func newApp(cfg fx.Config) *fx.App {
+	app := fx.New(cfg)
+	middleware.AccessLog(app, middleware.AccessLogConfig{}) // one line per request, 404s and 500s included
+	app.Use(middleware.RequestID())                         // X-Request-ID, and request_id in every log line
+
+	app.Get("/", func(c *fx.Ctx) error {
+		host := curlHost(c)
+		list := make([]example, len(examples))
+		for i, e := range examples {
+			e.Curl = e.curl(host)
+			list[i] = e
+		}
+		return c.JSON(200, map[string]any{"name": "fx demo", "try": list})
+	})
 	app.Get("/hello", func(c *fx.Ctx) error {
 		return c.JSON(200, map[string]string{"message": "Hello, fx!"})
 	})
@@ -47,9 +140,29 @@ func newApp() *fx.App {
 		}
 		return c.JSON(200, map[string]string{"id": id, "name": "Ada"})
 	})
+	app.Route(fx.Route{
+		Method: "POST", Path: "/orders",
+		Body:  orderSchema,
+		Query: validate.Query(validate.Fields{"notify": validate.Boolean().Default(false)}),
+		Handler: func(c *fx.Ctx) error {
+			order, _ := fx.ValidBody[map[string]any](c)
+			return c.JSON(201, order)
+		},
+	})
+	keys, err := middleware.NewAPIKeys(map[string]middleware.Principal{demoKey: {Subject: "demo"}})
+	if err != nil {
+		panic(err) // a constant key: cannot fail
+	}
+	app.Route(fx.Route{
+		Method: "GET", Path: "/me",
+		Middleware: []fx.Middleware{middleware.Auth(middleware.AuthConfig{APIKeys: keys})},
+		Handler: func(c *fx.Ctx) error {
+			p, _ := middleware.PrincipalFrom(c)
+			return c.JSON(200, map[string]string{"subject": p.Subject})
+		},
+	})
 	app.Get("/panic", func(c *fx.Ctx) error {
 		panic(errors.New("something broke"))
 	})
-
 	return app
 }

@@ -1,23 +1,225 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"log/slog"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
 )
 
-// TestHello checks the routes the README promises.
-func TestHello(t *testing.T) {
-	slog.SetDefault(slog.New(slog.DiscardHandler)) // the panic route logs a 500
-	c := fxtest.New(t, newApp())
-
-	c.Get("/hello").Do().AssertJSON(200, `{"message":"Hello, fx!"}`)
-	c.Get("/users/7").Do().AssertJSON(200, `{"id":"7","name":"Ada"}`)
-	r := c.Get("/users/missing").Do().AssertError(404, "APP_USER_NOT_FOUND")
-	if env := r.Envelope(); env.Message != "User not found" || string(env.Details) != `{"id":"missing"}` {
-		t.Errorf("envelope %+v", env)
+// logRecords decodes the JSON log lines in buf.
+func logRecords(t *testing.T, buf *bytes.Buffer) []map[string]any {
+	t.Helper()
+	var recs []map[string]any
+	for line := range strings.Lines(buf.String()) {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		recs = append(recs, rec)
 	}
-	c.Get("/panic").Do().AssertJSON(500, `{"error":{"code":"FX_INTERNAL_ERROR","message":"Internal server error"}}`)
-	c.Get("/nope").Do().AssertJSON(404, `{"error":{"code":"FX_NOT_FOUND","message":"Route GET /nope not found"}}`)
+	return recs
+}
+
+// curlArgs splits a curl line of the index into its words, honouring the
+// single quotes the index uses.
+func curlArgs(t *testing.T, line string) []string {
+	t.Helper()
+	var args []string
+	var cur strings.Builder
+	quoted, inWord := false, false
+	for _, r := range line {
+		switch {
+		case r == '\'':
+			quoted, inWord = !quoted, true
+		case r == ' ' && !quoted:
+			if inWord {
+				args = append(args, cur.String())
+				cur.Reset()
+			}
+			inWord = false
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quoted {
+		t.Fatalf("unbalanced quote in %q", line)
+	}
+	if inWord {
+		args = append(args, cur.String())
+	}
+	return args
+}
+
+// do sends the request a curl line of the index describes.
+func do(t *testing.T, c *fxtest.Client, line string) *fxtest.Response {
+	t.Helper()
+	args := curlArgs(t, line)
+	if len(args) < 3 || args[0] != "curl" || args[1] != "-i" {
+		t.Fatalf("not a curl -i line: %q", line)
+	}
+	method, headers, body, url := "GET", [][2]string{}, "", ""
+	for i := 2; i < len(args); i++ {
+		switch args[i] {
+		case "-X":
+			i++
+			method = args[i]
+		case "-H":
+			i++
+			name, value, _ := strings.Cut(args[i], ": ")
+			headers = append(headers, [2]string{name, value})
+		case "-d":
+			i++
+			body = args[i]
+		default:
+			url = args[i]
+		}
+	}
+	path, ok := strings.CutPrefix(url, "http://example.com")
+	if !ok {
+		t.Fatalf("curl line %q does not target the request's host", line)
+	}
+	r := c.Request(method, path).Host("example.com")
+	ct := ""
+	for _, h := range headers {
+		if h[0] == "Content-Type" {
+			ct = h[1]
+			continue
+		}
+		r.Header(h[0], h[1])
+	}
+	if body != "" || ct != "" {
+		r.Body(ct, []byte(body))
+	}
+	return r.Do()
+}
+
+// entry is an element of the index's "try" list.
+type entry struct {
+	Route, Code, Shows, Curl string
+	Status                   int
+}
+
+// TestIndexEveryCurlLine fetches GET /, runs every curl line it lists and
+// checks the status and code it promises, the access log line of each
+// request, and that every route of the App is in the index.
+func TestIndexEveryCurlLine(t *testing.T) {
+	var logs bytes.Buffer
+	app := newApp(fx.Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	c := fxtest.New(t, app)
+
+	var index struct {
+		Try []entry
+	}
+	c.Get("/").Host("example.com").Do().AssertStatus(200).Decode(&index)
+	if len(index.Try) == 0 {
+		t.Fatal("the index lists nothing")
+	}
+	listed := map[string]bool{"GET /": true}
+	for _, e := range index.Try {
+		listed[e.Route] = true
+		r := do(t, c, e.Curl)
+		if e.Code == "" {
+			r.AssertStatus(e.Status)
+			continue
+		}
+		env := r.AssertError(e.Status, e.Code).Envelope()
+		switch e.Status {
+		case 422:
+			if len(env.Issues) < 3 {
+				t.Errorf("%s: %d issues, want several: %s", e.Curl, len(env.Issues), r.Body)
+			}
+		case 401:
+			r.AssertHeader("WWW-Authenticate", `APIKey realm="api", header="X-API-Key"`)
+		case 404:
+			if e.Route != "" && len(env.Details) == 0 {
+				t.Errorf("%s: a 404 without details: %s", e.Curl, r.Body)
+			}
+		}
+	}
+	if !listed[""] {
+		t.Error("the index has no request that matches no route")
+	}
+	routes, err := app.Routes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range routes {
+		if k := rt.Method + " " + rt.Path; !listed[k] {
+			t.Errorf("route %s is not in the index", k)
+		}
+	}
+
+	// The access log has one line per request: the index, then each entry.
+	var paths []string
+	for _, rec := range logRecords(t, &logs) {
+		if rec["msg"] == "request" {
+			paths = append(paths, rec["path"].(string))
+		}
+	}
+	want := []string{"/"}
+	for _, e := range index.Try {
+		url := curlArgs(t, e.Curl)[len(curlArgs(t, e.Curl))-1]
+		path, _, _ := strings.Cut(strings.TrimPrefix(url, "http://example.com"), "?")
+		want = append(want, path)
+	}
+	if !slices.Equal(paths, want) {
+		t.Errorf("access log paths %q, want %q", paths, want)
+	}
+}
+
+// TestIndexHostIsSafe: a Host header that is not a plain host[:port]
+// never reaches the curl lines.
+func TestIndexHostIsSafe(t *testing.T) {
+	c := fxtest.New(t, newApp(fx.Config{Logger: slog.New(slog.DiscardHandler)}))
+	var index struct{ Try []entry }
+	c.Get("/").Host("x$(id)").Do().AssertStatus(200).Decode(&index)
+	for _, e := range index.Try {
+		if !strings.Contains(e.Curl, "'http://"+defaultAddr+"/") {
+			t.Errorf("curl line %q does not fall back to %s", e.Curl, defaultAddr)
+		}
+	}
+}
+
+// TestPanicStack: in development mode the panic's stack is logged as an
+// array of frames starting at the handler that panicked, and the 500
+// carries the panic's text; in production the client gets the fixed
+// message and the stack is one string.
+func TestPanicStack(t *testing.T) {
+	for _, dev := range []bool{true, false} {
+		var logs bytes.Buffer
+		c := fxtest.New(t, newApp(fx.Config{Development: dev, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
+		msg := "Internal server error"
+		if dev {
+			msg = "something broke"
+		}
+		if env := c.Get("/panic").Do().AssertError(500, "FX_INTERNAL_ERROR").Envelope(); env.Message != msg {
+			t.Errorf("dev=%v: message %q, want %q", dev, env.Message, msg)
+		}
+		var stack any
+		for _, rec := range logRecords(t, &logs) {
+			if rec["msg"] == "fx: request failed" {
+				stack = rec["stack"]
+			}
+		}
+		switch s := stack.(type) {
+		case []any:
+			first, _ := s[0].(string)
+			if !dev || !strings.Contains(first, ".newApp.func") || !strings.Contains(first, "examples/hello/main.go:") {
+				t.Errorf("dev=%v: stack frames start with %q", dev, first)
+			}
+		case string:
+			if dev || !strings.HasPrefix(s, "goroutine ") {
+				t.Errorf("dev=%v: stack is the string %.80q", dev, s)
+			}
+		default:
+			t.Errorf("dev=%v: no stack logged: %s", dev, logs.String())
+		}
+	}
 }

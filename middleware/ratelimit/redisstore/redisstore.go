@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"time"
 
@@ -10,19 +11,62 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DefaultPrefix is Config.Prefix's default.
-const DefaultPrefix = "fx:ratelimit:"
+// Defaults of Config.
+const (
+	DefaultPrefix           = "fx:ratelimit:"
+	DefaultTimeout          = 100 * time.Millisecond
+	DefaultFailureThreshold = 3
+	DefaultProbeInterval    = 250 * time.Millisecond
+)
 
 // Config configures New.
 type Config struct {
 	// Prefix starts every key the store writes. Default "fx:ratelimit:".
 	Prefix string
+
+	// Timeout bounds how long one decision waits for Redis, retries and
+	// reconnections of the client included; the call then fails (and the
+	// request is answered as RateLimitConfig.FailOpen says). Default
+	// DefaultTimeout (100 ms: a decision takes well under a millisecond
+	// on a healthy network). Negative: the store sets no deadline of its
+	// own, and the request's context and the client's options decide.
+	//
+	// It holds whatever the client's options: when the client does not
+	// pass context deadlines to its sockets (go-redis's
+	// ContextTimeoutEnabled is false, the default), the call runs on a
+	// goroutine of its own that the store stops waiting for at the
+	// deadline; the goroutine ends when the client's ReadTimeout does.
+	Timeout time.Duration
+
+	// FailureThreshold is how many calls in a row must fail (time out, or
+	// find no connection) to open the circuit: from then on Allow returns
+	// ErrUnavailable at once, without waiting for Redis, until a probe in
+	// the background gets an answer. A call cancelled by its request's
+	// own context does not count. Default DefaultFailureThreshold (3).
+	// Negative: no circuit breaker, every call goes to Redis.
+	FailureThreshold int
+
+	// ProbeInterval is how often, while the circuit is open, a call
+	// starts a probe (one SCRIPT LOAD of the decision script, bounded by
+	// Timeout, on its own goroutine; one at a time). Default
+	// DefaultProbeInterval (250 ms): the store notices a recovered Redis
+	// within about this long, if requests keep coming.
+	ProbeInterval time.Duration
+
+	// Logger receives one line when the circuit opens (level Warn,
+	// state=open, with the last error) and one when it closes (level
+	// Info, state=closed, with how long it was open); never a line per
+	// refused call. Nil: slog.Default().
+	Logger *slog.Logger
 }
 
 // Store is a middleware.Store on Redis. It is safe for concurrent use.
 type Store struct {
-	client redis.Scripter
-	prefix string
+	client  redis.Scripter
+	prefix  string
+	timeout time.Duration
+	direct  bool     // the client bounds its own socket waits by the context's deadline
+	br      *breaker // nil: no circuit breaker
 }
 
 // New returns a Store that runs its script through client (a
@@ -32,7 +76,68 @@ func New(client redis.Scripter, cfg Config) *Store {
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
 	}
-	return &Store{client: client, prefix: cfg.Prefix}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.FailureThreshold == 0 {
+		cfg.FailureThreshold = DefaultFailureThreshold
+	}
+	if cfg.ProbeInterval <= 0 {
+		cfg.ProbeInterval = DefaultProbeInterval
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Store{client: client, prefix: cfg.Prefix, timeout: cfg.Timeout, direct: boundsSockets(client)}
+	if cfg.FailureThreshold > 0 {
+		s.br = &breaker{
+			threshold: int32(min(cfg.FailureThreshold, math.MaxInt32)),
+			interval:  cfg.ProbeInterval,
+			logger:    cfg.Logger,
+			probe: func(ctx context.Context) error {
+				return s.bounded(ctx, func(ctx context.Context) error { return gcra.Load(ctx, s.client).Err() })
+			},
+		}
+	}
+	return s
+}
+
+// boundsSockets reports whether client applies a context's deadline to
+// its socket reads and writes (go-redis's ContextTimeoutEnabled), so that
+// a call needs no goroutine of its own to be bounded.
+func boundsSockets(client redis.Scripter) bool {
+	switch c := client.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
+}
+
+// bounded runs call under the store's Timeout: directly when the client
+// honours the deadline itself (or there is none), else on a goroutine
+// that is abandoned at the deadline (it finishes when the client gives
+// up: its ReadTimeout).
+func (s *Store) bounded(ctx context.Context, call func(context.Context) error) error {
+	if s.timeout < 0 {
+		return call(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	if s.direct {
+		return call(ctx)
+	}
+	done := make(chan error, 1)
+	go func() { done <- call(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // gcra is the decision. KEYS[1] holds the key's theoretical arrival time
@@ -69,9 +174,11 @@ return {1, r, 0, new - now}
 // 2^51 µs stays below 2^53, so Lua's doubles hold every value exactly.
 const maxTolerance = 1 << 51
 
-// Allow implements middleware.Store: one script run, atomic in Redis. An
-// invalid limit or a tolerance (Burst*Period/Requests) over 2^51 µs (71
-// years) is an error, as is any failure to reach Redis.
+// Allow implements middleware.Store: one script run, atomic in Redis,
+// waiting at most Config.Timeout. An invalid limit or a tolerance
+// (Burst*Period/Requests) over 2^51 µs (71 years) is an error, as is any
+// failure to reach Redis in time; while the circuit is open (see
+// Config.FailureThreshold) the error is ErrUnavailable, returned at once.
 func (s *Store) Allow(ctx context.Context, key string, limit middleware.Limit) (middleware.Decision, error) {
 	l, err := limit.Validate()
 	if err != nil {
@@ -81,10 +188,21 @@ func (s *Store) Allow(ctx context.Context, key string, limit middleware.Limit) (
 	if t < 1 || int64(l.Burst) > maxTolerance/t {
 		return middleware.Decision{}, fmt.Errorf("redisstore: limit %q: Burst*Period/Requests must be between 1µs and 2^51µs", l.Name)
 	}
-	res, err := gcra.Run(ctx, s.client, []string{s.prefix + l.Name + ":" + key}, t, t*int64(l.Burst)).Int64Slice()
+	if !s.br.ready() {
+		return middleware.Decision{}, ErrUnavailable
+	}
+	var res []int64
+	err = s.bounded(ctx, func(ctx context.Context) (err error) {
+		res, err = gcra.Run(ctx, s.client, []string{s.prefix + l.Name + ":" + key}, t, t*int64(l.Burst)).Int64Slice()
+		return err
+	})
 	if err != nil {
+		if ctx.Err() == nil { // not the request's own cancellation: Redis's failure
+			s.br.failure(err)
+		}
 		return middleware.Decision{}, fmt.Errorf("redisstore: %w", err)
 	}
+	s.br.success()
 	if len(res) != 4 {
 		return middleware.Decision{}, fmt.Errorf("redisstore: script answered %d values, want 4", len(res))
 	}

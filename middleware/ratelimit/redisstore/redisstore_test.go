@@ -35,6 +35,7 @@ func (quietLogger) Printf(context.Context, string, ...any) {}
 // redisServer is a redis-server child process on a free loopback port.
 type redisServer struct {
 	addr string
+	cmd  *exec.Cmd
 	stop func() // kills the server and waits for it; idempotent
 }
 
@@ -44,13 +45,6 @@ type redisServer struct {
 // except under CI (CI=true), where that is a failure: CI installs it.
 func startRedis(t testing.TB) *redisServer {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server is not on PATH; CI must install it (apt-get install redis-server)")
-		}
-		t.Skip("redis-server is not on PATH: install it (apt-get install redis-server) to run the Redis store tests")
-	}
 	var lastErr error
 	for range 3 { // the free port can be taken between Close and redis binding it
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -59,31 +53,49 @@ func startRedis(t testing.TB) *redisServer {
 		}
 		port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 		l.Close()
-		var out bytes.Buffer
-		cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+		srv, err := startRedisOn(t, port)
+		if err == nil {
+			return srv
 		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }() // killed on purpose: its error says so
-		var once sync.Once
-		stop := func() {
-			once.Do(func() {
-				_ = cmd.Process.Kill() // may have exited already
-				<-exited
-			})
-		}
-		t.Cleanup(stop)
-		addr := "127.0.0.1:" + port
-		if lastErr = waitPing(addr, exited); lastErr == nil {
-			return &redisServer{addr: addr, stop: stop}
-		}
-		stop()
-		lastErr = &startError{lastErr, out.String()}
+		lastErr = err
 	}
 	t.Fatalf("redis-server did not start: %v", lastErr)
 	return nil
+}
+
+// startRedisOn starts redis-server on 127.0.0.1:port (see startRedis) and
+// waits until it answers PING.
+func startRedisOn(t testing.TB, port string) (*redisServer, error) {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("redis-server is not on PATH; CI must install it (apt-get install redis-server)")
+		}
+		t.Skip("redis-server is not on PATH: install it (apt-get install redis-server) to run the Redis store tests")
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }() // killed on purpose: its error says so
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Kill() // may have exited already
+			<-exited
+		})
+	}
+	t.Cleanup(stop)
+	addr := "127.0.0.1:" + port
+	if err := waitPing(addr, exited); err != nil {
+		stop()
+		return nil, &startError{err, out.String()}
+	}
+	return &redisServer{addr: addr, cmd: cmd, stop: stop}, nil
 }
 
 type startError struct {
@@ -115,6 +127,12 @@ func waitPing(addr string, exited <-chan struct{}) error {
 	}
 }
 
+// testTimeout is the store's deadline in the tests that check decisions,
+// not timing: generous, because the machine running them may be loaded
+// (a stall over the default 100 ms would fail them for nothing). The
+// default deadline is what TestRedisDownFailsFast checks.
+const testTimeout = 2 * time.Second
+
 // newClient returns a client of addr that fails fast when Redis is gone.
 func newClient(t *testing.T, addr string) *redis.Client {
 	c := redis.NewClient(&redis.Options{
@@ -131,7 +149,7 @@ func newApp(t *testing.T, addr string, lim middleware.Limit, failOpen bool) *fx.
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 	app.Use(middleware.RateLimit(middleware.RateLimitConfig{
 		Limit:    lim,
-		Store:    redisstore.New(newClient(t, addr), redisstore.Config{}),
+		Store:    redisstore.New(newClient(t, addr), redisstore.Config{Timeout: testTimeout}),
 		FailOpen: failOpen,
 		Key:      func(c *fx.Ctx) (string, error) { return c.Header("X-Client"), nil },
 	}))
@@ -215,7 +233,7 @@ func TestSharedLimitExact(t *testing.T) {
 func TestDecisions(t *testing.T) {
 	srv := startRedis(t)
 	c := newClient(t, srv.addr)
-	s := redisstore.New(c, redisstore.Config{Prefix: "test:"})
+	s := redisstore.New(c, redisstore.Config{Prefix: "test:", Timeout: testTimeout})
 	ctx := context.Background()
 	lim := middleware.Limit{Requests: 3, Period: 3 * time.Hour} // T = 1h, burst 3
 	for i, want := range []int{2, 1, 0} {
@@ -253,7 +271,7 @@ func TestDecisions(t *testing.T) {
 func TestKeysExpire(t *testing.T) {
 	srv := startRedis(t)
 	c := newClient(t, srv.addr)
-	s := redisstore.New(c, redisstore.Config{})
+	s := redisstore.New(c, redisstore.Config{Timeout: testTimeout})
 	ctx := context.Background()
 
 	// T = 6 min: after one request the state matters for 6 more minutes.
@@ -320,18 +338,24 @@ func TestRedisDown(t *testing.T) {
 
 // BenchmarkAllow is one decision through the Redis store against a local
 // redis-server (one round trip over loopback): what a request costs on top
-// of BenchmarkRateLimit's in-process numbers.
+// of BenchmarkRateLimit's in-process numbers. With go-redis's default
+// options the store bounds the call on a goroutine of its own; with
+// ContextTimeoutEnabled the client applies the deadline itself.
 func BenchmarkAllow(b *testing.B) {
 	srv := startRedis(b)
-	c := redis.NewClient(&redis.Options{Addr: srv.addr})
-	defer c.Close()
-	s := redisstore.New(c, redisstore.Config{})
-	lim := middleware.Limit{Requests: 1 << 30, Period: time.Hour}
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if d, err := s.Allow(ctx, "bench", lim); err != nil || !d.Allowed {
-			b.Fatal(d, err)
-		}
+	for _, ctxTimeout := range []bool{false, true} {
+		b.Run("ContextTimeoutEnabled="+strconv.FormatBool(ctxTimeout), func(b *testing.B) {
+			c := redis.NewClient(&redis.Options{Addr: srv.addr, ContextTimeoutEnabled: ctxTimeout})
+			defer c.Close()
+			s := redisstore.New(c, redisstore.Config{Timeout: testTimeout})
+			lim := middleware.Limit{Requests: 1 << 30, Period: time.Hour}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if d, err := s.Allow(ctx, "bench", lim); err != nil || !d.Allowed {
+					b.Fatal(d, err)
+				}
+			}
+		})
 	}
 }

@@ -1,0 +1,187 @@
+//go:build unix
+
+package redisstore_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/ratelimit/redisstore"
+	"github.com/redis/go-redis/v9"
+)
+
+// stateLog records the "state" attribute of every log record.
+type stateLog struct {
+	mu     sync.Mutex
+	states []string
+}
+
+func (l *stateLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *stateLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *stateLog) WithGroup(string) slog.Handler            { return l }
+func (l *stateLog) Handle(_ context.Context, r slog.Record) error {
+	state := ""
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "state" {
+			state = a.Value.String()
+		}
+		return true
+	})
+	l.mu.Lock()
+	l.states = append(l.states, state)
+	l.mu.Unlock()
+	return nil
+}
+
+// count is how many records had state s.
+func (l *stateLog) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, st := range l.states {
+		if st == s {
+			n++
+		}
+	}
+	return n
+}
+
+// storeApp is an app with RateLimit (fail closed) on a store over a
+// client with go-redis's default options, logging to log.
+func storeApp(t *testing.T, opt *redis.Options, log *stateLog) *fx.App {
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { c.Close() })
+	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+	app.Use(middleware.RateLimit(middleware.RateLimitConfig{
+		Limit: middleware.Limit{Requests: 1000, Period: time.Minute},
+		Store: redisstore.New(c, redisstore.Config{Logger: slog.New(log)}),
+		Key:   func(c *fx.Ctx) (string, error) { return c.Header("X-Client"), nil },
+	}))
+	app.Get("/r", func(c *fx.Ctx) error { return c.String(200, "ok") })
+	if err := app.Boot(); err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
+// timed serves one request and returns its answer and duration.
+func timed(app *fx.App) (response, time.Duration) {
+	start := time.Now()
+	r := serve(app, "c")
+	return r, time.Since(start)
+}
+
+// expectFastRefusals checks that while Redis is unreachable the first
+// refusal comes within 250 ms (each of the FailureThreshold calls waits
+// at most Timeout, 100 ms), and that once the circuit is open each
+// refusal takes under 5 ms (no Redis wait at all); all are 503
+// FX_SERVICE_UNAVAILABLE. It returns the first refusal's duration.
+func expectFastRefusals(t *testing.T, app *fx.App) time.Duration {
+	t.Helper()
+	var first time.Duration
+	for i := range 40 {
+		r, d := timed(app)
+		if r.status != 503 || r.code != fx.CodeServiceUnavailable || r.reason != middleware.ReasonRateLimitUnavailable {
+			t.Fatalf("request %d with Redis down: %d %s", i+1, r.status, r.body)
+		}
+		switch {
+		case i == 0:
+			first = d
+			if d > 250*time.Millisecond {
+				t.Fatalf("first refusal took %v, want < 250ms", d)
+			}
+		case i < redisstore.DefaultFailureThreshold:
+			if d > 250*time.Millisecond {
+				t.Fatalf("refusal %d took %v, want < 250ms", i+1, d)
+			}
+		default:
+			if d > 5*time.Millisecond {
+				t.Fatalf("refusal %d (circuit open) took %v, want < 5ms", i+1, d)
+			}
+		}
+	}
+	return first
+}
+
+// awaitRecovery serves a request every 5 ms until one is allowed, and
+// returns how long that took (failing after 5 s).
+func awaitRecovery(t *testing.T, app *fx.App) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for time.Since(start) < 5*time.Second {
+		if r := serve(app, "c"); r.status == 200 {
+			return time.Since(start)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("no request allowed within 5 s of Redis answering again")
+	return 0
+}
+
+// TestRedisDownFailsFast kills Redis under an app whose client has
+// go-redis's default options (3 retries with backoff): the first 503
+// comes within 250 ms, the later ones in under 5 ms each, the circuit's
+// opening is logged exactly once however many requests are refused, and
+// after Redis restarts on the same port requests are allowed again
+// within about one ProbeInterval, the closing logged once.
+func TestRedisDownFailsFast(t *testing.T) {
+	srv := startRedis(t)
+	log := &stateLog{}
+	app := storeApp(t, &redis.Options{Addr: srv.addr}, log)
+	if r := serve(app, "c"); r.status != 200 {
+		t.Fatalf("Redis up: %d %s", r.status, r.body)
+	}
+	srv.stop()
+	first := expectFastRefusals(t, app)
+	if n := log.count("open"); n != 1 {
+		t.Fatalf(`%d "open" log lines after 40 refusals, want 1 (%q)`, n, log.states)
+	}
+
+	port := srv.addr[len("127.0.0.1:"):]
+	if _, err := startRedisOn(t, port); err != nil {
+		t.Fatalf("restart on %s: %v", port, err)
+	}
+	recovery := awaitRecovery(t, app)
+	if recovery > 2*time.Second {
+		t.Fatalf("recovery took %v, want < 2s (ProbeInterval %v)", recovery, redisstore.DefaultProbeInterval)
+	}
+	if o, c := log.count("open"), log.count("closed"); o != 1 || c != 1 {
+		t.Fatalf("log states %q, want one open and one closed", log.states)
+	}
+	t.Logf("Redis killed: first 503 after %v; Redis restarted: first 200 after %v", first, recovery)
+}
+
+// TestRedisHungFailsFast stops Redis (SIGSTOP: connections stay open,
+// nothing answers), with a client that does not pass context deadlines to
+// its sockets (go-redis's default, ReadTimeout 3 s) and with one that
+// does: either way the first 503 comes within 250 ms and later ones at
+// once; after SIGCONT requests are allowed again.
+func TestRedisHungFailsFast(t *testing.T) {
+	for _, ctxTimeout := range []bool{false, true} {
+		srv := startRedis(t)
+		log := &stateLog{}
+		app := storeApp(t, &redis.Options{Addr: srv.addr, ContextTimeoutEnabled: ctxTimeout}, log)
+		if r := serve(app, "c"); r.status != 200 {
+			t.Fatalf("Redis up: %d %s", r.status, r.body)
+		}
+		if err := srv.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		first := expectFastRefusals(t, app)
+		if err := srv.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		recovery := awaitRecovery(t, app)
+		if o, c := log.count("open"), log.count("closed"); o != 1 || c != 1 {
+			t.Fatalf("log states %q, want one open and one closed", log.states)
+		}
+		t.Logf("ContextTimeoutEnabled %v: Redis stopped: first 503 after %v; continued: first 200 after %v", ctxTimeout, first, recovery)
+		srv.stop()
+	}
+}

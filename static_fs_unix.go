@@ -1,0 +1,9 @@
+//go:build unix
+
+package fx
+
+import "syscall"
+
+// openNonBlock is the open flag with which regularFS opens files of a
+// static root: a FIFO then opens at once instead of waiting for a writer.
+const openNonBlock = syscall.O_NONBLOCK
