@@ -314,9 +314,8 @@ func TestGenerateDocumentDefaults(t *testing.T) {
 	}
 }
 
-// TestGenerateHealth: the probes Health.Register mounts document their
-// 200 body and the 503 FX_SERVICE_UNAVAILABLE (with Retry-After) a failed
-// probe answers.
+// TestGenerateHealth: the probes Health.Register mounts document the 503
+// FX_SERVICE_UNAVAILABLE (with Retry-After) a failed probe answers.
 func TestGenerateHealth(t *testing.T) {
 	app := fx.New()
 	fx.NewHealth().Register(app)
@@ -329,8 +328,8 @@ func TestGenerateHealth(t *testing.T) {
 		if get(t, op, "responses", "503", "headers", "Retry-After") == nil {
 			t.Errorf("%s 503 without Retry-After", p)
 		}
-		if get(t, op, "responses", "200", "content", "application/json", "schema", "properties", "status", "type") != "string" {
-			t.Errorf("%s 200: %v", p, get(t, op, "responses", "200"))
+		if got := keysOf(get(t, op, "responses").(map[string]any)); !slices.Equal(got, []string{"200", "500", "503"}) {
+			t.Errorf("%s responses %v", p, got)
 		}
 	}
 }
