@@ -236,7 +236,7 @@ func opInput(fields []fx.InputField, in *input) {
 		if *obj == nil {
 			*obj = map[string]any{"type": "object", "properties": map[string]any{}}
 		}
-		(*obj)["properties"].(map[string]any)[f.Name] = validate.TypeJSONSchema(f.Type)
+		(*obj)["properties"].(map[string]any)[f.Name] = fieldSchema(f)
 		if f.Required {
 			req, _ := (*obj)["required"].([]any)
 			(*obj)["required"] = append(req, f.Name)
@@ -245,7 +245,7 @@ func opInput(fields []fx.InputField, in *input) {
 	for _, f := range fields {
 		switch f.In {
 		case "path":
-			in.path[f.Name] = validate.TypeJSONSchema(f.Type)
+			in.path[f.Name] = fieldSchema(f)
 		case "query":
 			add(&in.query, f)
 		case "header":
@@ -254,6 +254,15 @@ func opInput(fields []fx.InputField, in *input) {
 			in.body, in.bodyRequired = validate.TypeJSONSchema(f.Type), f.Required
 		}
 	}
+}
+
+// fieldSchema is a bound field's schema: with its constraint tags when
+// Op compiled them.
+func fieldSchema(f fx.InputField) map[string]any {
+	if f.Schema != nil {
+		return f.Schema
+	}
+	return validate.TypeJSONSchema(f.Type)
 }
 
 // acceptsNil reports whether s accepts an absent body; a schema that

@@ -424,7 +424,9 @@ func splitOneOf(s string) []string {
 	return out
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
 
 // unique compiles unique for a slice or array of strings, numbers or
 // booleans (map values: the same). Up to 32 elements are compared pairwise
