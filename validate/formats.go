@@ -87,8 +87,8 @@ func isDigit(c byte) bool      { return c >= '0' && c <= '9' }
 // letters, digits, !#$%&'*+-/=?^_`{|}~ and the allowed non-ASCII
 // characters, and domain is dot-separated non-empty labels of letters,
 // digits, '-', '~' and those characters, beginning and ending with a
-// letter or digit, whose last label begins and ends with a letter (an
-// optional final dot aside).
+// letter or digit, whose last label begins and ends with a letter (no
+// final dot: net/mail, which validator also runs, refuses it).
 func isEmail(s string) bool {
 	at := strings.LastIndexByte(s, '@')
 	if at <= 0 || at == len(s)-1 {
@@ -110,7 +110,6 @@ func isEmail(s string) bool {
 			}
 		}
 	}
-	domain = strings.TrimSuffix(domain, ".")
 	labels := strings.Split(domain, ".")
 	if len(labels) < 2 {
 		return false
