@@ -389,3 +389,30 @@ func TestTagJSONSchema(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// TestBuilderFormat: the builder's formats are the tags' checks, and the
+// JSON Schema format keyword.
+func TestBuilderFormat(t *testing.T) {
+	s := validate.Object(validate.Fields{
+		"email": validate.String().Format(validate.FormatEmail),
+		"id":    validate.String().Format(validate.FormatUUID).Optional(),
+		"ip":    validate.String().Format(validate.FormatIPv6).Optional(),
+	})
+	res := s.Validate(map[string]any{"email": "a@b", "id": "123e4567-e89b-12d3-a456-426614174000", "ip": "1.2.3.4"})
+	want := "email: Must be a valid email address\nip: Must be a valid IPv6 address"
+	if got := strings.Join(lines(res), "\n"); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if res := s.Validate(map[string]any{"email": "a@b.co"}); len(res.Issues) > 0 {
+		t.Errorf("valid: %v", res.Issues)
+	}
+	if f := validate.String().Format(validate.FormatEmail).JSONSchema()["format"]; f != "email" {
+		t.Errorf("format keyword %v", f)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("unknown format accepted")
+		}
+	}()
+	validate.String().Format("color")
+}
