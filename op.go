@@ -73,9 +73,10 @@ type InputField struct {
 	Name     string // parameter or header name; "" for the body
 	Required bool
 	Type     reflect.Type
-	// Schema is the JSON Schema of a path, query or header field's value:
-	// its type with the keywords of its constraint tags (nil for the
-	// body, whose schema is validate.TypeJSONSchema(Type)).
+	// Schema is the JSON Schema of the value a request sends: its type
+	// with the keywords of its constraint tags (slices and maps nullable
+	// only when a pointer or omitempty says so). Computed once, at Op;
+	// read it, do not modify it.
 	Schema map[string]any
 }
 
@@ -224,7 +225,7 @@ func (p *opPlan) info() []InputField {
 		out = append(out, in)
 	}
 	if p.body != nil {
-		out = append(out, InputField{In: "body", Required: !p.body.ptr, Type: p.body.typ})
+		out = append(out, InputField{In: "body", Required: !p.body.ptr, Type: p.body.typ, Schema: p.body.dec.JSONSchema()})
 	}
 	return out
 }

@@ -162,11 +162,21 @@ func TestOpTagsBootError(t *testing.T) {
 	mustEnvelope(t, do(t, app, "POST", "/bad", "{}"), 500, fx.CodeInternalError)
 }
 
-// TestOpTagsRouteInfo: parameter schemas carry their tags.
+// TestOpTagsRouteInfo: parameter and body schemas carry their tags.
 func TestOpTagsRouteInfo(t *testing.T) {
 	routes, err := tagApp().Routes()
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range routes[0].Input {
+		if f.In == "body" {
+			b, _ := json.Marshal(f.Schema)
+			for _, want := range []string{`"required":["customer"]`, `"maxLength":10`, `"pattern":"^[A-Z0-9-]+$"`, `"format":"uuid"`, `"lines":{"items":`} {
+				if !strings.Contains(string(b), want) {
+					t.Errorf("body schema lacks %s: %s", want, b)
+				}
+			}
+		}
 	}
 	for _, f := range routes[0].Input {
 		if f.In == "query" && f.Name == "sort" {

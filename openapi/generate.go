@@ -251,13 +251,13 @@ func opInput(fields []fx.InputField, in *input) {
 		case "header":
 			add(&in.headers, f)
 		case "body":
-			in.body, in.bodyRequired = validate.TypeJSONSchema(f.Type), f.Required
+			in.body, in.bodyRequired = fieldSchema(f), f.Required
 		}
 	}
 }
 
-// fieldSchema is a bound field's schema: with its constraint tags when
-// Op compiled them.
+// fieldSchema is a bound field's schema as a request sends it: with its
+// constraint tags when Op compiled them.
 func fieldSchema(f fx.InputField) map[string]any {
 	if f.Schema != nil {
 		return f.Schema

@@ -33,8 +33,10 @@ func JSONSchemaOf(s Schema) (schema map[string]any, ok bool) {
 // Constraint tags become keywords (docs/tags.md): required fills the
 // object's required list (no other property is required: an absent key
 // keeps its zero value), min/max become minLength, minimum, minItems, ...,
-// doc and example become description and examples. Slices and maps are
-// not nullable unless the field is a pointer or starts with omitempty.
+// doc and example become description and examples. Slices and maps may
+// be null (c.JSON encodes a nil one as null); the schemas of request
+// values (StructSchema.JSONSchema, TypeDecoder.JSONSchema) make them
+// nullable only when the field is a pointer or starts with omitempty.
 // A recursive type is described down to its first repetition, which is
 // any value. It is for response bodies (what c.JSON encodes from t) as
 // well as requests; the tags of a type whose tags do not compile are left

@@ -10,15 +10,25 @@ import (
 // constraint tags included, unless the schema was built with TypesOnly.
 // For a QueryStruct it is the object of the query's parameters.
 func (s *StructSchema[T]) JSONSchema() map[string]any {
-	return typeSchema(s.d, &describer{open: map[*tdesc]bool{}, rules: s.rules})
+	return typeSchema(s.d, &describer{open: map[*tdesc]bool{}, rules: s.rules, request: true})
 }
 
 // describer carries one description: open holds the descriptions being
 // described (a repetition is any value); rules says whether constraint
-// tags are described.
+// tags are described; request whether the value is one a request sends
+// (a slice or map is then nullable only when a pointer or omitempty says
+// so) or one c.JSON encodes (where a nil slice or map is null).
 type describer struct {
-	open  map[*tdesc]bool
-	rules bool
+	open           map[*tdesc]bool
+	rules, request bool
+}
+
+// collection is the type of a slice or map: nullable in a response.
+func (ds *describer) collection(kind string) any {
+	if ds.request {
+		return kind
+	}
+	return []any{kind, "null"}
 }
 
 // typeSchema is TypeJSONSchema over a description.
@@ -52,9 +62,9 @@ func typeSchema(d *tdesc, ds *describer) map[string]any {
 	case tFloat:
 		return map[string]any{"type": "number"}
 	case tSlice:
-		return map[string]any{"type": "array", "items": typeSchema(d.elem, ds)}
+		return map[string]any{"type": ds.collection("array"), "items": typeSchema(d.elem, ds)}
 	case tMap:
-		return map[string]any{"type": "object", "additionalProperties": typeSchema(d.elem, ds)}
+		return map[string]any{"type": ds.collection("object"), "additionalProperties": typeSchema(d.elem, ds)}
 	case tStruct:
 		return structSchema(d, ds)
 	}
@@ -80,7 +90,7 @@ func structSchema(d *tdesc, ds *describer) map[string]any {
 	for _, f := range d.fields {
 		m := typeSchema(f.d, ds)
 		fp := plans[f.name]
-		if fp != nil && describeField(m, f, fp) {
+		if fp != nil && describeField(m, f, fp, ds.request) {
 			required = append(required, f.name)
 		}
 		props[f.name] = m
@@ -114,9 +124,9 @@ func fieldPlans(sp *splan, into map[string]*fplan) map[string]*fplan {
 }
 
 // describeField adds a field's tags to its schema m and reports whether
-// the field is required: a slice or map may be null only when declared
-// as a pointer or omitempty.
-func describeField(m map[string]any, f fdesc, fp *fplan) (required bool) {
+// the field is required: in a request, a slice or map may be null only
+// when declared as a pointer or omitempty.
+func describeField(m map[string]any, f fdesc, fp *fplan, request bool) (required bool) {
 	if fp.doc != "" {
 		m["description"] = fp.doc
 	}
@@ -128,7 +138,7 @@ func describeField(m map[string]any, f fdesc, fp *fplan) (required bool) {
 		m["examples"] = []any{ex}
 	}
 	required = describeValue(m, fp.v)
-	if (f.d.kind == tSlice || f.d.kind == tMap) && (f.ptr || fp.v != nil && fp.v.omitFirst()) {
+	if request && (f.d.kind == tSlice || f.d.kind == tMap) && (f.ptr || fp.v != nil && fp.v.omitFirst()) {
 		m["type"] = []any{m["type"], "null"}
 	}
 	return required

@@ -56,10 +56,16 @@ func (r *FieldRules) Check(p unsafe.Pointer, max int) []Issue {
 	return r.v.run(p, nil, max, nil)
 }
 
-// JSONSchema is the schema of the field's value: its type's, with the
-// keywords of its tags (TypeJSONSchema's reading).
+// JSONSchema is the schema of the field's value as a request sends it:
+// its type's, with the keywords of its tags.
 func (r *FieldRules) JSONSchema() map[string]any {
-	m := TypeJSONSchema(r.f.Type)
-	describeField(m, fdesc{d: describe(r.f.Type), ptr: r.f.Type.Kind() == reflect.Pointer}, &r.fp)
+	d := describe(r.f.Type)
+	m := requestSchema(d)
+	describeField(m, fdesc{d: d, ptr: r.f.Type.Kind() == reflect.Pointer}, &r.fp, true)
 	return m
+}
+
+// requestSchema describes a value a request sends (see describer).
+func requestSchema(d *tdesc) map[string]any {
+	return typeSchema(d, &describer{open: map[*tdesc]bool{}, rules: true, request: true})
 }

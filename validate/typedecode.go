@@ -59,5 +59,7 @@ func (td *TypeDecoder) DecodeInto(body []byte, dst any, max int) []Issue {
 	return []Issue{decodeIssue(err)}
 }
 
-// JSONSchema describes the type (see TypeJSONSchema).
-func (td *TypeDecoder) JSONSchema() map[string]any { return TypeJSONSchema(td.t) }
+// JSONSchema describes the type as a request body (StructSchema.JSONSchema's
+// reading: slices and maps nullable only when a pointer or omitempty says
+// so).
+func (td *TypeDecoder) JSONSchema() map[string]any { return requestSchema(td.d) }
