@@ -44,20 +44,26 @@ func tagApp(cfg ...fx.Config) *fx.App {
 	return app
 }
 
+// opIssues reads a 422's issues as "location:path:message" lines.
 func opIssues(t *testing.T, r result) []string {
+	got, _ := opIssuesTruncated(t, r)
+	return got
+}
+
+func opIssuesTruncated(t *testing.T, r result) (got []string, truncated bool) {
 	t.Helper()
 	env := mustEnvelope(t, r, 422, fx.CodeValidationError)
 	var d struct {
-		Issues []fx.ValidationIssue `json:"issues"`
+		Issues    []fx.ValidationIssue `json:"issues"`
+		Truncated bool                 `json:"truncated"`
 	}
 	if err := json.Unmarshal(env.Error.Details, &d); err != nil {
 		t.Fatal(err)
 	}
-	var got []string
 	for _, is := range d.Issues {
 		got = append(got, is.Location+":"+strings.Join(is.Path, ".")+":"+is.Message)
 	}
-	return got
+	return got, d.Truncated
 }
 
 // TestOpTagsValid: a body and parameters that pass every tag reach the
@@ -121,14 +127,8 @@ func TestOpTagsRequiredBody(t *testing.T) {
 func TestOpTagsMaxIssues(t *testing.T) {
 	body := `{"customer":"","quantity":0,"notes":["` + strings.Repeat("x", 30) + `","` + strings.Repeat("y", 30) + `"]}`
 	r := do(t, tagApp(fx.Config{MaxIssues: 3}), "POST", "/orders/1?sort=asc", body, "Content-Type", "application/json")
-	env := mustEnvelope(t, r, 422, fx.CodeValidationError)
-	var d struct {
-		Issues    []fx.ValidationIssue `json:"issues"`
-		Truncated bool                 `json:"truncated"`
-	}
-	json.Unmarshal(env.Error.Details, &d)
-	if len(d.Issues) != 3 || !d.Truncated {
-		t.Errorf("%d issues, truncated %v: %s", len(d.Issues), d.Truncated, env.Error.Details)
+	if got, truncated := opIssuesTruncated(t, r); len(got) != 3 || !truncated {
+		t.Errorf("issues %v, truncated %v", got, truncated)
 	}
 }
 
@@ -239,22 +239,27 @@ func BenchmarkOpConstraints(b *testing.B) {
 			status     int
 		}{{"valid", valid, 200}, {"422", invalid, 422}} {
 			b.Run(app.name+"/"+body.name, func(b *testing.B) {
-				h := app.app.Handler()
-				var rc fasthttp.RequestCtx
-				b.ReportAllocs()
-				for b.Loop() {
-					rc.Request.Reset()
-					rc.Response.Reset()
-					rc.Request.Header.SetMethod("POST")
-					rc.Request.SetRequestURI("/orders/7?sort=asc")
-					rc.Request.Header.SetContentType("application/json")
-					rc.Request.SetBodyString(body.body)
-					h(&rc)
-					if rc.Response.StatusCode() != body.status {
-						b.Fatalf("%d %s", rc.Response.StatusCode(), rc.Response.Body())
-					}
-				}
+				benchPost(b, app.app.Handler(), "/orders/7?sort=asc", body.body, body.status)
 			})
+		}
+	}
+}
+
+// benchPost runs POST uri with a JSON body through h in a loop, requiring
+// status.
+func benchPost(b *testing.B, h fasthttp.RequestHandler, uri, body string, status int) {
+	var rc fasthttp.RequestCtx
+	b.ReportAllocs()
+	for b.Loop() {
+		rc.Request.Reset()
+		rc.Response.Reset()
+		rc.Request.Header.SetMethod("POST")
+		rc.Request.SetRequestURI(uri)
+		rc.Request.Header.SetContentType("application/json")
+		rc.Request.SetBodyString(body)
+		h(&rc)
+		if rc.Response.StatusCode() != status {
+			b.Fatalf("%d %s", rc.Response.StatusCode(), rc.Response.Body())
 		}
 	}
 }
