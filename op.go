@@ -1,6 +1,8 @@
 package fx
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -23,20 +25,35 @@ import (
 //
 // In's fields are bound from tags: `path:"name"` (a path parameter of the
 // route, always required), `query:"name"` and `header:"Name"` (optional
-// unless the tag adds ",required"); a field named Body is the JSON request
-// body (required unless it is a pointer), decoded straight into the field
-// and type-checked over the bytes as validate.Struct does. Path, query and
+// unless the tag adds ",required" or its validate tag says required); a
+// field named Body is the JSON request body, decoded straight into the
+// field and checked as validate.Struct does: the type of every value and
+// the constraint tags of every field (`validate:"required,min=3"`,
+// `pattern:"..."`, docs/tags.md), type and rule issues together. A
+// non-pointer Body is required: a missing body, `null`, and (when its
+// type has required fields) `{}` are each refused with their issue; a
+// pointer Body may be absent or null (then it stays nil). Path, query and
 // header fields are string, bool, an integer or float kind, or (query
-// only) []string. Every failure of every field is collected into one 422
-// FX_VALIDATION_ERROR (locations "body", "path", "query", "header"; the
-// envelope of route contracts, bounded by Config.MaxIssues). Out is
+// only) []string, and take the same constraint tags, checked after the
+// value is parsed (an absent optional value is its zero value, as an
+// absent body field is). Every failure of every field is collected into
+// one 422 FX_VALIDATION_ERROR (locations "body", "path", "query",
+// "header"; the envelope of route contracts, bounded by Config.MaxIssues).
+// A constraint tag that cannot be honoured (an unknown word, a word that
+// does not fit the field's type, a bad parameter or regular expression)
+// is a configuration error that Boot reports (FX_INTERNAL_ERROR naming the
+// route, the type, the field and the word; joined with the other
+// configuration errors), never ignored. Out is
 // written with c.JSON and the status of the first OpOption-declared
 // Response (default 200); return a non-nil *Out (nil is sent as null).
 //
-// Cost: the binding plan is built once, at Op; per request, one
-// allocation for the In, a parse per field (a string field costs its
-// copy), and for a body the scans and decode of JSONBody. See
-// BenchmarkOp for the comparison with a handler doing the same by hand.
+// Cost: the binding plan and the constraint plans are built once, at Op;
+// per request, one allocation for the In, a parse per field (a string
+// field costs its copy), for a body the scans and decode of JSONBody, and
+// the constraint checks, which allocate nothing on a valid input (see
+// validate's tagcheck.go for the exceptions: url, uri, maps). See
+// BenchmarkOp and BenchmarkOpConstraints for the comparison with a
+// handler doing the same by hand.
 
 // OpOption edits the Route a typed operation registers: documentation
 // (Doc, Errors, Responses) and Route.Middleware. Its Method, Path, Body,
@@ -56,6 +73,11 @@ type InputField struct {
 	Name     string // parameter or header name; "" for the body
 	Required bool
 	Type     reflect.Type
+	// Schema is the JSON Schema of the value a request sends: its type
+	// with the keywords of its constraint tags (slices and maps nullable
+	// only when a pointer or omitempty says so). Computed once, at Op;
+	// read it, do not modify it.
+	Schema map[string]any
 }
 
 // Op registers a typed operation (see the package documentation above) on
@@ -63,7 +85,7 @@ type InputField struct {
 // cannot bind, or a path tag names no parameter of path: programming
 // errors found at start-up.
 func Op[In, Out any](reg Registrar, method, path string, h func(c *Ctx, in *In) (*Out, error), opts ...OpOption) {
-	plan := planOf(reflect.TypeFor[In](), path)
+	plan, tagErr := planOf(reflect.TypeFor[In](), path)
 	r := Route{}
 	for _, o := range opts {
 		o(&r)
@@ -84,7 +106,7 @@ func Op[In, Out any](reg Registrar, method, path string, h func(c *Ctx, in *In) 
 		}
 		return c.JSON(status, out)
 	}
-	r.op = &opTypes{in: reflect.TypeFor[In](), out: reflect.TypeFor[Out](), fields: plan.info()}
+	r.op = &opTypes{in: reflect.TypeFor[In](), out: reflect.TypeFor[Out](), fields: plan.info(), err: tagErr}
 	reg.Route(r)
 }
 
@@ -99,6 +121,7 @@ type opField struct {
 	required  bool
 	off       uintptr
 	typ       reflect.Type
+	rules     *validate.FieldRules // its constraint tags
 }
 
 type opBody struct {
@@ -108,7 +131,11 @@ type opBody struct {
 	dec *validate.TypeDecoder
 }
 
-func planOf(t reflect.Type, path string) *opPlan {
+// planOf builds the binding plan of t. It panics on a programming error
+// of the binding (t not a struct, a type it cannot bind, a path tag
+// naming no parameter); the constraint tags that cannot be honoured are
+// returned (joined), for Boot to report.
+func planOf(t reflect.Type, path string) (*opPlan, error) {
 	if t.Kind() != reflect.Struct {
 		panic(fmt.Sprintf("fx.Op: input type %s is not a struct", t))
 	}
@@ -117,6 +144,7 @@ func planOf(t reflect.Type, path string) *opPlan {
 		panic("fx.Op: " + err.Error())
 	}
 	p := &opPlan{}
+	var errs []error
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
@@ -128,7 +156,12 @@ func planOf(t reflect.Type, path string) *opPlan {
 			if b.ptr {
 				et = et.Elem()
 			}
-			b.dec = validate.NewTypeDecoder(et)
+			dec, err := validate.CompileType(et)
+			if err != nil {
+				errs = append(errs, err)
+				dec, _ = validate.CompileType(reflect.TypeFor[struct{}]()) // never run: Boot fails
+			}
+			b.dec = dec
 			p.body = b
 			continue
 		}
@@ -148,10 +181,17 @@ func planOf(t reflect.Type, path string) *opPlan {
 			if loc == "path" && !containsString(params, name) {
 				panic(fmt.Sprintf("fx.Op: field %s.%s: path %q has no parameter %q", t, f.Name, path, name))
 			}
+			rules, err := validate.CompileField(t, f)
+			if err != nil {
+				errs = append(errs, err)
+			} else if rules.Required() {
+				of.required = true
+			}
+			of.rules = rules
 			p.fields = append(p.fields, of)
 		}
 	}
-	return p
+	return p, errors.Join(errs...)
 }
 
 func containsString(list []string, s string) bool {
@@ -178,10 +218,14 @@ func bindable(t reflect.Type, slice bool) bool {
 func (p *opPlan) info() []InputField {
 	var out []InputField
 	for _, f := range p.fields {
-		out = append(out, InputField{In: f.loc, Name: f.name, Required: f.required, Type: f.typ})
+		in := InputField{In: f.loc, Name: f.name, Required: f.required, Type: f.typ}
+		if f.rules != nil {
+			in.Schema = f.rules.JSONSchema()
+		}
+		out = append(out, in)
 	}
 	if p.body != nil {
-		out = append(out, InputField{In: "body", Required: !p.body.ptr, Type: p.body.typ})
+		out = append(out, InputField{In: "body", Required: !p.body.ptr, Type: p.body.typ, Schema: p.body.dec.JSONSchema()})
 	}
 	return out
 }
@@ -199,8 +243,13 @@ func (p *opPlan) bind(c *Ctx, base unsafe.Pointer) error {
 			break
 		}
 		f := &p.fields[i]
-		if msg := f.bind(c, unsafe.Add(base, f.off)); msg != "" {
+		at := unsafe.Add(base, f.off)
+		if msg := f.bind(c, at); msg != "" {
 			issues = append(issues, ValidationIssue{Location: f.loc, Path: []string{f.name}, Message: msg})
+		} else if f.rules != nil {
+			for _, is := range f.rules.Check(at, max+1-len(issues)) {
+				issues = append(issues, ValidationIssue{Location: f.loc, Path: append([]string{f.name}, is.Path...), Message: is.Message})
+			}
 		}
 	}
 	if len(issues) == 0 {
@@ -227,6 +276,12 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, limit int) []ValidationIssue 
 	}
 	if err := validate.CheckJSON(raw); err != nil {
 		return []ValidationIssue{jsonIssue(err)}
+	}
+	if string(bytes.TrimSpace(raw)) == "null" {
+		if b.ptr {
+			return nil // an optional body sent as null: absent, the field stays nil
+		}
+		return []ValidationIssue{{Location: "body", Path: []string{}, Message: "Expected " + jsonKind(b.typ) + ", got null"}}
 	}
 	at := unsafe.Add(base, b.off)
 	var dst any

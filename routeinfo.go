@@ -49,6 +49,7 @@ type routeMeta struct {
 type opTypes struct {
 	in, out reflect.Type
 	fields  []InputField
+	err     error // the input's constraint tags that cannot be honoured: a Boot error (op.go)
 }
 
 func newRouteMeta(r Route) routeMeta {

@@ -136,6 +136,10 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 			errs = append(errs, configError(routeWhat(s.method, s.path), "invalid method"))
 			continue
 		}
+		if op := s.meta.op; op != nil && op.err != nil { // constraint tags of a typed operation (op.go)
+			errs = append(errs, configError(routeWhat(s.method, s.path), "%v", op.err))
+			continue
+		}
 		fhPath, params, err := translatePath(s.path)
 		if err != nil {
 			errs = append(errs, configError(routeWhat(s.method, s.path), "%v", err))

@@ -291,7 +291,7 @@ func opInput(fields []fx.InputField, in *input) {
 		if *obj == nil {
 			*obj = map[string]any{"type": "object", "properties": map[string]any{}}
 		}
-		(*obj)["properties"].(map[string]any)[f.Name] = validate.TypeJSONSchema(f.Type)
+		(*obj)["properties"].(map[string]any)[f.Name] = fieldSchema(f)
 		if f.Required {
 			req, _ := (*obj)["required"].([]any)
 			(*obj)["required"] = append(req, f.Name)
@@ -300,15 +300,24 @@ func opInput(fields []fx.InputField, in *input) {
 	for _, f := range fields {
 		switch f.In {
 		case "path":
-			in.path[f.Name] = validate.TypeJSONSchema(f.Type)
+			in.path[f.Name] = fieldSchema(f)
 		case "query":
 			add(&in.query, f)
 		case "header":
 			add(&in.headers, f)
 		case "body":
-			in.body, in.bodyRequired = validate.TypeJSONSchema(f.Type), f.Required
+			in.body, in.bodyRequired = fieldSchema(f), f.Required
 		}
 	}
+}
+
+// fieldSchema is a bound field's schema as a request sends it: with its
+// constraint tags when Op compiled them.
+func fieldSchema(f fx.InputField) map[string]any {
+	if f.Schema != nil {
+		return f.Schema
+	}
+	return validate.TypeJSONSchema(f.Type)
 }
 
 // acceptsNil reports whether s accepts an absent body; a schema that

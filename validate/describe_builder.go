@@ -42,6 +42,9 @@ func (s *StringSchema) JSONSchema() map[string]any {
 	if s.pattern != nil {
 		m["pattern"] = s.pattern.String()
 	}
+	if s.format != "" {
+		m["format"] = string(s.format)
+	}
 	if s.enum != nil {
 		e := make([]any, len(s.enum))
 		for i, v := range s.enum {

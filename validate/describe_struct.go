@@ -1,21 +1,43 @@
 package validate
 
-import "math"
+import (
+	"math"
 
-// JSONSchema describes T as Struct reads it (see TypeJSONSchema). For a
-// QueryStruct it is the object of the query's parameters.
+	json "github.com/goccy/go-json"
+)
+
+// JSONSchema describes T as Struct reads it (see TypeJSONSchema): its
+// constraint tags included, unless the schema was built with TypesOnly.
+// For a QueryStruct it is the object of the query's parameters.
 func (s *StructSchema[T]) JSONSchema() map[string]any {
-	return typeSchema(s.d, map[*tdesc]bool{})
+	return typeSchema(s.d, &describer{open: map[*tdesc]bool{}, rules: s.rules, request: true})
 }
 
-// typeSchema is TypeJSONSchema over a description; open holds the
-// descriptions being described (a repetition is any value).
-func typeSchema(d *tdesc, open map[*tdesc]bool) map[string]any {
-	if open[d] {
+// describer carries one description: open holds the descriptions being
+// described (a repetition is any value); rules says whether constraint
+// tags are described; request whether the value is one a request sends
+// (a slice or map is then nullable only when a pointer or omitempty says
+// so) or one c.JSON encodes (where a nil slice or map is null).
+type describer struct {
+	open           map[*tdesc]bool
+	rules, request bool
+}
+
+// collection is the type of a slice or map: nullable in a response.
+func (ds *describer) collection(kind string) any {
+	if ds.request {
+		return kind
+	}
+	return []any{kind, "null"}
+}
+
+// typeSchema is TypeJSONSchema over a description.
+func typeSchema(d *tdesc, ds *describer) map[string]any {
+	if ds.open[d] {
 		return map[string]any{}
 	}
-	open[d] = true
-	defer delete(open, d)
+	ds.open[d] = true
+	defer delete(ds.open, d)
 	switch d.kind {
 	case tString, tText:
 		return map[string]any{"type": "string"}
@@ -30,25 +52,146 @@ func typeSchema(d *tdesc, open map[*tdesc]bool) map[string]any {
 		if d.bits < 64 {
 			lo, hi = -math.Ldexp(1, d.bits-1), math.Ldexp(1, d.bits-1)-1
 		}
-		return map[string]any{"type": "integer", "minimum": lo, "maximum": hi}
+		return map[string]any{"type": "integer", "format": intFormat(d.bits <= 32), "minimum": lo, "maximum": hi}
 	case tUint:
 		hi := float64(maxSafeInt)
 		if d.bits < 64 {
 			hi = math.Ldexp(1, d.bits) - 1
 		}
-		return map[string]any{"type": "integer", "minimum": 0, "maximum": hi}
+		return map[string]any{"type": "integer", "format": intFormat(d.bits < 32), "minimum": 0, "maximum": hi}
 	case tFloat:
 		return map[string]any{"type": "number"}
 	case tSlice:
-		return map[string]any{"type": []any{"array", "null"}, "items": typeSchema(d.elem, open)}
+		return map[string]any{"type": ds.collection("array"), "items": typeSchema(d.elem, ds)}
 	case tMap:
-		return map[string]any{"type": []any{"object", "null"}, "additionalProperties": typeSchema(d.elem, open)}
+		return map[string]any{"type": ds.collection("object"), "additionalProperties": typeSchema(d.elem, ds)}
 	case tStruct:
-		props := make(map[string]any, len(d.fields))
-		for _, f := range d.fields {
-			props[f.name] = typeSchema(f.d, open)
-		}
-		return map[string]any{"type": "object", "properties": props}
+		return structSchema(d, ds)
 	}
 	return map[string]any{}
+}
+
+func intFormat(small bool) string {
+	if small {
+		return "int32"
+	}
+	return "int64"
+}
+
+// structSchema describes a struct: its properties, each with the
+// keywords of its constraint tags, and the required list.
+func structSchema(d *tdesc, ds *describer) map[string]any {
+	var plans map[string]*fplan
+	if ds.rules && d.t != nil {
+		plans = fieldPlans(structDoc(d.t), map[string]*fplan{})
+	}
+	props := make(map[string]any, len(d.fields))
+	var required []any
+	for _, f := range d.fields {
+		m := typeSchema(f.d, ds)
+		fp := plans[f.name]
+		if fp != nil && describeField(m, f, fp, ds.request) {
+			required = append(required, f.name)
+		}
+		props[f.name] = m
+	}
+	out := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		out["required"] = required
+	}
+	return out
+}
+
+// fieldPlans indexes the fields of a struct plan by JSON name (embedded
+// pointer structs flattened).
+func fieldPlans(sp *splan, into map[string]*fplan) map[string]*fplan {
+	if sp == nil {
+		return into
+	}
+	for i := range sp.fields {
+		f := &sp.fields[i]
+		if f.name == "" {
+			if f.v != nil {
+				fieldPlans(f.v.sub, into)
+			}
+			continue
+		}
+		if _, dup := into[f.name]; !dup {
+			into[f.name] = f
+		}
+	}
+	return into
+}
+
+// describeField adds a field's tags to its schema m and reports whether
+// the field is required: in a request, a slice or map may be null only
+// when declared as a pointer or omitempty.
+func describeField(m map[string]any, f fdesc, fp *fplan, request bool) (required bool) {
+	if fp.doc != "" {
+		m["description"] = fp.doc
+	}
+	if fp.example != "" {
+		var ex any
+		if json.Unmarshal([]byte(fp.example), &ex) != nil {
+			ex = fp.example
+		}
+		m["examples"] = []any{ex}
+	}
+	required = describeValue(m, fp.v)
+	if request && (f.d.kind == tSlice || f.d.kind == tMap) && (f.ptr || fp.v != nil && fp.v.omitFirst()) {
+		m["type"] = []any{m["type"], "null"}
+	}
+	return required
+}
+
+func (v *vplan) omitFirst() bool { return len(v.rules) > 0 && v.rules[0].omit }
+
+// describeValue adds the keywords of v's rules to m (the schema of the
+// value) and its elements' to m's items, additionalProperties and
+// propertyNames; it reports whether v has required.
+func describeValue(m map[string]any, v *vplan) (required bool) {
+	if v == nil {
+		return false
+	}
+	for _, r := range v.rules {
+		switch {
+		case r.req:
+			required = true
+			if !v.ptr {
+				requiredKeywords(m, v.kind)
+			}
+		case r.schema != nil:
+			r.schema(m)
+		}
+	}
+	if v.elem != nil {
+		if items, ok := m["items"].(map[string]any); ok {
+			describeValue(items, v.elem)
+		} else if ap, ok := m["additionalProperties"].(map[string]any); ok {
+			describeValue(ap, v.elem)
+		}
+	}
+	if v.keys != nil {
+		names := map[string]any{"type": "string"}
+		describeValue(names, v.keys)
+		m["propertyNames"] = names
+	}
+	return required
+}
+
+// requiredKeywords states validator's required on a non-pointer value:
+// a string is not empty, a number not zero, a bool true.
+func requiredKeywords(m map[string]any, k vkind) {
+	switch k {
+	case vString:
+		if n, ok := m["minLength"].(int64); !ok || n < 1 {
+			m["minLength"] = int64(1)
+		}
+	case vInt, vUint, vFloat:
+		if _, ok := m["not"]; !ok {
+			m["not"] = map[string]any{"const": 0}
+		}
+	case vBool:
+		m["const"] = true
+	}
 }

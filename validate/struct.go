@@ -6,50 +6,110 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unsafe"
 
 	json "github.com/goccy/go-json"
 )
 
-// StructSchema validates a JSON value against the shape of a Go type T
-// (its JSON tags, as encoding/json reads them) and decodes it into a *T.
-// Build it with Struct or QueryStruct.
+// StructSchema validates a JSON value against a Go type T (its JSON tags,
+// as encoding/json reads them, and its constraint tags) and decodes it
+// into a *T. Build it with Struct or QueryStruct.
 //
 // Unlike a plain decoder, which stops at the first mismatch, it reports
 // the type error of every field together ("Expected a string, got a
-// number" at ["items","1","sku"]). It checks types only: a field that is
-// absent keeps its zero value, as with encoding/json, and unknown keys are
-// ignored. Combine it with a constraint library (the go-playground adapter
-// does) or an Object check for required fields and ranges.
+// number" at ["items","1","sku"]), and then the constraint tags
+// (`validate:"required,min=3"`, `pattern:"..."`: the words of docs/tags.md)
+// of every field: the fields that type-checked are still checked when
+// others did not, so a float where an int belongs does not hide a
+// too-long string elsewhere. A field that is absent keeps its zero value,
+// as with encoding/json (so `required` refuses it), and unknown keys are
+// ignored.
 //
 // Result.Value is a *T. It implements Decoder: a valid body is decoded
 // straight from the bytes into a T with go-json (no intermediate tree, one
 // allocation for the T plus what its fields need) after a scan of the
-// bytes that checks the types without allocating; a body that fails that
-// scan is never handed to go-json (which decodes all of it before
-// reporting its first type error) and its issues are found over the
-// bytes too, stopping at the limit of ValidateJSONLimit (Limited,
-// LimitedDecoder).
+// bytes that checks the types without allocating, and the constraints run
+// over the decoded T through a plan compiled once, here (no reflection,
+// no allocation on a value that passes them; see tagcheck.go for the
+// exceptions). A body that fails the type scan is never handed to go-json
+// (which decodes all of it before reporting its first type error); its
+// type issues are found over the bytes, stopping at the limit of
+// ValidateJSONLimit (Limited, LimitedDecoder), and only when they leave
+// room is the body decoded leniently (every mistyped value null) to check
+// the constraints of the rest.
 type StructSchema[T any] struct {
 	d     *tdesc
+	plan  *vplan // the constraint tags of T; nil: none (or TypesOnly)
+	rules bool   // constraint tags are read (not TypesOnly): JSONSchema shows them
 	query bool
 	wide  bool // T holds a 64-bit integer somewhere (see ValidateJSON)
 }
 
+// StructOption adjusts Struct, QueryStruct and their Compile forms.
+type StructOption func(*structOptions)
+
+type structOptions struct{ typesOnly bool }
+
+// TypesOnly makes the schema ignore constraint tags (validate, pattern):
+// it checks and documents the types only. Adapters that run another
+// constraint engine over the decoded T (validate/adapters/playground) use
+// it, so that words the core does not know are not start-up errors.
+func TypesOnly() StructOption { return func(o *structOptions) { o.typesOnly = true } }
+
 // Struct returns the schema of T, which must be a struct type (or a
-// pointer, slice or map of one). The type is examined once, here.
-func Struct[T any]() *StructSchema[T] {
-	d := describe(reflect.TypeFor[T]())
-	return &StructSchema[T]{d: d, wide: hasWideInt(d, map[*tdesc]bool{})}
+// pointer, slice or map of one). The type and its tags are examined once,
+// here; a tag that cannot be honoured panics with the *TagError of each
+// (joined), naming type, field and word: use CompileStruct to get the
+// error instead.
+func Struct[T any](opts ...StructOption) *StructSchema[T] {
+	return must(CompileStruct[T](opts...))
 }
 
 // QueryStruct returns the schema of T for a route's query string: fields
 // of T are matched by their JSON tags, and the strings of the query are
 // coerced by the rules of Query (number grammar, "true"/"false", empty
 // value = absent for non-string fields, repeated key only for slice
-// fields). Result.Value is a *T.
-func QueryStruct[T any]() *StructSchema[T] {
-	d := describe(reflect.TypeFor[T]())
-	return &StructSchema[T]{d: d, query: true, wide: hasWideInt(d, map[*tdesc]bool{})}
+// fields); then the constraint tags are checked as Struct does.
+// Result.Value is a *T. It panics as Struct does.
+func QueryStruct[T any](opts ...StructOption) *StructSchema[T] {
+	return must(CompileQueryStruct[T](opts...))
+}
+
+// CompileStruct is Struct returning the tag errors (each a *TagError,
+// joined with errors.Join) instead of panicking.
+func CompileStruct[T any](opts ...StructOption) (*StructSchema[T], error) {
+	return compileStruct[T](false, opts)
+}
+
+// CompileQueryStruct is QueryStruct returning the tag errors instead of
+// panicking.
+func CompileQueryStruct[T any](opts ...StructOption) (*StructSchema[T], error) {
+	return compileStruct[T](true, opts)
+}
+
+func compileStruct[T any](query bool, opts []StructOption) (*StructSchema[T], error) {
+	var o structOptions
+	for _, fn := range opts {
+		fn(&o)
+	}
+	t := reflect.TypeFor[T]()
+	d := describe(t)
+	s := &StructSchema[T]{d: d, query: query, wide: hasWideInt(d, map[*tdesc]bool{}), rules: !o.typesOnly}
+	if s.rules {
+		plan, err := planOf(t)
+		if err != nil {
+			return nil, err
+		}
+		s.plan = plan
+	}
+	return s, nil
+}
+
+func must[S any](s S, err error) S {
+	if err != nil {
+		panic(err)
+	}
+	return s
 }
 
 // Validate checks v (the generic tree: map[string]any, []any, float64,
@@ -65,7 +125,7 @@ func (s *StructSchema[T]) ValidateLimit(v any, max int) Result {
 	st := &state{query: s.query, max: max}
 	out := checkType(s.d, v, st)
 	if len(st.issues) > 0 {
-		return Result{Issues: st.issues}
+		return Result{Issues: s.rulesAfter(out, st.issues, max)}
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -75,7 +135,52 @@ func (s *StructSchema[T]) ValidateLimit(v any, max int) Result {
 	if err := json.Unmarshal(b, p); err != nil {
 		return Result{Issues: []Issue{decodeIssue(err)}}
 	}
+	return s.checked(p, max)
+}
+
+// checked runs the constraints over a decoded *T.
+func (s *StructSchema[T]) checked(p *T, max int) Result {
+	if issues := s.plan.run(unsafe.Pointer(p), nil, max, nil); len(issues) > 0 {
+		return Result{Issues: issues}
+	}
 	return Result{Value: p}
+}
+
+// rulesAfter adds to typeIssues the constraint issues of the parts of
+// tree that type-checked (see lenientRules).
+func (s *StructSchema[T]) rulesAfter(tree any, typeIssues []Issue, max int) []Issue {
+	return lenientRules(s.d, s.plan, reflect.TypeFor[T](), s.query, tree, typeIssues, max)
+}
+
+// lenientRules returns typeIssues followed by the constraint issues of
+// tree with every mistyped value replaced by null, decoded into a new
+// value of t; nothing at or below a mistyped path is checked. It does
+// nothing when the issue list is already full. Cost: the failure path
+// only (a copy of the maps and slices on the mistyped paths, a re-encode
+// and a decode).
+func lenientRules(d *tdesc, plan *vplan, t reflect.Type, query bool, tree any, typeIssues []Issue, max int) []Issue {
+	if plan == nil || (max > 0 && len(typeIssues) >= max) {
+		return typeIssues
+	}
+	paths := issuePaths(typeIssues)
+	v := NullAt(tree, paths)
+	if v == nil {
+		return typeIssues
+	}
+	st := &state{query: query}
+	out := checkType(d, v, st)
+	if len(st.issues) > 0 {
+		return typeIssues
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return typeIssues
+	}
+	p := reflect.New(t)
+	if json.Unmarshal(b, p.Interface()) != nil {
+		return typeIssues
+	}
+	return plan.run(p.UnsafePointer(), typeIssues, max, paths)
 }
 
 // ValidateJSON is the fast path (see Decoder): go-json decodes body
@@ -101,14 +206,14 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 	if s.query || typeFits(s.d, &cursor{data: body}) {
 		p := new(T)
 		if err := json.Unmarshal(body, p); err == nil && !(s.wide && hasLongNumber(body)) {
-			return Result{Value: p}
+			return s.checked(p, max)
 		}
 	}
 	if !s.query {
 		st := &state{max: max}
 		streamType(s.d, &cursor{data: body}, st)
 		if len(st.issues) > 0 {
-			return Result{Issues: st.issues}
+			return Result{Issues: s.rulesAfter(treeOf(body, s.plan, st.issues, max), st.issues, max)}
 		}
 	}
 	tree, err := DecodeJSON(body)
@@ -124,7 +229,8 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 
 // Decode is what fx.JSONBody does with a body CheckJSON accepted: when
 // the body fits T (every type check of Validate passes) go-json decodes it
-// into a new *T; otherwise issues are those ValidateJSONLimit(body, max)
+// into a new *T and its constraint tags are checked (their issues, if
+// any, are returned); otherwise issues are those ValidateJSONLimit(body, max)
 // reports, found over the bytes and stopping at max, and nothing is
 // decoded. Unlike ValidateJSON it keeps go-json's reading of two bodies:
 // an integer beyond 2^53 is decoded exactly into a 64-bit field, and null
@@ -134,6 +240,9 @@ func (s *StructSchema[T]) Decode(body []byte, max int) (p *T, issues []Issue, er
 	if typeFits(s.d, &cursor{data: body}) {
 		p = new(T)
 		if err = json.Unmarshal(body, p); err == nil {
+			if issues = s.plan.run(unsafe.Pointer(p), nil, max, nil); len(issues) > 0 {
+				return nil, issues, nil
+			}
 			return p, nil, nil
 		}
 	}
@@ -148,6 +257,16 @@ func (s *StructSchema[T]) Decode(body []byte, max int) (p *T, issues []Issue, er
 		err = errors.New("validate: body refused by the decoder")
 	}
 	return nil, nil, err
+}
+
+// treeOf decodes body for lenientRules, only when it will be used: the
+// type has constraints and the type issues leave room.
+func treeOf(body []byte, plan *vplan, typeIssues []Issue, max int) any {
+	if plan == nil || (max > 0 && len(typeIssues) >= max) {
+		return nil
+	}
+	v, _ := DecodeJSON(body) // accepted by CheckJSON already
+	return v
 }
 
 // hasWideInt reports whether d has a 64-bit integer anywhere below it.

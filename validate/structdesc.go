@@ -34,6 +34,7 @@ const (
 )
 
 type tdesc struct {
+	t      reflect.Type // a struct's type (its constraint tags: describe_struct.go)
 	kind   tkind
 	bits   int
 	elem   *tdesc
@@ -44,6 +45,7 @@ type tdesc struct {
 type fdesc struct {
 	name string
 	d    *tdesc
+	ptr  bool // declared as a pointer: JSON null is its absence
 }
 
 var (
@@ -112,7 +114,7 @@ func describeIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
 		}
 		d.kind, d.elem = tMap, describeIn(t.Elem(), seen)
 	case reflect.Struct:
-		d.kind = tStruct
+		d.kind, d.t = tStruct, t
 		d.byName = map[string]int{}
 		addFields(d, t, seen, 0)
 	default:
@@ -159,7 +161,7 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc, depth int
 			continue
 		}
 		d.byName[name] = len(d.fields)
-		d.fields = append(d.fields, fdesc{name: name, d: fd})
+		d.fields = append(d.fields, fdesc{name: name, d: fd, ptr: f.Type.Kind() == reflect.Pointer})
 	}
 	for _, et := range embedded {
 		addFields(d, et, seen, depth+1)

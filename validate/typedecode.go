@@ -11,35 +11,47 @@ import (
 // (fx's typed operations find their Body field's type by reflection). It
 // is built once per type and safe for concurrent use.
 type TypeDecoder struct {
-	d *tdesc
-	t reflect.Type
+	d    *tdesc
+	t    reflect.Type
+	plan *vplan
 }
 
-// NewTypeDecoder returns the decoder of t (examined once, here).
-func NewTypeDecoder(t reflect.Type) *TypeDecoder {
-	return &TypeDecoder{d: describe(t), t: t}
+// NewTypeDecoder returns the decoder of t (examined once, here); it
+// panics when t's constraint tags cannot be honoured (see CompileType).
+func NewTypeDecoder(t reflect.Type) *TypeDecoder { return must(CompileType(t)) }
+
+// CompileType returns the decoder of t, or the *TagError of each
+// constraint tag of t that cannot be honoured (joined with errors.Join).
+func CompileType(t reflect.Type) (*TypeDecoder, error) {
+	plan, err := planOf(t)
+	if err != nil {
+		return nil, err
+	}
+	return &TypeDecoder{d: describe(t), t: t, plan: plan}, nil
 }
 
 // DecodeInto decodes body (one JSON value CheckJSON accepted) into dst, a
 // pointer to a value of the decoder's type, as StructSchema.Decode does:
-// when the body fits the type, go-json decodes it and issues is nil;
-// otherwise issues lists every type mismatch found over the bytes,
-// stopping at max (0: no limit), and dst is left partly written or
-// untouched. A body that fits the types but that the decoder still
-// refuses (a custom UnmarshalJSON) is the one issue "Has an invalid
-// value". Cost: one scan of the bytes that does not allocate, plus
-// go-json's decode.
+// when the body fits the type, go-json decodes it and the constraint tags
+// are checked over dst (issues is nil when they pass); otherwise issues
+// lists every type mismatch found over the bytes, stopping at max (0: no
+// limit), followed, when there is room, by the constraint issues of the
+// fields that type-checked, and dst is left partly written or untouched.
+// A body that fits the types but that the decoder still refuses (a
+// custom UnmarshalJSON) is the one issue "Has an invalid value". Cost:
+// one scan of the bytes that does not allocate, go-json's decode, and the
+// constraint plan (no allocation on a value that passes it).
 func (td *TypeDecoder) DecodeInto(body []byte, dst any, max int) []Issue {
 	var err error
 	if typeFits(td.d, &cursor{data: body}) {
 		if err = json.Unmarshal(body, dst); err == nil {
-			return nil
+			return td.plan.run(reflect.ValueOf(dst).UnsafePointer(), nil, max, nil)
 		}
 	}
 	st := &state{max: max}
 	streamType(td.d, &cursor{data: body}, st)
 	if len(st.issues) > 0 {
-		return st.issues
+		return lenientRules(td.d, td.plan, td.t, false, treeOf(body, td.plan, st.issues, max), st.issues, max)
 	}
 	if err == nil {
 		err = errors.New("validate: body refused by the decoder")
@@ -47,5 +59,7 @@ func (td *TypeDecoder) DecodeInto(body []byte, dst any, max int) []Issue {
 	return []Issue{decodeIssue(err)}
 }
 
-// JSONSchema describes the type (see TypeJSONSchema).
-func (td *TypeDecoder) JSONSchema() map[string]any { return typeSchema(td.d, map[*tdesc]bool{}) }
+// JSONSchema describes the type as a request body (StructSchema.JSONSchema's
+// reading: slices and maps nullable only when a pointer or omitempty says
+// so).
+func (td *TypeDecoder) JSONSchema() map[string]any { return requestSchema(td.d) }

@@ -24,12 +24,12 @@ func TestPlaygroundJSONSchema(t *testing.T) {
 		t.Fatal("not a validate.Describer")
 	}
 	b, _ := json.Marshal(m)
-	want := `{"properties":{"age":{"exclusiveMaximum":130,"maximum":9007199254740992,"minimum":18,"type":"integer"},` +
+	want := `{"properties":{"age":{"exclusiveMaximum":130,"format":"int64","maximum":9007199254740992,"minimum":18,"type":"integer"},` +
 		`"email":{"format":"email","type":"string"},` +
 		`"name":{"maxLength":20,"minLength":2,"type":"string"},` +
 		`"role":{"enum":["admin","user"],"type":"string"},` +
 		`"site":{"type":"string"},` +
-		`"tags":{"items":{"maxLength":2,"minLength":2,"type":"string"},"maxItems":3,"type":["array","null"]}},` +
+		`"tags":{"items":{"maxLength":2,"minLength":2,"type":"string"},"maxItems":3,"type":"array"}},` +
 		`"required":["email"],"type":"object"}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)

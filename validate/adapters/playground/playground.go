@@ -2,7 +2,6 @@ package playground
 
 import (
 	"errors"
-	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -41,7 +40,7 @@ func Struct[T any](v *validator.Validate) *Schema[T] {
 	if v == nil {
 		v = Default()
 	}
-	return &Schema[T]{decode: validate.Struct[T](), v: v}
+	return &Schema[T]{decode: validate.Struct[T](validate.TypesOnly()), v: v}
 }
 
 // Query is Struct for a route's query string: the values are coerced as
@@ -50,7 +49,7 @@ func Query[T any](v *validator.Validate) *Schema[T] {
 	if v == nil {
 		v = Default()
 	}
-	return &Schema[T]{decode: validate.QueryStruct[T](), v: v}
+	return &Schema[T]{decode: validate.QueryStruct[T](validate.TypesOnly()), v: v}
 }
 
 // Validate decodes the generic value into a T and checks its tags.
@@ -115,7 +114,7 @@ func (s *Schema[T]) check(res validate.Result, tree func() any, max int) validat
 		for i, is := range typeIssues {
 			paths[i] = is.Path
 		}
-		v := nullAt(tree(), paths)
+		v := validate.NullAt(tree(), paths)
 		if v == nil {
 			return res
 		}
@@ -157,60 +156,6 @@ func under(path []string, issues []validate.Issue) bool {
 		}
 	}
 	return false
-}
-
-// node is a trie of the paths nullAt replaces.
-type node struct {
-	leaf bool
-	kids map[string]*node
-}
-
-// nullAt returns v with the value at each path replaced by nil, copying
-// only the maps and slices on those paths (v is the caller's; it is not
-// changed). A path that is empty makes the whole value nil.
-func nullAt(v any, paths [][]string) any {
-	root := &node{}
-	for _, p := range paths {
-		n := root
-		for _, seg := range p {
-			if n.kids == nil {
-				n.kids = map[string]*node{}
-			}
-			k := n.kids[seg]
-			if k == nil {
-				k = &node{}
-				n.kids[seg] = k
-			}
-			n = k
-		}
-		n.leaf = true
-	}
-	return root.apply(v)
-}
-
-func (n *node) apply(v any) any {
-	if n.leaf {
-		return nil
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		m := maps.Clone(x)
-		for k, kid := range n.kids {
-			if e, ok := m[k]; ok {
-				m[k] = kid.apply(e)
-			}
-		}
-		return m
-	case []any:
-		a := slices.Clone(x)
-		for k, kid := range n.kids {
-			if i, err := strconv.Atoi(k); err == nil && i >= 0 && i < len(a) {
-				a[i] = kid.apply(a[i])
-			}
-		}
-		return a
-	}
-	return v
 }
 
 // Issues translates validator's errors for a value of type root into

@@ -1,0 +1,305 @@
+package validate
+
+import (
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// String formats: one implementation of each, shared by the constraint
+// tags (validate:"email", ...) and the builder's StringSchema.Format. Each
+// follows go-playground/validator v10's definition of the word of the same
+// name (the differential test in validate/adapters/playground holds them
+// to it); the deliberate differences are listed in docs/tags.md. Cost:
+// email, uuid, hostname, ip, ipv4, ipv6, cidr, alpha, alphanum, numeric,
+// hexadecimal and datetime (on a valid value) allocate nothing; url and
+// uri parse with net/url, which allocates the parsed URL.
+
+// Format names a string format of StringSchema.Format and its JSON Schema
+// "format" keyword.
+type Format string
+
+// The formats StringSchema.Format knows.
+const (
+	FormatEmail    Format = "email"     // an addr-spec local@domain, no display name, no quoted local part
+	FormatUUID     Format = "uuid"      // 8-4-4-4-12 hexadecimal digits, any version
+	FormatURI      Format = "uri"       // an absolute URL with a scheme (validate:"url")
+	FormatIPv4     Format = "ipv4"      // dotted decimal (an IPv4-mapped IPv6 address counts, as with net.IP.To4)
+	FormatIPv6     Format = "ipv6"      // an IPv6 address that is not IPv4-mapped
+	FormatHostname Format = "hostname"  // RFC 952 host name
+	FormatDateTime Format = "date-time" // RFC 3339
+)
+
+// formatCheck returns the check of f, or nil for an unknown format.
+func formatCheck(f Format) func(string) bool {
+	switch f {
+	case FormatEmail:
+		return isEmail
+	case FormatUUID:
+		return isUUID
+	case FormatURI:
+		return isURL
+	case FormatIPv4:
+		return isIPv4
+	case FormatIPv6:
+		return isIPv6
+	case FormatHostname:
+		return isHostname
+	case FormatDateTime:
+		return func(s string) bool { return isDatetime(s, time.RFC3339) }
+	}
+	return nil
+}
+
+// formatMessage is the issue of a value that is not in format f.
+func formatMessage(f Format) string {
+	switch f {
+	case FormatEmail:
+		return "Must be a valid email address"
+	case FormatUUID:
+		return "Must be a valid UUID"
+	case FormatURI:
+		return "Must be a valid URL"
+	case FormatIPv4:
+		return "Must be a valid IPv4 address"
+	case FormatIPv6:
+		return "Must be a valid IPv6 address"
+	case FormatHostname:
+		return "Must be a valid hostname"
+	case FormatDateTime:
+		return "Must be a date-time (RFC 3339)"
+	}
+	return "Must be in format " + string(f)
+}
+
+// emailUnicode reports whether r is one of the non-ASCII characters
+// validator's email expression allows.
+func emailUnicode(r rune) bool {
+	return r >= 0xA0 && r <= 0xD7FF || r >= 0xF900 && r <= 0xFDCF || r >= 0xFDF0 && r <= 0xFFEF
+}
+
+func isASCIIAlpha(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+func isDigit(c byte) bool      { return c >= '0' && c <= '9' }
+
+// isEmail accepts local@domain where local is dot-separated runs of
+// letters, digits, !#$%&'*+-/=?^_`{|}~ and the allowed non-ASCII
+// characters, and domain is dot-separated non-empty labels of letters,
+// digits, '-', '~' and those characters, beginning and ending with a
+// letter or digit, whose last label begins and ends with a letter (no
+// final dot: net/mail, which validator also runs, refuses it).
+func isEmail(s string) bool {
+	at := strings.LastIndexByte(s, '@')
+	if at <= 0 || at == len(s)-1 {
+		return false
+	}
+	local, domain := s[:at], s[at+1:]
+	for _, part := range strings.Split(local, ".") {
+		if part == "" {
+			return false
+		}
+		for _, r := range part {
+			if r < utf8.RuneSelf {
+				c := byte(r)
+				if !isASCIIAlpha(c) && !isDigit(c) && !strings.ContainsRune("!#$%&'*+-/=?^_`{|}~", r) {
+					return false
+				}
+			} else if !emailUnicode(r) {
+				return false
+			}
+		}
+	}
+	labels := strings.Split(domain, ".")
+	if len(labels) < 2 {
+		return false
+	}
+	letterOrDigit := func(r rune, digit bool) bool {
+		if r < utf8.RuneSelf {
+			return isASCIIAlpha(byte(r)) || digit && isDigit(byte(r))
+		}
+		return emailUnicode(r)
+	}
+	for i, l := range labels {
+		if l == "" {
+			return false
+		}
+		last := i == len(labels)-1
+		first, _ := utf8.DecodeRuneInString(l)
+		end, _ := utf8.DecodeLastRuneInString(l)
+		if !letterOrDigit(first, !last) || !letterOrDigit(end, !last) {
+			return false
+		}
+		for _, r := range l {
+			if !letterOrDigit(r, true) && r != '-' && r != '~' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// isUUID accepts 8-4-4-4-12 hexadecimal digits.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if s[i] != '-' {
+				return false
+			}
+		} else if !isHex(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// isURL accepts what validator's url accepts: a scheme, and a host (or
+// a fragment or opaque part; a file: URL needs a path).
+func isURL(s string) bool {
+	if s == "" {
+		return false
+	}
+	u, err := url.Parse(strings.ToLower(s))
+	if err != nil || u.Scheme == "" {
+		return false
+	}
+	if u.Scheme == "file" {
+		return u.Path != "" && u.Path != "/"
+	}
+	return u.Host != "" || u.Fragment != "" || u.Opaque != ""
+}
+
+// isURI accepts an absolute URI or an absolute path (net/url's
+// ParseRequestURI), a fragment ignored.
+func isURI(s string) bool {
+	if i := strings.IndexByte(s, '#'); i >= 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		return false
+	}
+	_, err := url.ParseRequestURI(s)
+	return err == nil
+}
+
+// parseIP is net.ParseIP without the allocation: no zone.
+func parseIP(s string) (netip.Addr, bool) {
+	a, err := netip.ParseAddr(s)
+	return a, err == nil && a.Zone() == ""
+}
+
+func isIP(s string) bool { _, ok := parseIP(s); return ok }
+
+func isIPv4(s string) bool {
+	a, ok := parseIP(s)
+	return ok && (a.Is4() || a.Is4In6())
+}
+
+func isIPv6(s string) bool {
+	a, ok := parseIP(s)
+	return ok && !a.Is4() && !a.Is4In6()
+}
+
+// isCIDR is net.ParseCIDR's acceptance without its allocations.
+func isCIDR(s string) bool {
+	addr, mask, ok := strings.Cut(s, "/")
+	if !ok || mask == "" {
+		return false
+	}
+	a, ok := parseIP(addr)
+	if !ok {
+		return false
+	}
+	bits := 128
+	if a.Is4() {
+		bits = 32
+	}
+	n := 0
+	for i := 0; i < len(mask); i++ {
+		if !isDigit(mask[i]) {
+			return false
+		}
+		if n = n*10 + int(mask[i]-'0'); n > 0xFFFFFF {
+			return false
+		}
+	}
+	return n <= bits
+}
+
+// isHostname is an RFC 952 host name: dot-separated labels of letters,
+// digits and '-', each 1 to 63 characters, beginning and ending with a
+// letter or digit, the first one beginning with a letter.
+func isHostname(s string) bool {
+	if s == "" || !isASCIIAlpha(s[0]) {
+		return false
+	}
+	for label := range strings.SplitSeq(s, ".") {
+		n := len(label)
+		if n == 0 || n > 63 || label[0] == '-' || label[n-1] == '-' {
+			return false
+		}
+		for i := 0; i < n; i++ {
+			if c := label[i]; !isASCIIAlpha(c) && !isDigit(c) && c != '-' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isDatetime(s, layout string) bool { _, err := time.Parse(layout, s); return err == nil }
+
+func allBytes(s string, ok func(byte) bool) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlpha(s string) bool { return allBytes(s, isASCIIAlpha) }
+
+func isAlphanum(s string) bool {
+	return allBytes(s, func(c byte) bool { return isASCIIAlpha(c) || isDigit(c) })
+}
+
+// isNumeric is [-+]?digits(.digits)?
+func isNumeric(s string) bool {
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		s = s[1:]
+	}
+	whole, frac, dot := strings.Cut(s, ".")
+	return allBytes(whole, isDigit) && (!dot || allBytes(frac, isDigit))
+}
+
+// isHexadecimal is (0x)?hexdigits.
+func isHexadecimal(s string) bool {
+	if len(s) > 2 && s[0] == '0' && s[1]|0x20 == 'x' {
+		s = s[2:]
+	}
+	return allBytes(s, isHex)
+}
+
+// isCase reports whether s is not empty and maps to itself under to (a
+// per-rune mapping, as strings.ToLower and ToUpper apply to valid UTF-8).
+func isCase(s string, to func(rune) rune, whole func(string) string) bool {
+	if s == "" {
+		return false
+	}
+	if !utf8.ValidString(s) {
+		return s == whole(s)
+	}
+	for _, r := range s {
+		if to(r) != r {
+			return false
+		}
+	}
+	return true
+}

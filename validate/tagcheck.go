@@ -1,0 +1,293 @@
+package validate
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"sync"
+	"unsafe"
+)
+
+// Running a compiled plan (tags.go) over a decoded value: no reflection
+// on slices, structs and scalars (offsets and typed loads), a walker from
+// a pool, and a path rendered only when an issue is reported. Cost on a
+// value that passes: no allocation, unless a rule itself allocates (url,
+// uri) or a map is visited (map entries are read through reflect, one
+// allocation per entry visited).
+
+// walker is the state of one run.
+type walker struct {
+	path   []seg
+	issues []Issue
+	max    int
+	// skip holds the paths that already have a type issue: nothing at or
+	// below them is checked (their value was replaced by null to decode).
+	skip  *node
+	nodes []*node
+}
+
+// seg is one path segment: a JSON name, or an index when name is "".
+type seg struct {
+	name string
+	idx  int
+}
+
+var walkers = sync.Pool{New: func() any { return &walker{path: make([]seg, 0, 16)} }}
+
+// run checks the value at p with v, after the issues prior (type issues,
+// kept first), stopping at max issues (0: no limit). skip lists paths not
+// to check (the paths of prior). It returns prior plus the rule issues.
+func (v *vplan) run(p unsafe.Pointer, prior []Issue, max int, skip [][]string) []Issue {
+	if v == nil || (max > 0 && len(prior) >= max) {
+		return prior
+	}
+	w := walkers.Get().(*walker)
+	w.issues, w.max = prior, max
+	if len(skip) > 0 {
+		w.skip = trie(skip)
+		w.nodes = append(w.nodes[:0], w.skip)
+	}
+	v.check(p, w)
+	out := w.issues
+	w.issues, w.skip, w.path = nil, nil, w.path[:0]
+	clear(w.nodes)
+	w.nodes = w.nodes[:0]
+	walkers.Put(w)
+	return out
+}
+
+func (w *walker) full() bool { return w.max > 0 && len(w.issues) >= w.max }
+
+func (w *walker) add(msg string) {
+	if w.full() {
+		return
+	}
+	path := make([]string, len(w.path))
+	for i, s := range w.path {
+		if s.name == "" {
+			path[i] = strconv.Itoa(s.idx)
+		} else {
+			path[i] = s.name
+		}
+	}
+	w.issues = append(w.issues, Issue{Path: path, Message: msg})
+}
+
+// enter pushes a segment; it reports false when the segment is one of
+// the skipped paths (leave must still be called).
+func (w *walker) enter(name string, idx int) bool {
+	w.path = append(w.path, seg{name, idx})
+	if w.skip == nil {
+		return true
+	}
+	cur := w.nodes[len(w.nodes)-1]
+	var next *node
+	if cur != nil && cur.kids != nil {
+		key := name
+		if name == "" {
+			key = strconv.Itoa(idx)
+		}
+		next = cur.kids[key]
+	}
+	w.nodes = append(w.nodes, next)
+	return next == nil || !next.leaf
+}
+
+func (w *walker) leave() {
+	w.path = w.path[:len(w.path)-1]
+	if w.skip != nil {
+		w.nodes = w.nodes[:len(w.nodes)-1]
+	}
+}
+
+// check runs the plan over the value at p.
+func (v *vplan) check(p unsafe.Pointer, w *walker) {
+	if v.ptr {
+		q := *(*unsafe.Pointer)(p)
+		if q == nil {
+			// validator: a nil pointer passes only an omitempty first word;
+			// any other word fails (its own message; required's "Required")
+			if len(v.rules) > 0 && !v.rules[0].omit {
+				msg := v.rules[0].msg
+				if !v.rules[0].req {
+					msg = "Required"
+				}
+				w.add(msg)
+			}
+			return
+		}
+		p = q
+	}
+	for i := range v.rules {
+		r := &v.rules[i]
+		if r.omit {
+			if !v.ptr && !hasValueAt(v, p) {
+				return
+			}
+			continue
+		}
+		if !r.ok(p) {
+			w.add(r.msg)
+			return
+		}
+	}
+	if v.elem != nil || v.keys != nil {
+		v.each(p, w)
+	}
+	if v.sub != nil {
+		v.sub.check(p, w)
+	}
+}
+
+// hasValueAt is hasValue without a compiled closure (omitempty is rare
+// enough not to keep one).
+func hasValueAt(v *vplan, p unsafe.Pointer) bool {
+	switch v.kind {
+	case vString:
+		return len(*(*string)(p)) != 0
+	case vSlice, vMap:
+		return *(*unsafe.Pointer)(p) != nil
+	case vBool:
+		return *(*bool)(p)
+	}
+	return !reflect.NewAt(v.t, p).Elem().IsZero()
+}
+
+// each checks the elements (and map keys) of the container at p.
+func (v *vplan) each(p unsafe.Pointer, w *walker) {
+	switch v.kind {
+	case vSlice, vArray:
+		data, n := p, v.n
+		if v.kind == vSlice {
+			data, n = *(*unsafe.Pointer)(p), (*[3]int)(p)[1]
+		}
+		for i := 0; i < n && !w.full(); i++ {
+			if w.enter("", i) && v.elem != nil {
+				v.elem.check(unsafe.Add(data, uintptr(i)*v.size), w)
+			}
+			w.leave()
+		}
+	case vMap:
+		m := reflect.NewAt(v.t, p).Elem()
+		keys := m.MapKeys()
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			names[i] = fmt.Sprint(k.Interface())
+		}
+		order := make([]int, len(keys))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(names[a], names[b]) })
+		kv, ev := reflect.New(v.t.Key()).Elem(), reflect.New(v.t.Elem()).Elem()
+		for _, i := range order {
+			if w.full() {
+				return
+			}
+			if w.enter(names[i], 0) {
+				if v.keys != nil {
+					kv.Set(keys[i])
+					v.keys.check(kv.Addr().UnsafePointer(), w)
+				}
+				if v.elem != nil {
+					ev.Set(m.MapIndex(keys[i]))
+					v.elem.check(ev.Addr().UnsafePointer(), w)
+				}
+			}
+			w.leave()
+		}
+	}
+}
+
+func (s *splan) check(p unsafe.Pointer, w *walker) {
+	for i := range s.fields {
+		f := &s.fields[i]
+		if f.v == nil {
+			continue
+		}
+		if w.full() {
+			return
+		}
+		if f.name == "" { // embedded pointer struct: no segment
+			f.v.check(unsafe.Add(p, f.off), w)
+			continue
+		}
+		if w.enter(f.name, 0) {
+			f.v.check(unsafe.Add(p, f.off), w)
+		}
+		w.leave()
+	}
+}
+
+// node is a trie of paths (NullAt, and the paths a walker skips).
+type node struct {
+	leaf bool
+	kids map[string]*node
+}
+
+func trie(paths [][]string) *node {
+	root := &node{}
+	for _, p := range paths {
+		n := root
+		for _, s := range p {
+			if n.kids == nil {
+				n.kids = map[string]*node{}
+			}
+			k := n.kids[s]
+			if k == nil {
+				k = &node{}
+				n.kids[s] = k
+			}
+			n = k
+		}
+		n.leaf = true
+	}
+	return root
+}
+
+// NullAt returns v (a tree as DecodeJSON builds it) with the value at
+// each path replaced by nil, copying only the maps and slices on those
+// paths: v itself is not changed. An empty path makes the whole value
+// nil. Schemas use it to decode the well-typed part of a value that has
+// type errors (null leaves a Go field's zero value and keeps array
+// indices), so that the rules of those fields are still checked.
+func NullAt(v any, paths [][]string) any {
+	return trie(paths).apply(v)
+}
+
+func (n *node) apply(v any) any {
+	if n.leaf {
+		return nil
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		m := maps.Clone(x)
+		for k, kid := range n.kids {
+			if e, ok := m[k]; ok {
+				m[k] = kid.apply(e)
+			}
+		}
+		return m
+	case []any:
+		a := slices.Clone(x)
+		for k, kid := range n.kids {
+			if i, err := strconv.Atoi(k); err == nil && i >= 0 && i < len(a) {
+				a[i] = kid.apply(a[i])
+			}
+		}
+		return a
+	}
+	return v
+}
+
+// issuePaths lists the paths of issues.
+func issuePaths(issues []Issue) [][]string {
+	paths := make([][]string, len(issues))
+	for i, is := range issues {
+		paths[i] = is.Path
+	}
+	return paths
+}

@@ -1,0 +1,373 @@
+package validate
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Constraint tags: the `validate:"..."` vocabulary of go-playground/
+// validator (the words of tagwords.go), plus `pattern:"regexp"`,
+// `doc:"..."` and `example:"..."`, compiled once per type into a plan
+// (vplan, splan) that tagcheck.go runs over a decoded value without
+// reflection, and that describe_struct.go turns into JSON Schema. A word
+// fx does not know, a word that does not fit the field's type, a bad
+// parameter or a bad regular expression is a *TagError when the plan is
+// built: never ignored. docs/tags.md documents every word.
+
+// TagError is a constraint tag that cannot be honoured, found when a
+// schema is built (Struct, QueryStruct, CompileStruct, fx.Op). It names
+// the struct type, the Go field and the word at fault.
+type TagError struct {
+	Type   reflect.Type // the struct type declaring the field
+	Field  string       // the Go name of the field
+	Word   string       // the word (or tag) at fault, as written
+	Reason string       // what is wrong, in plain English
+}
+
+// Error returns "validate: type T, field F, word "w": reason".
+func (e *TagError) Error() string {
+	return fmt.Sprintf("validate: type %s, field %s, word %q: %s", e.Type, e.Field, e.Word, e.Reason)
+}
+
+type vkind uint8
+
+const (
+	vOther  vkind = iota // interface, time.Time, ...: only required/omitempty
+	vString              // string kinds
+	vInt                 // signed integer kinds
+	vUint                // unsigned integer kinds
+	vFloat               // float kinds
+	vBool                // bool
+	vSlice               // slice (not []byte)
+	vArray               // array
+	vMap                 // map
+	vStruct              // struct with its own fields (not time.Time)
+)
+
+// vplan checks one value: the rules of its words in tag order, then its
+// elements (dive) and its struct fields.
+type vplan struct {
+	t    reflect.Type // the value's type, pointer removed
+	kind vkind
+	ptr  bool // reached through a pointer: nil is checked before the rules
+	// rules in tag order; the first failure is the value's issue.
+	rules []rule
+	elem  *vplan  // dive: each element (map: each value)
+	keys  *vplan  // dive keys ... endkeys: each map key
+	sub   *splan  // struct fields
+	size  uintptr // element size (slices, arrays)
+	n     int     // array length
+}
+
+// rule is one compiled word.
+type rule struct {
+	word   string
+	omit   bool // omitempty: skip the rest when the value has none
+	req    bool // required
+	ok     func(p unsafe.Pointer) bool
+	msg    string
+	schema func(m map[string]any) // its JSON Schema keywords; nil: none
+}
+
+// splan checks the fields of a struct that have rules.
+type splan struct {
+	fields []fplan
+	done   bool // compiled (a recursive type meets itself before)
+}
+
+// fplan is one field of a struct plan.
+type fplan struct {
+	name    string // JSON name; "" for an embedded pointer struct (no path segment)
+	off     uintptr
+	v       *vplan // nil: no rules (documentation only)
+	doc     string
+	example string
+}
+
+var (
+	planCache sync.Map // reflect.Type -> *planEntry
+	durationT = reflect.TypeFor[time.Duration]()
+)
+
+type planEntry struct {
+	v       *vplan
+	err     error
+	structs map[reflect.Type]*splan // every struct met, rules or not (documentation)
+}
+
+// planOf compiles the plan of t (cached): nil when nothing in t has a
+// rule.
+func planOf(t reflect.Type) (*vplan, error) {
+	if e, ok := planCache.Load(t); ok {
+		e := e.(*planEntry)
+		return e.v, e.err
+	}
+	c := &compiler{structs: map[reflect.Type]*splan{}}
+	v := c.value(nil, "", t, nil)
+	e := &planEntry{v: v, err: errors.Join(c.errs...), structs: c.structs}
+	if e.err != nil {
+		e.v = nil
+	}
+	planCache.Store(t, e)
+	return e.v, e.err
+}
+
+// compiler builds plans; structs holds those built (or being built, for
+// recursive types).
+type compiler struct {
+	structs map[reflect.Type]*splan
+	errs    []error
+}
+
+func (c *compiler) fail(owner reflect.Type, field, word, format string, args ...any) {
+	c.errs = append(c.errs, &TagError{Type: owner, Field: field, Word: word, Reason: fmt.Sprintf(format, args...)})
+}
+
+// kindOfType classifies t (pointer removed).
+func kindOfType(t reflect.Type) vkind {
+	switch t.Kind() {
+	case reflect.String:
+		return vString
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return vInt
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return vUint
+	case reflect.Float32, reflect.Float64:
+		return vFloat
+	case reflect.Bool:
+		return vBool
+	case reflect.Slice:
+		return vSlice
+	case reflect.Array:
+		return vArray
+	case reflect.Map:
+		return vMap
+	case reflect.Struct:
+		if t == timeT {
+			return vOther
+		}
+		return vStruct
+	}
+	return vOther
+}
+
+// value compiles the words for a value of type t, declared by field of
+// owner (nil owner: the top-level type). It returns nil when there is
+// nothing to check.
+func (c *compiler) value(owner reflect.Type, field string, t reflect.Type, words []string) *vplan {
+	v := &vplan{t: t}
+	if t.Kind() == reflect.Pointer {
+		v.ptr, v.t = true, t.Elem()
+	}
+	v.kind = kindOfType(v.t)
+	if v.t.Kind() == reflect.Pointer {
+		v.kind = vOther
+	}
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		name, param, _ := strings.Cut(w, "=")
+		switch {
+		case w == "":
+			c.fail(owner, field, w, "empty word (two commas in a row, or a comma at an end)")
+			continue
+		case strings.Contains(w, "|"):
+			c.fail(owner, field, w, "alternatives (|) are not supported; use the playground adapter")
+			continue
+		case name == "dive":
+			if v.kind != vSlice && v.kind != vArray && v.kind != vMap {
+				c.fail(owner, field, w, "dive needs a slice, array or map, not %s", v.t)
+				return v.result()
+			}
+			rest := words[i+1:]
+			if len(rest) > 0 && rest[0] == "keys" {
+				end := indexOf(rest, "endkeys")
+				if v.kind != vMap || end < 0 {
+					c.fail(owner, field, "keys", "keys needs a map and a matching endkeys")
+					return v.result()
+				}
+				v.keys = c.value(owner, field, v.t.Key(), rest[1:end])
+				rest = rest[end+1:]
+			}
+			v.elem = c.value(owner, field, v.t.Elem(), rest)
+			if v.elem == nil {
+				v.elem = c.implicit(v.t.Elem())
+			}
+			v.size = v.t.Elem().Size()
+			return v.result()
+		case name == "keys" || name == "endkeys":
+			c.fail(owner, field, w, "%s must directly follow dive", name)
+			continue
+		}
+		r, reason := c.word(v, name, param)
+		if reason != "" {
+			c.fail(owner, field, w, "%s", reason)
+			continue
+		}
+		r.word = w
+		v.rules = append(v.rules, r)
+	}
+	switch v.kind {
+	case vStruct:
+		v.sub = c.structPlan(v.t)
+	case vSlice, vArray, vMap:
+		// The elements of a struct type are checked even without dive
+		// (validator needs dive for that; see docs/tags.md).
+		v.elem, v.size = c.implicit(v.t.Elem()), v.t.Elem().Size()
+	}
+	return v.result()
+}
+
+// implicit is the plan of an element with no words: its struct's fields.
+func (c *compiler) implicit(t reflect.Type) *vplan {
+	return c.value(nil, "", t, nil)
+}
+
+// result drops a plan with nothing to check.
+func (v *vplan) result() *vplan {
+	if v.kind == vArray {
+		v.n = v.t.Len()
+	}
+	if len(v.rules) == 0 && v.elem == nil && v.keys == nil && v.sub == nil {
+		return nil
+	}
+	return v
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// structPlan compiles the fields of struct t (nil: no field has a rule).
+func (c *compiler) structPlan(t reflect.Type) *splan {
+	p, ok := c.structs[t]
+	if !ok {
+		p = &splan{}
+		c.structs[t] = p // a recursive type refers to it while it is built
+		c.fields(p, t, 0, 0)
+		p.done = true
+	}
+	if p.done && !p.hasRules() {
+		return nil // kept in c.structs for its documentation (doc, example)
+	}
+	return p
+}
+
+func (p *splan) hasRules() bool {
+	for _, f := range p.fields {
+		if f.v != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// fields adds the fields of struct t at offset base, embedded structs
+// flattened as encoding/json does.
+func (c *compiler) fields(p *splan, t reflect.Type, base uintptr, depth int) {
+	if depth > 8 {
+		return
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		jtag := f.Tag.Get("json")
+		vtag, hasV := f.Tag.Lookup("validate")
+		pat, hasPat := f.Tag.Lookup("pattern")
+		name, _, _ := strings.Cut(jtag, ",")
+		if f.Anonymous && name == "" && jtag != "-" {
+			ft := f.Type
+			if ft.Kind() == reflect.Struct && !hasV {
+				c.fields(p, ft, base+f.Offset, depth+1)
+				continue
+			}
+			if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct && !hasV {
+				if sub := c.structPlan(ft.Elem()); sub != nil {
+					p.fields = append(p.fields, fplan{off: base + f.Offset,
+						v: &vplan{t: ft.Elem(), kind: vStruct, ptr: true, sub: sub}})
+				}
+				continue
+			}
+		}
+		if !f.IsExported() || vtag == "-" {
+			continue
+		}
+		if jtag == "-" {
+			if hasV || hasPat {
+				c.fail(t, f.Name, vtag+pat, "the field is not read from JSON (json:\"-\")")
+			}
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fp := c.field(t, f, hasV, vtag, hasPat, pat)
+		fp.name, fp.off = name, base+f.Offset
+		p.fields = append(p.fields, fp)
+	}
+}
+
+// field compiles one field's tags (validate, pattern, doc, example).
+func (c *compiler) field(owner reflect.Type, f reflect.StructField, hasV bool, vtag string, hasPat bool, pat string) fplan {
+	var words []string
+	if hasV && vtag != "" {
+		words = strings.Split(vtag, ",")
+	}
+	v := c.value(owner, f.Name, f.Type, words)
+	if hasPat {
+		re, err := regexp.Compile(pat)
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		switch {
+		case err != nil:
+			c.fail(owner, f.Name, "pattern:"+pat, "bad regular expression: %v", err)
+		case ft.Kind() != reflect.String:
+			c.fail(owner, f.Name, "pattern:"+pat, "pattern needs a string field, not %s", ft)
+		default:
+			if v == nil {
+				v = &vplan{t: ft, kind: vString, ptr: f.Type.Kind() == reflect.Pointer}
+			}
+			v.rules = append(v.rules, rule{word: "pattern", msg: "Must match the pattern " + pat,
+				ok:     func(p unsafe.Pointer) bool { return re.MatchString(*(*string)(p)) },
+				schema: func(m map[string]any) { addPattern(m, pat) }})
+		}
+	}
+	return fplan{v: v, doc: f.Tag.Get("doc"), example: f.Tag.Get("example")}
+}
+
+// addPattern sets m's pattern, or adds one more under allOf.
+func addPattern(m map[string]any, pat string) {
+	if _, ok := m["pattern"]; !ok {
+		m["pattern"] = pat
+		return
+	}
+	all, _ := m["allOf"].([]any)
+	m["allOf"] = append(all, map[string]any{"pattern": pat})
+}
+
+// structDoc returns every field of struct t with its tags (rules or
+// not), or nil when t's tags do not compile.
+func structDoc(t reflect.Type) *splan {
+	if _, err := planOf(t); err != nil {
+		return nil
+	}
+	e, _ := planCache.Load(t)
+	return e.(*planEntry).structs[t]
+}
+
+// paramUnescape applies validator's escapes in parameters: 0x2C is a
+// comma, 0x7C a bar.
+func paramUnescape(s string) string {
+	return strings.NewReplacer("0x2C", ",", "0x7C", "|").Replace(s)
+}
