@@ -32,12 +32,18 @@ import (
 //     (RFC 9112 2.2). fasthttp accepts it as a line end, even as the blank
 //     line ending the block; a proxy that only splits on CRLF sees one
 //     request where fasthttp sees two, or a header fasthttp does not.
+//   - A field name that is not a token (RFC 9110 5.1), which after
+//     fasthttp v1.77's own checks means one with a space inside: "X A: a".
+//     fasthttp keeps such a field under its spaced name; a proxy that
+//     drops the space, or ends the name at it, reads a header fasthttp
+//     does not ("X Transfer-Encoding: chunked").
 //
 // fasthttp v1.77 already refuses, with 400 and a closed connection, the
 // other ambiguous forms: a Transfer-Encoding other than chunked (or
 // identity), two Transfer-Encoding or two Content-Length fields (even equal
 // ones), a Content-Length list, Transfer-Encoding on HTTP/1.0, a first
-// header line starting with whitespace. framing_test.go pins those too.
+// header line starting with whitespace, whitespace between a field name
+// and its colon (RFC 9112 5.1), any other non-token byte in a name. framing_test.go pins those too.
 //
 // The same hook refuses a Content-Length over the body limit before the
 // body: fasthttp would otherwise answer "Expect: 100-continue" with an
@@ -57,9 +63,9 @@ import (
 // still visible). A Server whose HeaderReceived is replaced (Server())
 // loses the guard.
 //
-// Cost: one pass over the header block (an IndexByte per line, a byte
-// compare at each line start), no allocation, nothing aliased beyond the
-// call. BenchmarkFraming, with a typical 11-line, 550-byte header, on a
+// Cost: one pass over the header block (per line an IndexByte for its end,
+// one for its colon and one for a space within the name, and a byte
+// compare at its start), no allocation, nothing aliased beyond the call. BenchmarkFraming, with a typical 11-line, 550-byte header, on a
 // 2-core machine heavily shared with other jobs: 260-330 ns for the guard
 // against 1.4-1.8 us for fasthttp's own parsing of that header, so about a
 // sixth of a cost every request already pays (the load inflates both).
@@ -73,6 +79,7 @@ const (
 	faultFolding
 	faultBareLF
 	faultTooLarge
+	faultFieldName
 )
 
 // framingRefusals holds each fault's response, indexed by framingFault.
@@ -81,6 +88,7 @@ var framingRefusals = [...]struct{ code, msg string }{
 	faultFolding:           {CodeBadRequest, "The request uses obsolete header line folding"},
 	faultBareLF:            {CodeBadRequest, "The request has a header line not ended by CRLF"},
 	faultTooLarge:          {CodePayloadTooLarge, "The request body is larger than the server accepts"},
+	faultFieldName:         {CodeBadRequest, "The request has a header field name that is not a token"},
 }
 
 // refusedTarget marks a refused request: a NUL then the fault. A request
@@ -131,6 +139,9 @@ func framingFaultOf(raw []byte) framingFault {
 		if i == 0 || raw[i-1] != '\r' {
 			return faultBareLF
 		}
+		if !tokenName(raw[:i]) {
+			return faultFieldName
+		}
 		raw = raw[i+1:]
 	}
 	if length && encoding {
@@ -139,10 +150,24 @@ func framingFaultOf(raw []byte) framingFault {
 	return faultNone
 }
 
+// tokenName reports whether line (one header line, or the CR of the blank
+// line ending the block) has a field name without whitespace. fasthttp has
+// refused every other byte outside a token before the hook runs (pinned by
+// TestFramingFieldNameBytes, which sends every byte value), so a space is
+// the only one left to find.
+func tokenName(line []byte) bool {
+	colon := bytes.IndexByte(line, ':')
+	if colon < 0 {
+		return true // the blank line; fasthttp refuses a line without a colon
+	}
+	return bytes.IndexByte(line[:colon], ' ') < 0
+}
+
 // hasFieldName reports whether line starts with name (lower case, with its
 // colon), ignoring ASCII case. Folding case with |0x20 is exact here:
-// fasthttp has checked that a field name holds only token bytes, and no
-// token byte other than an upper-case letter maps onto a byte of name.
+// a field name holds only token bytes (fasthttp and tokenName have checked),
+// and no token byte other than an upper-case letter maps onto a byte of
+// name.
 func hasFieldName(line []byte, name string) bool {
 	if len(line) < len(name) {
 		return false
