@@ -92,7 +92,10 @@ func (a *App) newServer() *fasthttp.Server {
 		Name:                  cfg.ServerHeader,
 		NoDefaultServerHeader: cfg.ServerHeader == "",
 		MaxRequestBodySize:    cfg.BodyLimit,
-		ReadBufferSize:        cfg.HeaderLimit,
+		// A form is parsed when a handler asks for it, within Config's
+		// limits (ctx_form.go), not while the request is read.
+		DisablePreParseMultipartForm: true,
+		ReadBufferSize:               cfg.HeaderLimit,
 		// ReadTimeout, WriteTimeout and IdleTimeout stay zero: Serve's
 		// connections enforce Config's (deadline.go), without the clock
 		// reads and deadline moves fasthttp makes per request.
