@@ -142,4 +142,3 @@ func isHex(c byte) bool {
 
 // badPathMessage is the message of refusePath's envelope.
 const badPathMessage = "The request path holds an encoded '/', a '\\' or a double-encoded escape"
-
