@@ -100,11 +100,12 @@ const smuggled = "GET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n"
 func TestFramingRefusesAmbiguousRequests(t *testing.T) {
 	addr := serveLocal(t, framingApp(fx.Config{}))
 	const (
-		both    = "The request has both Content-Length and Transfer-Encoding"
-		fold    = "The request uses obsolete header line folding"
-		bareLF  = "The request has a header line not ended by CRLF"
-		name    = "The request has a header field name that is not a token"
-		generic = "The request could not be parsed" // fasthttp's own refusal
+		both     = "The request has both Content-Length and Transfer-Encoding"
+		fold     = "The request uses obsolete header line folding"
+		bareLF   = "The request has a header line not ended by CRLF"
+		name     = "The request has a header field name that is not a token"
+		bareLine = "The request line is not ended by CRLF"
+		generic  = "The request could not be parsed" // fasthttp's own refusal
 	)
 	for name, tc := range map[string]struct{ raw, msg string }{
 		// fx refuses these itself (fasthttp would read them as chunked, or
@@ -118,6 +119,9 @@ func TestFramingRefusesAmbiguousRequests(t *testing.T) {
 		"obs-fold hides TE":        {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nX-A: b\r\n Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled, fold},
 		"bare LF in a line":        {"GET /next HTTP/1.1\r\nHost: a\nX-A: b\r\n\r\n" + smuggled, bareLF},
 		"bare LF ends block":       {"GET /next HTTP/1.1\r\nHost: a\n\n" + smuggled, bareLF},
+		"bare LF ends line":        {"GET /next HTTP/1.1\nHost: a\r\n\r\n" + smuggled, bareLine},
+		"bare LF ends POST line":   {"POST / HTTP/1.1\nHost: a\r\nContent-Length: 5\r\n\r\nhello" + smuggled, bareLine},
+		"bare LF empty line first": {"\nGET /next HTTP/1.1\r\nHost: a\r\n\r\n" + smuggled, bareLine},
 		"bare LF before TE":        {"POST / HTTP/1.1\r\nHost: a\r\nX-A: b\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n" + smuggled, bareLF},
 		"space in a field name":    {"GET /next HTTP/1.1\r\nHost: a\r\nX A: a\r\n\r\n" + smuggled, name},
 		"spaced name hides TE":     {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nX Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled, name},
@@ -140,6 +144,61 @@ func TestFramingRefusesAmbiguousRequests(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFramingBareLFRequestLineBehindOthers: a request line ended by a bare
+// LF is refused wherever the request comes: pipelined behind a request
+// without a body, with a Content-Length body, with a chunked body, or sent
+// on a keep-alive connection after an answered request. The requests
+// before it are answered, the refused one gets the 400 envelope, the
+// connection is closed and the request smuggled behind it never served.
+// Behind a body larger than the record the line cannot be checked: that
+// request is refused too.
+func TestFramingBareLFRequestLineBehindOthers(t *testing.T) {
+	addr := serveLocal(t, framingApp(fx.Config{HeaderLimit: 4096}))
+	const bare = "GET /next HTTP/1.1\nHost: a\r\n\r\n"
+	big := strings.Repeat("b", 9000) // over the record of 2 x HeaderLimit
+	for name, tc := range map[string]struct{ first, msg string }{
+		"behind a GET":          {"GET /next HTTP/1.1\r\nHost: a\r\n\r\n", "The request line is not ended by CRLF"},
+		"behind a CL body":      {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello", "The request line is not ended by CRLF"},
+		"behind a chunked body": {"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", "The request line is not ended by CRLF"},
+		// Found or not (how the reads fall decides), it is refused.
+		"behind a large body": {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 9000\r\n\r\n" + big, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resps, closed := wireExchange(t, addr, tc.first+bare+smuggled, 0)
+			if len(resps) != 2 || resps[0].status != 200 {
+				t.Fatalf("got %d responses (%+v), want the first answered and the second refused", len(resps), resps)
+			}
+			env := mustEnvelope(t, resps[1], 400, fx.ErrorCodes.BadRequest)
+			if tc.msg != "" && env.Error.Message != tc.msg {
+				t.Errorf("message = %q, want %q", env.Error.Message, tc.msg)
+			}
+			if !resps[1].close || !closed {
+				t.Error("the connection stayed open after the refusal")
+			}
+		})
+	}
+	t.Run("keep-alive, sent later", func(t *testing.T) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second)) // a bound, not an assertion
+		br := bufio.NewReader(conn)
+		for i, raw := range []string{"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 9000\r\n\r\n" + big, "GET /next HTTP/1.1\r\nHost: a\r\n\r\n", bare} {
+			_, _ = io.WriteString(conn, raw)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("request %d: %v", i+1, err)
+			}
+			resp.Body.Close()
+			if want := []int{200, 200, 400}[i]; resp.StatusCode != want {
+				t.Errorf("request %d: %d, want %d", i+1, resp.StatusCode, want)
+			}
+		}
+	})
 }
 
 // TestFramingFieldNameBytes: a field name must be a token (RFC 9110 5.1).
