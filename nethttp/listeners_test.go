@@ -1,12 +1,15 @@
 package nethttp_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/nethttp"
@@ -53,4 +56,32 @@ func send(t *testing.T, url, contentType string, body []byte) (int, string) {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, readAll(t, resp)
+}
+
+// TestHeaderNameNotATokenOnNetHTTP: on the net/http listener a field name
+// that is not a token ("X A: a") is refused by net/http itself, with 400
+// and a closed connection, before fx sees the request (so the reply is
+// net/http's plain text, not an envelope); the fasthttp listener's own
+// refusal is pinned by the root package's TestFramingFieldNameBytes.
+func TestHeaderNameNotATokenOnNetHTTP(t *testing.T) {
+	app := quietApp()
+	ran := false
+	app.Get("/next", func(c *fx.Ctx) error { ran = true; return c.String(200, "next") })
+	srv := httptest.NewServer(nethttp.Handler(app))
+	t.Cleanup(srv.Close)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second)) // a bound, not an assertion
+	_, _ = io.WriteString(conn, "GET /next HTTP/1.1\r\nHost: a\r\nX A: a\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !resp.Close || ran {
+		t.Fatalf("%d (close %v), handler ran %v: want net/http's 400 and a closed connection", resp.StatusCode, resp.Close, ran)
+	}
 }
