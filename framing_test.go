@@ -339,18 +339,7 @@ func TestFramingBodyLimitFollowsTheServer(t *testing.T) {
 // fasthttp's parsing of the same header, which every request already pays,
 // as the yardstick on a machine whose speed varies.
 func BenchmarkFraming(b *testing.B) {
-	const req = "POST /api/v1/orders?expand=items HTTP/1.1\r\n" +
-		"Host: api.example.com\r\n" +
-		"User-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36\r\n" +
-		"Accept: application/json\r\n" +
-		"Accept-Encoding: gzip, deflate, br\r\n" +
-		"Accept-Language: en-US,en;q=0.9\r\n" +
-		"Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0In0.abc\r\n" +
-		"Content-Type: application/json\r\n" +
-		"Content-Length: 27\r\n" +
-		"Cookie: session=0123456789abcdef; theme=dark\r\n" +
-		"X-Request-Id: 3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b\r\n" +
-		"\r\n"
+	const req = fx.TypicalAPIHeader
 	b.Run("guard", func(b *testing.B) {
 		hook := framingApp(fx.Config{}).Server().HeaderReceived
 		if hook == nil {
