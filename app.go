@@ -137,11 +137,10 @@ type Config struct {
 	ClientIPHeader string
 
 	// MultipartMaxParts is the most parts (fields and files together)
-	// Ctx.MultipartForm accepts; more is 413 FX_PAYLOAD_TOO_LARGE. Default
-	// 1000, which is also mime/multipart's own cap: whatever this value, a
-	// form over 1000 parts is refused, 400 FX_BAD_REQUEST when it came with
-	// a Content-Length (fasthttp parses it while reading the request), 413
-	// when it came chunked.
+	// Ctx.MultipartForm accepts; more is 413 FX_PAYLOAD_TOO_LARGE, on every
+	// listener. Default 1000. It is the only part limit: a form is parsed
+	// when a handler reads it, never before, and one over mime/multipart's
+	// own cap of 1000 parts is read in batches (see Ctx.MultipartForm).
 	MultipartMaxParts int
 
 	// MultipartMaxFileSize is the largest file part Ctx.MultipartForm

@@ -62,7 +62,7 @@ func (a *App) boot() error {
 		a.handler = a.failedBootObserved(a.failedBootHandler(err), err) // observe: OnResponse
 		return err
 	}
-	a.handler = a.pathRouted(static, a.routerObserved(r.Handler), mws) // observe: redirects seen by OnResponse
+	a.handler = a.pathRouted(static, a.routerObserved(r.Handler)) // observe: redirects seen by OnResponse
 	return nil
 }
 

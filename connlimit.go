@@ -185,6 +185,7 @@ type limitListener struct {
 	closing      chan struct{} // closed by Close: ends backoffs and lingering
 	timeouts     connTimeouts  // the phase bounds of its connections (deadline.go)
 	observer     *App          // OnResponse sees refusals; nil without observers (observe.go)
+	lineLimit    int           // the request-line record's size (framing.go)
 
 	lingerMu  sync.Mutex
 	stopped   bool
@@ -205,6 +206,7 @@ func (a *App) limitListener(ln net.Listener) net.Listener {
 		closing:      make(chan struct{}),
 		observer:     a.refusalObserver(),
 		timeouts:     connTimeoutsOf(&a.cfg),
+		lineLimit:    mirrorLimit(a.cfg.HeaderLimit),
 	}
 }
 
@@ -232,9 +234,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		delay = 0
 		if l.open.Add(1) <= l.limit {
 			if tc, ok := c.(tlsConnState); ok {
-				return &limitTLSConn{&limitConn{Conn: newTimeoutConn(c, &l.timeouts, false), l: l}, tc}, nil
+				return &limitTLSConn{&limitConn{Conn: newTimeoutConn(c, &l.timeouts, false), l: l, lines: lineMirror{limit: l.lineLimit}}, tc}, nil
 			}
-			return &limitConn{Conn: newTimeoutConn(c, &l.timeouts, true), l: l}, nil
+			return &limitConn{Conn: newTimeoutConn(c, &l.timeouts, true), l: l, lines: lineMirror{limit: l.lineLimit}}, nil
 		}
 		l.open.Add(-1)
 		l.refuse(c)
@@ -320,6 +322,7 @@ type limitConn struct {
 	closed  atomic.Bool
 	linger  atomic.Bool // set by errorResponse; Close may come from Shutdown's goroutine
 	gotByte bool        // some request byte was read (fasthttp's connection goroutine only)
+	lines   lineMirror  // what was read, for the request-line check (framing.go)
 }
 
 // Read notes that the client sent something. Cost: one branch per read.
@@ -328,6 +331,7 @@ func (c *limitConn) Read(p []byte) (int, error) {
 	if n > 0 && !c.gotByte {
 		c.gotByte = true
 	}
+	c.lines.feed(p[:n])
 	return n, err
 }
 

@@ -133,9 +133,15 @@ func methodString(m []byte) string {
 
 // Path returns the request path, percent-decoded and normalised (as
 // net/http's URL.Path), without the query. It is the path the router
-// matched (path.go), so a guard on it sees what decides the route. It
-// allocates a copy.
-func (c *Ctx) Path() string { return string(c.rc.Path()) }
+// matched (path.go), so a guard on it sees what decides the route. For a
+// path refused before routing (seen only by OnResponse observers) it is
+// the path as sent, escapes included. It allocates a copy.
+func (c *Ctx) Path() string {
+	if c.out.rawPath {
+		return string(c.rc.URI().PathOriginal())
+	}
+	return string(c.rc.Path())
+}
 
 // Href returns the full request URL as the client sent it
 // (scheme://host/path?query). It allocates a copy.

@@ -1,24 +1,40 @@
 package fx
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
+	"io"
 	"mime/multipart"
 	"strconv"
 
 	"github.com/valyala/fasthttp"
 )
 
-// Forms. fasthttp reads a multipart/form-data request with a
-// Content-Length while it reads the request (Server.DisablePreParseMultipartForm
-// is false): the body never exists as one buffer, files over 16 MiB in
-// total go to temporary files (os.TempDir), and the whole is bounded by
-// Config.BodyLimit before any of it is read (413 FX_PAYLOAD_TOO_LARGE). A
-// malformed multipart body is then refused before any handler runs: 400
-// FX_BAD_REQUEST. A chunked multipart body is read whole (within
-// BodyLimit) and parsed, in memory, when MultipartForm is first called.
-// Either way fasthttp deletes the temporary files when the request ends
-// (Request.Reset removes them), so a handler that wants to keep a file must
-// copy it before returning.
+// Forms. A multipart/form-data body is read like any other body (whole,
+// within Config.BodyLimit, or 413 FX_PAYLOAD_TOO_LARGE before it is read)
+// and parsed only when a handler asks for it (MultipartForm, FormValue):
+// the App's fasthttp.Server has DisablePreParseMultipartForm set, so a route
+// that never reads its form never pays for parsing one, and a malformed or
+// oversized form is refused by the handler that reads it, with the codes
+// MultipartForm states, the same on every listener (fasthttp's and
+// nethttp's, which share this code).
+//
+// The configured limits are the only ones. mime/multipart's Reader.ReadForm
+// refuses a form of more than 1000 parts (its GODEBUG multipartmaxparts),
+// whatever Config.MultipartMaxParts says; so fx counts the parts first (one
+// pass over the body with Reader.NextRawPart, which stops one part past
+// the limit), and a form within the limit but over 1000 parts is read 1000
+// parts at a time, each batch re-encoded and read by ReadForm, and the
+// results merged. A process that lowers multipartmaxparts below 1000
+// lowers the most parts a form may have to that.
+//
+// Files up to 16 MiB in total per batch stay in memory; the rest goes to
+// temporary files (os.TempDir), removed when the request ends (the parsed
+// form is a request user value, closed with the request), so a handler
+// that keeps a file must copy it before returning. A gzip
+// Content-Encoding is decoded first, within BodyLimit; any other encoding
+// is refused (400).
 
 // FormValue returns the first value of the form field name: from an
 // application/x-www-form-urlencoded or multipart/form-data body, then from
@@ -54,45 +70,196 @@ func (c *Ctx) FormValue(name string) string {
 //     Config.MultipartMaxFileSize, or a body over Config.BodyLimit: 413
 //     FX_PAYLOAD_TOO_LARGE.
 //
-// The limits of memory: file contents up to 16 MiB in total stay in
-// memory, the rest goes to temporary files; non-file values count
-// against mime/multipart's own 10 MiB cap (fasthttp's fixed settings; see
-// the Forms note above). The part and file-size limits are checked on the
-// parsed form: they refuse the request, while BodyLimit is what bounds
-// the work of parsing it.
+// The form is parsed on the first call, not before (a route that never
+// calls it never parses a form): the parts are counted, then read (see the
+// Forms note above for how, and for what stays in memory). Cost: one pass
+// over the body to count, one ReadForm per 1000 parts, and, past 1000
+// parts, one copy of the body into the batches.
 func (c *Ctx) MultipartForm() (*multipart.Form, error) {
 	req := &c.rc.Request
 	if !isMultipart(req) {
 		return nil, catalogError(ErrorCodes.BadRequest, "The request body is not multipart/form-data")
 	}
-	f, err := req.MultipartFormWithLimit(c.app.cfg.BodyLimit)
-	if err != nil {
-		if errors.Is(err, fasthttp.ErrBodyTooLarge) || errors.Is(err, multipart.ErrMessageTooLarge) {
-			return nil, catalogError(ErrorCodes.PayloadTooLarge, "The multipart form is larger than the server accepts")
-		}
-		return nil, catalogError(ErrorCodes.BadRequest, "The multipart form could not be parsed")
+	if p, ok := c.rc.UserValue(formKey{}).(*parsedForm); ok {
+		return p.form, p.err
 	}
+	p := new(parsedForm)
+	p.form, p.err = c.parseForm(req)
+	c.rc.SetUserValue(formKey{}, p) // closed, removing its files, when the request ends
+	return p.form, p.err
+}
+
+// formKey is the request user value holding the *parsedForm.
+type formKey struct{}
+
+// parsedForm is a request's form and the error parsing it gave. fasthttp
+// closes the io.Closer user values of a request when it resets it (after
+// the response, on both listeners): Close removes the form's temporary
+// files.
+type parsedForm struct {
+	form *multipart.Form
+	err  error
+}
+
+func (p *parsedForm) Close() error {
+	if p.form == nil {
+		return nil
+	}
+	return p.form.RemoveAll()
+}
+
+// Parsing bounds (see the Forms note above).
+const (
+	formBatch  = 1000     // parts per ReadForm: mime/multipart's default cap
+	formMemory = 16 << 20 // file bytes per batch kept in memory, as fasthttp did
+)
+
+// parseForm parses req's multipart body within the App's limits.
+func (c *Ctx) parseForm(req *fasthttp.Request) (*multipart.Form, error) {
 	cfg := &c.app.cfg
-	parts := 0
-	for _, v := range f.Value {
-		parts += len(v)
+	body, err := formBody(req, cfg.BodyLimit)
+	if err != nil {
+		return nil, err
 	}
-	for _, fhs := range f.File {
-		parts += len(fhs)
-		if cfg.MultipartMaxFileSize > 0 {
+	boundary := string(req.Header.MultipartFormBoundary())
+	parts, err := countParts(body, boundary, cfg.MultipartMaxParts)
+	if err != nil {
+		return nil, formError(err)
+	}
+	if parts > cfg.MultipartMaxParts {
+		return nil, catalogError(ErrorCodes.PayloadTooLarge,
+			"The multipart form has more than "+strconv.Itoa(cfg.MultipartMaxParts)+" parts")
+	}
+	f, err := readForm(body, boundary, parts)
+	if err != nil {
+		return nil, formError(err)
+	}
+	if cfg.MultipartMaxFileSize > 0 {
+		for _, fhs := range f.File {
 			for _, fh := range fhs {
 				if fh.Size > cfg.MultipartMaxFileSize {
+					f.RemoveAll()
 					return nil, catalogError(ErrorCodes.PayloadTooLarge,
 						"A file in the multipart form is larger than "+strconv.FormatInt(cfg.MultipartMaxFileSize, 10)+" bytes")
 				}
 			}
 		}
 	}
-	if parts > cfg.MultipartMaxParts {
-		return nil, catalogError(ErrorCodes.PayloadTooLarge,
-			"The multipart form has more than "+strconv.Itoa(cfg.MultipartMaxParts)+" parts")
-	}
 	return f, nil
+}
+
+// errFormTooLarge is a decoded body over the limit.
+var errFormTooLarge = errors.New("the decoded form is larger than the body limit")
+
+// formError is the envelope for a form that could not be read.
+func formError(err error) error {
+	if errors.Is(err, errFormTooLarge) || errors.Is(err, multipart.ErrMessageTooLarge) {
+		return catalogError(ErrorCodes.PayloadTooLarge, "The multipart form is larger than the server accepts")
+	}
+	return catalogError(ErrorCodes.BadRequest, "The multipart form could not be parsed")
+}
+
+// formBody is req's body with its Content-Encoding (none or gzip) removed;
+// a gzip body may decode to at most limit bytes.
+func formBody(req *fasthttp.Request, limit int) ([]byte, error) {
+	body := req.Body()
+	switch ce := req.Header.ContentEncoding(); {
+	case len(ce) == 0:
+		return body, nil
+	case string(ce) != "gzip":
+		return nil, catalogError(ErrorCodes.BadRequest, "The multipart form has an unsupported Content-Encoding")
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		return nil, formError(err)
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, int64(limit)+1))
+	if err != nil {
+		return nil, formError(err)
+	}
+	if len(out) > limit {
+		return nil, formError(errFormTooLarge)
+	}
+	return out, nil
+}
+
+// countParts counts the parts of the multipart body, stopping at limit+1.
+// Cost: one pass over the body, no copy of part contents.
+func countParts(body []byte, boundary string, limit int) (int, error) {
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	n := 0
+	for n <= limit {
+		_, err := mr.NextRawPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// readForm reads the multipart body of parts parts (counted by
+// countParts) into a form: with one ReadForm when mime/multipart's part cap
+// allows, otherwise formBatch parts at a time, each batch re-encoded
+// (under a fresh boundary, headers and raw contents as sent) and the
+// forms merged.
+func readForm(body []byte, boundary string, parts int) (*multipart.Form, error) {
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	if parts <= formBatch {
+		return mr.ReadForm(formMemory)
+	}
+	all := &multipart.Form{Value: map[string][]string{}, File: map[string][]*multipart.FileHeader{}}
+	var batch bytes.Buffer
+	for more := true; more; {
+		batch.Reset()
+		w := multipart.NewWriter(&batch)
+		n := 0
+		for ; n < formBatch; n++ {
+			p, err := mr.NextRawPart()
+			if err == io.EOF {
+				more = false
+				break
+			}
+			if err == nil {
+				err = copyPart(w, p)
+			}
+			if err != nil {
+				all.RemoveAll()
+				return nil, err
+			}
+		}
+		if n == 0 {
+			break
+		}
+		if err := w.Close(); err != nil {
+			all.RemoveAll()
+			return nil, err
+		}
+		f, err := multipart.NewReader(&batch, w.Boundary()).ReadForm(formMemory)
+		if err != nil {
+			all.RemoveAll()
+			return nil, err
+		}
+		for k, v := range f.Value {
+			all.Value[k] = append(all.Value[k], v...)
+		}
+		for k, v := range f.File {
+			all.File[k] = append(all.File[k], v...)
+		}
+	}
+	return all, nil
+}
+
+// copyPart writes p, its headers and raw contents, as a part of w.
+func copyPart(w *multipart.Writer, p *multipart.Part) error {
+	pw, err := w.CreatePart(p.Header)
+	if err == nil {
+		_, err = io.Copy(pw, p)
+	}
+	return err
 }
 
 // isMultipart reports whether the request declares multipart/form-data.

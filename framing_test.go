@@ -100,10 +100,12 @@ const smuggled = "GET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n"
 func TestFramingRefusesAmbiguousRequests(t *testing.T) {
 	addr := serveLocal(t, framingApp(fx.Config{}))
 	const (
-		both    = "The request has both Content-Length and Transfer-Encoding"
-		fold    = "The request uses obsolete header line folding"
-		bareLF  = "The request has a header line not ended by CRLF"
-		generic = "The request could not be parsed" // fasthttp's own refusal
+		both     = "The request has both Content-Length and Transfer-Encoding"
+		fold     = "The request uses obsolete header line folding"
+		bareLF   = "The request has a header line not ended by CRLF"
+		name     = "The request has a header field name that is not a token"
+		bareLine = "The request line is not ended by CRLF"
+		generic  = "The request could not be parsed" // fasthttp's own refusal
 	)
 	for name, tc := range map[string]struct{ raw, msg string }{
 		// fx refuses these itself (fasthttp would read them as chunked, or
@@ -117,7 +119,12 @@ func TestFramingRefusesAmbiguousRequests(t *testing.T) {
 		"obs-fold hides TE":        {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nX-A: b\r\n Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled, fold},
 		"bare LF in a line":        {"GET /next HTTP/1.1\r\nHost: a\nX-A: b\r\n\r\n" + smuggled, bareLF},
 		"bare LF ends block":       {"GET /next HTTP/1.1\r\nHost: a\n\n" + smuggled, bareLF},
+		"bare LF ends line":        {"GET /next HTTP/1.1\nHost: a\r\n\r\n" + smuggled, bareLine},
+		"bare LF ends POST line":   {"POST / HTTP/1.1\nHost: a\r\nContent-Length: 5\r\n\r\nhello" + smuggled, bareLine},
+		"bare LF empty line first": {"\nGET /next HTTP/1.1\r\nHost: a\r\n\r\n" + smuggled, bareLine},
 		"bare LF before TE":        {"POST / HTTP/1.1\r\nHost: a\r\nX-A: b\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n" + smuggled, bareLF},
+		"space in a field name":    {"GET /next HTTP/1.1\r\nHost: a\r\nX A: a\r\n\r\n" + smuggled, name},
+		"spaced name hides TE":     {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nX Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled, name},
 		// fasthttp v1.77 refuses these already; pinned here.
 		"CL and TE gzip,chunked":  {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n" + smuggled, generic},
 		"TE gzip,chunked then CL": {"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n" + smuggled, generic},
@@ -128,6 +135,7 @@ func TestFramingRefusesAmbiguousRequests(t *testing.T) {
 		"CL list":                 {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0, 36\r\n\r\n" + smuggled, generic},
 		"HTTP/1.0 with TE and CL": {"POST / HTTP/1.0\r\nHost: a\r\nConnection: keep-alive\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled, generic},
 		"header starts with SP":   {"GET /next HTTP/1.1\r\n Host: a\r\n\r\n" + smuggled, generic},
+		"space before the colon":  {"GET /next HTTP/1.1\r\nHost: a\r\nX-A : b\r\n\r\n" + smuggled, generic},
 	} {
 		t.Run(name, func(t *testing.T) {
 			env := mustRefuseOnce(t, addr, tc.raw, 400, fx.ErrorCodes.BadRequest)
@@ -136,6 +144,108 @@ func TestFramingRefusesAmbiguousRequests(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFramingBareLFRequestLineBehindOthers: a request line ended by a bare
+// LF is refused wherever the request comes: pipelined behind a request
+// without a body, with a Content-Length body, with a chunked body, or sent
+// on a keep-alive connection after an answered request. The requests
+// before it are answered, the refused one gets the 400 envelope, the
+// connection is closed and the request smuggled behind it never served.
+// Behind a body larger than the record the line cannot be checked: that
+// request is refused too.
+func TestFramingBareLFRequestLineBehindOthers(t *testing.T) {
+	addr := serveLocal(t, framingApp(fx.Config{HeaderLimit: 4096}))
+	const bare = "GET /next HTTP/1.1\nHost: a\r\n\r\n"
+	big := strings.Repeat("b", 9000) // over the record of 2 x HeaderLimit
+	for name, tc := range map[string]struct{ first, msg string }{
+		"behind a GET":          {"GET /next HTTP/1.1\r\nHost: a\r\n\r\n", "The request line is not ended by CRLF"},
+		"behind a CL body":      {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello", "The request line is not ended by CRLF"},
+		"behind a chunked body": {"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", "The request line is not ended by CRLF"},
+		// Found or not (how the reads fall decides), it is refused.
+		"behind a large body": {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 9000\r\n\r\n" + big, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resps, closed := wireExchange(t, addr, tc.first+bare+smuggled, 0)
+			if len(resps) != 2 || resps[0].status != 200 {
+				t.Fatalf("got %d responses (%+v), want the first answered and the second refused", len(resps), resps)
+			}
+			env := mustEnvelope(t, resps[1], 400, fx.ErrorCodes.BadRequest)
+			if tc.msg != "" && env.Error.Message != tc.msg {
+				t.Errorf("message = %q, want %q", env.Error.Message, tc.msg)
+			}
+			if !resps[1].close || !closed {
+				t.Error("the connection stayed open after the refusal")
+			}
+		})
+	}
+	t.Run("keep-alive, sent later", func(t *testing.T) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second)) // a bound, not an assertion
+		br := bufio.NewReader(conn)
+		for i, raw := range []string{"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 9000\r\n\r\n" + big, "GET /next HTTP/1.1\r\nHost: a\r\n\r\n", bare} {
+			_, _ = io.WriteString(conn, raw)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("request %d: %v", i+1, err)
+			}
+			resp.Body.Close()
+			if want := []int{200, 200, 400}[i]; resp.StatusCode != want {
+				t.Errorf("request %d: %d, want %d", i+1, resp.StatusCode, want)
+			}
+		}
+	})
+}
+
+// TestFramingFieldNameBytes: a field name must be a token (RFC 9110 5.1).
+// For every byte value b, a request with the header "X<b>A: a" is served
+// when b is a token character and refused with the 400 envelope and a
+// closed connection otherwise (by fasthttp, or by the guard for a space,
+// the one non-token byte fasthttp lets through). CR, LF and ':' are left
+// out: they end the line or the name rather than sit inside it.
+func TestFramingFieldNameBytes(t *testing.T) {
+	addr := serveLocal(t, framingApp(fx.Config{}))
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { conn.Close() }()
+	br := bufio.NewReader(conn)
+	for b := 0; b < 256; b++ {
+		c := byte(b)
+		if c == '\r' || c == '\n' || c == ':' {
+			continue
+		}
+		raw := "GET /next HTTP/1.1\r\nHost: a\r\nX" + string([]byte{c}) + "A: a\r\n\r\n"
+		if !isTchar(c) {
+			mustRefuseOnce(t, addr, raw+smuggled, 400, fx.ErrorCodes.BadRequest)
+			continue
+		}
+		// Token bytes: served, one after the other on a keep-alive connection.
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second)) // a bound, not an assertion
+		if _, err := io.WriteString(conn, raw); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("byte %#x: %v", c, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(body) != "next" {
+			t.Errorf("byte %#x (a token character): %d %q, want 200 \"next\"", c, resp.StatusCode, body)
+		}
+	}
+}
+
+// isTchar reports whether c is a token character (RFC 9110 5.6.2).
+func isTchar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
 // TestFramingKeepsWellFramedPipelines: the guard leaves well-framed
@@ -229,18 +339,7 @@ func TestFramingBodyLimitFollowsTheServer(t *testing.T) {
 // fasthttp's parsing of the same header, which every request already pays,
 // as the yardstick on a machine whose speed varies.
 func BenchmarkFraming(b *testing.B) {
-	const req = "POST /api/v1/orders?expand=items HTTP/1.1\r\n" +
-		"Host: api.example.com\r\n" +
-		"User-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36\r\n" +
-		"Accept: application/json\r\n" +
-		"Accept-Encoding: gzip, deflate, br\r\n" +
-		"Accept-Language: en-US,en;q=0.9\r\n" +
-		"Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0In0.abc\r\n" +
-		"Content-Type: application/json\r\n" +
-		"Content-Length: 27\r\n" +
-		"Cookie: session=0123456789abcdef; theme=dark\r\n" +
-		"X-Request-Id: 3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b\r\n" +
-		"\r\n"
+	const req = fx.TypicalAPIHeader
 	b.Run("guard", func(b *testing.B) {
 		hook := framingApp(fx.Config{}).Server().HeaderReceived
 		if hook == nil {

@@ -16,10 +16,13 @@ import (
 // every request's final status, error code, route pattern and duration
 // after the response is final, whichever path produced it:
 //
-//   - a route, the 404 of an unmatched request, a path refused by the
-//     one-path step, the automatic OPTIONS answer: App.serve, with the
-//     request's own Ctx, after the boundary and the hook (the 404 without
-//     middleware or hook, written without a Ctx: App.notFound);
+//   - a route, the 404 of an unmatched request, the automatic OPTIONS
+//     answer: App.serve, with the request's own Ctx, after the boundary and
+//     the hook (the 404 without middleware or hook, written without a Ctx:
+//     App.notFound);
+//   - a path refused by the one-path step (path.go), written without a Ctx
+//     before any middleware: App.refusePath, observed with the path as
+//     sent;
 //   - ServeError (failures of transport adapters such as nethttp);
 //   - a router redirect (RedirectTrailingSlash, RedirectFixedPath) and a
 //     failed boot's 500, which are written without a Ctx: observeUnserved;
@@ -58,7 +61,9 @@ import (
 // could not be parsed shows fasthttp's defaults, GET and path "/"; a
 // request refused for its framing (framing.go) shows its method and path
 // "/", its target having been replaced), Route "" and Duration 0 (fasthttp
-// does not record when its reading began). The
+// does not record when its reading began). A path refused before routing
+// (an encoded '/', a '\', a double escape: path.go) is observed with
+// Route "" and c.Path() the path as sent, escapes included. The
 // over-capacity 503 is observed with a Ctx of its own whose request is the
 // head the client sent (method, path, headers; not the body) and whose
 // remote address is the connection's; Route is "", Duration runs from the
@@ -94,12 +99,15 @@ type ctxOutcome struct {
 	// hookPanicked tells hookDeclined (hookrule.go) that the hook ended in
 	// a panic, so nothing it wrote is kept.
 	hookPanicked bool
+	// rawPath makes c.Path() the path as sent: the request's path was
+	// refused (refusePath), and its decoded form is not what was refused.
+	rawPath bool
 }
 
 func (o *ctxOutcome) reset() {
 	o.code = ""
 	o.start, o.end = time.Time{}, time.Time{}
-	o.final, o.hookPanicked = false, false
+	o.final, o.hookPanicked, o.rawPath = false, false, false
 	if cap(o.attrs) > maxKeptAttrs {
 		o.attrs = nil // a request that added hundreds does not pin them in the pool
 	} else {
@@ -259,7 +267,8 @@ func (a *App) failedBootObserved(h fasthttp.RequestHandler, err error) fasthttp.
 }
 
 // startNotFound starts the request's clock (RequestCtx.Time, lazy) for
-// the 404 App.notFound writes without a Ctx, when observers will read it.
+// the 404 App.notFound writes without a Ctx (and the 400 of
+// App.refusePath), when observers will read it.
 func (a *App) startNotFound(rc *fasthttp.RequestCtx) {
 	if a.observers != nil {
 		_ = rc.Time() // the first call reads the clock; observeNotFound's returns the same
@@ -272,6 +281,20 @@ func (a *App) observeNotFound(rc *fasthttp.RequestCtx) {
 	if a.observers != nil {
 		a.observeAlone(rc, CodeNotFound, rc.Time())
 	}
+}
+
+// observeRefusedPath observes the 400 refusePath wrote, with c.Path()
+// the path as sent.
+func (a *App) observeRefusedPath(rc *fasthttp.RequestCtx) {
+	if a.observers == nil {
+		return
+	}
+	c := a.acquireCtx(rc, nil)
+	c.out.code = CodeBadRequest
+	c.out.start = rc.Time()
+	c.out.rawPath = true
+	a.observe(c)
+	a.releaseCtx(c)
 }
 
 // observeTransport observes a transport error response (transportError).

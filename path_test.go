@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -174,6 +175,61 @@ func TestOnePathBothTransports(t *testing.T) {
 					t.Errorf("%s: parameter %q holds a .. segment", where, param)
 				}
 			}
+		}
+	}
+}
+
+// TestRefusedPathBeforeMiddleware: a path refused for its encoding is
+// refused before any middleware runs (the counting middleware is never
+// called for it), on both transports, and the OnResponse observers (the
+// access log among them) see the path as sent, escapes included, not the
+// cleaned path it would have decoded to.
+func TestRefusedPathBeforeMiddleware(t *testing.T) {
+	app := quiet()
+	var calls atomic.Int64
+	app.Use(func(c *fx.Ctx, next fx.Next) error {
+		calls.Add(1)
+		return next()
+	})
+	app.Get("/public", func(c *fx.Ctx) error { return c.String(200, "public") })
+	type seen struct {
+		path, route, code string
+		status            int
+	}
+	got := make(chan seen, 1)
+	app.OnResponse(func(c *fx.Ctx) {
+		got <- seen{c.Path(), c.Route(), c.ErrorCode(), c.Status()}
+	})
+	addr := serveLocal(t, app)
+	std := httptest.NewServer(nethttp.Handler(app))
+	t.Cleanup(std.Close)
+	for _, tr := range []struct{ name, addr string }{
+		{"fasthttp", addr},
+		{"nethttp", std.Listener.Addr().String()},
+	} {
+		for _, target := range []string{"/admin/x/..%2f..%2fpublic", "/x/..%5C..%5Cpublic", `/x/..\..\public`, "/files/%252e%252e/public"} {
+			before := calls.Load()
+			status, _, body := rawGet(t, tr.addr, target)
+			where := tr.name + " GET " + target
+			if status != 400 || !strings.Contains(body, fx.ErrorCodes.BadRequest) {
+				t.Errorf("%s: %d %s, want the 400 envelope", where, status, body)
+			}
+			if n := calls.Load() - before; n != 0 {
+				t.Errorf("%s: the middleware ran %d times for a refused path", where, n)
+			}
+			want := seen{target, "", fx.ErrorCodes.BadRequest, 400}
+			if s := <-got; s != want {
+				t.Errorf("%s: observed %+v, want %+v", where, s, want)
+			}
+		}
+		// A plain request still runs the middleware, and is observed with
+		// its (decoded) path as before.
+		before := calls.Load()
+		if status, _, _ := rawGet(t, tr.addr, "/x/%2e%2e/public"); status != 200 || calls.Load()-before != 1 {
+			t.Errorf("%s: a routable path: %d, middleware ran %d times", tr.name, status, calls.Load()-before)
+		}
+		if s := <-got; s.path != "/public" || s.route != "/public" {
+			t.Errorf("%s: a routable path observed as %+v", tr.name, s)
 		}
 	}
 }

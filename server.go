@@ -87,12 +87,15 @@ func (a *App) Server() *fasthttp.Server {
 func (a *App) newServer() *fasthttp.Server {
 	cfg := a.cfg
 	srv := &fasthttp.Server{
-		Handler:               a.Handler(),
+		Handler:               a.checkRequestLine(a.Handler()),
 		ErrorHandler:          a.transportError,
 		Name:                  cfg.ServerHeader,
 		NoDefaultServerHeader: cfg.ServerHeader == "",
 		MaxRequestBodySize:    cfg.BodyLimit,
-		ReadBufferSize:        cfg.HeaderLimit,
+		// A form is parsed when a handler asks for it, within Config's
+		// limits (ctx_form.go), not while the request is read.
+		DisablePreParseMultipartForm: true,
+		ReadBufferSize:               cfg.HeaderLimit,
 		// ReadTimeout, WriteTimeout and IdleTimeout stay zero: Serve's
 		// connections enforce Config's (deadline.go), without the clock
 		// reads and deadline moves fasthttp makes per request.
@@ -208,6 +211,31 @@ func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
 	status, _ := StatusOf(code)
 	a.writeEnvelope(&rc.Response, status, code, msg, nil)
 	a.observeTransport(rc, code) // OnResponse observers (observe.go)
+}
+
+// checkRequestLine returns next behind the request-line check (framing.go):
+// a request on a served connection whose line ended with a bare LF, or
+// could not be checked, is answered with the 400 envelope and the
+// connection closed, before any routing or middleware.
+func (a *App) checkRequestLine(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(rc *fasthttp.RequestCtx) {
+		lc := limitConnOf(rc.Conn())
+		if lc == nil {
+			next(rc)
+			return
+		}
+		f := lc.lines.check(&rc.Request)
+		if f == faultNone {
+			next(rc)
+			return
+		}
+		lc.errorResponse() // the close lingers, as for a transport error
+		r := &framingRefusals[f]
+		status, _ := StatusOf(r.code)
+		a.writeEnvelope(&rc.Response, status, r.code, r.msg, nil)
+		rc.SetConnectionClose()
+		a.observeTransport(rc, r.code) // OnResponse observers (observe.go)
+	}
 }
 
 // fasthttpLogger sends fasthttp's own messages to the App's logger at debug

@@ -6,18 +6,21 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fxhq/fx"
 )
 
 // panicLine is the line of the panic in panickingHandler, for the frame
-// the development log must start with.
-var panicLine int
+// the development log must start with. Parallel tests store the same
+// value: an atomic, so that the race detector has nothing to report.
+var panicLine atomic.Int64
 
 func panickingHandler(c *fx.Ctx) error {
-	_, _, panicLine, _ = runtime.Caller(0)
-	panic("kaboom") // must stay on the line after runtime.Caller
+	_, _, line, _ := runtime.Caller(0)
+	panicLine.Store(int64(line))
+	panic("kaboom") // must stay two lines after runtime.Caller
 }
 
 // In Development mode a panic's stack is logged as an array, one
@@ -38,7 +41,7 @@ func TestPanicStackDevelopmentIsFrames(t *testing.T) {
 		t.Fatalf("stack is not an array of frames: %s", logs)
 	}
 	want := "github.com/fxhq/fx_test.panickingHandler "
-	wantLine := "stack_test.go:" + strconv.Itoa(panicLine+1)
+	wantLine := "stack_test.go:" + strconv.Itoa(int(panicLine.Load())+2)
 	if first, _ := frames[0].(string); !strings.HasPrefix(first, want) || !strings.HasSuffix(first, wantLine) {
 		t.Errorf("first frame %q, want %q...%q", first, want, wantLine)
 	}
