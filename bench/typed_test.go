@@ -62,6 +62,21 @@ func checkTyped(t *testing.T, tc typedCase, status int, body []byte) {
 		}
 		return
 	}
+	code, got, err := issueSet(body)
+	if err != nil {
+		t.Fatalf("body is not an envelope: %v: %q", err, body)
+	}
+	if code != CodeValidation {
+		t.Errorf("code %q, want %s (body %s)", code, CodeValidation, body)
+	}
+	if !slices.Equal(got, tc.issues) {
+		t.Errorf("issues %q, want %q (body %s)", got, tc.issues, body)
+	}
+}
+
+// issueSet reads an error envelope: its code and its issues as sorted
+// "location path.to.field" strings.
+func issueSet(body []byte) (code string, issues []string, err error) {
 	var env struct {
 		Error struct {
 			Code    string `json:"code"`
@@ -71,19 +86,13 @@ func checkTyped(t *testing.T, tc typedCase, status int, body []byte) {
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
-		t.Fatalf("body is not an envelope: %v: %q", err, body)
+		return "", nil, err
 	}
-	if env.Error.Code != CodeValidation {
-		t.Errorf("code %q, want %s (body %s)", env.Error.Code, CodeValidation, body)
-	}
-	var got []string
 	for _, is := range env.Error.Details.Issues {
-		got = append(got, is.Location+" "+strings.Join(is.Path, "."))
+		issues = append(issues, is.Location+" "+strings.Join(is.Path, "."))
 	}
-	slices.Sort(got)
-	if !slices.Equal(got, tc.issues) {
-		t.Errorf("issues %q, want %q (body %s)", got, tc.issues, body)
-	}
+	slices.Sort(issues)
+	return env.Error.Code, issues, nil
 }
 
 // BenchmarkTyped runs the typed endpoint's valid and 422 requests against
