@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"reflect"
 	"strings"
@@ -77,24 +76,7 @@ func TestEquivalenceOverHTTP(t *testing.T) {
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	for _, fw := range Frameworks {
 		t.Run(fw.Name, func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				_ = fw.New(0).Serve(ln)
-			}()
-			defer func() {
-				ln.Close()
-				select {
-				case <-done:
-				case <-time.After(5 * time.Second):
-					t.Error("server did not stop after its listener closed")
-				}
-			}()
-			base := "http://" + ln.Addr().String()
+			base := serveLoopback(t, fw.New(0))
 			for _, tc := range equivCases {
 				req, err := http.NewRequest(tc.method, base+tc.path, strings.NewReader(tc.body))
 				if err != nil {

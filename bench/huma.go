@@ -39,10 +39,7 @@ func NewHuma(middleware int) Impl {
 	r := chi.NewMux()
 	r.NotFound(stdNotFound)
 	r.MethodNotAllowed(stdNotFound)
-	config := huma.DefaultConfig("bench", "1.0.0")
-	config.OpenAPIPath, config.DocsPath, config.SchemasPath = "", "", ""
-	config.CreateHooks = nil
-	api := humachi.New(r, config)
+	api := humachi.New(r, humaConfig())
 	api.UseMiddleware(humaRecover(api))
 	for range middleware {
 		api.UseMiddleware(func(ctx huma.Context, next func(huma.Context)) { next(ctx) })
@@ -69,6 +66,15 @@ func NewHuma(middleware int) Impl {
 			return in, nil
 		})
 	return Impl{HTTP: r}
+}
+
+// humaConfig is DefaultConfig without the OpenAPI, docs and schema
+// routes and without the schema link transformer (see NewHuma).
+func humaConfig() huma.Config {
+	config := huma.DefaultConfig("bench", "1.0.0")
+	config.OpenAPIPath, config.DocsPath, config.SchemasPath = "", "", ""
+	config.CreateHooks = nil
+	return config
 }
 
 // humaBody is a Huma input or output whose body is a T.
@@ -168,7 +174,8 @@ func humaIssues(errs []error) []Issue {
 }
 
 // humaIssue maps one detail. Huma's location "body.email" is location
-// "body", path ["email"]; "body" alone (a body that is not JSON) has an
+// "body", path ["email"] ("body.lines[0].sku": ["lines", "0", "sku"]);
+// "body" alone (a body that is not JSON) has an
 // empty path. A detail carries only Huma's formatted message, no rule
 // name, so the rule is recognised by the fixed text of its message
 // template (huma's validation package; its templates are variables, read
@@ -176,20 +183,22 @@ func humaIssues(errs []error) []Issue {
 // rules Order does not use are kept in Huma's words.
 func humaIssue(d *huma.ErrorDetail) Issue {
 	where, rest, _ := strings.Cut(d.Location, ".")
-	path := []string{}
-	if rest != "" {
-		path = strings.Split(rest, ".")
-	}
+	path := splitFieldPath(rest)
 	msg := d.Message
 	if name, ok := templateArg(msg, validation.MsgExpectedRequiredProperty); ok {
 		// Huma reports a missing property at its parent object; fx
 		// names the property itself.
 		return Issue{Location: where, Path: append(path, name), Message: MsgRequired}
 	}
-	if _, ok := templateArg(msg, validation.MsgExpectedMinLength); ok {
+	if bound, ok := templateArg(msg, validation.MsgExpectedMinLength); ok {
 		msg = MsgRequired // minLength:"1" is how Order's schema says "not empty"
+		if bound != "1" {
+			msg = "Must be at least " + bound
+		}
 	} else if bound, ok := templateArg(msg, validation.MsgExpectedMinimumNumber); ok {
 		msg = "Must be at least " + bound
+	} else if bound, ok := templateArg(msg, validation.MsgExpectedMaximumNumber); ok {
+		msg = "Must be at most " + bound
 	} else if _, ok := templateArg(msg, validation.MsgExpectedRFC5322Email); ok {
 		msg = MsgEmail
 	}

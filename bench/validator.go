@@ -33,7 +33,8 @@ func useJSONNames(v *validator.Validate) {
 }
 
 // IssuesFromValidator turns validator/v10's errors into issues with the
-// messages of CheckOrder, sorted by field as fx sorts them. It returns nil
+// messages of CheckOrder (and, for the typed endpoint's rules, messages
+// in the same style), sorted by path as fx sorts them. It returns nil
 // when err is not a validator.ValidationErrors.
 func IssuesFromValidator(err error) []Issue {
 	var ves validator.ValidationErrors
@@ -46,12 +47,19 @@ func IssuesFromValidator(err error) []Issue {
 		switch fe.Tag() {
 		case "required":
 			msg = MsgRequired
-		case "min":
+		case "min", "gte":
 			msg = "Must be at least " + fe.Param()
+		case "max", "lte":
+			msg = "Must be at most " + fe.Param()
 		case "email":
 			msg = MsgEmail
+		case "alphanum":
+			msg = msgAlphanum
 		}
-		issues = append(issues, Issue{Location: "body", Path: []string{fe.Field()}, Message: msg})
+		// The namespace is "Order.lines[0].sku" (JSON names, useJSONNames):
+		// the path is what follows the struct's name.
+		_, ns, _ := strings.Cut(fe.Namespace(), ".")
+		issues = append(issues, Issue{Location: "body", Path: splitFieldPath(ns), Message: msg})
 	}
 	slices.SortFunc(issues, func(a, b Issue) int { return slices.Compare(a.Path, b.Path) })
 	return issues

@@ -95,7 +95,8 @@ func isEmail(s string) bool {
 		return false
 	}
 	local, domain := s[:at], s[at+1:]
-	for _, part := range strings.Split(local, ".") {
+	// strings.SplitSeq, not Split: a valid address costs no allocation.
+	for part := range strings.SplitSeq(local, ".") {
 		if part == "" {
 			return false
 		}
@@ -110,8 +111,8 @@ func isEmail(s string) bool {
 			}
 		}
 	}
-	labels := strings.Split(domain, ".")
-	if len(labels) < 2 {
+	lastLabel := strings.Count(domain, ".")
+	if lastLabel < 1 {
 		return false
 	}
 	letterOrDigit := func(r rune, digit bool) bool {
@@ -120,11 +121,13 @@ func isEmail(s string) bool {
 		}
 		return emailUnicode(r)
 	}
-	for i, l := range labels {
+	i := 0
+	for l := range strings.SplitSeq(domain, ".") {
 		if l == "" {
 			return false
 		}
-		last := i == len(labels)-1
+		last := i == lastLabel
+		i++
 		first, _ := utf8.DecodeRuneInString(l)
 		end, _ := utf8.DecodeLastRuneInString(l)
 		if !letterOrDigit(first, !last) || !letterOrDigit(end, !last) {

@@ -1,6 +1,6 @@
 // Command table runs the in-process benchmarks of the bench module (go test
-// -run '^$' -bench '^BenchmarkService$' -benchmem, -count times in separate
-// passes over all of them: see runBenchmarks) and prints one
+// -run '^$' -bench '^Benchmark(Service|Typed)$' -benchmem, -count times in
+// separate passes over all of them: see runBenchmarks) and prints one
 // Markdown table: ns/op, B/op, allocs/op and the ratio of ns/op to raw
 // fasthttp, per endpoint and framework, followed by fx's performance
 // targets checked against that same run.
@@ -42,7 +42,7 @@ func main() {
 	count := flag.Int("count", 1, "runs per benchmark, each in its own pass over all of them (see -stat)")
 	flag.StringVar(&stat, "stat", "median", "with -count > 1, show the median or the min of the runs (min is the steadier estimate on a busy machine: noise only adds time)")
 	benchtime := flag.String("benchtime", "", "go test -benchtime (default: go test's)")
-	filter := flag.String("bench", "", "only benchmarks whose <endpoint>/<framework> name matches this regexp")
+	filter := flag.String("bench", "", "only benchmarks whose <endpoint>/<framework> name matches this regexp (typed-*: the typed endpoint)")
 	in := flag.String("in", "", "read go test -bench output from this file instead of running the benchmarks")
 	out := flag.String("out", "", "also write go test's raw output to this file")
 	flag.Parse()
@@ -66,7 +66,7 @@ func main() {
 	}
 	res := parse(raw)
 	if len(res.order) == 0 {
-		fmt.Fprintln(os.Stderr, "table: no BenchmarkService results found")
+		fmt.Fprintln(os.Stderr, "table: no BenchmarkService or BenchmarkTyped results found")
 		os.Exit(1)
 	}
 	if stat != "median" && stat != "min" {
@@ -103,9 +103,9 @@ func runBenchmarks(count int, benchtime, filter string) ([]byte, error) {
 	if err := build.Run(); err != nil {
 		return nil, fmt.Errorf("go test -c: %w", err)
 	}
-	bench := "^BenchmarkService$"
+	bench := "^Benchmark(Service|Typed)$"
 	if filter != "" {
-		bench = "^BenchmarkService$/" + filter
+		bench = "^Benchmark(Service|Typed)$/" + filter
 	}
 	args := []string{"-test.run", "^$", "-test.bench", bench, "-test.benchmem", "-test.count", "1"}
 	if benchtime != "" {
@@ -158,7 +158,7 @@ type results struct {
 	header     []string            // goos, goarch, cpu lines
 }
 
-var lineRE = regexp.MustCompile(`^BenchmarkService/([^/\s]+)/(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+([\d.]+) B/op\s+([\d.]+) allocs/op)?`)
+var lineRE = regexp.MustCompile(`^Benchmark(?:Service|Typed)/([^/\s]+)/(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+([\d.]+) B/op\s+([\d.]+) allocs/op)?`)
 
 func parse(raw []byte) results {
 	res := results{frameworks: map[string][]string{}, samples: map[string][]sample{}}
@@ -317,5 +317,36 @@ func printTargets(w io.Writer, r results) {
 			}
 		}
 		report(who == "fx", "orders-422: fx %s allocs/op, fewest of the frameworks: %s (%s)", fmtNum(fx.allocs), who, fmtNum(fewest))
+	}
+	printTypedTargets(report, r)
+}
+
+// printTypedTargets checks the typed endpoint's targets (BenchmarkTyped):
+// on a valid body fx within 1.3× of the hand-written handler, with the
+// fewest allocations of the frameworks and at least 3× faster than Huma;
+// on the 422 path faster than every peer.
+func printTypedTargets(report func(ok bool, format string, args ...any), r results) {
+	const valid, invalid = "typed-valid", "typed-422"
+	if fx, ok := r.get(valid, "fx"); ok {
+		if raw, ok := r.get(valid, baseline); ok && raw.ns > 0 {
+			report(fx.ns/raw.ns <= 1.3, "%s: fx %.2f× the hand-written handler (target ≤ 1.30×)", valid, fx.ns/raw.ns)
+		}
+		if h, ok := r.get(valid, "huma"); ok && fx.ns > 0 {
+			report(h.ns/fx.ns >= 3, "%s: fx %.2f× faster than huma (target ≥ 3×)", valid, h.ns/fx.ns)
+		}
+		fewest, who := fx.allocs, "fx"
+		for _, fw := range r.frameworks[valid] {
+			if s, _ := r.get(valid, fw); fw != "fx" && fw != baseline && s.allocs <= fewest {
+				fewest, who = s.allocs, fw
+			}
+		}
+		report(who == "fx", "%s: fx %s allocs/op, fewest of the frameworks: %s (%s)", valid, fmtNum(fx.allocs), who, fmtNum(fewest))
+	}
+	if fx, ok := r.get(invalid, "fx"); ok {
+		for _, fw := range r.frameworks[invalid] {
+			if s, _ := r.get(invalid, fw); fw != "fx" && fw != baseline && fx.ns > 0 {
+				report(s.ns/fx.ns > 1, "%s: fx %.2f× faster than %s (target > 1×)", invalid, s.ns/fx.ns, fw)
+			}
+		}
 	}
 }
