@@ -5,10 +5,80 @@ import (
 	"unsafe"
 )
 
+// Declaration is what a middleware declares about the requests it guards,
+// for documentation: the errors it can end a request with, the
+// credentials it authenticates, and the request parameters it reads.
+// Package openapi turns them into each guarded operation's error
+// responses, its security requirements (with components.securitySchemes)
+// and its parameters; the route table lists the errors (RouteInfo.Errors).
+// Declaring is done once, when the middleware is built (DeclareAll); it
+// costs nothing per request.
+type Declaration struct {
+	// Errors are the errors the middleware can end a request with (their
+	// Status and Code; the messages are not documented).
+	Errors []*Error
+
+	// Security lists the credentials the middleware authenticates; a
+	// request must present one of them (OpenAPI: one security requirement
+	// per scheme). When several middleware of one route declare Security,
+	// a request must satisfy each of them.
+	Security []SecurityScheme
+
+	// Anonymous: a request that presents none of Security is let through
+	// too, without an identity (middleware.AuthConfig.Optional). The
+	// operation's security then also lists the empty requirement — unless
+	// a middleware of the same route declares RequiresIdentity.
+	Anonymous bool
+
+	// RequiresIdentity: the middleware refuses a request that no earlier
+	// middleware authenticated (middleware.RequireRoles). It cancels the
+	// Anonymous of the route's other middleware.
+	RequiresIdentity bool
+
+	// Parameters are the request parameters the middleware reads (a
+	// tenant header).
+	Parameters []Parameter
+}
+
+// SecurityScheme is one kind of credential (an OpenAPI Security Scheme
+// Object). Two schemes with the same Name on the routes of one App are
+// documented under distinct names (the second gets a numeric suffix).
+type SecurityScheme struct {
+	// Name is the scheme's key in components.securitySchemes
+	// ("bearerAuth", "apiKeyAuth").
+	Name string
+	// Type is "http" (Authorization header: Scheme says which), "apiKey"
+	// (a header, query parameter or cookie: In and Param) or "mutualTLS".
+	// OAuth 2 and OpenID Connect, which need flows or a discovery URL,
+	// are not modelled.
+	Type string
+	// Scheme is the HTTP authentication scheme of Type "http" ("bearer",
+	// "basic"), lower case.
+	Scheme string
+	// BearerFormat hints at the bearer token's format ("JWT").
+	BearerFormat string
+	// In is where an "apiKey" travels: "header", "query" or "cookie".
+	In string
+	// Param is the header, query parameter or cookie name of an
+	// "apiKey" ("X-API-Key").
+	Param string
+	// Description says what the credential is (CommonMark).
+	Description string
+}
+
+// Parameter is a request parameter a middleware reads (an OpenAPI
+// Parameter Object).
+type Parameter struct {
+	Name        string
+	In          string // "header", "query" or "cookie"
+	Required    bool
+	Description string
+	// Schema is the JSON Schema of the value; nil means {"type":"string"}.
+	Schema map[string]any
+}
+
 // Declare records that mw can end a request with errs (their status and
-// code), for documentation: the route table lists them (RouteInfo.Errors)
-// and package openapi documents them on every operation mw guards. It
-// returns mw itself, unchanged: declaring costs nothing per request.
+// code): it is DeclareAll(mw, Declaration{Errors: errs}).
 //
 // A middleware constructor declares what it raises once, when it builds
 // the middleware:
@@ -16,61 +86,91 @@ import (
 //	func RequireAPIKey() fx.Middleware {
 //		return fx.Declare(func(c *fx.Ctx, next fx.Next) error { ... }, ErrNoKey)
 //	}
+func Declare(mw Middleware, errs ...*Error) Middleware {
+	return DeclareAll(mw, Declaration{Errors: errs})
+}
+
+// DeclareAll records d for mw (see Declaration) and returns mw itself,
+// unchanged: declaring costs nothing per request. Declaring the same mw
+// again adds to its declaration (lists are appended, flags or-ed). nil
+// entries of d.Errors are skipped.
+//
+//	func RequireKey(keys Store) fx.Middleware {
+//		return fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error { ... }, fx.Declaration{
+//			Errors:   []*fx.Error{ErrNoKey},
+//			Security: []fx.SecurityScheme{{Name: "partnerKey", Type: "apiKey", In: "header", Param: "X-Partner-Key"}},
+//		})
+//	}
 //
 // Limits: the declaration is keyed by the function value's identity (the
 // closure Go allocated), in a process-wide table that is only read by
-// Declared, never while serving. A closure that captures variables is a
-// new value per constructor call, so each call declares its own errors;
-// a function without captures (a top-level func, a literal capturing
-// nothing) is one value everywhere, and its declaration holds for every
-// use. Wrapping mw in another function (func(c, n) error { return mw(c,
-// n) }) loses the declaration: declare the wrapper. Entries are never
-// removed (the table keeps mw alive, so its identity is never reused):
-// declare at construction, not per request. Declaring the same mw again
-// adds to its errors.
-func Declare(mw Middleware, errs ...*Error) Middleware {
+// Declared and DeclarationOf, never while serving. A closure that
+// captures variables is a new value per constructor call, so each call
+// declares its own; a function without captures (a top-level func, a
+// literal capturing nothing) is one value everywhere, and its declaration
+// holds for every use. Wrapping mw in another function (func(c, n) error
+// { return mw(c, n) }) loses the declaration: declare the wrapper. Entries
+// are never removed (the table keeps mw alive, so its identity is never
+// reused): declare at construction, not per request.
+func DeclareAll(mw Middleware, d Declaration) Middleware {
 	if mw == nil {
 		return nil
 	}
 	declMu.Lock()
 	defer declMu.Unlock()
 	k := funcKey(mw)
-	d, _ := declared.Load(k)
-	prev, _ := d.(*declaration)
 	nd := &declaration{mw: mw}
-	if prev != nil {
-		nd.errs = append(nd.errs, prev.errs...)
+	if prev, ok := declared.Load(k); ok {
+		nd.d = prev.(*declaration).d.clone()
 	}
-	for _, e := range errs {
+	for _, e := range d.Errors {
 		if e != nil {
-			nd.errs = append(nd.errs, e)
+			nd.d.Errors = append(nd.d.Errors, e)
 		}
 	}
+	nd.d.Security = append(nd.d.Security, d.Security...)
+	nd.d.Parameters = append(nd.d.Parameters, d.Parameters...)
+	nd.d.Anonymous = nd.d.Anonymous || d.Anonymous
+	nd.d.RequiresIdentity = nd.d.RequiresIdentity || d.RequiresIdentity
 	declared.Store(k, nd)
 	return mw
 }
 
-// Declared returns the errors declared for mw with Declare (nil when
-// none). The slice is a copy.
+// Declared returns the errors declared for mw (nil when none). The slice
+// is a copy.
 func Declared(mw Middleware) []*Error {
+	return DeclarationOf(mw).Errors
+}
+
+// DeclarationOf returns what was declared for mw (the zero Declaration
+// when nothing was). Its slices are copies; the Schema maps of its
+// Parameters are shared and must not be modified.
+func DeclarationOf(mw Middleware) Declaration {
 	if mw == nil {
-		return nil
+		return Declaration{}
 	}
 	d, ok := declared.Load(funcKey(mw))
 	if !ok {
-		return nil
+		return Declaration{}
 	}
-	return append([]*Error(nil), d.(*declaration).errs...)
+	return d.(*declaration).d.clone()
 }
 
 var (
-	declMu   sync.Mutex // serialises Declare's read-modify-write
+	declMu   sync.Mutex // serialises DeclareAll's read-modify-write
 	declared sync.Map   // funcKey → *declaration
 )
 
 type declaration struct {
-	mw   Middleware // kept alive so that its identity is never reused
-	errs []*Error
+	mw Middleware // kept alive so that its identity is never reused
+	d  Declaration
+}
+
+func (d Declaration) clone() Declaration {
+	d.Errors = append([]*Error(nil), d.Errors...)
+	d.Security = append([]SecurityScheme(nil), d.Security...)
+	d.Parameters = append([]Parameter(nil), d.Parameters...)
+	return d
 }
 
 // funcKey is the identity of a func value: the pointer to the closure

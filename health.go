@@ -190,11 +190,28 @@ func (p *healthProbe) add(name string, check HealthCheck) {
 // Register mounts the probes at GET /livez and GET /readyz (and HEAD) of
 // r, an *App or a *Group. They are ordinary routes: the App's middleware
 // runs around them, so exempt them from authentication there if probes
-// arrive without credentials.
+// arrive without credentials. On a Registrar (App, Group) their
+// documentation lists the 503 FX_SERVICE_UNAVAILABLE a failed probe
+// answers (see probeDeclared).
 func (h *Health) Register(r interface{ Get(path string, h Handler) }) {
-	r.Get("/livez", h.Liveness)
-	r.Get("/readyz", h.Readiness)
+	reg, ok := r.(Registrar)
+	if !ok {
+		r.Get("/livez", h.Liveness)
+		r.Get("/readyz", h.Readiness)
+		return
+	}
+	reg.Route(Route{Method: fasthttp.MethodGet, Path: "/livez", Handler: h.Liveness, Middleware: []Middleware{probeDeclared}})
+	reg.Route(Route{Method: fasthttp.MethodGet, Path: "/readyz", Handler: h.Readiness, Middleware: []Middleware{probeDeclared}})
 }
+
+// probeDeclared passes every request on; it declares (Declare) the 503 a
+// failed probe answers, so that the route table and the OpenAPI document
+// list it. The probes' own handlers raise it; it is declared here rather
+// than as the routes' own Route.Errors because a route's own
+// documentation makes package fxtest hold the whole App to its document
+// (strict mode), which registering the probes must not do. Cost: one
+// call per probe request.
+var probeDeclared = Declare(func(c *Ctx, next Next) error { return next() }, errShuttingDown)
 
 // Liveness is the handler of the liveness probe: 200 when every liveness
 // check passes (always, when there are none), else the 503 envelope.

@@ -171,7 +171,7 @@ func Auth(cfg AuthConfig) fx.Middleware {
 		a.missing = append(a.missing, base[schAPIKey])
 	}
 	a.forbidden = base[schBearer] + `, error="insufficient_scope"`
-	return fx.Declare(a.handle, declUnauthenticated)
+	return fx.DeclareAll(a.handle, authDeclaration(cfg))
 }
 
 func (a *authenticator) handle(c *fx.Ctx, next fx.Next) error {

@@ -2,23 +2,83 @@ package middleware
 
 import "github.com/fxhq/fx"
 
-// What this package's middleware declare they can raise (fx.Declare), for
+// What this package's middleware declare (fx.DeclareAll), for
 // documentation generators (package openapi): each guarded operation then
-// lists these statuses and codes. Only Status and Code matter here; the
-// messages a request gets are the ones documented on each constructor.
+// lists these statuses and codes, its security requirements and the
+// parameters the middleware read. Only Status and Code of the errors
+// matter here; the messages a request gets are the ones documented on
+// each constructor.
 var (
 	declUnauthenticated = fx.NewCatalogError(fx.CodeUnauthenticated, "Authentication required")
 	declForbidden       = fx.NewCatalogError(fx.CodeForbidden, "Forbidden")
 	declTenantRequired  = fx.NewCatalogError(fx.CodeTenantRequired, "Tenant required")
+	declBadRequest      = fx.NewCatalogError(fx.CodeBadRequest, "Bad request")
 	declRateLimited     = fx.NewCatalogError(fx.CodeRateLimited, "Rate limit exceeded")
 )
 
-// tenantErrors are the errors Tenant can raise under cfg: 400 for a
-// missing (Required) or malformed tenant, 403 when MatchPrincipal refuses
-// a principal of another tenant.
-func tenantErrors(cfg TenantConfig) []*fx.Error {
-	if cfg.MatchPrincipal {
-		return []*fx.Error{declTenantRequired, declForbidden}
+// Names of the security schemes Auth declares (the keys of the OpenAPI
+// document's components.securitySchemes).
+const (
+	BearerSchemeName = "bearerAuth"
+	APIKeySchemeName = "apiKeyAuth"
+)
+
+// authDeclaration is what Auth under cfg (defaults applied) declares: 401,
+// and one security scheme per accepted credential (a bearer token, with
+// format JWT when NewJWTVerifier checks it; an API key in its header),
+// any one of which a request may present; Optional lets requests without
+// credentials through.
+func authDeclaration(cfg AuthConfig) fx.Declaration {
+	d := fx.Declaration{Errors: []*fx.Error{declUnauthenticated}, Anonymous: cfg.Optional}
+	if cfg.Bearer != nil {
+		s := fx.SecurityScheme{Name: BearerSchemeName, Type: "http", Scheme: "bearer",
+			Description: "A bearer token in the Authorization header (RFC 6750)."}
+		if _, ok := cfg.Bearer.(*JWTVerifier); ok {
+			s.BearerFormat = "JWT"
+			s.Description = "A JSON Web Token (RFC 7519) sent as a bearer token in the Authorization header (RFC 6750)."
+		}
+		d.Security = append(d.Security, s)
 	}
-	return []*fx.Error{declTenantRequired}
+	if cfg.APIKeys != nil {
+		d.Security = append(d.Security, fx.SecurityScheme{Name: APIKeySchemeName, Type: "apiKey", In: "header",
+			Param: cfg.APIKeyHeader, Description: "An API key in the " + cfg.APIKeyHeader + " header."})
+	}
+	return d
+}
+
+// requireDeclaration is what RequireRoles and RequirePermissions declare:
+// 401 without a principal, 403 without the role or permission; they need
+// an identity, so the route's security is not optional.
+var requireDeclaration = fx.Declaration{
+	Errors:           []*fx.Error{declUnauthenticated, declForbidden},
+	RequiresIdentity: true,
+}
+
+// tenantDeclaration is what Tenant under cfg declares: 400
+// FX_TENANT_REQUIRED for a missing (Required) or malformed tenant; 400
+// FX_BAD_REQUEST when both the header and the subdomain can name one and
+// they differ; 401 and 403 with MatchPrincipal; and its header (header,
+// after defaults; "" when disabled) as a parameter, required when it is
+// the only source of a Required tenant, with the pattern of ValidTenantID
+// unless cfg.Validate replaces it.
+func tenantDeclaration(cfg TenantConfig, header, base string) fx.Declaration {
+	d := fx.Declaration{Errors: []*fx.Error{declTenantRequired}}
+	if header != "" && base != "" {
+		d.Errors = append(d.Errors, declBadRequest)
+	}
+	if cfg.MatchPrincipal {
+		d.Errors = append(d.Errors, declUnauthenticated, declForbidden)
+	}
+	if header != "" {
+		p := fx.Parameter{Name: header, In: "header", Required: cfg.Required && base == "",
+			Description: "The tenant the request is for.", Schema: map[string]any{"type": "string"}}
+		if base != "" {
+			p.Description += " A tenant subdomain of " + base + " may name it instead; both must then agree."
+		}
+		if cfg.Validate == nil {
+			p.Schema = map[string]any{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$"}
+		}
+		d.Parameters = []fx.Parameter{p}
+	}
+	return d
 }

@@ -26,11 +26,13 @@ func TestMiddlewareDeclareErrors(t *testing.T) {
 		mw   fx.Middleware
 		want []string
 	}{
-		"Auth":               {middleware.Auth(middleware.AuthConfig{APIKeys: apiKeys(t)}), []string{fx.CodeUnauthenticated}},
-		"RequireRoles":       {middleware.RequireRoles("admin"), []string{fx.CodeUnauthenticated, fx.CodeForbidden}},
-		"RequirePermissions": {middleware.RequirePermissions("x"), []string{fx.CodeUnauthenticated, fx.CodeForbidden}},
-		"Tenant":             {middleware.Tenant(middleware.TenantConfig{Required: true}), []string{fx.CodeTenantRequired}},
-		"Tenant+Match":       {middleware.Tenant(middleware.TenantConfig{MatchPrincipal: true}), []string{fx.CodeTenantRequired, fx.CodeForbidden}},
+		"Auth":                  {middleware.Auth(middleware.AuthConfig{APIKeys: apiKeys(t)}), []string{fx.CodeUnauthenticated}},
+		"RequireRoles":          {middleware.RequireRoles("admin"), []string{fx.CodeUnauthenticated, fx.CodeForbidden}},
+		"RequirePermissions":    {middleware.RequirePermissions("x"), []string{fx.CodeUnauthenticated, fx.CodeForbidden}},
+		"Tenant":                {middleware.Tenant(middleware.TenantConfig{Required: true}), []string{fx.CodeTenantRequired}},
+		"Tenant+Match":          {middleware.Tenant(middleware.TenantConfig{MatchPrincipal: true}), []string{fx.CodeTenantRequired, fx.CodeUnauthenticated, fx.CodeForbidden}},
+		"Tenant+Subdomain":      {middleware.Tenant(middleware.TenantConfig{BaseDomain: "api.example.com"}), []string{fx.CodeTenantRequired, fx.CodeBadRequest}},
+		"Tenant subdomain only": {middleware.Tenant(middleware.TenantConfig{Header: "-", BaseDomain: "api.example.com"}), []string{fx.CodeTenantRequired}},
 		"RateLimit": {middleware.RateLimit(middleware.RateLimitConfig{
 			Limit: middleware.Limit{Name: "l", Requests: 1, Period: time.Second}}), []string{fx.CodeRateLimited}},
 		"Timeout": {middleware.Timeout(time.Second), []string{fx.CodeTimeout}},
@@ -38,5 +40,61 @@ func TestMiddlewareDeclareErrors(t *testing.T) {
 		if got := codes(c.mw); !slices.Equal(got, c.want) {
 			t.Errorf("%s declares %v, want %v", name, got, c.want)
 		}
+	}
+}
+
+// TestAuthDeclaresSecurity: Auth declares one security scheme per
+// credential it accepts (a JWT verifier's bearer tokens as format JWT, the
+// API key in its configured header), and whether anonymous requests get
+// through; RequireRoles cancels that.
+func TestAuthDeclaresSecurity(t *testing.T) {
+	jwtBearer := fx.SecurityScheme{Name: middleware.BearerSchemeName, Type: "http", Scheme: "bearer", BearerFormat: "JWT"}
+	bearer := fx.SecurityScheme{Name: middleware.BearerSchemeName, Type: "http", Scheme: "bearer"}
+	key := fx.SecurityScheme{Name: middleware.APIKeySchemeName, Type: "apiKey", In: "header", Param: "X-Org-Key"}
+	custom := middleware.VerifierFunc(func(*fx.Ctx, string) (*middleware.Principal, error) { return nil, middleware.ErrInvalidCredential })
+	for name, c := range map[string]struct {
+		cfg  middleware.AuthConfig
+		want []fx.SecurityScheme
+	}{
+		"JWT and API key": {middleware.AuthConfig{Bearer: hsVerifier(t), APIKeys: apiKeys(t), APIKeyHeader: "X-Org-Key", Optional: true}, []fx.SecurityScheme{jwtBearer, key}},
+		"opaque bearer":   {middleware.AuthConfig{Bearer: custom}, []fx.SecurityScheme{bearer}},
+	} {
+		d := fx.DeclarationOf(middleware.Auth(c.cfg))
+		got := d.Security
+		for i := range got {
+			if got[i].Description == "" {
+				t.Errorf("%s: scheme %s has no description", name, got[i].Name)
+			}
+			got[i].Description = ""
+		}
+		if !slices.Equal(got, c.want) || d.Anonymous != c.cfg.Optional || d.RequiresIdentity {
+			t.Errorf("%s: %+v, want %+v (Anonymous %v)", name, d, c.want, c.cfg.Optional)
+		}
+	}
+	for _, mw := range []fx.Middleware{middleware.RequireRoles(), middleware.RequirePermissions("x")} {
+		if d := fx.DeclarationOf(mw); !d.RequiresIdentity || len(d.Security) != 0 {
+			t.Errorf("Require*: %+v", d)
+		}
+	}
+}
+
+// TestTenantDeclaresHeader: Tenant declares the header it reads as a
+// parameter, required when it alone can name a Required tenant, with the
+// default ID pattern unless Validate replaces it.
+func TestTenantDeclaresHeader(t *testing.T) {
+	param := func(cfg middleware.TenantConfig) []fx.Parameter {
+		return fx.DeclarationOf(middleware.Tenant(cfg)).Parameters
+	}
+	p := param(middleware.TenantConfig{Required: true})
+	if len(p) != 1 || p[0].Name != "X-Tenant-ID" || p[0].In != "header" || !p[0].Required ||
+		p[0].Schema["pattern"] != "^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$" {
+		t.Errorf("default: %+v", p)
+	}
+	if p := param(middleware.TenantConfig{Required: true, Header: "X-Org", BaseDomain: "api.example.com", Validate: func(string) bool { return true }}); len(p) != 1 ||
+		p[0].Name != "X-Org" || p[0].Required || p[0].Schema["pattern"] != nil {
+		t.Errorf("header or subdomain, custom IDs: %+v", p)
+	}
+	if p := param(middleware.TenantConfig{Header: "-", BaseDomain: "api.example.com"}); len(p) != 0 {
+		t.Errorf("subdomain only: %+v", p)
 	}
 }

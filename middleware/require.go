@@ -18,7 +18,7 @@ import (
 // principal's roles per required role; no allocation.
 func RequireRoles(roles ...string) fx.Middleware {
 	roles = append([]string(nil), roles...)
-	return fx.Declare(func(c *fx.Ctx, next fx.Next) error {
+	return fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error {
 		p, err := requirePrincipal(c)
 		if err != nil {
 			return err
@@ -29,7 +29,7 @@ func RequireRoles(roles ...string) fx.Middleware {
 			}
 		}
 		return next()
-	}, declUnauthenticated, declForbidden)
+	}, requireDeclaration)
 }
 
 // RequirePermissions is RequireRoles for Principal.Permissions: 401 without
@@ -37,7 +37,7 @@ func RequireRoles(roles ...string) fx.Middleware {
 // permissions is missing. No allocation.
 func RequirePermissions(permissions ...string) fx.Middleware {
 	permissions = append([]string(nil), permissions...)
-	return fx.Declare(func(c *fx.Ctx, next fx.Next) error {
+	return fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error {
 		p, err := requirePrincipal(c)
 		if err != nil {
 			return err
@@ -48,7 +48,7 @@ func RequirePermissions(permissions ...string) fx.Middleware {
 			}
 		}
 		return next()
-	}, declUnauthenticated, declForbidden)
+	}, requireDeclaration)
 }
 
 // defaultChallenge is used when no Auth ran before an authorization check.

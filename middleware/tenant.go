@@ -154,7 +154,7 @@ func Tenant(cfg TenantConfig) fx.Middleware {
 		"Tenant required: "+how, FailureDetails{Reason: ReasonMissingTenant})
 	t.errBad = fx.NewCatalogError(fx.CodeTenantRequired,
 		"Tenant required: the tenant ID is malformed", FailureDetails{Reason: ReasonMalformedTenant})
-	return fx.Declare(t.handle, tenantErrors(cfg)...)
+	return fx.DeclareAll(t.handle, tenantDeclaration(cfg, t.header, t.base))
 }
 
 func (t *tenantResolver) handle(c *fx.Ctx, next fx.Next) error {

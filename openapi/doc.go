@@ -8,9 +8,12 @@
 // each contract (the builder, Struct, QueryStruct, adapters that
 // implement it) and from Go types (typed operations, fx.Response.Body);
 // errors come from the route's contract (422), its body (413), the
-// middleware that guard it (fx.Declare) and Route.Errors.
+// middleware that guard it (fx.Declare) and Route.Errors; security
+// requirements, components.securitySchemes and parameters such as a
+// tenant header come from what those middleware declare (fx.DeclareAll).
 //
 // Mount serves the document and a documentation page (Redoc, embedded in
-// the module: no CDN). Generate returns the document for other uses
+// the module: no CDN; under its own per-response Content-Security-Policy,
+// so it renders behind middleware.SecurityHeaders). Generate returns the document for other uses
 // (a file written at build time, a test that diffs it).
 package openapi

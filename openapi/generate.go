@@ -17,7 +17,16 @@ type Config struct {
 	Title       string // info.title; default "API"
 	Version     string // info.version (of the API, not of OpenAPI); default "0.0.0"
 	Description string // info.description (CommonMark)
-	Servers     []Server
+	// License is info.license; nil: none (the document then does not say
+	// under which terms the API may be used).
+	License *License
+	// Servers is the servers list; empty: one server at "/", the host
+	// that served the document (OpenAPI's own default, written out).
+	Servers []Server
+	// Tags describe the tags routes use (RouteDoc.Tags, Group.Tags), in
+	// this order; a tag used but not described here is listed after
+	// them, by name only.
+	Tags []Tag
 
 	// Path is where Mount serves the JSON document; default
 	// "/openapi.json".
@@ -34,6 +43,20 @@ type Config struct {
 // Server is one entry of the document's servers list.
 type Server struct {
 	URL         string `json:"url"`
+	Description string `json:"description,omitempty"`
+}
+
+// License is the document's info.license: Name, and either an SPDX
+// Identifier ("MIT", "Apache-2.0") or a URL (not both).
+type License struct {
+	Name       string `json:"name"`
+	Identifier string `json:"identifier,omitempty"`
+	URL        string `json:"url,omitempty"`
+}
+
+// Tag describes one tag of the document's tags list.
+type Tag struct {
+	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 }
 
@@ -60,9 +83,13 @@ var methods = map[string]string{
 // Generate boots app (see fx.App.Boot) and returns its OpenAPI 3.1
 // document as JSON values (map[string]any, []any, string, numbers,
 // bool), ready for json.Marshal. Routes with RouteDoc.Hidden, and routes
-// whose method OpenAPI has no operation for, are left out. It returns the
-// boot error when app failed to boot. Cost: one walk of the route table
-// and of each schema; it is meant to run once (Mount caches its result).
+// whose method OpenAPI has no operation for, are left out. Every
+// operation has an operationId, a summary (RouteDoc.Summary, or its
+// method and path), and its security requirements (an empty list when
+// no middleware guarding it declares credentials, see fx.Declaration).
+// It returns the boot error when app failed to boot. Cost: one walk of
+// the route table and of each schema; it is meant to run once (Mount
+// caches its result).
 func Generate(app *fx.App, cfg Config) (map[string]any, error) {
 	cfg = cfg.withDefaults()
 	routes, err := app.Routes()
@@ -94,31 +121,58 @@ func Generate(app *fx.App, cfg Config) (map[string]any, error) {
 	if cfg.Description != "" {
 		info["description"] = cfg.Description
 	}
+	if l := cfg.License; l != nil {
+		info["license"] = stringsObject("name", l.Name, "identifier", l.Identifier, "url", l.URL)
+	}
+	components := map[string]any{"schemas": componentSchemas()}
+	if ss := g.schemes.components(); ss != nil {
+		components["securitySchemes"] = ss
+	}
+	servers := []any{map[string]any{"url": "/"}}
+	if len(cfg.Servers) > 0 {
+		servers = make([]any, len(cfg.Servers))
+		for i, s := range cfg.Servers {
+			servers[i] = stringsObject("url", s.URL, "description", s.Description)
+		}
+	}
 	doc := map[string]any{
 		"openapi":    Version,
 		"info":       info,
+		"servers":    servers,
 		"paths":      paths,
-		"components": map[string]any{"schemas": componentSchemas()},
+		"components": components,
 	}
-	if len(cfg.Servers) > 0 {
-		servers := make([]any, len(cfg.Servers))
-		for i, s := range cfg.Servers {
-			sv := map[string]any{"url": s.URL}
-			if s.Description != "" {
-				sv["description"] = s.Description
-			}
-			servers[i] = sv
-		}
-		doc["servers"] = servers
-	}
-	if len(tags) > 0 {
-		tl := make([]any, len(tags))
-		for i, t := range tags {
-			tl[i] = map[string]any{"name": t}
-		}
+	if tl := tagList(cfg.Tags, tags); len(tl) > 0 {
 		doc["tags"] = tl
 	}
 	return doc, nil
+}
+
+// tagList is the document's tags: the described ones, then those routes
+// use without a description.
+func tagList(described []Tag, used []string) []any {
+	var out []any
+	for _, t := range described {
+		out = append(out, stringsObject("name", t.Name, "description", t.Description))
+	}
+	for _, name := range used {
+		if !slices.ContainsFunc(described, func(t Tag) bool { return t.Name == name }) {
+			out = append(out, map[string]any{"name": name})
+		}
+	}
+	return out
+}
+
+// stringsObject is an object of the given key/value pairs whose value is not
+// empty.
+func stringsObject(kv ...string) map[string]any {
+	out := map[string]any{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			out[kv[i]] = kv[i+1]
+		}
+	}
+	return out
 }
 
 // oasPath turns fx syntax into OpenAPI's: ":id" and "*rest" → "{id}",
@@ -134,14 +188,15 @@ func oasPath(p string) string {
 }
 
 type generator struct {
-	opIDs map[string]int // operationIds given so far → count
+	opIDs   map[string]int // operationIds given so far → count
+	schemes schemes
 }
 
 // operation builds the Operation Object of one route.
 func (g *generator) operation(r fx.RouteInfo) map[string]any {
-	op := map[string]any{"operationId": g.operationID(r)}
-	if r.Doc.Summary != "" {
-		op["summary"] = r.Doc.Summary
+	op := map[string]any{
+		"operationId": g.operationID(r),
+		"summary":     cmpOr(r.Doc.Summary, r.Method+" "+oasPath(r.Path)),
 	}
 	if r.Doc.Description != "" {
 		op["description"] = r.Doc.Description
@@ -153,9 +208,13 @@ func (g *generator) operation(r fx.RouteInfo) map[string]any {
 		op["deprecated"] = true
 	}
 	in := inputOf(r)
-	if params := parameters(r, in); len(params) > 0 {
+	decls := declarations(r)
+	params := parameters(r, in)
+	params = append(params, declaredParams(decls, params)...)
+	if len(params) > 0 {
 		op["parameters"] = params
 	}
+	op["security"] = g.schemes.security(decls)
 	if in.body != nil {
 		rb := map[string]any{"content": jsonContent(in.body)}
 		if in.bodyRequired {

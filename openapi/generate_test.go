@@ -239,3 +239,97 @@ func TestGenerateTypedOperation(t *testing.T) {
 		t.Errorf("200: %v", get(t, op, "responses", "200"))
 	}
 }
+
+type created struct {
+	ID string `json:"id"`
+}
+
+type placeOrder struct {
+	Body struct {
+		SKU string `json:"sku"`
+	}
+}
+
+// TestGenerateDeclaredSuccessStatus: an operation whose first declared
+// response is 201 is documented as 201 with its body, and not as 200 —
+// for a typed operation (which answers with that status) and a route.
+func TestGenerateDeclaredSuccessStatus(t *testing.T) {
+	app := fx.New()
+	fx.Op(app, "POST", "/orders", func(c *fx.Ctx, in *placeOrder) (*created, error) { return &created{}, nil },
+		func(r *fx.Route) { r.Responses = []fx.Response{{Status: 201, Description: "Placed"}} })
+	app.Route(fx.Route{Method: "POST", Path: "/users", Handler: func(c *fx.Ctx) error { return c.JSON(201, created{}) },
+		Responses: []fx.Response{{Status: 201, Body: created{}}, {Status: 202}}})
+	paths := get(t, generate(t, app), "paths")
+	for path, want := range map[string][]string{"/orders": {"201"}, "/users": {"201", "202"}} {
+		op := get(t, paths, path, "post")
+		var success []string
+		for status := range get(t, op, "responses").(map[string]any) {
+			if status[0] == '2' {
+				success = append(success, status)
+			}
+		}
+		slices.Sort(success)
+		if !slices.Equal(success, want) {
+			t.Errorf("POST %s documents %v, want %v", path, success, want)
+		}
+		if get(t, op, "responses", "201", "content", "application/json", "schema", "properties", "id", "type") != "string" {
+			t.Errorf("POST %s 201 body: %v", path, get(t, op, "responses", "201"))
+		}
+	}
+}
+
+// TestGenerateDocumentDefaults: every operation has a summary (its method
+// and path when RouteDoc has none); the document has a server ("/" by
+// default), the license, and the tags, described ones first.
+func TestGenerateDocumentDefaults(t *testing.T) {
+	doc, err := openapi.Generate(testApp(), openapi.Config{
+		License: &openapi.License{Name: "MIT", Identifier: "MIT"},
+		Tags:    []openapi.Tag{{Name: "orders", Description: "Orders."}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(doc)
+	doc = nil
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if get(t, doc, "paths", "/orders", "post", "summary") != "Place an order" ||
+		get(t, doc, "paths", "/users/{id}", "get", "summary") != "GET /users/{id}" {
+		t.Errorf("summaries: %v", get(t, doc, "paths"))
+	}
+	if s := get(t, doc, "servers").([]any); len(s) != 1 || get(t, s[0], "url") != "/" {
+		t.Errorf("servers %v", s)
+	}
+	if l := get(t, doc, "info", "license"); get(t, l, "name") != "MIT" || get(t, l, "identifier") != "MIT" || len(l.(map[string]any)) != 2 {
+		t.Errorf("license %v", l)
+	}
+	tags := get(t, doc, "tags").([]any)
+	if len(tags) != 2 || get(t, tags[0], "description") != "Orders." || get(t, tags[1], "name") != "admin" {
+		t.Errorf("tags %v", tags)
+	}
+	withServer, _ := openapi.Generate(fx.New(), openapi.Config{Servers: []openapi.Server{{URL: "https://api.example.com", Description: "Production"}}})
+	if s := withServer["servers"].([]any); len(s) != 1 || s[0].(map[string]any)["url"] != "https://api.example.com" {
+		t.Errorf("configured servers %v", s)
+	}
+}
+
+// TestGenerateHealth: the probes Health.Register mounts document the 503
+// FX_SERVICE_UNAVAILABLE (with Retry-After) a failed probe answers.
+func TestGenerateHealth(t *testing.T) {
+	app := fx.New()
+	fx.NewHealth().Register(app)
+	paths := get(t, generate(t, app), "paths")
+	for _, p := range []string{"/livez", "/readyz"} {
+		op := get(t, paths, p, "get")
+		if got := codesAt(t, op, "503"); !slices.Equal(got, []string{fx.CodeServiceUnavailable}) {
+			t.Errorf("%s 503: %v", p, got)
+		}
+		if get(t, op, "responses", "503", "headers", "Retry-After") == nil {
+			t.Errorf("%s 503 without Retry-After", p)
+		}
+		if got := keysOf(get(t, op, "responses").(map[string]any)); !slices.Equal(got, []string{"200", "500", "503"}) {
+			t.Errorf("%s responses %v", p, got)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package openapi
 
 import (
 	"embed"
-	"html"
 	"strings"
 	"sync"
 
@@ -21,8 +20,16 @@ var assets embed.FS
 // as YAML (see YAML), and GET cfg.DocsPath (default /docs): a
 // documentation page rendering it with Redoc, served from assets embedded
 // in this package (cfg.DocsPath+"/redoc.standalone.js"; no CDN, so the page
-// works offline and under a strict Content-Security-Policy of 'self').
-// These routes are Hidden: they are not in the document.
+// works offline). These routes are Hidden: they are not in the document.
+//
+// The page works under middleware.SecurityHeaders' defaults: it answers
+// with its own Content-Security-Policy, which replaces the App-wide one
+// on the page's responses only — scripts, styles and requests from the
+// page's origin, plus inline script and styles carrying a nonce drawn per
+// response; no 'unsafe-inline', nothing from another origin, no framing
+// (see docspage.go). Redoc runs with its sanitize option (untrusted
+// spec), so markup in descriptions cannot inject script. A policy set by
+// middleware after the handler returns would override the page's.
 //
 // Call Mount before Boot, like any registration. The document is
 // generated once, on the first request for it: by then the App has booted
@@ -78,33 +85,11 @@ func Mount(app *fx.App, cfg Config) {
 	if cfg.DocsPath == "-" {
 		return
 	}
-	page := docsPage(cfg)
-	app.Route(fx.Route{Method: "GET", Path: cfg.DocsPath, Doc: hidden, Handler: func(c *fx.Ctx) error {
-		return c.Send(200, "text/html; charset=utf-8", page)
-	}})
+	app.Route(fx.Route{Method: "GET", Path: cfg.DocsPath, Doc: hidden, Handler: newDocsPage(cfg).serve})
 	js, _ := assets.ReadFile("assets/redoc.standalone.js")
 	app.Route(fx.Route{Method: "GET", Path: strings.TrimSuffix(cfg.DocsPath, "/") + "/redoc.standalone.js", Doc: hidden,
 		Handler: func(c *fx.Ctx) error {
 			c.SetHeader("Cache-Control", "public, max-age=86400")
 			return c.Send(200, "text/javascript; charset=utf-8", js)
 		}})
-}
-
-// docsPage is the HTML of the documentation page.
-func docsPage(cfg Config) []byte {
-	base := strings.TrimSuffix(cfg.DocsPath, "/")
-	return []byte(`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>` + html.EscapeString(cfg.Title) + `</title>
-<style>body{margin:0}</style>
-</head>
-<body>
-<redoc spec-url="` + html.EscapeString(cfg.Path) + `"></redoc>
-<script src="` + html.EscapeString(base) + `/redoc.standalone.js"></script>
-</body>
-</html>
-`)
 }

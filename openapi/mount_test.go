@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/openapi"
 )
 
@@ -48,7 +50,7 @@ func TestMountServesDocumentAndDocs(t *testing.T) {
 	}
 	status, ct, page := fetch(t, app, "/docs")
 	if status != 200 || !strings.HasPrefix(ct, "text/html") ||
-		!strings.Contains(page, `<redoc spec-url="/openapi.json">`) ||
+		!strings.Contains(page, `Redoc.init("/openapi.json", {sanitize: true,`) ||
 		!strings.Contains(page, `<script src="/docs/redoc.standalone.js">`) ||
 		!strings.Contains(page, "Shop &lt;1&gt;") {
 		t.Errorf("/docs: %d %s\n%s", status, ct, page)
@@ -100,5 +102,59 @@ func TestYAMLScalars(t *testing.T) {
 	}
 	if _, err := openapi.YAML(map[string]any{"a": struct{}{}}); err == nil {
 		t.Error("a struct was encoded")
+	}
+}
+
+// TestDocsPagePolicy: behind SecurityHeaders with its defaults, the page
+// (and only the page) answers with its own Content-Security-Policy: its
+// scripts and styles from the origin, or carrying the nonce drawn for
+// that response (the one in the page), nothing inline without it; the
+// page is not cached, Redoc sanitises the document, and the other
+// headers and the other routes keep the App's policy.
+func TestDocsPagePolicy(t *testing.T) {
+	app := fx.New()
+	app.Use(middleware.SecurityHeaders(middleware.SecurityHeadersConfig{}))
+	openapi.Mount(app, openapi.Config{Path: "/spec</script>.json"})
+	nonceRE := regexp.MustCompile(`'nonce-([A-Za-z0-9+/=]{24})'`)
+	var nonces []string
+	for range 2 {
+		resp, err := app.Test(httptest.NewRequest("GET", "/docs", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		page, csp := string(b), resp.Header.Get("Content-Security-Policy")
+		m := nonceRE.FindStringSubmatch(csp)
+		if m == nil {
+			t.Fatalf("page policy %q has no nonce", csp)
+		}
+		nonces = append(nonces, m[1])
+		for _, want := range []string{"default-src 'none'", "script-src 'self' 'nonce-" + m[1] + "'", "style-src 'self' 'nonce-" + m[1] + "'", "connect-src 'self'", "frame-ancestors 'none'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("page policy %q lacks %q", csp, want)
+			}
+		}
+		if strings.Contains(csp, "unsafe") || strings.Contains(csp, "http") {
+			t.Errorf("page policy %q allows inline code or another origin", csp)
+		}
+		if strings.Count(page, `nonce="`+m[1]+`"`) != 2 || strings.Count(page, "<script") != 2 || strings.Count(page, "<style") != 1 {
+			t.Errorf("the page's inline script and style do not carry the nonce:\n%s", page)
+		}
+		if !strings.Contains(page, `Redoc.init("/spec\u003c/script\u003e.json", {sanitize: true, nonce: document.currentScript.nonce}`) {
+			t.Errorf("Redoc is not initialised with the escaped spec URL, sanitising and the nonce:\n%s", page)
+		}
+		if resp.Header.Get("Cache-Control") != "no-store" || resp.Header.Get("X-Frame-Options") != "DENY" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("page headers %v", resp.Header)
+		}
+	}
+	if nonces[0] == nonces[1] {
+		t.Error("two responses share a nonce")
+	}
+	resp, err := app.Test(httptest.NewRequest("GET", "/spec%3C/script%3E.json", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Security-Policy") != middleware.DefaultContentSecurityPolicy {
+		t.Errorf("document: %d, policy %q", resp.StatusCode, resp.Header.Get("Content-Security-Policy"))
 	}
 }

@@ -120,7 +120,10 @@ func componentSchemas() map[string]any {
 			"properties": map[string]any{"error": map[string]any{
 				"type": "object", "required": []any{"code", "message"}, "additionalProperties": false,
 				"properties": map[string]any{
-					"code":    map[string]any{"type": "string", "description": "A stable code: one of ErrorCode, or an application code (never starting with FX_)."},
+					"code": map[string]any{
+						"description": "A stable code: one of ErrorCode, or an application code (never starting with FX_).",
+						"anyOf":       []any{ref("ErrorCode"), map[string]any{"type": "string", "not": map[string]any{"pattern": "^FX_"}}},
+					},
 					"message": map[string]any{"type": "string"},
 					"details": map[string]any{"description": "Present only when the error has details (never null or {})."},
 				},
