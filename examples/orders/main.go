@@ -182,7 +182,9 @@ func newApp(cfg config) (*fx.App, error) {
 	}, func(r *fx.Route) { r.Doc = fx.RouteDoc{Summary: "List orders"} })
 
 	openapi.Mount(app, openapi.Config{Title: "Orders API", Version: "1.0.0",
-		Description: "fx's flagship example: typed operations with constraint tags."})
+		Description: "fx's flagship example: typed operations with constraint tags.",
+		License:     &openapi.License{Name: "MIT", Identifier: "MIT"},
+		Tags:        []openapi.Tag{{Name: "orders", Description: "Create, read and list a tenant's orders."}}})
 	return app, nil
 }
 
