@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/fxhq/fx/internal/jsonscan"
 )
 
 // parseResponse validates data as exactly one WasmResponse JSON object (see
@@ -222,16 +221,7 @@ func (p *parser) peek() byte {
 	return 0
 }
 
-func (p *parser) ws() {
-	for p.i < len(p.data) {
-		switch p.data[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
+func (p *parser) ws() { p.i = jsonscan.Space(p.data, p.i) }
 
 func (p *parser) syntax(want string) error {
 	if p.i >= len(p.data) {
@@ -272,38 +262,12 @@ func (p *parser) colon() error {
 // number scans a JSON number and returns its text.
 func (p *parser) number() (string, error) {
 	start := p.i
-	digits := func() int {
-		n := 0
-		for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
-			p.i++
-			n++
-		}
-		return n
-	}
-	if p.peek() == '-' {
-		p.i++
-	}
-	if p.peek() == '0' {
-		p.i++
-	} else if digits() == 0 {
+	end, _, f := jsonscan.Number(p.data, start)
+	p.i = end
+	if f != jsonscan.None {
 		return "", p.syntax("a digit")
 	}
-	if p.peek() == '.' {
-		p.i++
-		if digits() == 0 {
-			return "", p.syntax("a digit")
-		}
-	}
-	if c := p.peek(); c == 'e' || c == 'E' {
-		p.i++
-		if c := p.peek(); c == '+' || c == '-' {
-			p.i++
-		}
-		if digits() == 0 {
-			return "", p.syntax("a digit")
-		}
-	}
-	return string(p.data[start:p.i]), nil
+	return string(p.data[start:end]), nil
 }
 
 // str scans a JSON string and returns its value.
@@ -322,115 +286,30 @@ func (p *parser) bytes() ([]byte, error) {
 }
 
 // raw scans a JSON string and returns its value: a subslice of the input
-// when it holds no escape (fresh false), else a new slice. Invalid UTF-8
-// and lone surrogates become U+FFFD, as encoding/json does.
+// when it holds no escape and no invalid UTF-8 (fresh false), else a new
+// slice. Invalid UTF-8 and lone surrogates become U+FFFD, as encoding/json
+// does.
 func (p *parser) raw() (b []byte, fresh bool, err error) {
 	if p.peek() != '"' {
 		return nil, false, p.syntax("a string")
 	}
-	p.i++
-	start := p.i
-	// Fast path: no escape, valid UTF-8.
-	for p.i < len(p.data) {
-		c := p.data[p.i]
-		if c == '"' {
-			s := p.data[start:p.i]
-			p.i++
-			return s, false, nil
+	end, verbatim, f := jsonscan.String(p.data, p.i, false)
+	if f != jsonscan.None {
+		p.i = end
+		switch f {
+		case jsonscan.Control:
+			return nil, false, fmt.Errorf("invalid JSON at offset %d: control character in a string", end)
+		case jsonscan.BadEscape:
+			return nil, false, fmt.Errorf("invalid JSON at offset %d: bad escape", end)
+		case jsonscan.BadHex:
+			return nil, false, p.syntax("4 hex digits after \\u")
 		}
-		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-			break
-		}
-		p.i++
+		return nil, false, p.syntax("'\"' closing a string") // jsonscan.End
 	}
-	buf := append([]byte(nil), p.data[start:p.i]...)
-	for p.i < len(p.data) {
-		c := p.data[p.i]
-		switch {
-		case c == '"':
-			p.i++
-			return buf, true, nil
-		case c < 0x20:
-			return nil, false, fmt.Errorf("invalid JSON at offset %d: control character in a string", p.i)
-		case c == '\\':
-			if p.i+1 >= len(p.data) {
-				return nil, false, p.syntax("an escape")
-			}
-			e := p.data[p.i+1]
-			p.i += 2
-			switch e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			case 'u':
-				r, ok := p.hex4()
-				if !ok {
-					return nil, false, p.syntax("4 hex digits after \\u")
-				}
-				if utf16.IsSurrogate(r) {
-					r2 := unicode.ReplacementChar
-					if p.i+1 < len(p.data) && p.data[p.i] == '\\' && p.data[p.i+1] == 'u' {
-						save := p.i
-						p.i += 2
-						if lo, ok := p.hex4(); ok {
-							if d := utf16.DecodeRune(r, lo); d != unicode.ReplacementChar {
-								r2 = d
-							} else {
-								p.i = save
-							}
-						} else {
-							return nil, false, p.syntax("4 hex digits after \\u")
-						}
-					}
-					r = r2
-				}
-				buf = utf8.AppendRune(buf, r)
-			default:
-				return nil, false, fmt.Errorf("invalid JSON at offset %d: bad escape", p.i-1)
-			}
-		case c < utf8.RuneSelf:
-			buf = append(buf, c)
-			p.i++
-		default:
-			r, size := utf8.DecodeRune(p.data[p.i:])
-			if r == utf8.RuneError && size == 1 {
-				buf = utf8.AppendRune(buf, utf8.RuneError)
-			} else {
-				buf = append(buf, p.data[p.i:p.i+size]...)
-			}
-			p.i += size
-		}
+	content := p.data[p.i+1 : end-1]
+	p.i = end
+	if verbatim {
+		return content, false, nil
 	}
-	return nil, false, p.syntax("'\"' closing a string")
-}
-
-func (p *parser) hex4() (rune, bool) {
-	if p.i+4 > len(p.data) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range p.data[p.i : p.i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	p.i += 4
-	return r, true
+	return jsonscan.Unescape(make([]byte, 0, len(content)), content), true, nil
 }
