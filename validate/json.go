@@ -1,11 +1,12 @@
 package validate
 
 import (
-	"github.com/fxhq/fx/internal/jsonscan"
 	"hash/maphash"
 	"strconv"
 	"sync"
 	"unsafe"
+
+	"github.com/fxhq/fx/internal/jsonscan"
 )
 
 // This file is the strict JSON reader fx uses for request bodies. It
@@ -319,30 +320,40 @@ func (p *parser) array() (any, error) {
 		return out, nil
 	}
 	for {
-		p.skipSpace()
-		v, err := p.value()
+		v, more, err := p.item(']', "expected ',' or ']'")
 		if err != nil {
 			return nil, err
 		}
 		if p.build {
 			out = append(out, v)
 		}
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return nil, p.syntax("")
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-			p.stack[len(p.stack)-1].idx++
-		case ']':
-			p.pos++
+		if !more {
 			p.stack = p.stack[:len(p.stack)-1]
 			return out, nil
-		default:
-			return nil, p.syntax("expected ',' or ']'")
 		}
+		p.stack[len(p.stack)-1].idx++
 	}
+}
+
+// item reads the value at pos (an element, or a member's value) and the
+// ',' or closer after it: more tells which one.
+func (p *parser) item(closer byte, want string) (v any, more bool, err error) {
+	p.skipSpace()
+	if v, err = p.value(); err != nil {
+		return nil, false, err
+	}
+	p.skipSpace()
+	switch {
+	case p.pos >= len(p.data):
+		return nil, false, p.syntax("")
+	case p.data[p.pos] == ',':
+		p.pos++
+		return v, true, nil
+	case p.data[p.pos] == closer:
+		p.pos++
+		return v, false, nil
+	}
+	return nil, false, p.syntax(want)
 }
 
 // emptyNext reports whether the container opened at pos is empty ("{}",
@@ -402,8 +413,7 @@ func (p *parser) object() (any, error) {
 			return nil, p.syntax("expected ':' after a key")
 		}
 		p.pos++
-		p.skipSpace()
-		v, err := p.value()
+		v, more, err := p.item('}', "expected ',' or '}'")
 		if err != nil {
 			return nil, err
 		}
@@ -411,19 +421,9 @@ func (p *parser) object() (any, error) {
 			f := &p.stack[len(p.stack)-1]
 			out[string(p.keys[f.ks:f.ke])] = v
 		}
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return nil, p.syntax("")
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
+		if !more {
 			p.popObject()
 			return out, nil
-		default:
-			return nil, p.syntax("expected ',' or '}'")
 		}
 	}
 }

@@ -1,11 +1,12 @@
 package validate
 
 import (
-	"github.com/fxhq/fx/internal/jsonscan"
 	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/fxhq/fx/internal/jsonscan"
 )
 
 // The byte path of the built-in schemas and of Struct's failure path:
@@ -162,13 +163,7 @@ func (s *ArraySchema) stream(c *cursor, st *state) any {
 	// the elements are not scanned twice.
 	if s.minItems >= 0 || s.maxItems >= 0 {
 		n, end := c.elements(max(s.minItems, s.maxItems+1))
-		switch {
-		case s.minItems >= 0 && n < s.minItems:
-			st.add("Must have at least " + plural(s.minItems, "item", "items"))
-			c.Pos = end
-			return nil
-		case s.maxItems >= 0 && n > s.maxItems:
-			st.add("Must have at most " + plural(s.maxItems, "item", "items"))
+		if !s.sizeFits(n, st) {
 			c.Pos = end
 			return nil
 		}
@@ -192,19 +187,7 @@ func (s *ArraySchema) stream(c *cursor, st *state) any {
 		}
 	}
 	c.Pos++ // ]
-	if len(st.issues) > before {
-		return nil
-	}
-	if out == nil {
-		out = []any{}
-	}
-	for _, fn := range s.checks {
-		if err := fn(out); err != nil {
-			st.add(err.Error())
-			return nil
-		}
-	}
-	return out
+	return s.finish(out, before, st)
 }
 
 func (s *ObjectSchema) stream(c *cursor, st *state) any {

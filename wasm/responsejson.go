@@ -19,30 +19,30 @@ func parseResponse(data []byte, r *response) error {
 	if len(data) == 0 {
 		return errors.New("empty response")
 	}
-	p := parser{data: data}
-	p.ws()
-	if p.peek() != '{' {
+	p := parser{jsonscan.Cursor{Data: data}}
+	p.SkipSpace()
+	if p.Peek() != '{' {
 		return errors.New("response is not a JSON object")
 	}
-	p.i++
+	p.Pos++
 	var seenStatus, seenHeaders, seenBody bool
 	for first := true; ; first = false {
-		p.ws()
-		if p.peek() == '}' && first {
-			p.i++
+		p.SkipSpace()
+		if p.Peek() == '}' && first {
+			p.Pos++
 			break
 		}
 		if !first {
-			switch p.peek() {
+			switch p.Peek() {
 			case '}':
-				p.i++
+				p.Pos++
 			case ',':
-				p.i++
-				p.ws()
+				p.Pos++
+				p.SkipSpace()
 			default:
 				return p.syntax("',' or '}' after a field")
 			}
-			if data[p.i-1] == '}' {
+			if data[p.Pos-1] == '}' {
 				break
 			}
 		}
@@ -59,7 +59,7 @@ func parseResponse(data []byte, r *response) error {
 				return errors.New(`duplicate field "status"`)
 			}
 			seenStatus = true
-			if c := p.peek(); c != '-' && (c < '0' || c > '9') {
+			if c := p.Peek(); c != '-' && (c < '0' || c > '9') {
 				return fmt.Errorf(`"status" is %s, not an integer`, p.kind())
 			}
 			num, err := p.number()
@@ -84,7 +84,7 @@ func parseResponse(data []byte, r *response) error {
 				return errors.New(`more than one of "body" and "bodyBase64"`)
 			}
 			seenBody = true
-			if p.peek() != '"' {
+			if p.Peek() != '"' {
 				return fmt.Errorf("%q is %s, not a string", key, p.kind())
 			}
 			if key == "body" {
@@ -109,8 +109,8 @@ func parseResponse(data []byte, r *response) error {
 			return fmt.Errorf("unknown field %q", key)
 		}
 	}
-	p.ws()
-	if p.i != len(data) {
+	p.SkipSpace()
+	if p.Pos != len(data) {
 		return errors.New("trailing data after the response object")
 	}
 	if !seenStatus {
@@ -121,26 +121,26 @@ func parseResponse(data []byte, r *response) error {
 
 // headers reads the "headers" object: name → string or array of strings.
 func (p *parser) headers(r *response) error {
-	if p.peek() != '{' {
+	if p.Peek() != '{' {
 		return fmt.Errorf(`"headers" is %s, not an object`, p.kind())
 	}
-	p.i++
+	p.Pos++
 	start := len(r.headers)
 	for first := true; ; first = false {
-		p.ws()
-		if p.peek() == '}' {
-			if !first && p.data[p.i-1] == ',' {
+		p.SkipSpace()
+		if p.Peek() == '}' {
+			if !first && p.Data[p.Pos-1] == ',' {
 				return p.syntax("a header name")
 			}
-			p.i++
+			p.Pos++
 			return nil
 		}
 		if !first {
-			if p.peek() != ',' {
+			if p.Peek() != ',' {
 				return p.syntax("',' or '}' in \"headers\"")
 			}
-			p.i++
-			p.ws()
+			p.Pos++
+			p.SkipSpace()
 		}
 		name, err := p.str()
 		if err != nil {
@@ -160,7 +160,7 @@ func (p *parser) headers(r *response) error {
 		if err := p.colon(); err != nil {
 			return err
 		}
-		switch p.peek() {
+		switch p.Peek() {
 		case '"':
 			v, err := p.str()
 			if err != nil {
@@ -170,25 +170,25 @@ func (p *parser) headers(r *response) error {
 				return err
 			}
 		case '[':
-			p.i++
+			p.Pos++
 			n := 0
 			for {
-				p.ws()
-				if p.peek() == ']' && n == 0 {
+				p.SkipSpace()
+				if p.Peek() == ']' && n == 0 {
 					return fmt.Errorf("header %q has an empty array", name)
 				}
 				if n > 0 {
-					if p.peek() == ']' {
-						p.i++
+					if p.Peek() == ']' {
+						p.Pos++
 						break
 					}
-					if p.peek() != ',' {
+					if p.Peek() != ',' {
 						return p.syntax("',' or ']' in a header array")
 					}
-					p.i++
-					p.ws()
+					p.Pos++
+					p.SkipSpace()
 				}
-				if p.peek() != '"' {
+				if p.Peek() != '"' {
 					return fmt.Errorf("header %q has a value that is %s, not a string", name, p.kind())
 				}
 				v, err := p.str()
@@ -208,31 +208,20 @@ func (p *parser) headers(r *response) error {
 	}
 }
 
-// parser is a cursor over one JSON document.
-type parser struct {
-	data []byte
-	i    int
-}
-
-func (p *parser) peek() byte {
-	if p.i < len(p.data) {
-		return p.data[p.i]
-	}
-	return 0
-}
-
-func (p *parser) ws() { p.i = jsonscan.Space(p.data, p.i) }
+// parser reads one JSON document with the shared scanner: Peek, and
+// SkipSpace for white space.
+type parser struct{ jsonscan.Cursor }
 
 func (p *parser) syntax(want string) error {
-	if p.i >= len(p.data) {
+	if p.Pos >= len(p.Data) {
 		return fmt.Errorf("invalid JSON: unexpected end, want %s", want)
 	}
-	return fmt.Errorf("invalid JSON at offset %d: want %s", p.i, want)
+	return fmt.Errorf("invalid JSON at offset %d: want %s", p.Pos, want)
 }
 
 // kind names the JSON value starting at the cursor, for type errors.
 func (p *parser) kind() string {
-	switch c := p.peek(); {
+	switch c := p.Peek(); {
 	case c == '{':
 		return "an object"
 	case c == '[':
@@ -250,24 +239,24 @@ func (p *parser) kind() string {
 }
 
 func (p *parser) colon() error {
-	p.ws()
-	if p.peek() != ':' {
+	p.SkipSpace()
+	if p.Peek() != ':' {
 		return p.syntax("':'")
 	}
-	p.i++
-	p.ws()
+	p.Pos++
+	p.SkipSpace()
 	return nil
 }
 
 // number scans a JSON number and returns its text.
 func (p *parser) number() (string, error) {
-	start := p.i
-	end, _, f := jsonscan.Number(p.data, start)
-	p.i = end
+	start := p.Pos
+	end, _, f := jsonscan.Number(p.Data, start)
+	p.Pos = end
 	if f != jsonscan.None {
 		return "", p.syntax("a digit")
 	}
-	return string(p.data[start:end]), nil
+	return string(p.Data[start:end]), nil
 }
 
 // str scans a JSON string and returns its value.
@@ -290,12 +279,12 @@ func (p *parser) bytes() ([]byte, error) {
 // slice. Invalid UTF-8 and lone surrogates become U+FFFD, as encoding/json
 // does.
 func (p *parser) raw() (b []byte, fresh bool, err error) {
-	if p.peek() != '"' {
+	if p.Peek() != '"' {
 		return nil, false, p.syntax("a string")
 	}
-	end, verbatim, f := jsonscan.String(p.data, p.i, false)
+	end, verbatim, f := jsonscan.String(p.Data, p.Pos, false)
 	if f != jsonscan.None {
-		p.i = end
+		p.Pos = end
 		switch f {
 		case jsonscan.Control:
 			return nil, false, fmt.Errorf("invalid JSON at offset %d: control character in a string", end)
@@ -306,8 +295,8 @@ func (p *parser) raw() (b []byte, fresh bool, err error) {
 		}
 		return nil, false, p.syntax("'\"' closing a string") // jsonscan.End
 	}
-	content := p.data[p.i+1 : end-1]
-	p.i = end
+	content := p.Data[p.Pos+1 : end-1]
+	p.Pos = end
 	if verbatim {
 		return content, false, nil
 	}
