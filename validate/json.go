@@ -17,10 +17,11 @@ import (
 // on the happy path, for schemas that decode the bytes themselves) and
 // DecodeJSON builds the tree Schema.Validate receives.
 //
-// It is one file, longer than the others, because it is one recursive
-// descent parser: value, str, number, array and object call one another,
-// and the duplicate-key check is part of object; split by function, a
-// reader could no longer follow one value through it.
+// The tokens (white space, strings, numbers, literals) and the unescaping
+// are fx's one JSON scanner, internal/jsonscan, shared with the WASM
+// response parser; this file holds the structure: value, array and object
+// call one another, the depth limit, the duplicate-key check, and the
+// wording of every error.
 
 // MaxDepth is how deeply arrays and objects may nest in a body; deeper
 // input is rejected (it protects the stack, and no real payload needs it).

@@ -13,7 +13,9 @@ import (
 // parseResponse validates data as exactly one WasmResponse JSON object (see
 // ABI.md) and fills r, reusing r's header slice. It is a strict,
 // single-pass parser for this one schema: no reflection, and no allocation
-// beyond the header strings and the body.
+// beyond the header strings and the body. Its tokens (white space,
+// strings, numbers) are read by fx's one JSON scanner, internal/jsonscan,
+// the one the strict request-body reader uses.
 func parseResponse(data []byte, r *response) error {
 	r.status, r.headers, r.body = 0, r.headers[:0], nil
 	if len(data) == 0 {
