@@ -40,12 +40,15 @@ func (c *cursor) peek() byte {
 // keyOf returns the unescaped key of a member's raw text (as SkipString
 // returns it): it aliases the input or the scratch buffer.
 func (c *cursor) keyOf(raw []byte, esc bool) []byte {
-	key := raw[1 : len(raw)-1]
 	if esc {
-		c.key = jsonscan.Unescape(c.key[:0], key)
-		key = c.key
+		return c.unescapeKey(raw[1 : len(raw)-1])
 	}
-	return key
+	return raw[1 : len(raw)-1] // inlined: most keys have no escape
+}
+
+func (c *cursor) unescapeKey(key []byte) []byte {
+	c.key = jsonscan.Unescape(c.key[:0], key)
+	return c.key
 }
 
 // decode decodes the value at pos as DecodeJSON does (a scalar, or the
