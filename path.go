@@ -107,24 +107,20 @@ func routeNormalised(u *fasthttp.URI) bool {
 
 // hasEncodedSlash reports whether p holds "%2F" or "%2f".
 func hasEncodedSlash(p []byte) bool {
-	for i := bytes.IndexByte(p, '%'); i >= 0 && i+2 < len(p); {
-		if p[i+1] == '2' && p[i+2]|0x20 == 'f' {
-			return true
-		}
-		j := bytes.IndexByte(p[i+1:], '%')
-		if j < 0 {
-			return false
-		}
-		i += 1 + j
-	}
-	return false
+	return hasPercent(p, func(hi, lo byte) bool { return hi == '2' && lo|0x20 == 'f' })
 }
 
 // hasEscape reports whether p holds a valid percent escape ('%' and two hex
 // digits), which a decoded path can only hold if it was encoded twice.
 func hasEscape(p []byte) bool {
+	return hasPercent(p, func(hi, lo byte) bool { return isHex(hi) && isHex(lo) })
+}
+
+// hasPercent reports whether p holds a '%' followed by two bytes that
+// escape accepts. Cost: one IndexByte scan; escape runs once per '%'.
+func hasPercent(p []byte, escape func(hi, lo byte) bool) bool {
 	for i := bytes.IndexByte(p, '%'); i >= 0 && i+2 < len(p); {
-		if isHex(p[i+1]) && isHex(p[i+2]) {
+		if escape(p[i+1], p[i+2]) {
 			return true
 		}
 		j := bytes.IndexByte(p[i+1:], '%')

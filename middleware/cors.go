@@ -396,20 +396,8 @@ func (p *corsPolicy) handle(c *fx.Ctx, next fx.Next) error {
 			return p.preflight(c, rc, origin)
 		}
 	}
-	if len(origin) > 0 {
-		if allowed, star := p.allowed(origin); allowed {
-			if star {
-				rh.SetCanonical(hACAO, vStar)
-			} else {
-				rh.SetCanonical(hACAO, origin)
-			}
-			if p.credentials {
-				rh.SetCanonical(hACAC, vTrue)
-			}
-			if p.exposeHeaders != nil {
-				rh.SetCanonical(hACEH, p.exposeHeaders)
-			}
-		}
+	if len(origin) > 0 && p.allowOrigin(rh, origin) && p.exposeHeaders != nil {
+		rh.SetCanonical(hACEH, p.exposeHeaders)
 	}
 	addVary(rh, varyActual, hOrigin)
 	err := next()
@@ -419,19 +407,29 @@ func (p *corsPolicy) handle(c *fx.Ctx, next fx.Next) error {
 	return err
 }
 
+// allowOrigin sets Access-Control-Allow-Origin (and -Credentials) when
+// origin is allowed, and reports whether it is.
+func (p *corsPolicy) allowOrigin(rh *fasthttp.ResponseHeader, origin []byte) bool {
+	allowed, star := p.allowed(origin)
+	if !allowed {
+		return false
+	}
+	if star {
+		rh.SetCanonical(hACAO, vStar)
+	} else {
+		rh.SetCanonical(hACAO, origin)
+	}
+	if p.credentials {
+		rh.SetCanonical(hACAC, vTrue)
+	}
+	return true
+}
+
 // preflight answers a CORS-preflight request.
 func (p *corsPolicy) preflight(c *fx.Ctx, rc *fasthttp.RequestCtx, origin []byte) error {
 	rh := &rc.Response.Header
 	addVary(rh, varyPreflight, varyPreflightLine)
-	if allowed, star := p.allowed(origin); allowed {
-		if star {
-			rh.SetCanonical(hACAO, vStar)
-		} else {
-			rh.SetCanonical(hACAO, origin)
-		}
-		if p.credentials {
-			rh.SetCanonical(hACAC, vTrue)
-		}
+	if p.allowOrigin(rh, origin) {
 		rh.SetCanonical(hACAM, p.allowMethods)
 		switch {
 		case p.allowHeaders != nil:

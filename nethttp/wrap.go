@@ -185,15 +185,25 @@ func (w *responseWriter) WriteHeader(code int) {
 	w.sniff = !hasType
 }
 
-func (w *responseWriter) Write(p []byte) (int, error) {
+// startBody is what Write and WriteString do before appending: refuse a
+// write after the handler returned, send the implicit 200, and refuse a
+// body where the status allows none.
+func (w *responseWriter) startBody() error {
 	if w.done {
-		return 0, errWriteAfterReturn
+		return errWriteAfterReturn
 	}
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
 	if w.status == http.StatusNoContent || w.status == http.StatusNotModified {
-		return 0, http.ErrBodyNotAllowed
+		return http.ErrBodyNotAllowed
+	}
+	return nil
+}
+
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if err := w.startBody(); err != nil {
+		return 0, err
 	}
 	w.resp.AppendBody(p)
 	return len(p), nil
@@ -251,14 +261,8 @@ func specialResponseHeader(k string) bool {
 
 // WriteString lets io.WriteString skip a conversion.
 func (w *responseWriter) WriteString(s string) (int, error) {
-	if w.done {
-		return 0, errWriteAfterReturn
-	}
-	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
-	}
-	if w.status == http.StatusNoContent || w.status == http.StatusNotModified {
-		return 0, http.ErrBodyNotAllowed
+	if err := w.startBody(); err != nil {
+		return 0, err
 	}
 	w.resp.AppendBodyString(s)
 	return len(s), nil

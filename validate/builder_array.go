@@ -78,12 +78,7 @@ func (s *ArraySchema) check(v any, st *state) any {
 		st.add("Expected an array, got " + kindOf(v))
 		return nil
 	}
-	switch {
-	case s.minItems >= 0 && n < s.minItems:
-		st.add("Must have at least " + plural(s.minItems, "item", "items"))
-		return nil
-	case s.maxItems >= 0 && n > s.maxItems:
-		st.add("Must have at most " + plural(s.maxItems, "item", "items"))
+	if !s.sizeFits(n, st) {
 		return nil
 	}
 	before := len(st.issues)
@@ -105,6 +100,27 @@ func (s *ArraySchema) check(v any, st *state) any {
 			out = append(out, e)
 		}
 	}
+	return s.finish(out, before, st)
+}
+
+// sizeFits reports whether an array of n elements keeps MinItems and
+// MaxItems, adding the issue when not.
+func (s *ArraySchema) sizeFits(n int, st *state) bool {
+	switch {
+	case s.minItems >= 0 && n < s.minItems:
+		st.add("Must have at least " + plural(s.minItems, "item", "items"))
+		return false
+	case s.maxItems >= 0 && n > s.maxItems:
+		st.add("Must have at most " + plural(s.maxItems, "item", "items"))
+		return false
+	}
+	return true
+}
+
+// finish ends a check of the elements (over the tree or the bytes): out
+// holds the valid ones, before the issue count when they started; the
+// array's own checks run only when every element passed.
+func (s *ArraySchema) finish(out []any, before int, st *state) any {
 	if len(st.issues) > before {
 		return nil
 	}

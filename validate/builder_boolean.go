@@ -36,14 +36,7 @@ func (s *BooleanSchema) check(v any, st *state) any {
 		return b
 	case string:
 		if st.query {
-			switch b {
-			case "true":
-				return true
-			case "false":
-				return false
-			}
-			st.add("Expected true or false, got " + quoteInput(b))
-			return nil
+			return queryBool(b, st)
 		}
 	case nil:
 		if s.nullable {
@@ -51,5 +44,18 @@ func (s *BooleanSchema) check(v any, st *state) any {
 		}
 	}
 	st.add("Expected a boolean, got " + kindOf(v))
+	return nil
+}
+
+// queryBool is a query string as a boolean: only "true" and "false" are
+// one; anything else is an issue (and nil).
+func queryBool(s string, st *state) any {
+	switch s {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	st.add("Expected true or false, got " + quoteInput(s))
 	return nil
 }

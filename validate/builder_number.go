@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
+
+	"github.com/fxhq/fx/internal/jsonscan"
 )
 
 // NumberSchema validates a JSON number; Integer also requires a whole
@@ -163,44 +166,11 @@ func (s *NumberSchema) check(v any, st *state) any {
 // "1e3"; not " 5", "+5", "05", "0x10", ".5", "NaN", "Inf", or a number too
 // large for a float64.
 func parseQueryNumber(s string) (float64, bool) {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
+	// the scanner reads the bytes in place: s is not written
+	end, _, f := jsonscan.Number(unsafe.Slice(unsafe.StringData(s), len(s)), 0)
+	if f != jsonscan.None || end != len(s) {
 		return 0, false
 	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if i >= len(s) || s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if i >= len(s) || s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	}
-	if i != len(s) {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	return f, err == nil
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil
 }

@@ -306,3 +306,7 @@ func isCase(s string, to func(rune) rune, whole func(string) string) bool {
 	}
 	return true
 }
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}

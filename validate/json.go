@@ -4,9 +4,9 @@ import (
 	"hash/maphash"
 	"strconv"
 	"sync"
-	"unicode/utf16"
-	"unicode/utf8"
 	"unsafe"
+
+	"github.com/fxhq/fx/internal/jsonscan"
 )
 
 // This file is the strict JSON reader fx uses for request bodies. It
@@ -17,10 +17,11 @@ import (
 // on the happy path, for schemas that decode the bytes themselves) and
 // DecodeJSON builds the tree Schema.Validate receives.
 //
-// It is one file, longer than the others, because it is one recursive
-// descent parser: value, str, number, array and object call one another,
-// and the duplicate-key check is part of object; split by function, a
-// reader could no longer follow one value through it.
+// The tokens (white space, strings, numbers, literals) and the unescaping
+// are fx's one JSON scanner, internal/jsonscan, shared with the WASM
+// response parser; this file holds the structure: value, array and object
+// call one another, the depth limit, the duplicate-key check, and the
+// wording of every error.
 
 // MaxDepth is how deeply arrays and objects may nest in a body; deeper
 // input is rejected (it protects the stack, and no real payload needs it).
@@ -166,16 +167,7 @@ func (p *parser) document() (any, error) {
 	return v, nil
 }
 
-func (p *parser) skipSpace() {
-	for p.pos < len(p.data) {
-		switch p.data[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
-		default:
-			return
-		}
-	}
-}
+func (p *parser) skipSpace() { p.pos = jsonscan.Space(p.data, p.pos) }
 
 func (p *parser) syntax(what string) error {
 	if p.pos >= len(p.data) {
@@ -186,6 +178,32 @@ func (p *parser) syntax(what string) error {
 		msg = "Not valid JSON: unexpected character '" + string(rune(c)) + "' at byte " + strconv.Itoa(p.pos) + " (" + what + ")"
 	}
 	return &JSONError{Offset: p.pos, Message: msg}
+}
+
+// fault is the error for a token the scanner found malformed at offset
+// at, worded as the reader words it.
+func (p *parser) fault(at int, f jsonscan.Fault) error {
+	p.pos = at
+	var what string
+	switch f {
+	case jsonscan.Control:
+		return &JSONError{Offset: at, Message: "Not valid JSON: control character in a string at byte " + strconv.Itoa(at)}
+	case jsonscan.BadUTF8:
+		return &JSONError{Offset: at, Message: "Not valid JSON: invalid UTF-8 at byte " + strconv.Itoa(at)}
+	case jsonscan.BadWord:
+		return &JSONError{Offset: at, Message: "Not valid JSON: unexpected word at byte " + strconv.Itoa(at)}
+	case jsonscan.BadEscape:
+		what = "invalid escape sequence"
+	case jsonscan.BadHex:
+		what = "expected four hex digits after \\u"
+	case jsonscan.NoDigit:
+		what = "expected a digit"
+	case jsonscan.NoFraction:
+		what = "expected a digit after the decimal point"
+	case jsonscan.NoExponent:
+		what = "expected a digit in the exponent"
+	}
+	return p.syntax(what) // jsonscan.End: "unexpected end of input"
 }
 
 // path renders the open frames as a path (only on errors).
@@ -218,7 +236,7 @@ func (p *parser) value() (any, error) {
 		if !esc {
 			return string(p.data[s:e]), nil
 		}
-		return string(unescape(nil, p.data[s:e])), nil
+		return string(jsonscan.Unescape(nil, p.data[s:e])), nil
 	case c == 't':
 		return true, p.lit("true")
 	case c == 'f':
@@ -232,183 +250,45 @@ func (p *parser) value() (any, error) {
 }
 
 func (p *parser) lit(word string) error {
-	for i := 0; i < len(word); i++ {
-		if p.pos+i >= len(p.data) {
-			p.pos += i
-			return p.syntax("")
-		}
-		if p.data[p.pos+i] != word[i] {
-			return &JSONError{Offset: p.pos, Message: "Not valid JSON: unexpected word at byte " + strconv.Itoa(p.pos)}
-		}
+	end, f := jsonscan.Literal(p.data, p.pos, word)
+	if f != jsonscan.None {
+		return p.fault(end, f)
 	}
-	p.pos += len(word)
+	p.pos = end
 	return nil
 }
 
 func (p *parser) number() (any, error) {
 	start := p.pos
-	d := p.data
-	if d[p.pos] == '-' {
-		p.pos++
+	end, exp, f := jsonscan.Number(p.data, start)
+	if f != jsonscan.None {
+		return nil, p.fault(end, f)
 	}
-	switch {
-	case p.pos < len(d) && d[p.pos] == '0':
-		p.pos++
-	case p.pos < len(d) && d[p.pos] >= '1' && d[p.pos] <= '9':
-		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
-			p.pos++
-		}
-	default:
-		return nil, p.syntax("expected a digit")
-	}
-	if p.pos < len(d) && d[p.pos] == '.' {
-		p.pos++
-		if p.pos >= len(d) || d[p.pos] < '0' || d[p.pos] > '9' {
-			return nil, p.syntax("expected a digit after the decimal point")
-		}
-		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
-			p.pos++
-		}
-	}
-	exp := false
-	if p.pos < len(d) && (d[p.pos] == 'e' || d[p.pos] == 'E') {
-		exp = true
-		p.pos++
-		if p.pos < len(d) && (d[p.pos] == '+' || d[p.pos] == '-') {
-			p.pos++
-		}
-		if p.pos >= len(d) || d[p.pos] < '0' || d[p.pos] > '9' {
-			return nil, p.syntax("expected a digit in the exponent")
-		}
-		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
-			p.pos++
-		}
-	}
+	p.pos = end
 	// Without an exponent, only 309 digits or more exceed a float64: the
 	// scan parses just those numbers, to reject what DecodeJSON rejects.
-	if !p.build && !exp && p.pos-start <= 308 {
+	if !p.build && !exp && end-start <= 308 {
 		return nil, nil
 	}
-	f, err := strconv.ParseFloat(unsafe.String(&d[start], p.pos-start), 64)
+	v, err := strconv.ParseFloat(unsafe.String(&p.data[start], end-start), 64)
 	if err != nil {
 		return nil, &JSONError{Offset: start, Path: p.path(), Message: "Number is too large"}
 	}
 	if !p.build {
 		return nil, nil
 	}
-	return f, nil
+	return v, nil
 }
 
 // str scans a string starting at the opening quote; s:e is its raw
 // content, esc tells whether it contains escapes.
 func (p *parser) str() (s, e int, esc bool, err error) {
-	d := p.data
-	p.pos++
-	s = p.pos
-	for p.pos < len(d) {
-		c := d[p.pos]
-		switch {
-		case c == '"':
-			e = p.pos
-			p.pos++
-			return s, e, esc, nil
-		case c == '\\':
-			esc = true
-			p.pos++
-			if p.pos >= len(d) {
-				return 0, 0, false, p.syntax("")
-			}
-			switch d[p.pos] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				p.pos++
-			case 'u':
-				p.pos++
-				for i := 0; i < 4; i++ {
-					if p.pos >= len(d) || !isHex(d[p.pos]) {
-						return 0, 0, false, p.syntax("expected four hex digits after \\u")
-					}
-					p.pos++
-				}
-			default:
-				return 0, 0, false, p.syntax("invalid escape sequence")
-			}
-		case c < 0x20:
-			return 0, 0, false, &JSONError{Offset: p.pos, Message: "Not valid JSON: control character in a string at byte " + strconv.Itoa(p.pos)}
-		case c < utf8.RuneSelf:
-			p.pos++
-		default:
-			r, size := utf8.DecodeRune(d[p.pos:])
-			if r == utf8.RuneError && size == 1 {
-				return 0, 0, false, &JSONError{Offset: p.pos, Message: "Not valid JSON: invalid UTF-8 at byte " + strconv.Itoa(p.pos)}
-			}
-			p.pos += size
-		}
+	end, verbatim, f := jsonscan.String(p.data, p.pos, true)
+	if f != jsonscan.None {
+		return 0, 0, false, p.fault(end, f)
 	}
-	return 0, 0, false, p.syntax("")
-}
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
-
-func hexVal(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		default:
-			r |= rune(c - 'A' + 10)
-		}
-	}
-	return r
-}
-
-// unescape appends the decoded content of a well-formed JSON string to
-// dst. Unpaired surrogates become U+FFFD, as in encoding/json.
-func unescape(dst, s []byte) []byte {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c != '\\' {
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		i++
-		switch s[i] {
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r := hexVal(s[i+1 : i+5])
-			i += 4
-			if utf16.IsSurrogate(r) {
-				r2 := utf8.RuneError
-				if i+6 < len(s)+0 && s[i+1] == '\\' && s[i+2] == 'u' {
-					r2 = utf16.DecodeRune(r, hexVal(s[i+3:i+7]))
-				}
-				if r2 != utf8.RuneError {
-					i += 6
-				}
-				r = r2
-			}
-			dst = utf8.AppendRune(dst, r)
-		default: // '"', '\\', '/'
-			dst = append(dst, s[i])
-		}
-		i++
-	}
-	return dst
+	s, p.pos = p.pos+1, end
+	return s, end - 1, !verbatim, nil
 }
 
 func (p *parser) push(f frame) error {
@@ -441,30 +321,40 @@ func (p *parser) array() (any, error) {
 		return out, nil
 	}
 	for {
-		p.skipSpace()
-		v, err := p.value()
+		v, more, err := p.item(']', "expected ',' or ']'")
 		if err != nil {
 			return nil, err
 		}
 		if p.build {
 			out = append(out, v)
 		}
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return nil, p.syntax("")
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-			p.stack[len(p.stack)-1].idx++
-		case ']':
-			p.pos++
+		if !more {
 			p.stack = p.stack[:len(p.stack)-1]
 			return out, nil
-		default:
-			return nil, p.syntax("expected ',' or ']'")
 		}
+		p.stack[len(p.stack)-1].idx++
 	}
+}
+
+// item reads the value at pos (an element, or a member's value) and the
+// ',' or closer after it: more tells which one.
+func (p *parser) item(closer byte, want string) (v any, more bool, err error) {
+	p.skipSpace()
+	if v, err = p.value(); err != nil {
+		return nil, false, err
+	}
+	p.skipSpace()
+	switch {
+	case p.pos >= len(p.data):
+		return nil, false, p.syntax("")
+	case p.data[p.pos] == ',':
+		p.pos++
+		return v, true, nil
+	case p.data[p.pos] == closer:
+		p.pos++
+		return v, false, nil
+	}
+	return nil, false, p.syntax(want)
 }
 
 // emptyNext reports whether the container opened at pos is empty ("{}",
@@ -524,8 +414,7 @@ func (p *parser) object() (any, error) {
 			return nil, p.syntax("expected ':' after a key")
 		}
 		p.pos++
-		p.skipSpace()
-		v, err := p.value()
+		v, more, err := p.item('}', "expected ',' or '}'")
 		if err != nil {
 			return nil, err
 		}
@@ -533,19 +422,9 @@ func (p *parser) object() (any, error) {
 			f := &p.stack[len(p.stack)-1]
 			out[string(p.keys[f.ks:f.ke])] = v
 		}
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return nil, p.syntax("")
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
+		if !more {
 			p.popObject()
 			return out, nil
-		default:
-			return nil, p.syntax("expected ',' or '}'")
 		}
 	}
 }
@@ -559,7 +438,7 @@ func (p *parser) addKey(at int, raw []byte, esc bool, out map[string]any) error 
 	}
 	ks := len(p.keys)
 	if esc {
-		p.keys = unescape(p.keys, raw)
+		p.keys = jsonscan.Unescape(p.keys, raw)
 	} else {
 		p.keys = append(p.keys, raw...)
 	}
@@ -610,28 +489,28 @@ func (p *parser) addKey(at int, raw []byte, esc bool, out map[string]any) error 
 // seenBefore reports whether the object starting at start has key among
 // its keys before offset at (already scanned, so well formed).
 func (p *parser) seenBefore(start, at int, key []byte) bool {
-	c := cursor{data: p.data, pos: start + 1}
+	c := jsonscan.Cursor{Data: p.data, Pos: start + 1}
 	var buf []byte
 	for {
-		c.space()
-		if c.pos >= at {
+		c.SkipSpace()
+		if c.Pos >= at {
 			return false
 		}
-		ks := c.pos
-		esc := c.skipString()
-		k := c.data[ks+1 : c.pos-1]
+		raw, esc := c.SkipString()
+		k := raw[1 : len(raw)-1]
 		if esc {
-			buf = unescape(buf[:0], k)
+			buf = jsonscan.Unescape(buf[:0], k)
 			k = buf
 		}
 		if string(k) == string(key) {
 			return true
 		}
-		c.space()
-		c.pos++ // :
-		c.skip()
-		if c.peek() == ',' {
-			c.pos++
+		c.SkipSpace()
+		c.Pos++ // :
+		c.SkipValue()
+		c.SkipSpace()
+		if c.Peek() == ',' {
+			c.Pos++
 		}
 	}
 }

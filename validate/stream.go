@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/fxhq/fx/internal/jsonscan"
 )
 
 // The byte path of the built-in schemas and of Struct's failure path:
@@ -20,100 +22,42 @@ import (
 // DecodeJSON(body), in the same order: objects are visited in sorted key
 // order, arrays by index, scalars go through the same check.
 
-// cursor walks well-formed JSON text.
+// cursor is the package's JSONScanner with what the byte path adds:
+// keys unescaped into a scratch buffer, and peek past white space.
 type cursor struct {
-	data []byte
-	pos  int
-	key  []byte // scratch for unescaped keys
+	jsonscan.Cursor
+	key []byte // scratch for unescaped keys
 }
 
-func (c *cursor) space() {
-	for c.pos < len(c.data) {
-		switch c.data[c.pos] {
-		case ' ', '\t', '\n', '\r':
-			c.pos++
-		default:
-			return
-		}
-	}
-}
+func newCursor(body []byte) *cursor { return &cursor{Cursor: jsonscan.Cursor{Data: body}} }
 
-// peek returns the first byte of the value at pos (after whitespace).
+// peek returns the first byte of the value at Pos (after white space).
 func (c *cursor) peek() byte {
-	c.space()
-	if c.pos >= len(c.data) {
-		return 0
-	}
-	return c.data[c.pos]
+	c.SkipSpace()
+	return c.Peek()
 }
 
-// skipString moves past the string starting at pos (on its quote) and
-// reports whether it has escapes.
-func (c *cursor) skipString() (esc bool) {
-	c.pos++
-	for c.pos < len(c.data) {
-		switch c.data[c.pos] {
-		case '\\':
-			esc = true
-			c.pos += 2
-			continue
-		case '"':
-			c.pos++
-			return esc
-		}
-		c.pos++
+// keyOf returns the unescaped key of a member's raw text (as SkipString
+// returns it): it aliases the input or the scratch buffer.
+func (c *cursor) keyOf(raw []byte, esc bool) []byte {
+	if esc {
+		return c.unescapeKey(raw[1 : len(raw)-1])
 	}
-	return esc
+	return raw[1 : len(raw)-1] // inlined: most keys have no escape
 }
 
-// skip moves past the value at pos; it allocates nothing.
-func (c *cursor) skip() {
-	c.space()
-	depth := 0
-	for c.pos < len(c.data) {
-		switch c.data[c.pos] {
-		case '"':
-			c.skipString()
-			if depth == 0 {
-				return
-			}
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				c.pos++
-				return
-			}
-		case ',', ':', ' ', '\t', '\n', '\r':
-		default:
-			if depth == 0 { // a number or a literal
-				for c.pos < len(c.data) && !isDelim(c.data[c.pos]) {
-					c.pos++
-				}
-				return
-			}
-		}
-		c.pos++
-	}
-}
-
-func isDelim(b byte) bool {
-	switch b {
-	case ',', ']', '}', ' ', '\t', '\n', '\r':
-		return true
-	}
-	return false
+func (c *cursor) unescapeKey(key []byte) []byte {
+	c.key = jsonscan.Unescape(c.key[:0], key)
+	return c.key
 }
 
 // decode decodes the value at pos as DecodeJSON does (a scalar, or the
 // subtree a foreign schema receives) and moves past it.
 func (c *cursor) decode() any {
-	c.space()
-	start := c.pos
-	c.skip()
-	v, _ := DecodeJSON(c.data[start:c.pos]) // accepted by CheckJSON already
+	c.SkipSpace()
+	start := c.Pos
+	c.SkipValue()
+	v, _ := DecodeJSON(c.Data[start:c.Pos]) // accepted by CheckJSON already
 	return v
 }
 
@@ -129,60 +73,36 @@ func placeholder(b byte) (any, bool) {
 	return nil, false
 }
 
-// members calls fn for each member of the object at pos with its key
+// members calls fn for each member of the object at Pos with its key
 // (unescaped; it aliases the input or a scratch buffer, valid only during
 // the call) and the position of its value, and moves past the object.
 func (c *cursor) members(fn func(key []byte, at int)) {
-	c.space()
-	c.pos++ // {
-	for {
-		if c.peek() == '}' {
-			c.pos++
-			return
-		}
-		ks := c.pos
-		esc := c.skipString()
-		key := c.data[ks+1 : c.pos-1]
-		if esc {
-			c.key = unescape(c.key[:0], key)
-			key = c.key
-		}
-		c.space()
-		c.pos++ // :
-		c.space()
-		at := c.pos
-		c.skip()
-		fn(key, at)
-		if c.peek() == ',' {
-			c.pos++
-			c.space()
-		}
-	}
+	c.SkipSpace()
+	c.Members(func(raw []byte, esc bool) bool {
+		at := c.Pos
+		c.SkipValue()
+		fn(c.keyOf(raw, esc), at)
+		return true
+	})
 }
 
-// elements counts the elements of the array at pos, up to limit (then n
+// elements counts the elements of the array at Pos, up to limit (then n
 // is limit+1 and end is -1: the rest is not scanned), and returns the
 // position after the array, without moving.
 func (c *cursor) elements(limit int) (n, end int) {
-	save := c.pos
-	defer func() { c.pos = save }()
-	c.space()
-	c.pos++ // [
-	if c.peek() == ']' {
-		return 0, c.pos + 1
-	}
-	for {
-		c.skip()
+	save := c.Pos
+	c.SkipSpace()
+	c.Elements(func() bool {
+		c.SkipValue()
 		n++
-		if n > limit {
-			return n, -1
-		}
-		if c.peek() == ',' {
-			c.pos++
-			continue
-		}
-		return n, c.pos + 1 // ]
+		return n <= limit
+	})
+	end = c.Pos
+	if n > limit {
+		end = -1
 	}
+	c.Pos = save
+	return n, end
 }
 
 // bytesKey views b as a string for the duration of a lookup.
@@ -192,7 +112,7 @@ func bytesKey(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b
 
 // streamTop is validateTop over bytes: null is absence.
 func streamTop(s checker, body []byte, max int) Result {
-	c := &cursor{data: body}
+	c := newCursor(body)
 	st := &state{max: max}
 	var out any
 	if c.peek() == 'n' {
@@ -235,7 +155,7 @@ func streamCheck(s Schema, c *cursor, st *state) any {
 		}
 	}
 	if v, ok := placeholder(b); ok {
-		c.skip()
+		c.SkipValue()
 		return ch.check(v, st) // a kind mismatch: nothing to decode
 	}
 	return ch.check(c.decode(), st)
@@ -246,21 +166,15 @@ func (s *ArraySchema) stream(c *cursor, st *state) any {
 	// the elements are not scanned twice.
 	if s.minItems >= 0 || s.maxItems >= 0 {
 		n, end := c.elements(max(s.minItems, s.maxItems+1))
-		switch {
-		case s.minItems >= 0 && n < s.minItems:
-			st.add("Must have at least " + plural(s.minItems, "item", "items"))
-			c.pos = end
-			return nil
-		case s.maxItems >= 0 && n > s.maxItems:
-			st.add("Must have at most " + plural(s.maxItems, "item", "items"))
-			c.pos = end
+		if !s.sizeFits(n, st) {
+			c.Pos = end
 			return nil
 		}
 	}
 	before := len(st.issues)
 	var out []any
-	c.space()
-	c.pos++ // [
+	c.SkipSpace()
+	c.Pos++ // [
 	for i := 0; c.peek() != ']'; i++ {
 		if st.full() {
 			return nil // pos is left inside the array: every caller stops
@@ -272,23 +186,11 @@ func (s *ArraySchema) stream(c *cursor, st *state) any {
 			out = append(out, e)
 		}
 		if c.peek() == ',' {
-			c.pos++
+			c.Pos++
 		}
 	}
-	c.pos++ // ]
-	if len(st.issues) > before {
-		return nil
-	}
-	if out == nil {
-		out = []any{}
-	}
-	for _, fn := range s.checks {
-		if err := fn(out); err != nil {
-			st.add(err.Error())
-			return nil
-		}
-	}
-	return out
+	c.Pos++ // ]
+	return s.finish(out, before, st)
 }
 
 func (s *ObjectSchema) stream(c *cursor, st *state) any {
@@ -300,7 +202,7 @@ func (s *ObjectSchema) stream(c *cursor, st *state) any {
 	for range s.keys {
 		at = append(at, -1)
 	}
-	start := c.pos
+	start := c.Pos
 	unknown := false
 	c.members(func(key []byte, pos int) {
 		if i, ok := slices.BinarySearch(s.keys, bytesKey(key)); ok {
@@ -309,7 +211,7 @@ func (s *ObjectSchema) stream(c *cursor, st *state) any {
 			unknown = true
 		}
 	})
-	end := c.pos
+	end := c.Pos
 	before := len(st.issues)
 	out := make(map[string]any, len(s.fields))
 	for i, k := range s.keys {
@@ -321,14 +223,14 @@ func (s *ObjectSchema) stream(c *cursor, st *state) any {
 		if at[i] < 0 {
 			absent(k, fs, out, st)
 		} else {
-			c.pos = at[i]
+			c.Pos = at[i]
 			out[k] = streamCheck(fs, c, st)
 		}
 		st.pop()
 	}
 	if s.strict && unknown && !st.full() {
 		s.reportUnknown(func(yield func(string) bool) {
-			c.pos = start
+			c.Pos = start
 			stop := false
 			c.members(func(key []byte, _ int) {
 				if stop {
@@ -344,7 +246,7 @@ func (s *ObjectSchema) stream(c *cursor, st *state) any {
 			})
 		}, st)
 	}
-	c.pos = end
+	c.Pos = end
 	return s.finish(out, before, st)
 }
 
@@ -387,10 +289,10 @@ func streamType(d *tdesc, c *cursor, st *state) {
 	b := c.peek()
 	switch {
 	case d.kind == tAny:
-		c.skip()
+		c.SkipValue()
 		return
 	case d.kind == tSlice && b == '[':
-		c.pos++ // [
+		c.Pos++ // [
 		for i := 0; c.peek() != ']'; i++ {
 			if st.full() {
 				return // pos is left inside the array: every caller stops
@@ -399,10 +301,10 @@ func streamType(d *tdesc, c *cursor, st *state) {
 			streamType(d.elem, c, st)
 			st.pop()
 			if c.peek() == ',' {
-				c.pos++
+				c.Pos++
 			}
 		}
-		c.pos++ // ]
+		c.Pos++ // ]
 		return
 	case (d.kind == tMap || d.kind == tStruct) && b == '{':
 		// sorted key order, as checkType visits the tree's map
@@ -422,22 +324,22 @@ func streamType(d *tdesc, c *cursor, st *state) {
 			}
 			ms = append(ms, member{string(key), fd, at})
 		})
-		end := c.pos
+		end := c.Pos
 		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
 		for _, m := range ms {
 			if st.full() {
 				break
 			}
-			c.pos = m.at
+			c.Pos = m.at
 			st.push(m.key)
 			streamType(m.d, c, st)
 			st.pop()
 		}
-		c.pos = end
+		c.Pos = end
 		return
 	}
 	if v, ok := placeholder(b); ok {
-		c.skip()
+		c.SkipValue()
 		checkType(d, v, st)
 		return
 	}
@@ -454,7 +356,7 @@ func streamType(d *tdesc, c *cursor, st *state) {
 func typeFits(d *tdesc, c *cursor) bool {
 	b := c.peek()
 	if b == 'n' || d.kind == tAny {
-		c.skip() // null leaves the zero value; tAny takes anything
+		c.SkipValue() // null leaves the zero value; tAny takes anything
 		return true
 	}
 	switch d.kind {
@@ -462,21 +364,21 @@ func typeFits(d *tdesc, c *cursor) bool {
 		if b != '"' {
 			return false
 		}
-		c.skipString()
+		c.SkipString()
 		return true
 	case tBool:
 		if b != 't' && b != 'f' {
 			return false
 		}
-		c.skip()
+		c.SkipValue()
 		return true
 	case tInt, tUint, tFloat:
 		if b != '-' && (b < '0' || b > '9') {
 			return false
 		}
-		start := c.pos
-		c.skip()
-		f, err := strconv.ParseFloat(bytesKey(c.data[start:c.pos]), 64)
+		start := c.Pos
+		c.SkipValue()
+		f, err := strconv.ParseFloat(bytesKey(c.Data[start:c.Pos]), 64)
 		if err != nil {
 			return false
 		}
@@ -494,46 +396,40 @@ func typeFits(d *tdesc, c *cursor) bool {
 		if b != '[' {
 			return false
 		}
-		c.pos++
+		c.Pos++
 		for c.peek() != ']' {
 			if !typeFits(d.elem, c) {
 				return false
 			}
 			if c.peek() == ',' {
-				c.pos++
+				c.Pos++
 			}
 		}
-		c.pos++
+		c.Pos++
 		return true
 	case tMap, tStruct:
 		if b != '{' {
 			return false
 		}
-		c.pos++
+		c.Pos++
 		for c.peek() != '}' {
-			ks := c.pos
-			esc := c.skipString()
-			key := c.data[ks+1 : c.pos-1]
-			if esc {
-				c.key = unescape(c.key[:0], key)
-				key = c.key
-			}
-			c.space()
-			c.pos++ // :
+			key := c.keyOf(c.SkipString())
+			c.SkipSpace()
+			c.Pos++ // :
 			fd, ok := d.elem, true
 			if d.kind == tStruct {
 				fd, ok = d.field(bytesKey(key))
 			}
 			if !ok {
-				c.skip()
+				c.SkipValue()
 			} else if !typeFits(fd, c) {
 				return false
 			}
 			if c.peek() == ',' {
-				c.pos++
+				c.Pos++
 			}
 		}
-		c.pos++
+		c.Pos++
 		return true
 	}
 	return true

@@ -203,7 +203,7 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 	if string(bytes.TrimSpace(body)) == "null" {
 		return s.Validate(nil) // as Validate(DecodeJSON(body)) does
 	}
-	if s.query || typeFits(s.d, &cursor{data: body}) {
+	if s.query || typeFits(s.d, newCursor(body)) {
 		p := new(T)
 		if err := json.Unmarshal(body, p); err == nil && !(s.wide && hasLongNumber(body)) {
 			return s.checked(p, max)
@@ -211,7 +211,7 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 	}
 	if !s.query {
 		st := &state{max: max}
-		streamType(s.d, &cursor{data: body}, st)
+		streamType(s.d, newCursor(body), st)
 		if len(st.issues) > 0 {
 			return Result{Issues: s.rulesAfter(treeOf(body, s.plan, st.issues, max), st.issues, max)}
 		}
@@ -237,7 +237,7 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 // gives the zero T. err is go-json's error when the body fits the types
 // but the decoder still refused it and no issue explains why.
 func (s *StructSchema[T]) Decode(body []byte, max int) (p *T, issues []Issue, err error) {
-	if typeFits(s.d, &cursor{data: body}) {
+	if typeFits(s.d, newCursor(body)) {
 		p = new(T)
 		if err = json.Unmarshal(body, p); err == nil {
 			if issues = s.plan.run(unsafe.Pointer(p), nil, max, nil); len(issues) > 0 {

@@ -3,6 +3,7 @@ package validate
 import (
 	"encoding/base64"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -55,11 +56,7 @@ func checkType(d *tdesc, v any, st *state) any {
 	case tInt, tUint, tFloat:
 		f, ok := v.(float64)
 		if !ok {
-			what := "an integer"
-			if d.kind == tFloat {
-				what = "a number"
-			}
-			st.add("Expected " + what + ", got " + kindOf(v))
+			st.add("Expected " + d.numberWord() + ", got " + kindOf(v))
 			return v
 		}
 		checkNumber(d, f, st)
@@ -100,14 +97,7 @@ func checkType(d *tdesc, v any, st *state) any {
 		if st.query {
 			return checkQueryStruct(d, m, st)
 		}
-		for _, k := range sortedKeys(m) {
-			if st.full() {
-				break
-			}
-			fd, ok := d.field(k)
-			if !ok {
-				continue
-			}
+		for k, fd := range fieldsIn(d, m, st) {
 			st.push(k)
 			checkType(fd, m[k], st)
 			st.pop()
@@ -153,30 +143,27 @@ func checkNumber(d *tdesc, f float64, st *state) {
 	}
 }
 
+// numberWord names the JSON value a numeric field expects, for issues.
+func (d *tdesc) numberWord() string {
+	if d.kind == tFloat {
+		return "a number"
+	}
+	return "an integer"
+}
+
 // coerce turns one query string into the JSON value d expects.
 func coerce(d *tdesc, s string, st *state) any {
 	switch d.kind {
 	case tInt, tUint, tFloat:
 		f, ok := parseQueryNumber(s)
 		if !ok {
-			what := "an integer"
-			if d.kind == tFloat {
-				what = "a number"
-			}
-			st.add("Expected " + what + ", got " + quoteInput(s))
+			st.add("Expected " + d.numberWord() + ", got " + quoteInput(s))
 			return nil
 		}
 		checkNumber(d, f, st)
 		return f
 	case tBool:
-		switch s {
-		case "true":
-			return true
-		case "false":
-			return false
-		}
-		st.add("Expected true or false, got " + quoteInput(s))
-		return nil
+		return queryBool(s, st)
 	case tSlice:
 		return []any{coerce(d.elem, s, st)}
 	case tMap, tStruct:
@@ -191,17 +178,26 @@ func coerce(d *tdesc, s string, st *state) any {
 	return s
 }
 
+// fieldsIn yields the keys of m that are fields of the struct d, in
+// sorted order (the order of the issues), with their descriptions, until
+// the issue limit is reached.
+func fieldsIn(d *tdesc, m map[string]any, st *state) iter.Seq2[string, *tdesc] {
+	return func(yield func(string, *tdesc) bool) {
+		for _, k := range sortedKeys(m) {
+			if st.full() {
+				return
+			}
+			if fd, ok := d.field(k); ok && !yield(k, fd) {
+				return
+			}
+		}
+	}
+}
+
 // checkQueryStruct applies the rules of Query to a query map.
 func checkQueryStruct(d *tdesc, m map[string]any, st *state) any {
 	out := make(map[string]any, len(m))
-	for _, k := range sortedKeys(m) {
-		if st.full() {
-			break
-		}
-		fd, ok := d.field(k)
-		if !ok {
-			continue
-		}
+	for k, fd := range fieldsIn(d, m, st) {
 		st.push(k)
 		switch raw := m[k].(type) {
 		case string:

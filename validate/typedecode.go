@@ -43,13 +43,13 @@ func CompileType(t reflect.Type) (*TypeDecoder, error) {
 // constraint plan (no allocation on a value that passes it).
 func (td *TypeDecoder) DecodeInto(body []byte, dst any, max int) []Issue {
 	var err error
-	if typeFits(td.d, &cursor{data: body}) {
+	if typeFits(td.d, newCursor(body)) {
 		if err = json.Unmarshal(body, dst); err == nil {
 			return td.plan.run(reflect.ValueOf(dst).UnsafePointer(), nil, max, nil)
 		}
 	}
 	st := &state{max: max}
-	streamType(td.d, &cursor{data: body}, st)
+	streamType(td.d, newCursor(body), st)
 	if len(st.issues) > 0 {
 		return lenientRules(td.d, td.plan, td.t, false, treeOf(body, td.plan, st.issues, max), st.issues, max)
 	}

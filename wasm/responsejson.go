@@ -6,44 +6,45 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/fxhq/fx/internal/jsonscan"
 )
 
 // parseResponse validates data as exactly one WasmResponse JSON object (see
 // ABI.md) and fills r, reusing r's header slice. It is a strict,
 // single-pass parser for this one schema: no reflection, and no allocation
-// beyond the header strings and the body.
+// beyond the header strings and the body. Its tokens (white space,
+// strings, numbers) are read by fx's one JSON scanner, internal/jsonscan,
+// the one the strict request-body reader uses.
 func parseResponse(data []byte, r *response) error {
 	r.status, r.headers, r.body = 0, r.headers[:0], nil
 	if len(data) == 0 {
 		return errors.New("empty response")
 	}
-	p := parser{data: data}
-	p.ws()
-	if p.peek() != '{' {
+	p := parser{jsonscan.Cursor{Data: data}}
+	p.SkipSpace()
+	if p.Peek() != '{' {
 		return errors.New("response is not a JSON object")
 	}
-	p.i++
+	p.Pos++
 	var seenStatus, seenHeaders, seenBody bool
 	for first := true; ; first = false {
-		p.ws()
-		if p.peek() == '}' && first {
-			p.i++
+		p.SkipSpace()
+		if p.Peek() == '}' && first {
+			p.Pos++
 			break
 		}
 		if !first {
-			switch p.peek() {
+			switch p.Peek() {
 			case '}':
-				p.i++
+				p.Pos++
 			case ',':
-				p.i++
-				p.ws()
+				p.Pos++
+				p.SkipSpace()
 			default:
 				return p.syntax("',' or '}' after a field")
 			}
-			if data[p.i-1] == '}' {
+			if data[p.Pos-1] == '}' {
 				break
 			}
 		}
@@ -60,7 +61,7 @@ func parseResponse(data []byte, r *response) error {
 				return errors.New(`duplicate field "status"`)
 			}
 			seenStatus = true
-			if c := p.peek(); c != '-' && (c < '0' || c > '9') {
+			if c := p.Peek(); c != '-' && (c < '0' || c > '9') {
 				return fmt.Errorf(`"status" is %s, not an integer`, p.kind())
 			}
 			num, err := p.number()
@@ -85,7 +86,7 @@ func parseResponse(data []byte, r *response) error {
 				return errors.New(`more than one of "body" and "bodyBase64"`)
 			}
 			seenBody = true
-			if p.peek() != '"' {
+			if p.Peek() != '"' {
 				return fmt.Errorf("%q is %s, not a string", key, p.kind())
 			}
 			if key == "body" {
@@ -110,8 +111,8 @@ func parseResponse(data []byte, r *response) error {
 			return fmt.Errorf("unknown field %q", key)
 		}
 	}
-	p.ws()
-	if p.i != len(data) {
+	p.SkipSpace()
+	if p.Pos != len(data) {
 		return errors.New("trailing data after the response object")
 	}
 	if !seenStatus {
@@ -122,26 +123,26 @@ func parseResponse(data []byte, r *response) error {
 
 // headers reads the "headers" object: name → string or array of strings.
 func (p *parser) headers(r *response) error {
-	if p.peek() != '{' {
+	if p.Peek() != '{' {
 		return fmt.Errorf(`"headers" is %s, not an object`, p.kind())
 	}
-	p.i++
+	p.Pos++
 	start := len(r.headers)
 	for first := true; ; first = false {
-		p.ws()
-		if p.peek() == '}' {
-			if !first && p.data[p.i-1] == ',' {
+		p.SkipSpace()
+		if p.Peek() == '}' {
+			if !first && p.Data[p.Pos-1] == ',' {
 				return p.syntax("a header name")
 			}
-			p.i++
+			p.Pos++
 			return nil
 		}
 		if !first {
-			if p.peek() != ',' {
+			if p.Peek() != ',' {
 				return p.syntax("',' or '}' in \"headers\"")
 			}
-			p.i++
-			p.ws()
+			p.Pos++
+			p.SkipSpace()
 		}
 		name, err := p.str()
 		if err != nil {
@@ -161,7 +162,7 @@ func (p *parser) headers(r *response) error {
 		if err := p.colon(); err != nil {
 			return err
 		}
-		switch p.peek() {
+		switch p.Peek() {
 		case '"':
 			v, err := p.str()
 			if err != nil {
@@ -171,25 +172,25 @@ func (p *parser) headers(r *response) error {
 				return err
 			}
 		case '[':
-			p.i++
+			p.Pos++
 			n := 0
 			for {
-				p.ws()
-				if p.peek() == ']' && n == 0 {
+				p.SkipSpace()
+				if p.Peek() == ']' && n == 0 {
 					return fmt.Errorf("header %q has an empty array", name)
 				}
 				if n > 0 {
-					if p.peek() == ']' {
-						p.i++
+					if p.Peek() == ']' {
+						p.Pos++
 						break
 					}
-					if p.peek() != ',' {
+					if p.Peek() != ',' {
 						return p.syntax("',' or ']' in a header array")
 					}
-					p.i++
-					p.ws()
+					p.Pos++
+					p.SkipSpace()
 				}
-				if p.peek() != '"' {
+				if p.Peek() != '"' {
 					return fmt.Errorf("header %q has a value that is %s, not a string", name, p.kind())
 				}
 				v, err := p.str()
@@ -209,40 +210,20 @@ func (p *parser) headers(r *response) error {
 	}
 }
 
-// parser is a cursor over one JSON document.
-type parser struct {
-	data []byte
-	i    int
-}
-
-func (p *parser) peek() byte {
-	if p.i < len(p.data) {
-		return p.data[p.i]
-	}
-	return 0
-}
-
-func (p *parser) ws() {
-	for p.i < len(p.data) {
-		switch p.data[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
+// parser reads one JSON document with the shared scanner: Peek, and
+// SkipSpace for white space.
+type parser struct{ jsonscan.Cursor }
 
 func (p *parser) syntax(want string) error {
-	if p.i >= len(p.data) {
+	if p.Pos >= len(p.Data) {
 		return fmt.Errorf("invalid JSON: unexpected end, want %s", want)
 	}
-	return fmt.Errorf("invalid JSON at offset %d: want %s", p.i, want)
+	return fmt.Errorf("invalid JSON at offset %d: want %s", p.Pos, want)
 }
 
 // kind names the JSON value starting at the cursor, for type errors.
 func (p *parser) kind() string {
-	switch c := p.peek(); {
+	switch c := p.Peek(); {
 	case c == '{':
 		return "an object"
 	case c == '[':
@@ -260,50 +241,24 @@ func (p *parser) kind() string {
 }
 
 func (p *parser) colon() error {
-	p.ws()
-	if p.peek() != ':' {
+	p.SkipSpace()
+	if p.Peek() != ':' {
 		return p.syntax("':'")
 	}
-	p.i++
-	p.ws()
+	p.Pos++
+	p.SkipSpace()
 	return nil
 }
 
 // number scans a JSON number and returns its text.
 func (p *parser) number() (string, error) {
-	start := p.i
-	digits := func() int {
-		n := 0
-		for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
-			p.i++
-			n++
-		}
-		return n
-	}
-	if p.peek() == '-' {
-		p.i++
-	}
-	if p.peek() == '0' {
-		p.i++
-	} else if digits() == 0 {
+	start := p.Pos
+	end, _, f := jsonscan.Number(p.Data, start)
+	p.Pos = end
+	if f != jsonscan.None {
 		return "", p.syntax("a digit")
 	}
-	if p.peek() == '.' {
-		p.i++
-		if digits() == 0 {
-			return "", p.syntax("a digit")
-		}
-	}
-	if c := p.peek(); c == 'e' || c == 'E' {
-		p.i++
-		if c := p.peek(); c == '+' || c == '-' {
-			p.i++
-		}
-		if digits() == 0 {
-			return "", p.syntax("a digit")
-		}
-	}
-	return string(p.data[start:p.i]), nil
+	return string(p.Data[start:end]), nil
 }
 
 // str scans a JSON string and returns its value.
@@ -322,115 +277,30 @@ func (p *parser) bytes() ([]byte, error) {
 }
 
 // raw scans a JSON string and returns its value: a subslice of the input
-// when it holds no escape (fresh false), else a new slice. Invalid UTF-8
-// and lone surrogates become U+FFFD, as encoding/json does.
+// when it holds no escape and no invalid UTF-8 (fresh false), else a new
+// slice. Invalid UTF-8 and lone surrogates become U+FFFD, as encoding/json
+// does.
 func (p *parser) raw() (b []byte, fresh bool, err error) {
-	if p.peek() != '"' {
+	if p.Peek() != '"' {
 		return nil, false, p.syntax("a string")
 	}
-	p.i++
-	start := p.i
-	// Fast path: no escape, valid UTF-8.
-	for p.i < len(p.data) {
-		c := p.data[p.i]
-		if c == '"' {
-			s := p.data[start:p.i]
-			p.i++
-			return s, false, nil
+	end, verbatim, f := jsonscan.String(p.Data, p.Pos, false)
+	if f != jsonscan.None {
+		p.Pos = end
+		switch f {
+		case jsonscan.Control:
+			return nil, false, fmt.Errorf("invalid JSON at offset %d: control character in a string", end)
+		case jsonscan.BadEscape:
+			return nil, false, fmt.Errorf("invalid JSON at offset %d: bad escape", end)
+		case jsonscan.BadHex:
+			return nil, false, p.syntax("4 hex digits after \\u")
 		}
-		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-			break
-		}
-		p.i++
+		return nil, false, p.syntax("'\"' closing a string") // jsonscan.End
 	}
-	buf := append([]byte(nil), p.data[start:p.i]...)
-	for p.i < len(p.data) {
-		c := p.data[p.i]
-		switch {
-		case c == '"':
-			p.i++
-			return buf, true, nil
-		case c < 0x20:
-			return nil, false, fmt.Errorf("invalid JSON at offset %d: control character in a string", p.i)
-		case c == '\\':
-			if p.i+1 >= len(p.data) {
-				return nil, false, p.syntax("an escape")
-			}
-			e := p.data[p.i+1]
-			p.i += 2
-			switch e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			case 'u':
-				r, ok := p.hex4()
-				if !ok {
-					return nil, false, p.syntax("4 hex digits after \\u")
-				}
-				if utf16.IsSurrogate(r) {
-					r2 := unicode.ReplacementChar
-					if p.i+1 < len(p.data) && p.data[p.i] == '\\' && p.data[p.i+1] == 'u' {
-						save := p.i
-						p.i += 2
-						if lo, ok := p.hex4(); ok {
-							if d := utf16.DecodeRune(r, lo); d != unicode.ReplacementChar {
-								r2 = d
-							} else {
-								p.i = save
-							}
-						} else {
-							return nil, false, p.syntax("4 hex digits after \\u")
-						}
-					}
-					r = r2
-				}
-				buf = utf8.AppendRune(buf, r)
-			default:
-				return nil, false, fmt.Errorf("invalid JSON at offset %d: bad escape", p.i-1)
-			}
-		case c < utf8.RuneSelf:
-			buf = append(buf, c)
-			p.i++
-		default:
-			r, size := utf8.DecodeRune(p.data[p.i:])
-			if r == utf8.RuneError && size == 1 {
-				buf = utf8.AppendRune(buf, utf8.RuneError)
-			} else {
-				buf = append(buf, p.data[p.i:p.i+size]...)
-			}
-			p.i += size
-		}
+	content := p.Data[p.Pos+1 : end-1]
+	p.Pos = end
+	if verbatim {
+		return content, false, nil
 	}
-	return nil, false, p.syntax("'\"' closing a string")
-}
-
-func (p *parser) hex4() (rune, bool) {
-	if p.i+4 > len(p.data) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range p.data[p.i : p.i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	p.i += 4
-	return r, true
+	return jsonscan.Unescape(make([]byte, 0, len(content)), content), true, nil
 }
