@@ -1,0 +1,93 @@
+// Command modproxy serves the modules of this repository from the file
+// system, the way a module proxy would serve a release, so that releasing
+// and tidiness can be checked without publishing anything.
+//
+// The nested modules require the root module (and each other) at a real
+// version, and a committed go.work makes those requirements local while
+// developing. Two commands cannot use go.work: `go mod tidy`, which always
+// works on one module, and a user's `go get` from outside the repository.
+// modproxy gives both a proxy (GOPROXY=file://DIR) holding every module of
+// the repository at the version the modules require of each other.
+//
+// Usage:
+//
+//	modproxy version                  print the version the modules require of each other
+//	modproxy build -o DIR [-rev REV] [-version V]
+//	                                  write a file proxy of every module (the working
+//	                                  tree's tracked and unignored files, or `git archive REV`)
+//	modproxy tidy [-write] [-strict]  run `go mod tidy -diff` (or `go mod tidy` with -write)
+//	                                  in every module against a proxy of the working tree
+//
+// Every command runs from anywhere inside the repository. tidy ignores the
+// go.sum lines of the repository's own modules unless -strict is given:
+// their hashes are those of the last release (written by
+// scripts/release.sh), not of the working tree.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	var err error
+	switch os.Args[1] {
+	case "version":
+		err = runVersion(os.Args[2:])
+	case "build":
+		err = runBuild(os.Args[2:])
+	case "tidy":
+		err = runTidy(os.Args[2:])
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "modproxy:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: modproxy version | build -o DIR [-rev REV] [-version V] | tidy [-write] [-strict]")
+	os.Exit(2)
+}
+
+func runVersion(args []string) error {
+	fs := flag.NewFlagSet("version", flag.ExitOnError)
+	fs.Parse(args)
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	mods, err := findModules(root)
+	if err != nil {
+		return err
+	}
+	v, err := sharedVersion(mods)
+	if err != nil {
+		return err
+	}
+	fmt.Println(v)
+	return nil
+}
+
+func runBuild(args []string) error {
+	fs := flag.NewFlagSet("build", flag.ExitOnError)
+	out := fs.String("o", "", "directory to write the proxy into (created; existing versions are kept)")
+	rev := fs.String("rev", "", "git revision to archive; empty means the working tree")
+	version := fs.String("version", "", "version to serve every module at; empty means the one the modules require of each other")
+	fs.Parse(args)
+	if *out == "" {
+		return fmt.Errorf("build: -o DIR is required")
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	_, err = buildProxy(root, *rev, *version, *out)
+	return err
+}
