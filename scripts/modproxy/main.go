@@ -12,6 +12,8 @@
 // Usage:
 //
 //	modproxy version                  print the version the modules require of each other
+//	modproxy setversion V             make every module require the others at V, and
+//	                                  go.work map V of each required module to its folder
 //	modproxy build -o DIR [-rev REV] [-version V]
 //	                                  write a file proxy of every module (the working
 //	                                  tree's tracked and unignored files, or `git archive REV`)
@@ -38,6 +40,8 @@ func main() {
 	switch os.Args[1] {
 	case "version":
 		err = runVersion(os.Args[2:])
+	case "setversion":
+		err = runSetVersion(os.Args[2:])
 	case "build":
 		err = runBuild(os.Args[2:])
 	case "tidy":
@@ -52,27 +56,8 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: modproxy version | build -o DIR [-rev REV] [-version V] | tidy [-write] [-strict]")
+	fmt.Fprintln(os.Stderr, "usage: modproxy version | setversion V | build -o DIR [-rev REV] [-version V] | tidy [-write] [-strict]")
 	os.Exit(2)
-}
-
-func runVersion(args []string) error {
-	fs := flag.NewFlagSet("version", flag.ExitOnError)
-	fs.Parse(args)
-	root, err := repoRoot()
-	if err != nil {
-		return err
-	}
-	mods, err := findModules(root)
-	if err != nil {
-		return err
-	}
-	v, err := sharedVersion(mods)
-	if err != nil {
-		return err
-	}
-	fmt.Println(v)
-	return nil
 }
 
 func runBuild(args []string) error {

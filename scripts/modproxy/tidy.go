@@ -63,8 +63,8 @@ func runTidy(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	// A changed go.mod changes what the proxy serves to the modules that
-	// require it: tidy again until nothing moves.
+	// A changed go.mod or go.sum changes what the proxy serves (and the
+	// hashes) to the modules that require it: tidy again until nothing moves.
 	for round := 0; ; round++ {
 		moved, err := tidyRound(root, tmp, round, *write, *strict)
 		if err != nil || !moved {
@@ -77,7 +77,7 @@ func runTidy(args []string) error {
 }
 
 // tidyRound runs go mod tidy once in every module and reports whether a
-// go.mod changed.
+// go.mod or go.sum changed.
 func tidyRound(root, tmp string, round int, write, strict bool) (moved bool, err error) {
 	mods, err := findModules(root)
 	if err != nil {
@@ -94,6 +94,7 @@ func tidyRound(root, tmp string, round int, write, strict bool) (moved bool, err
 	var failed []string
 	for _, m := range mods {
 		if write {
+			sumBefore, _ := os.ReadFile(m.Dir + "/go.sum")
 			cmd := exec.Command("go", "mod", "tidy")
 			cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = m.Dir, env, os.Stderr, os.Stderr
 			if err := cmd.Run(); err != nil {
@@ -104,11 +105,12 @@ func tidyRound(root, tmp string, round int, write, strict bool) (moved bool, err
 					return false, err
 				}
 			}
-			after, err := os.ReadFile(m.Dir + "/go.mod")
+			modAfter, err := os.ReadFile(m.Dir + "/go.mod")
 			if err != nil {
 				return false, err
 			}
-			moved = moved || !bytes.Equal(after, m.Data)
+			sumAfter, _ := os.ReadFile(m.Dir + "/go.sum")
+			moved = moved || !bytes.Equal(modAfter, m.Data) || !bytes.Equal(sumAfter, sumBefore)
 			continue
 		}
 		var stdout, stderr bytes.Buffer
