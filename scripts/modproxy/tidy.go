@@ -95,6 +95,12 @@ func tidyRound(root, tmp string, round int, write, strict bool) (moved bool, err
 	for _, m := range mods {
 		if write {
 			sumBefore, _ := os.ReadFile(m.Dir + "/go.sum")
+			// The hashes of the repository's own modules are those of this
+			// round's proxy, never of an earlier one: go mod tidy would
+			// refuse a mismatch as a security error.
+			if err := dropOwnSums(m.Dir+"/go.sum", mods[0].Path); err != nil {
+				return false, err
+			}
 			cmd := exec.Command("go", "mod", "tidy")
 			cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = m.Dir, env, os.Stderr, os.Stderr
 			if err := cmd.Run(); err != nil {
