@@ -17,6 +17,9 @@
 //	modproxy build -o DIR [-rev REV] [-version V]
 //	                                  write a file proxy of every module (the working
 //	                                  tree's tracked and unignored files, or `git archive REV`)
+//	modproxy env -proxy DIR           print the environment (KEY=VALUE lines) in which the
+//	                                  go command reads the repository's modules from the
+//	                                  file proxy DIR only, with its own module cache
 //	modproxy tidy [-write] [-strict]  run `go mod tidy -diff` (or `go mod tidy` with -write)
 //	                                  in every module against a proxy of the working tree
 //
@@ -46,6 +49,8 @@ func main() {
 		err = runBuild(os.Args[2:])
 	case "tidy":
 		err = runTidy(os.Args[2:])
+	case "env":
+		err = runEnv(os.Args[2:])
 	default:
 		usage()
 	}
@@ -56,7 +61,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: modproxy version | setversion V | build -o DIR [-rev REV] [-version V] | tidy [-write] [-strict]")
+	fmt.Fprintln(os.Stderr, "usage: modproxy version | setversion V | build -o DIR [-rev REV] [-version V] | env -proxy DIR | tidy [-write] [-strict]")
 	os.Exit(2)
 }
 
@@ -75,4 +80,29 @@ func runBuild(args []string) error {
 	}
 	_, err = buildProxy(root, *rev, *version, *out)
 	return err
+}
+
+func runEnv(args []string) error {
+	fs := flag.NewFlagSet("env", flag.ExitOnError)
+	proxy := fs.String("proxy", "", "the file proxy directory")
+	fs.Parse(args)
+	if *proxy == "" {
+		return fmt.Errorf("env: -proxy DIR is required")
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	mods, err := findModules(root)
+	if err != nil {
+		return err
+	}
+	env, err := isolatedEnv(*proxy, mods[0].Path)
+	if err != nil {
+		return err
+	}
+	for _, kv := range env {
+		fmt.Println(kv)
+	}
+	return nil
 }

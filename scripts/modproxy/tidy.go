@@ -91,6 +91,7 @@ func tidyRound(root, tmp string, round int, write, strict bool) (moved bool, err
 	if err != nil {
 		return false, err
 	}
+	env = append(os.Environ(), env...)
 	var failed []string
 	for _, m := range mods {
 		if write {
@@ -183,7 +184,7 @@ func ownSumLine(rootPath string) *regexp.Regexp {
 	return regexp.MustCompile(`^[-+]` + regexp.QuoteMeta(rootPath) + `(/\S+)? v\S+ h1:`)
 }
 
-// isolatedEnv is the environment in which the go command resolves the
+// isolatedEnv is the environment (to add to the current one) in which the go command resolves the
 // repository's modules (rootPath and below) from the file proxy in dir,
 // never from the network or the checksum database. Its module cache is
 // modproxyCache, never the real one.
@@ -208,11 +209,11 @@ func isolatedEnv(dir, rootPath string) ([]string, error) {
 	if goenv.GONOSUMDB != "" {
 		nosum = goenv.GONOSUMDB + "," + rootPath
 	}
-	return append(os.Environ(),
+	return []string{
 		"GOWORK=off",
-		"GOPROXY="+proxy,
-		"GONOSUMDB="+nosum,
-		"GOMODCACHE="+modcache,
-		"GOFLAGS="+strings.TrimSpace(goenv.GOFLAGS+" -modcacherw"),
-	), nil
+		"GOPROXY=" + proxy,
+		"GONOSUMDB=" + nosum,
+		"GOMODCACHE=" + modcache,
+		"GOFLAGS=" + strings.TrimSpace(goenv.GOFLAGS+" -modcacherw"),
+	}, nil
 }
