@@ -50,7 +50,7 @@ func findModules(root string) ([]repoModule, error) {
 		if err != nil {
 			return err
 		}
-		f, err := modfile.ParseLax(path, data, nil)
+		f, err := modfile.Parse(path, data, nil)
 		if err != nil {
 			return err
 		}
