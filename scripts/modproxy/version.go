@@ -57,10 +57,7 @@ func runSetVersion(args []string) error {
 	}
 	required := map[string]bool{}
 	for _, m := range mods {
-		f, err := modfile.Parse(m.Dir+"/go.mod", m.Data, nil)
-		if err != nil {
-			return err
-		}
+		f := m.File
 		for _, r := range f.Require {
 			if _, own := dirOf[r.Mod.Path]; own {
 				required[r.Mod.Path] = true
