@@ -89,11 +89,7 @@ func runEnv(args []string) error {
 	if *proxy == "" {
 		return fmt.Errorf("env: -proxy DIR is required")
 	}
-	root, err := repoRoot()
-	if err != nil {
-		return err
-	}
-	mods, err := findModules(root)
+	_, mods, err := repoModules()
 	if err != nil {
 		return err
 	}

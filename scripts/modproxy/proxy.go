@@ -27,6 +27,17 @@ type repoModule struct {
 	Data []byte // go.mod as written
 }
 
+// repoModules returns the top of the repository holding the current
+// directory and its modules (see findModules).
+func repoModules() (string, []repoModule, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return "", nil, err
+	}
+	mods, err := findModules(root)
+	return root, mods, err
+}
+
 // findModules lists the modules under root, the root first. Like the go
 // command it skips testdata and directories whose names begin with "." or
 // "_".

@@ -15,11 +15,7 @@ import (
 func runVersion(args []string) error {
 	fs := flag.NewFlagSet("version", flag.ExitOnError)
 	fs.Parse(args)
-	root, err := repoRoot()
-	if err != nil {
-		return err
-	}
-	mods, err := findModules(root)
+	_, mods, err := repoModules()
 	if err != nil {
 		return err
 	}
@@ -43,11 +39,7 @@ func runSetVersion(args []string) error {
 		return fmt.Errorf("setversion: want one canonical version such as v1.2.3")
 	}
 	version := fs.Arg(0)
-	root, err := repoRoot()
-	if err != nil {
-		return err
-	}
-	mods, err := findModules(root)
+	root, mods, err := repoModules()
 	if err != nil {
 		return err
 	}
