@@ -534,6 +534,7 @@ func TestRelPartialResponseThenFailure(t *testing.T) {
 // suite knows and checks that no response body carries a Go type name, a
 // file path, a stack, "panic:" or an internal error's text.
 func TestRelNoInternalsInProductionBodies(t *testing.T) {
+	t.Parallel()
 	app := quiet(fx.Config{BodyLimit: 256, HeaderLimit: 2048})
 	pathErr := &os.PathError{Op: "open", Path: "/srv/app/config.go", Err: os.ErrNotExist}
 	cyc := &relCycle{Name: "c"}

@@ -172,6 +172,7 @@ func TestCompressionNegotiation(t *testing.T) {
 // TestCompressionOrderAndLevels: Encodings decides ties and limits what
 // is offered; levels are applied (best compresses no worse than fastest).
 func TestCompressionOrderAndLevels(t *testing.T) {
+	t.Parallel()
 	gzipFirst := compressedApp(t, fx.CompressionConfig{Encodings: []string{"gzip", "br"}})
 	for accept, want := range map[string]string{"*": "gzip", "zstd": "", "br, gzip": "gzip", "br": "br"} {
 		if resp, _ := fetch(t, gzipFirst, "GET", "/json?n=4096", accept); resp.Header.Get("Content-Encoding") != want {

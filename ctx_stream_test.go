@@ -106,6 +106,7 @@ func TestStreamNotRunForHeadOrReplacedResponse(t *testing.T) {
 // WriteTimeout bounds a client that stops reading, not the stream's
 // length: it is renewed per flush.
 func TestStreamOutlivesWriteTimeout(t *testing.T) {
+	t.Parallel()
 	app := quiet(fx.Config{WriteTimeout: 150 * time.Millisecond})
 	app.Get("/", func(c *fx.Ctx) error {
 		return c.Stream("text/plain", func(w *bufio.Writer) error {
@@ -171,6 +172,7 @@ func TestSSEFormat(t *testing.T) {
 // that waits for more stops when the App shuts down: Shutdown is not held
 // up and the client sees a clean end of stream.
 func TestSSEFlushesPerEventAndStopsOnShutdown(t *testing.T) {
+	t.Parallel()
 	app := quiet()
 	gotFirst := make(chan struct{})
 	app.Get("/events", func(c *fx.Ctx) error {
@@ -254,6 +256,7 @@ func TestStreamOnInitRequestCtx(t *testing.T) {
 // (the pipe is closed when fasthttp's write to the client fails), so no
 // goroutine is left running.
 func TestSSEClientGoneEndsStream(t *testing.T) {
+	t.Parallel()
 	app := quiet()
 	ended := make(chan error, 1)
 	app.Get("/", func(c *fx.Ctx) error {
@@ -292,6 +295,7 @@ func TestSSEClientGoneEndsStream(t *testing.T) {
 // keep-alive connection serves its next request after WriteTimeout has
 // passed since the stream's last flush.
 func TestStreamDeadlineDoesNotLeakToNextRequest(t *testing.T) {
+	t.Parallel()
 	app := quiet(fx.Config{WriteTimeout: 100 * time.Millisecond})
 	app.Get("/s", func(c *fx.Ctx) error {
 		return c.Stream("text/plain", func(w *bufio.Writer) error { _, err := w.WriteString("s"); return err })

@@ -129,6 +129,7 @@ func TestDeadlineMovesAreLazy(t *testing.T) {
 // connection idles within IdleTimeout: the connection must stay open and
 // serve the next request.
 func TestDeadlineLazyIdleOutlivesReadTimeout(t *testing.T) {
+	t.Parallel()
 	app := quiet(fx.Config{ReadTimeout: 150 * time.Millisecond, IdleTimeout: 5 * time.Second})
 	app.Get("/hello", func(c *fx.Ctx) error { return c.JSON(200, "hello") })
 	cl := serveCounting(t, app)
@@ -145,6 +146,7 @@ func TestDeadlineLazyIdleOutlivesReadTimeout(t *testing.T) {
 // its request's first byte, with the 408 envelope, and the idle timeout
 // still closes a quiet connection.
 func TestDeadlineLazyStillBounds(t *testing.T) {
+	t.Parallel()
 	const readTimeout, idleTimeout = 300 * time.Millisecond, 300 * time.Millisecond
 	app := quiet(fx.Config{ReadTimeout: readTimeout, IdleTimeout: idleTimeout})
 	app.Get("/hello", func(c *fx.Ctx) error { return c.JSON(200, "hello") })
@@ -205,6 +207,7 @@ func TestDeadlineLazyStillBounds(t *testing.T) {
 // timeouts (deadline.go) applies to it any more. Here the client answers
 // the hijack handler after three times every timeout.
 func TestDeadlineHijackedConnHasNoTimeouts(t *testing.T) {
+	t.Parallel()
 	const timeout = 100 * time.Millisecond
 	app := quiet(fx.Config{ReadTimeout: timeout, WriteTimeout: timeout, IdleTimeout: timeout})
 	app.Get("/hijack", func(c *fx.Ctx) error {
@@ -248,6 +251,7 @@ func TestDeadlineHijackedConnHasNoTimeouts(t *testing.T) {
 // within ReadTimeout from the request's first byte, not given a fresh
 // idle wait as after a final response.
 func TestDeadlineInterimResponseKeepsReadTimeout(t *testing.T) {
+	t.Parallel()
 	const readTimeout = 200 * time.Millisecond
 	app := quiet(fx.Config{ReadTimeout: readTimeout, IdleTimeout: 20 * time.Second})
 	app.Post("/echo", func(c *fx.Ctx) error { return c.Send(200, "text/plain", c.Body()) })

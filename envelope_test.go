@@ -223,6 +223,7 @@ func TestDetailsEscaping(t *testing.T) {
 // encoding/json makes of it (exact for valid UTF-8; each invalid byte
 // becomes U+FFFD).
 func TestEscaperEveryBytePosition(t *testing.T) {
+	t.Parallel()
 	for n := 1; n <= 19; n++ {
 		for pos := range n {
 			for b := range 256 {

@@ -98,6 +98,7 @@ const smuggled = "GET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n"
 // the 400 envelope and the connection is closed, so the request smuggled
 // behind it is never answered.
 func TestFramingRefusesAmbiguousRequests(t *testing.T) {
+	t.Parallel()
 	addr := serveLocal(t, framingApp(fx.Config{}))
 	const (
 		both     = "The request has both Content-Length and Transfer-Encoding"
@@ -252,6 +253,7 @@ func isTchar(c byte) bool {
 // keep-alive traffic alone; both pipelined requests are answered and the
 // connection stays open.
 func TestFramingKeepsWellFramedPipelines(t *testing.T) {
+	t.Parallel()
 	addr := serveLocal(t, framingApp(fx.Config{}))
 	for name, tc := range map[string]struct {
 		raw   string
@@ -321,6 +323,7 @@ func TestFramingExpectContinueOverLimit(t *testing.T) {
 // MaxRequestBodySize, so a limit raised through Server() before Serve is
 // the one enforced (the guard must not refuse what fasthttp would read).
 func TestFramingBodyLimitFollowsTheServer(t *testing.T) {
+	t.Parallel()
 	app := framingApp(fx.Config{BodyLimit: 1024})
 	app.Server().MaxRequestBodySize = 4096
 	addr := serveLocal(t, app)

@@ -6,7 +6,6 @@ require (
 	github.com/fasthttp/router v1.5.4
 	github.com/goccy/go-json v0.12.0
 	github.com/golang-jwt/jwt/v5 v5.3.1
-	github.com/tetratelabs/wazero v1.12.0
 	github.com/valyala/fasthttp v1.77.0
 	golang.org/x/net v0.61.0
 )
@@ -16,5 +15,4 @@ require (
 	github.com/molecule-man/go-brrr v1.3.0 // indirect
 	github.com/savsgio/gotils v0.0.0-20240704082632-aef3928b8a38 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 )

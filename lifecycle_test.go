@@ -27,6 +27,7 @@ import (
 // finishes and its client gets the full response; OnShutdown functions run
 // afterwards, in reverse registration order.
 func TestShutdownGraceful(t *testing.T) {
+	t.Parallel()
 	app := quiet()
 	entered := make(chan struct{})
 	release := make(chan struct{})
@@ -183,6 +184,7 @@ func TestShutdownWithContextClosesRemainingConnections(t *testing.T) {
 
 // Listen serves on an address and returns nil after Shutdown.
 func TestListenAndShutdown(t *testing.T) {
+	t.Parallel()
 	probe, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -286,6 +288,7 @@ func waitClosed(t *testing.T, addr string) {
 // in-flight response was written whole and its connection closed, and
 // OnShutdown ran, in that order; and it returns nil.
 func TestServeReturnsAfterShutdownCompletes(t *testing.T) {
+	t.Parallel()
 	app := quiet()
 	var ev events
 	entered := make(chan struct{})
@@ -409,6 +412,7 @@ func TestServeAfterShutdown(t *testing.T) {
 // fasthttp yet when Shutdown closes fasthttp's listeners is closed too
 // (without that, this hung within the first few hundred rounds).
 func TestServeRacingShutdown(t *testing.T) {
+	t.Parallel()
 	for i := range 1000 {
 		app := quiet()
 		app.Get("/", func(c *fx.Ctx) error { return nil })
@@ -485,6 +489,7 @@ func TestServeListenerErrorReturns(t *testing.T) {
 }
 
 func TestRelShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
+	t.Parallel()
 	app := quiet()
 	entered := make(chan struct{})
 	sawDone := make(chan struct{})
@@ -532,6 +537,7 @@ func TestRelShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
 }
 
 func TestRelShutdownWithRequestsInFlight(t *testing.T) {
+	t.Parallel()
 	// A connection that never sends a request holds Shutdown until fasthttp
 	// counts it idle (5s after accept, as net/http) or ReadTimeout cuts it
 	// off; a short ReadTimeout keeps this test quick.

@@ -139,6 +139,7 @@ func TestServeTLS(t *testing.T) {
 // ServeTLS goes through Serve: the connection limit answers over TLS with
 // its 503 envelope.
 func TestServeTLSConnectionLimit(t *testing.T) {
+	t.Parallel()
 	cert, pool, _, _ := selfSigned(t)
 	app := quiet(fx.Config{Concurrency: 1})
 	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
@@ -235,6 +236,7 @@ func TestListenTLS(t *testing.T) {
 // cut off with the 408 envelope, and a silent connection is closed
 // within ReadTimeout, handshake included.
 func TestServeTLSTimeouts(t *testing.T) {
+	t.Parallel()
 	const readTimeout = 200 * time.Millisecond
 	cert, pool, _, _ := selfSigned(t)
 	app := quiet(fx.Config{ReadTimeout: readTimeout, IdleTimeout: 5 * time.Second})

@@ -65,6 +65,7 @@ type relKey struct{}
 // request's data (a pooled Ctx or buffer reused too early would show
 // another request's id). Run it with -race.
 func TestRelConcurrentRequestsKeepTheirOwnData(t *testing.T) {
+	t.Parallel()
 	app := quiet()
 	app.Use(func(c *fx.Ctx, next fx.Next) error {
 		id := c.Header("X-Id")

@@ -171,6 +171,7 @@ func (c *child) index(s string) int {
 // the process exits 0. (Before Run, the examples' `Listen` beside a
 // signal handler exited as soon as the shutdown began.)
 func TestRunSignalDrainsThenExits(t *testing.T) {
+	t.Parallel()
 	c := startChild(t, "drain")
 	addr := strings.TrimPrefix(c.waitLine("listening: "), "listening: ")
 	got := getAsync("http://"+addr+"/slow", 15*time.Second)
@@ -199,6 +200,7 @@ func TestRunSignalDrainsThenExits(t *testing.T) {
 // a request that never ends (the grace period is an hour), still runs
 // OnShutdown, and returns an error wrapping context.Canceled.
 func TestRunSecondSignalEndsDrain(t *testing.T) {
+	t.Parallel()
 	c := startChild(t, "stuck")
 	addr := strings.TrimPrefix(c.waitLine("listening: "), "listening: ")
 	go func() {
@@ -248,6 +250,7 @@ func serveRun(t *testing.T, app *fx.App, ctx context.Context, cfg fx.RunConfig) 
 // Cancelling Run's ctx starts the same drain as a signal: Run returns nil
 // only after the in-flight response and OnShutdown.
 func TestRunContextDrains(t *testing.T) {
+	t.Parallel()
 	app := quiet()
 	var ev events
 	entered := make(chan struct{})
@@ -285,6 +288,7 @@ func TestRunContextDrains(t *testing.T) {
 // Run for GracePeriod, after which OnShutdown runs and Run returns an
 // error wrapping context.DeadlineExceeded that names the grace period.
 func TestRunGracePeriodBoundsStuckRequest(t *testing.T) {
+	t.Parallel()
 	app := quiet()
 	entered := make(chan struct{})
 	release := make(chan struct{})

@@ -31,6 +31,7 @@ import (
 // unasked-for 408 to it); a client that sent part of a request and stalls
 // still gets the 408 envelope.
 func TestConnSilentClientClosedQuietly(t *testing.T) {
+	t.Parallel()
 	app := quiet(fx.Config{ReadTimeout: 150 * time.Millisecond})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	addr := serveLocal(t, app)
@@ -221,6 +222,7 @@ func connEarly413s(t *testing.T, url string, n int) {
 // lingering close the kernel reset the connection and a net/http client
 // got the 413 3-8 times in 20 ("connection reset by peer").
 func TestConnEarlyErrorsReachTheClient(t *testing.T) {
+	t.Parallel()
 	addr := serveLocal(t, connLimitsApp())
 	url := "http://" + addr + "/up"
 	n := connCount()
@@ -245,6 +247,7 @@ func TestConnEarlyErrorsReachTheClient(t *testing.T) {
 // is net/http's own plain-text reply (documented in package nethttp), so
 // only the status is checked there.
 func TestConnEarlyErrorsReachTheClientNetHTTP(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -267,6 +270,7 @@ func TestConnEarlyErrorsReachTheClientNetHTTP(t *testing.T) {
 // limit), never exhausts the limit for good: once the lingering ends the
 // server serves again.
 func TestConnLingerIsBounded(t *testing.T) {
+	t.Parallel()
 	app := quiet(fx.Config{BodyLimit: 1 << 20, Concurrency: 8})
 	app.Post("/up", func(c *fx.Ctx) error { return c.JSON(200, len(c.Body())) })
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
@@ -376,6 +380,7 @@ func TestConnLingerIsBounded(t *testing.T) {
 }
 
 func TestRelOverConcurrencyAnswersWithEnvelope(t *testing.T) {
+	t.Parallel()
 	app := quiet(fx.Config{Concurrency: 2})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	ln := relServeMem(t, app)
@@ -430,6 +435,7 @@ func TestRelOverConcurrencyAnswersWithEnvelope(t *testing.T) {
 }
 
 func TestRelOverConcurrencyOverTCP(t *testing.T) {
+	t.Parallel()
 	app := quiet(fx.Config{Concurrency: 1})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	addr := serveLocal(t, app)

@@ -80,9 +80,13 @@ func eachMemoryMode(t *testing.T, f func(t *testing.T, reduce bool)) {
 	}
 }
 
-func TestRelSlowLorisIsCutOffByReadTimeout(t *testing.T) { eachMemoryMode(t, testRelSlowLoris) }
+func TestRelSlowLorisIsCutOffByReadTimeout(t *testing.T) {
+	t.Parallel()
+	eachMemoryMode(t, testRelSlowLoris)
+}
 
 func testRelSlowLoris(t *testing.T, reduce bool) {
+	t.Parallel()
 	app := quiet(fx.Config{ReadTimeout: 100 * time.Millisecond})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	app.Server().ReduceMemoryUsage = reduce
@@ -93,6 +97,7 @@ func testRelSlowLoris(t *testing.T, reduce bool) {
 	} { // a client that sends nothing at all is closed quietly: TestConnSilentClientClosedQuietly
 
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			conn, err := ln.Dial()
 			if err != nil {
 				t.Fatal(err)
@@ -130,7 +135,10 @@ func testRelSlowLoris(t *testing.T, reduce bool) {
 	}
 }
 
-func TestRelIdleTimeoutClosesKeepAliveQuietly(t *testing.T) { eachMemoryMode(t, testRelIdleTimeout) }
+func TestRelIdleTimeoutClosesKeepAliveQuietly(t *testing.T) {
+	t.Parallel()
+	eachMemoryMode(t, testRelIdleTimeout)
+}
 
 func testRelIdleTimeout(t *testing.T, reduce bool) {
 	app := quiet(fx.Config{IdleTimeout: 50 * time.Millisecond})
@@ -158,6 +166,7 @@ func testRelIdleTimeout(t *testing.T, reduce bool) {
 }
 
 func TestRelWriteTimeoutFreesTheConnection(t *testing.T) {
+	t.Parallel()
 	// Over TCP: an in-memory pipe buffers any amount, so a client that does
 	// not read would never block the server there.
 	app := quiet(fx.Config{WriteTimeout: 100 * time.Millisecond})
@@ -180,6 +189,7 @@ func TestRelWriteTimeoutFreesTheConnection(t *testing.T) {
 }
 
 func TestRelMalformedRequestsGetEnvelopes(t *testing.T) {
+	t.Parallel()
 	app := quiet()
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	relEachEnvelope(t, relServeMem(t, app), "GET", map[string]string{

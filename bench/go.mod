@@ -2,11 +2,9 @@ module github.com/fxhq/fx/bench
 
 go 1.26.0
 
-replace github.com/fxhq/fx => ..
-
 require (
 	github.com/danielgtaylor/huma/v2 v2.37.2
-	github.com/fxhq/fx v0.0.0-00010101000000-000000000000
+	github.com/fxhq/fx v0.1.0
 	github.com/gin-gonic/gin v1.12.0
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/go-playground/validator/v10 v10.30.6

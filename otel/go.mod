@@ -2,10 +2,8 @@ module github.com/fxhq/fx/otel
 
 go 1.26.0
 
-replace github.com/fxhq/fx => ..
-
 require (
-	github.com/fxhq/fx v0.0.0
+	github.com/fxhq/fx v0.1.0
 	github.com/valyala/fasthttp v1.77.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0

@@ -3,7 +3,7 @@ module github.com/fxhq/fx/prometheus
 go 1.26.0
 
 require (
-	github.com/fxhq/fx v0.0.0
+	github.com/fxhq/fx v0.1.0
 	github.com/prometheus/common v0.72.0
 )
 
@@ -29,5 +29,3 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/fxhq/fx => ..

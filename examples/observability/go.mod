@@ -3,9 +3,9 @@ module github.com/fxhq/fx/examples/observability
 go 1.26.0
 
 require (
-	github.com/fxhq/fx v0.0.0
-	github.com/fxhq/fx/otel v0.0.0
-	github.com/fxhq/fx/prometheus v0.0.0
+	github.com/fxhq/fx v0.1.0
+	github.com/fxhq/fx/otel v0.1.0
+	github.com/fxhq/fx/prometheus v0.1.0
 	github.com/prometheus/client_golang v1.25.0
 	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
@@ -37,10 +37,4 @@ require (
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-)
-
-replace (
-	github.com/fxhq/fx => ../..
-	github.com/fxhq/fx/otel => ../../otel
-	github.com/fxhq/fx/prometheus => ../../prometheus
 )

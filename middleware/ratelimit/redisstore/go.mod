@@ -3,7 +3,7 @@ module github.com/fxhq/fx/middleware/ratelimit/redisstore
 go 1.26.0
 
 require (
-	github.com/fxhq/fx v0.0.0
+	github.com/fxhq/fx v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/valyala/fasthttp v1.77.0
 )
@@ -21,5 +21,3 @@ require (
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 )
-
-replace github.com/fxhq/fx => ../../..

@@ -3,7 +3,7 @@ module github.com/fxhq/fx/validate/adapters/jsonschema
 go 1.26.0
 
 require (
-	github.com/fxhq/fx v0.0.0
+	github.com/fxhq/fx v0.1.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	golang.org/x/text v0.43.0
 )
@@ -17,5 +17,3 @@ require (
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasthttp v1.77.0 // indirect
 )
-
-replace github.com/fxhq/fx => ../../..

@@ -3,7 +3,7 @@ module github.com/fxhq/fx/validate/adapters/playground
 go 1.26.0
 
 require (
-	github.com/fxhq/fx v0.0.0
+	github.com/fxhq/fx v0.1.0
 	github.com/go-playground/validator/v10 v10.30.6
 	github.com/valyala/fasthttp v1.77.0
 )
@@ -23,5 +23,3 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )
-
-replace github.com/fxhq/fx => ../../..
