@@ -421,7 +421,7 @@ var measured = regexp.MustCompile(`^~?\d[\d, ]*(\.\d+)?($|[^\d])`)
 
 // command is what names the command behind a table's figures: a go test or
 // go run line, or a script.
-var command = regexp.MustCompile("go (test|run) |\\.sh\\b")
+var command = regexp.MustCompile(`go (test|run) |\.sh\b`)
 
 // TestDocsTablesNameTheirCommand: in README.md and docs/*.md, a table of
 // measurements (a row with two or more cells beyond the first that start
