@@ -202,7 +202,9 @@ func goSource(b docBlock, pkg string) (src, module string, err error) {
 // module whose packages it imports (so imports resolve to this checkout),
 // with one `go vet` per module.
 func TestDocsCodeBlocksCompile(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its go vet processes take both cores for seconds, and
+	// run here, before the parallel tests start, they cannot starve the
+	// timeout tests that run in parallel with each other.
 	perModule := map[string][]docBlock{}
 	n := 0
 	for _, f := range docFiles(t) {
