@@ -322,13 +322,6 @@ var weakPrefix = []byte("W/")
 // noCompressKey is the RequestCtx user value that Ctx.NoCompress sets.
 type noCompressKey struct{}
 
-// NoCompress sends this request's response uncompressed, whatever
-// Config.Compression says: for a response that reflects input next to a
-// secret (BREACH, see the block comment of compress.go). Call it before
-// the handler returns; it holds for the error envelope too. Cost: one
-// user value (no allocation); without Config.Compression it does nothing.
-func (c *Ctx) NoCompress() { c.rc.SetUserValue(noCompressKey{}, true) }
-
 // NoCompression is middleware that calls Ctx.NoCompress: put it in a
 // Route's Middleware, or a Group's, to opt those routes out of
 // Config.Compression.

@@ -93,7 +93,7 @@ func (a *App) newServer() *fasthttp.Server {
 		NoDefaultServerHeader: cfg.ServerHeader == "",
 		MaxRequestBodySize:    cfg.BodyLimit,
 		// A form is parsed when a handler asks for it, within Config's
-		// limits (ctx_form.go), not while the request is read.
+		// limits (ctx_request.go), not while the request is read.
 		DisablePreParseMultipartForm: true,
 		ReadBufferSize:               cfg.HeaderLimit,
 		// ReadTimeout, WriteTimeout and IdleTimeout stay zero: Serve's
