@@ -255,10 +255,14 @@ type App struct {
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
 	// stopping is set by Shutdown: from then on every response carries
-	// Connection: close (see App.serve).
+	// Connection: close (see App.finish).
 	stopping atomic.Bool
 	ctxPool  sync.Pool
 	misused  sync.Map
+
+	// zip is Config.Compression prepared at Boot, nil without it (finish
+	// applies it, compress.go).
+	zip *compressor
 
 	// life makes Serve wait for the shutdown to complete (lifecycle.go).
 	life lifecycle

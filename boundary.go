@@ -57,8 +57,7 @@ func (a *App) ServeError(rc *fasthttp.RequestCtx, err any) {
 		e = &PanicError{Value: err}
 	}
 	a.handleError(c, e)
-	a.observeServeError(c) // observe: OnResponse (observe.go)
-	a.releaseCtx(c)
+	a.finish(rc, c, served, "")
 }
 
 // handleError is the boundary proper.
@@ -76,7 +75,7 @@ func (a *App) handleError(c *Ctx, err error) {
 		raw = pe.Value
 	}
 	status, code, msg, details := a.resolve(err, raw)
-	c.out.code = code // observe: Ctx.ErrorCode, also when the hook writes the response
+	c.out.code = code // Ctx.ErrorCode, also when the hook writes the response
 	if status >= 500 {
 		a.logFailure(c, code, err)
 	}
@@ -94,7 +93,7 @@ func (a *App) handleError(c *Ctx, err error) {
 // the prebuilt production 500, and a log line if logging works.
 func (a *App) boundaryFailed(c *Ctx, r any) {
 	resp := &c.rc.Response
-	c.out.code = CodeInternalError // observe: Ctx.ErrorCode
+	c.out.code = CodeInternalError // Ctx.ErrorCode
 	resp.ResetBody()
 	resp.Header.Del(fasthttp.HeaderContentEncoding)
 	resp.SetStatusCode(fasthttp.StatusInternalServerError)
@@ -102,13 +101,13 @@ func (a *App) boundaryFailed(c *Ctx, r any) {
 	resp.SetBodyRaw(prebuiltInternal)
 	defer func() { _ = recover() }() // the logger itself may be what panicked
 	a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error boundary panicked; sent 500",
-		c.withLogAttrs(slog.String("method", c.Method()), slog.String("path", string(c.rc.URI().PathOriginal())), // observe: request log attributes
+		c.withLogAttrs(slog.String("method", c.Method()), slog.String("path", string(c.rc.URI().PathOriginal())),
 			slog.String("panic", formatValue(r)))...)
 }
 
 // resolve maps a failure to what the client sees.
 func (a *App) resolve(err error, raw any) (status int, code, msg string, details any) {
-	// observe: the status rule is classify's, shared with Resolve (below)
+	// The status rule is classify's, shared with Resolve (below).
 	fe, status, code := classify(err)
 	if fe == nil { // no *Error in the chain, or a typed nil *Error was returned
 		if a.cfg.Development {
@@ -117,7 +116,7 @@ func (a *App) resolve(err error, raw any) (status int, code, msg string, details
 		return status, code, internalErrorMessage, nil
 	}
 	msg, details = fe.Message, fe.Details
-	if status != fe.Status { // observe: classify sent it as 500
+	if status != fe.Status { // classify sent it as 500
 		a.misuse("status", code, fmt.Sprintf("fx: *Error %s has status %d, outside 400-599; sent as 500", code, fe.Status))
 	}
 	if strings.HasPrefix(code, "FX_") {
@@ -181,7 +180,7 @@ func (a *App) callHook(c *Ctx, raw any, status int) (handled bool) {
 	resp.SetStatusCode(status)
 	handled = a.invokeHook(c, raw)
 	if !handled {
-		c.hookDeclined(resp) // observe: rule 4, what a declining hook keeps (hookDeclined)
+		c.hookDeclined(resp) // rule 4: what a declining hook keeps
 	}
 	return handled
 }
@@ -190,9 +189,9 @@ func (a *App) invokeHook(c *Ctx, raw any) (handled bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			handled = false
-			c.out.hookPanicked = true // observe: nothing it wrote is kept (hookDeclined)
+			c.out.hookPanicked = true // nothing it wrote is kept (hookDeclined)
 			a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error hook panicked; sending the default envelope",
-				c.withLogAttrs(slog.String("method", c.Method()), slog.String("path", c.Path()), // observe: request log attributes
+				c.withLogAttrs(slog.String("method", c.Method()), slog.String("path", c.Path()),
 					slog.Any("panic", loggable(r)), slog.Any("error", loggable(raw)))...)
 		}
 	}()
@@ -224,7 +223,7 @@ func (a *App) logFailure(c *Ctx, code string, err error) {
 	} else {
 		attrs = append(attrs, slog.Any("error", err))
 	}
-	attrs = append(attrs, c.out.attrs...) // observe: request log attributes (Ctx.AddLogAttrs)
+	attrs = append(attrs, c.out.attrs...) // the request's log attributes (Ctx.AddLogAttrs)
 	a.logger.LogAttrs(ctx, slog.LevelError, "fx: request failed", attrs...)
 }
 

@@ -83,6 +83,14 @@ func (c *Ctx) resetEncoder() {
 	c.enc.SetEscapeHTML(false)
 }
 
+// release ends c's lifetime: c is emptied (reset) and goes back to its
+// App's pool; it must not be used afterwards. The request path took it
+// with App.acquireCtx (request.go).
+func (c *Ctx) release() {
+	c.reset()
+	c.app.ctxPool.Put(c)
+}
+
 func (c *Ctx) reset() {
 	c.deadline = time.Time{} // SetDeadline's, when Context was never called
 	if c.cancel != nil {
@@ -94,7 +102,7 @@ func (c *Ctx) reset() {
 	c.rc, c.rt, c.body, c.query, c.jw.resp = nil, nil, nil, nil, nil
 	c.depth, c.started = 0, 0
 	c.topPanic = PanicError{}
-	c.out.reset() // observe: ErrorCode, clock, log attributes
+	c.out.reset() // ErrorCode, clock, log attributes
 }
 
 // RequestCtx returns the underlying fasthttp request context, for anything
@@ -289,10 +297,10 @@ func (c *Ctx) Route() string {
 	return c.rt.path
 }
 
-// Duration returns the time since fx began the request, after routing
-// (its RequestCtx.Time: the App's server has LazyRequestTime, so the clock
-// is read when fx starts observing the request; reading the request and
-// the route lookup are not included). Inside OnResponse it is final: the
+// Duration returns the time since fx began the request, from when the
+// App's handler began routing it (its RequestCtx.Time: the App's server
+// has LazyRequestTime, so the clock is read there, App.dispatch, and only
+// while observers are registered; reading the request is not included). Inside OnResponse it is final: the
 // clock is read on the first call, and every later call, by any observer,
 // returns the same value. It is 0 for a transport error (see OnResponse).
 //

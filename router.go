@@ -152,7 +152,7 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 	r.RedirectFixedPath = a.cfg.RedirectFixedPath
 	r.HandleMethodNotAllowed = false // the contract: an unregistered method is a 404
 	r.HandleOPTIONS = a.cfg.HandleOPTIONS
-	if len(mws) > 0 || a.observers != nil { // observe: OnResponse sees it
+	if len(mws) > 0 || a.observers != nil { // so that OnResponse sees it
 		// The automatic OPTIONS answer (200 with Allow) goes through the
 		// middleware too, so CORS middleware can answer preflights.
 		opts := &route{method: fasthttp.MethodOptions, chain: mws, handler: func(*Ctx) error { return nil }}
@@ -425,43 +425,6 @@ func (s *staticRoutes) find(method, path []byte) *route {
 		return m[i]
 	}
 	return nil
-}
-
-// notFound answers an unmatched route. Without middleware or hook the
-// envelope is written directly (no Ctx, no allocation); otherwise the
-// request goes through the middleware chain to a handler that returns the
-// FX_NOT_FOUND *Error, so middleware (CORS, request IDs, logging) and the
-// hook see 404s like any other failure.
-func (a *App) notFound(rc *fasthttp.RequestCtx) {
-	if len(a.notFoundRoute.chain) > 0 || a.hook != nil {
-		a.serve(rc, a.notFoundRoute)
-		return
-	}
-	a.startNotFound(rc) // OnResponse's clock (observe.go)
-	resp := &rc.Response
-	resp.SetStatusCode(fasthttp.StatusNotFound)
-	resp.Header.SetContentTypeBytes(contentTypeJSON)
-	b := takeBody(resp)
-	b = append(b, notFoundPrefix...)
-	b = appendJSONInner(b, b2s(rc.Method()))
-	b = append(b, ' ')
-	b = appendJSONInner(b, b2s(rc.URI().PathOriginal()))
-	b = append(b, notFoundSuffix...)
-	resp.SwapBody(b)
-	a.observeNotFound(rc) // OnResponse observers (observe.go)
-	a.closeIfStopping(rc)
-}
-
-var (
-	notFoundPrefix = []byte(`{"error":{"code":"FX_NOT_FOUND","message":"Route `)
-	notFoundSuffix = []byte(` not found"}}`)
-)
-
-// notFoundHandler is the handler of the not-found route (used when there is
-// middleware or a hook).
-func notFoundHandler(c *Ctx) error {
-	return catalogError(CodeNotFound,
-		"Route "+c.Method()+" "+string(c.rc.URI().PathOriginal())+" not found")
 }
 
 // b2s views b as a string without copying; the result must not outlive b's

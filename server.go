@@ -210,7 +210,7 @@ func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
 	rc.Response.Reset()
 	status, _ := StatusOf(code)
 	a.writeEnvelope(&rc.Response, status, code, msg, nil)
-	a.observeTransport(rc, code) // OnResponse observers (observe.go)
+	a.finish(rc, nil, transport, code)
 }
 
 // checkRequestLine returns next behind the request-line check (framing.go):
@@ -234,7 +234,7 @@ func (a *App) checkRequestLine(next fasthttp.RequestHandler) fasthttp.RequestHan
 		status, _ := StatusOf(r.code)
 		a.writeEnvelope(&rc.Response, status, r.code, r.msg, nil)
 		rc.SetConnectionClose()
-		a.observeTransport(rc, r.code) // OnResponse observers (observe.go)
+		a.finish(rc, nil, transport, r.code)
 	}
 }
 
