@@ -3,6 +3,7 @@ package fx
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -170,6 +171,9 @@ const (
 	DefaultMaxIssues    = 100
 )
 
+// DefaultMultipartMaxParts is Config.MultipartMaxParts's default.
+const DefaultMultipartMaxParts = 1000
+
 func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -189,7 +193,22 @@ func (c Config) withDefaults() Config {
 	if c.MaxIssues <= 0 {
 		c.MaxIssues = DefaultMaxIssues
 	}
-	c = c.withRequestDefaults() // TrustedProxies, ClientIPHeader, Multipart*: ctx_config.go
+	c = c.withRequestDefaults() // TrustedProxies, ClientIPHeader, Multipart*: withRequestDefaults
+	return c
+}
+
+// withRequestDefaults fills in the Config fields read by the request
+// accessors (ClientAddr, MultipartForm) and parses TrustedProxies once, at
+// New; invalid entries are kept for Boot to report (App.configErrors).
+func (c Config) withRequestDefaults() Config {
+	c.trusted = parseTrustedProxies(c.TrustedProxies)
+	if c.ClientIPHeader == "" {
+		c.ClientIPHeader = "X-Forwarded-For"
+	}
+	c.clientIPForwarded = strings.EqualFold(c.ClientIPHeader, "Forwarded")
+	if c.MultipartMaxParts <= 0 {
+		c.MultipartMaxParts = DefaultMultipartMaxParts
+	}
 	return c
 }
 
@@ -209,7 +228,7 @@ func orDefault(d, def time.Duration) time.Duration {
 // after Boot panics, as the route table is then immutable and read without
 // locks.
 type App struct {
-	routes // Handle, Get, ..., Route: registration shared with Group (routes.go)
+	routes // Handle, Get, ..., Route: registration shared with Group (router.go)
 
 	cfg    Config
 	logger *slog.Logger
@@ -236,10 +255,14 @@ type App struct {
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
 	// stopping is set by Shutdown: from then on every response carries
-	// Connection: close (see App.serve).
+	// Connection: close (see App.finish).
 	stopping atomic.Bool
 	ctxPool  sync.Pool
 	misused  sync.Map
+
+	// zip is Config.Compression prepared at Boot, nil without it (finish
+	// applies it, compress.go).
+	zip *compressor
 
 	// life makes Serve wait for the shutdown to complete (lifecycle.go).
 	life lifecycle

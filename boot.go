@@ -29,7 +29,6 @@ func (a *App) Boot() error {
 	}
 	a.booting.Store(true)
 	a.bootErr = a.boot()
-	a.handler = a.compressed(a.handler) // Config.Compression, after everything else (compress.go)
 	a.booting.Store(false)
 	if a.bootErr != nil {
 		a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: boot failed", slog.Any("error", a.bootErr))
@@ -40,9 +39,12 @@ func (a *App) Boot() error {
 
 func (a *App) boot() error {
 	errs := a.setupPlugins()
-	errs = append(errs, a.configErrors()...) // invalid Config entries (TrustedProxies)
-	// Config.Compression's (compress.go):
-	errs = append(errs, a.compressionErrors()...)
+	errs = append(errs, a.configErrors()...)     // invalid Config entries (TrustedProxies)
+	z, zerrs := newCompressor(a.cfg.Compression) // Config.Compression (compress.go)
+	errs = append(errs, zerrs...)
+	if len(zerrs) == 0 {
+		a.zip = z // nil without Compression; finish applies it
+	}
 
 	// Close registrations and take what they hold.
 	a.regMu.Lock()
@@ -59,10 +61,10 @@ func (a *App) boot() error {
 
 	if len(errs) > 0 {
 		err := errors.Join(errs...)
-		a.handler = a.failedBootObserved(a.failedBootHandler(err), err) // observe: OnResponse
+		a.handler = a.failedBootHandler(err)
 		return err
 	}
-	a.handler = a.pathRouted(static, a.routerObserved(r.Handler)) // observe: redirects seen by OnResponse
+	a.handler = a.dispatch(static, r.Handler) // request.go
 	return nil
 }
 
@@ -119,10 +121,12 @@ func (a *App) failedBootHandler(err error) fasthttp.RequestHandler {
 	_, code, msg, details := a.resolve(err, err)
 	body := AppendEnvelope(nil, &Error{Code: code, Message: msg, Details: details})
 	return func(rc *fasthttp.RequestCtx) {
+		a.startClock(rc)
 		rc.Response.ResetBody()
 		rc.SetStatusCode(fasthttp.StatusInternalServerError)
 		rc.Response.Header.SetContentTypeBytes(contentTypeJSON)
 		rc.Response.SetBodyRaw(body)
+		a.finish(rc, nil, unserved, code)
 	}
 }
 

@@ -57,8 +57,7 @@ func (a *App) ServeError(rc *fasthttp.RequestCtx, err any) {
 		e = &PanicError{Value: err}
 	}
 	a.handleError(c, e)
-	a.observeServeError(c) // observe: OnResponse (observe.go)
-	a.releaseCtx(c)
+	a.finish(rc, c, served, "")
 }
 
 // handleError is the boundary proper.
@@ -76,7 +75,7 @@ func (a *App) handleError(c *Ctx, err error) {
 		raw = pe.Value
 	}
 	status, code, msg, details := a.resolve(err, raw)
-	c.out.code = code // observe: Ctx.ErrorCode, also when the hook writes the response
+	c.out.code = code // Ctx.ErrorCode, also when the hook writes the response
 	if status >= 500 {
 		a.logFailure(c, code, err)
 	}
@@ -94,7 +93,7 @@ func (a *App) handleError(c *Ctx, err error) {
 // the prebuilt production 500, and a log line if logging works.
 func (a *App) boundaryFailed(c *Ctx, r any) {
 	resp := &c.rc.Response
-	c.out.code = CodeInternalError // observe: Ctx.ErrorCode
+	c.out.code = CodeInternalError // Ctx.ErrorCode
 	resp.ResetBody()
 	resp.Header.Del(fasthttp.HeaderContentEncoding)
 	resp.SetStatusCode(fasthttp.StatusInternalServerError)
@@ -102,13 +101,13 @@ func (a *App) boundaryFailed(c *Ctx, r any) {
 	resp.SetBodyRaw(prebuiltInternal)
 	defer func() { _ = recover() }() // the logger itself may be what panicked
 	a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error boundary panicked; sent 500",
-		c.withLogAttrs(slog.String("method", c.Method()), slog.String("path", string(c.rc.URI().PathOriginal())), // observe: request log attributes
+		c.withLogAttrs(slog.String("method", c.Method()), slog.String("path", string(c.rc.URI().PathOriginal())),
 			slog.String("panic", formatValue(r)))...)
 }
 
 // resolve maps a failure to what the client sees.
 func (a *App) resolve(err error, raw any) (status int, code, msg string, details any) {
-	// observe: the status rule is classify's, shared with Resolve (outcome.go)
+	// The status rule is classify's, shared with Resolve (below).
 	fe, status, code := classify(err)
 	if fe == nil { // no *Error in the chain, or a typed nil *Error was returned
 		if a.cfg.Development {
@@ -117,7 +116,7 @@ func (a *App) resolve(err error, raw any) (status int, code, msg string, details
 		return status, code, internalErrorMessage, nil
 	}
 	msg, details = fe.Message, fe.Details
-	if status != fe.Status { // observe: classify sent it as 500
+	if status != fe.Status { // classify sent it as 500
 		a.misuse("status", code, fmt.Sprintf("fx: *Error %s has status %d, outside 400-599; sent as 500", code, fe.Status))
 	}
 	if strings.HasPrefix(code, "FX_") {
@@ -181,7 +180,7 @@ func (a *App) callHook(c *Ctx, raw any, status int) (handled bool) {
 	resp.SetStatusCode(status)
 	handled = a.invokeHook(c, raw)
 	if !handled {
-		c.hookDeclined(resp) // observe: rule 4, what a declining hook keeps (hookrule.go)
+		c.hookDeclined(resp) // rule 4: what a declining hook keeps
 	}
 	return handled
 }
@@ -190,9 +189,9 @@ func (a *App) invokeHook(c *Ctx, raw any) (handled bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			handled = false
-			c.out.hookPanicked = true // observe: nothing it wrote is kept (hookrule.go)
+			c.out.hookPanicked = true // nothing it wrote is kept (hookDeclined)
 			a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error hook panicked; sending the default envelope",
-				c.withLogAttrs(slog.String("method", c.Method()), slog.String("path", c.Path()), // observe: request log attributes
+				c.withLogAttrs(slog.String("method", c.Method()), slog.String("path", c.Path()),
 					slog.Any("panic", loggable(r)), slog.Any("error", loggable(raw)))...)
 		}
 	}()
@@ -216,7 +215,7 @@ func (a *App) logFailure(c *Ctx, code string, err error) {
 		attrs = append(attrs, slog.Any("panic", loggable(pe.Value)))
 		switch {
 		case pe.Stack == nil:
-		case a.cfg.Development: // one element per frame (stack.go)
+		case a.cfg.Development: // one element per frame (panicformat.go)
 			attrs = append(attrs, slog.Any("stack", stackFrames(pe.Stack)))
 		default: // one string: one line in any handler
 			attrs = append(attrs, slog.String("stack", string(pe.Stack)))
@@ -224,7 +223,7 @@ func (a *App) logFailure(c *Ctx, code string, err error) {
 	} else {
 		attrs = append(attrs, slog.Any("error", err))
 	}
-	attrs = append(attrs, c.out.attrs...) // observe: request log attributes (logattrs.go)
+	attrs = append(attrs, c.out.attrs...) // the request's log attributes (Ctx.AddLogAttrs)
 	a.logger.LogAttrs(ctx, slog.LevelError, "fx: request failed", attrs...)
 }
 
@@ -273,3 +272,86 @@ func takeBody(resp *fasthttp.Response) []byte {
 
 // prebuiltInternal is the production 500 body.
 var prebuiltInternal = AppendEnvelope(nil, &Error{Code: CodeInternalError, Message: internalErrorMessage})
+
+// What an error hook that declines keeps. The boundary
+// snapshots the response headers before calling the hook (callHook), then
+// gives the hook an empty body. When the hook returns false:
+//
+//   - if it wrote no body, the header changes it made are kept (added,
+//     changed and removed headers: a request ID, Retry-After, a cookie), so
+//     a hook can decorate the default envelope; its status is discarded,
+//     and Content-Type, Content-Length and Content-Encoding are the
+//     envelope's own whatever the hook set (writeEnvelope sets the first,
+//     drops the last, fasthttp computes the length from the body);
+//   - if it wrote a body (any byte, or a body stream), it was writing a
+//     response of its own and changed its mind: the snapshot is restored,
+//     so none of its headers, and nothing of its body or status, reaches
+//     the client.
+//
+// A hook that panics is undone entirely, like one that wrote a body.
+
+// hookDeclined undoes, by the rule above, what a hook that did not handle
+// the failure wrote to resp.
+func (c *Ctx) hookDeclined(resp *fasthttp.Response) {
+	if c.out.hookPanicked || resp.IsBodyStream() || len(resp.Body()) > 0 {
+		c.hdrSnap.CopyTo(&resp.Header)
+	}
+	resp.ResetBody()
+}
+
+// The outcome of a failure is knowable before the boundary writes it:
+// Resolve tells a middleware what status and code an error returned by
+// next() will produce, Ctx.WriteError (ctx_response.go) writes that
+// envelope itself, and Ctx.Status and Ctx.ErrorCode (ctx.go) report what
+// the response is. The status rule lives once, in classify: the boundary's
+// resolve, Resolve and WriteError all go through it, so what a middleware
+// learns is what the client gets.
+
+// Resolve returns the status and code the error boundary sends for err
+// when no error hook replaces the response: the Status and Code of the
+// first *Error in err's chain (found as errors.As finds it, also inside a
+// *PanicError whose value is an *Error), a status outside 400-599 sent as
+// 500; for anything else (a plain error, a panic value, a typed nil
+// *Error), 500 and FX_INTERNAL_ERROR. Development mode changes only
+// messages, never status or code, so Resolve needs no App. A nil err gives
+// 0 and "" (nothing failed: the response is what the handler wrote, see
+// Ctx.Status).
+//
+// A middleware calls it after next() returns an error, to log, count or
+// decorate by the outcome before the boundary writes the envelope:
+//
+//	if err := next(); err != nil {
+//		if status, _ := fx.Resolve(err); status == 503 {
+//			c.SetHeader("Retry-After", "5")
+//		}
+//		return err
+//	}
+//
+// An error hook that returns true may send another status; the code
+// stays the error's (Ctx.ErrorCode). Cost: a type assertion for an *Error,
+// a walk of the Unwrap chain otherwise; no allocation.
+func Resolve(err error) (status int, code string) {
+	if err == nil {
+		return 0, ""
+	}
+	_, status, code = classify(err)
+	return status, code
+}
+
+// classify is the boundary's rule for the status and code of err (see
+// Resolve), and the *Error they come from (nil: 500 FX_INTERNAL_ERROR).
+// App.resolve adds the message, the details and the misuse reports.
+func classify(err error) (fe *Error, status int, code string) {
+	fe, ok := err.(*Error)
+	if !ok {
+		fe = findError(err)
+	}
+	if fe == nil { // no *Error in the chain, or a typed nil *Error was returned
+		return nil, 500, CodeInternalError
+	}
+	status = fe.Status
+	if status < 400 || status > 599 {
+		status = 500
+	}
+	return fe, status, fe.Code
+}

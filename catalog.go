@@ -1,22 +1,24 @@
 package fx
 
-// The catalog: every code the framework emits, with its status. It exists
-// in three forms that say the same thing:
+// The catalog: every code the framework emits, with its status. It can
+// be named four ways that say the same thing; use the first two:
 //
 //   - the constants below (CodeNotFound, ...), which code compares against
-//     and which cost nothing to read;
+//     and which cost nothing to read: use them to name a code;
 //   - StatusOf, the lookup the error boundary and the subpackages use: a
 //     switch over constants, so no request ever reads a map that user code
-//     could write to;
+//     could write to: use it to find a code's status;
 //   - ErrorCodes and ErrorStatus, the pinned names of the original contract,
 //     kept for compatibility and built from the constants. The framework
-//     never reads them while serving.
+//     never reads them while serving; new code should not either.
 //
-// TestRule11CatalogIsExact keeps the three in step, and
+// TestRule11CatalogIsExact keeps the four in step, and
 // TestReadmeCatalogTable keeps the README's table in step with them.
 
-// The built-in error codes. Application codes must not start with "FX_";
-// use a namespace of your own ("APP_", "BILLING_").
+// The built-in error codes: name a code with these (ErrorCodes is the
+// contract's compatibility name for the same list). Application codes
+// must not start with "FX_"; use a namespace of your own ("APP_",
+// "BILLING_").
 const (
 	// CodeNotFound (404): no route matches the method and path.
 	CodeNotFound string = "FX_NOT_FOUND"
@@ -84,7 +86,9 @@ const (
 
 // StatusOf returns the HTTP status of a built-in code, and false for any
 // other code. It is a switch over constants: no allocation, no map read,
-// and nothing user code can change.
+// and nothing user code can change. Use it, with the Code constants, to
+// look a status up; ErrorStatus is the same table under the contract's
+// compatibility name.
 func StatusOf(code string) (int, bool) {
 	switch code {
 	case CodeBadRequest, CodeTenantRequired, CodeIdempotencyKeyRequired:
@@ -169,9 +173,10 @@ type errorCodes struct {
 }
 
 // ErrorCodes lists every code the framework emits, by name, as in the
-// original contract (FX_ERROR_CODES). It is kept for compatibility: prefer
-// the Code constants, which the compiler checks and which cannot be
-// reassigned. Changing a field changes nothing the framework sends.
+// original contract (FX_ERROR_CODES). It is the contract's compatibility
+// name: use the Code constants instead, which the compiler checks and
+// which cannot be reassigned. Changing a field changes nothing the
+// framework sends.
 var ErrorCodes = errorCodes{
 	NotFound:                CodeNotFound,
 	InternalError:           CodeInternalError,
@@ -199,9 +204,9 @@ var ErrorCodes = errorCodes{
 
 // ErrorStatus maps every built-in code to its HTTP status (FX_ERROR_STATUS
 // of the original contract). It lists exactly the codes the framework can
-// emit and no other. It is kept for compatibility and never read while
-// serving: the framework uses StatusOf, so writing to this map changes
-// nothing the framework sends.
+// emit and no other. It is the contract's compatibility name: use StatusOf
+// instead. It is never read while serving (the framework uses StatusOf),
+// so writing to this map changes nothing the framework sends.
 var ErrorStatus = func() map[string]int {
 	m := make(map[string]int, len(allCodes))
 	for _, code := range allCodes {

@@ -8,17 +8,18 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Response compression (Config.Compression). It runs after the whole
-// request has been served, error boundary included, as a wrapper around the
-// App's booted handler (Boot installs it, compressed below): error
-// envelopes are written by the boundary after the middleware chain has
-// unwound, so a compression middleware would never see them, and a large
-// 422 is exactly what is worth compressing. It also covers 404s, the
-// router's redirects and OPTIONS answers. It does not cover what never
-// reaches the handler: transport errors and connection-limit refusals
-// (small envelopes, always under the minimum size). OnResponse observers
-// run inside the handler, so they see the body as written, before
-// compression.
+// Response compression (Config.Compression). It is the last part of the
+// step every request leaves through (App.finish, request.go), after the
+// whole request has been served, error boundary included: error envelopes
+// are written by the boundary after the middleware chain has unwound, so
+// a compression middleware would never see them, and a large 422 is
+// exactly what is worth compressing. It so covers every answer fx writes
+// through a RequestCtx: 404s, refused paths, the router's redirects and
+// OPTIONS answers, ServeError's and a failed boot's envelopes, and the
+// transport errors (small envelopes, under the default minimum size). It
+// does not cover the over-capacity 503, written on a refused connection
+// before any request exists. OnResponse observers run earlier in that
+// step, so they see the body as written, before compression.
 //
 // A response is compressed when all of these hold:
 //
@@ -182,26 +183,9 @@ type compressor struct {
 	levels           [numCodings]int
 }
 
-// compressionErrors reports what is wrong with Config.Compression, for
-// Boot to fail with (configError, so it reads like every config error).
-func (a *App) compressionErrors() []error {
-	_, errs := newCompressor(a.cfg.Compression)
-	return errs
-}
-
-// compressed wraps h with Config.Compression, or returns h when there is
-// none (or it is invalid, and Boot has failed).
-func (a *App) compressed(h fasthttp.RequestHandler) fasthttp.RequestHandler {
-	z, errs := newCompressor(a.cfg.Compression)
-	if z == nil || len(errs) > 0 {
-		return h
-	}
-	return func(rc *fasthttp.RequestCtx) {
-		h(rc)
-		z.apply(rc)
-	}
-}
-
+// newCompressor checks and prepares cfg (Config.Compression) for Boot:
+// nil without one; with errors worded by configError, as every config
+// error is, for Boot to fail with.
 func newCompressor(cfg *CompressionConfig) (*compressor, []error) {
 	if cfg == nil {
 		return nil, nil
@@ -321,13 +305,6 @@ var weakPrefix = []byte("W/")
 
 // noCompressKey is the RequestCtx user value that Ctx.NoCompress sets.
 type noCompressKey struct{}
-
-// NoCompress sends this request's response uncompressed, whatever
-// Config.Compression says: for a response that reflects input next to a
-// secret (BREACH, see the block comment of compress.go). Call it before
-// the handler returns; it holds for the error envelope too. Cost: one
-// user value (no allocation); without Config.Compression it does nothing.
-func (c *Ctx) NoCompress() { c.rc.SetUserValue(noCompressKey{}, true) }
 
 // NoCompression is middleware that calls Ctx.NoCompress: put it in a
 // Route's Middleware, or a Group's, to opt those routes out of

@@ -20,59 +20,86 @@
 //
 // # The life of one request
 //
-// Each step lives in one file; read them in this order:
+// Each step lives in one file; read them in this order. Every source file
+// of the package is named below.
 //
-//  1. Accept (connlimit.go). Serve wraps the listener in a limitListener:
-//     at most Config.Concurrency connections are open at once, the one
-//     beyond is answered with the prebuilt 503 FX_SERVICE_UNAVAILABLE, and
-//     temporary accept errors (EMFILE, ...) are retried instead of ending
-//     Serve. A connection closed after a transport error, or refused, is
-//     closed lingering (linger.go) so that the client reads its response.
-//     Each connection enforces Config's read, write and idle timeouts
-//     itself, phase by phase, arming socket deadlines lazily (deadline.go).
+//  1. Accept (connlimit.go, with connlimit_unix.go and connlimit_other.go).
+//     Serve wraps the listener in a limitListener: at most
+//     Config.Concurrency connections are open at once, the one beyond is
+//     answered with the prebuilt 503 FX_SERVICE_UNAVAILABLE, and temporary
+//     accept errors (EMFILE, ...) are retried instead of ending Serve. A
+//     connection closed after a transport error, or refused, is closed
+//     lingering (linger.go) so that the client reads its response. Each
+//     connection enforces Config's read, write and idle timeouts itself,
+//     phase by phase, arming socket deadlines lazily (deadline.go).
 //  2. Framing check (framing.go). When the header block is read, requests
 //     whose framing a proxy could read differently (Content-Length with
 //     Transfer-Encoding, obsolete line folding, bare LF) are refused with
-//     400 FX_BAD_REQUEST and the connection is closed.
+//     400 FX_BAD_REQUEST and the connection is closed. These first two
+//     steps are the connection layer (connlimit.go and its two platform
+//     files, linger.go, deadline.go, framing.go).
 //  3. Transport errors (server.go). What fasthttp cannot hand to a handler
 //     (a malformed request, a body or headers over the limit, a read
 //     timeout) is answered by transportError with the envelope.
-//  4. Path (path.go). The path is percent-decoded and normalised once, and
-//     the router matches that same string, so c.Path(), c.Param and the
-//     route that runs agree; encodings with no single meaning get 400. A
-//     path that is, byte for byte, a route without parameters skips this
-//     step: Boot proved such paths come through it unchanged.
-//  5. Routing (router.go). Routes without parameters are found in an
-//     exact-match table, the others by the fasthttp/router, both built at
-//     Boot; an unmatched request gets the 404 FX_NOT_FOUND, written
-//     without a Ctx when there is no middleware and no hook (notFound).
+//  4. Dispatch (request.go). dispatch finds what answers the request: a
+//     path that is, byte for byte, a route without parameters runs that
+//     route at once (the static table, router.go: Boot proved such paths
+//     come through the next step unchanged); any other path is
+//     percent-decoded and normalised once (path.go), so that the router,
+//     c.Path() and c.Param agree, and an encoding with no single meaning
+//     gets 400 (refusePath).
+//  5. Routing (router.go). The fasthttp/router, built at Boot, matches the
+//     rest; an unmatched request gets the 404 FX_NOT_FOUND, written without
+//     a Ctx when there is no middleware and no hook (notFound, request.go).
 //  6. Chain (request.go). serve takes a pooled Ctx (ctx.go states its
 //     lifetime) and runs the route's chain level by level: the App's
 //     middleware, the Group's, the route's own, then the handler. Each
 //     level recovers panics; next() may be called once.
 //  7. Contract (contract.go, validation.go). A route with a Body or Query
 //     schema validates both before its handler runs; every issue goes into
-//     one 422 FX_VALIDATION_ERROR.
-//  8. Handler (ctx.go). The handler reads the request and writes the
-//     response through the Ctx.
+//     one 422 FX_VALIDATION_ERROR. A typed operation (op.go) binds its
+//     input struct and derives that contract from its tags.
+//  8. Handler (ctx_request.go, ctx_response.go, ctx_client.go,
+//     ctx_stream.go). The handler reads the request and writes the
+//     response through the Ctx, whose methods are grouped by concern:
+//     reading, writing, the client's address, streaming; ctx.go holds its
+//     lifecycle.
 //  9. Boundary (boundary.go). A returned error or a panic becomes the
-//     status, code and message the client sees (resolve), is shown to the
-//     error hook, and is logged when it is a 5xx; panic values are
-//     formatted safely (format.go).
+//     status, code and message the client sees (resolve, Resolve), is
+//     shown to the error hook, and is logged when it is a 5xx; panic values
+//     and stacks are formatted safely (panicformat.go).
 //  10. Envelope (envelope.go). The envelope is written into the response's
 //     pooled buffer: escaped by hand, details through go-json; an *Error
 //     given to Prebuild (prebuilt.go) has its envelope encoded once.
-//  11. Observation (observe.go, outcome.go). Once the response is final,
-//     the OnResponse observers see its route pattern, status and error
-//     code (404s and transport errors included); with none registered this
-//     step costs nothing.
-//  12. Compression (compress.go). With Config.Compression, the finished
-//     response, envelope included, is compressed as Accept-Encoding allows.
+//  11. Finish (request.go). Every request answered through a RequestCtx,
+//     whichever way it ended (a route, the 404, a refused path, a redirect,
+//     a transport error, ServeError, a failed boot), leaves through
+//     finish: the OnResponse observers see its route pattern, status and
+//     error code (observe.go; with none registered this costs nothing),
+//     the Ctx goes back to the pool, the connection is closed once
+//     Shutdown has begun, and with Config.Compression the response,
+//     envelope included, is compressed as Accept-Encoding allows
+//     (compress.go, compress_accept.go).
 //
-// Before the first request, Boot (boot.go) runs plugin Setup functions in
-// dependency order (plugin.go), builds the router from the registrations
-// (routes.go, group.go) and reports every configuration error at once,
-// route conflicts included (conflict.go). Shutdown and its guarantees are
-// in server.go and lifecycle.go; the catalog of codes is catalog.go, the
-// *Error type fxerror.go.
+// Before the first request, New (app.go: App, Config and their defaults)
+// takes the registrations: routes and Groups (router.go, group.go), what
+// routes and middleware document and declare for the OpenAPI document
+// (routeinfo.go, declare.go), plugins (plugin.go). Boot (boot.go) runs
+// plugin Setup functions in dependency order, builds the router and
+// reports every configuration error at once, route conflicts included.
+// Listen, Serve and Shutdown are in server.go (ServeTLS in listen_tls.go),
+// the wait for a complete shutdown in lifecycle.go, Run's signals and
+// grace period in run.go; App.Test and TestRaw serve in memory
+// (apptest.go). The catalog of codes is catalog.go, the *Error type
+// fxerror.go. Health probes (health.go) and static files (static.go,
+// static_fs.go with static_fs_unix.go and static_fs_other.go) are kit
+// built on the core.
+//
+// Where do timeouts live: a connection's (Config.ReadTimeout,
+// WriteTimeout, IdleTimeout) in the connection layer, phase by phase
+// (deadline.go, renewed per chunk for a stream by ctx_stream.go), a
+// request's own in its Ctx (SetDeadline and Context in ctx.go, on which
+// middleware.Timeout builds), a shutdown's in ShutdownWithContext
+// (server.go) and Run's grace period (run.go), and a health check's in
+// HealthConfig.Timeout (health.go).
 package fx

@@ -1,6 +1,7 @@
 package fx
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -17,10 +18,10 @@ import (
 // an empty prefix to put middleware on a few routes only, and
 // Route.Middleware for a single route.
 type Group struct {
-	routes // Handle, Get, ..., Route under the prefix (routes.go); routes.prefix is the full prefix, parents included
+	routes // Handle, Get, ..., Route under the prefix (router.go); routes.prefix is the full prefix, parents included
 	parent *Group
 	mws    []Middleware
-	doc    RouteDoc // defaults for its routes' documentation (group_doc.go)
+	doc    RouteDoc // defaults for its routes' documentation (Doc, Tags)
 }
 
 // Group returns a Group of routes under prefix ("" or "/api/v1"; no
@@ -54,4 +55,29 @@ func (g *Group) middleware() []Middleware {
 		return nil
 	}
 	return append(g.parent.middleware(), g.mws...)
+}
+
+// Doc sets documentation defaults for the group's routes (see
+// RouteInfo.Doc for how they combine with a route's own Doc and with
+// parent groups): typically Tags, or Deprecated for a whole API version.
+// Like Use, it must be called before Boot. It returns g.
+func (g *Group) Doc(d RouteDoc) *Group {
+	d.Tags = slices.Clone(d.Tags)
+	g.app.register("Group.Doc", func() { g.doc = d })
+	return g
+}
+
+// Tags adds tags to the group's documentation defaults (see Doc). It
+// returns g.
+func (g *Group) Tags(tags ...string) *Group {
+	g.app.register("Group.Tags", func() { g.doc.Tags = append(slices.Clip(g.doc.Tags), tags...) })
+	return g
+}
+
+// docs returns the documentation defaults of g's groups, outermost first.
+func (g *Group) docs() []RouteDoc {
+	if g == nil {
+		return nil
+	}
+	return append(g.parent.docs(), g.doc)
 }

@@ -12,26 +12,19 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Observation: App.OnResponse registers functions that see
-// every request's final status, error code, route pattern and duration
-// after the response is final, whichever path produced it:
+// Observation: App.OnResponse registers functions that see every
+// request's final status, error code, route pattern and duration after
+// the response is final, whichever way it ended. Every request fx answers
+// through a RequestCtx leaves through one step, App.finish (request.go),
+// which calls observeEnd here: a route, the automatic OPTIONS answer and
+// ServeError with the request's own Ctx; the 404 written without a Ctx,
+// a path refused by the one-path step, a router redirect, a failed boot's
+// 500 and the transport errors with a Ctx of their own. The one exception
+// is the over-capacity 503, written on a refused connection before any
+// request exists (limitListener.refuse): it is observed by observeRefusal,
+// below.
 //
-//   - a route, the 404 of an unmatched request, the automatic OPTIONS
-//     answer: App.serve, with the request's own Ctx, after the boundary and
-//     the hook (the 404 without middleware or hook, written without a Ctx:
-//     App.notFound);
-//   - a path refused by the one-path step (path.go), written without a Ctx
-//     before any middleware: App.refusePath, observed with the path as
-//     sent;
-//   - ServeError (failures of transport adapters such as nethttp);
-//   - a router redirect (RedirectTrailingSlash, RedirectFixedPath) and a
-//     failed boot's 500, which are written without a Ctx: observeUnserved;
-//   - a transport error (400, 408, 413, 431; framing refusals included):
-//     App.transportError;
-//   - the over-capacity 503 written on a refused connection:
-//     limitListener.refuse.
-//
-// Cost model: nothing when no observer is registered (serve tests one
+// Cost model: nothing when no observer is registered (finish tests one
 // slice). With observers, a request pays one request user value (the mark
 // that makes every path observe a request once), one deferred recover per
 // observer, what the observers do, and on a served connection one clock
@@ -89,108 +82,13 @@ func (a *App) OnResponse(fn func(c *Ctx)) {
 	a.register("OnResponse", func() { a.observers = append(a.observers, fn) })
 }
 
-// ctxOutcome is the per-request observation state of a Ctx (reset with
-// it): the error code, the clock and the log attributes (logattrs.go).
-type ctxOutcome struct {
-	code       string
-	start, end time.Time // start zero: Duration 0; end: read on first use inside OnResponse
-	final      bool      // the observers are running: the outcome is final
-	attrs      []slog.Attr
-	// hookPanicked tells hookDeclined (hookrule.go) that the hook ended in
-	// a panic, so nothing it wrote is kept.
-	hookPanicked bool
-	// rawPath makes c.Path() the path as sent: the request's path was
-	// refused (refusePath), and its decoded form is not what was refused.
-	rawPath bool
-}
-
-func (o *ctxOutcome) reset() {
-	o.code = ""
-	o.start, o.end = time.Time{}, time.Time{}
-	o.final, o.hookPanicked, o.rawPath = false, false, false
-	if cap(o.attrs) > maxKeptAttrs {
-		o.attrs = nil // a request that added hundreds does not pin them in the pool
-	} else {
-		clear(o.attrs) // drop references for the GC
-		o.attrs = o.attrs[:0]
-	}
-}
-
-const maxKeptAttrs = 32
-
-// Route returns the pattern of the matched route in fx syntax, as it was
-// registered (with a Group's prefix): "/users/:id", "/files/*path". It is
-// "" when no route matched: the 404, a refused path, the automatic OPTIONS
-// answer, a redirect, and the transport errors and the 503 that
-// OnResponse observes. No allocation.
-func (c *Ctx) Route() string {
-	if c.rt == nil {
-		return ""
-	}
-	return c.rt.path
-}
-
-// Duration returns the time since fx began the request, after routing
-// (its RequestCtx.Time: the App's server has LazyRequestTime, so the clock
-// is read when fx starts observing the request; reading the request and
-// the route lookup are not included). Inside OnResponse it is final: the
-// clock is read on the first call, and every later call, by any observer,
-// returns the same value. It is 0 for a transport error (see OnResponse).
-//
-// Cost: two clock reads (time.Now, 20-40 ns each on hardware with a TSC
-// clock source, about 55-230 ns on a kvm-clock virtual machine): the
-// start, read for every request while observers are registered (none
-// without), and the end, read inside OnResponse once per request and only
-// when an observer asks. Outside OnResponse every call reads the clock.
-func (c *Ctx) Duration() time.Duration {
-	start := c.out.start
-	if !c.out.final {
-		if start.IsZero() {
-			start = c.rc.Time()
-		}
-		return time.Since(start)
-	}
-	if start.IsZero() {
-		return 0
-	}
-	if c.out.end.IsZero() {
-		c.out.end = time.Now()
-	}
-	return c.out.end.Sub(start)
-}
-
-// startObserving records the request's start when observers are
-// registered. Under Server.LazyRequestTime, RequestCtx.Time reads the
-// clock on its first call, here; otherwise it returns what fasthttp took.
-func (a *App) startObserving(c *Ctx) {
-	if a.observers != nil {
-		c.out.start = c.rc.Time()
-	}
-}
-
-// finishObserving runs the observers for c when there are any.
-func (a *App) finishObserving(c *Ctx) {
-	if a.observers != nil {
-		a.observe(c)
-	}
-}
-
-// observedKey marks, as a request user value, a request whose observers
-// ran, so that the paths that may see the same request again (a redirect
-// wrapper around the router, ServeError after a failed write) do not
-// observe it twice. fasthttp clears user values between requests.
-type observedKey struct{}
-
 // observe marks c's outcome final and runs every observer on it.
 func (a *App) observe(c *Ctx) {
 	c.out.final = true
 	for _, fn := range a.observers {
 		a.runObserver(c, fn)
 	}
-	c.rc.SetUserValue(observedKey{}, true)
 }
-
-func observed(rc *fasthttp.RequestCtx) bool { return rc.UserValue(observedKey{}) != nil }
 
 // runObserver runs fn on c, recovering and logging a panic.
 func (a *App) runObserver(c *Ctx, fn func(*Ctx)) {
@@ -209,99 +107,30 @@ func (a *App) logObserverPanic(c *Ctx, r any) {
 			slog.Any("panic", loggable(r)))...)
 }
 
+// observeEnd runs the observers on c, whose request just ended (see
+// App.finish): the request's own Ctx (how is served), or a Ctx of its own
+// for a response written without one, which shows Route "", code as its
+// ErrorCode, and what how says.
+func (a *App) observeEnd(c *Ctx, how ending, code string) {
+	if how != served {
+		c.out.code = code
+		c.out.rawPath = how == refusedPath
+	}
+	if how != transport { // transport: Duration 0
+		c.out.start = c.rc.Time() // started by startClock, or now
+	}
+	a.observe(c)
+}
+
 // observeAlone runs the observers on rc's response, which was written
 // without a Ctx, with a Ctx of its own (Route ""), code as ErrorCode and
-// start as the start (zero: Duration 0).
+// start as the start.
 func (a *App) observeAlone(rc *fasthttp.RequestCtx, code string, start time.Time) {
 	c := a.acquireCtx(rc, nil)
 	c.out.code = code
 	c.out.start = start
 	a.observe(c)
-	a.releaseCtx(c)
-}
-
-// observeServeError observes a response ServeError wrote, unless the
-// request was observed already (the nethttp adapter calls ServeError after
-// serving when the response cannot be written).
-func (a *App) observeServeError(c *Ctx) {
-	if a.observers != nil && !observed(c.rc) {
-		c.out.start = c.rc.Time()
-		a.observe(c)
-	}
-}
-
-// observeUnserved returns h, or, when observers are registered, h
-// followed by the observation of a response h wrote without going through
-// App.serve (a router redirect; every answer of a failed boot), with code
-// as ErrorCode. Boot wraps only where such responses exist: the router
-// when it redirects, and the failed-boot handler.
-func (a *App) observeUnserved(h fasthttp.RequestHandler, code string) fasthttp.RequestHandler {
-	if a.observers == nil {
-		return h
-	}
-	return func(rc *fasthttp.RequestCtx) {
-		start := rc.Time()
-		h(rc)
-		if !observed(rc) {
-			a.observeAlone(rc, code, start)
-		}
-	}
-}
-
-// routerObserved is the router's handler with its redirects observed
-// (observeUnserved) when the router may redirect; otherwise every router
-// response goes through App.serve (buildRouter routes the automatic
-// OPTIONS answer there when observers are registered).
-func (a *App) routerObserved(h fasthttp.RequestHandler) fasthttp.RequestHandler {
-	if a.cfg.RedirectTrailingSlash || a.cfg.RedirectFixedPath {
-		return a.observeUnserved(h, "")
-	}
-	return h
-}
-
-// failedBootObserved is the failed-boot handler with its 500s observed,
-// ErrorCode the code it sends.
-func (a *App) failedBootObserved(h fasthttp.RequestHandler, err error) fasthttp.RequestHandler {
-	_, code, _, _ := a.resolve(err, err)
-	return a.observeUnserved(h, code)
-}
-
-// startNotFound starts the request's clock (RequestCtx.Time, lazy) for
-// the 404 App.notFound writes without a Ctx (and the 400 of
-// App.refusePath), when observers will read it.
-func (a *App) startNotFound(rc *fasthttp.RequestCtx) {
-	if a.observers != nil {
-		_ = rc.Time() // the first call reads the clock; observeNotFound's returns the same
-	}
-}
-
-// observeNotFound observes the 404 that App.notFound wrote without a Ctx
-// (no middleware, no hook), keeping that path free of allocations.
-func (a *App) observeNotFound(rc *fasthttp.RequestCtx) {
-	if a.observers != nil {
-		a.observeAlone(rc, CodeNotFound, rc.Time())
-	}
-}
-
-// observeRefusedPath observes the 400 refusePath wrote, with c.Path()
-// the path as sent.
-func (a *App) observeRefusedPath(rc *fasthttp.RequestCtx) {
-	if a.observers == nil {
-		return
-	}
-	c := a.acquireCtx(rc, nil)
-	c.out.code = CodeBadRequest
-	c.out.start = rc.Time()
-	c.out.rawPath = true
-	a.observe(c)
-	a.releaseCtx(c)
-}
-
-// observeTransport observes a transport error response (transportError).
-func (a *App) observeTransport(rc *fasthttp.RequestCtx, code string) {
-	if a.observers != nil {
-		a.observeAlone(rc, code, time.Time{})
-	}
+	c.release()
 }
 
 // The over-capacity 503 is written on a raw connection (limitListener.

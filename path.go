@@ -44,44 +44,6 @@ import (
 // costs one more normalisation pass into the URI's own buffers (no
 // allocation either; BenchmarkEncodedPath).
 
-// pathRouted returns next (the router's handler) behind the one-path step,
-// and static (router.go) in front of both: a path static holds is one the
-// step passes unchanged, so its routes run at once. A refused path is
-// answered by refusePath.
-func (a *App) pathRouted(static *staticRoutes, next fasthttp.RequestHandler) fasthttp.RequestHandler {
-	return func(rc *fasthttp.RequestCtx) {
-		u := rc.URI()
-		orig := u.PathOriginal()
-		if rt := static.lookup(rc.Method(), orig); rt != nil {
-			a.serve(rc, rt)
-			return
-		}
-		if !bytes.Equal(orig, u.Path()) || bytes.IndexByte(orig, '\\') >= 0 {
-			if !routeNormalised(u) {
-				a.refusePath(rc)
-				return
-			}
-		}
-		next(rc)
-	}
-}
-
-// refusePath answers a path the step refused with the 400 envelope, as a
-// transport error is answered: no middleware runs (a refused request is
-// not one an application's middleware should see, log under a path it
-// did not have, or let through to anything), nor the error hook. The
-// OnResponse observers see it, with c.Path() the path as sent, escapes
-// included (the access log shows /a/..%2f..%2fpublic, not /public), and
-// Route "". Cost: the envelope, written without a Ctx (no allocation
-// without observers).
-func (a *App) refusePath(rc *fasthttp.RequestCtx) {
-	a.startNotFound(rc) // OnResponse's clock (observe.go)
-	status, _ := StatusOf(CodeBadRequest)
-	a.writeEnvelope(&rc.Response, status, CodeBadRequest, badPathMessage, nil)
-	a.observeRefusedPath(rc) // OnResponse observers (observe.go)
-	a.closeIfStopping(rc)
-}
-
 // routeNormalised makes u's original path (what the router matches) the
 // normalised path (what c.Path() returns), or reports false when the path
 // is one of the refused encodings.
@@ -135,6 +97,3 @@ func hasPercent(p []byte, escape func(hi, lo byte) bool) bool {
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'f'
 }
-
-// badPathMessage is the message of refusePath's envelope.
-const badPathMessage = "The request path holds an encoded '/', a '\\' or a double-encoded escape"

@@ -1,6 +1,7 @@
 package fx
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"runtime/debug"
@@ -8,45 +9,194 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// This file is the request path: one request from the router to the
-// response, in the order it happens. serve takes a pooled Ctx, runs the
-// route's chain level by level (runLevel, callNext), hands a failure to the
-// error boundary (boundary.go) and returns the Ctx to the pool.
+// This file is the request path, in the order it happens: dispatch finds
+// what answers a request (the static table, the one-path step, the
+// router), serve runs a route's chain and the error boundary, and every
+// request, whichever way it ended, leaves through finish. The requests
+// that no route serves are answered here too, without a Ctx: the 404
+// (notFound) and a refused path (refusePath).
+
+// dispatch returns the App's request handler (Boot installs it): static
+// (router.go) in front, then the one-path step (path.go), then route, the
+// router's handler. A path static holds is one the step passes unchanged,
+// so its route runs at once; a path the step refuses is answered by
+// refusePath. The router calls serve for a route and for the automatic
+// OPTIONS answer, notFound for a miss; what it answers itself (a redirect,
+// with Config.RedirectTrailingSlash or RedirectFixedPath) is finished
+// here.
+//
+// The request's clock starts here, when OnResponse observers will read
+// it (RequestCtx.Time, lazy: see Ctx.Duration).
+func (a *App) dispatch(static *staticRoutes, route fasthttp.RequestHandler) fasthttp.RequestHandler {
+	redirects := a.cfg.RedirectTrailingSlash || a.cfg.RedirectFixedPath
+	return func(rc *fasthttp.RequestCtx) {
+		a.startClock(rc)
+		u := rc.URI()
+		orig := u.PathOriginal()
+		if rt := static.lookup(rc.Method(), orig); rt != nil {
+			a.serve(rc, rt)
+			return
+		}
+		if !bytes.Equal(orig, u.Path()) || bytes.IndexByte(orig, '\\') >= 0 {
+			if !routeNormalised(u) {
+				a.refusePath(rc)
+				return
+			}
+		}
+		route(rc)
+		if redirects {
+			// The router may have redirected, calling none of ours: finish
+			// it. A request serve or notFound finished is finished once
+			// more: observers see a request once (the mark, observe.go),
+			// closing and compressing an answer twice changes nothing.
+			a.finish(rc, nil, unserved, "")
+		}
+	}
+}
 
 // serve runs one request through a route's chain and the boundary.
 func (a *App) serve(rc *fasthttp.RequestCtx, rt *route) {
 	c := a.acquireCtx(rc, rt)
-	a.startObserving(c) // OnResponse's clock (observe.go)
 	if err := c.runLevel(0); err != nil {
 		a.handleError(c, err)
 	}
-	a.finishObserving(c) // runs OnResponse observers (observe.go)
-	a.releaseCtx(c)
-	a.closeIfStopping(rc)
+	a.finish(rc, c, served, "")
 }
 
-// acquireCtx takes a Ctx from the pool for rc and rt.
+// notFound answers an unmatched route. Without middleware or hook the
+// envelope is written directly (no Ctx, no allocation); otherwise the
+// request goes through the middleware chain to a handler that returns the
+// FX_NOT_FOUND *Error, so middleware (CORS, request IDs, logging) and the
+// hook see 404s like any other failure.
+func (a *App) notFound(rc *fasthttp.RequestCtx) {
+	if len(a.notFoundRoute.chain) > 0 || a.hook != nil {
+		a.serve(rc, a.notFoundRoute)
+		return
+	}
+	resp := &rc.Response
+	resp.SetStatusCode(fasthttp.StatusNotFound)
+	resp.Header.SetContentTypeBytes(contentTypeJSON)
+	b := takeBody(resp)
+	b = append(b, notFoundPrefix...)
+	b = appendJSONInner(b, b2s(rc.Method()))
+	b = append(b, ' ')
+	b = appendJSONInner(b, b2s(rc.URI().PathOriginal()))
+	b = append(b, notFoundSuffix...)
+	resp.SwapBody(b)
+	a.finish(rc, nil, unserved, CodeNotFound)
+}
+
+var (
+	notFoundPrefix = []byte(`{"error":{"code":"FX_NOT_FOUND","message":"Route `)
+	notFoundSuffix = []byte(` not found"}}`)
+)
+
+// notFoundHandler is the handler of the not-found route (used when there is
+// middleware or a hook).
+func notFoundHandler(c *Ctx) error {
+	return catalogError(CodeNotFound,
+		"Route "+c.Method()+" "+string(c.rc.URI().PathOriginal())+" not found")
+}
+
+// refusePath answers a path the one-path step refused (path.go) with the
+// 400 envelope, as a transport error is answered: no middleware runs (a
+// refused request is not one an application's middleware should see, log
+// under a path it did not have, or let through to anything), nor the
+// error hook. The OnResponse observers see it, with c.Path() the path as
+// sent, escapes included (the access log shows /a/..%2f..%2fpublic, not
+// /public), and Route "". Cost: the envelope, written without a Ctx (no
+// allocation without observers).
+func (a *App) refusePath(rc *fasthttp.RequestCtx) {
+	status, _ := StatusOf(CodeBadRequest)
+	a.writeEnvelope(&rc.Response, status, CodeBadRequest, badPathMessage, nil)
+	a.finish(rc, nil, refusedPath, CodeBadRequest)
+}
+
+// badPathMessage is the message of refusePath's envelope.
+const badPathMessage = "The request path holds an encoded '/', a '\\' or a double-encoded escape"
+
+// An ending says how a request ended, for finish: whether the request
+// has a Ctx, and what the OnResponse observers of one without see.
+type ending uint8
+
+const (
+	// served: through serve or ServeError; c is the request's Ctx.
+	served ending = iota
+	// unserved: written without a Ctx (the 404 of notFound, a router
+	// redirect, a failed boot's 500); observers get a Ctx of their own,
+	// Route "", code its ErrorCode.
+	unserved
+	// refusedPath: as unserved, and c.Path() is the path as sent
+	// (refusePath).
+	refusedPath
+	// transport: as unserved, with Duration 0 (fasthttp does not record
+	// when it began reading a request it could not parse): a transport
+	// error, a framing refusal (server.go).
+	transport
+)
+
+// finish is the one last step of every request fx answers through a
+// RequestCtx, whichever way it ended (serve, notFound, refusePath,
+// dispatch for a redirect, ServeError, a failed boot, a transport error):
+//
+//  1. the OnResponse observers see the final response (observe.go), once
+//     per request (observedKey); c is the request's Ctx, or nil for a
+//     response written without one: the observers then get a Ctx of their
+//     own, how says what it shows and code is its ErrorCode;
+//  2. the Ctx goes back to the pool (Ctx.release);
+//  3. once Shutdown has begun, the connection is closed after this
+//     response: fasthttp does so only while its own Shutdown is waiting,
+//     and when ShutdownWithContext gives up, a connection whose handler
+//     was still running would otherwise go on serving requests after the
+//     OnShutdown functions ran;
+//  4. with Config.Compression, the response is compressed (compress.go).
+//
+// Observers therefore see the body as written, before compression. The
+// over-capacity 503 (connlimit.go), written on a connection before any
+// request exists, is observed without this step.
+//
+// Cost without observers and compression: two branches and one atomic
+// load, no allocation.
+func (a *App) finish(rc *fasthttp.RequestCtx, c *Ctx, how ending, code string) {
+	if a.observers != nil && rc.UserValue(observedKey{}) == nil {
+		if c == nil {
+			c = a.acquireCtx(rc, nil) // the observers' own, released below
+		}
+		a.observeEnd(c, how, code)
+		rc.SetUserValue(observedKey{}, true)
+	}
+	if c != nil {
+		c.release()
+	}
+	if a.stopping.Load() {
+		rc.SetConnectionClose()
+	}
+	if a.zip != nil {
+		a.zip.apply(rc)
+	}
+}
+
+// observedKey marks, as a request user value, a request whose observers
+// ran, so that a request finished twice (dispatch after a route when the
+// router may redirect, ServeError after a failed write under the nethttp
+// adapter) is observed once. fasthttp clears user values between
+// requests.
+type observedKey struct{}
+
+// startClock starts rc's clock (RequestCtx.Time, lazy under the App's
+// server) when OnResponse observers will read it.
+func (a *App) startClock(rc *fasthttp.RequestCtx) {
+	if a.observers != nil {
+		_ = rc.Time() // the first call reads the clock; later calls return it
+	}
+}
+
+// acquireCtx takes a Ctx from the pool for rc and rt (Ctx.release gives
+// it back).
 func (a *App) acquireCtx(rc *fasthttp.RequestCtx, rt *route) *Ctx {
 	c := a.ctxPool.Get().(*Ctx)
 	c.rc, c.rt = rc, rt
 	return c
-}
-
-// releaseCtx returns c to the pool; c must not be used afterwards.
-func (a *App) releaseCtx(c *Ctx) {
-	c.reset()
-	a.ctxPool.Put(c)
-}
-
-// closeIfStopping ends the connection after this response once Shutdown
-// has begun. fasthttp does so only while its own Shutdown is waiting: when
-// ShutdownWithContext gives up, a connection whose handler was still
-// running would otherwise go on serving requests after the OnShutdown
-// functions ran.
-func (a *App) closeIfStopping(rc *fasthttp.RequestCtx) {
-	if a.stopping.Load() {
-		rc.SetConnectionClose()
-	}
 }
 
 // The middleware chain of a route is rt.chain followed by rt.handler.

@@ -3,6 +3,7 @@ package fx
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"unsafe"
 
@@ -10,6 +11,70 @@ import (
 	"github.com/fxhq/fx/validate"
 	"github.com/valyala/fasthttp"
 )
+
+// The route table: what the application registers (the methods of
+// routes, shared by App and Group, each making a routeSpec) and what Boot
+// builds from it (buildRouter): the fasthttp/router, the exact-match table
+// in front of it (staticRoutes), and route conflicts reported as boot
+// errors in fx's syntax.
+
+// routes holds the route-registration methods, written once and shared by
+// App (routes at the root, no group) and Group (routes under its prefix,
+// with its middleware) through embedding; go doc lists them under both
+// types. A second copy of this method list is how a method or a doc fix
+// ends up on one of the two only.
+type routes struct {
+	app    *App
+	group  *Group // nil on the App
+	prefix string // the Group's full prefix; "" on the App
+}
+
+// Handle registers h for method and path (on a Group: the group's prefix +
+// path, behind its middleware). Paths use ":name" for a segment parameter
+// and a final "*name" for the rest of the path (read both with c.Param). A
+// GET route also answers HEAD (without a body) unless a HEAD route is
+// registered for the same path.
+func (a *routes) Handle(method, path string, h Handler) {
+	a.add(routeSpec{method: method, path: path, handler: h})
+}
+
+// Route registers a route contract (see Route; on a Group, its Path is
+// under the group's prefix and its Middleware runs after the group's). A
+// nil Handler is a configuration error (FX_ROUTE_HANDLER_REQUIRED), and a
+// nil Middleware entry one too (FX_INTERNAL_ERROR), both reported by Boot.
+func (a *routes) Route(r Route) {
+	a.add(routeSpec{method: r.Method, path: r.Path, handler: r.Handler,
+		body: r.Body, query: r.Query,
+		mws:  append([]Middleware(nil), r.Middleware...), // later changes to the caller's slice do not count
+		meta: newRouteMeta(r)})
+}
+
+func (a *routes) add(s routeSpec) {
+	s.path = a.prefix + s.path
+	s.group = a.group
+	a.app.addRoute(s)
+}
+
+// Get registers h for GET (and HEAD) requests to path.
+func (a *routes) Get(path string, h Handler) { a.Handle(fasthttp.MethodGet, path, h) }
+
+// Post registers h for POST requests to path.
+func (a *routes) Post(path string, h Handler) { a.Handle(fasthttp.MethodPost, path, h) }
+
+// Put registers h for PUT requests to path.
+func (a *routes) Put(path string, h Handler) { a.Handle(fasthttp.MethodPut, path, h) }
+
+// Patch registers h for PATCH requests to path.
+func (a *routes) Patch(path string, h Handler) { a.Handle(fasthttp.MethodPatch, path, h) }
+
+// Delete registers h for DELETE requests to path.
+func (a *routes) Delete(path string, h Handler) { a.Handle(fasthttp.MethodDelete, path, h) }
+
+// Head registers h for HEAD requests to path.
+func (a *routes) Head(path string, h Handler) { a.Handle(fasthttp.MethodHead, path, h) }
+
+// Options registers h for OPTIONS requests to path.
+func (a *routes) Options(path string, h Handler) { a.Handle(fasthttp.MethodOptions, path, h) }
 
 // routeSpec is a registration, kept until Boot builds the router.
 type routeSpec struct {
@@ -87,7 +152,7 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 	r.RedirectFixedPath = a.cfg.RedirectFixedPath
 	r.HandleMethodNotAllowed = false // the contract: an unregistered method is a 404
 	r.HandleOPTIONS = a.cfg.HandleOPTIONS
-	if len(mws) > 0 || a.observers != nil { // observe: OnResponse sees it
+	if len(mws) > 0 || a.observers != nil { // so that OnResponse sees it
 		// The automatic OPTIONS answer (200 with Allow) goes through the
 		// middleware too, so CORS middleware can answer preflights.
 		opts := &route{method: fasthttp.MethodOptions, chain: mws, handler: func(*Ctx) error { return nil }}
@@ -164,6 +229,59 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 		}
 	}
 	return r, static, errs
+}
+
+// Route conflicts are boot errors, reported once each and in fx's syntax.
+//
+// fasthttp/router reports a conflict by panicking with its own syntax
+// ("'{name}' in new path '/users/{name}' conflicts with existing wild path
+// '{id}'"), and a GET's automatic HEAD twin panicked a second time, so one
+// mistake became two errors naming paths the application never wrote. fx
+// now finds the common conflict itself (the same method and the same path
+// shape, whatever the parameter names) and words it in ":name" syntax;
+// any other panic of the router is rewritten into fx syntax by
+// routerReason, and the HEAD twin of a GET that failed is not registered.
+
+// routeShape is p with every parameter name dropped ("/users/:id" and
+// "/users/:name" are both "/users/:"): two routes of one method with the
+// same shape match the same requests.
+func routeShape(p string) string {
+	if strings.IndexByte(p, ':') < 0 && strings.IndexByte(p, '*') < 0 {
+		return p
+	}
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if s != "" && (s[0] == ':' || s[0] == '*') {
+			segs[i] = s[:1]
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// conflictError reports that method path matches the same requests as the
+// earlier route method prev.
+func conflictError(method, path, prev string) *Error {
+	if path == prev {
+		return configError(routeWhat(method, path), "registered twice")
+	}
+	return configError(routeWhat(method, path), "conflicts with %s %s, registered earlier", method, prev)
+}
+
+// routerPanicError reports a route the router refused for another reason.
+func routerPanicError(method, path string, p any) *Error {
+	return configError(routeWhat(method, path), "cannot be registered: %s", routerReason(formatValue(p)))
+}
+
+var (
+	routerCatchAll = regexp.MustCompile(`\{([^{}:]+):\*\}`)
+	routerParam    = regexp.MustCompile(`\{([^{}:]+)(:[^{}]*)?\}`)
+)
+
+// routerReason rewrites fasthttp/router's "{name}" and "{name:*}" into fx's
+// ":name" and "*name".
+func routerReason(s string) string {
+	s = routerCatchAll.ReplaceAllString(s, "*$1")
+	return routerParam.ReplaceAllString(s, ":$1")
 }
 
 // staticRoutes is the exact-match table in front of the router: a request
@@ -307,43 +425,6 @@ func (s *staticRoutes) find(method, path []byte) *route {
 		return m[i]
 	}
 	return nil
-}
-
-// notFound answers an unmatched route. Without middleware or hook the
-// envelope is written directly (no Ctx, no allocation); otherwise the
-// request goes through the middleware chain to a handler that returns the
-// FX_NOT_FOUND *Error, so middleware (CORS, request IDs, logging) and the
-// hook see 404s like any other failure.
-func (a *App) notFound(rc *fasthttp.RequestCtx) {
-	if len(a.notFoundRoute.chain) > 0 || a.hook != nil {
-		a.serve(rc, a.notFoundRoute)
-		return
-	}
-	a.startNotFound(rc) // OnResponse's clock (observe.go)
-	resp := &rc.Response
-	resp.SetStatusCode(fasthttp.StatusNotFound)
-	resp.Header.SetContentTypeBytes(contentTypeJSON)
-	b := takeBody(resp)
-	b = append(b, notFoundPrefix...)
-	b = appendJSONInner(b, b2s(rc.Method()))
-	b = append(b, ' ')
-	b = appendJSONInner(b, b2s(rc.URI().PathOriginal()))
-	b = append(b, notFoundSuffix...)
-	resp.SwapBody(b)
-	a.observeNotFound(rc) // OnResponse observers (observe.go)
-	a.closeIfStopping(rc)
-}
-
-var (
-	notFoundPrefix = []byte(`{"error":{"code":"FX_NOT_FOUND","message":"Route `)
-	notFoundSuffix = []byte(` not found"}}`)
-)
-
-// notFoundHandler is the handler of the not-found route (used when there is
-// middleware or a hook).
-func notFoundHandler(c *Ctx) error {
-	return catalogError(CodeNotFound,
-		"Route "+c.Method()+" "+string(c.rc.URI().PathOriginal())+" not found")
 }
 
 // b2s views b as a string without copying; the result must not outlive b's

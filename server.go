@@ -93,7 +93,7 @@ func (a *App) newServer() *fasthttp.Server {
 		NoDefaultServerHeader: cfg.ServerHeader == "",
 		MaxRequestBodySize:    cfg.BodyLimit,
 		// A form is parsed when a handler asks for it, within Config's
-		// limits (ctx_form.go), not while the request is read.
+		// limits (ctx_request.go), not while the request is read.
 		DisablePreParseMultipartForm: true,
 		ReadBufferSize:               cfg.HeaderLimit,
 		// ReadTimeout, WriteTimeout and IdleTimeout stay zero: Serve's
@@ -210,7 +210,7 @@ func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
 	rc.Response.Reset()
 	status, _ := StatusOf(code)
 	a.writeEnvelope(&rc.Response, status, code, msg, nil)
-	a.observeTransport(rc, code) // OnResponse observers (observe.go)
+	a.finish(rc, nil, transport, code)
 }
 
 // checkRequestLine returns next behind the request-line check (framing.go):
@@ -234,7 +234,7 @@ func (a *App) checkRequestLine(next fasthttp.RequestHandler) fasthttp.RequestHan
 		status, _ := StatusOf(r.code)
 		a.writeEnvelope(&rc.Response, status, r.code, r.msg, nil)
 		rc.SetConnectionClose()
-		a.observeTransport(rc, r.code) // OnResponse observers (observe.go)
+		a.finish(rc, nil, transport, r.code)
 	}
 }
 

@@ -11,6 +11,95 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
+// Reading the request (see Ctx for which results are copies and which
+// alias request memory): its method, path and parameters, query, headers,
+// body and cookies, and its form (below).
+
+// Method returns the request method. Common methods cost no allocation.
+func (c *Ctx) Method() string { return methodString(c.rc.Method()) }
+
+func methodString(m []byte) string {
+	switch string(m) { // the compiler does not allocate for this switch
+	case fasthttp.MethodGet:
+		return fasthttp.MethodGet
+	case fasthttp.MethodPost:
+		return fasthttp.MethodPost
+	case fasthttp.MethodPut:
+		return fasthttp.MethodPut
+	case fasthttp.MethodPatch:
+		return fasthttp.MethodPatch
+	case fasthttp.MethodDelete:
+		return fasthttp.MethodDelete
+	case fasthttp.MethodHead:
+		return fasthttp.MethodHead
+	case fasthttp.MethodOptions:
+		return fasthttp.MethodOptions
+	}
+	return string(m)
+}
+
+// Path returns the request path, percent-decoded and normalised (as
+// net/http's URL.Path), without the query. It is the path the router
+// matched (path.go), so a guard on it sees what decides the route. For a
+// path refused before routing (seen only by OnResponse observers) it is
+// the path as sent, escapes included. It allocates a copy.
+func (c *Ctx) Path() string {
+	if c.out.rawPath {
+		return string(c.rc.URI().PathOriginal())
+	}
+	return string(c.rc.Path())
+}
+
+// Href returns the full request URL as the client sent it
+// (scheme://host/path?query). It allocates a copy.
+func (c *Ctx) Href() string { return string(c.rc.URI().FullURI()) }
+
+// Host returns the Host header (with port, if any). It allocates a copy.
+func (c *Ctx) Host() string { return string(c.rc.Host()) }
+
+// Param returns the value of the path parameter name (":name" or "*name"
+// in the route), or "" when the route has no such parameter. The value is
+// the matching part of c.Path(): already percent-decoded (once) and
+// normalised, since the router matches the path c.Path() returns (see
+// path.go); it is not decoded again, so a value never differs from what
+// c.Path() shows. The value is safe to keep.
+func (c *Ctx) Param(name string) string {
+	v, _ := c.rc.UserValue(name).(string)
+	return v
+}
+
+// Params calls yield for every path parameter of the matched route, with
+// decoded values, in no particular order.
+func (c *Ctx) Params(yield func(name, value string) bool) {
+	if c.rt == nil {
+		return
+	}
+	for _, name := range c.rt.params {
+		if !yield(name, c.Param(name)) {
+			return
+		}
+	}
+}
+
+// Header returns the first value of the request header name
+// (case-insensitive), or "". It allocates a copy.
+func (c *Ctx) Header(name string) string { return string(c.rc.Request.Header.Peek(name)) }
+
+// Query returns the first value of the query parameter name, decoded, or "".
+// It allocates a copy.
+func (c *Ctx) Query(name string) string { return string(c.rc.QueryArgs().Peek(name)) }
+
+// Body returns the raw request body. The slice aliases fasthttp's request
+// buffer: it is valid only until the handler returns; copy it to keep it.
+func (c *Ctx) Body() []byte { return c.rc.Request.Body() }
+
+// Cookie returns the value of the request cookie name, or "" when the
+// request has none. The string is a copy, safe to keep; it costs one
+// allocation when the cookie is present.
+func (c *Ctx) Cookie(name string) string {
+	return string(c.rc.Request.Header.Cookie(name))
+}
+
 // Forms. A multipart/form-data body is read like any other body (whole,
 // within Config.BodyLimit, or 413 FX_PAYLOAD_TOO_LARGE before it is read)
 // and parsed only when a handler asks for it (MultipartForm, FormValue):
