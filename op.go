@@ -139,9 +139,12 @@ func planOf(t reflect.Type, path string) (*opPlan, error) {
 	if t.Kind() != reflect.Struct {
 		panic(fmt.Sprintf("fx.Op: input type %s is not a struct", t))
 	}
-	_, params, err := translatePath(path)
-	if err != nil {
-		panic("fx.Op: " + err.Error())
+	var params []string
+	if path != "" { // "": a Group's own path (on an App, Boot reports it)
+		var err error
+		if _, params, err = translatePath(path); err != nil {
+			panic("fx.Op: " + err.Error())
+		}
 	}
 	p := &opPlan{}
 	var errs []error

@@ -197,3 +197,17 @@ func BenchmarkOp(b *testing.B) {
 		b.Run(name, func(b *testing.B) { benchPost(b, app.Handler(), "/items/42", `{"sku":"A-1","qty":2}`, 200) })
 	}
 }
+
+// TestOpOnGroupOwnPath: an operation may take its Group's own path (""),
+// as Group.Route does, instead of panicking at registration.
+func TestOpOnGroupOwnPath(t *testing.T) {
+	app := fx.New()
+	g := app.Group("/orders")
+	fx.Op(g, "POST", "", func(c *fx.Ctx, in *struct{ Body opItem }) (*opItem, error) {
+		return &in.Body, nil
+	}, func(r *fx.Route) { r.Responses = []fx.Response{{Status: 201}} })
+	r := do(t, app, "POST", "/orders", `{"sku":"A-1","qty":2}`, "Content-Type", "application/json")
+	if r.status != 201 || string(r.body) != `{"sku":"A-1","qty":2}` {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+}
