@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fxhq/fx/internal/vary"
 	"github.com/valyala/fasthttp"
 )
 
@@ -297,7 +298,7 @@ func (z *compressor) apply(rc *fasthttp.RequestCtx) {
 	}
 	sc := compressScratchPool.Get().(*compressScratch)
 	defer compressScratchPool.Put(sc)
-	addVaryAcceptEncoding(h, &sc.hdr)
+	vary.AddAcceptEncoding(h, &sc.hdr)
 	c := negotiateEncoding(rc.Request.Header.PeekAll(fasthttp.HeaderAcceptEncoding), z.order)
 	if c == codingIdentity {
 		return
