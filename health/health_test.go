@@ -16,6 +16,7 @@ import (
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/health"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 // healthDetails decodes the details of a failed probe.
@@ -248,9 +249,7 @@ func TestReadinessFailsWhenShutdownBegins(t *testing.T) {
 	go func() { served <- app.Serve(ln) }()
 	handler := app.Handler()
 	probe := func(path string) (int, []byte, string) {
-		rc := newRequestCtx()
-		rc.Request.Header.SetMethod("GET")
-		rc.Request.SetRequestURI(path)
+		rc := kittest.RequestCtx("GET", path)
 		handler(rc)
 		return rc.Response.StatusCode(), append([]byte(nil), rc.Response.Body()...), string(rc.Response.Header.Peek("Retry-After"))
 	}
@@ -274,7 +273,7 @@ func TestReadinessFailsWhenShutdownBegins(t *testing.T) {
 	}
 	before := checks.Load()
 	st, body, retry := probe("/readyz")
-	checkEnvelopeCode(t, body, fx.CodeServiceUnavailable)
+	kittest.CheckEnvelope(t, body, fx.CodeServiceUnavailable)
 	if st != 503 || retry != "1" {
 		t.Errorf("during shutdown: /readyz %d, Retry-After %q, %s", st, retry, body)
 	}
@@ -334,17 +333,5 @@ func TestHealthAddMisuse(t *testing.T) {
 func BenchmarkLivezNoChecks(b *testing.B) {
 	app := fx.New(fx.Config{Logger: silentLogger})
 	health.New().Register(app)
-	h := app.Handler()
-	rc := newRequestCtx()
-	rc.Request.Header.SetMethod("GET")
-	rc.Request.SetRequestURI("/livez")
-	h(rc)
-	if rc.Response.StatusCode() != 200 {
-		b.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		rc.Response.Reset()
-		h(rc)
-	}
+	kittest.Bench(b, app.Handler(), "GET", "/livez", 200)
 }

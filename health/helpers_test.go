@@ -2,14 +2,12 @@ package health_test
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"sync"
 	"testing"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
-	"github.com/valyala/fasthttp"
 )
 
 // get sends GET path to app through fxtest (which boots app and shuts it
@@ -53,23 +51,4 @@ func newLogged(cfg fx.Config) (*fx.App, *logRecords) {
 	l := &logRecords{}
 	cfg.Logger = slog.New(l)
 	return fx.New(cfg), l
-}
-
-// checkEnvelopeCode checks that body is an error envelope with code.
-func checkEnvelopeCode(t testing.TB, body []byte, code string) {
-	t.Helper()
-	var env struct {
-		Error struct{ Code, Message string } `json:"error"`
-	}
-	if err := json.Unmarshal(body, &env); err != nil || env.Error.Code != code || env.Error.Message == "" {
-		t.Errorf("body %s: want the %s envelope (%v)", body, code, err)
-	}
-}
-
-// newRequestCtx returns a RequestCtx initialised as fasthttp's server
-// would, for calling an App's handler directly.
-func newRequestCtx() *fasthttp.RequestCtx {
-	var rc fasthttp.RequestCtx
-	rc.Init(new(fasthttp.Request), nil, nil)
-	return &rc
 }
