@@ -103,6 +103,8 @@ var importPaths = map[string]string{
 	"nethttp": "github.com/fxhq/fx/nethttp", "wasm": "github.com/fxhq/fx/wasm",
 	"openapi": "github.com/fxhq/fx/openapi", "fxotel": "github.com/fxhq/fx/otel",
 	"client":     "github.com/fxhq/fx/client",
+	"health":     "github.com/fxhq/fx/health", "static": "github.com/fxhq/fx/static",
+	"jwt":        "github.com/fxhq/fx/middleware/jwt",
 	"prometheus": "github.com/prometheus/client_golang/prometheus",
 	"trace":      "go.opentelemetry.io/otel/trace", "metric": "go.opentelemetry.io/otel/metric",
 	"context": "context", "errors": "errors", "fmt": "fmt", "log": "log", "slog": "log/slog",
