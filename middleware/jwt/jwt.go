@@ -390,6 +390,12 @@ func (v *Verifier) VerifyBytes(c *fx.Ctx, token []byte) (*middleware.Principal, 
 	return v.Verify(c, unsafe.String(unsafe.SliceData(token), len(token)))
 }
 
+// Verifier reads tokens in place and states its format to Auth.
+var (
+	_ middleware.BytesVerifier   = (*Verifier)(nil)
+	_ middleware.BearerFormatter = (*Verifier)(nil)
+)
+
 // BearerFormat is "JWT": the OpenAPI bearerFormat Auth declares for a
 // bearer token this verifier checks (middleware.BearerFormatter).
 func (v *Verifier) BearerFormat() string { return "JWT" }
