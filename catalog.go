@@ -137,7 +137,7 @@ func NewCatalogError(code, message string, details ...any) *Error {
 // for c's method and path: 404 FX_NOT_FOUND, "Route GET /x not found". A
 // handler serving a namespace of its own (package static's files) returns
 // it for a missing entry, so that a client cannot tell a missing file from
-// a missing route. Cost: the message is built (one allocation).
+// a missing route. Cost: the message and the *Error are allocated.
 func NotFound(c *Ctx) error { return notFoundHandler(c) }
 
 // catalogError is NewCatalogError for the core's own codes.
