@@ -291,6 +291,13 @@ func (a *App) Config() Config { return a.cfg }
 // Logger returns the logger failures are reported to.
 func (a *App) Logger() *slog.Logger { return a.logger }
 
+// ShuttingDown reports whether Shutdown (or ShutdownWithContext, or Run's
+// shutdown) has begun. From then on every response carries Connection:
+// close, and the readiness probe of package health answers 503 so that a
+// load balancer stops sending traffic while requests in flight finish. It
+// is one atomic load.
+func (a *App) ShuttingDown() bool { return a.stopping.Load() }
+
 // Use appends middleware that runs, in Use order, around every route's
 // handler and around the 404 of unmatched requests, whether it was
 // registered before or after the routes.

@@ -137,6 +137,13 @@ func NewCatalogError(code, message string, details ...any) *Error {
 	return NewError(status, code, message, details...)
 }
 
+// NotFound returns the error the App answers for an unmatched request,
+// for c's method and path: 404 FX_NOT_FOUND, "Route GET /x not found". A
+// handler serving a namespace of its own (package static's files) returns
+// it for a missing entry, so that a client cannot tell a missing file from
+// a missing route. Cost: the message and the *Error are allocated.
+func NotFound(c *Ctx) error { return notFoundHandler(c) }
+
 // catalogError is NewCatalogError for the core's own codes.
 func catalogError(code, message string, details ...any) *Error {
 	return NewCatalogError(code, message, details...)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fxhq/fx/internal/vary"
 	"github.com/valyala/fasthttp"
 )
 
@@ -29,10 +30,10 @@ import (
 //     Vary, Content-Encoding, Content-Length and ETag are the GET's, as
 //     RFC 9110 section 9.3.2 asks;
 //   - the body is not a stream (Ctx.Stream, Ctx.SSE, SetBodyStream, files
-//     served by Static): those are sent as written, chunk by chunk;
+//     served by package static): those are sent as written, chunk by chunk;
 //     compressing them would mean buffering them whole or flushing a
-//     compressor per chunk. Static compresses files itself
-//     (StaticConfig.Compress);
+//     compressor per chunk. Package static compresses files itself
+//     (static.Config.Compress);
 //   - it has no Content-Encoding already, no Content-Range, and no
 //     Cache-Control: no-transform;
 //   - the handler or a middleware did not opt the request out (Ctx.NoCompress,
@@ -281,7 +282,7 @@ func (z *compressor) apply(rc *fasthttp.RequestCtx) {
 	}
 	sc := compressScratchPool.Get().(*compressScratch)
 	defer compressScratchPool.Put(sc)
-	addVaryAcceptEncoding(h, &sc.hdr)
+	vary.AddAcceptEncoding(h, &sc.hdr)
 	c := negotiateEncoding(rc.Request.Header.PeekAll(fasthttp.HeaderAcceptEncoding), z.order)
 	if c == codingIdentity {
 		return

@@ -91,9 +91,8 @@
 // the wait for a complete shutdown in lifecycle.go, Run's signals and
 // grace period in run.go; App.Test and TestRaw serve in memory
 // (apptest.go). The catalog of codes is catalog.go, the *Error type
-// fxerror.go. Health probes (health.go) and static files (static.go,
-// static_fs.go with static_fs_unix.go and static_fs_other.go) are kit
-// built on the core.
+// fxerror.go. Health probes (package health) and static files (package
+// static) are kit built on the core, outside it.
 //
 // Where do timeouts live: a connection's (Config.ReadTimeout,
 // WriteTimeout, IdleTimeout) in the connection layer, phase by phase
@@ -101,5 +100,5 @@
 // request's own in its Ctx (SetDeadline and Context in ctx.go, on which
 // middleware.Timeout builds), a shutdown's in ShutdownWithContext
 // (server.go) and Run's grace period (run.go), and a health check's in
-// HealthConfig.Timeout (health.go).
+// health.Config.Timeout (package health).
 package fx

@@ -160,7 +160,7 @@
 // # Credentials
 //
 // Signer mints JWTs (HS*, RS*, PS*, ES*, EdDSA) with roles, permissions and
-// tenant claims, and builds the middleware.JWTVerifier that accepts them;
+// tenant claims, and builds the jwt.Verifier (package middleware/jwt) that accepts them;
 // Unsigned and Tamper build the forgeries a verifier must refuse. APIKeys
 // mints API keys for principals and builds middleware.APIKeys.
 package fxtest

@@ -13,14 +13,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fxhq/fx/middleware"
+	fxjwt "github.com/fxhq/fx/middleware/jwt"
 	"github.com/golang-jwt/jwt/v5"
 )
 
 // Alg is a JWS signing algorithm a Signer signs with.
 type Alg string
 
-// The algorithms of middleware.JWTConfig.Algorithms.
+// The algorithms of jwt.Config.Algorithms (package middleware/jwt).
 const (
 	HS256 Alg = "HS256"
 	HS384 Alg = "HS384"
@@ -167,9 +167,9 @@ func (s *Signer) PublicKey() any { return s.pub }
 
 // JWTConfig is the verifier configuration that accepts the Signer's
 // tokens: its algorithm only, its verification key, its issuer, audience
-// and clock. Adjust it (claim names, leeway) before NewJWTVerifier.
-func (s *Signer) JWTConfig() middleware.JWTConfig {
-	cfg := middleware.JWTConfig{
+// and clock. Adjust it (claim names, leeway) before jwt.NewVerifier.
+func (s *Signer) JWTConfig() fxjwt.Config {
+	cfg := fxjwt.Config{
 		Algorithms: []string{string(s.alg)},
 		Key:        s.pub,
 		Issuer:     s.cfg.Issuer,
@@ -181,11 +181,11 @@ func (s *Signer) JWTConfig() middleware.JWTConfig {
 	return cfg
 }
 
-// Verifier is middleware.NewJWTVerifier(s.JWTConfig()), for
+// Verifier is jwt.NewVerifier(s.JWTConfig()) of package middleware/jwt, for
 // middleware.AuthConfig.Bearer. It panics when the configuration is
 // refused (an HS256 secret under 32 bytes, an RSA key under 2048 bits).
-func (s *Signer) Verifier() *middleware.JWTVerifier {
-	v, err := middleware.NewJWTVerifier(s.JWTConfig())
+func (s *Signer) Verifier() *fxjwt.Verifier {
+	v, err := fxjwt.NewVerifier(s.JWTConfig())
 	if err != nil {
 		panic("fxtest: Signer.Verifier: " + err.Error())
 	}
@@ -224,17 +224,17 @@ func (f optionFunc) apply(t *tokenSpec) { f(t) }
 // Subject sets the "sub" claim.
 func Subject(sub string) TokenOption { return Claims{"sub": sub} }
 
-// Roles sets the roles claim (middleware.DefaultRolesClaim).
-func Roles(roles ...string) TokenOption { return Claims{middleware.DefaultRolesClaim: roles} }
+// Roles sets the roles claim (jwt.DefaultRolesClaim of package middleware/jwt).
+func Roles(roles ...string) TokenOption { return Claims{fxjwt.DefaultRolesClaim: roles} }
 
 // Permissions sets the permissions claim
-// (middleware.DefaultPermissionsClaim).
+// (jwt.DefaultPermissionsClaim of package middleware/jwt).
 func Permissions(perms ...string) TokenOption {
-	return Claims{middleware.DefaultPermissionsClaim: perms}
+	return Claims{fxjwt.DefaultPermissionsClaim: perms}
 }
 
-// Tenant sets the tenant claim (middleware.DefaultTenantClaim).
-func Tenant(id string) TokenOption { return Claims{middleware.DefaultTenantClaim: id} }
+// Tenant sets the tenant claim (jwt.DefaultTenantClaim of package middleware/jwt).
+func Tenant(id string) TokenOption { return Claims{fxjwt.DefaultTenantClaim: id} }
 
 // ExpiresIn sets "exp" to the Signer's Now plus d; a negative d mints an
 // expired token.

@@ -10,6 +10,7 @@ import (
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/jwt"
 )
 
 var (
@@ -101,7 +102,7 @@ func TestSignerConfigAndHeaders(t *testing.T) {
 	// Keys map by kid: the KeyID header selects the key.
 	cfg := s.JWTConfig()
 	cfg.Key, cfg.Keys = nil, map[string]any{"2026": secret}
-	v, err := middleware.NewJWTVerifier(cfg)
+	v, err := jwt.NewVerifier(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

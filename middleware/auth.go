@@ -15,7 +15,7 @@ import (
 // checked for syntax and length by Auth. Verify is called concurrently and
 // must be safe for that. c is the request (for verifiers that need other
 // headers or c.Context()); it may be nil when a verifier is called outside
-// a request (NewJWTVerifier's and NewAPIKeys' verifiers accept nil).
+// a request (NewAPIKeys' verifier and that of package middleware/jwt accept nil).
 //
 // Refusals are errors wrapping one of ErrMalformedCredential,
 // ErrInvalidCredential, ErrInvalidSignature, ErrAlgorithmNotAllowed,
@@ -37,11 +37,27 @@ func (f VerifierFunc) Verify(c *fx.Ctx, credential string) (*Principal, error) {
 	return f(c, credential)
 }
 
-// bytesVerifier is implemented by this package's verifiers: they read the
-// credential in place (it aliases the request's header buffer and is not
-// retained), which saves Auth the copy it makes for other verifiers.
-type bytesVerifier interface {
-	verifyBytes(c *fx.Ctx, credential []byte) (*Principal, error)
+// BytesVerifier is a Verifier that can read the credential in place: Auth
+// calls VerifyBytes instead of Verify, which saves the copy of the
+// credential it makes for other verifiers (one small allocation a
+// request). credential aliases the request's header buffer, which fasthttp
+// reuses: VerifyBytes must not retain it, nor any string viewing it,
+// after it returns (copy what it keeps). It must answer exactly what
+// Verify answers for the same credential. NewAPIKeys' verifier and the
+// JWT verifier of package middleware/jwt implement it.
+type BytesVerifier interface {
+	Verifier
+	VerifyBytes(c *fx.Ctx, credential []byte) (*Principal, error)
+}
+
+// BearerFormatter is a Verifier that says which format of bearer token it
+// checks: BearerFormat is the OpenAPI bearerFormat of the bearer security
+// scheme Auth declares ("JWT" for the verifier of package
+// middleware/jwt). A Verifier without it declares a bearer token of no
+// stated format.
+type BearerFormatter interface {
+	Verifier
+	BearerFormat() string
 }
 
 // Defaults of AuthConfig.
@@ -88,7 +104,7 @@ type AuthConfig struct {
 // authenticator is one configured Auth.
 type authenticator struct {
 	bearer, apiKeys         Verifier
-	bearerFast, apiKeysFast bytesVerifier
+	bearerFast, apiKeysFast BytesVerifier
 	keyHeader               string
 	optional                bool
 	maxLen                  int
@@ -116,7 +132,7 @@ type authenticator struct {
 // Cost: reading and checking the headers does not allocate; the *fx.Error
 // of every refusal is shared. A custom Verifier costs one copy of the
 // credential plus what it does itself; NewAPIKeys adds none (one SHA-256 and
-// a constant-time comparison per configured key), NewJWTVerifier what
+// a constant-time comparison per configured key), middleware/jwt's verifier what
 // golang-jwt costs to decode and check a token.
 //
 // Auth panics when neither Bearer nor APIKeys is set, or when
@@ -148,8 +164,8 @@ func Auth(cfg AuthConfig) fx.Middleware {
 		optional:  cfg.Optional,
 		maxLen:    cfg.MaxCredentialLength,
 	}
-	a.bearerFast, _ = cfg.Bearer.(bytesVerifier)
-	a.apiKeysFast, _ = cfg.APIKeys.(bytesVerifier)
+	a.bearerFast, _ = cfg.Bearer.(BytesVerifier)
+	a.apiKeysFast, _ = cfg.APIKeys.(BytesVerifier)
 
 	base := [numSchemes]string{
 		schBearer: `Bearer realm="` + cfg.Realm + `"`,
@@ -205,7 +221,7 @@ func (a *authenticator) handle(c *fx.Ctx, next fx.Next) error {
 			return a.fail(c, s, k)
 		}
 		if a.bearerFast != nil {
-			p, err = a.bearerFast.verifyBytes(c, tok)
+			p, err = a.bearerFast.VerifyBytes(c, tok)
 		} else {
 			p, err = a.bearer.Verify(c, string(tok))
 		}
@@ -218,7 +234,7 @@ func (a *authenticator) handle(c *fx.Ctx, next fx.Next) error {
 			return a.fail(c, s, kMalformedHeader)
 		}
 		if a.apiKeysFast != nil {
-			p, err = a.apiKeysFast.verifyBytes(c, key)
+			p, err = a.apiKeysFast.VerifyBytes(c, key)
 		} else {
 			p, err = a.apiKeys.Verify(c, string(key))
 		}

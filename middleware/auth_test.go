@@ -11,6 +11,7 @@ import (
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/jwt"
 )
 
 func authApp(t *testing.T, cfg middleware.AuthConfig, fxcfg ...fx.Config) *fx.App {
@@ -173,7 +174,7 @@ func TestAuthBearerAndAPIKey(t *testing.T) {
 }
 
 func TestAuthPrincipal(t *testing.T) {
-	v, err := middleware.NewJWTVerifier(middleware.JWTConfig{
+	v, err := jwt.NewVerifier(jwt.Config{
 		Algorithms:       []string{"HS256"},
 		Key:              hsSecret,
 		PermissionsClaim: "scope",

@@ -25,7 +25,8 @@ const (
 
 // authDeclaration is what Auth under cfg (defaults applied) declares: 401,
 // and one security scheme per accepted credential (a bearer token, with
-// format JWT when NewJWTVerifier checks it; an API key in its header),
+// the format its Verifier states through BearerFormatter, "JWT" for
+// package middleware/jwt's; an API key in its header),
 // any one of which a request may present; Optional lets requests without
 // credentials through.
 func authDeclaration(cfg AuthConfig) fx.Declaration {
@@ -33,9 +34,14 @@ func authDeclaration(cfg AuthConfig) fx.Declaration {
 	if cfg.Bearer != nil {
 		s := fx.SecurityScheme{Name: BearerSchemeName, Type: "http", Scheme: "bearer",
 			Description: "A bearer token in the Authorization header (RFC 6750)."}
-		if _, ok := cfg.Bearer.(*JWTVerifier); ok {
-			s.BearerFormat = "JWT"
-			s.Description = "A JSON Web Token (RFC 7519) sent as a bearer token in the Authorization header (RFC 6750)."
+		if f, ok := cfg.Bearer.(BearerFormatter); ok {
+			switch s.BearerFormat = f.BearerFormat(); s.BearerFormat {
+			case "":
+			case "JWT":
+				s.Description = "A JSON Web Token (RFC 7519) sent as a bearer token in the Authorization header (RFC 6750)."
+			default:
+				s.Description = "A bearer token (" + s.BearerFormat + ") in the Authorization header (RFC 6750)."
+			}
 		}
 		d.Security = append(d.Security, s)
 	}

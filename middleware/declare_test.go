@@ -44,12 +44,14 @@ func TestMiddlewareDeclareErrors(t *testing.T) {
 }
 
 // TestAuthDeclaresSecurity: Auth declares one security scheme per
-// credential it accepts (a JWT verifier's bearer tokens as format JWT, the
+// credential it accepts (bearer tokens with the format their verifier
+// states through BearerFormatter — JWT for package middleware/jwt's —, the
 // API key in its configured header), and whether anonymous requests get
 // through; RequireRoles cancels that.
 func TestAuthDeclaresSecurity(t *testing.T) {
 	jwtBearer := fx.SecurityScheme{Name: middleware.BearerSchemeName, Type: "http", Scheme: "bearer", BearerFormat: "JWT"}
 	bearer := fx.SecurityScheme{Name: middleware.BearerSchemeName, Type: "http", Scheme: "bearer"}
+	paseto := fx.SecurityScheme{Name: middleware.BearerSchemeName, Type: "http", Scheme: "bearer", BearerFormat: "PASETO"}
 	key := fx.SecurityScheme{Name: middleware.APIKeySchemeName, Type: "apiKey", In: "header", Param: "X-Org-Key"}
 	custom := middleware.VerifierFunc(func(*fx.Ctx, string) (*middleware.Principal, error) { return nil, middleware.ErrInvalidCredential })
 	for name, c := range map[string]struct {
@@ -58,6 +60,8 @@ func TestAuthDeclaresSecurity(t *testing.T) {
 	}{
 		"JWT and API key": {middleware.AuthConfig{Bearer: hsVerifier(t), APIKeys: apiKeys(t), APIKeyHeader: "X-Org-Key", Optional: true}, []fx.SecurityScheme{jwtBearer, key}},
 		"opaque bearer":   {middleware.AuthConfig{Bearer: custom}, []fx.SecurityScheme{bearer}},
+		"stated format":   {middleware.AuthConfig{Bearer: formatted{custom, "PASETO"}}, []fx.SecurityScheme{paseto}},
+		"empty format":    {middleware.AuthConfig{Bearer: formatted{custom, ""}}, []fx.SecurityScheme{bearer}},
 	} {
 		d := fx.DeclarationOf(middleware.Auth(c.cfg))
 		got := d.Security
@@ -77,6 +81,14 @@ func TestAuthDeclaresSecurity(t *testing.T) {
 		}
 	}
 }
+
+// formatted is a custom Verifier stating its bearer format.
+type formatted struct {
+	middleware.Verifier
+	format string
+}
+
+func (f formatted) BearerFormat() string { return f.format }
 
 // TestTenantDeclaresHeader: Tenant declares the header it reads as a
 // parameter, required when it alone can name a Required tenant, with the

@@ -9,7 +9,9 @@
 //
 //   - Bearer tokens (RFC 6750, "Authorization: Bearer <token>"; the scheme
 //     is case-insensitive as RFC 7235 requires), verified by any [Verifier];
-//     [NewJWTVerifier] is a ready one on github.com/golang-jwt/jwt/v5;
+//     package middleware/jwt is a ready one on github.com/golang-jwt/jwt/v5,
+//     kept out of this package so that importing it (for CORS, say) does
+//     not link a JWT library;
 //   - API keys from a header (default "X-API-Key"), verified by any
 //     [Verifier]; [NewAPIKeys] is a fixed key set compared in constant time.
 //

@@ -8,6 +8,7 @@ import (
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/jwt"
 )
 
 // show sends GET target with the given header pairs and prints the status
@@ -33,7 +34,7 @@ func show(app *fx.App, target string, header ...string) {
 
 func ExampleAuth() {
 	secret := []byte("an-hs256-secret-of-32-bytes-min!")
-	v, err := middleware.NewJWTVerifier(middleware.JWTConfig{
+	v, err := jwt.NewVerifier(jwt.Config{
 		Algorithms: []string{"HS256"},
 		Key:        secret,
 		Issuer:     "https://auth.example.com",

@@ -13,6 +13,7 @@ import (
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/jwt"
 )
 
 // Test fixtures shared by the tests, examples and benchmarks.
@@ -55,20 +56,9 @@ func sign(t testing.TB, claims fxtest.Claims, key []byte) string {
 	return signer(key).Token(claims)
 }
 
-func hsVerifier(t testing.TB) *middleware.JWTVerifier {
-	t.Helper()
-	v, err := middleware.NewJWTVerifier(middleware.JWTConfig{
-		Algorithms: []string{"HS256"},
-		Key:        hsSecret,
-		Issuer:     testIssuer,
-		Audience:   []string{testAud},
-		Now:        func() time.Time { return fixedNow },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
+// hsVerifier accepts the tokens sign mints (the Signer's configuration:
+// issuer, audience and clock checked, cache on).
+func hsVerifier(testing.TB) *jwt.Verifier { return signer(nil).Verifier() }
 
 func apiKeys(t testing.TB) *middleware.APIKeys {
 	t.Helper()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/health"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/openapi"
 	"github.com/fxhq/fx/validate"
@@ -314,11 +315,11 @@ func TestGenerateDocumentDefaults(t *testing.T) {
 	}
 }
 
-// TestGenerateHealth: the probes Health.Register mounts document the 503
+// TestGenerateHealth: the probes health.Probes.Register mounts document the 503
 // FX_SERVICE_UNAVAILABLE (with Retry-After) a failed probe answers.
 func TestGenerateHealth(t *testing.T) {
 	app := fx.New()
-	fx.NewHealth().Register(app)
+	health.New().Register(app)
 	paths := get(t, generate(t, app), "paths")
 	for _, p := range []string{"/livez", "/readyz"} {
 		op := get(t, paths, p, "get")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/jwt"
 )
 
 // securityOf is an operation's security requirements, each written as its
@@ -43,7 +44,7 @@ func securityOf(t *testing.T, op any) []string {
 // own scheme and parameter the same way.
 func TestGenerateSecurity(t *testing.T) {
 	app := fx.New()
-	jwtv, err := middleware.NewJWTVerifier(middleware.JWTConfig{Algorithms: []string{"HS256"}, Key: []byte("0123456789abcdef0123456789abcdef")})
+	jwtv, err := jwt.NewVerifier(jwt.Config{Algorithms: []string{"HS256"}, Key: []byte("0123456789abcdef0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/middleware"
+	fxjwt "github.com/fxhq/fx/middleware/jwt"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -93,7 +94,7 @@ func main() {
 
 // newApp wires the middleware and routes.
 func newApp() (*fx.App, error) {
-	jwtv, err := middleware.NewJWTVerifier(middleware.JWTConfig{
+	jwtv, err := fxjwt.NewVerifier(fxjwt.Config{
 		Algorithms: []string{"HS256"},
 		Key:        demoSecret(),
 		Issuer:     issuer,

@@ -29,7 +29,9 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/health"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/static"
 	"github.com/fxhq/fx/validate"
 )
 
@@ -74,9 +76,9 @@ func newApp(public string) *fx.App {
 	// Probes: readiness fails (503 envelope) as soon as Shutdown begins, so
 	// the load balancer stops sending traffic before connections close.
 	store := &notes{}
-	health := fx.NewHealth(fx.HealthConfig{Timeout: 500 * time.Millisecond})
-	health.AddReadiness("store", func(ctx context.Context) error { return store.ping(ctx) })
-	health.Register(app)
+	probes := health.New(health.Config{Timeout: 500 * time.Millisecond})
+	probes.AddReadiness("store", func(ctx context.Context) error { return store.ping(ctx) })
+	probes.Register(app)
 
 	api := app.Group("/api",
 		middleware.RateLimit(middleware.RateLimitConfig{
@@ -94,7 +96,7 @@ func newApp(public string) *fx.App {
 		return c.JSON(201, store.add(text, c.ClientIP()))
 	}})
 
-	app.Static("/", public, fx.StaticConfig{MaxAge: time.Hour})
+	static.Mount(app, "/", public, static.Config{MaxAge: time.Hour})
 	return app
 }
 

@@ -20,7 +20,9 @@ import (
 	"os"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/health"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/jwt"
 	"github.com/fxhq/fx/openapi"
 	"github.com/fxhq/fx/validate"
 )
@@ -63,7 +65,7 @@ var docConfig = openapi.Config{
 func newApp() (*fx.App, error) {
 	app := fx.New()
 	app.Use(middleware.SecurityHeaders(middleware.SecurityHeadersConfig{}))
-	fx.NewHealth().Register(app)
+	health.New().Register(app)
 
 	users := app.Group("/users").Tags("users")
 	users.Route(fx.Route{
@@ -94,7 +96,7 @@ func newApp() (*fx.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	tokens, err := middleware.NewJWTVerifier(middleware.JWTConfig{
+	tokens, err := jwt.NewVerifier(jwt.Config{
 		Algorithms: []string{"HS256"},
 		Key:        []byte(cmp.Or(os.Getenv("FX_DEMO_SECRET"), "demo-only-hs256-secret-32-bytes!")),
 	})

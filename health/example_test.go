@@ -1,24 +1,26 @@
-package fx_test
+package health_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http/httptest"
 	"regexp"
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/health"
 )
 
 // Probes for a load balancer: /livez has no checks (a database outage must
 // not restart the process), /readyz pings the database. A failing check is
 // the 503 envelope with each result in details; the raw error text
-// ("dial tcp ...") is logged, not sent, unless Config.Development is set.
-func ExampleNewHealth() {
+// ("dial tcp ...") is logged, not sent, unless fx.Config.Development is set.
+func ExampleNew() {
 	app := fx.New(fx.Config{Logger: silentLogger})
-	h := fx.NewHealth(fx.HealthConfig{Timeout: time.Second})
+	h := health.New(health.Config{Timeout: time.Second})
 	dbUp := true
 	h.AddReadiness("db", func(ctx context.Context) error {
 		if !dbUp {
@@ -38,6 +40,9 @@ func ExampleNewHealth() {
 	// 200 {"status":"ok","checks":{"db":{"status":"ok","duration_ms":N}}}
 	// 503 {"error":{"code":"FX_SERVICE_UNAVAILABLE","message":"Readiness check failed: db","details":{"checks":{"db":{"status":"fail","duration_ms":N}}}}}
 }
+
+// silentLogger keeps the examples' output to the responses.
+var silentLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // durations vary from run to run: showProbe prints them as N.
 var durationMS = regexp.MustCompile(`"duration_ms":\d+`)

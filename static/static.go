@@ -1,20 +1,11 @@
-package fx
-
-import (
-	"bytes"
-	"fmt"
-	"io/fs"
-	"os"
-	"strconv"
-	"strings"
-	"sync"
-	"time"
-
-	"github.com/valyala/fasthttp"
-)
-
-// Static files, served by fasthttp.FS behind an ordinary fx route, so the
-// App's middleware runs around them and every refusal is an envelope.
+// Package static serves the files of a directory (or an fs.FS) behind
+// ordinary fx routes, so the App's middleware runs around them and every
+// refusal is an envelope:
+//
+//	static.Mount(app, "/assets", "./public", static.Config{MaxAge: time.Hour})
+//	h, err := static.Handler("./public") // for a route of your own
+//
+// Files are served by fasthttp.FS.
 //
 // What fasthttp.FS does (v1.77.0): it caches open files and keeps files of
 // up to 8 KiB in memory (CacheDuration), answers Range requests for one
@@ -26,7 +17,7 @@ import (
 //     directory, so no path (and no symbolic link inside root) reaches a
 //     file outside it; on top of that the router has already normalised
 //     the path and refused encoded slashes, backslashes and double encoding
-//     with 400 FX_BAD_REQUEST (path.go), and io/fs refuses ".." elements.
+//     with 400 FX_BAD_REQUEST, and io/fs refuses ".." elements.
 //   - Envelopes instead of fasthttp's text bodies: a missing file, a
 //     directory without an index file and a non-GET/HEAD method are 404
 //     FX_NOT_FOUND with the same message as an unmatched route (a client
@@ -43,13 +34,13 @@ import (
 //     errors, which would drop them (a cross-origin conditional GET would
 //     then fail CORS on its 304).
 //   - Dotfiles and dot-directories (.env, .git/) are 404 unless
-//     StaticConfig.Dotfiles is set; .well-known is always served.
+//     Config.Dotfiles is set; .well-known is always served.
 //   - Only regular files (and directories, for their index) are opened: a
 //     FIFO, socket or device file in the root is 404 like a missing file.
 //     Files of the root directory are opened with O_NONBLOCK and checked
 //     with fstat before fasthttp reads them, so a FIFO never blocks the
 //     request (opening one for reading waits for a writer, forever); for
-//     StaticConfig.FS, fs.Stat is asked first (regularFS, static_fs.go).
+//     Config.FS, fs.Stat is asked first (regularFS, fs.go).
 //   - No directory listings, ever, and no writes: fasthttp.FS with
 //     Compress on a directory writes compressed copies next to the files
 //     and deletes "stale" ones; fx hands fasthttp a read-only io/fs view,
@@ -62,16 +53,33 @@ import (
 // header (restored when fasthttp reset it); fx allocates nothing. For a
 // 13-byte file on a shared 2-core machine (medians of
 // BenchmarkStaticSmallFile and BenchmarkStaticFasthttpFS): fasthttp.FS
-// called directly 0.29 µs; StaticHandler on a route without parameters
-// 0.50 µs, 0 allocations; a Static mount 0.84 µs and 3 allocations, which
-// are fasthttp/router's copy of the catch-all value. Each static mount holds
+// called directly 0.29 µs; Handler on a route without parameters
+// 0.50 µs, 0 allocations; a Mount 0.84 µs and 3 allocations, which
+// are fasthttp/router's copy of the catch-all value. Each mount holds
 // one descriptor for its root and runs fasthttp's cache cleaner (one
 // goroutine).
+package static
 
-// StaticConfig configures a static file mount. The zero value serves
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/vary"
+	"github.com/valyala/fasthttp"
+)
+
+// Config configures a static file mount. The zero value serves
 // index.html for directories, without compression and without
 // Cache-Control.
-type StaticConfig struct {
+type Config struct {
 	// FS serves files from this file system (an embed.FS, os.DirFS, a
 	// fs.Sub of either) instead of the root directory, which is then
 	// ignored. Files of an embed.FS have no modification time, so they get
@@ -110,37 +118,50 @@ type StaticConfig struct {
 	Dotfiles bool
 }
 
-// Static serves the files under the directory root at prefix: GET (and
-// HEAD) prefix + "/*filepath" serves root/filepath, and prefix + "/" the
-// root's index file. On a Group, prefix is under the group's prefix and the
-// group's middleware runs around it. A root that cannot be opened is a
-// configuration error reported by Boot (FX_INTERNAL_ERROR naming the
-// mount). The prefix itself, without a trailing slash, is not routed. The
-// root directory is closed by Shutdown. See StaticConfig and
-// the block comment of static.go for the behaviour and its cost.
-func (a *routes) Static(prefix, root string, cfg ...StaticConfig) {
+// Router is what Mount mounts on: *fx.App and *fx.Group.
+type Router interface {
+	Get(path string, h fx.Handler)
+	App() *fx.App
+}
+
+// Mount serves the files under the directory root at prefix on r: GET
+// (and HEAD) prefix + "/*filepath" serves root/filepath, and prefix + "/"
+// the root's index file. On a Group, prefix is under the group's prefix
+// and the group's middleware runs around it. A root that cannot be opened
+// is a configuration error reported by Boot (FX_INTERNAL_ERROR naming the
+// mount and the root). The prefix itself, without a trailing slash, is not
+// routed. The root directory is closed by the App's Shutdown. See Config
+// and the package documentation for the behaviour and its cost.
+func Mount(r Router, prefix, root string, cfg ...Config) {
 	prefix = strings.TrimRight(prefix, "/")
 	h, closer, err := newStatic(root, cfg)
+	app := r.App()
 	if err != nil {
-		e := catalogError(CodeInternalError, fmt.Sprintf("Static %q: %v", prefix+"/", err))
-		a.app.Register(Plugin{Name: "fx.Static " + a.prefix + prefix, Setup: func(*App) error { return e }})
+		e := fx.NewCatalogError(fx.CodeInternalError, fmt.Sprintf("static.Mount %q: %v", prefix+"/", err))
+		// The plugin only carries the error to Boot; the number keeps two
+		// failed mounts from clashing on the plugin's name.
+		name := "static.Mount #" + strconv.FormatUint(failedMounts.Add(1), 10) + " " + prefix + "/"
+		app.Register(fx.Plugin{Name: name, Setup: func(*fx.App) error { return e }})
 		return
 	}
 	if closer != nil {
-		a.app.OnShutdown(closer)
+		app.OnShutdown(closer)
 	}
-	a.Get(prefix+"/*filepath", h)
+	r.Get(prefix+"/*filepath", h)
 }
 
-// StaticHandler returns a handler serving the files under the directory
-// root (or cfg.FS), for routes Static does not cover: a route contract
-// with its own middleware, a single file (app.Get("/favicon.ico", h)
-// serves root/favicon.ico). The file is the route's final catch-all
-// parameter (app.Get("/assets/*f", h) serves root/<f>), or the whole
-// request path for a route without one. It serves GET and HEAD; any other
-// method is 404 FX_NOT_FOUND. It fails when root cannot be opened. The
-// root directory stays open for the life of the process.
-func StaticHandler(root string, cfg ...StaticConfig) (Handler, error) {
+// failedMounts numbers the failed mounts (see Mount).
+var failedMounts atomic.Uint64
+
+// Handler returns a handler serving the files under the directory root
+// (or cfg.FS), for routes Mount does not cover: a route contract with its
+// own middleware, a single file (app.Get("/favicon.ico", h) serves
+// root/favicon.ico). The file is the route's final catch-all parameter
+// (app.Get("/assets/*f", h) serves root/<f>), or the whole request path
+// for a route without one. It serves GET and HEAD; any other method is
+// 404 FX_NOT_FOUND. It fails when root cannot be opened. The root
+// directory stays open for the life of the process.
+func Handler(root string, cfg ...Config) (fx.Handler, error) {
 	h, _, err := newStatic(root, cfg)
 	return h, err
 }
@@ -160,12 +181,12 @@ var staticScratchPool = sync.Pool{New: func() any { return new(staticScratch) }}
 type staticServer struct {
 	fsh          fasthttp.RequestHandler
 	compress     bool
-	dotfiles     bool // StaticConfig.Dotfiles
+	dotfiles     bool // Config.Dotfiles
 	cacheControl string
 }
 
-func newStatic(root string, cfgs []StaticConfig) (Handler, func() error, error) {
-	var cfg StaticConfig
+func newStatic(root string, cfgs []Config) (fx.Handler, func() error, error) {
+	var cfg Config
 	if len(cfgs) > 0 {
 		cfg = cfgs[0]
 	}
@@ -228,30 +249,29 @@ func staticPath(rc *fasthttp.RequestCtx) []byte {
 
 var slash = []byte("/")
 
-// catchAll returns the name of rt's final catch-all parameter, or "".
-func (rt *route) catchAll() string {
-	if rt == nil {
+// catchAll returns the name of the final catch-all parameter of the
+// route pattern (fx syntax, as c.Route returns it), or "".
+func catchAll(pattern string) string {
+	i := strings.LastIndexByte(pattern, '/')
+	if i < 0 || i+1 >= len(pattern) || pattern[i+1] != '*' {
 		return ""
 	}
-	i := strings.LastIndexByte(rt.path, '/')
-	if i < 0 || i+1 >= len(rt.path) || rt.path[i+1] != '*' {
-		return ""
-	}
-	return rt.path[i+2:]
+	return pattern[i+2:]
 }
 
-func (s *staticServer) serve(c *Ctx) error {
-	rc := c.rc
+func (s *staticServer) serve(c *fx.Ctx) error {
+	rc := c.RequestCtx()
 	if !rc.IsGet() && !rc.IsHead() {
-		return notFoundHandler(c)
+		return fx.NotFound(c)
 	}
-	if name := c.rt.catchAll(); name != "" {
-		// The value is already boxed in the user values: storing the same
-		// interface again does not allocate.
+	if name := catchAll(c.Route()); name != "" {
+		// The router stores a parameter's value as a user value under the
+		// parameter's name. The value is already boxed there: storing the
+		// same interface again does not allocate.
 		rc.SetUserValue(staticFileKey{}, rc.UserValue(name))
 	}
 	if !s.dotfiles && hasDotSegment(staticPath(rc)) {
-		return notFoundHandler(c)
+		return fx.NotFound(c)
 	}
 	sc := staticScratchPool.Get().(*staticScratch)
 	defer staticScratchPool.Put(sc)
@@ -304,11 +324,11 @@ func (s *staticServer) serve(c *Ctx) error {
 	case fasthttp.StatusNotFound, fasthttp.StatusForbidden:
 		// Missing file, directory without index, a path fasthttp refuses
 		// to open (403).
-		return notFoundHandler(c)
+		return fx.NotFound(c)
 	case fasthttp.StatusBadRequest:
-		return catalogError(CodeBadRequest, "The request path holds a NUL byte")
+		return fx.NewCatalogError(fx.CodeBadRequest, "The request path holds a NUL byte")
 	default:
-		return fmt.Errorf("fx: static file %s: fasthttp.FS answered %d", rc.Path(), st)
+		return fmt.Errorf("static: file %s: fasthttp.FS answered %d", rc.Path(), st)
 	}
 }
 
@@ -340,37 +360,9 @@ func (s *staticServer) decorate(resp *fasthttp.Response, sc *staticScratch) {
 	if s.compress {
 		// Also on the uncompressed answer: a shared cache must not hand it
 		// to clients that accept an encoding (or the reverse).
-		addVaryAcceptEncoding(&resp.Header, &sc.buf)
+		vary.AddAcceptEncoding(&resp.Header, &sc.buf)
 	}
 }
-
-// addVaryAcceptEncoding adds Accept-Encoding to the Vary header, keeping
-// what middleware put there (CORS varies on Origin). buf is scratch space
-// kept by the caller: no allocation once it has grown. Config.Compression
-// uses it too (compress.go).
-func addVaryAcceptEncoding(h *fasthttp.ResponseHeader, buf *[]byte) {
-	v := h.Peek(fasthttp.HeaderVary)
-	if len(v) == 0 {
-		h.Set(fasthttp.HeaderVary, fasthttp.HeaderAcceptEncoding)
-		return
-	}
-	for rest := v; len(rest) > 0; {
-		tok := rest
-		if i := bytes.IndexByte(rest, ','); i >= 0 {
-			tok, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil
-		}
-		tok = bytes.TrimSpace(tok)
-		if bytes.EqualFold(tok, varyAcceptEncoding) || len(tok) == 1 && tok[0] == '*' {
-			return
-		}
-	}
-	*buf = append(append(append((*buf)[:0], v...), ", "...), varyAcceptEncoding...)
-	h.SetBytesV(fasthttp.HeaderVary, *buf)
-}
-
-var varyAcceptEncoding = []byte(fasthttp.HeaderAcceptEncoding)
 
 // appendEscapedPath appends the decoded path p percent-encoded for a URL:
 // every byte but the unreserved and sub-delimiter characters, ':', '@' and

@@ -1,4 +1,4 @@
-package fx
+package health
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // hook makes the interleaving deterministic: every joiner is known to be
 // waiting before the check is released.)
 func TestHealthConcurrentRequestsShareOneRun(t *testing.T) {
-	h := NewHealth()
+	h := New()
 	entered, release := make(chan struct{}), make(chan struct{})
 	var calls atomic.Int32
 	h.AddReadiness("db", func(context.Context) error {
@@ -27,8 +27,8 @@ func TestHealthConcurrentRequestsShareOneRun(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	const joiners = 5
 	joined := make(chan struct{}, joiners)
-	testHookHealthJoin = func() { joined <- struct{}{} }
-	t.Cleanup(func() { testHookHealthJoin = nil })
+	testHookJoin = func() { joined <- struct{}{} }
+	t.Cleanup(func() { testHookJoin = nil })
 
 	runs := make([]*healthRun, joiners+1)
 	var wg sync.WaitGroup

@@ -1,4 +1,4 @@
-package middleware
+package jwt
 
 import (
 	"hash/maphash"
@@ -8,10 +8,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
+	"github.com/fxhq/fx/middleware"
+	gojwt "github.com/golang-jwt/jwt/v5"
 )
 
-// The verified-token cache of JWTVerifier.
+// The verified-token cache of Verifier.
 //
 // Why: golang-jwt decodes the header and the claims with encoding/json and
 // builds an HMAC (or runs an RSA/ECDSA/EdDSA check) for every token: about
@@ -25,7 +26,7 @@ import (
 // (BenchmarkJWTVerify); Auth through fx then costs about what an API key
 // costs. A miss pays that lookup on top of the full verification, and an
 // accepted token about four more small allocations (exp and iat, and nbf
-// when present, read again as *jwt.NumericDate; the entry; its copy of
+// when present, read again as *gojwt.NumericDate; the entry; its copy of
 // the token). Refusals are never
 // stored, so a token refused now (not yet valid, say) is checked again
 // next time and cannot shadow a later valid answer.
@@ -52,20 +53,20 @@ import (
 //     bytes are copied), so an entry can never be stale with respect to
 //     configuration.
 
-// Defaults of JWTConfig's cache.
+// Defaults of Config's cache.
 const (
-	// DefaultJWTCacheSize is the number of verified tokens a JWTVerifier
-	// remembers when JWTConfig.CacheSize is 0.
-	DefaultJWTCacheSize = 4096
-	// DefaultJWTCacheTTL is the longest a verified token is remembered
-	// when JWTConfig.CacheTTL is 0 (shorter when it expires sooner).
-	DefaultJWTCacheTTL = 5 * time.Minute
+	// DefaultCacheSize is the number of verified tokens a Verifier
+	// remembers when Config.CacheSize is 0.
+	DefaultCacheSize = 4096
+	// DefaultCacheTTL is the longest a verified token is remembered
+	// when Config.CacheTTL is 0 (shorter when it expires sooner).
+	DefaultCacheTTL = 5 * time.Minute
 )
 
 // maxCachedToken is the longest token the cache stores (Auth's default
 // MaxCredentialLength): it bounds the copy each entry keeps. Longer tokens
 // (reachable by calling Verify directly) are verified every time.
-const maxCachedToken = DefaultMaxCredentialLength
+const maxCachedToken = middleware.DefaultMaxCredentialLength
 
 // cacheWays is the associativity: a token can live in one of cacheWays
 // slots of its set, so a lookup reads at most cacheWays pointers.
@@ -85,7 +86,7 @@ type tokenCache struct {
 type cacheEntry struct {
 	hash  uint64
 	token string // a copy, compared in full on every hit
-	p     *Principal
+	p     *middleware.Principal
 	// The entry answers for notBefore <= now < until (Unix ns).
 	notBefore, until int64
 }
@@ -112,7 +113,7 @@ func (tc *tokenCache) set(h uint64) []atomic.Pointer[cacheEntry] {
 
 // get returns the principal stored for token (hash h), if it is valid at
 // now (Unix ns).
-func (tc *tokenCache) get(h uint64, token string, now int64) *Principal {
+func (tc *tokenCache) get(h uint64, token string, now int64) *middleware.Principal {
 	set := tc.set(h)
 	for i := range set {
 		e := set[i].Load()
@@ -126,7 +127,7 @@ func (tc *tokenCache) get(h uint64, token string, now int64) *Principal {
 // put stores p for token (hash h), valid for notBefore <= now < until.
 // The victim is, in order: a slot holding the same token, an empty slot,
 // a slot whose entry is not valid now, a random slot.
-func (tc *tokenCache) put(h uint64, token string, p *Principal, notBefore, until, now int64) {
+func (tc *tokenCache) put(h uint64, token string, p *middleware.Principal, notBefore, until, now int64) {
 	if len(token) > maxCachedToken || until <= now {
 		return
 	}
@@ -157,8 +158,8 @@ func (tc *tokenCache) len() int {
 }
 
 // verifyCached is Verify with the cache: a hit returns the stored
-// *Principal, a miss verifies and stores an accepted token.
-func (v *JWTVerifier) verifyCached(token string) (*Principal, error) {
+// *middleware.Principal, a miss verifies and stores an accepted token.
+func (v *Verifier) verifyCached(token string) (*middleware.Principal, error) {
 	tc := v.cache
 	now := v.now()
 	ns := now.UnixNano()
@@ -170,7 +171,7 @@ func (v *JWTVerifier) verifyCached(token string) (*Principal, error) {
 	if err != nil {
 		return nil, err
 	}
-	if nb, until, ok := v.window(jwt.MapClaims(p.Claims), now); ok {
+	if nb, until, ok := v.window(gojwt.MapClaims(p.Claims), now); ok {
 		tc.put(h, token, p, nb, until, ns)
 	}
 	return p, nil
@@ -181,7 +182,7 @@ func (v *JWTVerifier) verifyCached(token string) (*Principal, error) {
 // with golang-jwt's own getters, so the bounds are the ones its validator
 // compared (same parsing, same precision). ok is false when a claim cannot
 // be read (the token would not have been accepted).
-func (v *JWTVerifier) window(claims jwt.MapClaims, verifiedAt time.Time) (notBefore, until int64, ok bool) {
+func (v *Verifier) window(claims gojwt.MapClaims, verifiedAt time.Time) (notBefore, until int64, ok bool) {
 	end := verifiedAt.Add(time.Duration(v.cache.ttl))
 	exp, err := claims.GetExpirationTime()
 	if err != nil {
@@ -191,7 +192,7 @@ func (v *JWTVerifier) window(claims jwt.MapClaims, verifiedAt time.Time) (notBef
 		end = exp.Add(v.leeway) // golang-jwt: valid while now < exp + leeway
 	}
 	start := time.Time{}
-	for _, get := range [...]func() (*jwt.NumericDate, error){claims.GetNotBefore, claims.GetIssuedAt} {
+	for _, get := range [...]func() (*gojwt.NumericDate, error){claims.GetNotBefore, claims.GetIssuedAt} {
 		d, err := get()
 		if err != nil {
 			return 0, 0, false

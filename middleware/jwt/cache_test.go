@@ -1,4 +1,4 @@
-package middleware_test
+package jwt_test
 
 import (
 	"bytes"
@@ -15,11 +15,12 @@ import (
 
 	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/jwt"
 )
 
 // newHSVerifier is hsVerifier with the cache, clock and leeway fields of
 // cfg (the clock defaults to fixedNow).
-func newHSVerifier(t testing.TB, cfg middleware.JWTConfig) *middleware.JWTVerifier {
+func newHSVerifier(t testing.TB, cfg jwt.Config) *jwt.Verifier {
 	t.Helper()
 	cfg.Algorithms = []string{"HS256"}
 	cfg.Key = hsSecret
@@ -28,7 +29,7 @@ func newHSVerifier(t testing.TB, cfg middleware.JWTConfig) *middleware.JWTVerifi
 	if cfg.Now == nil {
 		cfg.Now = func() time.Time { return fixedNow }
 	}
-	v, err := middleware.NewJWTVerifier(cfg)
+	v, err := jwt.NewVerifier(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func newTestClock(t time.Time) *testClock {
 func (c *testClock) now() time.Time  { return time.Unix(0, c.ns.Load()) }
 func (c *testClock) set(t time.Time) { c.ns.Store(t.UnixNano()) }
 
-func mustVerify(t *testing.T, v *middleware.JWTVerifier, tok string) *middleware.Principal {
+func mustVerify(t *testing.T, v *jwt.Verifier, tok string) *middleware.Principal {
 	t.Helper()
 	p, err := v.Verify(nil, tok)
 	if err != nil || p == nil {
@@ -55,9 +56,9 @@ func mustVerify(t *testing.T, v *middleware.JWTVerifier, tok string) *middleware
 	return p
 }
 
-func cacheLen(t *testing.T, v *middleware.JWTVerifier, want int) {
+func cacheLen(t *testing.T, v *jwt.Verifier, want int) {
 	t.Helper()
-	if n, _ := middleware.JWTCacheLen(v); n != want {
+	if n, _ := jwt.CacheLen(v); n != want {
 		t.Fatalf("cache holds %d entries, want %d", n, want)
 	}
 }
@@ -73,7 +74,7 @@ func TestJWTCacheHitSamePrincipal(t *testing.T) {
 		t.Fatal("second verification did not come from the cache")
 	}
 	cacheLen(t, v, 1)
-	want := mustVerify(t, newHSVerifier(t, middleware.JWTConfig{CacheSize: -1}), tok)
+	want := mustVerify(t, newHSVerifier(t, jwt.Config{CacheSize: -1}), tok)
 	if !reflect.DeepEqual(p1, want) {
 		t.Fatalf("cached principal %+v, uncached %+v", p1, want)
 	}
@@ -90,21 +91,21 @@ func TestJWTCacheHitSamePrincipal(t *testing.T) {
 // negative CacheTTL is a configuration error.
 func TestJWTCacheDisabled(t *testing.T) {
 	tok := sign(t, nil, nil)
-	v := newHSVerifier(t, middleware.JWTConfig{CacheSize: -1})
+	v := newHSVerifier(t, jwt.Config{CacheSize: -1})
 	first, second := mustVerify(t, v, tok), mustVerify(t, v, tok)
 	if first == second {
 		t.Fatal("disabled cache answered from memory")
 	}
-	if n, c := middleware.JWTCacheLen(v); n != 0 || c != 0 {
+	if n, c := jwt.CacheLen(v); n != 0 || c != 0 {
 		t.Fatalf("disabled cache: %d/%d", n, c)
 	}
-	if _, err := middleware.NewJWTVerifier(middleware.JWTConfig{Algorithms: []string{"HS256"}, Key: hsSecret, CacheTTL: -time.Second}); err == nil {
+	if _, err := jwt.NewVerifier(jwt.Config{Algorithms: []string{"HS256"}, Key: hsSecret, CacheTTL: -time.Second}); err == nil {
 		t.Fatal("negative CacheTTL accepted")
 	}
-	if _, c := middleware.JWTCacheLen(hsVerifier(t)); c != middleware.DefaultJWTCacheSize {
+	if _, c := jwt.CacheLen(hsVerifier(t)); c != jwt.DefaultCacheSize {
 		t.Fatalf("default capacity %d", c)
 	}
-	if _, c := middleware.JWTCacheLen(newHSVerifier(t, middleware.JWTConfig{CacheSize: 1})); c != 8 {
+	if _, c := jwt.CacheLen(newHSVerifier(t, jwt.Config{CacheSize: 1})); c != 8 {
 		t.Fatalf("CacheSize 1: capacity %d, want 8 (one set)", c)
 	}
 }
@@ -118,7 +119,7 @@ func TestJWTCacheExpiry(t *testing.T) {
 	for _, leeway := range []time.Duration{-1, 30 * time.Second} {
 		eff := max(leeway, 0)
 		clock := newTestClock(t0)
-		v := newHSVerifier(t, middleware.JWTConfig{Now: clock.now, Leeway: leeway})
+		v := newHSVerifier(t, jwt.Config{Now: clock.now, Leeway: leeway})
 		tok := sign(t, fxtest.Claims{"exp": exp.Unix()}, nil)
 		p := mustVerify(t, v, tok)
 		cacheLen(t, v, 1)
@@ -139,7 +140,7 @@ func TestJWTCacheExpiry(t *testing.T) {
 	// nbf: refused before, accepted (and cached) after, and refused again
 	// if the clock steps back before nbf.
 	clock := newTestClock(t0)
-	v := newHSVerifier(t, middleware.JWTConfig{Now: clock.now, Leeway: -1})
+	v := newHSVerifier(t, jwt.Config{Now: clock.now, Leeway: -1})
 	nbf := t0.Add(100 * time.Second)
 	tok := sign(t, fxtest.Claims{"nbf": nbf.Unix()}, nil)
 	if _, err := v.Verify(nil, tok); !errors.Is(err, middleware.ErrNotYetValid) {
@@ -164,7 +165,7 @@ func TestJWTCacheExpiry(t *testing.T) {
 // again and its new entry replaces the old one.
 func TestJWTCacheTTL(t *testing.T) {
 	clock := newTestClock(fixedNow)
-	v := newHSVerifier(t, middleware.JWTConfig{Now: clock.now, CacheTTL: time.Minute, AllowNoExpiry: true})
+	v := newHSVerifier(t, jwt.Config{Now: clock.now, CacheTTL: time.Minute, AllowNoExpiry: true})
 	for _, tok := range []string{sign(t, nil, nil), sign(t, fxtest.Claims{"exp": nil}, nil)} {
 		clock.set(fixedNow)
 		p1 := mustVerify(t, v, tok)
@@ -188,7 +189,7 @@ func TestJWTCacheTTL(t *testing.T) {
 // bound, and the heap does not grow with the number of tokens.
 func TestJWTCacheFlood(t *testing.T) {
 	v := hsVerifier(t)
-	_, capacity := middleware.JWTCacheLen(v)
+	_, capacity := jwt.CacheLen(v)
 	total := 100_000
 	if raceEnabled {
 		total = 3 * capacity
@@ -206,7 +207,7 @@ func TestJWTCacheFlood(t *testing.T) {
 			heapAt[min(i+1-first, 1)] = ms.HeapAlloc
 		}
 	}
-	n, _ := middleware.JWTCacheLen(v)
+	n, _ := jwt.CacheLen(v)
 	if n > capacity || n < capacity*9/10 {
 		t.Fatalf("after %d tokens the cache holds %d entries, capacity %d", total, n, capacity)
 	}
@@ -261,8 +262,8 @@ func TestJWTCacheTampered(t *testing.T) {
 // so the same set), a lookup still answers only for the very token it
 // stored: the bytes are compared, not just the hash.
 func TestJWTCacheCollision(t *testing.T) {
-	v := newHSVerifier(t, middleware.JWTConfig{CacheSize: 8})
-	middleware.JWTCacheCollide(v)
+	v := newHSVerifier(t, jwt.Config{CacheSize: 8})
+	jwt.CacheCollide(v)
 	a := sign(t, fxtest.Claims{"sub": "alice", "roles": []string{"admin"}}, nil)
 	b := sign(t, fxtest.Claims{"sub": "bob__"}, nil)
 	pa := mustVerify(t, v, a)
@@ -292,12 +293,12 @@ func TestJWTCacheCopiesToken(t *testing.T) {
 		t.Fatalf("fixture tokens differ in length: %d, %d", len(a), len(b))
 	}
 	buf := []byte(a)
-	pa, err := middleware.JWTVerifyBytes(v, buf)
+	pa, err := jwt.VerifyBytesOf(v, buf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	copy(buf, b) // the next request reuses the buffer
-	if pb, err := middleware.JWTVerifyBytes(v, buf); err != nil || pb.Subject != "bobby" {
+	if pb, err := jwt.VerifyBytesOf(v, buf); err != nil || pb.Subject != "bobby" {
 		t.Fatalf("second token: %v %+v", err, pb)
 	}
 	if mustVerify(t, v, a) != pa {
@@ -309,7 +310,7 @@ func TestJWTCacheCopiesToken(t *testing.T) {
 // changes nothing (so cached and uncached answers cannot disagree).
 func TestJWTKeyCopied(t *testing.T) {
 	key := bytes.Clone(hsSecret)
-	v, err := middleware.NewJWTVerifier(middleware.JWTConfig{
+	v, err := jwt.NewVerifier(jwt.Config{
 		Algorithms: []string{"HS256"}, Keys: map[string]any{"k1": key}, CacheSize: -1,
 		Now: func() time.Time { return fixedNow },
 	})
@@ -337,9 +338,9 @@ func TestJWTCacheConcurrent(t *testing.T) {
 		bad = append(bad, b)
 	}
 	for _, collide := range []bool{false, true} {
-		v := newHSVerifier(t, middleware.JWTConfig{CacheSize: 16})
+		v := newHSVerifier(t, jwt.Config{CacheSize: 16})
 		if collide {
-			middleware.JWTCacheCollide(v)
+			jwt.CacheCollide(v)
 		}
 		var wg sync.WaitGroup
 		errs := make(chan error, workers)
@@ -367,8 +368,29 @@ func TestJWTCacheConcurrent(t *testing.T) {
 		for err := range errs {
 			t.Errorf("collide=%v: %v", collide, err)
 		}
-		if n, c := middleware.JWTCacheLen(v); n > c {
+		if n, c := jwt.CacheLen(v); n > c {
 			t.Fatalf("%d entries, capacity %d", n, c)
 		}
+	}
+}
+
+// BenchmarkJWTVerify is Verifier.Verify alone (no request), with the
+// same token every time: a cache hit, or a full verification without the
+// cache.
+func BenchmarkJWTVerify(b *testing.B) {
+	tok := sign(b, fxtest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
+	for _, c := range []struct {
+		name string
+		size int
+	}{{"cached", 0}, {"nocache", -1}} {
+		b.Run(c.name, func(b *testing.B) {
+			v := newHSVerifier(b, jwt.Config{CacheSize: c.size})
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := v.Verify(nil, tok); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -1,9 +1,10 @@
-package fx_test
+package health_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -13,18 +14,21 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/health"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 // healthDetails decodes the details of a failed probe.
 type healthDetails struct {
-	Checks map[string]fx.HealthResult `json:"checks"`
+	Checks map[string]health.Result `json:"checks"`
 }
 
-func probeDetails(t *testing.T, env envelope) healthDetails {
+func probeDetails(t *testing.T, env fxtest.Envelope) healthDetails {
 	t.Helper()
 	var d healthDetails
-	if err := json.Unmarshal(env.Error.Details, &d); err != nil {
-		t.Fatalf("details %s: %v", env.Error.Details, err)
+	if err := json.Unmarshal(env.Details, &d); err != nil {
+		t.Fatalf("details %s: %v", env.Details, err)
 	}
 	return d
 }
@@ -32,12 +36,12 @@ func probeDetails(t *testing.T, env envelope) healthDetails {
 // Probes without checks answer the prebuilt {"status":"ok"}.
 func TestHealthNoChecks(t *testing.T) {
 	app := quiet()
-	fx.NewHealth().Register(app)
+	health.New().Register(app)
 	t.Cleanup(func() { app.Shutdown() })
 	for _, path := range []string{"/livez", "/readyz"} {
-		r := do(t, app, "GET", path, "")
-		if r.status != 200 || string(r.body) != `{"status":"ok"}` || r.header.Get("Content-Type") != "application/json" {
-			t.Errorf("%s: %d %s %q", path, r.status, r.header.Get("Content-Type"), r.body)
+		r := get(t, app, path)
+		if r.Status != 200 || string(r.Body) != `{"status":"ok"}` || r.Header().Get("Content-Type") != "application/json" {
+			t.Errorf("%s: %d %s %q", path, r.Status, r.Header().Get("Content-Type"), r.Body)
 		}
 	}
 }
@@ -49,7 +53,7 @@ func TestHealthNoChecks(t *testing.T) {
 func TestHealthReadinessResults(t *testing.T) {
 	for _, dev := range []bool{false, true} {
 		app, logs := newLogged(fx.Config{Development: dev})
-		h := fx.NewHealth(fx.HealthConfig{RetryAfter: 5})
+		h := health.New(health.Config{RetryAfter: 5})
 		var dbDown atomic.Bool
 		dbDown.Store(true)
 		h.AddReadiness("cache", func(context.Context) error { return nil })
@@ -65,41 +69,41 @@ func TestHealthReadinessResults(t *testing.T) {
 		h.Register(app)
 		t.Cleanup(func() { app.Shutdown() })
 
-		r := do(t, app, "GET", "/readyz", "")
-		env := mustEnvelope(t, r, 503, fx.CodeServiceUnavailable)
-		if r.header.Get("Retry-After") != "5" {
-			t.Errorf("dev=%v: Retry-After %q", dev, r.header.Get("Retry-After"))
+		r := get(t, app, "/readyz")
+		env := r.AssertError(503, fx.CodeServiceUnavailable).Envelope()
+		if r.Header().Get("Retry-After") != "5" {
+			t.Errorf("dev=%v: Retry-After %q", dev, r.Header().Get("Retry-After"))
 		}
-		if env.Error.Message != "Readiness check failed: db, queue" {
-			t.Errorf("dev=%v: message %q", dev, env.Error.Message)
+		if env.Message != "Readiness check failed: db, queue" {
+			t.Errorf("dev=%v: message %q", dev, env.Message)
 		}
 		d := probeDetails(t, env)
 		if d.Checks["cache"].Status != "ok" || d.Checks["db"].Status != "fail" || d.Checks["queue"].Status != "fail" {
 			t.Errorf("dev=%v: checks %+v", dev, d.Checks)
 		}
-		leaked := strings.Contains(string(r.body), "10.0.0.7")
+		leaked := strings.Contains(string(r.Body), "10.0.0.7")
 		if leaked != dev {
-			t.Errorf("dev=%v: raw error text in body = %v: %s", dev, leaked, r.body)
+			t.Errorf("dev=%v: raw error text in body = %v: %s", dev, leaked, r.Body)
 		}
 		if d.Checks["queue"].Error != "queue is paused for maintenance" {
 			t.Errorf("dev=%v: *Error message not shown: %+v", dev, d.Checks["queue"])
 		}
 
 		// Liveness has no checks here: readiness failures do not restart.
-		if r := do(t, app, "GET", "/livez", ""); r.status != 200 {
-			t.Errorf("dev=%v: livez %d %s", dev, r.status, r.body)
+		if r := get(t, app, "/livez"); r.Status != 200 {
+			t.Errorf("dev=%v: livez %d %s", dev, r.Status, r.Body)
 		}
 
 		// Polled again, the failure is not logged again; recovery is.
-		do(t, app, "GET", "/readyz", "")
+		get(t, app, "/readyz")
 		dbDown.Store(false)
-		do(t, app, "GET", "/readyz", "")
+		get(t, app, "/readyz")
 		var failing, recovered int
 		for _, rec := range logs.records(t) {
 			switch {
 			case rec["msg"] == "fx: health check failing" && rec["check"] == "db":
 				failing++
-				if !strings.Contains(rec["error"].(string), "10.0.0.7") {
+				if !strings.Contains(fmt.Sprint(rec["error"]), "10.0.0.7") {
 					t.Errorf("dev=%v: log lacks the raw error: %v", dev, rec)
 				}
 			case rec["msg"] == "fx: health check recovered" && rec["check"] == "db":
@@ -107,7 +111,7 @@ func TestHealthReadinessResults(t *testing.T) {
 			}
 		}
 		if failing != 1 || recovered != 1 {
-			t.Errorf("dev=%v: logged failing %d, recovered %d times; want 1, 1:\n%s", dev, failing, recovered, logs)
+			t.Errorf("dev=%v: logged failing %d, recovered %d times; want 1, 1:\n%v", dev, failing, recovered, logs.records(t))
 		}
 	}
 }
@@ -115,22 +119,22 @@ func TestHealthReadinessResults(t *testing.T) {
 // All checks passing: 200 with each result.
 func TestHealthAllPass(t *testing.T) {
 	app := quiet()
-	h := fx.NewHealth()
+	h := health.New()
 	h.AddLiveness("loop", func(context.Context) error { return nil })
 	h.AddReadiness("db", func(context.Context) error { return nil })
 	h.Register(app)
 	t.Cleanup(func() { app.Shutdown() })
 	for _, tc := range []struct{ path, check string }{{"/livez", "loop"}, {"/readyz", "db"}} {
-		r := do(t, app, "GET", tc.path, "")
+		r := get(t, app, tc.path)
 		var body struct {
-			Status string                     `json:"status"`
-			Checks map[string]fx.HealthResult `json:"checks"`
+			Status string                   `json:"status"`
+			Checks map[string]health.Result `json:"checks"`
 		}
-		if err := json.Unmarshal(r.body, &body); err != nil || r.status != 200 {
-			t.Fatalf("%s: %d %s", tc.path, r.status, r.body)
+		if err := json.Unmarshal(r.Body, &body); err != nil || r.Status != 200 {
+			t.Fatalf("%s: %d %s", tc.path, r.Status, r.Body)
 		}
 		if body.Status != "ok" || len(body.Checks) != 1 || body.Checks[tc.check].Status != "ok" {
-			t.Errorf("%s: %s", tc.path, r.body)
+			t.Errorf("%s: %s", tc.path, r.Body)
 		}
 	}
 }
@@ -140,7 +144,7 @@ func TestHealthAllPass(t *testing.T) {
 // dependency cannot pile up goroutines at the polling rate.
 func TestHealthHungCheckTimesOut(t *testing.T) {
 	app := quiet()
-	h := fx.NewHealth(fx.HealthConfig{Timeout: 20 * time.Millisecond})
+	h := health.New(health.Config{Timeout: 20 * time.Millisecond})
 	release := make(chan struct{})
 	var calls atomic.Int32
 	h.AddReadiness("stuck", func(context.Context) error {
@@ -151,13 +155,13 @@ func TestHealthHungCheckTimesOut(t *testing.T) {
 	h.Register(app)
 	t.Cleanup(func() { app.Shutdown() })
 
-	r := do(t, app, "GET", "/readyz", "")
-	d := probeDetails(t, mustEnvelope(t, r, 503, fx.CodeServiceUnavailable))
+	r := get(t, app, "/readyz")
+	d := probeDetails(t, r.AssertError(503, fx.CodeServiceUnavailable).Envelope())
 	if got := d.Checks["stuck"]; got.Status != "fail" || got.Error != "check timed out after 20ms" || got.DurationMS < 20 {
 		t.Errorf("first probe: %+v", got)
 	}
-	r = do(t, app, "GET", "/readyz", "")
-	d = probeDetails(t, mustEnvelope(t, r, 503, fx.CodeServiceUnavailable))
+	r = get(t, app, "/readyz")
+	d = probeDetails(t, r.AssertError(503, fx.CodeServiceUnavailable).Envelope())
 	if got := d.Checks["stuck"]; got.Error != "previous run has not returned" {
 		t.Errorf("second probe: %+v", got)
 	}
@@ -172,7 +176,7 @@ func TestHealthHungCheckTimesOut(t *testing.T) {
 func TestHealthChecksConcurrentAndBounded(t *testing.T) {
 	for _, conc := range []int{1, 3} {
 		app := quiet()
-		h := fx.NewHealth(fx.HealthConfig{Concurrency: conc, Timeout: 5 * time.Second})
+		h := health.New(health.Config{Concurrency: conc, Timeout: 5 * time.Second})
 		var running, peak atomic.Int32
 		var all sync.WaitGroup
 		all.Add(3)
@@ -197,9 +201,9 @@ func TestHealthChecksConcurrentAndBounded(t *testing.T) {
 			})
 		}
 		h.Register(app)
-		r := do(t, app, "GET", "/readyz", "")
-		if r.status != 200 {
-			t.Errorf("conc=%d: %d %s", conc, r.status, r.body)
+		r := get(t, app, "/readyz")
+		if r.Status != 200 {
+			t.Errorf("conc=%d: %d %s", conc, r.Status, r.Body)
 		}
 		if p := peak.Load(); p != int32(conc) {
 			t.Errorf("conc=%d: peak %d checks at once", conc, p)
@@ -211,12 +215,12 @@ func TestHealthChecksConcurrentAndBounded(t *testing.T) {
 // A panicking check is a failure, not a crash.
 func TestHealthPanickingCheck(t *testing.T) {
 	app := quiet()
-	h := fx.NewHealth()
+	h := health.New()
 	h.AddLiveness("boom", func(context.Context) error { panic("nil map") })
 	h.Register(app)
 	t.Cleanup(func() { app.Shutdown() })
-	r := do(t, app, "GET", "/livez", "")
-	d := probeDetails(t, mustEnvelope(t, r, 503, fx.CodeServiceUnavailable))
+	r := get(t, app, "/livez")
+	d := probeDetails(t, r.AssertError(503, fx.CodeServiceUnavailable).Envelope())
 	if d.Checks["boom"].Status != "fail" || d.Checks["boom"].Error != "" {
 		t.Errorf("%+v", d.Checks)
 	}
@@ -227,7 +231,7 @@ func TestHealthPanickingCheck(t *testing.T) {
 // connections close; liveness still passes (the process is fine).
 func TestReadinessFailsWhenShutdownBegins(t *testing.T) {
 	app := quiet()
-	h := fx.NewHealth()
+	h := health.New()
 	var checks atomic.Int32
 	h.AddReadiness("db", func(context.Context) error { checks.Add(1); return nil })
 	h.Register(app)
@@ -245,9 +249,7 @@ func TestReadinessFailsWhenShutdownBegins(t *testing.T) {
 	go func() { served <- app.Serve(ln) }()
 	handler := app.Handler()
 	probe := func(path string) (int, []byte, string) {
-		rc := newRequestCtx()
-		rc.Request.Header.SetMethod("GET")
-		rc.Request.SetRequestURI(path)
+		rc := kittest.RequestCtx("GET", path)
 		handler(rc)
 		return rc.Response.StatusCode(), append([]byte(nil), rc.Response.Body()...), string(rc.Response.Header.Peek("Retry-After"))
 	}
@@ -271,7 +273,7 @@ func TestReadinessFailsWhenShutdownBegins(t *testing.T) {
 	}
 	before := checks.Load()
 	st, body, retry := probe("/readyz")
-	checkEnvelopeBody(t, body, fx.CodeServiceUnavailable)
+	kittest.CheckEnvelope(t, body, fx.CodeServiceUnavailable)
 	if st != 503 || retry != "1" {
 		t.Errorf("during shutdown: /readyz %d, Retry-After %q, %s", st, retry, body)
 	}
@@ -314,7 +316,7 @@ func TestHealthAddMisuse(t *testing.T) {
 		}()
 		f()
 	}
-	h := fx.NewHealth()
+	h := health.New()
 	ok := func(context.Context) error { return nil }
 	h.AddReadiness("db", ok)
 	mustPanic("duplicate", func() { h.AddReadiness("db", ok) })
@@ -322,7 +324,7 @@ func TestHealthAddMisuse(t *testing.T) {
 	app := quiet()
 	h.Register(app)
 	t.Cleanup(func() { app.Shutdown() })
-	do(t, app, "GET", "/readyz", "")
+	get(t, app, "/readyz")
 	mustPanic("after serving", func() { h.AddReadiness("late", ok) })
 }
 
@@ -330,6 +332,6 @@ func TestHealthAddMisuse(t *testing.T) {
 // handler (routing, chain, boundary): the prebuilt body, no allocation.
 func BenchmarkLivezNoChecks(b *testing.B) {
 	app := fx.New(fx.Config{Logger: silentLogger})
-	fx.NewHealth().Register(app)
-	runBenchWith(b, app.Handler(), "GET", "/livez", 200)
+	health.New().Register(app)
+	kittest.Bench(b, app.Handler(), "GET", "/livez", 200)
 }

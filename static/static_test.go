@@ -1,10 +1,9 @@
-package fx_test
+package static_test
 
 import (
 	"bytes"
 	"compress/gzip"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,7 +13,9 @@ import (
 	"testing/fstest"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/nethttp"
+	"github.com/fxhq/fx/static"
 	"github.com/valyala/fasthttp"
 )
 
@@ -72,20 +73,20 @@ func staticTree(t testing.TB) string {
 	return root
 }
 
-func staticApp(t *testing.T, cfg ...fx.StaticConfig) *fx.App {
+func staticApp(t *testing.T, cfg ...static.Config) *fx.App {
 	t.Helper()
 	app := quiet()
 	app.Use(func(c *fx.Ctx, next fx.Next) error {
 		c.SetHeader("X-Request-ID", "req-1") // before next: must survive every answer
 		return next()
 	})
-	app.Static("/static", staticTree(t), cfg...)
+	static.Mount(app, "/static", staticTree(t), cfg...)
 	t.Cleanup(func() { app.Shutdown() })
 	return app
 }
 
 func TestStaticServesFiles(t *testing.T) {
-	app := staticApp(t, fx.StaticConfig{MaxAge: 3600e9})
+	app := staticApp(t, static.Config{MaxAge: 3600e9})
 	r := do(t, app, "GET", "/static/hello.txt", "")
 	if r.status != 200 || string(r.body) != "hello, world\n" {
 		t.Fatalf("%d %q", r.status, r.body)
@@ -157,8 +158,8 @@ func TestStaticIndexAndDirectories(t *testing.T) {
 	for _, p := range []string{"/static/missing.txt", "/static/empty/", "/static/docs/nope/", "/static/hello.txt/x"} {
 		r := do(t, app, "GET", p, "")
 		env := mustEnvelope(t, r, 404, fx.CodeNotFound)
-		if env.Error.Message != "Route GET "+p+" not found" {
-			t.Errorf("%s: message %q", p, env.Error.Message)
+		if env.Message != "Route GET "+p+" not found" {
+			t.Errorf("%s: message %q", p, env.Message)
 		}
 		if r.header.Get("X-Request-ID") != "req-1" {
 			t.Errorf("%s: middleware header lost", p)
@@ -189,7 +190,7 @@ func TestStaticRanges(t *testing.T) {
 }
 
 func TestStaticPrecompressed(t *testing.T) {
-	app := staticApp(t, fx.StaticConfig{Compress: true})
+	app := staticApp(t, static.Config{Compress: true})
 	for _, tc := range []struct{ accept, encoding, body string }{
 		{"br, gzip", "br", "BROTLI-BYTES"},
 		{"gzip", "gzip", ""}, // checked by decoding below
@@ -261,7 +262,7 @@ func TestStaticVaryKeepsMiddlewareValue(t *testing.T) {
 		c.SetHeader("Access-Control-Allow-Origin", "https://a.example")
 		return next()
 	})
-	app.Static("/s", staticTree(t), fx.StaticConfig{Compress: true})
+	static.Mount(app, "/s", staticTree(t), static.Config{Compress: true})
 	t.Cleanup(func() { app.Shutdown() })
 	vary := func(r result) string { return strings.ReplaceAll(r.header.Get("Vary"), " ", "") }
 	r := do(t, app, "GET", "/s/app.js", "", "Accept-Encoding", "br")
@@ -277,16 +278,11 @@ func TestStaticVaryKeepsMiddlewareValue(t *testing.T) {
 
 // Traversal: every attempt to reach secret.txt, next to the root, gets a
 // 400 or 404 envelope, and the secret never appears, on the wire (raw
-// request lines, no client-side cleaning). link.txt is a symbolic link
+// request lines through the App's server, no client-side cleaning: fxtest
+// writes the target as given). link.txt is a symbolic link
 // inside the root that points at the secret: the os.Root refuses it.
 func TestStaticNoTraversal(t *testing.T) {
 	app := staticApp(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = app.Serve(ln) }()
-	addr := ln.Addr().String()
 	for _, target := range []string{
 		"/static/../secret.txt",
 		"/static/%2e%2e/secret.txt",
@@ -312,7 +308,8 @@ func TestStaticNoTraversal(t *testing.T) {
 		"/static/%c0%ae%c0%ae/secret.txt",
 		"/static/secret.txt",
 	} {
-		status, hdr, body := rawGet(t, addr, target)
+		r := do(t, app, "GET", target, "")
+		status, hdr, body := r.status, r.header, string(r.body)
 		if strings.Contains(body, "TOP SECRET") {
 			t.Errorf("GET %s: served the secret (%d)", target, status)
 			continue
@@ -328,11 +325,11 @@ func TestStaticNoTraversal(t *testing.T) {
 		if status == 400 {
 			want = fx.CodeBadRequest
 		}
-		checkEnvelopeBody(t, []byte(body), want)
+		kittest.CheckEnvelope(t, []byte(body), want)
 	}
 	// The files inside the root are still served on the same server.
-	if status, _, body := rawGet(t, addr, "/static/%68ello.txt"); status != 200 || body != "hello, world\n" {
-		t.Errorf("encoded name: %d %q", status, body)
+	if r := do(t, app, "GET", "/static/%68ello.txt", ""); r.status != 200 || string(r.body) != "hello, world\n" {
+		t.Errorf("encoded name: %d %q", r.status, r.body)
 	}
 }
 
@@ -348,7 +345,7 @@ func TestStaticIsARoute(t *testing.T) {
 		return next()
 	})
 	g := app.Group("/v1")
-	g.Static("/files/", root)
+	static.Mount(g, "/files/", root)
 	t.Cleanup(func() { app.Shutdown() })
 
 	if r := do(t, app, "GET", "/v1/files/hello.txt", ""); r.status != 200 {
@@ -359,11 +356,11 @@ func TestStaticIsARoute(t *testing.T) {
 
 func TestStaticHandlerAndFS(t *testing.T) {
 	root := staticTree(t)
-	h, err := fx.StaticHandler(root)
+	h, err := static.Handler(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem, err := fx.StaticHandler("", fx.StaticConfig{FS: fstest.MapFS{
+	mem, err := static.Handler("", static.Config{FS: fstest.MapFS{
 		"a/b.txt": {Data: []byte("from memory")},
 	}})
 	if err != nil {
@@ -388,7 +385,7 @@ func TestStaticHandlerAndFS(t *testing.T) {
 	mustEnvelope(t, do(t, app, "GET", "/mem/a/c.txt", ""), 404, fx.CodeNotFound)
 	mustEnvelope(t, do(t, app, "POST", "/p", "x"), 404, fx.CodeNotFound)
 
-	if _, err := fx.StaticHandler(filepath.Join(root, "no-such-dir")); err == nil {
+	if _, err := static.Handler(filepath.Join(root, "no-such-dir")); err == nil {
 		t.Error("StaticHandler: missing root accepted")
 	}
 }
@@ -423,7 +420,7 @@ func TestStaticOverNethttp(t *testing.T) {
 		t.Errorf("range: %d %q", resp.StatusCode, b)
 	}
 	resp, b := get("/static/missing.txt")
-	checkEnvelopeBody(t, b, fx.CodeNotFound)
+	kittest.CheckEnvelope(t, b, fx.CodeNotFound)
 	if resp.StatusCode != 404 || resp.Header.Get("X-Request-ID") != "req-1" {
 		t.Errorf("missing: %d %v", resp.StatusCode, resp.Header)
 	}
@@ -436,7 +433,7 @@ func TestStaticAtRoot(t *testing.T) {
 	root := staticTree(t)
 	before, _ := os.ReadDir(root)
 	app := quiet()
-	app.Static("/", root, fx.StaticConfig{Compress: true})
+	static.Mount(app, "/", root, static.Config{Compress: true})
 	t.Cleanup(func() { app.Shutdown() })
 	if r := do(t, app, "GET", "/", ""); r.status != 200 || string(r.body) != "<h1>root</h1>" {
 		t.Errorf("/: %d %q", r.status, r.body)
@@ -459,9 +456,20 @@ func TestStaticAtRoot(t *testing.T) {
 // A root that cannot be opened is a configuration error reported by Boot.
 func TestStaticBadRootFailsBoot(t *testing.T) {
 	app := quiet()
-	app.Static("/assets", filepath.Join(t.TempDir(), "missing"))
+	static.Mount(app, "/assets", filepath.Join(t.TempDir(), "missing"))
 	err := app.Boot()
-	if err == nil || !strings.Contains(err.Error(), `Static "/assets/"`) {
+	if err == nil || !strings.Contains(err.Error(), `static.Mount "/assets/"`) {
+		t.Fatalf("Boot: %v", err)
+	}
+
+	// Of two failed mounts under the same prefix (in two groups), Boot
+	// reports the first one's root (a failed setup ends it), not a
+	// duplicate plugin name.
+	app = quiet()
+	static.Mount(app.Group("/a"), "/files", filepath.Join(t.TempDir(), "one"))
+	static.Mount(app.Group("/b"), "/files", filepath.Join(t.TempDir(), "two"))
+	err = app.Boot()
+	if err == nil || !strings.Contains(err.Error(), "one: ") || strings.Contains(err.Error(), "twice") {
 		t.Fatalf("Boot: %v", err)
 	}
 }
@@ -475,17 +483,17 @@ func BenchmarkStaticSmallFile(b *testing.B) {
 	root := staticTree(b)
 	b.Run("mount", func(b *testing.B) {
 		app := fx.New(fx.Config{Logger: silentLogger})
-		app.Static("/static", root)
-		runBenchWith(b, app.Handler(), "GET", "/static/hello.txt", 200)
+		static.Mount(app, "/static", root)
+		kittest.Bench(b, app.Handler(), "GET", "/static/hello.txt", 200)
 	})
 	b.Run("file", func(b *testing.B) {
-		h, err := fx.StaticHandler(root)
+		h, err := static.Handler(root)
 		if err != nil {
 			b.Fatal(err)
 		}
 		app := fx.New(fx.Config{Logger: silentLogger})
 		app.Get("/hello.txt", h)
-		runBenchWith(b, app.Handler(), "GET", "/hello.txt", 200)
+		kittest.Bench(b, app.Handler(), "GET", "/hello.txt", 200)
 	})
 }
 
@@ -496,7 +504,7 @@ func BenchmarkStaticFasthttpFS(b *testing.B) {
 		AcceptByteRange: true,
 		GenerateETag:    true,
 	}
-	runBenchWith(b, fsys.NewRequestHandler(), "GET", "/static/hello.txt", 200)
+	kittest.Bench(b, fsys.NewRequestHandler(), "GET", "/static/hello.txt", 200)
 }
 
 // TestStaticHidesDotfiles: a path with a segment starting with '.'
@@ -521,13 +529,13 @@ func TestStaticHidesDotfiles(t *testing.T) {
 	hidden := []string{"/s/.env", "/s/.git/config", "/s/.git/", "/s/.git", "/s/sub/.hidden", "/s/%2eenv", "/s/sub/%2Ehidden", "/s/.well-known/.private"}
 	for _, allow := range []bool{false, true} {
 		app := quiet()
-		app.Static("/s", root, fx.StaticConfig{Dotfiles: allow})
+		static.Mount(app, "/s", root, static.Config{Dotfiles: allow})
 		t.Cleanup(func() { app.Shutdown() })
 		for _, path := range hidden {
 			r := do(t, app, "GET", path, "")
 			switch {
 			case !allow:
-				checkEnvelopeBody(t, r.body, fx.CodeNotFound)
+				kittest.CheckEnvelope(t, r.body, fx.CodeNotFound)
 				if r.status != 404 || strings.Contains(string(r.body), "hunter2") {
 					t.Errorf("%s: %d %q", path, r.status, r.body)
 				}
@@ -555,7 +563,7 @@ func TestStaticHidesDotfiles(t *testing.T) {
 // Content-Encoding) of the GET it stands for, for a precompressed file, a
 // file compressed on the fly and the identity answer alike.
 func TestStaticHeadVary(t *testing.T) {
-	app := staticApp(t, fx.StaticConfig{Compress: true})
+	app := staticApp(t, static.Config{Compress: true})
 	for _, path := range []string{"/static/app.js", "/static/style.css", "/static/hello.txt"} {
 		for _, accept := range []string{"br", "gzip", "identity"} {
 			get := do(t, app, "GET", path, "", "Accept-Encoding", accept)

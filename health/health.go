@@ -1,19 +1,11 @@
-package fx
-
-import (
-	"context"
-	"errors"
-	"log/slog"
-	"strconv"
-	"sync"
-	"sync/atomic"
-	"time"
-
-	"github.com/valyala/fasthttp"
-)
-
-// Health checks: GET /livez and GET /readyz for load balancers and
-// orchestrators (Kubernetes probes).
+// Package health serves health probes: GET /livez and GET /readyz for
+// load balancers and orchestrators (Kubernetes probes).
+//
+//	probes := health.New(health.Config{Timeout: 500 * time.Millisecond})
+//	probes.AddReadiness("db", db.PingContext)
+//	probes.Register(app) // GET /livez, GET /readyz
+//
+// The two probes answer different questions:
 //
 //   - Liveness answers "should this process be restarted?". It runs only the
 //     checks added with AddLiveness, and by default there are none: a
@@ -26,7 +18,7 @@ import (
 //     fails from the moment Shutdown begins, before any check runs: a load
 //     balancer polling /readyz stops sending new requests while the requests
 //     in flight are still being answered, so connections are drained rather
-//     than cut (see App.ShuttingDown).
+//     than cut (see fx.App.ShuttingDown).
 //
 // Success is 200 with
 //
@@ -41,8 +33,8 @@ import (
 //
 // What a failed check says. Check errors are operator-facing (a DSN, a host
 // name, a driver message), so the client sees the error text only when the
-// check opted in by returning an *Error (its Message, as everywhere in fx:
-// an *Error's message is written for clients) or when Config.Development is
+// check opted in by returning an *fx.Error (its Message, as everywhere in fx:
+// an *fx.Error's message is written for clients) or when fx.Config.Development is
 // set. Otherwise the result says "status":"fail" without an "error" key, and
 // the raw error is logged (at warn level, once when a check starts failing,
 // and at info level once when it recovers, so a probe polled every second
@@ -50,13 +42,13 @@ import (
 // logged like every 5xx, with its message only). A timeout always says "check timed out after
 // <Timeout>": that text is the framework's own.
 //
-// Bounded work. A check runs with a context that ends at HealthConfig.Timeout,
+// Bounded work. A check runs with a context that ends at Config.Timeout,
 // and is reported as failed at its timeout even if it ignores the context
 // and keeps running: the probe never hangs. Such a check is not started
 // again while its previous run has not returned (it is reported failed:
 // "previous run has not returned"), so a check stuck on a dead socket
 // cannot pile up goroutines at the probe's polling rate. Checks run
-// concurrently, at most HealthConfig.Concurrency at once, and concurrent
+// concurrently, at most Config.Concurrency at once, and concurrent
 // requests for the same probe share one run (the ones that arrive while a
 // run is in flight wait for it and get its result), so a flood of /readyz
 // requests costs no more checks than one request does.
@@ -66,20 +58,34 @@ import (
 // machine, less than a small c.JSON route, BenchmarkJSONSuccess). A probe with checks costs two goroutines, a context and a timer
 // per check, and the JSON encoding of the results (a few microseconds plus
 // what the checks themselves take).
+package health
 
-// HealthCheck reports whether one dependency or internal state is healthy:
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fxhq/fx"
+	"github.com/valyala/fasthttp"
+)
+
+// Check reports whether one dependency or internal state is healthy:
 // nil is healthy, any error is a failure. ctx ends at the probe's timeout;
 // a check should return soon after it ends. Return an *Error to have its
-// message shown to clients (see Health).
-type HealthCheck func(ctx context.Context) error
+// message shown to clients (see Probes).
+type Check func(ctx context.Context) error
 
-// HealthConfig configures a Health. The zero value is usable.
-type HealthConfig struct {
-	// Timeout bounds each check. Default 1s (DefaultHealthTimeout).
+// Config configures a Probes. The zero value is usable.
+type Config struct {
+	// Timeout bounds each check. Default 1s (DefaultTimeout).
 	Timeout time.Duration
 
 	// Concurrency is the most checks of one probe run at once. Default 8
-	// (DefaultHealthConcurrency).
+	// (DefaultConcurrency).
 	Concurrency int
 
 	// RetryAfter is the Retry-After of a failed probe, in whole seconds.
@@ -87,30 +93,30 @@ type HealthConfig struct {
 	RetryAfter int
 }
 
-// Defaults of HealthConfig.
+// Defaults of Config.
 const (
-	DefaultHealthTimeout     = time.Second
-	DefaultHealthConcurrency = 8
+	DefaultTimeout     = time.Second
+	DefaultConcurrency = 8
 )
 
-// HealthResult is the outcome of one check, as it appears in the response
+// Result is the outcome of one check, as it appears in the response
 // under "checks".
-type HealthResult struct {
+type Result struct {
 	// Status is "ok" or "fail".
 	Status string `json:"status"`
 	// DurationMS is how long the check ran, in whole milliseconds (the
 	// timeout when it timed out).
 	DurationMS int64 `json:"duration_ms"`
-	// Error says why the check failed; see Health for when it is present.
+	// Error says why the check failed; see Probes for when it is present.
 	Error string `json:"error,omitempty"`
 }
 
-// Health serves liveness and readiness probes (see the block comment at the
-// top of health.go for the contract). Create it with NewHealth, add checks,
+// Probes serves liveness and readiness probes (see the package
+// documentation for the contract). Create it with New, add checks,
 // then mount it with Register or route Liveness and Readiness yourself.
 // Add every check before the App boots: the check lists are read without
 // locks while serving, and adding one after the first probe panics.
-type Health struct {
+type Probes struct {
 	timeout    time.Duration
 	conc       int
 	retryAfter string
@@ -129,7 +135,7 @@ type healthProbe struct {
 
 type namedCheck struct {
 	name    string
-	fn      HealthCheck
+	fn      Check
 	running atomic.Bool // a run of fn has not returned yet
 	failing atomic.Bool // the last result was a failure (for logging transitions)
 }
@@ -138,50 +144,50 @@ type namedCheck struct {
 // arrive while it runs.
 type healthRun struct {
 	done    chan struct{}
-	results []HealthResult // aligned with the probe's checks
-	errs    []error        // the raw errors, for the log
-	failed  []string       // names of failed checks
+	results []Result // aligned with the probe's checks
+	errs    []error  // the raw errors, for the log
+	failed  []string // names of failed checks
 }
 
-// NewHealth returns a Health with no checks. Pass at most one HealthConfig.
-func NewHealth(cfg ...HealthConfig) *Health {
-	var c HealthConfig
+// New returns a Probes with no checks. Pass at most one Config.
+func New(cfg ...Config) *Probes {
+	var c Config
 	if len(cfg) > 0 {
 		c = cfg[0]
 	}
 	if c.Timeout <= 0 {
-		c.Timeout = DefaultHealthTimeout
+		c.Timeout = DefaultTimeout
 	}
 	if c.Concurrency <= 0 {
-		c.Concurrency = DefaultHealthConcurrency
+		c.Concurrency = DefaultConcurrency
 	}
 	if c.RetryAfter <= 0 {
 		c.RetryAfter = 1
 	}
-	return &Health{
+	return &Probes{
 		timeout: c.Timeout, conc: c.Concurrency, retryAfter: strconv.Itoa(c.RetryAfter),
 		live: healthProbe{kind: "Liveness"}, read: healthProbe{kind: "Readiness"},
 	}
 }
 
 // AddLiveness adds a check to the liveness probe. Liveness should not
-// depend on downstream services (see Health). name keys the check's result.
-func (h *Health) AddLiveness(name string, check HealthCheck) { h.live.add(name, check) }
+// depend on downstream services (see Probes). name keys the check's result.
+func (h *Probes) AddLiveness(name string, check Check) { h.live.add(name, check) }
 
 // AddReadiness adds a check to the readiness probe (a database ping, a
 // downstream service). name keys the check's result.
-func (h *Health) AddReadiness(name string, check HealthCheck) { h.read.add(name, check) }
+func (h *Probes) AddReadiness(name string, check Check) { h.read.add(name, check) }
 
-func (p *healthProbe) add(name string, check HealthCheck) {
+func (p *healthProbe) add(name string, check Check) {
 	if check == nil {
-		panic("fx: Health.Add" + p.kind + "(" + strconv.Quote(name) + "): nil check")
+		panic("health: Probes.Add" + p.kind + "(" + strconv.Quote(name) + "): nil check")
 	}
 	if p.served.Load() {
-		panic("fx: Health.Add" + p.kind + " called after the probe served a request; add checks before serving")
+		panic("health: Probes.Add" + p.kind + " called after the probe served a request; add checks before serving")
 	}
 	for _, c := range p.checks {
 		if c.name == name {
-			panic("fx: Health.Add" + p.kind + ": check " + strconv.Quote(name) + " added twice")
+			panic("health: Probes.Add" + p.kind + ": check " + strconv.Quote(name) + " added twice")
 		}
 	}
 	p.checks = append(p.checks, &namedCheck{name: name, fn: check})
@@ -193,15 +199,17 @@ func (p *healthProbe) add(name string, check HealthCheck) {
 // arrive without credentials. On a Registrar (App, Group) their
 // documentation lists the 503 FX_SERVICE_UNAVAILABLE a failed probe
 // answers (see probeDeclared).
-func (h *Health) Register(r interface{ Get(path string, h Handler) }) {
-	reg, ok := r.(Registrar)
+func (h *Probes) Register(r interface {
+	Get(path string, h fx.Handler)
+}) {
+	reg, ok := r.(fx.Registrar)
 	if !ok {
 		r.Get("/livez", h.Liveness)
 		r.Get("/readyz", h.Readiness)
 		return
 	}
-	reg.Route(Route{Method: fasthttp.MethodGet, Path: "/livez", Handler: h.Liveness, Middleware: []Middleware{probeDeclared}})
-	reg.Route(Route{Method: fasthttp.MethodGet, Path: "/readyz", Handler: h.Readiness, Middleware: []Middleware{probeDeclared}})
+	reg.Route(fx.Route{Method: fasthttp.MethodGet, Path: "/livez", Handler: h.Liveness, Middleware: []fx.Middleware{probeDeclared}})
+	reg.Route(fx.Route{Method: fasthttp.MethodGet, Path: "/readyz", Handler: h.Readiness, Middleware: []fx.Middleware{probeDeclared}})
 }
 
 // probeDeclared passes every request on; it declares (Declare) the 503 a
@@ -211,11 +219,11 @@ func (h *Health) Register(r interface{ Get(path string, h Handler) }) {
 // documentation makes package fxtest hold the whole App to its document
 // (strict mode), which registering the probes must not do. Cost: one
 // call per probe request.
-var probeDeclared = Declare(func(c *Ctx, next Next) error { return next() }, errShuttingDown)
+var probeDeclared = fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() }, errShuttingDown)
 
 // Liveness is the handler of the liveness probe: 200 when every liveness
 // check passes (always, when there are none), else the 503 envelope.
-func (h *Health) Liveness(c *Ctx) error { return h.serve(c, &h.live) }
+func (h *Probes) Liveness(c *fx.Ctx) error { return h.serve(c, &h.live) }
 
 // Readiness is the handler of the readiness probe: the 503 envelope as soon
 // as the App's Shutdown has begun (without running the checks), else 200
@@ -223,8 +231,8 @@ func (h *Health) Liveness(c *Ctx) error { return h.serve(c, &h.live) }
 // It watches App.Shutdown (and Run, which calls it): an App served by a
 // server of your own (the nethttp adapter, a fasthttp.Server on Handler)
 // must call app.Shutdown when that server starts draining.
-func (h *Health) Readiness(c *Ctx) error {
-	if c.app.ShuttingDown() {
+func (h *Probes) Readiness(c *fx.Ctx) error {
+	if c.App().ShuttingDown() {
 		c.SetHeader(fasthttp.HeaderRetryAfter, h.retryAfter)
 		return errShuttingDown
 	}
@@ -233,24 +241,26 @@ func (h *Health) Readiness(c *Ctx) error {
 
 // errShuttingDown is the readiness answer during Shutdown, kept in a
 // variable: answering it costs no allocation.
-var errShuttingDown = NewCatalogError(CodeServiceUnavailable, "The server is shutting down")
+var errShuttingDown = fx.NewCatalogError(fx.CodeServiceUnavailable, "The server is shutting down")
 
 // healthOK is the body of a probe without checks.
 var healthOK = []byte(`{"status":"ok"}`)
 
-func (h *Health) serve(c *Ctx, p *healthProbe) error {
+func (h *Probes) serve(c *fx.Ctx, p *healthProbe) error {
 	if !p.served.Load() {
 		p.served.Store(true)
 	}
 	if len(p.checks) == 0 {
 		return c.Send(fasthttp.StatusOK, "application/json", healthOK)
 	}
-	r := h.evaluate(p, c.app.logger)
-	results := make(map[string]HealthResult, len(p.checks))
+	app := c.App()
+	r := h.evaluate(p, app.Logger())
+	dev := app.Config().Development
+	results := make(map[string]Result, len(p.checks))
 	for i, ck := range p.checks {
 		res := r.results[i]
 		if res.Status != "ok" && r.errs[i] != nil {
-			res.Error = publicCheckError(r.errs[i], c.app.cfg.Development)
+			res.Error = publicCheckError(r.errs[i], dev)
 		}
 		results[ck.name] = res
 	}
@@ -258,17 +268,17 @@ func (h *Health) serve(c *Ctx, p *healthProbe) error {
 		return c.JSON(fasthttp.StatusOK, healthBody{Status: "ok", Checks: results})
 	}
 	c.SetHeader(fasthttp.HeaderRetryAfter, h.retryAfter)
-	return NewCatalogError(CodeServiceUnavailable, p.kind+" check failed: "+joinNames(r.failed),
+	return fx.NewCatalogError(fx.CodeServiceUnavailable, p.kind+" check failed: "+joinNames(r.failed),
 		healthDetails{Checks: results})
 }
 
 type healthBody struct {
-	Status string                  `json:"status"`
-	Checks map[string]HealthResult `json:"checks"`
+	Status string            `json:"status"`
+	Checks map[string]Result `json:"checks"`
 }
 
 type healthDetails struct {
-	Checks map[string]HealthResult `json:"checks"`
+	Checks map[string]Result `json:"checks"`
 }
 
 func joinNames(names []string) string {
@@ -296,7 +306,7 @@ func publicCheckError(err error, dev bool) string {
 	if errors.As(err, &se) {
 		return se.msg
 	}
-	if fe := findError(err); fe != nil {
+	if fe, ok := errors.AsType[*fx.Error](err); ok {
 		return fe.Message
 	}
 	if dev {
@@ -307,19 +317,19 @@ func publicCheckError(err error, dev bool) string {
 
 // evaluate runs p's checks, or waits for the run already in flight and
 // returns its result.
-func (h *Health) evaluate(p *healthProbe, logger *slog.Logger) *healthRun {
+func (h *Probes) evaluate(p *healthProbe, logger *slog.Logger) *healthRun {
 	p.mu.Lock()
 	if r := p.run; r != nil {
 		p.mu.Unlock()
-		if testHookHealthJoin != nil {
-			testHookHealthJoin()
+		if testHookJoin != nil {
+			testHookJoin()
 		}
 		<-r.done
 		return r
 	}
 	r := &healthRun{
 		done:    make(chan struct{}),
-		results: make([]HealthResult, len(p.checks)),
+		results: make([]Result, len(p.checks)),
 		errs:    make([]error, len(p.checks)),
 	}
 	p.run = r
@@ -344,7 +354,7 @@ func (h *Health) evaluate(p *healthProbe, logger *slog.Logger) *healthRun {
 		if ck.failing.Swap(failed) != failed {
 			if failed {
 				logger.LogAttrs(context.Background(), slog.LevelWarn, "fx: health check failing",
-					slog.String("probe", p.kind), slog.String("check", ck.name), slog.Any("error", loggable(r.errs[i])))
+					slog.String("probe", p.kind), slog.String("check", ck.name), slog.Any("error", r.errs[i]))
 			} else {
 				logger.LogAttrs(context.Background(), slog.LevelInfo, "fx: health check recovered",
 					slog.String("probe", p.kind), slog.String("check", ck.name))
@@ -359,16 +369,16 @@ func (h *Health) evaluate(p *healthProbe, logger *slog.Logger) *healthRun {
 	return r
 }
 
-// testHookHealthJoin, when set by a test, is called by a request that joins
+// testHookJoin, when set by a test, is called by a request that joins
 // a run in flight (health_internal_test.go). It is never set otherwise.
-var testHookHealthJoin func()
+var testHookJoin func()
 
 // runCheck runs one check within the timeout. The check runs in its own
 // goroutine so that one ignoring its context is abandoned at the timeout
 // (and, through running, not started again until it returns).
-func (h *Health) runCheck(ck *namedCheck) (HealthResult, error) {
+func (h *Probes) runCheck(ck *namedCheck) (Result, error) {
 	if !ck.running.CompareAndSwap(false, true) {
-		return HealthResult{Status: "fail"}, errStillRunning
+		return Result{Status: "fail"}, errStillRunning
 	}
 	start := time.Now() // before the deadline is set: a timed-out check reports at least Timeout
 	ctx, cancel := context.WithTimeout(context.Background(), h.timeout)
@@ -378,7 +388,7 @@ func (h *Health) runCheck(ck *namedCheck) (HealthResult, error) {
 		var err error
 		defer func() {
 			if v := recover(); v != nil {
-				err = &PanicError{Value: v}
+				err = &fx.PanicError{Value: v}
 			}
 			// Cleared before the result is delivered: a probe that follows
 			// at once must not find the check "still running".
@@ -393,14 +403,9 @@ func (h *Health) runCheck(ck *namedCheck) (HealthResult, error) {
 	case <-ctx.Done():
 		err = &checkStateError{"check timed out after " + h.timeout.String()}
 	}
-	res := HealthResult{Status: "ok", DurationMS: time.Since(start).Milliseconds()}
+	res := Result{Status: "ok", DurationMS: time.Since(start).Milliseconds()}
 	if err != nil {
 		res.Status = "fail"
 	}
 	return res, err
 }
-
-// ShuttingDown reports whether Shutdown (or ShutdownWithContext, or Run's
-// shutdown) has begun. From then on Readiness answers 503, and every
-// response carries Connection: close. It is one atomic load.
-func (a *App) ShuttingDown() bool { return a.stopping.Load() }

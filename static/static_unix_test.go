@@ -1,6 +1,6 @@
 //go:build unix
 
-package fx_test
+package static_test
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/static"
 )
 
 // TestStaticRefusesFIFO: a FIFO in the root (opening it for reading
@@ -30,9 +32,9 @@ func TestStaticRefusesFIFO(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "ok.txt"), []byte("ok"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, cfg := range []fx.StaticConfig{{}, {Compress: true}, {FS: os.DirFS(root)}} {
+	for _, cfg := range []static.Config{{}, {Compress: true}, {FS: os.DirFS(root)}} {
 		app := quiet()
-		app.Static("/s", root, cfg)
+		static.Mount(app, "/s", root, cfg)
 		if err := app.Boot(); err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +71,7 @@ func TestStaticRefusesFIFO(t *testing.T) {
 		if t.Failed() {
 			return
 		}
-		checkEnvelopeBody(t, do(t, app, "GET", "/s/pipe", "").body, fx.CodeNotFound)
+		kittest.CheckEnvelope(t, do(t, app, "GET", "/s/pipe", "").body, fx.CodeNotFound)
 		if r := do(t, app, "GET", "/s/ok.txt", ""); r.status != 200 || string(r.body) != "ok" {
 			t.Fatalf("%+v ok.txt: %d %q", cfg, r.status, r.body)
 		}

@@ -1,7 +1,7 @@
 //go:build !unix
 
-package fx
+package static
 
 // openNonBlock is 0 where there are no FIFOs to open (see
-// static_fs_unix.go).
+// fs_unix.go).
 const openNonBlock = 0

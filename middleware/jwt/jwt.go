@@ -1,4 +1,16 @@
-package middleware
+// Package jwt is a middleware.Verifier for JSON Web Tokens (RFC 7519,
+// JWS-signed) on github.com/golang-jwt/jwt/v5: pass NewVerifier's result
+// as middleware.AuthConfig.Bearer.
+//
+//	v, err := jwt.NewVerifier(jwt.Config{Algorithms: []string{"RS256"}, Key: pub})
+//	...
+//	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: v}))
+//
+// It lives apart from package middleware so that a program importing
+// middleware for CORS or rate limiting does not link a JWT library. Its
+// refusals wrap middleware's Err* sentinels, which Auth turns into its 401
+// answers; its principals are middleware.Principal.
+package jwt
 
 import (
 	"bytes"
@@ -10,24 +22,26 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/fxhq/fx"
-	"github.com/golang-jwt/jwt/v5"
+	"github.com/fxhq/fx/middleware"
+	gojwt "github.com/golang-jwt/jwt/v5"
 )
 
-// DefaultLeeway is the clock skew JWTConfig allows by default when checking
+// DefaultLeeway is the clock skew Config allows by default when checking
 // exp, nbf and iat.
 const DefaultLeeway = 30 * time.Second
 
-// Defaults of the claims NewJWTVerifier reads into a Principal.
+// Defaults of the claims NewVerifier reads into a middleware.Principal.
 const (
 	DefaultRolesClaim       = "roles"
 	DefaultPermissionsClaim = "permissions"
 	DefaultTenantClaim      = "tenant_id"
 )
 
-// JWTConfig configures NewJWTVerifier.
-type JWTConfig struct {
+// Config configures NewVerifier.
+type Config struct {
 	// Algorithms is the allow-list of signing algorithms ("alg"), for
 	// example {"HS256"} or {"RS256", "ES256"}. Required. "none" is refused,
 	// and so is mixing HMAC (HS*) with public-key algorithms: a verifier
@@ -45,7 +59,7 @@ type JWTConfig struct {
 	Key any
 
 	// Keys maps key IDs ("kid" header) to keys, for rotation. A token with
-	// a kid not in Keys is refused (ErrUnknownKey). Types as for Key.
+	// a kid not in Keys is refused (middleware.ErrUnknownKey). Types as for Key.
 	Keys map[string]any
 
 	// Issuer, when set, must equal the "iss" claim (which is then
@@ -61,11 +75,11 @@ type JWTConfig struct {
 	Leeway time.Duration
 
 	// AllowNoExpiry accepts tokens without "exp". Default false: a token
-	// that never expires is refused (ErrInvalidClaims).
+	// that never expires is refused (middleware.ErrInvalidClaims).
 	AllowNoExpiry bool
 
 	// RolesClaim, PermissionsClaim and TenantClaim name the claims read
-	// into Principal.Roles, .Permissions and .Tenant. A name with dots is a
+	// into middleware.Principal.Roles, .Permissions and .Tenant. A name with dots is a
 	// path into nested objects ("realm_access.roles"). Roles and permissions
 	// may be an array of strings or one space-separated string (the OAuth
 	// "scope" form). Defaults "roles", "permissions", "tenant_id".
@@ -77,13 +91,13 @@ type JWTConfig struct {
 	// CacheSize is how many verified tokens Verify remembers, so that a
 	// token seen again costs a lookup (~100 ns, no allocation) instead of
 	// a verification (~6 µs, 70 allocations for a small HS256 token). 0
-	// means DefaultJWTCacheSize (4096); negative disables the cache. It is
+	// means DefaultCacheSize (4096); negative disables the cache. It is
 	// rounded up to a multiple of 8. Storing a newly verified token adds 4
 	// small allocations to its verification.
 	//
 	// Memory bound: the table never grows (8 bytes a slot), and each entry
 	// holds a copy of its token (tokens over 4 KiB are not cached) and the
-	// Principal decoded from it. Measured: about 4.5 times the token's
+	// middleware.Principal decoded from it. Measured: about 4.5 times the token's
 	// length an entry (1.6 KiB for a 350-byte token, 9.5 KiB for a 2 KiB
 	// one), so a full default cache of 1 KiB tokens holds about 18 MiB,
 	// and 4096 × 4 KiB tokens about 75 MiB. A flood of forged tokens
@@ -93,25 +107,25 @@ type JWTConfig struct {
 	// time), and a stored token is accepted only while the verifier itself
 	// would accept it: from nbf/iat minus Leeway until exp plus Leeway, and
 	// never longer than CacheTTL after it was verified. Every request with
-	// the same token then gets the same *Principal: treat it as read-only
-	// (see Principal).
+	// the same token then gets the same *middleware.Principal: treat it as read-only
+	// (see middleware.Principal).
 	CacheSize int
 
 	// CacheTTL caps how long a verified token is remembered, whatever its
 	// exp (it matters for tokens without exp, see AllowNoExpiry). 0 means
-	// DefaultJWTCacheTTL (5 minutes); negative is refused.
+	// DefaultCacheTTL (5 minutes); negative is refused.
 	CacheTTL time.Duration
 }
 
-// JWTVerifier verifies JWS-signed JWTs (RFC 7519) with
-// github.com/golang-jwt/jwt/v5. Use it as AuthConfig.Bearer. It is safe for
+// Verifier verifies JWS-signed JWTs (RFC 7519) with
+// github.com/golang-jwt/jwt/v5. Use it as middleware.AuthConfig.Bearer. It is safe for
 // concurrent use.
-type JWTVerifier struct {
-	parser  *jwt.Parser
+type Verifier struct {
+	parser  *gojwt.Parser
 	allowed map[string]family
 	key     any
 	keys    map[string]any
-	keyFunc jwt.Keyfunc
+	keyFunc gojwt.Keyfunc
 
 	rolesClaim, permsClaim, tenantClaim string
 	// needIss and needAud: iss and aud are required (Issuer, Audience set).
@@ -161,7 +175,7 @@ func keyFamily(k any) family {
 	return 0
 }
 
-// NewJWTVerifier checks cfg and returns its verifier. Configuration errors
+// NewVerifier checks cfg and returns its verifier. Configuration errors
 // (no algorithms, "none", HMAC mixed with public-key algorithms, no key, a
 // key whose type fits no allowed algorithm, an HMAC key shorter than its
 // hash or that looks like a PEM public key, an RSA key under 2048 bits) are
@@ -180,50 +194,50 @@ func keyFamily(k any) family {
 // build a new verifier without it; its cache starts empty, so tokens
 // signed with the retired key are refused by it even if the old verifier
 // had cached them.
-func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
+func NewVerifier(cfg Config) (*Verifier, error) {
 	if len(cfg.Algorithms) == 0 {
-		return nil, errors.New("middleware.NewJWTVerifier: Algorithms is empty")
+		return nil, errors.New("jwt.NewVerifier: Algorithms is empty")
 	}
-	v := &JWTVerifier{allowed: make(map[string]family, len(cfg.Algorithms))}
+	v := &Verifier{allowed: make(map[string]family, len(cfg.Algorithms))}
 	fams := map[family]bool{}
 	minHMAC := 0
 	for _, alg := range cfg.Algorithms {
 		if strings.EqualFold(alg, "none") {
-			return nil, errors.New("middleware.NewJWTVerifier: the none algorithm is never allowed")
+			return nil, errors.New("jwt.NewVerifier: the none algorithm is never allowed")
 		}
 		a, ok := algorithms[alg]
 		if !ok {
-			return nil, fmt.Errorf("middleware.NewJWTVerifier: unknown algorithm %q", alg)
+			return nil, fmt.Errorf("jwt.NewVerifier: unknown algorithm %q", alg)
 		}
 		v.allowed[alg] = a.fam
 		fams[a.fam] = true
 		minHMAC = max(minHMAC, a.minHMAC)
 	}
 	if fams[famHMAC] && len(fams) > 1 {
-		return nil, errors.New("middleware.NewJWTVerifier: HMAC (HS*) and public-key algorithms must not be allowed together (algorithm confusion)")
+		return nil, errors.New("jwt.NewVerifier: HMAC (HS*) and public-key algorithms must not be allowed together (algorithm confusion)")
 	}
 	if cfg.Key == nil && len(cfg.Keys) == 0 {
-		return nil, errors.New("middleware.NewJWTVerifier: set Key or Keys")
+		return nil, errors.New("jwt.NewVerifier: set Key or Keys")
 	}
 	if cfg.CacheTTL < 0 {
-		return nil, errors.New("middleware.NewJWTVerifier: CacheTTL is negative (0 means the default; disable the cache with a negative CacheSize)")
+		return nil, errors.New("jwt.NewVerifier: CacheTTL is negative (0 means the default; disable the cache with a negative CacheSize)")
 	}
 	check := func(name string, k any) error {
 		f := keyFamily(k)
 		if f == 0 || !fams[f] {
-			return fmt.Errorf("middleware.NewJWTVerifier: %s has type %T, which fits none of the allowed algorithms %v", name, k, cfg.Algorithms)
+			return fmt.Errorf("jwt.NewVerifier: %s has type %T, which fits none of the allowed algorithms %v", name, k, cfg.Algorithms)
 		}
 		switch k := k.(type) {
 		case []byte:
 			if len(k) < minHMAC {
-				return fmt.Errorf("middleware.NewJWTVerifier: %s is %d bytes; HMAC keys must be at least %d bytes for %v", name, len(k), minHMAC, cfg.Algorithms)
+				return fmt.Errorf("jwt.NewVerifier: %s is %d bytes; HMAC keys must be at least %d bytes for %v", name, len(k), minHMAC, cfg.Algorithms)
 			}
 			if bytes.Contains(k, []byte("-----BEGIN")) {
-				return fmt.Errorf("middleware.NewJWTVerifier: %s looks like a PEM key; parse it (jwt.ParseRSAPublicKeyFromPEM) instead of using it as an HMAC secret", name)
+				return fmt.Errorf("jwt.NewVerifier: %s looks like a PEM key; parse it (golang-jwt's ParseRSAPublicKeyFromPEM) instead of using it as an HMAC secret", name)
 			}
 		case *rsa.PublicKey:
 			if k.N == nil || k.N.BitLen() < 2048 {
-				return fmt.Errorf("middleware.NewJWTVerifier: %s is an RSA key under 2048 bits", name)
+				return fmt.Errorf("jwt.NewVerifier: %s is an RSA key under 2048 bits", name)
 			}
 		}
 		return nil
@@ -255,26 +269,26 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 	// checking the signature), where the refusal can be told apart.
 	// golang-jwt checks iat only when asked: a token issued in the future
 	// (beyond Leeway) is refused like one whose nbf is in the future.
-	opts := []jwt.ParserOption{jwt.WithLeeway(leeway), jwt.WithIssuedAt()}
+	opts := []gojwt.ParserOption{gojwt.WithLeeway(leeway), gojwt.WithIssuedAt()}
 	if !cfg.AllowNoExpiry {
-		opts = append(opts, jwt.WithExpirationRequired())
+		opts = append(opts, gojwt.WithExpirationRequired())
 	}
 	if cfg.Issuer != "" {
-		opts = append(opts, jwt.WithIssuer(cfg.Issuer))
+		opts = append(opts, gojwt.WithIssuer(cfg.Issuer))
 	}
 	if len(cfg.Audience) > 0 {
-		opts = append(opts, jwt.WithAudience(cfg.Audience...))
+		opts = append(opts, gojwt.WithAudience(cfg.Audience...))
 	}
 	v.now, v.leeway = time.Now, leeway
 	if cfg.Now != nil {
-		opts = append(opts, jwt.WithTimeFunc(cfg.Now))
+		opts = append(opts, gojwt.WithTimeFunc(cfg.Now))
 		v.now = cfg.Now
 	}
 	if cfg.CacheSize >= 0 {
-		v.cache = newTokenCache(cmp.Or(cfg.CacheSize, DefaultJWTCacheSize), cmp.Or(cfg.CacheTTL, DefaultJWTCacheTTL))
+		v.cache = newTokenCache(cmp.Or(cfg.CacheSize, DefaultCacheSize), cmp.Or(cfg.CacheTTL, DefaultCacheTTL))
 	}
 	v.needIss, v.needAud = cfg.Issuer != "", len(cfg.Audience) > 0
-	v.parser = jwt.NewParser(opts...)
+	v.parser = gojwt.NewParser(opts...)
 	v.keyFunc = v.lookupKey
 	v.rolesClaim = orDefault(cfg.RolesClaim, DefaultRolesClaim)
 	v.permsClaim = orDefault(cfg.PermissionsClaim, DefaultPermissionsClaim)
@@ -299,44 +313,44 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// lookupKey is the jwt.Keyfunc: it runs after the allow-list check and
+// lookupKey is the gojwt.Keyfunc: it runs after the allow-list check and
 // before the signature check.
-func (v *JWTVerifier) lookupKey(t *jwt.Token) (any, error) {
+func (v *Verifier) lookupKey(t *gojwt.Token) (any, error) {
 	alg := t.Method.Alg()
 	fam, ok := v.allowed[alg]
 	if !ok { // "none", unknown or simply not allowed
-		return nil, ErrAlgorithmNotAllowed
+		return nil, middleware.ErrAlgorithmNotAllowed
 	}
 	if _, crit := t.Header["crit"]; crit {
 		// RFC 7515 §4.1.11: extensions we do not understand must be refused.
-		return nil, ErrInvalidClaims
+		return nil, middleware.ErrInvalidClaims
 	}
 	key := v.key
 	if kid, present := t.Header["kid"]; present && v.keys != nil {
 		s, _ := kid.(string)
 		k, found := v.keys[s]
 		if !found {
-			return nil, ErrUnknownKey
+			return nil, middleware.ErrUnknownKey
 		}
 		key = k
 	}
 	if key == nil || keyFamily(key) != fam {
-		return nil, ErrUnknownKey
+		return nil, middleware.ErrUnknownKey
 	}
 	return key, nil
 }
 
 // Verify verifies token and returns its principal: Subject from "sub",
 // Roles, Permissions and Tenant from the configured claims, Claims with
-// every claim, Scheme SchemeBearer. Refusals wrap the package's Err*
+// every claim, Scheme middleware.SchemeBearer. Refusals wrap package middleware's Err*
 // sentinels (and the golang-jwt error, for logs); no error text contains
 // the token. c is not used and may be nil.
 //
-// With the cache on (the default, see JWTConfig.CacheSize) a token already
-// accepted is answered with the same *Principal as the first time, without
-// allocating: the Principal, its slices and its Claims map are shared by
+// With the cache on (the default, see Config.CacheSize) a token already
+// accepted is answered with the same *middleware.Principal as the first time, without
+// allocating: the middleware.Principal, its slices and its Claims map are shared by
 // every request carrying that token and must not be modified.
-func (v *JWTVerifier) Verify(c *fx.Ctx, token string) (*Principal, error) {
+func (v *Verifier) Verify(c *fx.Ctx, token string) (*middleware.Principal, error) {
 	if v.cache != nil {
 		return v.verifyCached(token)
 	}
@@ -344,23 +358,23 @@ func (v *JWTVerifier) Verify(c *fx.Ctx, token string) (*Principal, error) {
 }
 
 // verify is Verify without the cache: golang-jwt parses and checks token.
-func (v *JWTVerifier) verify(token string) (*Principal, error) {
-	claims := jwt.MapClaims{}
+func (v *Verifier) verify(token string) (*middleware.Principal, error) {
+	claims := gojwt.MapClaims{}
 	_, err := v.parser.ParseWithClaims(token, claims, v.keyFunc)
 	if err != nil {
 		s := jwtSentinel(err)
-		if s == ErrInvalidClaims && errors.Is(err, jwt.ErrTokenRequiredClaimMissing) {
+		if s == middleware.ErrInvalidClaims && errors.Is(err, gojwt.ErrTokenRequiredClaimMissing) {
 			// golang-jwt reports an absent iss or aud as a missing claim;
 			// the sentinels name them.
 			if iss, _ := claims["iss"].(string); v.needIss && iss == "" {
-				s = ErrInvalidIssuer
+				s = middleware.ErrInvalidIssuer
 			} else if aud, _ := claims.GetAudience(); v.needAud && (len(aud) == 0 || len(aud) == 1 && aud[0] == "") {
-				s = ErrInvalidAudience
+				s = middleware.ErrInvalidAudience
 			}
 		}
 		return nil, fmt.Errorf("%w: %w", s, err)
 	}
-	p := &Principal{Scheme: SchemeBearer, Claims: claims}
+	p := &middleware.Principal{Scheme: middleware.SchemeBearer, Claims: claims}
 	p.Subject, _ = claims["sub"].(string)
 	p.Roles = stringList(lookupClaim(claims, v.rolesClaim))
 	p.Permissions = stringList(lookupClaim(claims, v.permsClaim))
@@ -368,40 +382,51 @@ func (v *JWTVerifier) verify(token string) (*Principal, error) {
 	return p, nil
 }
 
-// verifyBytes lets Auth skip copying the token: golang-jwt keeps the token
-// string only in the *jwt.Token, which is dropped here, and every claim
-// value is decoded into fresh memory.
-func (v *JWTVerifier) verifyBytes(c *fx.Ctx, token []byte) (*Principal, error) {
-	return v.Verify(c, b2s(token))
+// VerifyBytes is Verify reading token in place, which lets Auth skip
+// copying it (middleware.BytesVerifier): golang-jwt keeps the token string
+// only in the *jwt.Token, which is dropped here, every claim value is
+// decoded into fresh memory, and the cache stores a copy.
+func (v *Verifier) VerifyBytes(c *fx.Ctx, token []byte) (*middleware.Principal, error) {
+	return v.Verify(c, unsafe.String(unsafe.SliceData(token), len(token)))
 }
+
+// Verifier reads tokens in place and states its format to Auth.
+var (
+	_ middleware.BytesVerifier   = (*Verifier)(nil)
+	_ middleware.BearerFormatter = (*Verifier)(nil)
+)
+
+// BearerFormat is "JWT": the OpenAPI bearerFormat Auth declares for a
+// bearer token this verifier checks (middleware.BearerFormatter).
+func (v *Verifier) BearerFormat() string { return "JWT" }
 
 // jwtSentinel maps a golang-jwt error to this package's sentinel.
 func jwtSentinel(err error) error {
-	for _, s := range [...]error{ErrAlgorithmNotAllowed, ErrUnknownKey, ErrInvalidClaims} {
+	for _, s := range [...]error{middleware.ErrAlgorithmNotAllowed, middleware.ErrUnknownKey, middleware.ErrInvalidClaims} {
 		if errors.Is(err, s) {
 			return s
 		}
 	}
 	switch {
-	case errors.Is(err, jwt.ErrTokenMalformed):
-		return ErrMalformedCredential
-	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
-		return ErrInvalidSignature
-	case errors.Is(err, jwt.ErrTokenUnverifiable):
-		return ErrAlgorithmNotAllowed // alg missing or unknown to golang-jwt
-	case errors.Is(err, jwt.ErrTokenExpired):
-		return ErrExpired
-	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
-		return ErrNotYetValid
-	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
-		return ErrInvalidIssuer
-	case errors.Is(err, jwt.ErrTokenInvalidAudience):
-		return ErrInvalidAudience
-	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing), errors.Is(err, jwt.ErrInvalidType),
-		errors.Is(err, jwt.ErrTokenInvalidClaims):
-		return ErrInvalidClaims
+	case errors.Is(err, gojwt.ErrTokenMalformed):
+		return middleware.ErrMalformedCredential
+	case errors.Is(err, gojwt.ErrTokenSignatureInvalid):
+		return middleware.ErrInvalidSignature
+	case errors.Is(err, gojwt.ErrTokenUnverifiable):
+		return middleware.ErrAlgorithmNotAllowed // alg missing or unknown to golang-jwt
+	case errors.Is(err, gojwt.ErrTokenExpired):
+		return middleware.ErrExpired
+	case errors.Is(err, gojwt.ErrTokenNotValidYet), errors.Is(err, gojwt.ErrTokenUsedBeforeIssued):
+		return middleware.ErrNotYetValid
+	case errors.Is(err, gojwt.ErrTokenInvalidIssuer):
+		return middleware.ErrInvalidIssuer
+	case errors.Is(err, gojwt.ErrTokenInvalidAudience):
+		return middleware.ErrInvalidAudience
+	case errors.Is(err, gojwt.ErrTokenRequiredClaimMissing), errors.Is(err, gojwt.ErrInvalidType),
+		errors.Is(err, gojwt.ErrTokenInvalidClaims):
+		return middleware.ErrInvalidClaims
 	}
-	return ErrInvalidCredential
+	return middleware.ErrInvalidCredential
 }
 
 // lookupClaim returns the claim at path, following dots into nested

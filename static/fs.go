@@ -1,4 +1,4 @@
-package fx
+package static
 
 import (
 	"io/fs"
@@ -6,7 +6,7 @@ import (
 )
 
 // regularFS is the file system a static mount hands fasthttp.FS: fsys
-// (the root directory's os.Root view, or StaticConfig.FS) with every
+// (the root directory's os.Root view, or Config.FS) with every
 // file that is neither regular nor a directory (a FIFO, a socket, a
 // device) reported as missing, so it is answered 404 like one.
 //
@@ -20,7 +20,7 @@ import (
 // embed.FS do), and the opened file is checked again.
 //
 // Cost: one fstat per open; fasthttp opens a file once per
-// CacheDuration, not per request. For StaticConfig.FS, one fs.Stat more.
+// CacheDuration, not per request. For Config.FS, one fs.Stat more.
 type regularFS struct {
 	fs.FS
 	root *os.Root // non-nil: FS is root.FS(), opened through root

@@ -1,4 +1,4 @@
-package middleware_test
+package jwt_test
 
 import (
 	"crypto/rand"
@@ -14,6 +14,7 @@ import (
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/jwt"
 )
 
 var (
@@ -36,7 +37,7 @@ func signWith(t *testing.T, alg fxtest.Alg, key any, kid string, claims fxtest.C
 	return signerFor(alg, key, kid).Token(claims)
 }
 
-func verifyErr(t *testing.T, v *middleware.JWTVerifier, tok string) error {
+func verifyErr(t *testing.T, v *jwt.Verifier, tok string) error {
 	t.Helper()
 	p, err := v.Verify(nil, tok)
 	if err == nil && p == nil {
@@ -52,7 +53,7 @@ func verifyErr(t *testing.T, v *middleware.JWTVerifier, tok string) error {
 // whose HMAC secret is the (public) RSA key, in either encoding.
 func TestJWTAlgorithmConfusion(t *testing.T) {
 	priv := testRSAKey(t)
-	v, err := middleware.NewJWTVerifier(middleware.JWTConfig{
+	v, err := jwt.NewVerifier(jwt.Config{
 		Algorithms: []string{"RS256"}, Key: &priv.PublicKey, Now: func() time.Time { return fixedNow },
 	})
 	if err != nil {
@@ -75,7 +76,7 @@ func TestJWTAlgorithmConfusion(t *testing.T) {
 	// RS256 and ES256 both allowed, RSA key only: an ES256 token cannot
 	// be checked against it, whatever it claims.
 	ec := fxtest.NewSigner(fxtest.ES256)
-	v2, err := middleware.NewJWTVerifier(middleware.JWTConfig{
+	v2, err := jwt.NewVerifier(jwt.Config{
 		Algorithms: []string{"RS256", "ES256"}, Key: &priv.PublicKey, Now: func() time.Time { return fixedNow },
 	})
 	if err != nil {
@@ -93,7 +94,7 @@ func TestJWTAlgorithmConfusion(t *testing.T) {
 func TestJWTKeyRotation(t *testing.T) {
 	k1 := hsSecret
 	k2 := otherKey
-	v, err := middleware.NewJWTVerifier(middleware.JWTConfig{
+	v, err := jwt.NewVerifier(jwt.Config{
 		Algorithms: []string{"HS256"},
 		Keys:       map[string]any{"2025": k1, "2026": k2},
 		Now:        func() time.Time { return fixedNow },
@@ -121,7 +122,7 @@ func TestJWTKeyRotation(t *testing.T) {
 
 func TestJWTAsymmetricFamilies(t *testing.T) {
 	for _, s := range []*fxtest.Signer{fxtest.NewSigner(fxtest.ES256), fxtest.NewSigner(fxtest.EdDSA)} {
-		v, err := middleware.NewJWTVerifier(middleware.JWTConfig{Algorithms: []string{string(s.Alg())}, Key: s.PublicKey(), Now: func() time.Time { return fixedNow }})
+		v, err := jwt.NewVerifier(jwt.Config{Algorithms: []string{string(s.Alg())}, Key: s.PublicKey(), Now: func() time.Time { return fixedNow }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +137,7 @@ func TestNewJWTVerifierRefuses(t *testing.T) {
 	small, _ := rsa.GenerateKey(rand.Reader, 1024)
 	der, _ := x509.MarshalPKIXPublicKey(&priv.PublicKey)
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
-	for name, cfg := range map[string]middleware.JWTConfig{
+	for name, cfg := range map[string]jwt.Config{
 		"no algorithms":        {Key: hsSecret},
 		"none":                 {Algorithms: []string{"none"}, Key: hsSecret},
 		"none among others":    {Algorithms: []string{"HS256", "none"}, Key: hsSecret},
@@ -153,14 +154,14 @@ func TestNewJWTVerifierRefuses(t *testing.T) {
 		"bad key among Keys":   {Algorithms: []string{"HS256"}, Keys: map[string]any{"a": hsSecret, "b": "string"}},
 		"string instead of []": {Algorithms: []string{"HS256"}, Key: string(hsSecret)},
 	} {
-		if _, err := middleware.NewJWTVerifier(cfg); err == nil {
+		if _, err := jwt.NewVerifier(cfg); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
 }
 
 func TestJWTNoExpiryAllowedAndLeeway(t *testing.T) {
-	v, err := middleware.NewJWTVerifier(middleware.JWTConfig{
+	v, err := jwt.NewVerifier(jwt.Config{
 		Algorithms: []string{"HS256"}, Key: hsSecret, AllowNoExpiry: true, Leeway: -1,
 		Now: func() time.Time { return fixedNow },
 	})
@@ -179,23 +180,27 @@ func TestJWTNoExpiryAllowedAndLeeway(t *testing.T) {
 // TestJWTThroughAuthRS256 checks the asymmetric path end to end.
 func TestJWTThroughAuthRS256(t *testing.T) {
 	priv := testRSAKey(t)
-	v, err := middleware.NewJWTVerifier(middleware.JWTConfig{
+	v, err := jwt.NewVerifier(jwt.Config{
 		Algorithms: []string{"RS256"}, Key: &priv.PublicKey, Issuer: testIssuer, Audience: []string{testAud},
 		Now: func() time.Time { return fixedNow },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := authApp(t, middleware.AuthConfig{Bearer: v})
-	r := do(t, app, "GET", "/me", map[string]string{"Authorization": "Bearer " + signWith(t, fxtest.RS256, priv, "", nil)})
-	if r.status != 200 || r.body["sub"] != "user-1" {
-		t.Fatalf("%d %s", r.status, r.raw)
+	app := fx.New()
+	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: v}))
+	app.Get("/me", func(c *fx.Ctx) error {
+		p, _ := middleware.PrincipalFrom(c)
+		return c.String(200, p.Subject)
+	})
+	c := fxtest.New(t, app)
+	if r := c.Get("/me").Bearer(signWith(t, fxtest.RS256, priv, "", nil)).Do().AssertStatus(200); string(r.Body) != "user-1" {
+		t.Fatalf("principal %q, want user-1", r.Body)
 	}
 	der, _ := x509.MarshalPKIXPublicKey(&priv.PublicKey)
 	forged := signWith(t, fxtest.HS256, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), "", nil)
-	r = do(t, app, "GET", "/me", map[string]string{"Authorization": "Bearer " + forged})
-	expectError(t, r, 401, fx.ErrorCodes.Unauthenticated, "invalid_credentials")
-	if !strings.Contains(r.msg, "algorithm is not allowed") {
-		t.Fatalf("message %q", r.msg)
+	env := c.Get("/me").Bearer(forged).Do().AssertError(401, fx.ErrorCodes.Unauthenticated).Envelope()
+	if !strings.Contains(env.Message, "algorithm is not allowed") || !strings.Contains(string(env.Details), `"invalid_credentials"`) {
+		t.Fatalf("envelope %+v %s", env, env.Details)
 	}
 }
