@@ -195,16 +195,8 @@ func (d *tdesc) fitsNumber(f float64) bool {
 
 // fitArray reads the array at pos, each element as elem describes it.
 func (p *parser) fitArray(elem *tdesc) error {
-	if len(p.stack)+p.fitDepth >= MaxDepth {
-		return errMisfit
-	}
-	p.fitDepth++
-	p.pos++ // [
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
-		p.pos++
-		p.fitDepth--
-		return nil
+	if empty, err := p.open(']'); empty || err != nil {
+		return err
 	}
 	for {
 		if err := p.fit(elem); err != nil {
@@ -215,6 +207,24 @@ func (p *parser) fitArray(elem *tdesc) error {
 			return err
 		}
 	}
+}
+
+// open enters the array or object at pos (one more level towards
+// MaxDepth) and the white space after its opener; empty reports that
+// closer follows, read too (the level is left again).
+func (p *parser) open(closer byte) (empty bool, err error) {
+	if len(p.stack)+p.fitDepth >= MaxDepth {
+		return false, errMisfit
+	}
+	p.fitDepth++
+	p.pos++
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == closer {
+		p.pos++
+		p.fitDepth--
+		return true, nil
+	}
+	return false, nil
 }
 
 // next reads the ',' or closer after an element or a member, and the
@@ -241,20 +251,12 @@ func (p *parser) next(closer byte) (more bool, err error) {
 // matched ignoring case, escaped) goes through addKey, as CheckJSON's
 // keys do, under a frame taken at the first such key.
 func (p *parser) fitObject(d *tdesc) error {
-	if len(p.stack)+p.fitDepth >= MaxDepth {
-		return errMisfit
-	}
-	p.fitDepth++
 	start := p.pos
+	if empty, err := p.open('}'); empty || err != nil {
+		return err
+	}
 	framed := false
 	var seen uint64 // the struct fields met, by index (the first 64)
-	p.pos++         // {
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
-		p.pos++
-		p.fitDepth--
-		return nil
-	}
 	for {
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			return errMisfit
