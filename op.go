@@ -277,7 +277,10 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, limit int) []ValidationIssue 
 	if !jsonContentType(c) {
 		return []ValidationIssue{contentTypeIssue}
 	}
-	if err := validate.CheckJSON(raw); err != nil {
+	// one pass: the strict grammar (validate.CheckJSON's verdict) and
+	// whether every value fits its Go type
+	fits, err := b.dec.CheckJSON(raw)
+	if err != nil {
 		return []ValidationIssue{jsonIssue(err)}
 	}
 	if string(bytes.TrimSpace(raw)) == "null" {
@@ -294,6 +297,9 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, limit int) []ValidationIssue 
 		dst = v.Interface()
 	} else {
 		dst = reflect.NewAt(b.typ, at).Interface()
+	}
+	if fits {
+		return appendIssues(nil, "body", b.dec.DecodeFitting(raw, dst, limit))
 	}
 	return appendIssues(nil, "body", b.dec.DecodeInto(raw, dst, limit))
 }

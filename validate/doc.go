@@ -80,7 +80,9 @@
 // # Cost
 //
 //   - CheckJSON scans a body without allocating, unless an object has more
-//     than 32 keys or the body is rejected. DecodeJSON allocates once per
+//     than 32 keys or the body is rejected. TypeDecoder.CheckJSON gives
+//     CheckJSON's verdict and the type scan's in the same single pass (fx's
+//     typed operations use it). DecodeJSON allocates once per
 //     object, array, string and number, like encoding/json.
 //   - The builder allocates only its outputs (one map per object, one
 //     slice per array), the boxed numbers of coerced query values, and the

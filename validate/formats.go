@@ -94,52 +94,96 @@ func isEmail(s string) bool {
 	if at <= 0 || at == len(s)-1 {
 		return false
 	}
-	local, domain := s[:at], s[at+1:]
-	// strings.SplitSeq, not Split: a valid address costs no allocation.
-	for part := range strings.SplitSeq(local, ".") {
-		if part == "" {
-			return false
-		}
-		for _, r := range part {
-			if r < utf8.RuneSelf {
-				c := byte(r)
-				if !isASCIIAlpha(c) && !isDigit(c) && !strings.ContainsRune("!#$%&'*+-/=?^_`{|}~", r) {
-					return false
-				}
-			} else if !emailUnicode(r) {
+	return emailLocal(s[:at]) && emailDomain(s[at+1:])
+}
+
+// emailLocalASCII marks the ASCII bytes an address's local part holds
+// between its dots.
+var emailLocalASCII = func() (t [utf8.RuneSelf]bool) {
+	for c := range byte(utf8.RuneSelf) {
+		t[c] = isASCIIAlpha(c) || isDigit(c) || strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0
+	}
+	return t
+}()
+
+// emailLocal reports whether local is dot-separated non-empty runs of
+// the characters isEmail allows there (one pass, no allocation).
+func emailLocal(local string) bool {
+	empty := true // the current run is empty
+	for i := 0; i < len(local); {
+		c := local[i]
+		switch {
+		case c == '.':
+			if empty {
 				return false
 			}
+			empty = true
+			i++
+			continue
+		case c < utf8.RuneSelf:
+			if !emailLocalASCII[c] {
+				return false
+			}
+			i++
+		default:
+			r, n := utf8.DecodeRuneInString(local[i:])
+			if !emailUnicode(r) {
+				return false
+			}
+			i += n
 		}
+		empty = false
 	}
-	lastLabel := strings.Count(domain, ".")
-	if lastLabel < 1 {
+	return !empty
+}
+
+// emailDomain reports whether domain is at least two labels as isEmail
+// describes them (a byte loop: strings.Cut's search costs more than it
+// saves on labels this short).
+func emailDomain(domain string) bool {
+	for start, n := 0, 1; ; n++ {
+		end := start
+		for end < len(domain) && domain[end] != '.' {
+			end++
+		}
+		last := end == len(domain)
+		if !emailLabel(domain[start:end], last) {
+			return false
+		}
+		if last {
+			return n >= 2
+		}
+		start = end + 1
+	}
+}
+
+// emailLabel reports whether l is a non-empty label of letters, digits,
+// '-', '~' and the allowed non-ASCII characters that begins and ends with
+// a letter or, unless it is the last label, a digit.
+func emailLabel(l string, last bool) bool {
+	if l == "" {
 		return false
 	}
-	letterOrDigit := func(r rune, digit bool) bool {
-		if r < utf8.RuneSelf {
-			return isASCIIAlpha(byte(r)) || digit && isDigit(byte(r))
-		}
-		return emailUnicode(r)
+	first, _ := utf8.DecodeRuneInString(l)
+	end, _ := utf8.DecodeLastRuneInString(l)
+	if !emailLetter(first, !last) || !emailLetter(end, !last) {
+		return false
 	}
-	i := 0
-	for l := range strings.SplitSeq(domain, ".") {
-		if l == "" {
+	for _, r := range l {
+		if !emailLetter(r, true) && r != '-' && r != '~' {
 			return false
-		}
-		last := i == lastLabel
-		i++
-		first, _ := utf8.DecodeRuneInString(l)
-		end, _ := utf8.DecodeLastRuneInString(l)
-		if !letterOrDigit(first, !last) || !letterOrDigit(end, !last) {
-			return false
-		}
-		for _, r := range l {
-			if !letterOrDigit(r, true) && r != '-' && r != '~' {
-				return false
-			}
 		}
 	}
 	return true
+}
+
+// emailLetter reports whether r is a letter (or a digit, when digit is
+// set) in the sense of isEmail's domain labels.
+func emailLetter(r rune, digit bool) bool {
+	if r < utf8.RuneSelf {
+		return isASCIIAlpha(byte(r)) || digit && isDigit(byte(r))
+	}
+	return emailUnicode(r)
 }
 
 // isUUID accepts 8-4-4-4-12 hexadecimal digits.

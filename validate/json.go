@@ -130,6 +130,9 @@ type parser struct {
 	stack []frame
 	keys  []byte // unescaped keys of the open objects (scan mode, and for error paths)
 	offs  []int  // start,end pairs into keys
+	// fitDepth counts the open arrays and objects of checkFits's walk
+	// (fit.go) that took no frame; they count towards MaxDepth.
+	fitDepth int
 }
 
 var parserPool = sync.Pool{New: func() any { return &parser{} }}
@@ -144,7 +147,7 @@ func putParser(p *parser) {
 	for i := range p.stack {
 		p.stack[i] = frame{}
 	}
-	p.data, p.stack, p.keys, p.offs = nil, p.stack[:0], p.keys[:0], p.offs[:0]
+	p.data, p.stack, p.keys, p.offs, p.fitDepth = nil, p.stack[:0], p.keys[:0], p.offs[:0], 0
 	if cap(p.keys) > 64<<10 {
 		p.keys = nil
 	}
@@ -292,7 +295,7 @@ func (p *parser) str() (s, e int, esc bool, err error) {
 }
 
 func (p *parser) push(f frame) error {
-	if len(p.stack) >= MaxDepth {
+	if len(p.stack)+p.fitDepth >= MaxDepth {
 		return &JSONError{Offset: p.pos, Message: "Not valid JSON: nested more than " + strconv.Itoa(MaxDepth) + " levels deep"}
 	}
 	p.stack = append(p.stack, f)
@@ -361,7 +364,7 @@ func (p *parser) item(closer byte, want string) (v any, more bool, err error) {
 // "[ ]") and, if so, moves past it: the scan then skips the frame push and
 // pop, which were most of the cost of a body of a million empty items.
 func (p *parser) emptyNext(closer byte) bool {
-	if len(p.stack) >= MaxDepth { // the frame's depth check still applies
+	if len(p.stack)+p.fitDepth >= MaxDepth { // the frame's depth check still applies
 		return false
 	}
 	q := p.pos + 1

@@ -156,3 +156,23 @@ func FuzzDecodeJSON(f *testing.F) {
 		}
 	})
 }
+
+func TestTypeDecoderCheckJSONAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not deterministic under -race")
+	}
+	type line struct {
+		SKU string `json:"sku" validate:"required"`
+		Qty int    `json:"qty"`
+	}
+	type order struct {
+		Customer string `json:"customer"`
+		Lines    []line `json:"lines"`
+	}
+	td := validate.NewTypeDecoder(reflect.TypeFor[order]())
+	body := []byte(`{"customer":"Ada","lines":[{"sku":"A100","qty":2},{"sku":"B\u0032","qty":1}],"note":{"x":[1.5e3]}}`)
+	td.CheckJSON(body) // warm the pool
+	if n := testing.AllocsPerRun(100, func() { td.CheckJSON(body) }); n != 0 {
+		t.Errorf("TypeDecoder.CheckJSON allocates %v times on a valid body, want 0", n)
+	}
+}

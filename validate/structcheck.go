@@ -108,31 +108,14 @@ func checkType(d *tdesc, v any, st *state) any {
 
 func checkNumber(d *tdesc, f float64, st *state) {
 	switch d.kind {
-	case tInt:
+	case tInt, tUint:
 		if f != math.Trunc(f) {
 			st.add("Expected an integer, got " + fmtNum(f))
 			return
 		}
-		lo, hi := -math.Ldexp(1, d.bits-1), math.Ldexp(1, d.bits-1)-1
-		if d.bits == 64 {
-			lo, hi = -maxSafeInt, maxSafeInt
-		}
+		lo, hi := d.intRange()
 		if f < lo {
 			st.add("Must be at least " + fmtNum(lo))
-		} else if f > hi {
-			st.add("Must be at most " + fmtNum(hi))
-		}
-	case tUint:
-		if f != math.Trunc(f) {
-			st.add("Expected an integer, got " + fmtNum(f))
-			return
-		}
-		hi := math.Ldexp(1, d.bits) - 1
-		if d.bits == 64 {
-			hi = maxSafeInt
-		}
-		if f < 0 {
-			st.add("Must be at least 0")
 		} else if f > hi {
 			st.add("Must be at most " + fmtNum(hi))
 		}
@@ -141,6 +124,20 @@ func checkNumber(d *tdesc, f float64, st *state) {
 			st.add("Number is too large")
 		}
 	}
+}
+
+// intRange is the range of the integer kind d: its Go type's, but within
+// ±2^53 for 64 bits (what a JSON number holds exactly).
+func (d *tdesc) intRange() (lo, hi float64) {
+	switch {
+	case d.bits == 64 && d.kind == tInt:
+		return -maxSafeInt, maxSafeInt
+	case d.bits == 64:
+		return 0, maxSafeInt
+	case d.kind == tInt:
+		return -math.Ldexp(1, d.bits-1), math.Ldexp(1, d.bits-1) - 1
+	}
+	return 0, math.Ldexp(1, d.bits) - 1
 }
 
 // numberWord names the JSON value a numeric field expects, for issues.

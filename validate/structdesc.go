@@ -171,7 +171,7 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc, depth int
 // field finds the field for key: exact match first, then case-insensitive
 // (as encoding/json and go-json match).
 func (d *tdesc) field(key string) (*tdesc, bool) {
-	if i, ok := d.byName[key]; ok {
+	if i := d.exact(key); i >= 0 {
 		return d.fields[i].d, true
 	}
 	for _, f := range d.fields {
@@ -180,4 +180,20 @@ func (d *tdesc) field(key string) (*tdesc, bool) {
 		}
 	}
 	return nil, false
+}
+
+// exact returns the index of the field named key exactly, or -1.
+func (d *tdesc) exact(key string) int {
+	if len(d.fields) > 8 {
+		if i, ok := d.byName[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range d.fields { // a short list is read faster than a map
+		if d.fields[i].name == key {
+			return i
+		}
+	}
+	return -1
 }

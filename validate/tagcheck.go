@@ -105,34 +105,13 @@ func (w *walker) leave() {
 
 // check runs the plan over the value at p.
 func (v *vplan) check(p unsafe.Pointer, w *walker) {
-	if v.ptr {
-		q := *(*unsafe.Pointer)(p)
-		if q == nil {
-			// validator: a nil pointer passes only an omitempty first word;
-			// any other word fails (its own message; required's "Required")
-			if len(v.rules) > 0 && !v.rules[0].omit {
-				msg := v.rules[0].msg
-				if !v.rules[0].req {
-					msg = "Required"
-				}
-				w.add(msg)
-			}
-			return
-		}
-		p = q
+	p, msg, deeper := v.rulesAt(p)
+	if msg != "" {
+		w.add(msg)
+		return
 	}
-	for i := range v.rules {
-		r := &v.rules[i]
-		if r.omit {
-			if !v.ptr && !hasValueAt(v, p) {
-				return
-			}
-			continue
-		}
-		if !r.ok(p) {
-			w.add(r.msg)
-			return
-		}
+	if !deeper {
+		return
 	}
 	if v.elem != nil || v.keys != nil {
 		v.each(p, w)
@@ -141,6 +120,41 @@ func (v *vplan) check(p unsafe.Pointer, w *walker) {
 		v.sub.check(p, w)
 	}
 }
+
+// rulesAt runs v's own rules over the value at p: msg is the issue of
+// the first that fails, and deeper reports that the elements and fields
+// are to be checked (at q: p, or where the pointer at p points).
+func (v *vplan) rulesAt(p unsafe.Pointer) (q unsafe.Pointer, msg string, deeper bool) {
+	if v.ptr {
+		if p = *(*unsafe.Pointer)(p); p == nil {
+			// validator: a nil pointer passes only an omitempty first word;
+			// any other word fails (its own message; required's "Required")
+			if len(v.rules) > 0 && !v.rules[0].omit {
+				if msg = v.rules[0].msg; !v.rules[0].req {
+					msg = "Required"
+				}
+			}
+			return nil, msg, false
+		}
+	}
+	for i := range v.rules {
+		r := &v.rules[i]
+		if r.omit {
+			if !v.ptr && !hasValueAt(v, p) {
+				return p, "", false
+			}
+			continue
+		}
+		if !r.ok(p) {
+			return p, r.msg, false
+		}
+	}
+	return p, "", true
+}
+
+// leaf reports whether v has only its own rules (no elements, keys or
+// fields to visit).
+func (v *vplan) leaf() bool { return v.elem == nil && v.keys == nil && v.sub == nil }
 
 // hasValueAt is hasValue without a compiled closure (omitempty is rare
 // enough not to keep one).
@@ -213,6 +227,15 @@ func (s *splan) check(p unsafe.Pointer, w *walker) {
 		}
 		if f.name == "" { // embedded pointer struct: no segment
 			f.v.check(unsafe.Add(p, f.off), w)
+			continue
+		}
+		if w.skip == nil && f.v.leaf() {
+			// its segment is pushed only for an issue's path
+			if _, msg, _ := f.v.rulesAt(unsafe.Add(p, f.off)); msg != "" {
+				w.enter(f.name, 0)
+				w.add(msg)
+				w.leave()
+			}
 			continue
 		}
 		if w.enter(f.name, 0) {

@@ -30,6 +30,16 @@ func CompileType(t reflect.Type) (*TypeDecoder, error) {
 	return &TypeDecoder{d: describe(t), t: t, plan: plan}, nil
 }
 
+// CheckJSON is the package's CheckJSON and DecodeInto's type scan in one
+// pass over body: err is exactly CheckJSON(body), and fits (when err is
+// nil) reports whether the body fits the decoder's type, so that
+// DecodeFitting can skip the scan. Cost: one pass over a body that fits
+// (no allocation, CheckJSON's exceptions and a time or base64 string
+// aside); a body that does not fit is read by CheckJSON once more.
+func (td *TypeDecoder) CheckJSON(body []byte) (fits bool, err error) {
+	return checkFits(td.d, body)
+}
+
 // DecodeInto decodes body (one JSON value CheckJSON accepted) into dst, a
 // pointer to a value of the decoder's type, as StructSchema.Decode does:
 // when the body fits the type, go-json decodes it and the constraint tags
@@ -42,8 +52,19 @@ func CompileType(t reflect.Type) (*TypeDecoder, error) {
 // one scan of the bytes that does not allocate, go-json's decode, and the
 // constraint plan (no allocation on a value that passes it).
 func (td *TypeDecoder) DecodeInto(body []byte, dst any, max int) []Issue {
+	return td.decode(body, dst, max, typeFits(td.d, newCursor(body)))
+}
+
+// DecodeFitting is DecodeInto for a body the decoder's CheckJSON found
+// fitting: it skips the scan of the bytes (go-json's decode and the
+// constraint plan only).
+func (td *TypeDecoder) DecodeFitting(body []byte, dst any, max int) []Issue {
+	return td.decode(body, dst, max, true)
+}
+
+func (td *TypeDecoder) decode(body []byte, dst any, max int, fits bool) []Issue {
 	var err error
-	if typeFits(td.d, newCursor(body)) {
+	if fits {
 		if err = json.Unmarshal(body, dst); err == nil {
 			return td.plan.run(reflect.ValueOf(dst).UnsafePointer(), nil, max, nil)
 		}

@@ -1,0 +1,326 @@
+package validate
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"unsafe"
+
+	"github.com/fxhq/fx/internal/jsonscan"
+)
+
+// The one-pass body check of the typed fast path. Binding a body used to
+// read it twice before go-json decoded it: CheckJSON for the strict
+// grammar (duplicate keys, UTF-8, number range), then typeFits for the
+// types. checkFits walks the bytes once with the type description beside
+// it, on the strict reader's tokens and state (json.go): it checks the
+// grammar and whether every value fits its Go type; a value the type
+// does not constrain (an unknown key, an interface) is read by the strict
+// reader itself. It answers only "fits" or not: the error of a body that
+// does not fit comes from CheckJSON, its issues from the slow path
+// (streamType's list of every mismatch), as they always did.
+
+// errMisfit ends checkFits's walk: a value that does not fit its type,
+// or a fault the walk leaves CheckJSON to word.
+var errMisfit = errors.New("validate: the body does not fit the type")
+
+// checkFits reads body once: err is exactly CheckJSON(body), and with a
+// nil err fits reports what typeFits(d, body) would. A misfit or a fault
+// stops the walk; only then is the body read again, by CheckJSON. Cost on
+// a body that fits: one pass, no allocation (CheckJSON's exceptions, and
+// a time or base64 string, aside).
+func checkFits(d *tdesc, body []byte) (fits bool, err error) {
+	p := getParser(body, false)
+	p.skipSpace()
+	err = p.fit(d.typed())
+	p.skipSpace()
+	if err == nil && p.pos < len(p.data) {
+		err = errMisfit // trailing data
+	}
+	putParser(p)
+	if err != nil {
+		return false, CheckJSON(body)
+	}
+	return true, nil
+}
+
+// typed is d as the walk carries it: nil for a type that takes any value
+// (only the grammar is checked below it).
+func (d *tdesc) typed() *tdesc {
+	if d == nil || d.kind == tAny {
+		return nil
+	}
+	return d
+}
+
+// fit reads the value at pos (white space skipped) as d describes it.
+func (p *parser) fit(d *tdesc) error {
+	if d == nil {
+		_, err := p.value()
+		return err
+	}
+	if p.pos >= len(p.data) {
+		return errMisfit
+	}
+	switch c := p.data[p.pos]; {
+	case c == 'n': // null leaves the zero value: it fits every type
+		return p.word("null")
+	case c == '"':
+		if d.kind != tString && d.kind != tText && d.kind != tBytes && d.kind != tTime {
+			return errMisfit
+		}
+		end, verbatim, f := jsonscan.String(p.data, p.pos, true)
+		if f != jsonscan.None {
+			return errMisfit
+		}
+		s := p.pos + 1
+		p.pos = end
+		if d.kind == tBytes || d.kind == tTime {
+			return d.fitText(p.data[s:end-1], !verbatim)
+		}
+		return nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		if d.kind != tInt && d.kind != tUint && d.kind != tFloat {
+			return errMisfit
+		}
+		return p.fitNumber(d)
+	case c == '{':
+		if d.kind != tStruct && d.kind != tMap {
+			return errMisfit
+		}
+		return p.fitObject(d)
+	case c == '[':
+		if d.kind != tSlice {
+			return errMisfit
+		}
+		return p.fitArray(d.elem.typed())
+	case c == 't' && d.kind == tBool:
+		return p.word("true")
+	case c == 'f' && d.kind == tBool:
+		return p.word("false")
+	}
+	return errMisfit
+}
+
+// word reads the literal word at pos.
+func (p *parser) word(w string) error {
+	end, f := jsonscan.Literal(p.data, p.pos, w)
+	if f != jsonscan.None {
+		return errMisfit
+	}
+	p.pos = end
+	return nil
+}
+
+// fitText checks the string content raw (between its quotes) against d
+// (a time, base64), as checkType does. Cost: the string is decoded (one
+// allocation).
+func (d *tdesc) fitText(raw []byte, esc bool) error {
+	s := string(raw)
+	if esc {
+		s = string(jsonscan.Unescape(nil, raw))
+	}
+	var st state
+	checkType(d, s, &st)
+	if len(st.issues) > 0 {
+		return errMisfit
+	}
+	return nil
+}
+
+// fitNumber reads the number at pos. A float64 takes any number of at
+// most 308 characters without an exponent (only longer ones overflow);
+// an integer kind takes a plain integer of at most 15 digits (exact as a
+// float64) by its value; any other number is parsed.
+func (p *parser) fitNumber(d *tdesc) error {
+	start := p.pos
+	end, exp, f := jsonscan.Number(p.data, start)
+	if f != jsonscan.None {
+		return errMisfit
+	}
+	p.pos = end
+	tok := p.data[start:end]
+	var v float64
+	switch {
+	case d.kind == tFloat && d.bits == 64 && !exp && len(tok) <= 308:
+		return nil
+	case d.kind != tFloat && !exp && len(tok) <= 16 && plainInt(tok):
+		n := int64(0)
+		for _, c := range tok {
+			if c != '-' {
+				n = n*10 + int64(c-'0')
+			}
+		}
+		if v = float64(n); tok[0] == '-' {
+			v = -v
+		}
+	default:
+		var err error
+		if v, err = strconv.ParseFloat(unsafe.String(&tok[0], len(tok)), 64); err != nil {
+			return errMisfit // CheckJSON: "Number is too large"
+		}
+	}
+	if !d.fitsNumber(v) {
+		return errMisfit
+	}
+	return nil
+}
+
+// plainInt reports whether the number tok has neither fraction nor
+// exponent and at most 15 digits.
+func plainInt(tok []byte) bool {
+	digits := tok
+	if tok[0] == '-' {
+		digits = tok[1:]
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(digits) <= 15
+}
+
+// fitsNumber reports whether checkNumber finds no issue with f.
+func (d *tdesc) fitsNumber(f float64) bool {
+	switch d.kind {
+	case tInt, tUint:
+		lo, hi := d.intRange()
+		return f == math.Trunc(f) && f >= lo && f <= hi
+	case tFloat:
+		return d.bits != 32 || math.Abs(f) <= math.MaxFloat32
+	}
+	return true
+}
+
+// fitArray reads the array at pos, each element as elem describes it.
+func (p *parser) fitArray(elem *tdesc) error {
+	if empty, err := p.open(']'); empty || err != nil {
+		return err
+	}
+	for {
+		if err := p.fit(elem); err != nil {
+			return err
+		}
+		if more, err := p.next(']'); !more {
+			p.fitDepth--
+			return err
+		}
+	}
+}
+
+// open enters the array or object at pos (one more level towards
+// MaxDepth) and the white space after its opener; empty reports that
+// closer follows, read too (the level is left again).
+func (p *parser) open(closer byte) (empty bool, err error) {
+	if len(p.stack)+p.fitDepth >= MaxDepth {
+		return false, errMisfit
+	}
+	p.fitDepth++
+	p.pos++
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == closer {
+		p.pos++
+		p.fitDepth--
+		return true, nil
+	}
+	return false, nil
+}
+
+// next reads the ',' or closer after an element or a member, and the
+// white space around it: more reports a ','.
+func (p *parser) next(closer byte) (more bool, err error) {
+	p.skipSpace()
+	if p.pos < len(p.data) {
+		c := p.data[p.pos]
+		p.pos++
+		if c == ',' {
+			p.skipSpace()
+			return true, nil
+		}
+		if c == closer {
+			return false, nil
+		}
+	}
+	return false, errMisfit
+}
+
+// fitObject reads the object at pos as the struct or map d. A key that
+// names a struct field exactly (no escape) is checked for a duplicate by
+// the field's bit, without a copy; every other key (a map's, unknown,
+// matched ignoring case, escaped) goes through addKey, as CheckJSON's
+// keys do, under a frame taken at the first such key.
+func (p *parser) fitObject(d *tdesc) error {
+	start := p.pos
+	if empty, err := p.open('}'); empty || err != nil {
+		return err
+	}
+	framed := false
+	var seen uint64 // the struct fields met, by index (the first 64)
+	for {
+		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+			return errMisfit
+		}
+		at := p.pos
+		end, verbatim, f := jsonscan.String(p.data, at, true)
+		if f != jsonscan.None {
+			return errMisfit
+		}
+		p.pos = end
+		key, i := p.data[at+1:end-1], -1
+		if verbatim && d.kind == tStruct {
+			i = d.exact(bytesKey(key))
+		}
+		if i < 0 || i >= 64 {
+			if !framed { // this level is now counted by its frame
+				p.fitDepth--
+				if err := p.push(frame{obj: true, start: start, keysStart: len(p.offs), keysBytes: len(p.keys)}); err != nil {
+					return errMisfit
+				}
+				framed = true
+			}
+			if p.addKey(at, key, !verbatim, nil) != nil {
+				return errMisfit // a duplicate
+			}
+			fr := &p.stack[len(p.stack)-1]
+			if key = p.keys[fr.ks:fr.ke]; d.kind == tStruct {
+				i = d.exact(bytesKey(key))
+			}
+		}
+		var vd *tdesc
+		switch {
+		case d.kind == tMap:
+			vd = d.elem
+		case i >= 0 && i < 64:
+			if seen&(1<<i) != 0 {
+				return errMisfit // a duplicate
+			}
+			seen |= 1 << i
+			vd = d.fields[i].d
+		default:
+			vd, _ = d.field(bytesKey(key))
+		}
+		p.skipSpace()
+		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+			return errMisfit
+		}
+		p.pos++
+		p.skipSpace()
+		if err := p.fit(vd.typed()); err != nil {
+			return err
+		}
+		more, err := p.next('}')
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	if framed {
+		p.popObject()
+	} else {
+		p.fitDepth--
+	}
+	return nil
+}
