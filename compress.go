@@ -375,12 +375,8 @@ func hasSuffixFold(b []byte, suffix string) bool {
 // (case-insensitive), as Cache-Control directives are written.
 func hasToken(v []byte, token string) bool {
 	for len(v) > 0 {
-		item := v
-		if i := bytes.IndexByte(v, ','); i >= 0 {
-			item, v = v[:i], v[i+1:]
-		} else {
-			v = nil
-		}
+		var item []byte
+		item, v, _ = bytes.Cut(v, []byte{','})
 		if strings.EqualFold(b2s(bytes.TrimSpace(item)), token) {
 			return true
 		}

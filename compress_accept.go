@@ -29,12 +29,8 @@ func negotiateEncoding(values [][]byte, order []contentCoding) contentCoding {
 	star, identity := 0, 0
 	for _, v := range values {
 		for len(v) > 0 {
-			elem := v
-			if i := bytes.IndexByte(v, ','); i >= 0 {
-				elem, v = v[:i], v[i+1:]
-			} else {
-				v = nil
-			}
+			var elem []byte
+			elem, v, _ = bytes.Cut(v, []byte{','})
 			name, qv, ok := parseCodingElement(elem)
 			if !ok {
 				continue
@@ -95,12 +91,8 @@ func parseCodingElement(elem []byte) (name string, q int, ok bool) {
 	}
 	q = 1000
 	for len(params) > 0 {
-		p := params
-		if i := bytes.IndexByte(params, ';'); i >= 0 {
-			p, params = params[:i], params[i+1:]
-		} else {
-			params = nil
-		}
+		var p []byte
+		p, params, _ = bytes.Cut(params, []byte{';'})
 		p = bytes.TrimSpace(p)
 		if len(p) < 2 || p[0]|0x20 != 'q' || p[1] != '=' {
 			continue // another parameter: ignored

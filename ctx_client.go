@@ -182,11 +182,7 @@ func pushHop(hops []hop, h hop) []hop {
 func appendListHops(hops []hop, line []byte) []hop {
 	for len(line) > 0 {
 		var item []byte
-		if i := bytes.IndexByte(line, ','); i >= 0 {
-			item, line = line[:i], line[i+1:]
-		} else {
-			item, line = line, nil
-		}
+		item, line, _ = bytes.Cut(line, []byte{','})
 		item = bytes.TrimSpace(item)
 		if len(item) == 0 {
 			continue // empty list elements are allowed and mean nothing (RFC 9110 5.6.1)

@@ -167,20 +167,10 @@ func (r *Response) AssertJSON(status int, want any) *Response {
 	if r.Status != status {
 		r.fail("status %d, want %d", r.Status, status)
 	}
-	var wantJSON []byte
-	switch w := want.(type) {
-	case string:
-		wantJSON = []byte(w)
-	case []byte:
-		wantJSON = w
-	case json.RawMessage:
-		wantJSON = w
-	default:
-		var err error
-		if wantJSON, err = json.Marshal(want); err != nil {
-			r.t.Errorf("%s: AssertJSON: encoding the wanted value: %v", r.request(), err)
-			return r
-		}
+	wantJSON, err := jsonBytes(want)
+	if err != nil {
+		r.t.Errorf("%s: AssertJSON: encoding the wanted value: %v", r.request(), err)
+		return r
 	}
 	var wv, gv any
 	if err := json.Unmarshal(wantJSON, &wv); err != nil {

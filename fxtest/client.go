@@ -152,19 +152,9 @@ func (r *Request) Query(name, value string) *Request {
 // application/json. A value json.Marshal refuses fails the test in Do.
 // A string, []byte or json.RawMessage is sent as it is (already JSON).
 func (r *Request) JSON(v any) *Request {
-	var b []byte
-	switch v := v.(type) {
-	case string:
-		b = []byte(v)
-	case []byte:
-		b = v
-	case json.RawMessage:
-		b = v
-	default:
-		var err error
-		if b, err = json.Marshal(v); err != nil {
-			r.err = "JSON body: " + err.Error()
-		}
+	b, err := jsonBytes(v)
+	if err != nil {
+		r.err = "JSON body: " + err.Error()
 	}
 	return r.Body("application/json", b)
 }
@@ -293,4 +283,18 @@ func (r *Request) Do() *Response {
 		r.c.contract.checkResponse(resp)
 	}
 	return resp
+}
+
+// jsonBytes is v as JSON: a string, []byte or json.RawMessage as it is
+// (already JSON), anything else through json.Marshal.
+func jsonBytes(v any) ([]byte, error) {
+	switch v := v.(type) {
+	case string:
+		return []byte(v), nil
+	case []byte:
+		return v, nil
+	case json.RawMessage:
+		return v, nil
+	}
+	return json.Marshal(v)
 }

@@ -196,8 +196,8 @@ func CORS(cfg CORSConfig) fx.Middleware {
 // and which one an intermediary and fx would each read is anyone's guess,
 // so CORS refuses the request (preflight or not) with 400 FX_BAD_REQUEST
 // instead of allowing the first.
-var errRepeatedOrigin = fx.NewCatalogError(fx.CodeBadRequest,
-	"More than one Origin header was sent", FailureDetails{Reason: ReasonRepeatedOrigin})
+var errRepeatedOrigin = refusal(fx.CodeBadRequest, ReasonRepeatedOrigin,
+	"More than one Origin header was sent")
 
 func newCORSPolicy(cfg CORSConfig) (*corsPolicy, error) {
 	var errs []error
@@ -517,11 +517,7 @@ func varyHas(fields [][]byte, name string) bool {
 	for _, f := range fields {
 		for len(f) > 0 {
 			var item []byte
-			if i := bytes.IndexByte(f, ','); i >= 0 {
-				item, f = f[:i], f[i+1:]
-			} else {
-				item, f = f, nil
-			}
+			item, f, _ = bytes.Cut(f, []byte{','})
 			item = bytes.TrimSpace(item)
 			if string(item) == "*" || strings.EqualFold(b2s(item), name) {
 				return true
@@ -537,11 +533,7 @@ func isTokenList(b []byte) bool {
 	seen := false
 	for len(b) > 0 {
 		var item []byte
-		if i := bytes.IndexByte(b, ','); i >= 0 {
-			item, b = b[:i], b[i+1:]
-		} else {
-			item, b = b, nil
-		}
+		item, b, _ = bytes.Cut(b, []byte{','})
 		item = bytes.Trim(item, " \t")
 		if len(item) == 0 {
 			continue

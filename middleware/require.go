@@ -17,34 +17,29 @@ import (
 // With no roles it only requires a principal. Cost: a scan of the
 // principal's roles per required role; no allocation.
 func RequireRoles(roles ...string) fx.Middleware {
-	roles = append([]string(nil), roles...)
-	return fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error {
-		p, err := requirePrincipal(c)
-		if err != nil {
-			return err
-		}
-		for _, r := range roles {
-			if !p.HasRole(r) {
-				return forbid(c, p, errMissingRole)
-			}
-		}
-		return next()
-	}, requireDeclaration)
+	return requireAll(roles, (*Principal).HasRole, errMissingRole)
 }
 
 // RequirePermissions is RequireRoles for Principal.Permissions: 401 without
 // a principal, 403 FX_FORBIDDEN (reason "missing_permission") when any of
 // permissions is missing. No allocation.
 func RequirePermissions(permissions ...string) fx.Middleware {
-	permissions = append([]string(nil), permissions...)
+	return requireAll(permissions, (*Principal).HasPermission, errMissingPermission)
+}
+
+// requireAll is RequireRoles and RequirePermissions: the request's
+// principal must pass has for every one of want, else the answer is e
+// (a 403). want is copied.
+func requireAll(want []string, has func(*Principal, string) bool, e *fx.Error) fx.Middleware {
+	want = append([]string(nil), want...)
 	return fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error {
 		p, err := requirePrincipal(c)
 		if err != nil {
 			return err
 		}
-		for _, perm := range permissions {
-			if !p.HasPermission(perm) {
-				return forbid(c, p, errMissingPermission)
+		for _, w := range want {
+			if !has(p, w) {
+				return forbid(c, p, e)
 			}
 		}
 		return next()

@@ -74,36 +74,40 @@ func checkType(d *tdesc, v any, st *state) any {
 			checkType(d.elem, e, st)
 			st.pop()
 		}
-	case tMap:
+	case tMap, tStruct:
 		m, ok := v.(map[string]any)
 		if !ok {
 			st.add("Expected an object, got " + kindOf(v))
 			return v
 		}
-		for _, k := range sortedKeys(m) {
-			if st.full() {
-				break
-			}
-			st.push(k)
-			checkType(d.elem, m[k], st)
-			st.pop()
-		}
-	case tStruct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			st.add("Expected an object, got " + kindOf(v))
-			return v
-		}
-		if st.query {
+		if d.kind == tStruct && st.query {
 			return checkQueryStruct(d, m, st)
 		}
+		checkMembers(d, m, st)
+	}
+	return v
+}
+
+// checkMembers checks the members of the object m against d: each value
+// of a map against its element type (keys in sorted order), or each field
+// of a struct against the field's type.
+func checkMembers(d *tdesc, m map[string]any, st *state) {
+	if d.kind == tStruct {
 		for k, fd := range fieldsIn(d, m, st) {
 			st.push(k)
 			checkType(fd, m[k], st)
 			st.pop()
 		}
+		return
 	}
-	return v
+	for _, k := range sortedKeys(m) {
+		if st.full() {
+			break
+		}
+		st.push(k)
+		checkType(d.elem, m[k], st)
+		st.pop()
+	}
 }
 
 func checkNumber(d *tdesc, f float64, st *state) {

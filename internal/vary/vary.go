@@ -21,12 +21,8 @@ func AddAcceptEncoding(h *fasthttp.ResponseHeader, buf *[]byte) {
 		return
 	}
 	for rest := v; len(rest) > 0; {
-		tok := rest
-		if i := bytes.IndexByte(rest, ','); i >= 0 {
-			tok, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil
-		}
+		var tok []byte
+		tok, rest, _ = bytes.Cut(rest, []byte{','})
 		tok = bytes.TrimSpace(tok)
 		if bytes.EqualFold(tok, acceptEncoding) || len(tok) == 1 && tok[0] == '*' {
 			return
