@@ -70,11 +70,6 @@ type FailureDetails struct {
 	Reason string `json:"reason"`
 }
 
-// refusal is the *fx.Error for a catalog code whose details name reason.
-func refusal(code, reason, message string) *fx.Error {
-	return fx.NewCatalogError(code, message, FailureDetails{Reason: reason})
-}
-
 // kind indexes the authentication failures.
 type kind uint8
 
@@ -203,21 +198,21 @@ var authFailures = func() (t [numSchemes][numKinds]*fx.Error) {
 			kClaims:            ReasonInvalidClaims,
 		}
 		for k := range numKinds {
-			t[s][k] = refusal(fx.CodeUnauthenticated, reason[k], msg[k])
+			t[s][k] = fx.NewCatalogError(fx.CodeUnauthenticated, msg[k], FailureDetails{Reason: reason[k]})
 		}
 	}
 	return t
 }()
 
 var (
-	errMissingRole = refusal(fx.CodeForbidden, ReasonMissingRole,
-		"Forbidden: the principal lacks a required role")
-	errMissingPermission = refusal(fx.CodeForbidden, ReasonMissingPermission,
-		"Forbidden: the principal lacks a required permission")
-	errTenantMismatch = refusal(fx.CodeForbidden, ReasonTenantMismatch,
-		"Forbidden: the principal does not belong to the requested tenant")
-	errConflictingTenant = refusal(fx.CodeBadRequest, ReasonConflictingTenant,
-		"Tenant header and subdomain name different tenants")
+	errMissingRole = fx.NewCatalogError(fx.CodeForbidden,
+		"Forbidden: the principal lacks a required role", FailureDetails{Reason: ReasonMissingRole})
+	errMissingPermission = fx.NewCatalogError(fx.CodeForbidden,
+		"Forbidden: the principal lacks a required permission", FailureDetails{Reason: ReasonMissingPermission})
+	errTenantMismatch = fx.NewCatalogError(fx.CodeForbidden,
+		"Forbidden: the principal does not belong to the requested tenant", FailureDetails{Reason: ReasonTenantMismatch})
+	errConflictingTenant = fx.NewCatalogError(fx.CodeBadRequest,
+		"Tenant header and subdomain name different tenants", FailureDetails{Reason: ReasonConflictingTenant})
 	errNilPrincipal = fx.NewCatalogError(fx.CodeInternalError,
 		"middleware: Verifier returned neither a principal nor an error")
 )

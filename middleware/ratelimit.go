@@ -148,14 +148,18 @@ const (
 )
 
 var (
-	errRateLimited = refusal(fx.CodeRateLimited, ReasonRateLimited,
-		"Too many requests: the rate limit is exceeded; retry after the time in Retry-After")
-	errRateLimitUnavailable = refusal(fx.CodeServiceUnavailable, ReasonRateLimitUnavailable,
-		"The rate limit cannot be checked right now; retry later")
-	errAPIKeyRequired = refusal(fx.CodeUnauthenticated, ReasonMissingCredentials,
-		"Authentication required: this route is rate limited per API key; send one")
-	errNoTenantKey = refusal(fx.CodeTenantRequired, ReasonMissingTenant,
-		"Tenant required: the rate limit is per tenant and no tenant was resolved")
+	errRateLimited = fx.NewCatalogError(fx.CodeRateLimited,
+		"Too many requests: the rate limit is exceeded; retry after the time in Retry-After",
+		FailureDetails{Reason: ReasonRateLimited})
+	errRateLimitUnavailable = fx.NewCatalogError(fx.CodeServiceUnavailable,
+		"The rate limit cannot be checked right now; retry later",
+		FailureDetails{Reason: ReasonRateLimitUnavailable})
+	errAPIKeyRequired = fx.NewCatalogError(fx.CodeUnauthenticated,
+		"Authentication required: this route is rate limited per API key; send one",
+		FailureDetails{Reason: ReasonMissingCredentials})
+	errNoTenantKey = fx.NewCatalogError(fx.CodeTenantRequired,
+		"Tenant required: the rate limit is per tenant and no tenant was resolved",
+		FailureDetails{Reason: ReasonMissingTenant})
 )
 
 // RateLimitConfig configures RateLimit.

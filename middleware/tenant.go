@@ -150,10 +150,10 @@ func Tenant(cfg TenantConfig) fx.Middleware {
 	default:
 		how = "use a tenant subdomain of " + t.base
 	}
-	t.errMissing = refusal(fx.CodeTenantRequired, ReasonMissingTenant,
-		"Tenant required: "+how)
-	t.errBad = refusal(fx.CodeTenantRequired, ReasonMalformedTenant,
-		"Tenant required: the tenant ID is malformed")
+	t.errMissing = fx.NewCatalogError(fx.CodeTenantRequired,
+		"Tenant required: "+how, FailureDetails{Reason: ReasonMissingTenant})
+	t.errBad = fx.NewCatalogError(fx.CodeTenantRequired,
+		"Tenant required: the tenant ID is malformed", FailureDetails{Reason: ReasonMalformedTenant})
 	return fx.DeclareAll(t.handle, tenantDeclaration(cfg, t.header, t.base))
 }
 

@@ -21,20 +21,19 @@ const (
 // its own 400, and a client that branches on the code learns that the key
 // is what to fix (the reason tells a missing one from a malformed one).
 var (
-	errKeyReused = refusal(fx.CodeIdempotencyKeyReused, ReasonKeyReused,
-		"This Idempotency-Key was already used for a different request; use a new key for a new request")
-	errInFlight = refusal(fx.CodeIdempotencyInFlight, ReasonInFlight,
-		"A request with this Idempotency-Key is still being processed; retry after the time in Retry-After")
-	errMissingKey = refusal(fx.CodeIdempotencyKeyRequired, ReasonMissingKey,
-		"This operation requires an Idempotency-Key header")
-	errMalformedKey = refusal(fx.CodeIdempotencyKeyRequired, ReasonMalformedKey,
-		"The Idempotency-Key header is malformed: send one key of 1 to 255 printable ASCII characters, quoted or bare")
-	errUnavailable = refusal(fx.CodeServiceUnavailable, ReasonUnavailable,
-		"Idempotency keys cannot be checked right now; retry later with the same key")
+	errKeyReused = fx.NewCatalogError(fx.CodeIdempotencyKeyReused,
+		"This Idempotency-Key was already used for a different request; use a new key for a new request",
+		middleware.FailureDetails{Reason: ReasonKeyReused})
+	errInFlight = fx.NewCatalogError(fx.CodeIdempotencyInFlight,
+		"A request with this Idempotency-Key is still being processed; retry after the time in Retry-After",
+		middleware.FailureDetails{Reason: ReasonInFlight})
+	errMissingKey = fx.NewCatalogError(fx.CodeIdempotencyKeyRequired,
+		"This operation requires an Idempotency-Key header",
+		middleware.FailureDetails{Reason: ReasonMissingKey})
+	errMalformedKey = fx.NewCatalogError(fx.CodeIdempotencyKeyRequired,
+		"The Idempotency-Key header is malformed: send one key of 1 to 255 printable ASCII characters, quoted or bare",
+		middleware.FailureDetails{Reason: ReasonMalformedKey})
+	errUnavailable = fx.NewCatalogError(fx.CodeServiceUnavailable,
+		"Idempotency keys cannot be checked right now; retry later with the same key",
+		middleware.FailureDetails{Reason: ReasonUnavailable})
 )
-
-// refusal is the *fx.Error for a catalog code whose details name reason
-// (the details type of package middleware, so clients branch alike).
-func refusal(code, reason, message string) *fx.Error {
-	return fx.NewCatalogError(code, message, middleware.FailureDetails{Reason: reason})
-}
