@@ -61,7 +61,10 @@ type Config struct {
 	// FastClient is the fasthttp client used when HTTPClient is nil; nil
 	// builds one. fasthttp's own retries are switched off on it either
 	// way (RetryIfErr refuses every retry): retries are this package's
-	// decision alone.
+	// decision alone. A fasthttp attempt cannot be interrupted: it ends at
+	// its deadline (AttemptTimeout or the context's deadline, whichever
+	// comes first), and a cancelled context stops the call before the
+	// next attempt; with HTTPClient, cancellation ends the attempt at once.
 	FastClient *fasthttp.Client
 	// AttemptTimeout bounds each attempt; 0 means 10 s. The whole call is
 	// bounded by the context's deadline.
@@ -114,7 +117,7 @@ func New(cfg Config) *Client {
 	} else {
 		fc := cfg.FastClient
 		if fc == nil {
-			fc = &fasthttp.Client{Name: "fx-client", NoDefaultUserAgentHeader: false}
+			fc = &fasthttp.Client{Name: "fx-client"}
 		}
 		fc.RetryIfErr = func(*fasthttp.Request, int, error) (bool, bool) { return false, false }
 		c.send = fastTransport{fc}
@@ -133,8 +136,9 @@ type Request struct {
 	// Header sets another. Call marshals its input into it.
 	Body []byte
 	// IdempotencyKey, when set, is sent as the Idempotency-Key header on
-	// every attempt. Left empty on a POST or PATCH, the client generates
-	// one (unless Config.NoIdempotencyKey).
+	// every attempt. Left empty on a POST or PATCH, Do generates one and
+	// stores it here (unless Config.NoIdempotencyKey), so a caller that
+	// sends the same Request again later reuses it.
 	IdempotencyKey string
 }
 
@@ -156,6 +160,8 @@ type UnexpectedResponseError struct {
 	Body        []byte // at most the first 512 bytes
 }
 
+// Error describes the answer: its status, content type and the start of
+// its body.
 func (e *UnexpectedResponseError) Error() string {
 	return fmt.Sprintf("client: status %d without an error envelope (%s): %.80q", e.Status, e.ContentType, e.Body)
 }
@@ -307,10 +313,13 @@ type TransportError struct {
 	Err         error
 }
 
+// Error names the request and the transport's error.
 func (e *TransportError) Error() string {
 	return "client: " + e.Method + " " + e.URL + ": " + e.Err.Error()
 }
 
+// Unwrap returns the transport's error, so errors.Is finds
+// context.DeadlineExceeded or a net.Error behind it.
 func (e *TransportError) Unwrap() error { return e.Err }
 
 // NewIdempotencyKey returns a fresh random key: 32 hexadecimal digits
