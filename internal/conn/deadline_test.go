@@ -264,15 +264,20 @@ func serveLayer(t *testing.T, timeouts Timeouts, h fasthttp.RequestHandler) *cou
 // hello answers every request 200 "hello".
 func hello(rc *fasthttp.RequestCtx) { rc.SetBodyString("hello") }
 
-// dialGetter dials addr and returns a function that sends one GET on that
-// connection and fails the test unless it is answered 200.
-func dialGetter(t *testing.T, addr string) func() {
+// dial connects to addr; the connection is closed when the test ends.
+func dial(t *testing.T, addr string) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// getter returns a function that sends one GET on c, a keep-alive
+// connection, and fails the test unless it is answered 200.
+func getter(t *testing.T, c net.Conn) func() {
 	br := bufio.NewReader(c)
 	var resp fasthttp.Response
 	return func() {
@@ -296,7 +301,7 @@ func dialGetter(t *testing.T, addr string) func() {
 // armed when the earlier deadline fires.
 func TestDeadlineMovesAreLazy(t *testing.T) {
 	cl := serveLayer(t, Timeouts{Read: defaultRead, Write: defaultWrite, Idle: defaultIdle}, hello)
-	get := dialGetter(t, cl.Addr().String())
+	get := getter(t, dial(t, cl.Addr().String()))
 	const requests = 100
 	for range requests {
 		get()
@@ -312,7 +317,7 @@ func TestDeadlineMovesAreLazy(t *testing.T) {
 func TestDeadlineLazyIdleOutlivesReadTimeout(t *testing.T) {
 	t.Parallel()
 	cl := serveLayer(t, Timeouts{Read: 150 * time.Millisecond, Write: defaultWrite, Idle: 5 * time.Second}, hello)
-	get := dialGetter(t, cl.Addr().String())
+	get := getter(t, dial(t, cl.Addr().String()))
 	for range 3 {
 		get()
 		time.Sleep(400 * time.Millisecond) // past ReadTimeout, within IdleTimeout
@@ -336,11 +341,7 @@ func TestDeadlineHijackedConnHasNoTimeouts(t *testing.T) {
 		})
 		rc.SetBodyString("hijacked")
 	})
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(t, ln.Addr().String())
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	if _, err := io.WriteString(c, "GET /hijack HTTP/1.1\r\nHost: fx\r\n\r\n"); err != nil {
 		t.Fatal(err)
