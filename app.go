@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fxhq/fx/internal/conn"
 	"github.com/fxhq/fx/validate"
 	"github.com/valyala/fasthttp"
 )
@@ -80,8 +81,8 @@ type Config struct {
 	// Serve accept, one phase at a time (reading a request from its first
 	// byte, writing its response, waiting idle), at ~50 ns per
 	// keep-alive request; a timeout is never early and at most about 10 ms
-	// late (deadline.go). The fasthttp.Server of App.Server keeps its own
-	// timeout fields at zero.
+	// late (internal/conn/deadline.go). The fasthttp.Server of
+	// App.Server keeps its own timeout fields at zero.
 	IdleTimeout time.Duration
 
 	// Concurrency is the most connections served at once; beyond it a
@@ -188,7 +189,7 @@ func (c Config) withDefaults() Config {
 	c.WriteTimeout = orDefault(c.WriteTimeout, DefaultWriteTimeout)
 	c.IdleTimeout = orDefault(c.IdleTimeout, DefaultIdleTimeout)
 	if c.Concurrency <= 0 {
-		c.Concurrency = defaultConcurrency()
+		c.Concurrency = conn.DefaultLimit(DefaultConcurrency)
 	}
 	if c.MaxIssues <= 0 {
 		c.MaxIssues = DefaultMaxIssues

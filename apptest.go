@@ -24,7 +24,8 @@ import (
 // framing guard, transport errors answered with the envelope), the App
 // handles it, fasthttp writes the response, finds the end of the input
 // and returns. Reads never block, and no timeout applies (fx enforces
-// Config's timeouts on the connections Serve accepts: deadline.go).
+// Config's timeouts on the connections Serve accepts:
+// internal/conn/deadline.go).
 //
 // Before, App.Test served an in-memory listener with fasthttp's Serve.
 // fasthttp's Server.ShutdownWithContext waits for its open-connection

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fxhq/fx/internal/conn"
 )
 
 // Streaming. fasthttp writes a streamed body after the handler returns:
@@ -58,9 +60,7 @@ func (c *Ctx) Stream(contentType string, fn func(w *bufio.Writer) error) error {
 	// deadline managed here: a RequestCtx set up with Init (tests, custom
 	// transports) has a placeholder Conn whose deadline methods panic, and
 	// a fasthttp.Server of your own keeps its own WriteTimeout rules.
-	if lc := limitConnOf(c.rc.Conn()); lc != nil {
-		body.conn = lc.Conn
-	}
+	body.conn = conn.Managed(c.rc.Conn())
 	if body.conn != nil && body.timeout > 0 {
 		// Take over the write deadline: fasthttp sets none of its own when
 		// the handler did, and the stream renews it per flush.

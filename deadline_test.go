@@ -7,12 +7,16 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fxhq/fx"
 )
+
+// The connection layer's phase deadlines (internal/conn, deadline.go)
+// against an App: a request cut off answers with the 408 envelope. The
+// layer's own tests (lazy deadline moves, the phase clock, hijacked
+// connections) are in internal/conn.
 
 const idleRequest = "GET /hello HTTP/1.1\r\nHost: fx\r\n\r\n"
 
@@ -35,59 +39,6 @@ func roundTrip(c net.Conn, br *bufio.Reader) error {
 	return nil
 }
 
-// countingListener counts the deadline moves that reach its connections'
-// sockets.
-type countingListener struct {
-	net.Listener
-	moves atomic.Int64
-}
-
-func (l *countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return &countingConn{Conn: c, moves: &l.moves}, nil
-}
-
-type countingConn struct {
-	net.Conn
-	moves *atomic.Int64
-}
-
-func (c *countingConn) SetReadDeadline(t time.Time) error {
-	c.moves.Add(1)
-	return c.Conn.SetReadDeadline(t)
-}
-
-func (c *countingConn) SetWriteDeadline(t time.Time) error {
-	c.moves.Add(1)
-	return c.Conn.SetWriteDeadline(t)
-}
-
-func (c *countingConn) SetDeadline(t time.Time) error {
-	c.moves.Add(2)
-	return c.Conn.SetDeadline(t)
-}
-
-// serveCounting serves app on a counting loopback listener until the test
-// ends.
-func serveCounting(t *testing.T, app *fx.App) *countingListener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := &countingListener{Listener: ln}
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(cl) }()
-	t.Cleanup(func() {
-		_ = app.Shutdown()
-		<-served
-	})
-	return cl
-}
-
 // keepAlive dials addr and returns a function that sends one GET /hello on
 // the same connection and fails the test unless it is answered 200.
 func keepAlive(t *testing.T, addr string) (net.Conn, func()) {
@@ -107,40 +58,6 @@ func keepAlive(t *testing.T, addr string) (net.Conn, func()) {
 	}
 }
 
-// Before deadline.go, fasthttp's three deadline moves per keep-alive
-// request (idle, read, write) each reached the socket: 300 for 100
-// requests. Now the moves that push a deadline later are recorded and
-// armed when the earlier deadline fires.
-func TestDeadlineMovesAreLazy(t *testing.T) {
-	app := quiet()
-	app.Get("/hello", func(c *fx.Ctx) error { return c.JSON(200, "hello") })
-	cl := serveCounting(t, app)
-	_, get := keepAlive(t, cl.Addr().String())
-	const requests = 100
-	for range requests {
-		get()
-	}
-	if n := cl.moves.Load(); n > 10 {
-		t.Fatalf("%d keep-alive requests moved the socket's deadlines %d times; want at most 10", requests, n)
-	}
-}
-
-// A deadline armed early (the last request's ReadTimeout) fires while the
-// connection idles within IdleTimeout: the connection must stay open and
-// serve the next request.
-func TestDeadlineLazyIdleOutlivesReadTimeout(t *testing.T) {
-	t.Parallel()
-	app := quiet(fx.Config{ReadTimeout: 150 * time.Millisecond, IdleTimeout: 5 * time.Second})
-	app.Get("/hello", func(c *fx.Ctx) error { return c.JSON(200, "hello") })
-	cl := serveCounting(t, app)
-	_, get := keepAlive(t, cl.Addr().String())
-	for range 3 {
-		get()
-		time.Sleep(400 * time.Millisecond) // past ReadTimeout, within IdleTimeout
-	}
-	get()
-}
-
 // A slow client on a connection that served fast requests before (so
 // later deadlines were only recorded) is still cut off ReadTimeout after
 // its request's first byte, with the 408 envelope, and the idle timeout
@@ -150,9 +67,9 @@ func TestDeadlineLazyStillBounds(t *testing.T) {
 	const readTimeout, idleTimeout = 300 * time.Millisecond, 300 * time.Millisecond
 	app := quiet(fx.Config{ReadTimeout: readTimeout, IdleTimeout: idleTimeout})
 	app.Get("/hello", func(c *fx.Ctx) error { return c.JSON(200, "hello") })
-	cl := serveCounting(t, app)
+	addr := serveLocal(t, app)
 
-	c, get := keepAlive(t, cl.Addr().String())
+	c, get := keepAlive(t, addr)
 	for range 20 {
 		get()
 	}
@@ -187,7 +104,7 @@ func TestDeadlineLazyStillBounds(t *testing.T) {
 
 	// Idle: a connection that served requests and then says nothing is
 	// closed IdleTimeout later.
-	c2, get2 := keepAlive(t, cl.Addr().String())
+	c2, get2 := keepAlive(t, addr)
 	for range 20 {
 		get2()
 	}
@@ -200,50 +117,6 @@ func TestDeadlineLazyStillBounds(t *testing.T) {
 	}
 	if elapsed > idleTimeout+2*time.Second {
 		t.Fatalf("idle connection closed after %v; want IdleTimeout (%v), within 2s", elapsed, idleTimeout)
-	}
-}
-
-// A hijacked connection belongs to its hijack handler: none of the phase
-// timeouts (deadline.go) applies to it any more. Here the client answers
-// the hijack handler after three times every timeout.
-func TestDeadlineHijackedConnHasNoTimeouts(t *testing.T) {
-	t.Parallel()
-	const timeout = 100 * time.Millisecond
-	app := quiet(fx.Config{ReadTimeout: timeout, WriteTimeout: timeout, IdleTimeout: timeout})
-	app.Get("/hijack", func(c *fx.Ctx) error {
-		c.RequestCtx().Hijack(func(conn net.Conn) {
-			line, err := bufio.NewReader(conn).ReadString('\n')
-			if err != nil {
-				line = "error: " + err.Error() + "\n"
-			}
-			_, _ = io.WriteString(conn, line)
-		})
-		return c.String(200, "hijacked")
-	})
-	c, err := net.Dial("tcp", serveLocal(t, app))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := io.WriteString(c, "GET /hijack HTTP/1.1\r\nHost: fx\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(c)
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 || string(body) != "hijacked" {
-		t.Fatalf("hijacking request: %d %q", resp.StatusCode, body)
-	}
-	time.Sleep(3 * timeout)
-	if _, err := io.WriteString(c, "ping\n"); err != nil {
-		t.Fatal(err)
-	}
-	if line, err := br.ReadString('\n'); line != "ping\n" {
-		t.Fatalf("hijacked connection answered %q, %v; want the echo (no timeout after the hijack)", line, err)
 	}
 }
 

@@ -23,21 +23,23 @@
 // Each step lives in one file; read them in this order. Every source file
 // of the package is named below.
 //
-//  1. Accept (connlimit.go, with connlimit_unix.go and connlimit_other.go).
-//     Serve wraps the listener in a limitListener: at most
-//     Config.Concurrency connections are open at once, the one beyond is
-//     answered with the prebuilt 503 FX_SERVICE_UNAVAILABLE, and temporary
-//     accept errors (EMFILE, ...) are retried instead of ending Serve. A
-//     connection closed after a transport error, or refused, is closed
-//     lingering (linger.go) so that the client reads its response. Each
+//  1. Accept (the connection layer, package internal/conn). Serve wraps
+//     the listener (connListener, server.go): at most Config.Concurrency
+//     connections are open at once, the one beyond is answered with the
+//     prebuilt 503 FX_SERVICE_UNAVAILABLE the core hands the layer, and
+//     temporary accept errors (EMFILE, ...) are retried instead of ending
+//     Serve. A connection closed after a transport error, or refused, is
+//     closed lingering so that the client reads its response. Each
 //     connection enforces Config's read, write and idle timeouts itself,
-//     phase by phase, arming socket deadlines lazily (deadline.go).
-//  2. Framing check (framing.go). When the header block is read, requests
-//     whose framing a proxy could read differently (Content-Length with
-//     Transfer-Encoding, obsolete line folding, bare LF) are refused with
-//     400 FX_BAD_REQUEST and the connection is closed. These first two
-//     steps are the connection layer (connlimit.go and its two platform
-//     files, linger.go, deadline.go, framing.go).
+//     phase by phase, arming socket deadlines lazily.
+//  2. Framing check (internal/conn). When the header block is read,
+//     requests whose framing a proxy could read differently
+//     (Content-Length with Transfer-Encoding, obsolete line folding, bare
+//     LF) are refused with 400 FX_BAD_REQUEST and the connection is
+//     closed; before the handler, so is a request line ended by a bare LF
+//     (checkRequestLine, server.go). The layer imports nothing of this
+//     package: the core gives it the 503 writer and the refusal observer
+//     (observeRefusal, observe.go) and maps its faults to catalog codes.
 //  3. Transport errors (server.go). What fasthttp cannot hand to a handler
 //     (a malformed request, a body or headers over the limit, a read
 //     timeout) is answered by transportError with the envelope.
@@ -94,11 +96,12 @@
 // fxerror.go. Health probes (package health) and static files (package
 // static) are kit built on the core, outside it.
 //
-// Where do timeouts live: a connection's (Config.ReadTimeout,
-// WriteTimeout, IdleTimeout) in the connection layer, phase by phase
-// (deadline.go, renewed per chunk for a stream by ctx_stream.go), a
-// request's own in its Ctx (SetDeadline and Context in ctx.go, on which
-// middleware.Timeout builds), a shutdown's in ShutdownWithContext
-// (server.go) and Run's grace period (run.go), and a health check's in
+// Where do timeouts live: in internal/conn (read, write, idle: phase
+// deadlines per connection), and in the core only as Config fields
+// (ReadTimeout, WriteTimeout, IdleTimeout), the request deadline of a Ctx
+// (SetDeadline and Context in ctx.go, on which middleware.Timeout
+// builds), a stream's per-flush write deadline (ctx_stream.go), and the
+// bounds of a shutdown (ShutdownWithContext in server.go, Run's grace
+// period in run.go), outside the core in a health check's
 // health.Config.Timeout (package health).
 package fx

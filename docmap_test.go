@@ -30,8 +30,8 @@ func TestDocMapNamesEverySourceFile(t *testing.T) {
 			t.Errorf("doc.go's map does not name %s", name)
 		}
 	}
-	if !strings.Contains(doc, "Where do timeouts live") {
-		t.Error("doc.go does not say where the timeouts live")
+	if !strings.Contains(doc, "Where do timeouts live: in internal/conn") {
+		t.Error("doc.go does not say where the timeouts live (the connection layer, internal/conn, first)")
 	}
 }
 

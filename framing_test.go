@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
-	"github.com/valyala/fasthttp"
 )
 
 // framingApp answers POST / with the body it read and GET /next with
@@ -334,47 +333,4 @@ func TestFramingBodyLimitFollowsTheServer(t *testing.T) {
 	}
 	mustRefuseOnce(t, addr, "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 4097\r\n\r\n",
 		413, fx.ErrorCodes.PayloadTooLarge)
-}
-
-// BenchmarkFraming measures what the framing guard (the Server's
-// HeaderReceived hook) adds to a well-framed request, on a header typical of
-// an API client (11 lines, 550 bytes): "guard" is the hook alone; "parse" is
-// fasthttp's parsing of the same header, which every request already pays,
-// as the yardstick on a machine whose speed varies.
-func BenchmarkFraming(b *testing.B) {
-	const req = fx.TypicalAPIHeader
-	b.Run("guard", func(b *testing.B) {
-		hook := framingApp(fx.Config{}).Server().HeaderReceived
-		if hook == nil {
-			b.Fatal("no HeaderReceived hook")
-		}
-		var h fasthttp.RequestHeader
-		if err := h.Read(bufio.NewReader(strings.NewReader(req))); err != nil {
-			b.Fatal(err)
-		}
-		if len(h.RawHeaders()) == 0 {
-			b.Fatal("no raw headers")
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			hook(&h)
-		}
-		if string(h.RequestURI()) != "/api/v1/orders?expand=items" {
-			b.Fatalf("well-framed request refused: URI now %q", h.RequestURI())
-		}
-	})
-	b.Run("parse", func(b *testing.B) {
-		var h fasthttp.RequestHeader
-		r := strings.NewReader(req)
-		br := bufio.NewReader(r)
-		b.ReportAllocs()
-		for b.Loop() {
-			r.Reset(req)
-			br.Reset(r)
-			h.Reset()
-			if err := h.Read(br); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 }

@@ -231,10 +231,10 @@ func TestListenTLS(t *testing.T) {
 }
 
 // The timeouts hold over TLS (armed at each phase change there, not
-// lazily: deadline.go): a keep-alive connection serves again after a
-// pause longer than ReadTimeout but within IdleTimeout, a slow client is
-// cut off with the 408 envelope, and a silent connection is closed
-// within ReadTimeout, handshake included.
+// lazily: internal/conn/deadline.go): a keep-alive connection serves
+// again after a pause longer than ReadTimeout but within IdleTimeout, a
+// slow client is cut off with the 408 envelope, and a silent connection
+// is closed within ReadTimeout, handshake included.
 func TestServeTLSTimeouts(t *testing.T) {
 	t.Parallel()
 	const readTimeout = 200 * time.Millisecond

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fxhq/fx/internal/conn"
 	"github.com/valyala/fasthttp"
 )
 
@@ -21,8 +22,8 @@ import (
 // a path refused by the one-path step, a router redirect, a failed boot's
 // 500 and the transport errors with a Ctx of their own. The one exception
 // is the over-capacity 503, written on a refused connection before any
-// request exists (limitListener.refuse): it is observed by observeRefusal,
-// below.
+// request exists (by the connection layer, internal/conn): it is observed
+// by observeRefusal, below.
 //
 // Cost model: nothing when no observer is registered (finish tests one
 // slice). With observers, a request pays one request user value (the mark
@@ -52,7 +53,7 @@ import (
 // What the requests that never reached a route carry: a transport error is
 // observed with the request as far as fasthttp parsed it (a head that
 // could not be parsed shows fasthttp's defaults, GET and path "/"; a
-// request refused for its framing (framing.go) shows its method and path
+// request refused for its framing (internal/conn) shows its method and path
 // "/", its target having been replaced), Route "" and Duration 0 (fasthttp
 // does not record when its reading began). A path refused before routing
 // (an encoded '/', a '\', a double escape: path.go) is observed with
@@ -133,79 +134,48 @@ func (a *App) observeAlone(rc *fasthttp.RequestCtx, code string, start time.Time
 	c.release()
 }
 
-// The over-capacity 503 is written on a raw connection (limitListener.
-// refuse) by a goroutine that has no RequestCtx. To observe it, the head
-// the client sent is recorded while refuse reads it (headRecorder), then
-// parsed into a pooled RequestCtx that also carries the 503 envelope, and
+// The over-capacity 503 is written on a raw connection by the connection
+// layer (internal/conn), on a goroutine that has no RequestCtx. Serve
+// hands the layer observeRefusal as its refusal observer: the layer
+// records the head the client sent while it reads it, and observeRefusal
+// parses it into a pooled RequestCtx that also carries the 503 envelope,
 // observed like any other response. Cost, paid only with observers
-// registered: one pooled refusal (a RequestCtx, an 8 KiB buffer and a
-// reader) per refusal in flight, the head parse, and the observers; the
-// refusals in flight are bounded by refusalBudget.
+// registered: one pooled recorder (the layer's) and one pooled refusal
+// (a RequestCtx, a 9 KiB reader) per refusal in flight, the head parse,
+// and the observers; the refusals in flight are bounded by the layer's
+// refusal budget.
 
-// refusalObserver is what limitListener.refuse reports to: nil when no
-// observer is registered.
-func (a *App) refusalObserver() *App {
+// refusalObserver is the refusal observer Serve hands the connection
+// layer: nil, so that heads are not even recorded, when no observer is
+// registered.
+func (a *App) refusalObserver() func(net.Conn, []byte, time.Time) {
 	if a.observers == nil {
 		return nil
 	}
-	return a
+	return a.observeRefusal
 }
-
-// headRecorder is the connection refuse reads the request head from: it
-// keeps a copy of what it reads (refuse reads at most 8 KiB of head).
-type headRecorder struct {
-	net.Conn
-	head  []byte
-	start time.Time
-}
-
-func (r *headRecorder) Read(p []byte) (int, error) {
-	n, err := r.Conn.Read(p)
-	if room := maxRecordedHead - len(r.head); n > 0 && room > 0 {
-		r.head = append(r.head, p[:min(n, room)]...)
-	}
-	return n, err
-}
-
-// maxRecordedHead bounds the recorded head: readRequestHead's 8 KiB and
-// one read past it.
-const maxRecordedHead = 9 << 10
 
 // refusal is the pooled state of one observed refusal.
 type refusal struct {
-	rec headRecorder
-	rc  fasthttp.RequestCtx
-	rd  bytes.Reader
-	br  *bufio.Reader
+	rc fasthttp.RequestCtx
+	rd bytes.Reader
+	br *bufio.Reader
 }
 
 var refusalPool = sync.Pool{New: func() any {
 	r := &refusal{}
-	r.br = bufio.NewReaderSize(&r.rd, maxRecordedHead)
+	r.br = bufio.NewReaderSize(&r.rd, conn.MaxRefusalHead)
 	return r
 }}
 
-// recordHead returns the connection refuse should read the head from, and
-// the recorder to pass to observeRefusal (nil when l has no observer).
-func (l *limitListener) recordHead(c net.Conn) (net.Conn, *refusal) {
-	if l.observer == nil {
-		return c, nil
-	}
+// observeRefusal runs the observers on the 503 the connection layer wrote
+// to c, refused for over-concurrency: the request is head (as far as it
+// was sent), Route "", Duration from start.
+func (a *App) observeRefusal(c net.Conn, head []byte, start time.Time) {
 	r := refusalPool.Get().(*refusal)
-	r.rec = headRecorder{Conn: c, head: r.rec.head[:0], start: time.Now()}
-	return &r.rec, r
-}
-
-// observeRefusal runs the observers on the 503 refuse wrote to c, and
-// gives r back to the pool. r nil: nothing to do (no observer).
-func (l *limitListener) observeRefusal(c net.Conn, r *refusal) {
-	if r == nil {
-		return
-	}
-	a := l.observer
 	rc := &r.rc
 	rc.Init2(c, fasthttpLogger{a}, false)
-	r.rd.Reset(r.rec.head)
+	r.rd.Reset(head)
 	r.br.Reset(&r.rd)
 	if rc.Request.Header.Read(r.br) != nil {
 		rc.Request.Header.Reset() // a head cut short: observed without one
@@ -216,25 +186,10 @@ func (l *limitListener) observeRefusal(c net.Conn, r *refusal) {
 	resp.Header.Set("Retry-After", "1")
 	resp.SetConnectionClose()
 	resp.SetBodyRaw(overloadBody)
-	a.observeAlone(rc, CodeServiceUnavailable, r.rec.start)
+	a.observeAlone(rc, CodeServiceUnavailable, start)
 	rc.Request.Reset()
 	rc.Response.Reset()
 	rc.Init2(nil, nil, false) // do not keep the connection reachable from the pool
-	r.discard()
-}
-
-// discard gives r back to the pool; r nil: nothing to do.
-func (r *refusal) discard() {
-	if r == nil {
-		return
-	}
-	r.rec.Conn = nil
-	r.rd.Reset(nil)
-	if cap(r.rec.head) > maxRecordedHead {
-		r.rec.head = nil
-	}
+	r.rd.Reset(nil)           // nor the layer's recorded head
 	refusalPool.Put(r)
 }
-
-// overloadBody is the envelope inside overloadResponse.
-var overloadBody = overloadResponse[bytes.Index(overloadResponse, headEnd)+len(headEnd):]

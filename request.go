@@ -152,7 +152,7 @@ const (
 //  4. with Config.Compression, the response is compressed (compress.go).
 //
 // Observers therefore see the body as written, before compression. The
-// over-capacity 503 (connlimit.go), written on a connection before any
+// over-capacity 503 (internal/conn), written on a connection before any
 // request exists, is observed without this step.
 //
 // Cost without observers and compression: two branches and one atomic

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 
+	"github.com/fxhq/fx/internal/conn"
 	"github.com/valyala/fasthttp"
 )
 
@@ -53,7 +55,7 @@ func (a *App) Serve(ln net.Listener) error {
 		return err
 	}
 	srv := a.Server()
-	sl := &serveListener{Listener: a.limitListener(ln)}
+	sl := &serveListener{Listener: a.connListener(ln)}
 	if !a.life.add(sl) {
 		sl.Close()
 		return a.life.wait()
@@ -63,6 +65,47 @@ func (a *App) Serve(ln net.Listener) error {
 	if a.life.remove(sl) {
 		return a.life.wait() // the listener was closed by the shutdown
 	}
+	return err
+}
+
+// connListener wraps ln in the connection layer (internal/conn): at most
+// Config.Concurrency connections open at once, the one beyond answered
+// with the prebuilt 503 FX_SERVICE_UNAVAILABLE (refuseOverload) and seen
+// by the OnResponse observers (observeRefusal, observe.go); Config's read,
+// write and idle timeouts enforced per connection, phase by phase; the
+// request-line record sized by HeaderLimit.
+func (a *App) connListener(ln net.Listener) net.Listener {
+	return conn.NewListener(ln, conn.Config{
+		Limit:       a.cfg.Concurrency,
+		Timeouts:    conn.Timeouts{Read: a.cfg.ReadTimeout, Write: a.cfg.WriteTimeout, Idle: a.cfg.IdleTimeout},
+		HeaderLimit: a.cfg.HeaderLimit,
+		Refuse:      refuseOverload,
+		Observe:     a.refusalObserver(),
+		Logger:      a.logger,
+	})
+}
+
+// overloadMessage is the message of the over-concurrency 503.
+const overloadMessage = "The server is serving its maximum number of connections; retry later"
+
+// overloadBody is the envelope of the over-concurrency 503, and
+// overloadResponse the complete response, both built once. It has no Date
+// header: one built once would carry the process start time (a 5xx may
+// omit Date, RFC 9110 6.6.1).
+var (
+	overloadBody     = AppendEnvelope(nil, &Error{Code: CodeServiceUnavailable, Message: overloadMessage})
+	overloadResponse = append([]byte("HTTP/1.1 503 Service Unavailable\r\n"+
+		"Content-Type: application/json\r\n"+
+		"Content-Length: "+strconv.Itoa(len(overloadBody))+"\r\n"+
+		"Retry-After: 1\r\n"+
+		"Connection: close\r\n\r\n"), overloadBody...)
+)
+
+// refuseOverload is the connection layer's Refuse: it writes the prebuilt
+// 503 to a connection refused for over-concurrency. Cost: one write, no
+// allocation.
+func refuseOverload(c net.Conn) error {
+	_, err := c.Write(overloadResponse)
 	return err
 }
 
@@ -97,14 +140,14 @@ func (a *App) newServer() *fasthttp.Server {
 		DisablePreParseMultipartForm: true,
 		ReadBufferSize:               cfg.HeaderLimit,
 		// ReadTimeout, WriteTimeout and IdleTimeout stay zero: Serve's
-		// connections enforce Config's (deadline.go), without the clock
+		// connections enforce Config's (internal/conn), without the clock
 		// reads and deadline moves fasthttp makes per request.
 		LazyRequestTime: true, // RequestCtx.Time reads the clock only when asked (observe.go)
-		Concurrency:     fasthttpConcurrency(cfg.Concurrency),
+		Concurrency:     conn.FasthttpConcurrency(cfg.Concurrency),
 		Logger:          fasthttpLogger{a},
 		CloseOnShutdown: true,
 	}
-	srv.HeaderReceived = framingGuard(srv) // refuses ambiguous framing: framing.go
+	srv.HeaderReceived = conn.FramingGuard(srv) // refuses ambiguous framing (internal/conn)
 	return srv
 }
 
@@ -187,19 +230,21 @@ func (a *App) ShutdownWithContext(ctx context.Context) error {
 }
 
 // transportError answers what fasthttp could not hand to a handler (a
-// malformed request, a body or headers over the limit, a read timeout) with
-// the envelope. The raw request bytes are never echoed.
+// malformed request, a body or headers over the limit, a read timeout, a
+// request the framing guard refused) with the envelope, and ends through
+// finish. The raw request bytes are never echoed. A connection that never
+// sent a byte is closed without a response (conn.ErrorResponse).
 func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
-	if lc := limitConnOf(rc.Conn()); lc != nil && !lc.errorResponse() {
+	if !conn.ErrorResponse(rc.Conn()) {
 		return
 	}
 	code := CodeBadRequest
 	msg := "The request could not be parsed"
 	var small *fasthttp.ErrSmallBuffer
 	var timeout interface{ Timeout() bool } // net.Error, and in-memory conns that only have Timeout
-	switch r := refusedFraming(rc); {
-	case r != nil: // refused by framingGuard (framing.go)
-		code, msg = r.code, r.msg
+	switch f := conn.MarkedFault(&rc.Request.Header); {
+	case f != conn.FaultNone: // refused by the framing guard
+		code, msg = faultCode(f), f.Message()
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		code, msg = CodePayloadTooLarge, "The request body is larger than the server accepts"
 	case errors.As(err, &small):
@@ -213,29 +258,34 @@ func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
 	a.finish(rc, nil, transport, code)
 }
 
-// checkRequestLine returns next behind the request-line check (framing.go):
-// a request on a served connection whose line ended with a bare LF, or
-// could not be checked, is answered with the 400 envelope and the
-// connection closed, before any routing or middleware.
+// checkRequestLine returns next behind the request-line check
+// (conn.CheckRequestLine): a request on a served connection whose line
+// ended with a bare LF, or could not be checked, is answered with the 400
+// envelope and the connection closed, before any routing or middleware.
 func (a *App) checkRequestLine(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(rc *fasthttp.RequestCtx) {
-		lc := limitConnOf(rc.Conn())
-		if lc == nil {
+		f := conn.CheckRequestLine(rc.Conn(), &rc.Request)
+		if f == conn.FaultNone {
 			next(rc)
 			return
 		}
-		f := lc.lines.check(&rc.Request)
-		if f == faultNone {
-			next(rc)
-			return
-		}
-		lc.errorResponse() // the close lingers, as for a transport error
-		r := &framingRefusals[f]
-		status, _ := StatusOf(r.code)
-		a.writeEnvelope(&rc.Response, status, r.code, r.msg, nil)
+		conn.ErrorResponse(rc.Conn()) // the close lingers, as for a transport error
+		code := faultCode(f)
+		status, _ := StatusOf(code)
+		a.writeEnvelope(&rc.Response, status, code, f.Message(), nil)
 		rc.SetConnectionClose()
-		a.finish(rc, nil, transport, r.code)
+		a.finish(rc, nil, transport, code)
 	}
+}
+
+// faultCode is the catalog code of a connection-layer refusal: 413
+// FX_PAYLOAD_TOO_LARGE for a body announced over the limit, 400
+// FX_BAD_REQUEST for every framing fault.
+func faultCode(f conn.Fault) string {
+	if f == conn.FaultTooLarge {
+		return CodePayloadTooLarge
+	}
+	return CodeBadRequest
 }
 
 // fasthttpLogger sends fasthttp's own messages to the App's logger at debug

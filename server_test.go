@@ -28,9 +28,9 @@ func TestRelDefaultLimits(t *testing.T) {
 	if srv.MaxRequestBodySize != cfg.BodyLimit || srv.ReadBufferSize != cfg.HeaderLimit {
 		t.Fatalf("server does not apply the config: %+v", srv)
 	}
-	// The timeouts are the connections' (deadline.go; the TestRel*Timeout
-	// tests below serve through them): fasthttp's own would move each
-	// socket's deadlines three times per request.
+	// The timeouts are the connections' (internal/conn/deadline.go; the
+	// TestRel*Timeout tests below serve through them): fasthttp's own
+	// would move each socket's deadlines three times per request.
 	if srv.ReadTimeout != 0 || srv.WriteTimeout != 0 || srv.IdleTimeout != 0 {
 		t.Fatalf("fasthttp's timeouts are set (%v, %v, %v); fx enforces Config's itself",
 			srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout)
@@ -73,7 +73,7 @@ func TestRelHeaderLimit(t *testing.T) {
 // ReduceMemoryUsage on (README › Performance, idle memory), under which
 // fasthttp releases a connection's buffers between requests and waits for
 // the next one with a one-byte read: the timeouts of the connection layer
-// (deadline.go) must hold either way.
+// (internal/conn/deadline.go) must hold either way.
 func eachMemoryMode(t *testing.T, f func(t *testing.T, reduce bool)) {
 	for _, reduce := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ReduceMemoryUsage=%v", reduce), func(t *testing.T) { f(t, reduce) })

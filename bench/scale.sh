@@ -73,10 +73,10 @@
 #     byte, write), each after a time.Now (~55 ns here): ~0.52 µs per
 #     request on this quiet machine, ~2 µs on a loaded one. fx leaves them
 #     at zero and enforces Config's timeouts per connection phase
-#     (deadline.go): one monotonic clock read per phase and a deadline
+#     (internal/conn/deadline.go): one monotonic clock read per phase and a deadline
 #     armed only when it moves earlier, ~0.14 µs (root package:
 #     go test -run '^$' -bench Phases .), ~1% of the request.
-#   - framing guard (framing.go): one scan of the raw header block, ~80 ns
+#   - framing guard (internal/conn/framing.go): one scan of the raw header block, ~80 ns
 #     on an 11-line API-client header (BenchmarkFraming), less on wrk's two.
 #   - connection limit: one atomic add per accept and per close, and a
 #     one-branch Read wrapper; per connection, not per request.

@@ -18,8 +18,8 @@ import (
 // the same handler as NewFX; raw-timeouts is the whole raw service.
 var ScaleVariants = []Framework{
 	// fx without ReadTimeout, WriteTimeout and IdleTimeout: its
-	// connections follow no phase deadline (deadline.go in the root
-	// package); the connection limit stays.
+	// connections follow no phase deadline (internal/conn/deadline.go);
+	// the connection limit stays.
 	{"fx-notimeouts", func(int) Impl {
 		return fxHello(fx.Config{ReadTimeout: -1, WriteTimeout: -1, IdleTimeout: -1}, false)
 	}},

@@ -1,10 +1,22 @@
-package fx
+package conn
 
 import (
-	"log/slog"
+	"bufio"
+	"io"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// fx's default timeouts (fx.DefaultReadTimeout, DefaultWriteTimeout,
+// DefaultIdleTimeout), which the benchmarks use.
+const (
+	defaultRead  = 10 * time.Second
+	defaultWrite = 15 * time.Second
+	defaultIdle  = 60 * time.Second
 )
 
 // instantConn answers Read and Write at once and passes deadlines on to
@@ -42,12 +54,12 @@ func tcpPair(tb testing.TB) (cli, srv net.Conn) {
 // the socket); "timeoutConn" is fx's phases (deadline.go) over the same
 // socket; "none" is the I/O calls alone.
 //
-//	go test -run '^$' -bench Phases .
+//	go test -run '^$' -bench Phases ./internal/conn
 func BenchmarkPhases(b *testing.B) {
 	_, srv := tcpPair(b)
 	conn := instantConn{srv}
 	buf := make([]byte, 64)
-	limits := connTimeoutsOf(&Config{ReadTimeout: DefaultReadTimeout, WriteTimeout: DefaultWriteTimeout, IdleTimeout: DefaultIdleTimeout})
+	limits := Timeouts{Read: defaultRead, Write: defaultWrite, Idle: defaultIdle}.limits()
 	b.Run("none", func(b *testing.B) {
 		for b.Loop() {
 			_, _ = conn.Read(buf)
@@ -56,10 +68,10 @@ func BenchmarkPhases(b *testing.B) {
 	})
 	b.Run("fasthttp", func(b *testing.B) {
 		for b.Loop() {
-			_ = conn.SetReadDeadline(time.Now().Add(DefaultIdleTimeout))
+			_ = conn.SetReadDeadline(time.Now().Add(defaultIdle))
 			_, _ = conn.Read(buf)
-			_ = conn.SetReadDeadline(time.Now().Add(DefaultReadTimeout))
-			_ = conn.SetWriteDeadline(time.Now().Add(DefaultWriteTimeout))
+			_ = conn.SetReadDeadline(time.Now().Add(defaultRead))
+			_ = conn.SetWriteDeadline(time.Now().Add(defaultWrite))
 			_, _ = conn.Write(buf)
 		}
 	})
@@ -157,14 +169,8 @@ func TestPhaseClockRunsWhileConnectionsAreOpen(t *testing.T) {
 		}
 		break
 	}
-	a := New(Config{Logger: slog.New(slog.DiscardHandler)})
-	a.Get("/", func(c *Ctx) error { return c.String(200, "ok") })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = a.Serve(ln) }()
-	defer a.Shutdown()
+	ln := serveLayer(t, Timeouts{Read: defaultRead, Write: defaultWrite, Idle: defaultIdle},
+		func(rc *fasthttp.RequestCtx) { rc.SetBodyString("ok") })
 	conn, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -191,11 +197,168 @@ func TestPhaseClockRunsWhileConnectionsAreOpen(t *testing.T) {
 	if tc := newTimeoutConn(instantConn{}, &limits, true); tc.clock != nil {
 		t.Error("a connection without timeouts holds the phase clock")
 	}
-	limits = connTimeoutsOf(&Config{ReadTimeout: time.Second})
+	limits = Timeouts{Read: time.Second}.limits()
 	c1, c2 := net.Pipe()
 	defer c1.Close()
 	defer c2.Close()
 	if tc := newTimeoutConn(c1, &limits, false); tc.clock != nil {
 		t.Error("a TLS connection (armed eagerly) holds the phase clock")
+	}
+}
+
+// countingListener counts the deadline moves that reach its connections'
+// sockets.
+type countingListener struct {
+	net.Listener
+	moves atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: c, moves: &l.moves}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	moves *atomic.Int64
+}
+
+func (c *countingConn) SetReadDeadline(t time.Time) error {
+	c.moves.Add(1)
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *countingConn) SetWriteDeadline(t time.Time) error {
+	c.moves.Add(1)
+	return c.Conn.SetWriteDeadline(t)
+}
+
+func (c *countingConn) SetDeadline(t time.Time) error {
+	c.moves.Add(2)
+	return c.Conn.SetDeadline(t)
+}
+
+// serveLayer serves h with a fasthttp.Server, as fx's App.Server does
+// (fasthttp's own timeouts zero, the layer's Listener over a counting
+// loopback listener, timeouts as given), until the test ends.
+func serveLayer(t *testing.T, timeouts Timeouts, h fasthttp.RequestHandler) *countingListener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &countingListener{Listener: ln}
+	srv := &fasthttp.Server{Handler: h, CloseOnShutdown: true, Concurrency: FasthttpConcurrency(64)}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(NewListener(cl, Config{Limit: 64, Timeouts: timeouts})) }()
+	t.Cleanup(func() {
+		_ = srv.Shutdown()
+		<-served
+	})
+	return cl
+}
+
+// hello answers every request 200 "hello".
+func hello(rc *fasthttp.RequestCtx) { rc.SetBodyString("hello") }
+
+// dial connects to addr; the connection is closed when the test ends.
+func dial(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// getter returns a function that sends one GET on c, a keep-alive
+// connection, and fails the test unless it is answered 200.
+func getter(t *testing.T, c net.Conn) func() {
+	br := bufio.NewReader(c)
+	var resp fasthttp.Response
+	return func() {
+		t.Helper()
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.WriteString(c, "GET /hello HTTP/1.1\r\nHost: fx\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		if err := resp.Read(br); err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode() != 200 {
+			t.Fatalf("status %d", resp.StatusCode())
+		}
+	}
+}
+
+// Before deadline.go, fasthttp's three deadline moves per keep-alive
+// request (idle, read, write) each reached the socket: 300 for 100
+// requests. Now the moves that push a deadline later are recorded and
+// armed when the earlier deadline fires.
+func TestDeadlineMovesAreLazy(t *testing.T) {
+	cl := serveLayer(t, Timeouts{Read: defaultRead, Write: defaultWrite, Idle: defaultIdle}, hello)
+	get := getter(t, dial(t, cl.Addr().String()))
+	const requests = 100
+	for range requests {
+		get()
+	}
+	if n := cl.moves.Load(); n > 10 {
+		t.Fatalf("%d keep-alive requests moved the socket's deadlines %d times; want at most 10", requests, n)
+	}
+}
+
+// A deadline armed early (the last request's ReadTimeout) fires while the
+// connection idles within IdleTimeout: the connection must stay open and
+// serve the next request.
+func TestDeadlineLazyIdleOutlivesReadTimeout(t *testing.T) {
+	t.Parallel()
+	cl := serveLayer(t, Timeouts{Read: 150 * time.Millisecond, Write: defaultWrite, Idle: 5 * time.Second}, hello)
+	get := getter(t, dial(t, cl.Addr().String()))
+	for range 3 {
+		get()
+		time.Sleep(400 * time.Millisecond) // past ReadTimeout, within IdleTimeout
+	}
+	get()
+}
+
+// A hijacked connection belongs to its hijack handler: none of the phase
+// timeouts (deadline.go) applies to it any more. Here the client answers
+// the hijack handler after three times every timeout.
+func TestDeadlineHijackedConnHasNoTimeouts(t *testing.T) {
+	t.Parallel()
+	const timeout = 100 * time.Millisecond
+	ln := serveLayer(t, Timeouts{Read: timeout, Write: timeout, Idle: timeout}, func(rc *fasthttp.RequestCtx) {
+		rc.Hijack(func(conn net.Conn) {
+			line, err := bufio.NewReader(conn).ReadString('\n')
+			if err != nil {
+				line = "error: " + err.Error() + "\n"
+			}
+			_, _ = io.WriteString(conn, line)
+		})
+		rc.SetBodyString("hijacked")
+	})
+	c := dial(t, ln.Addr().String())
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, "GET /hijack HTTP/1.1\r\nHost: fx\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	var resp fasthttp.Response
+	if err := resp.Read(br); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode() != 200 || string(resp.Body()) != "hijacked" {
+		t.Fatalf("hijacking request: %d %q", resp.StatusCode(), resp.Body())
+	}
+	time.Sleep(3 * timeout)
+	if _, err := io.WriteString(c, "ping\n"); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := br.ReadString('\n'); line != "ping\n" {
+		t.Fatalf("hijacked connection answered %q, %v; want the echo (no timeout after the hijack)", line, err)
 	}
 }

@@ -1,4 +1,4 @@
-package fx
+package conn
 
 import (
 	"net"
@@ -29,7 +29,7 @@ import (
 //
 // Cost: one goroutine (~8 KiB of stack) and one descriptor per lingering
 // connection for at most lingerTimeout; the fasthttp worker is released at
-// once. A lingering connection keeps its Config.Concurrency slot until it
+// once. A lingering connection keeps its Config.Limit slot until it
 // is really closed, so a flood of oversized uploads is bounded by the
 // connection limit and cannot exhaust descriptors. Shutdown closes
 // lingering connections at once.

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package fx
+package conn
 
 // nofileLimit: this platform has no RLIMIT_NOFILE; the connection limit is
 // Config.Concurrency alone.

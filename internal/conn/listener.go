@@ -1,4 +1,4 @@
-package fx
+package conn
 
 import (
 	"bytes"
@@ -6,12 +6,40 @@ import (
 	"errors"
 	"log/slog"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
+
+// Config is what NewListener needs from the App: its limits and
+// timeouts, and the two functions of the core a refused connection calls.
+type Config struct {
+	// Limit is the most connections open at once (fx's
+	// Config.Concurrency); the one beyond it is refused.
+	Limit int
+	// Timeouts are the phase bounds of every connection (deadline.go).
+	Timeouts Timeouts
+	// HeaderLimit is the largest request head fasthttp reads (fx's
+	// Config.HeaderLimit); it sizes the request-line record (framing.go).
+	HeaderLimit int
+	// Refuse writes the complete response to a connection refused for
+	// over-concurrency (fx: the prebuilt 503 FX_SERVICE_UNAVAILABLE
+	// envelope) and returns the write's error. It runs on the refusal's
+	// goroutine, after the request head was read, under a write deadline.
+	// Nil: refused connections are closed without a response.
+	Refuse func(c net.Conn) error
+	// Observe, when set, sees every refusal Refuse answered: c is the
+	// refused connection, head the request head the client sent (at most
+	// MaxRefusalHead bytes, valid only during the call), start when
+	// reading it began. Nil costs nothing: the head is not recorded.
+	Observe func(c net.Conn, head []byte, start time.Time)
+	// Logger receives the accept-failure reports (at most one a second);
+	// nil: none.
+	Logger *slog.Logger
+}
 
 // Descriptor budget. Every connection costs the process one file
 // descriptor, and RLIMIT_NOFILE bounds them. When accept(2) cannot get one
@@ -47,14 +75,17 @@ func descriptorBudget() int {
 	return max(int(n)-fdReserve, 0)
 }
 
-// defaultConcurrency is Config.Concurrency's default under the current
-// descriptor limit (see above). Cost: one getrlimit system call, at New.
-func defaultConcurrency() int {
+// DefaultLimit is the connection limit to use when none is configured
+// (fx's Config.Concurrency default) under the current descriptor limit
+// (see above): three quarters of the descriptor budget, at least 8, at
+// most ceiling (fx.DefaultConcurrency); ceiling when the platform has no
+// such limit. Cost: one getrlimit system call (fx calls it once, at New).
+func DefaultLimit(ceiling int) int {
 	b := descriptorBudget()
 	if b == 0 {
-		return DefaultConcurrency
+		return ceiling
 	}
-	return min(max(b*3/4, 8), DefaultConcurrency)
+	return min(max(b*3/4, 8), ceiling)
 }
 
 // maxRejecting bounds the goroutines (and descriptors) that answer refused
@@ -138,75 +169,66 @@ func nextAcceptDelay(d time.Duration) time.Duration {
 // Over-concurrency. fasthttp's own Server.Concurrency limit answers with a
 // raw text/plain 503, outside the contract, so the App enforces
 // Config.Concurrency itself, one step earlier: Serve wraps the listener in a
-// limitListener that counts open connections (one atomic add per accepted
-// connection, one per close; nothing per request). A connection accepted
-// beyond the limit is answered
+// limitListener (NewListener) that counts open connections (one atomic add
+// per accepted connection, one per close; nothing per request). A
+// connection accepted beyond the limit is answered by Config.Refuse, which
+// fx gives the prebuilt
 //
 //	HTTP/1.1 503 Service Unavailable
 //	{"error":{"code":"FX_SERVICE_UNAVAILABLE","message":"..."}}
 //
 // with Connection: close, and closed. fasthttp's limit is set above ours
-// (fasthttpConcurrency) so that it never fires first: fasthttp releases a
+// (FasthttpConcurrency) so that it never fires first: fasthttp releases a
 // worker only after the connection's Close, so for an instant a closed
 // connection still holds a fasthttp worker.
 
-// fasthttpConcurrency is the backstop given to fasthttp for an App limit n.
-func fasthttpConcurrency(n int) int {
+// FasthttpConcurrency is the backstop to give fasthttp.Server.Concurrency
+// for a Listener whose Limit is n: n plus a quarter, at least 64 more.
+func FasthttpConcurrency(n int) int {
 	return n + max(n/4, 64)
 }
 
-// overloadMessage is the message of the over-concurrency 503.
-const overloadMessage = "The server is serving its maximum number of connections; retry later"
-
-// overloadResponse is the complete 503 written to a connection refused for
-// over-concurrency, built once. It has no Date header: one built once would
-// carry the process start time (a 5xx may omit Date, RFC 9110 6.6.1).
-var overloadResponse = func() []byte {
-	body := AppendEnvelope(nil, &Error{Code: CodeServiceUnavailable, Message: overloadMessage})
-	b := []byte("HTTP/1.1 503 Service Unavailable\r\n" +
-		"Content-Type: application/json\r\n" +
-		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n" +
-		"Retry-After: 1\r\n" +
-		"Connection: close\r\n\r\n")
-	return append(b, body...)
-}()
-
 // limitListener counts the connections it hands out and refuses those
-// beyond limit with the 503 envelope. It also retries temporary accept
-// errors (Accept, with acceptBackoff above) and tracks lingering
-// connections (linger.go).
+// beyond limit (refuse). It also retries temporary accept errors (Accept,
+// with acceptBackoff above) and tracks lingering connections (linger.go).
 type limitListener struct {
 	net.Listener
 	limit        int64
 	open         atomic.Int64
 	rejecting    atomic.Int64
-	maxRejecting int64 // refusalBudget at Serve
+	maxRejecting int64 // refusalBudget at NewListener
 	acceptLog    acceptLog
-	closing      chan struct{} // closed by Close: ends backoffs and lingering
-	timeouts     connTimeouts  // the phase bounds of its connections (deadline.go)
-	observer     *App          // OnResponse sees refusals; nil without observers (observe.go)
-	lineLimit    int           // the request-line record's size (framing.go)
+	closing      chan struct{}                     // closed by Close: ends backoffs and lingering
+	timeouts     connTimeouts                      // the phase bounds of its connections (deadline.go)
+	answer       func(net.Conn) error              // Config.Refuse
+	observe      func(net.Conn, []byte, time.Time) // Config.Observe; nil: heads are not recorded
+	lineLimit    int                               // the request-line record's size (framing.go)
 
 	lingerMu  sync.Mutex
 	stopped   bool
 	lingering map[net.Conn]struct{}
 }
 
-// limitListener wraps ln so that at most Config.Concurrency connections are
-// open at once (see above).
-func (a *App) limitListener(ln net.Listener) net.Listener {
+// NewListener wraps ln so that at most cfg.Limit connections are open at
+// once (see above), each timed phase by phase (deadline.go), recorded for
+// the request-line check (framing.go), and closed lingering after an error
+// response (linger.go). Temporary accept errors are retried, never
+// returned. A Listener given to NewListener again is returned as it is.
+// Cost per accepted connection: see Accept.
+func NewListener(ln net.Listener, cfg Config) net.Listener {
 	if _, ok := ln.(*limitListener); ok {
 		return ln
 	}
 	return &limitListener{
 		Listener:     ln,
-		limit:        int64(a.cfg.Concurrency),
+		limit:        int64(cfg.Limit),
 		maxRejecting: refusalBudget(),
-		acceptLog:    acceptLog{logger: a.logger},
+		acceptLog:    acceptLog{logger: cfg.Logger},
 		closing:      make(chan struct{}),
-		observer:     a.refusalObserver(),
-		timeouts:     connTimeoutsOf(&a.cfg),
-		lineLimit:    mirrorLimit(a.cfg.HeaderLimit),
+		answer:       cfg.Refuse,
+		observe:      cfg.Observe,
+		timeouts:     cfg.Timeouts.limits(),
+		lineLimit:    mirrorLimit(cfg.HeaderLimit),
 	}
 }
 
@@ -243,20 +265,25 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
-// refuse answers c with the 503 envelope and closes it, in the background
-// so that Accept keeps going. It first reads the request head (at most
-// refuseHeadWait, 8 KiB): a response that arrives before the request was
-// sent is dropped by clients such as net/http ("unsolicited response"); a
-// client that sent nothing by then is closed without a response, as a
-// silent served connection is. After writing, it lingers (linger.go) at
-// most refuseLinger: closing a socket with unread input makes the kernel
-// reset the connection, and the client could then lose the response.
-// Cost: one goroutine and one descriptor for at most refuseHeadWait +
-// refuseLinger (1 s; a silent client: refuseHeadWait; a client that reads
-// its 503 and closes: about one round trip), and at most maxRejecting of
-// them at once (refusalBudget, an eighth of the descriptor budget); past
-// that, refused connections are closed at once, without a response.
+// refuse answers c with Config.Refuse's response (fx: the 503 envelope)
+// and closes it, in the background so that Accept keeps going. It first
+// reads the request head (at most refuseHeadWait, 8 KiB): a response that
+// arrives before the request was sent is dropped by clients such as
+// net/http ("unsolicited response"); a client that sent nothing by then
+// is closed without a response, as a silent served connection is. After
+// writing, it lingers (linger.go) at most refuseLinger: closing a socket
+// with unread input makes the kernel reset the connection, and the client
+// could then lose the response. Cost: one goroutine and one descriptor for
+// at most refuseHeadWait + refuseLinger (1 s; a silent client:
+// refuseHeadWait; a client that reads its 503 and closes: about one round
+// trip), and at most maxRejecting of them at once (refusalBudget, an
+// eighth of the descriptor budget); past that, or without Config.Refuse,
+// refused connections are closed at once, without a response.
 func (l *limitListener) refuse(c net.Conn) {
+	if l.answer == nil {
+		c.Close()
+		return
+	}
 	if l.rejecting.Add(1) > l.maxRejecting {
 		l.rejecting.Add(-1)
 		c.Close()
@@ -264,19 +291,25 @@ func (l *limitListener) refuse(c net.Conn) {
 	}
 	go func() {
 		release := func() { l.rejecting.Add(-1) }
-		// head records what is read, for OnResponse (observe.go).
-		head, obs := l.recordHead(c)
+		var from net.Conn = c
+		head := l.recordHead(c) // what is read, for Config.Observe
+		if head != nil {
+			from = head
+		}
 		_ = c.SetDeadline(time.Now().Add(refuseHeadWait))
-		if !readRequestHead(head) {
-			obs.discard() // nothing answered, nothing observed
-			c.Close()     // nothing asked, nothing answered (as for a silent served connection)
+		if !readRequestHead(from) {
+			head.discard() // nothing answered, nothing observed
+			c.Close()      // nothing asked, nothing answered (as for a silent served connection)
 			release()
 			return
 		}
 		deadline := time.Now().Add(refuseLinger)
 		_ = c.SetDeadline(deadline)
-		_, err := c.Write(overloadResponse)
-		l.observeRefusal(c, obs) // OnResponse sees the 503
+		err := l.answer(c)
+		if head != nil {
+			l.observe(c, head.head, head.start) // fx: OnResponse sees the 503
+			head.discard()
+		}
 		if err != nil {
 			c.Close()
 			release()
@@ -284,6 +317,53 @@ func (l *limitListener) refuse(c net.Conn) {
 		}
 		l.linger(c, deadline, refuseBytes, release)
 	}()
+}
+
+// MaxRefusalHead bounds the head Config.Observe is given:
+// readRequestHead's 8 KiB and one read past it.
+const MaxRefusalHead = 9 << 10
+
+// headRecorder is the connection refuse reads the request head from when
+// the Listener has an observer: it keeps a copy of what it reads, at most
+// MaxRefusalHead bytes. Pooled: recorders are taken only for refusals in
+// flight, which refusalBudget bounds.
+type headRecorder struct {
+	net.Conn
+	head  []byte
+	start time.Time
+}
+
+var headRecorders = sync.Pool{New: func() any { return new(headRecorder) }}
+
+// recordHead returns the connection refuse should read the head from: a
+// headRecorder over c, or nil (c read as it is) without an observer.
+func (l *limitListener) recordHead(c net.Conn) *headRecorder {
+	if l.observe == nil {
+		return nil
+	}
+	r := headRecorders.Get().(*headRecorder)
+	r.Conn, r.head, r.start = c, r.head[:0], time.Now()
+	return r
+}
+
+func (r *headRecorder) Read(p []byte) (int, error) {
+	n, err := r.Conn.Read(p)
+	if room := MaxRefusalHead - len(r.head); n > 0 && room > 0 {
+		r.head = append(r.head, p[:min(n, room)]...)
+	}
+	return n, err
+}
+
+// discard gives r back to the pool; r nil: nothing to do.
+func (r *headRecorder) discard() {
+	if r == nil {
+		return
+	}
+	r.Conn = nil
+	if cap(r.head) > MaxRefusalHead {
+		r.head = nil
+	}
+	headRecorders.Put(r)
 }
 
 // readRequestHead reads from c until the end of a request head
@@ -335,7 +415,7 @@ func (c *limitConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// errorResponse is called by transportError before fasthttp writes a
+// errorResponse is called (ErrorResponse) before fasthttp writes a
 // transport error response and closes c. It reports whether to write it:
 // a connection that never sent a byte (it reached ReadTimeout silent, or
 // the client went away) is closed quietly, since a 408 nobody asked for
@@ -381,6 +461,50 @@ func limitConnOf(c net.Conn) *limitConn {
 		return c
 	case *limitTLSConn:
 		return c.limitConn
+	}
+	return nil
+}
+
+// ErrorResponse is the hook of a server's transport-error path (fx:
+// transportError), called before an error response is written to c, a
+// connection fasthttp serves, which is then closed. It reports whether to
+// write the response: a connection of a Listener that never sent a byte
+// (it reached its read timeout silent, or the client went away) is closed
+// quietly and ErrorResponse reports false, since a 408 nobody asked for
+// only confuses clients and costs a write. Otherwise it reports true, and
+// for a connection of a Listener the close after the response lingers
+// (linger.go), because request bytes may still arrive. Cost: a type switch.
+func ErrorResponse(c net.Conn) bool {
+	if lc := limitConnOf(c); lc != nil {
+		return lc.errorResponse()
+	}
+	return true
+}
+
+// CheckRequestLine is the request-line check (framing.go) of req, the
+// request just read from c: FaultBareLineEnd when its request line (or an
+// empty line before it) ended with a bare LF, FaultUnchecked when it
+// could not be checked, FaultNone otherwise and for a connection that did
+// not come through a Listener. A request given a fault must be refused
+// (ErrorResponse, then an error response with Connection: close). Call it
+// once per request, in order, before its handler. Cost: see
+// BenchmarkRequestLine; no allocation.
+func CheckRequestLine(c net.Conn, req *fasthttp.Request) Fault {
+	if lc := limitConnOf(c); lc != nil {
+		return lc.lines.check(req)
+	}
+	return FaultNone
+}
+
+// Managed is the connection under c whose deadlines the Listener manages
+// (phase by phase, deadline.go), for a handler that sets its own (fx's
+// Ctx.Stream renews its write deadline per flush); nil when c did not
+// come through a Listener (an in-memory RequestCtx, a fasthttp.Server
+// served without NewListener), whose deadlines are not the caller's to
+// set.
+func Managed(c net.Conn) net.Conn {
+	if lc := limitConnOf(c); lc != nil {
+		return lc.Conn
 	}
 	return nil
 }

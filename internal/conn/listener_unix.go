@@ -1,6 +1,6 @@
 //go:build unix
 
-package fx
+package conn
 
 import "syscall"
 

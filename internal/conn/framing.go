@@ -1,4 +1,4 @@
-package fx
+package conn
 
 import (
 	"bytes"
@@ -43,7 +43,8 @@ import (
 // identity), two Transfer-Encoding or two Content-Length fields (even equal
 // ones), a Content-Length list, Transfer-Encoding on HTTP/1.0, a first
 // header line starting with whitespace, whitespace between a field name
-// and its colon (RFC 9112 5.1), any other non-token byte in a name. framing_test.go pins those too.
+// and its colon (RFC 9112 5.1), any other non-token byte in a name. The
+// root package's framing_test.go pins those too, against an App.
 //
 // The same hook refuses a Content-Length over the body limit before the
 // body: fasthttp would otherwise answer "Expect: 100-continue" with an
@@ -56,8 +57,9 @@ import (
 // refused request by replacing its request-target with refusedTarget, a
 // string with a control byte that fasthttp's URI parsing, which runs right
 // after the hook, rejects: fasthttp then calls the Server's ErrorHandler
-// (transportError), which recognises the mark and answers with the
-// envelope, and closes the connection without reading the body. The check
+// (fx: transportError), which recognises the mark (MarkedFault) and
+// answers with the envelope, and closes the connection without reading
+// the body. The check
 // works on RequestHeader.RawHeaders, the header block's wire bytes, which
 // fasthttp always keeps (it is the only place where a fold or a bare LF is
 // still visible). A Server whose HeaderReceived is replaced (Server())
@@ -65,57 +67,74 @@ import (
 //
 // Cost: one pass over the header block (per line an IndexByte for its end,
 // one for its colon and one for a space within the name, and a byte
-// compare at its start), no allocation, nothing aliased beyond the call. BenchmarkFraming, with a typical 11-line, 550-byte header, on a
+// compare at its start), no allocation, nothing aliased beyond the call.
+// BenchmarkFraming, with a typical 11-line, 550-byte header, on a
 // 2-core machine heavily shared with other jobs: 260-330 ns for the guard
 // against 1.4-1.8 us for fasthttp's own parsing of that header, so about a
 // sixth of a cost every request already pays (the load inflates both).
 
-// framingFault is why framingGuard refused a request; 0 is none.
-type framingFault uint8
+// Fault is why the connection layer refused a request; FaultNone is none.
+// Every fault is answered 400 FX_BAD_REQUEST except FaultTooLarge, 413
+// FX_PAYLOAD_TOO_LARGE (the core maps them to its catalog), with Message
+// as the envelope's message, and the connection is closed.
+type Fault uint8
 
+// The faults: FramingGuard's (MarkedFault reports them) and the
+// request-line check's (CheckRequestLine).
 const (
-	faultNone framingFault = iota
-	faultLengthAndEncoding
-	faultFolding
-	faultBareLF
-	faultTooLarge
-	faultFieldName
-	faultBareLineEnd // the request line (checkRequestLine)
-	faultUnchecked   // the request line could not be checked (checkRequestLine)
+	FaultNone              Fault = iota
+	FaultLengthAndEncoding       // Content-Length and Transfer-Encoding together
+	FaultFolding                 // obsolete line folding
+	FaultBareLF                  // a header line not ended by CRLF
+	FaultTooLarge                // a Content-Length over the server's body limit
+	FaultFieldName               // a field name that is not a token
+	FaultBareLineEnd             // the request line not ended by CRLF (CheckRequestLine)
+	FaultUnchecked               // the request line could not be checked (CheckRequestLine)
 )
 
-// framingRefusals holds each fault's response, indexed by framingFault.
-var framingRefusals = [...]struct{ code, msg string }{
-	faultLengthAndEncoding: {CodeBadRequest, "The request has both Content-Length and Transfer-Encoding"},
-	faultFolding:           {CodeBadRequest, "The request uses obsolete header line folding"},
-	faultBareLF:            {CodeBadRequest, "The request has a header line not ended by CRLF"},
-	faultTooLarge:          {CodePayloadTooLarge, "The request body is larger than the server accepts"},
-	faultFieldName:         {CodeBadRequest, "The request has a header field name that is not a token"},
-	faultBareLineEnd:       {CodeBadRequest, "The request line is not ended by CRLF"},
-	faultUnchecked:         {CodeBadRequest, "The request line could not be checked (a pipelined request behind a large body)"},
+// faultMessages holds each fault's message, indexed by Fault.
+var faultMessages = [...]string{
+	FaultLengthAndEncoding: "The request has both Content-Length and Transfer-Encoding",
+	FaultFolding:           "The request uses obsolete header line folding",
+	FaultBareLF:            "The request has a header line not ended by CRLF",
+	FaultTooLarge:          "The request body is larger than the server accepts",
+	FaultFieldName:         "The request has a header field name that is not a token",
+	FaultBareLineEnd:       "The request line is not ended by CRLF",
+	FaultUnchecked:         "The request line could not be checked (a pipelined request behind a large body)",
+}
+
+// Message is the message the refusal's envelope carries ("" for
+// FaultNone). It never quotes the request.
+func (f Fault) Message() string {
+	if int(f) < len(faultMessages) {
+		return faultMessages[f]
+	}
+	return ""
 }
 
 // refusedTarget marks a refused request: a NUL then the fault. A request
 // cannot carry it itself (fasthttp refuses a request line with a control
 // byte before the hook runs).
-func refusedTarget(f framingFault) string { return string([]byte{0, byte(f)}) }
+func refusedTarget(f Fault) string { return string([]byte{0, byte(f)}) }
 
-// framingGuard returns srv's HeaderReceived hook (see above). The body limit
-// is srv's own MaxRequestBodySize, read per request, so that a limit changed
-// through Server() before Serve is the one enforced.
-func framingGuard(srv *fasthttp.Server) func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+// FramingGuard returns srv's HeaderReceived hook (see above): a request
+// it refuses reaches srv's ErrorHandler, where MarkedFault tells why. The
+// body limit is srv's own MaxRequestBodySize, read per request, so that a
+// limit changed through fx's App.Server() before Serve is the one
+// enforced. Cost per request: BenchmarkFraming; no allocation.
+func FramingGuard(srv *fasthttp.Server) func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
 	return func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 		f := framingFaultOf(h.RawHeaders())
-		if f == faultNone {
+		if f == FaultNone {
 			limit := srv.MaxRequestBodySize
 			if limit <= 0 {
 				limit = fasthttp.DefaultMaxRequestBodySize
 			}
 			if h.ContentLength() > limit {
-				f = faultTooLarge
+				f = FaultTooLarge
 			}
 		}
-		if f != faultNone {
+		if f != FaultNone {
 			h.SetRequestURI(refusedTarget(f))
 		}
 		return fasthttp.RequestConfig{}
@@ -125,12 +144,12 @@ func framingGuard(srv *fasthttp.Server) func(*fasthttp.RequestHeader) fasthttp.R
 // framingFaultOf reports the first framing fault of raw, a request's header
 // block as received (after the request line, up to and including the
 // blank line).
-func framingFaultOf(raw []byte) framingFault {
+func framingFaultOf(raw []byte) Fault {
 	var length, encoding bool
 	for len(raw) > 0 {
 		switch raw[0] {
 		case ' ', '\t':
-			return faultFolding
+			return FaultFolding
 		case 'c', 'C':
 			length = length || hasFieldName(raw, "content-length:")
 		case 't', 'T':
@@ -141,17 +160,17 @@ func framingFaultOf(raw []byte) framingFault {
 			break // fasthttp ends every block with an LF; not reached
 		}
 		if i == 0 || raw[i-1] != '\r' {
-			return faultBareLF
+			return FaultBareLF
 		}
 		if !tokenName(raw[:i]) {
-			return faultFieldName
+			return FaultFieldName
 		}
 		raw = raw[i+1:]
 	}
 	if length && encoding {
-		return faultLengthAndEncoding
+		return FaultLengthAndEncoding
 	}
-	return faultNone
+	return FaultNone
 }
 
 // tokenName reports whether line (one header line, or the CR of the blank
@@ -184,14 +203,15 @@ func hasFieldName(line []byte, name string) bool {
 	return true
 }
 
-// refusedFraming returns the response for a request framingGuard refused,
-// or nil.
-func refusedFraming(rc *fasthttp.RequestCtx) *struct{ code, msg string } {
-	uri := rc.Request.Header.RequestURI()
-	if len(uri) != 2 || uri[0] != 0 || uri[1] == 0 || int(uri[1]) >= len(framingRefusals) {
-		return nil
+// MarkedFault is the fault FramingGuard refused h's request for, or
+// FaultNone for a request it let through: a server's ErrorHandler calls
+// it to tell a refusal from fasthttp's own errors. Cost: a length check.
+func MarkedFault(h *fasthttp.RequestHeader) Fault {
+	uri := h.RequestURI()
+	if len(uri) != 2 || uri[0] != 0 || uri[1] == 0 || int(uri[1]) >= len(faultMessages) {
+		return FaultNone
 	}
-	return &framingRefusals[uri[1]]
+	return Fault(uri[1])
 }
 
 // The request line. fasthttp parses the request line before the hook runs
@@ -204,7 +224,8 @@ func refusedFraming(rc *fasthttp.RequestCtx) *struct{ code, msg string } {
 // Read), finds the request in it (its line, then its header block, byte
 // for byte) and refuses one whose line ended with a bare LF, or whose
 // leading empty line did, with 400 FX_BAD_REQUEST and a closed connection
-// (App.checkRequestLine, before any routing).
+// (CheckRequestLine, called by fx's App.checkRequestLine before any
+// routing).
 //
 // The record holds at most mirrorLimit(HeaderLimit) bytes. A request is
 // found at the record's start (the usual case: one request per read, or
@@ -253,20 +274,20 @@ func (m *lineMirror) feed(p []byte) {
 }
 
 // check finds req in the record, forgets the record up to the end of
-// req's body, and returns faultBareLineEnd when req's request line (or an
+// req's body, and returns FaultBareLineEnd when req's request line (or an
 // empty line before it) ended with a bare LF. A request that cannot be
-// found is faultUnchecked when it may have been read into a gap of the
+// found is FaultUnchecked when it may have been read into a gap of the
 // record, and admitted otherwise.
-func (m *lineMirror) check(req *fasthttp.Request) framingFault {
+func (m *lineMirror) check(req *fasthttp.Request) Fault {
 	if m.limit == 0 {
-		return faultNone
+		return FaultNone
 	}
 	h := &req.Header
 	end, bare, ok := findRequest(m.buf, h.Method(), h.RequestURI(), h.Protocol(), h.RawHeaders())
 	if !ok {
-		f := faultNone
+		f := FaultNone
 		if m.gap {
-			f = faultUnchecked
+			f = FaultUnchecked
 		}
 		m.gap, m.afterGap = false, false
 		m.forget(len(m.buf))
@@ -288,9 +309,9 @@ func (m *lineMirror) check(req *fasthttp.Request) framingFault {
 	}
 	m.forget(end)
 	if bare {
-		return faultBareLineEnd
+		return FaultBareLineEnd
 	}
-	return faultNone
+	return FaultNone
 }
 
 // forget drops the record's first n bytes, and its buffer when it is

@@ -1,4 +1,4 @@
-package fx
+package conn
 
 import (
 	"errors"
@@ -9,9 +9,10 @@ import (
 	"time"
 )
 
-// Connection timeouts. Config.ReadTimeout, WriteTimeout and IdleTimeout
-// are enforced by fx on each connection Serve accepts, not by
-// fasthttp.Server, whose own three timeouts App.Server leaves at zero.
+// Connection timeouts. fx's Config.ReadTimeout, WriteTimeout and
+// IdleTimeout (Timeouts here) are enforced on each connection a Listener
+// accepts, not by fasthttp.Server, whose own three timeouts App.Server
+// leaves at zero.
 // Given them, fasthttp reads the wall clock and moves a socket deadline
 // three times per keep-alive request (the wait for the next request, the
 // request's first byte, the response): three time.Now calls, ~55 ns each
@@ -83,7 +84,7 @@ import (
 // SetDeadline hands the connection over for good: fasthttp calls it when
 // a handler hijacks the connection, and a lingering close (linger.go)
 // calls it too; from then on the caller's deadlines are the only ones.
-// A fasthttp.Server served without Serve (App.Server().Serve) has no
+// A fasthttp.Server served without a Listener (App.Server().Serve) has no
 // timeouts unless its own fields are set.
 
 // noDeadline is "no deadline" as a number: later than every deadline.
@@ -121,7 +122,7 @@ type phaseClock struct {
 	windowEnd int64         // when gaps moves on (monoNow)
 }
 
-// phases is the process's phase clock, shared by every App's listeners.
+// phases is the process's phase clock, shared by every Listener.
 var phases phaseClock
 
 // acquire counts a connection with timeouts up to longest in; the first
@@ -206,17 +207,24 @@ func deadlineTime(n int64) time.Time {
 	return clockBase.Add(time.Duration(n))
 }
 
+// Timeouts are the phase bounds of a Listener's connections (see above):
+// fx's Config.ReadTimeout, WriteTimeout and IdleTimeout. Zero or negative
+// disables one; an Idle of zero or less is Read, as in fasthttp.
+type Timeouts struct {
+	Read, Write, Idle time.Duration
+}
+
 // connTimeouts are the phase bounds of a served connection in
 // nanoseconds; 0 disables one. Shared by the connections of a listener.
 type connTimeouts struct{ read, write, idle int64 }
 
-// connTimeoutsOf is cfg's timeouts as phase bounds.
-func connTimeoutsOf(cfg *Config) connTimeouts {
-	t := connTimeouts{read: int64(cfg.ReadTimeout), write: int64(cfg.WriteTimeout), idle: int64(cfg.IdleTimeout)}
-	if t.idle <= 0 {
-		t.idle = t.read // as fasthttp's Server.IdleTimeout
+// limits is t as phase bounds.
+func (t Timeouts) limits() connTimeouts {
+	l := connTimeouts{read: int64(t.Read), write: int64(t.Write), idle: int64(t.Idle)}
+	if l.idle <= 0 {
+		l.idle = l.read // as fasthttp's Server.IdleTimeout
 	}
-	return t
+	return l
 }
 
 // Phases of a served connection (timeoutConn.phase).

@@ -1,0 +1,32 @@
+// Package conn is fx's connection layer: everything that happens to a
+// served connection below the request, before fx's core sees a
+// RequestCtx and after it answered one. It knows nothing of the App, the
+// Ctx or the error catalog (it cannot import package fx); the core hands
+// it the response for a refused connection and the observer of that
+// refusal as functions (Config.Refuse, Config.Observe), and maps its
+// Faults to catalog codes.
+//
+// Where each part lives:
+//
+//   - Accept (listener.go, with listener_unix.go and listener_other.go):
+//     NewListener bounds the connections open at once (Config.Limit),
+//     answers the one beyond through Config.Refuse after reading its
+//     head, retries temporary accept errors with a backoff, and derives
+//     the default limit from the descriptor budget (DefaultLimit).
+//   - Phase deadlines (deadline.go): each accepted connection enforces
+//     Config.Timeouts itself, phase by phase (reading, writing, idle),
+//     with a process-wide coarse clock and lazily armed socket deadlines.
+//   - Lingering close (linger.go): a connection closed after an error
+//     response (ErrorResponse), or refused, is half-closed and drained,
+//     within bounds, so that the client reads its response.
+//   - Framing guard (framing.go): FramingGuard, fasthttp's HeaderReceived
+//     hook, refuses ambiguous framing (request smuggling) and a body
+//     announced over the limit; MarkedFault tells the server's
+//     ErrorHandler why; CheckRequestLine refuses a request line ended by
+//     a bare LF, from the connection's record of what it read.
+//
+// The core's use, per request: FramingGuard runs as the header is read;
+// CheckRequestLine before the handler; on a transport error, MarkedFault
+// and ErrorResponse before the envelope is written; Managed for a handler
+// that sets its own write deadlines. Nothing here allocates per request.
+package conn
