@@ -212,7 +212,9 @@ type idempotency struct {
 // docs/idempotency.md). A remote store adds two round trips, the claim
 // before the handler and the completion after it: with Redis on loopback
 // about 54 µs for the two where one round trip costs 31 µs
-// (BenchmarkIdempotencyRedis, BenchmarkAllow; best of four runs). Requests of other methods,
+// (BenchmarkIdempotencyRedis, BenchmarkAllow; best of four runs); with
+// Config.CompleteAfterResponse the completion leaves the request's path and
+// one round trip remains (BenchmarkIdempotencyAdded in bench/). Requests of other methods,
 // and requests without a key when not Required, cost a method comparison
 // and a header lookup.
 //
