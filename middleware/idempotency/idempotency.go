@@ -1,11 +1,13 @@
 package idempotency
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"hash"
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -96,6 +98,33 @@ type Config struct {
 	// Default 1 MiB.
 	MaxResponseBytes int
 
+	// CompleteAfterResponse takes the completion — storing the response, or
+	// releasing the claim of a response not stored — off the request's
+	// path: it runs in the background once the handler returned, on a copy
+	// of the response, while the response is sent. With a remote store a
+	// request then waits for one round trip (the claim), not two. Default
+	// false: the completion lands before the response is sent.
+	//
+	// What it weakens: the handler still runs at most once per key while
+	// the instance and the store stay up, but if the instance dies, or the
+	// store fails, after the response was sent and before the completion
+	// landed, the response is lost while the client holds it: the claim
+	// expires after LockTimeout and a retry (409 until then) runs the
+	// handler again. At most once becomes at most once unless a crash or a
+	// store failure falls in that window (one round trip long). Use it
+	// where running twice in that rare case is acceptable or caught
+	// downstream (a unique order number), not where it is not.
+	//
+	// The background work is bounded by MaxPendingCompletions; the App's
+	// Shutdown waits for it (it registers an OnShutdown function on the
+	// first request of each App), each completion bounded by StoreTimeout.
+	CompleteAfterResponse bool
+
+	// MaxPendingCompletions bounds the completions CompleteAfterResponse
+	// runs in the background at once; a request finding them all taken
+	// completes synchronously (delayed, never dropped). Default 1024.
+	MaxPendingCompletions int
+
 	// FailOpen runs the handler without idempotency when the Store fails
 	// (logging at most one line per second). The default, fail closed,
 	// answers 503 FX_SERVICE_UNAVAILABLE (reason "idempotency_unavailable")
@@ -135,6 +164,7 @@ type idempotency struct {
 	storable     func(int) bool
 	maxBody      int
 	failOpen     bool
+	after        *afterResponse // Config.CompleteAfterResponse; nil: complete before the response
 	lastLog      atomic.Int64
 }
 
@@ -182,7 +212,9 @@ type idempotency struct {
 // docs/idempotency.md). A remote store adds two round trips, the claim
 // before the handler and the completion after it: with Redis on loopback
 // about 54 µs for the two where one round trip costs 31 µs
-// (BenchmarkIdempotencyRedis, BenchmarkAllow; best of four runs). Requests of other methods,
+// (BenchmarkIdempotencyRedis, BenchmarkAllow; best of four runs); with
+// Config.CompleteAfterResponse the completion leaves the request's path and
+// one round trip remains (BenchmarkIdempotencyAdded in bench/). Requests of other methods,
 // and requests without a key when not Required, cost a method comparison
 // and a header lookup.
 //
@@ -195,8 +227,11 @@ func New(cfg Config) fx.Middleware {
 		scope: cfg.Scope, headers: cfg.Headers, storable: cfg.Storable,
 		maxBody: cfg.MaxResponseBytes, failOpen: cfg.FailOpen,
 	}
-	if cfg.Lifetime < 0 || cfg.LockTimeout < 0 || cfg.StoreTimeout < 0 || cfg.RetryAfter < 0 || cfg.MaxResponseBytes < 0 {
-		panic("idempotency.New: durations and MaxResponseBytes must not be negative")
+	if cfg.Lifetime < 0 || cfg.LockTimeout < 0 || cfg.StoreTimeout < 0 || cfg.RetryAfter < 0 || cfg.MaxResponseBytes < 0 || cfg.MaxPendingCompletions < 0 {
+		panic("idempotency.New: durations, MaxResponseBytes and MaxPendingCompletions must not be negative")
+	}
+	if cfg.CompleteAfterResponse {
+		m.after = newAfterResponse(cmp.Or(cfg.MaxPendingCompletions, DefaultMaxPendingCompletions))
 	}
 	if m.store == nil {
 		m.store = NewMemoryStore(MemoryConfig{})
@@ -286,24 +321,19 @@ func (m *idempotency) handle(c *fx.Ctx, next fx.Next) error {
 		status, _ = fx.Resolve(err)
 	}
 	resp := &c.RequestCtx().Response
+	f := finishing{key: key, token: token}
 	switch {
 	case !m.storable(status):
-		m.release(c, key, token)
-		return err
 	case resp.IsBodyStream() || len(resp.Body()) > m.maxBody:
-		m.release(c, key, token)
 		m.logf(c, "idempotency: response streamed or over MaxResponseBytes; not stored, a retry runs the handler again")
-		return err
+	default:
+		if err != nil {
+			c.WriteError(err) // the default envelope, to store; the boundary still handles err
+		}
+		stored := capture(status, resp, m.headers) // a copy: the Ctx is pooled
+		f.resp = &stored
 	}
-	if err != nil {
-		c.WriteError(err) // the default envelope, to store; the boundary still handles err
-	}
-	ctx, cancel = m.callContext()
-	cerr := m.store.Complete(ctx, key, token, capture(status, resp, m.headers), m.lifetime)
-	cancel()
-	if cerr != nil {
-		m.logf(c, "idempotency: response not stored", "error", cerr)
-	}
+	m.finish(c, f)
 	return err
 }
 
@@ -326,14 +356,6 @@ func (m *idempotency) callContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), m.storeTimeout)
 }
 
-func (m *idempotency) release(c *fx.Ctx, key string, token uint64) {
-	ctx, cancel := m.callContext()
-	defer cancel()
-	if err := m.store.Release(ctx, key, token); err != nil {
-		m.logf(c, "idempotency: claim not released; a retry waits for Config.LockTimeout", "error", err)
-	}
-}
-
 // storeFailed answers a request whose Claim failed.
 func (m *idempotency) storeFailed(c *fx.Ctx, next fx.Next, err error) error {
 	if m.failOpen {
@@ -346,9 +368,14 @@ func (m *idempotency) storeFailed(c *fx.Ctx, next fx.Next, err error) error {
 
 // logf reports at most one line per second to the App's logger.
 func (m *idempotency) logf(c *fx.Ctx, msg string, args ...any) {
+	m.logTo(c.App().Logger(), c.Method(), c.Path(), msg, args...)
+}
+
+// logTo is logf with the request's logger, method and path given.
+func (m *idempotency) logTo(l *slog.Logger, method, path, msg string, args ...any) {
 	now := time.Now().UnixNano()
 	if last := m.lastLog.Load(); now-last >= int64(time.Second) && m.lastLog.CompareAndSwap(last, now) {
-		c.App().Logger().Warn(msg, append(args, "method", c.Method(), "path", c.Path())...)
+		l.Warn(msg, append(args, "method", method, "path", path)...)
 	}
 }
 

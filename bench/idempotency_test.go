@@ -1,0 +1,133 @@
+package bench
+
+import (
+	"context"
+	"net"
+	"os/exec"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/middleware/idempotency"
+	"github.com/fxhq/fx/middleware/ratelimit/redisstore"
+	"github.com/redis/go-redis/v9"
+	"github.com/valyala/fasthttp"
+)
+
+// BenchmarkIdempotencyAdded is what the idempotency middleware adds to a
+// POST that is not a retry (a fresh Idempotency-Key each time), through
+// fx's handler: without it (Bare), with the MemoryStore, with the Redis
+// store completing before the response (RedisSync, two round trips on
+// the request's path) and after it (RedisAfter,
+// Config.CompleteAfterResponse, one), beside one plain Redis round trip
+// measured in the same run (RedisSETPX: SET key value PX). Besides ns/op
+// each reports med-ns/req, the median of the per-request times. Redis
+// runs on a redis-server this benchmark starts on loopback; without
+// redis-server on PATH the Redis cases are skipped. See
+// docs/performance.md for the command and the table.
+func BenchmarkIdempotencyAdded(b *testing.B) {
+	b.Run("Bare", func(b *testing.B) { benchOrders(b, nil) })
+	b.Run("Memory", func(b *testing.B) {
+		benchOrders(b, idempotency.New(idempotency.Config{Store: idempotency.NewMemoryStore(idempotency.MemoryConfig{MaxKeys: 1 << 16})}))
+	})
+	addr := benchRedis(b)
+	client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, PoolSize: 16})
+	b.Cleanup(func() { client.Close() })
+	store := redisstore.NewIdempotency(client, redisstore.IdempotencyConfig{})
+	b.Run("RedisSync", func(b *testing.B) { benchOrders(b, idempotency.New(idempotency.Config{Store: store})) })
+	b.Run("RedisAfter", func(b *testing.B) {
+		benchOrders(b, idempotency.New(idempotency.Config{Store: store, CompleteAfterResponse: true}))
+	})
+	b.Run("RedisSETPX", func(b *testing.B) {
+		ctx := context.Background()
+		times := make([]time.Duration, 0, b.N)
+		for i := 0; b.Loop(); i++ {
+			start := time.Now()
+			if err := client.Set(ctx, "bench:"+strconv.Itoa(i), "v", time.Minute).Err(); err != nil {
+				b.Fatal(err)
+			}
+			times = append(times, time.Since(start))
+		}
+		reportMedian(b, times)
+	})
+}
+
+// benchOrders sends non-retried POST /orders through an app using mw (none
+// when nil) and reports the median time per request.
+func benchOrders(b *testing.B, mw fx.Middleware) {
+	app := fx.New(fx.Config{})
+	if mw != nil {
+		app.Use(mw)
+	}
+	app.Post("/orders", func(c *fx.Ctx) error { return c.Send(201, "application/json", []byte(`{"id":1}`)) })
+	h := app.Handler()
+	var rc fasthttp.RequestCtx
+	key := make([]byte, 0, 48)
+	times := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		rc.Request.Reset()
+		rc.Response.Reset()
+		rc.Request.Header.SetMethod("POST")
+		rc.Request.SetRequestURI("/orders")
+		key = append(strconv.AppendInt(key[:0], time.Now().UnixNano(), 36), '-')
+		key = strconv.AppendInt(key, int64(i), 10)
+		rc.Request.Header.SetBytesV(idempotency.HeaderKey, key)
+		rc.Request.SetBodyString(`{"item":"book","qty":1}`)
+		start := time.Now()
+		h(&rc)
+		times = append(times, time.Since(start))
+		if rc.Response.StatusCode() != 201 {
+			b.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
+		}
+	}
+	b.StopTimer()
+	if err := app.Shutdown(); err != nil { // waits for RedisAfter's completions
+		b.Fatal(err)
+	}
+	reportMedian(b, times)
+}
+
+// reportMedian reports the median of times as med-ns/req.
+func reportMedian(b *testing.B, times []time.Duration) {
+	if len(times) == 0 {
+		return
+	}
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Nanoseconds()), "med-ns/req")
+}
+
+// benchRedis starts redis-server (no persistence) on a free loopback port
+// for the benchmark and returns its address; it skips the benchmark when
+// redis-server is not on PATH.
+func benchRedis(b *testing.B) string {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		b.Skip("redis-server is not on PATH: the Redis cases need it")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr := "127.0.0.1:" + port
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+		err := c.Ping(context.Background()).Err()
+		c.Close()
+		if err == nil {
+			return addr
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("redis-server on %s did not answer: %v", addr, err)
+		}
+	}
+}
