@@ -244,7 +244,10 @@ func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
 	var timeout interface{ Timeout() bool } // net.Error, and in-memory conns that only have Timeout
 	switch f := conn.MarkedFault(&rc.Request.Header); {
 	case f != conn.FaultNone: // refused by the framing guard
-		code, msg = faultCode(f), f.Message()
+		code, msg = CodeBadRequest, f.Message()
+		if f == conn.FaultTooLarge { // a body over the limit, announced
+			code = CodePayloadTooLarge
+		}
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		code, msg = CodePayloadTooLarge, "The request body is larger than the server accepts"
 	case errors.As(err, &small):
@@ -270,22 +273,12 @@ func (a *App) checkRequestLine(next fasthttp.RequestHandler) fasthttp.RequestHan
 			return
 		}
 		conn.ErrorResponse(rc.Conn()) // the close lingers, as for a transport error
-		code := faultCode(f)
+		code := CodeBadRequest        // the request line: ambiguous, never too large
 		status, _ := StatusOf(code)
 		a.writeEnvelope(&rc.Response, status, code, f.Message(), nil)
 		rc.SetConnectionClose()
 		a.finish(rc, nil, transport, code)
 	}
-}
-
-// faultCode is the catalog code of a connection-layer refusal: 413
-// FX_PAYLOAD_TOO_LARGE for a body announced over the limit, 400
-// FX_BAD_REQUEST for every framing fault.
-func faultCode(f conn.Fault) string {
-	if f == conn.FaultTooLarge {
-		return CodePayloadTooLarge
-	}
-	return CodeBadRequest
 }
 
 // fasthttpLogger sends fasthttp's own messages to the App's logger at debug
