@@ -11,7 +11,7 @@ import (
 // allocation).
 func BenchmarkPathStep(b *testing.B) {
 	a := New(Config{})
-	h := a.dispatch(new(staticRoutes), func(*fasthttp.RequestCtx) {})
+	h := a.dispatch(new(staticRoutes), func(*fasthttp.RequestCtx) {}, nil)
 	var rc fasthttp.RequestCtx
 	rc.Request.SetRequestURI("/users/42/posts")
 	rc.URI() // parsed, as the server has done before the handler runs
@@ -50,7 +50,7 @@ func BenchmarkStaticRoute(b *testing.B) {
 				if !table {
 					static = new(staticRoutes)
 				}
-				h := a.dispatch(static, r.Handler)
+				h := a.dispatch(static, r.Handler, r.NotFound)
 				var rc fasthttp.RequestCtx
 				rc.Request.SetRequestURI(tc.path)
 				rc.URI()

@@ -20,14 +20,16 @@ import (
 // (router.go) in front, then the one-path step (path.go), then route, the
 // router's handler. A path static holds is one the step passes unchanged,
 // so its route runs at once; a path the step refuses is answered by
-// refusePath. The router calls serve for a route and for the automatic
+// refusePath; a path whose first segment no route has (static.heads,
+// router.go) gets notFound, the router's NotFound, without the router's
+// walk. The router calls serve for a route and for the automatic
 // OPTIONS answer, notFound for a miss; what it answers itself (a redirect,
 // with Config.RedirectTrailingSlash or RedirectFixedPath) is finished
 // here.
 //
 // The request's clock starts here, when OnResponse observers will read
 // it (RequestCtx.Time, lazy: see Ctx.Duration).
-func (a *App) dispatch(static *staticRoutes, route fasthttp.RequestHandler) fasthttp.RequestHandler {
+func (a *App) dispatch(static *staticRoutes, route, notFound fasthttp.RequestHandler) fasthttp.RequestHandler {
 	redirects := a.cfg.RedirectTrailingSlash || a.cfg.RedirectFixedPath
 	return func(rc *fasthttp.RequestCtx) {
 		a.startClock(rc)
@@ -42,6 +44,11 @@ func (a *App) dispatch(static *staticRoutes, route fasthttp.RequestHandler) fast
 				a.refusePath(rc)
 				return
 			}
+			orig = u.PathOriginal()
+		}
+		if static.heads.miss(rc.Method(), orig) {
+			notFound(rc) // what the router would answer, without its walk
+			return
 		}
 		route(rc)
 		if redirects {
