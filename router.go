@@ -441,73 +441,67 @@ func (s *staticRoutes) find(method, path []byte) *route {
 func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // routeHeads answers "can any route match this path?" for the misses that
-// are cheap to tell: a request whose first path segment begins with a
-// byte, or has a length, that the first segment of no route has. The
-// router would walk its tree, find nothing, try the trailing-slash
-// redirect (which adds or drops only a final '/', so never changes the
-// first segment) and answer the 404 itself; dispatch answers it at once
-// (notFound), the same 404 through the same middleware, hook and
-// observers. Boot builds it from every route the router accepted, all
-// methods together, and turns it off where a first segment alone cannot
-// rule a route out:
+// are cheapest to tell: a request whose first path segment begins with a
+// byte the first segment of no route begins with. The router would walk
+// its tree, find nothing, try the trailing-slash redirect (which adds or
+// drops only a final '/', so never changes the first segment) and call
+// its NotFound; dispatch calls it at once, the same 404 through the same
+// middleware, hook and observers. Boot builds it from every route the
+// router accepted, all methods together, and turns it off where a first
+// byte cannot rule a route out:
 //
 //   - a route whose first segment is a parameter or a catch-all
 //     ("/:tenant/...", "/*path") matches any first segment;
-//   - Config.RedirectFixedPath redirects case variants (Unicode case
-//     folding: "/HELLO", even "/\u212Aey" for "/key");
-//   - Config.HandleOPTIONS answers OPTIONS requests itself, "/*" included:
-//     OPTIONS keeps the router.
+//   - Config.RedirectFixedPath redirects case variants, with Unicode case
+//     folding ("/HELLO", even "/\u212Aey" for "/key").
 //
-// The zero value is off: every request goes to the router. It runs after
-// the one-path step, on the path the router would match.
+// With Config.HandleOPTIONS, '*' counts as a first byte: the router answers
+// OPTIONS /* for the whole server. The zero value is off: every request
+// goes to the router. It runs after the one-path step, on the path the
+// router will match.
 //
-// Cost: on a miss, one bit test on the first byte (inlined) and, when that
-// byte is some route's, a scan to the next '/' and one on its length, in
-// place of the router's walk and fallbacks (GET /nope: ~80 ns against ~96
-// through the router, BenchmarkNotFound). A path the filter lets through
-// pays those few ns on the way to the router (BenchmarkStaticRoute's
-// miss-param).
+// Cost: one inlined bit test per request that reaches it (not the static
+// table's hits), in place of the router's walk and fallbacks on a miss
+// (GET /nope: BenchmarkStaticRoute's miss-404 routes in ~15 ns against
+// ~30 through the router). A miss whose first byte some route has goes to
+// the router as before.
 type routeHeads struct {
-	on, options bool      // options: OPTIONS requests keep the router
-	off         bool      // some first segment is a parameter or catch-all
-	first       [4]uint64 // bit c: some route's first segment begins with byte c
-	lens        uint64    // bit n: some route's first segment has length n (bit 63: 63 or more)
+	on    bool      // set by enable: not off, and no RedirectFixedPath
+	off   bool      // some first segment is a parameter or catch-all
+	first [4]uint64 // bit c: some route's first segment begins with byte c
 }
 
 // add records the first segment of path (fx syntax).
 func (h *routeHeads) add(path string) {
 	seg := firstSegment(path)
-	if seg == "" {
-		h.lens |= 1 // "/", or an empty segment, which no request path after the one-path step has
-		return
-	}
-	if seg[0] == ':' || seg[0] == '*' {
+	switch {
+	case seg == "": // "/", or an empty segment, which no path the router sees after the one-path step starts with
+	case seg[0] == ':' || seg[0] == '*':
 		h.off = true
-		return
+	default:
+		h.set(seg[0])
 	}
-	h.first[seg[0]>>6] |= 1 << (seg[0] & 63)
-	h.lens |= 1 << min(uint(len(seg)), 63)
 }
+
+func (h *routeHeads) set(c byte) { h.first[c>>6] |= 1 << (c & 63) }
 
 // enable turns the filter on, unless cfg or a route makes it unsound.
 func (h *routeHeads) enable(cfg Config) {
 	h.on = !h.off && !cfg.RedirectFixedPath
-	h.options = cfg.HandleOPTIONS
+	if cfg.HandleOPTIONS {
+		h.set('*') // OPTIONS /*: the router's Allow for the whole server
+	}
 }
 
 // miss reports whether no route, and no redirect of the router, can
-// match a request for method and path (as the router will match it).
-func (h *routeHeads) miss(method, path []byte) bool {
+// match a request for path (as the router will match it), whatever its
+// method.
+func (h *routeHeads) miss(path []byte) bool {
 	if !h.on || len(path) < 2 || path[0] != '/' {
 		return false // "/" and "*" (OPTIONS *) go to the router
 	}
-	if h.options && string(method) == fasthttp.MethodOptions {
-		return false
-	}
-	if c := path[1]; h.first[c>>6]>>(c&63)&1 == 0 {
-		return true // inlined: the common miss costs no call
-	}
-	return h.lens>>min(uint(len(firstSegment(b2s(path)))), 63)&1 == 0
+	c := path[1]
+	return h.first[c>>6]>>(c&63)&1 == 0
 }
 
 // firstSegment is path's first segment: what lies between its leading
