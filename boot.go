@@ -64,7 +64,7 @@ func (a *App) boot() error {
 		a.handler = a.failedBootHandler(err)
 		return err
 	}
-	a.handler = a.dispatch(static, r.Handler) // request.go
+	a.handler = a.dispatch(static, r.Handler, r.NotFound) // request.go
 	return nil
 }
 

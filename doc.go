@@ -53,6 +53,8 @@
 //  5. Routing (router.go). The fasthttp/router, built at Boot, matches the
 //     rest; an unmatched request gets the 404 FX_NOT_FOUND, written without
 //     a Ctx when there is no middleware and no hook (notFound, request.go).
+//     A path whose first segment begins with a byte no route's does gets
+//     that 404 without the router's walk (routeHeads, router.go).
 //  6. Chain (request.go). serve takes a pooled Ctx (ctx.go states its
 //     lifetime) and runs the route's chain level by level: the App's
 //     middleware, the Group's, the route's own, then the handler. Each

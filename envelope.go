@@ -100,9 +100,15 @@ func load8(s string, i int) uint64 {
 // needsEscape8 reports whether any of the eight bytes in x is a control
 // character, '"', '\\' or non-ASCII (which needs a UTF-8 check).
 func needsEscape8(x uint64) bool {
-	hasZero := func(v uint64) uint64 { return (v - lsb8) &^ v & msb8 }
-	return (x-0x20*lsb8)&^x&msb8|hasZero(x^('"'*lsb8))|hasZero(x^('\\'*lsb8))|x&msb8 != 0
+	return (x-0x20*lsb8)&^x&msb8|zeroBytes8(x^('"'*lsb8))|zeroBytes8(x^('\\'*lsb8))|x&msb8 != 0
 }
+
+// zeroBytes8 is non-zero exactly when one of the eight bytes of v is zero
+// (x^(c*lsb8) has a zero byte where x has a byte c).
+func zeroBytes8(v uint64) uint64 { return (v - lsb8) &^ v & msb8 }
+
+// hasZero8 reports whether one of the eight bytes of v is zero.
+func hasZero8(v uint64) bool { return zeroBytes8(v) != 0 }
 
 // AppendEnvelope appends the wire envelope of e to dst and returns the
 // extended slice. It is the exact body the framework sends for e (with e's

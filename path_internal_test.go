@@ -1,6 +1,8 @@
 package fx
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -11,7 +13,7 @@ import (
 // allocation).
 func BenchmarkPathStep(b *testing.B) {
 	a := New(Config{})
-	h := a.dispatch(new(staticRoutes), func(*fasthttp.RequestCtx) {})
+	h := a.dispatch(new(staticRoutes), func(*fasthttp.RequestCtx) {}, nil)
 	var rc fasthttp.RequestCtx
 	rc.Request.SetRequestURI("/users/42/posts")
 	rc.URI() // parsed, as the server has done before the handler runs
@@ -50,7 +52,7 @@ func BenchmarkStaticRoute(b *testing.B) {
 				if !table {
 					static = new(staticRoutes)
 				}
-				h := a.dispatch(static, r.Handler)
+				h := a.dispatch(static, r.Handler, r.NotFound)
 				var rc fasthttp.RequestCtx
 				rc.Request.SetRequestURI(tc.path)
 				rc.URI()
@@ -59,6 +61,39 @@ func BenchmarkStaticRoute(b *testing.B) {
 					h(&rc)
 				}
 			})
+		}
+	}
+}
+
+// TestPlainPath: plainPath agrees with the two checks it fuses
+// (bytes.Equal and a scan for '\') on paths of every length up to three
+// words, with a '\' or a differing byte at every position, in the words
+// and in the tail alike.
+func TestPlainPath(t *testing.T) {
+	want := func(orig, norm []byte) bool {
+		return bytes.Equal(orig, norm) && bytes.IndexByte(orig, '\\') < 0
+	}
+	check := func(orig, norm []byte) {
+		t.Helper()
+		if got := plainPath(orig, norm); got != want(orig, norm) {
+			t.Errorf("plainPath(%q, %q) = %v", orig, norm, got)
+		}
+	}
+	for n := range 26 {
+		p := []byte(strings.Repeat("/abcdefg", 4)[:n])
+		check(p, bytes.Clone(p))
+		if n > 0 {
+			check(p, p[:n-1]) // a shorter normalised path
+		}
+		for i := range n {
+			q := bytes.Clone(p)
+			q[i] = '\\'
+			check(q, bytes.Clone(q)) // a '\' in both
+			check(p, q)              // a byte that differs
+			check(q, p)              // and the other way round
+			r := bytes.Clone(p)
+			r[i] ^= 0x80 // differs in the top bit only
+			check(p, r)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package fx
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"runtime/debug"
@@ -20,14 +19,16 @@ import (
 // (router.go) in front, then the one-path step (path.go), then route, the
 // router's handler. A path static holds is one the step passes unchanged,
 // so its route runs at once; a path the step refuses is answered by
-// refusePath. The router calls serve for a route and for the automatic
-// OPTIONS answer, notFound for a miss; what it answers itself (a redirect,
-// with Config.RedirectTrailingSlash or RedirectFixedPath) is finished
-// here.
+// refusePath; a path whose first segment begins with a byte no route's
+// does (static.heads, router.go) gets notFound, the router's NotFound,
+// without the router's walk. The router calls serve for a route and for
+// the automatic OPTIONS answer, notFound for a miss; what it answers
+// itself (a redirect, with Config.RedirectTrailingSlash or
+// RedirectFixedPath) is finished here.
 //
 // The request's clock starts here, when OnResponse observers will read
 // it (RequestCtx.Time, lazy: see Ctx.Duration).
-func (a *App) dispatch(static *staticRoutes, route fasthttp.RequestHandler) fasthttp.RequestHandler {
+func (a *App) dispatch(static *staticRoutes, route, notFound fasthttp.RequestHandler) fasthttp.RequestHandler {
 	redirects := a.cfg.RedirectTrailingSlash || a.cfg.RedirectFixedPath
 	return func(rc *fasthttp.RequestCtx) {
 		a.startClock(rc)
@@ -37,11 +38,16 @@ func (a *App) dispatch(static *staticRoutes, route fasthttp.RequestHandler) fast
 			a.serve(rc, rt)
 			return
 		}
-		if !bytes.Equal(orig, u.Path()) || bytes.IndexByte(orig, '\\') >= 0 {
+		if !plainPath(orig, u.Path()) {
 			if !routeNormalised(u) {
 				a.refusePath(rc)
 				return
 			}
+			orig = u.PathOriginal()
+		}
+		if static.heads.miss(orig) {
+			notFound(rc) // what the router would answer, without its walk
+			return
 		}
 		route(rc)
 		if redirects {

@@ -188,6 +188,7 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 		}()
 		r.Handle(method, fhPath, func(rc *fasthttp.RequestCtx) { a.serve(rc, rt) })
 		static.add(method, s.path, rt) // after Handle: only what the router accepted
+		static.heads.add(s.path)
 	}
 	checked := map[*Group]bool{}
 	for _, s := range specs {
@@ -234,6 +235,7 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 			add(fasthttp.MethodHead, s, h, params, fhPath)
 		}
 	}
+	static.heads.enable(a.cfg)
 	return r, static, errs
 }
 
@@ -299,19 +301,19 @@ func routerReason(s string) string {
 // has c.Path() equal to it, and the router would have chosen the same
 // route (a static segment outranks a parameter, and an exact match never
 // redirects). Everything else (parameters, misses, methods other than the
-// seven standard ones) takes the step and the router as before.
+// seven standard ones) takes the step, then heads (routeHeads: the misses
+// it can tell at once get the 404 there), then the router.
 //
 // Cost: a hit compares the path with the few static paths of its length
 // (or, past shortMax of them, hashes it into a map; no allocation either
-// way) and switches on the method, in place of the step's two comparisons
-// and the radix walk: routing and serving an empty handler takes 30 ns
-// against 42 ns without the table (go test -run '^$' -bench StaticRoute;
-// with a Go map instead of the short lists, ~3 ns more). A miss adds those
-// comparisons to the router's work; a path of a length no static route has
-// skips them on one inlined bit test (miss-404: 23 ns either way; the
-// whole 404 in bench/'s BenchmarkService measured ~2 ns slower with the
-// table than without).
+// way) and switches on the method, in place of the step's check and the
+// radix walk: routing and serving an empty handler takes 30 ns against
+// 42 ns without the table (go test -run '^$' -bench StaticRoute; with a
+// Go map instead of the short lists, ~3 ns more). A miss adds those
+// comparisons to the work that follows; a path of a length no static
+// route has skips them on one inlined bit test.
 type staticRoutes struct {
+	heads routeHeads               // the misses answered without the router
 	paths map[string]*methodRoutes // every static path
 	lens  uint64                   // bit n: some static path has length n (n < 63); bit 63: some is longer
 	// short[n] lists the paths of length n < 63 while there are at most
@@ -436,3 +438,77 @@ func (s *staticRoutes) find(method, path []byte) *route {
 // b2s views b as a string without copying; the result must not outlive b's
 // current contents (used only to pass request bytes to the escaper).
 func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// routeHeads answers "can any route match this path?" for the misses that
+// are cheapest to tell: a request whose first path segment begins with a
+// byte the first segment of no route begins with. The router would walk
+// its tree, find nothing, try the trailing-slash redirect (which adds or
+// drops only a final '/', so never changes the first segment) and call
+// its NotFound; dispatch calls it at once, the same 404 through the same
+// middleware, hook and observers. Boot builds it from every route the
+// router accepted, all methods together, and turns it off where a first
+// byte cannot rule a route out:
+//
+//   - a route whose first segment is a parameter or a catch-all
+//     ("/:tenant/...", "/*path") matches any first segment;
+//   - Config.RedirectFixedPath redirects case variants, with Unicode case
+//     folding ("/HELLO", even "/\u212Aey" for "/key").
+//
+// With Config.HandleOPTIONS, '*' counts as a first byte: the router answers
+// OPTIONS /* for the whole server. The zero value is off: every request
+// goes to the router. It runs after the one-path step, on the path the
+// router will match.
+//
+// Cost: one inlined bit test per request that reaches it (not the static
+// table's hits), in place of the router's walk and fallbacks on a miss
+// (GET /nope: BenchmarkStaticRoute's miss-404 routes in ~15 ns against
+// ~30 through the router). A miss whose first byte some route has goes to
+// the router as before.
+type routeHeads struct {
+	on    bool      // set by enable: not off, and no RedirectFixedPath
+	off   bool      // some first segment is a parameter or catch-all
+	first [4]uint64 // bit c: some route's first segment begins with byte c
+}
+
+// add records the first segment of path (fx syntax).
+func (h *routeHeads) add(path string) {
+	seg := firstSegment(path)
+	switch {
+	case seg == "": // "/", or an empty segment, which no path the router sees after the one-path step starts with
+	case seg[0] == ':' || seg[0] == '*':
+		h.off = true
+	default:
+		h.set(seg[0])
+	}
+}
+
+func (h *routeHeads) set(c byte) { h.first[c>>6] |= 1 << (c & 63) }
+
+// enable turns the filter on, unless cfg or a route makes it unsound.
+func (h *routeHeads) enable(cfg Config) {
+	h.on = !h.off && !cfg.RedirectFixedPath
+	if cfg.HandleOPTIONS {
+		h.set('*') // OPTIONS /*: the router's Allow for the whole server
+	}
+}
+
+// miss reports whether no route, and no redirect of the router, can
+// match a request for path (as the router will match it), whatever its
+// method.
+func (h *routeHeads) miss(path []byte) bool {
+	if !h.on || len(path) < 2 || path[0] != '/' {
+		return false // "/" and "*" (OPTIONS *) go to the router
+	}
+	c := path[1]
+	return h.first[c>>6]>>(c&63)&1 == 0
+}
+
+// firstSegment is path's first segment: what lies between its leading
+// '/' and the next one (path starts with '/').
+func firstSegment(path string) string {
+	seg := path[1:]
+	if i := strings.IndexByte(seg, '/'); i >= 0 {
+		seg = seg[:i]
+	}
+	return seg
+}
