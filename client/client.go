@@ -75,6 +75,11 @@ type Config struct {
 	// it sends per window; nil means NewBudget(BudgetConfig{}). Share one
 	// Budget between Clients of one service to bound them together.
 	Budget *Budget
+	// MaxResponseBytes bounds the body of one answer, so that a server
+	// cannot make the client buffer without limit; 0 means 32 MiB. A
+	// longer answer fails the attempt with ErrResponseTooLarge (a
+	// TransportError, retried only when a retry is safe).
+	MaxResponseBytes int
 	// NoIdempotencyKey stops the client generating an Idempotency-Key for
 	// POST and PATCH calls. Such calls are then never retried (unless the
 	// caller sets the key itself, see Request.IdempotencyKey).
@@ -112,14 +117,19 @@ func New(cfg Config) *Client {
 	if c.budget == nil {
 		c.budget = NewBudget(BudgetConfig{})
 	}
+	limit := cfg.MaxResponseBytes
+	if limit <= 0 {
+		limit = DefaultMaxResponseBytes
+	}
 	if cfg.HTTPClient != nil {
-		c.send = stdTransport{cfg.HTTPClient}
+		c.send = stdTransport{cfg.HTTPClient, int64(limit)}
 	} else {
 		fc := cfg.FastClient
 		if fc == nil {
 			fc = &fasthttp.Client{Name: "fx-client"}
 		}
 		fc.RetryIfErr = func(*fasthttp.Request, int, error) (bool, bool) { return false, false }
+		fc.MaxResponseBodySize = limit
 		c.send = fastTransport{fc}
 	}
 	return c
@@ -165,6 +175,13 @@ type UnexpectedResponseError struct {
 func (e *UnexpectedResponseError) Error() string {
 	return fmt.Sprintf("client: status %d without an error envelope (%s): %.80q", e.Status, e.ContentType, e.Body)
 }
+
+// DefaultMaxResponseBytes is Config.MaxResponseBytes' default.
+const DefaultMaxResponseBytes = 32 << 20
+
+// ErrResponseTooLarge is the error of an attempt whose answer is longer
+// than Config.MaxResponseBytes (errors.Is finds it in the TransportError).
+var ErrResponseTooLarge = errors.New("client: response body over Config.MaxResponseBytes")
 
 // ErrBudgetExhausted is joined to the last error of a call that wanted to
 // retry but found the Client's retry budget spent (errors.Is finds it).
@@ -350,6 +367,9 @@ func (t fastTransport) roundTrip(_ context.Context, method, url string, h http.H
 	}
 	req.SetBodyRaw(body)
 	if err := t.c.DoDeadline(req, resp, deadline); err != nil {
+		if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+			err = fmt.Errorf("%w (%w)", ErrResponseTooLarge, err)
+		}
 		return nil, err
 	}
 	out := &Response{Status: resp.StatusCode(), Header: make(http.Header), Body: bytes.Clone(resp.Body())}
@@ -359,7 +379,10 @@ func (t fastTransport) roundTrip(_ context.Context, method, url string, h http.H
 	return out, nil
 }
 
-type stdTransport struct{ c *http.Client }
+type stdTransport struct {
+	c     *http.Client
+	limit int64
+}
 
 func (t stdTransport) roundTrip(ctx context.Context, method, url string, h http.Header, body []byte, deadline time.Time) (*Response, error) {
 	ctx, cancel := context.WithDeadline(ctx, deadline)
@@ -374,9 +397,12 @@ func (t stdTransport) roundTrip(ctx context.Context, method, url string, h http.
 		return nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, t.limit+1))
 	if err != nil {
 		return nil, err
+	}
+	if int64(len(b)) > t.limit {
+		return nil, ErrResponseTooLarge
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
 }

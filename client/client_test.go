@@ -380,6 +380,7 @@ func TestDecideTable(t *testing.T) {
 		{"409 app", st(409, "APP_CONFLICT"), true, false},
 		{"409 in flight", st(409, fx.CodeIdempotencyInFlight), true, true},
 		{"other error", errors.New("x"), true, false},
+		{"too large, safe", &TransportError{Sent: true, Err: ErrResponseTooLarge}, true, false},
 	}
 	for _, tc := range cases {
 		if _, got := DefaultRetry.decide(tc.err, 1, tc.safe); got != tc.retry {
@@ -432,4 +433,25 @@ func TestNewIdempotencyKeyIsFresh(t *testing.T) {
 	if a == b || len(a) != 32 || strings.Trim(a, "0123456789abcdef") != "" {
 		t.Fatalf("keys %q %q", a, b)
 	}
+}
+
+func TestResponseBodyIsBounded(t *testing.T) {
+	app := quietApp()
+	big := strings.Repeat("x", 4096)
+	app.Get("/big", func(c *fx.Ctx) error { return c.JSON(200, big) })
+	base := serve(t, app)
+	transports(t, func(t *testing.T, cfg Config) {
+		cfg.BaseURL, cfg.MaxResponseBytes = base, 1024
+		c := New(fast(cfg))
+		err := c.Call(context.Background(), "GET", "/big", nil, nil)
+		var te *TransportError
+		if !errors.Is(err, ErrResponseTooLarge) || !errors.As(err, &te) {
+			t.Fatalf("err = %v, want ErrResponseTooLarge in a TransportError", err)
+		}
+		cfg.MaxResponseBytes = 8192
+		var out string
+		if err := New(fast(cfg)).Call(context.Background(), "GET", "/big", nil, &out); err != nil || out != big {
+			t.Fatalf("under the limit: %v (%d bytes)", err, len(out))
+		}
+	})
 }

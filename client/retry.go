@@ -19,7 +19,8 @@ import (
 // A failed attempt is retried when all of these hold:
 //
 //   - the failure is transient: no connection could be made; the
-//     connection broke or the attempt timed out; or the server answered
+//     connection broke or the attempt timed out (an answer over
+//     Config.MaxResponseBytes is not transient); or the server answered
 //     408, 429, 502, 503 or 504, or 409 FX_IDEMPOTENCY_IN_FLIGHT (the
 //     first attempt with the same key is still running);
 //   - a retry is safe: the request was never sent (no connection), or its
@@ -70,7 +71,7 @@ func (r Retry) decide(err error, attempt int, safe bool) (time.Duration, bool) {
 	var se *statusError
 	switch {
 	case errors.As(err, &te):
-		if te.Sent && !safe {
+		if te.Sent && !safe || errors.Is(err, ErrResponseTooLarge) { // the same answer would come back
 			return 0, false
 		}
 	case errors.As(err, &se):
