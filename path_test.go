@@ -83,9 +83,11 @@ func pathApp() *fx.App {
 			if param != "" {
 				v = c.Param(param)
 			}
-			// JSON, not a joined string: a path or parameter may hold any
-			// separator ("/files/|" once fooled a "|"-joined body).
-			return c.JSON(200, [3]string{route, v, c.Path()})
+			// JSON of byte slices (base64), not a joined string: a path or
+			// parameter may hold any separator ("/files/|" once fooled a
+			// "|"-joined body) and any byte (a JSON string would replace
+			// invalid UTF-8).
+			return c.JSON(200, [3][]byte{[]byte(route), []byte(v), []byte(c.Path())})
 		}
 	}
 	app.Get("/secret/*rest", reply("/secret/*rest", "rest"))
@@ -157,12 +159,12 @@ func TestOnePathBothTransports(t *testing.T) {
 				}
 				continue
 			}
-			var parts [3]string
+			var parts [3][]byte
 			if err := json.Unmarshal([]byte(body), &parts); err != nil {
 				t.Errorf("%s: body %q", where, body)
 				continue
 			}
-			route, param, hpath := parts[0], parts[1], parts[2]
+			route, param, hpath := string(parts[0]), string(parts[1]), string(parts[2])
 			if route != tc.route || param != tc.param {
 				t.Errorf("%s: ran %s with %q, want %s with %q", where, route, param, tc.route, tc.param)
 			}
@@ -274,11 +276,11 @@ func FuzzOnePath(f *testing.F) {
 			return
 		}
 		mw := string(rc.Response.Header.Peek("X-Mw-Path"))
-		var parts [3]string
+		var parts [3][]byte
 		if err := json.Unmarshal(rc.Response.Body(), &parts); err != nil {
 			t.Fatalf("%q: body %q", target, rc.Response.Body())
 		}
-		route, param, hpath := parts[0], parts[1], parts[2]
+		route, param, hpath := string(parts[0]), string(parts[1]), string(parts[2])
 		filled := strings.Replace(strings.Replace(route, "*p", param, 1), ":id", param, 1)
 		if route == "/secret/*rest" || filled != mw || hpath != mw {
 			t.Fatalf("%q: ran %s with %q; handler path %q, middleware path %q", target, route, param, hpath, mw)
