@@ -8,21 +8,21 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt"
 )
 
 // Test fixtures shared by the tests, examples and benchmarks.
 var (
-	hsSecret   = []byte("0123456789abcdef0123456789abcdef") // 32 bytes: HS256's minimum
-	otherKey   = []byte("fedcba9876543210fedcba9876543210")
-	fixedNow   = time.Unix(1_800_000_000, 0)
-	testIssuer = "https://issuer.example.com"
-	testAud    = "fx-api"
+	hsSecret   = kittest.JWTSecret
+	otherKey   = kittest.OtherKey
+	fixedNow   = kittest.FixedNow
+	testIssuer = kittest.Issuer
+	testAud    = kittest.Audience
 	adminKey   = "ak_live_0123456789abcdef0123"
 	readerKey  = "ak_live_fedcba9876543210fedc"
 )
@@ -40,13 +40,7 @@ func signer(key []byte) *fxtest.Signer {
 
 // signerFor is signer for any algorithm and key, with kid (when not "").
 func signerFor(alg fxtest.Alg, key any, kid string) *fxtest.Signer {
-	if b, ok := key.([]byte); ok && b == nil {
-		key = hsSecret
-	}
-	return fxtest.NewSigner(alg, fxtest.SignerConfig{
-		Key: key, KeyID: kid, Issuer: testIssuer, Audience: testAud,
-		Now: func() time.Time { return fixedNow },
-	})
+	return kittest.SignerFor(alg, key, kid)
 }
 
 // sign returns an HS256 token over the default claims changed by claims (a

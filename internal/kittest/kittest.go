@@ -1,6 +1,7 @@
 // Package kittest holds the test helpers shared by the kit packages'
-// tests (health, static): they check the wire envelope and drive an App's
-// handler directly, without a server. Only tests import it.
+// tests (health, static, middleware, middleware/jwt): they check the wire
+// envelope, drive an App's handler directly, without a server, and mint
+// the JWT fixtures (jwt.go). Only tests import it.
 package kittest
 
 import (

@@ -2,33 +2,27 @@ package jwt_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware/jwt"
 )
 
 // Fixtures of the tests: the tokens are minted by an fxtest Signer with
 // this issuer, audience and clock.
 var (
-	hsSecret   = []byte("0123456789abcdef0123456789abcdef") // 32 bytes: HS256's minimum
-	otherKey   = []byte("fedcba9876543210fedcba9876543210")
-	fixedNow   = time.Unix(1_800_000_000, 0)
-	testIssuer = "https://issuer.example.com"
-	testAud    = "fx-api"
+	hsSecret   = kittest.JWTSecret
+	otherKey   = kittest.OtherKey
+	fixedNow   = kittest.FixedNow
+	testIssuer = kittest.Issuer
+	testAud    = kittest.Audience
 )
 
 // signerFor is the Signer of alg with key (hsSecret when a nil []byte)
 // and kid (when not ""): every token carries sub "user-1", iss, aud, iat
 // and exp unless a claim says otherwise.
 func signerFor(alg fxtest.Alg, key any, kid string) *fxtest.Signer {
-	if b, ok := key.([]byte); ok && b == nil {
-		key = hsSecret
-	}
-	return fxtest.NewSigner(alg, fxtest.SignerConfig{
-		Key: key, KeyID: kid, Issuer: testIssuer, Audience: testAud,
-		Now: func() time.Time { return fixedNow },
-	})
+	return kittest.SignerFor(alg, key, kid)
 }
 
 // sign returns an HS256 token over the default claims changed by claims (a
