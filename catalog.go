@@ -12,7 +12,7 @@ package fx
 //     kept for compatibility and built from the constants. The framework
 //     never reads them while serving; new code should not either.
 //
-// TestRule11CatalogIsExact keeps the four in step, and
+// TestCatalogIsExact keeps the four in step, and
 // TestReadmeCatalogTable keeps the README's table in step with them.
 
 // The built-in error codes: name a code with these (ErrorCodes is the

@@ -37,7 +37,7 @@ var wantCatalog = map[string]int{
 	"FX_SERVICE_UNAVAILABLE": 503,
 	"FX_RATE_LIMITED":        429,
 	"FX_TIMEOUT":             504,
-	// Idempotency keys (rule 22).
+	// Idempotency keys (docs/idempotency.md).
 	"FX_IDEMPOTENCY_KEY_REUSED":   422,
 	"FX_IDEMPOTENCY_IN_FLIGHT":    409,
 	"FX_IDEMPOTENCY_KEY_REQUIRED": 400,
@@ -45,7 +45,7 @@ var wantCatalog = map[string]int{
 
 // ErrorStatus lists exactly the built-in codes with their
 // statuses, and ErrorCodes names each of them once.
-func TestRule11CatalogIsExact(t *testing.T) {
+func TestCatalogIsExact(t *testing.T) {
 	if !reflect.DeepEqual(fx.ErrorStatus, wantCatalog) {
 		t.Errorf("ErrorStatus = %v\nwant %v", fx.ErrorStatus, wantCatalog)
 	}

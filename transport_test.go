@@ -44,7 +44,7 @@ func rawExchange(t *testing.T, addr string, pause time.Duration, chunks ...strin
 
 // Transport errors carry the envelope with catalog codes, and
 // never echo request bytes.
-func TestRule10TransportErrors(t *testing.T) {
+func TestTransportErrors(t *testing.T) {
 	t.Parallel()
 	app := quiet(fx.Config{BodyLimit: 1024, HeaderLimit: 2048, ReadTimeout: 300 * time.Millisecond})
 	app.Post("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
