@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 )
 
 // Returned errors and panics reach the same boundary; an *fx.Error
@@ -617,7 +618,7 @@ func TestRelNoInternalsInProductionBodies(t *testing.T) {
 		if w.status < 400 {
 			t.Fatalf("%s: status %d", p.name, w.status)
 		}
-		if _, err := relCheckEnvelope(w.status, w.header, w.body, map[string]int{"APP_X": 400}); err != nil {
+		if _, err := fxtest.CheckEnvelope(w.status, w.header, w.body, map[string]int{"APP_X": 400}); err != nil {
 			t.Fatalf("%s: %v", p.name, err)
 		}
 		if m := relLeaky(string(w.body)); m != "" {

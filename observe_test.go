@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/validate"
 )
 
@@ -233,7 +234,7 @@ func TestOnResponseSeesTransportErrors(t *testing.T) {
 	app := quiet(fx.Config{BodyLimit: 1024, HeaderLimit: 2048})
 	ch := recordResponses(app)
 	app.Post("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
-	addr := serveLocal(t, app)
+	addr := fxtest.Serve(t, app)
 	for _, tc := range []struct {
 		name, raw string
 		status    int
@@ -263,7 +264,7 @@ func TestOnResponseSeesTheOverCapacity503(t *testing.T) {
 	app := quiet(fx.Config{Concurrency: 1})
 	ch := recordResponses(app)
 	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
-	addr := serveLocal(t, app)
+	addr := fxtest.Serve(t, app)
 	first, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
