@@ -20,7 +20,7 @@ import (
 )
 
 // serve runs app on a loopback port for the test and returns its base URL.
-func serve(t *testing.T, app *fx.App) string {
+func serve(t testing.TB, app *fx.App) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

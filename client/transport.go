@@ -19,31 +19,38 @@ type transport interface {
 	roundTrip(ctx context.Context, method, url string, h http.Header, body []byte, deadline time.Time) (*Response, error)
 }
 
-// fastTransport sends attempts through a fasthttp.Client. It asks for
-// every answer as a stream (Response.StreamBody, a per-request setting)
-// and reads it itself, at most limit+1 bytes, so that the bound does not
-// depend on the per-host settings the fasthttp.Client copied when it
-// first met a host, which may predate New.
+// fastTransport sends attempts through a fasthttp.Client. A client that
+// New built has MaxResponseBodySize set to the limit from its first
+// request, and fasthttp bounds the answer as it buffers it. A client the
+// caller gave (Config.FastClient) may have met hosts before New, and
+// fasthttp keeps the per-host settings of that first meeting: for it every
+// answer is asked for as a stream (Response.StreamBody, a per-request
+// setting) and read here, at most limit+1 bytes, so that the bound holds
+// whatever the client's history.
 type fastTransport struct {
 	c        *fasthttp.Client
 	limit    int
+	stream   bool // a caller's client: bound the answer here
 	redirect *redirects
 }
 
 func (t *fastTransport) roundTrip(_ context.Context, method, rawURL string, h http.Header, body []byte, deadline time.Time) (*Response, error) {
-	first, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	u, hop := first, h
+	var first, u *url.URL // parsed at the first redirect, if any
+	target, hop := rawURL, h
 	for n := 0; ; n++ {
-		resp, err := t.once(method, u.String(), hop, body, deadline)
+		resp, err := t.once(method, target, hop, body, deadline)
 		if err != nil || !isRedirect(resp.Status) {
 			return resp, err
 		}
 		loc := resp.Header.Get("Location")
 		if loc == "" {
 			return resp, nil
+		}
+		if first == nil {
+			if first, err = url.Parse(rawURL); err != nil {
+				return nil, err
+			}
+			u = first
 		}
 		next, err := u.Parse(loc)
 		if err != nil {
@@ -57,7 +64,7 @@ func (t *fastTransport) roundTrip(_ context.Context, method, rawURL string, h ht
 		}
 		method, body = redirectMethod(resp.Status, method, body)
 		hop = t.redirect.header(h, first, next, body == nil)
-		u = next
+		u, target = next, next.String()
 	}
 }
 
@@ -74,7 +81,7 @@ func (t *fastTransport) once(method, url string, h http.Header, body []byte, dea
 		}
 	}
 	req.SetBodyRaw(body)
-	resp.StreamBody = true
+	resp.StreamBody = t.stream
 	err := t.c.DoDeadline(req, resp, deadline)
 	if err != nil {
 		if errors.Is(err, fasthttp.ErrBodyTooLarge) {
@@ -82,10 +89,15 @@ func (t *fastTransport) once(method, url string, h http.Header, body []byte, dea
 		}
 		return nil, err
 	}
-	b, err := t.read(resp)
-	_ = resp.CloseBodyStream() // returns the connection, or closes it when the body was left unread
-	if err != nil {
-		return nil, err
+	var b []byte
+	if t.stream {
+		b, err = t.read(resp)
+		_ = resp.CloseBodyStream() // returns the connection, or closes it when the body was left unread
+		if err != nil {
+			return nil, err
+		}
+	} else if len(resp.Body()) > 0 {
+		b = bytes.Clone(resp.Body())
 	}
 	out := &Response{Status: resp.StatusCode(), Header: make(http.Header), Body: b}
 	for k, v := range resp.Header.All() {
