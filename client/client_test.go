@@ -383,6 +383,7 @@ func TestDecideTable(t *testing.T) {
 		{"409 in flight", st(409, fx.CodeIdempotencyInFlight), true, true},
 		{"other error", errors.New("x"), true, false},
 		{"too large, safe", &TransportError{Sent: true, Err: ErrResponseTooLarge}, true, false},
+		{"redirect loop, safe", &TransportError{Sent: true, Err: ErrTooManyRedirects}, true, false},
 	}
 	for _, tc := range cases {
 		if _, got := DefaultRetry.decide(tc.err, 1, tc.safe); got != tc.retry {
