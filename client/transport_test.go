@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fxhq/fx"
@@ -161,4 +162,30 @@ func TestRedirectWithinTheOrigin(t *testing.T) {
 			t.Fatalf("seen %v %q", log.seen, log.body)
 		}
 	})
+}
+
+// Reading a caller's FastClient's answers as a stream keeps its keep-alive
+// connections: fasthttp closes a stream's connection when the stream is
+// closed before its end: every body is read to its end.
+func TestGivenFastClientKeepsConnections(t *testing.T) {
+	app := quietApp()
+	body := strings.Repeat("x", 200_000)
+	app.Get("/big", func(c *fx.Ctx) error { return c.JSON(200, body) })
+	app.Get("/small", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
+	base := serve(t, app)
+	var dials atomic.Int64
+	fc := &fasthttp.Client{Dial: func(a string) (net.Conn, error) {
+		dials.Add(1)
+		return fasthttp.Dial(a)
+	}}
+	c := New(Config{BaseURL: base, FastClient: fc})
+	for i := range 20 {
+		path := []string{"/big", "/small"}[i%2]
+		if resp, err := c.Do(context.Background(), &Request{Method: "GET", Path: path}); err != nil || resp.Status != 200 {
+			t.Fatal(err)
+		}
+	}
+	if n := dials.Load(); n != 1 {
+		t.Fatalf("%d connections for 20 sequential calls, want 1", n)
+	}
 }
