@@ -53,8 +53,11 @@ import (
 //	var e *fx.Error
 //	if errors.As(err, &e) && errors.Is(err, client.ErrBudgetExhausted) { ... }
 //
-// Cost, on top of Do's: a copy of the request's headers and body, and the
-// *http.Response (BenchmarkRoundTripper).
+// Cost, on top of Do's: a copy of the request's body, the URL as a string
+// and the *http.Response. A GET through HTTPClient on the fasthttp
+// transport makes 30 allocations, http.Client's own and the caller's
+// request included, against 17 for the same call through Do
+// (BenchmarkRoundTripper, BenchmarkDo).
 func (c *Client) RoundTripper() http.RoundTripper { return roundTripper{c} }
 
 // HTTPClient returns an *http.Client whose Transport is c.RoundTripper(),
