@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash"
 	"log/slog"
@@ -77,9 +78,22 @@ type Config struct {
 	// Scope names whose keys a request's key is among: the same key from
 	// two scopes is two keys, so one caller never receives another's
 	// stored response. Default DefaultScope (the tenant and the
-	// authenticated principal). An error is the request's answer (use an
-	// *fx.Error).
+	// authenticated principal's identity). ErrNoScope runs the request
+	// without idempotency (nothing stored or replayed); any other error is
+	// the request's answer (use an *fx.Error).
 	Scope func(c *fx.Ctx) (string, error)
+
+	// ShareAnonymous lets requests without a principal use keys, scoped by
+	// their tenant alone: every anonymous caller of a tenant shares one
+	// scope, so a caller that guesses or learns another's key and sends
+	// the same request receives the other's stored response (and a
+	// different request gets 422, which tells it the key was used). Set it
+	// only on routes whose responses any anonymous caller may see. Default
+	// false: a request without a principal runs without idempotency
+	// (DefaultScope answers ErrNoScope). It applies to the default Scope
+	// only; a Scope of your own decides for itself (a session cookie
+	// identifies anonymous callers).
+	ShareAnonymous bool
 
 	// Headers are the response header fields stored and replayed with the
 	// status and body. Default Content-Type and Location. Content-Encoding
@@ -164,6 +178,7 @@ type idempotency struct {
 	storable     func(int) bool
 	maxBody      int
 	failOpen     bool
+	shareAnon    bool
 	after        *afterResponse // Config.CompleteAfterResponse; nil: complete before the response
 	lastLog      atomic.Int64
 }
@@ -225,7 +240,7 @@ func New(cfg Config) fx.Middleware {
 		store: cfg.Store, methods: cfg.Methods, required: cfg.Required,
 		lifetime: cfg.Lifetime, lock: cfg.LockTimeout, storeTimeout: cfg.StoreTimeout,
 		scope: cfg.Scope, headers: cfg.Headers, storable: cfg.Storable,
-		maxBody: cfg.MaxResponseBytes, failOpen: cfg.FailOpen,
+		maxBody: cfg.MaxResponseBytes, failOpen: cfg.FailOpen, shareAnon: cfg.ShareAnonymous,
 	}
 	if cfg.Lifetime < 0 || cfg.LockTimeout < 0 || cfg.StoreTimeout < 0 || cfg.RetryAfter < 0 || cfg.MaxResponseBytes < 0 || cfg.MaxPendingCompletions < 0 {
 		panic("idempotency.New: durations, MaxResponseBytes and MaxPendingCompletions must not be negative")
@@ -278,21 +293,30 @@ func (m *idempotency) handle(c *fx.Ctx, next fx.Next) error {
 	case len(vals) > 1:
 		return errMalformedKey
 	}
+	// raw stays valid; vals does not: PeekAll reuses one slice per
+	// request, which the scope's credential lookup fills again.
+	raw := vals[0]
 	// The store key: the scope, a line feed (ParseKey's keys have none, so
 	// the split is unambiguous) and the key; one allocation, owned by the
 	// store from here on.
 	var b []byte
 	if m.scope == nil { // DefaultScope, written in place
-		b = appendDefaultScope(make([]byte, 0, 64+len(vals[0])), c)
+		var scoped bool
+		if b, scoped = appendDefaultScope(make([]byte, 0, 64+len(raw)), c, m.shareAnon); !scoped {
+			return m.unscoped(c, next)
+		}
 	} else {
 		scope, err := m.scope(c)
+		if errors.Is(err, ErrNoScope) {
+			return m.unscoped(c, next)
+		}
 		if err != nil {
 			return err
 		}
-		b = append(make([]byte, 0, len(scope)+1+len(vals[0])), scope...)
+		b = append(make([]byte, 0, len(scope)+1+len(raw)), scope...)
 	}
 	b = append(b, '\n')
-	b, ok := appendKey(b, vals[0])
+	b, ok := appendKey(b, raw)
 	if !ok {
 		return errMalformedKey
 	}
@@ -335,6 +359,14 @@ func (m *idempotency) handle(c *fx.Ctx, next fx.Next) error {
 	}
 	m.finish(c, f)
 	return err
+}
+
+// unscoped runs a request whose caller nothing identifies (ErrNoScope)
+// without idempotency: no response of it is stored, so none can be
+// replayed to another caller.
+func (m *idempotency) unscoped(c *fx.Ctx, next fx.Next) error {
+	m.logf(c, "idempotency: nothing identifies the caller (no principal, or no Subject and no credential); the key is ignored and the response not stored (see Config.ShareAnonymous)")
+	return next()
 }
 
 // applies reports whether the request's method is one of Config.Methods.

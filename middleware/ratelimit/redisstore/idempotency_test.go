@@ -86,8 +86,8 @@ func TestIdempotencyTwoInstancesRunOnce(t *testing.T) {
 	var runs atomic.Int64
 	gate := make(chan struct{})
 	apps := []*fx.App{
-		idemApp(t, srv.addr, idempotency.Config{}, &runs, gate),
-		idemApp(t, srv.addr, idempotency.Config{}, &runs, gate),
+		idemApp(t, srv.addr, idempotency.Config{ShareAnonymous: true}, &runs, gate),
+		idemApp(t, srv.addr, idempotency.Config{ShareAnonymous: true}, &runs, gate),
 	}
 	const callers = 50
 	results := make([]idemResult, callers)
@@ -140,7 +140,7 @@ func TestIdempotencyTwoInstancesRunOnce(t *testing.T) {
 // second run's response.
 func TestIdempotencyExpiredClaimTakenOver(t *testing.T) {
 	srv := startRedis(t)
-	cfg := idempotency.Config{LockTimeout: 300 * time.Millisecond}
+	cfg := idempotency.Config{ShareAnonymous: true, LockTimeout: 300 * time.Millisecond}
 	var deadRuns, liveRuns atomic.Int64
 	hang := make(chan struct{})
 	dead := idemApp(t, srv.addr, cfg, &deadRuns, hang)
@@ -219,8 +219,8 @@ func TestIdempotencyStoreFencing(t *testing.T) {
 func TestIdempotencyRedisDown(t *testing.T) {
 	srv := startRedis(t)
 	var runs atomic.Int64
-	closed := idemApp(t, srv.addr, idempotency.Config{}, &runs, nil)
-	open := idemApp(t, srv.addr, idempotency.Config{FailOpen: true}, &runs, nil)
+	closed := idemApp(t, srv.addr, idempotency.Config{ShareAnonymous: true}, &runs, nil)
+	open := idemApp(t, srv.addr, idempotency.Config{ShareAnonymous: true, FailOpen: true}, &runs, nil)
 	if r := post(closed, "up", "{}"); r.status != 201 {
 		t.Fatalf("Redis up: %+v", r)
 	}
@@ -235,7 +235,7 @@ func TestIdempotencyRedisDown(t *testing.T) {
 	}
 
 	hung := hangingPeer(t)
-	app := idemApp(t, hung, idempotency.Config{}, &runs, nil)
+	app := idemApp(t, hung, idempotency.Config{ShareAnonymous: true}, &runs, nil)
 	before := runs.Load()
 	began = time.Now()
 	r = post(app, "k", "{}")

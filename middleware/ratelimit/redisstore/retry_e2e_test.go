@@ -107,8 +107,9 @@ func TestRetriesAcrossInstancesCreateEachOrderOnce(t *testing.T) {
 	instance := func() *fx.App {
 		app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 		app.Use(idempotency.New(idempotency.Config{
-			Store:    redisstore.NewIdempotency(idemClient(t, srv.addr), redisstore.IdempotencyConfig{}),
-			Required: true,
+			Store:          redisstore.NewIdempotency(idemClient(t, srv.addr), redisstore.IdempotencyConfig{}),
+			Required:       true,
+			ShareAnonymous: true, // the test's callers are anonymous
 		}))
 		app.Post("/orders", func(c *fx.Ctx) error {
 			in, err := fx.JSONBody[struct {
