@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/fxhq/fx"
+	"github.com/valyala/fasthttp"
 )
 
 // HeaderKey is the request header carrying the key, and HeaderReplayed the
@@ -339,26 +340,55 @@ func (m *idempotency) handle(c *fx.Ctx, next fx.Next) error {
 		return errInFlight
 	}
 
+	// next returns when the handler has returned: it runs on this
+	// goroutine, middleware.Timeout included, so its outcome is final here.
 	err = next()
-	status := c.Status()
-	if err != nil {
-		status, _ = fx.Resolve(err)
+	answer, resp := handlerAnswer(c, err)
+	status := resp.StatusCode()
+	if answer != nil {
+		status, _ = fx.Resolve(answer)
 	}
-	resp := &c.RequestCtx().Response
 	f := finishing{key: key, token: token}
 	switch {
 	case !m.storable(status):
 	case resp.IsBodyStream() || len(resp.Body()) > m.maxBody:
 		m.logf(c, "idempotency: response streamed or over MaxResponseBytes; not stored, a retry runs the handler again")
 	default:
-		if err != nil {
-			c.WriteError(err) // the default envelope, to store; the boundary still handles err
+		if answer != nil {
+			c.WriteError(answer) // the default envelope, to store; the boundary still handles err
+			resp = &c.RequestCtx().Response
 		}
 		stored := capture(status, resp, m.headers) // a copy: the Ctx is pooled
 		f.resp = &stored
 	}
 	m.finish(c, f)
 	return err
+}
+
+// lateAnswer is what middleware.Timeout's 504 carries: what the handler
+// answered after its deadline.
+type lateAnswer interface {
+	LateAnswer() (*fasthttp.Response, error)
+}
+
+// handlerAnswer is the handler's own outcome behind err: the error it
+// returned and the response it wrote. A middleware.Timeout that answered
+// 504 after the handler overran kept that outcome (LateAnswer): the handler
+// did its work, so its answer, not the 504, is what a retry gets — the
+// claim is not released to run it again. A handler that itself reported
+// the end of its context (context.DeadlineExceeded or Canceled: a timeout
+// or a shutdown it gave up on) answered a 5xx, and its claim is released.
+func handlerAnswer(c *fx.Ctx, err error) (error, *fasthttp.Response) {
+	resp := &c.RequestCtx().Response
+	var late lateAnswer
+	if err == nil || !errors.As(err, &late) {
+		return err, resp
+	}
+	lresp, lerr := late.LateAnswer()
+	if lerr != nil || lresp == nil {
+		return cmp.Or(lerr, err), resp
+	}
+	return nil, lresp
 }
 
 // unscoped runs a request whose caller nothing identifies (ErrNoScope)
