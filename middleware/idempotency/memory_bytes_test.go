@@ -60,7 +60,9 @@ func TestMemoryStoreMaxBytesPolicy(t *testing.T) {
 		}
 		return tok
 	}
-	body := func(kib int) idempotency.Response { return idempotency.Response{Status: 201, Body: make([]byte, kib<<10)} }
+	body := func(kib int) idempotency.Response {
+		return idempotency.Response{Status: 201, Body: make([]byte, kib<<10)}
+	}
 	for i := range 3 { // three 20 KiB responses: 60 KiB and overheads
 		key := "done" + strconv.Itoa(i)
 		if err := s.Complete(ctx, key, claim(key), body(20), time.Hour); err != nil {
