@@ -380,8 +380,17 @@ type lateAnswer interface {
 // or a shutdown it gave up on) answered a 5xx, and its claim is released.
 func handlerAnswer(c *fx.Ctx, err error) (error, *fasthttp.Response) {
 	resp := &c.RequestCtx().Response
+	if err == nil {
+		return nil, resp
+	}
+	return errorAnswer(err, resp)
+}
+
+// errorAnswer is handlerAnswer for a non-nil err: apart, so that the
+// variable errors.As fills (it escapes) costs nothing on a success.
+func errorAnswer(err error, resp *fasthttp.Response) (error, *fasthttp.Response) {
 	var late lateAnswer
-	if err == nil || !errors.As(err, &late) {
+	if !errors.As(err, &late) {
 		return err, resp
 	}
 	lresp, lerr := late.LateAnswer()
