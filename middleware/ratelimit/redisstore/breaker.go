@@ -172,8 +172,13 @@ func (g *guard) bounded(ctx context.Context, call func(context.Context) error) e
 	if g.timeout < 0 {
 		return call(ctx)
 	}
-	ctx, cancel := context.WithTimeout(ctx, g.timeout)
-	defer cancel()
+	// A caller's deadline within the Timeout already bounds the call (the
+	// idempotency middleware gives each call one): no context of our own.
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > g.timeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, g.timeout)
+		defer cancel()
+	}
 	if g.direct {
 		return call(ctx)
 	}
