@@ -90,7 +90,7 @@ func Timeout(d time.Duration) fx.Middleware {
 	}, errTimeout)
 }
 
-// errTimeout is the 504, shared: an overrun costs no allocation for it.
+// errTimeout is the 504, shared (an overrun wraps it in a timeoutError).
 // Its message names no duration: with nested timeouts the deadline that
 // fired may be another Timeout's (or the transport's), and a wrong figure
 // would mislead whoever reads the response.

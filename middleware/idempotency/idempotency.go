@@ -211,7 +211,12 @@ type idempotency struct {
 //
 // An error answer is stored as the default envelope (what the error
 // boundary writes without an error hook): the first request still goes
-// through the App's hook, the replays are that envelope.
+// through the App's hook, the replays are that envelope. A handler that
+// overran a middleware.Timeout inside New had returned when the 504 was
+// sent, and may have done its work: the answer it gave (which the 504
+// replaced) is what is stored, so a retry gets it instead of a second run;
+// only a handler that itself gave up on its context (it returned
+// context.DeadlineExceeded or Canceled) has its claim released.
 //
 // Put it after Auth and Tenant, which the default scope reads, and before
 // anything that must not run twice. When the Store fails, Config.FailOpen
