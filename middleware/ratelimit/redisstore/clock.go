@@ -20,6 +20,11 @@ import (
 // the estimate refused a claim that arrived in time. The first claim of a
 // store measures it with one TIME call first.
 //
+// On Redis Cluster or a Ring the samples come from several nodes, whose
+// clocks are assumed to agree within a few milliseconds (NTP): a node
+// further off than a call's deadline has claims refused as late (a 503,
+// after which its own reply recalibrates the estimate).
+//
 // Cost per claim: a lock and a few arithmetic operations.
 type redisClock struct {
 	mu     sync.Mutex

@@ -42,7 +42,8 @@ type Config struct {
 	// find no connection) to open the circuit: from then on Allow returns
 	// ErrUnavailable at once, without waiting for Redis, until a probe in
 	// the background gets an answer. A call cancelled by its request's
-	// own context does not count. Default DefaultFailureThreshold (3).
+	// own context does not count; one whose deadline (the store's or the
+	// caller's) passed does. Default DefaultFailureThreshold (3).
 	// Negative: no circuit breaker, every call goes to Redis.
 	FailureThreshold int
 
