@@ -31,21 +31,28 @@ func overrunApp(t *testing.T, runs *atomic.Int64, h func(c *fx.Ctx, n int64) err
 // error answer is stored as its envelope, as any error answer is.
 func TestTimeoutOverrunRunsOnce(t *testing.T) {
 	var runs atomic.Int64
+	started, release := make(chan struct{}), make(chan struct{})
 	app := overrunApp(t, &runs, func(c *fx.Ctx, n int64) error {
-		time.Sleep(150 * time.Millisecond) // ignores c.Context(): commits late
+		if n == 1 {
+			close(started)
+			<-release // ignores c.Context(): commits late
+		}
 		c.SetHeader("Location", "/orders/1")
 		return c.JSON(201, map[string]int64{"order": n})
 	})
 	first := make(chan result, 1)
 	go func() { first <- do(app, "POST", "/orders", "k", "{}") }()
-	time.Sleep(100 * time.Millisecond) // past the deadline, the handler still running
-	if r := do(app, "POST", "/orders", "k", "{}"); r.status != 409 || r.code != fx.CodeIdempotencyInFlight || r.retryAfter == "" {
+	<-started
+	time.Sleep(80 * time.Millisecond) // past the 50 ms deadline, the handler still running
+	r := do(app, "POST", "/orders", "k", "{}")
+	close(release)
+	if r.status != 409 || r.code != fx.CodeIdempotencyInFlight || r.retryAfter == "" {
 		t.Fatalf("retry while the late handler runs: %+v, want 409 with Retry-After", r)
 	}
 	if r := <-first; r.status != 504 || r.code != fx.CodeTimeout {
 		t.Fatalf("first: %+v, want 504", r)
 	}
-	r := do(app, "POST", "/orders", "k", "{}")
+	r = do(app, "POST", "/orders", "k", "{}")
 	if r.status != 201 || r.replayed != "true" || r.body != `{"order":1}` || r.loc != "/orders/1" {
 		t.Fatalf("retry after the 504: %+v, want the replay of the late 201", r)
 	}
