@@ -53,7 +53,6 @@ func newApp(reg *prometheus.Registry, cfg fxprom.Config) *fx.App {
 	return app
 }
 
-
 func do(t *testing.T, client *http.Client, method, url, body string, header ...string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/idempotency"
+	"github.com/fxhq/fx/middleware/jwt/jwttest"
 	"github.com/fxhq/fx/nethttp"
 )
 
@@ -33,16 +33,16 @@ func scopeCallers(t *testing.T) (middleware.AuthConfig, []scopeCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := kittest.SignerFor(fxtest.HS256, []byte(nil), "")
-	bearer := func(opts ...fxtest.TokenOption) []string {
+	s := kittest.SignerFor(jwttest.HS256, []byte(nil), "")
+	bearer := func(opts ...jwttest.TokenOption) []string {
 		return []string{"Authorization", "Bearer " + s.Token(opts...)}
 	}
-	noSub := fxtest.Claims{"sub": nil}
+	noSub := jwttest.Claims{"sub": nil}
 	return middleware.AuthConfig{APIKeys: keys, Bearer: s.Verifier()}, []scopeCase{
 		{"API keys without Subject", []string{"X-API-Key", "key-one-0123456789abcdef"}, []string{"X-API-Key", "key-two-0123456789abcdef"}},
-		{"JWTs without sub", bearer(noSub, fxtest.Claims{"jti": "a"}), bearer(noSub, fxtest.Claims{"jti": "b"})},
-		{"JWTs with numeric sub", bearer(fxtest.Claims{"sub": 1001}), bearer(fxtest.Claims{"sub": 1002})},
-		{"numeric sub and no sub", bearer(fxtest.Claims{"sub": 1001}), bearer(noSub)},
+		{"JWTs without sub", bearer(noSub, jwttest.Claims{"jti": "a"}), bearer(noSub, jwttest.Claims{"jti": "b"})},
+		{"JWTs with numeric sub", bearer(jwttest.Claims{"sub": 1001}), bearer(jwttest.Claims{"sub": 1002})},
+		{"numeric sub and no sub", bearer(jwttest.Claims{"sub": 1001}), bearer(noSub)},
 	}
 }
 
