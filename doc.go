@@ -64,9 +64,10 @@
 //     one 422 FX_VALIDATION_ERROR. A typed operation (op.go) binds its
 //     input struct and derives that contract from its tags.
 //  8. Handler (ctx_request.go, ctx_response.go, ctx_client.go,
-//     ctx_stream.go). The handler reads the request and writes the
-//     response through the Ctx, whose methods are grouped by concern:
-//     reading, writing, the client's address, streaming; ctx.go holds its
+//     ctx_stream.go, ctx_detach.go). The handler reads the request and
+//     writes the response through the Ctx, whose methods are grouped by
+//     concern: reading, writing, the client's address, streaming, taking
+//     the connection over after a 101 (a WebSocket); ctx.go holds its
 //     lifecycle.
 //  9. Boundary (boundary.go). A returned error or a panic becomes the
 //     status, code and message the client sees (resolve, Resolve), is

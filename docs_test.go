@@ -120,6 +120,7 @@ var moduleOf = map[string]string{
 	"github.com/prometheus/client_golang/prometheus":     "prometheus",
 	"github.com/fxhq/fx/middleware/ratelimit/redisstore": "middleware/ratelimit/redisstore",
 	"github.com/redis/go-redis/v9":                       "middleware/ratelimit/redisstore",
+	"github.com/fxhq/fx/websocket":                       "websocket",
 }
 
 var lineComment = regexp.MustCompile(`(?m)//.*$`)
