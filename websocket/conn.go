@@ -40,6 +40,7 @@ type Conn struct {
 	once  sync.Once     // closes stop
 
 	closing atomic.Bool // the handler returned: no more messages are taken
+	dropped atomic.Bool // the socket's deadlines are in the past (dropWith)
 
 	mu        sync.Mutex
 	closeCode int    // the close frame sent, or received first; 0: none yet
@@ -212,6 +213,9 @@ func (c *Conn) readFailed(err error) error {
 // extendRead pushes the dead-peer deadline forward after something was
 // read.
 func (c *Conn) extendRead() {
+	if c.dropped.Load() {
+		return // a dropped connection's read must keep failing
+	}
 	_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.PingInterval + c.cfg.PongTimeout))
 }
 
@@ -292,8 +296,14 @@ func (c *Conn) dropWith(code int, reason string) {
 		c.closeCode, c.reason, c.byPeer = code, reason, code == closeAbnormal
 	}
 	c.mu.Unlock()
+	c.dropped.Store(true)
 	c.shut()
-	_ = c.ws.NetConn().Close()
+	// Deadlines in the past end a blocked read or write at once. (Close
+	// would not: fasthttp closes a hijacked connection itself, when the
+	// hijack handler returns, and its Close does nothing before.)
+	past := time.Unix(1, 0)
+	_ = c.ws.NetConn().SetReadDeadline(past)
+	_ = c.ws.NetConn().SetWriteDeadline(past)
 }
 
 // run serves one upgraded connection: h, then its outcome as the close
@@ -394,7 +404,7 @@ func (c *Conn) awaitClose() {
 	c.mu.Lock()
 	byPeer := c.byPeer
 	c.mu.Unlock()
-	if byPeer {
+	if byPeer || c.dropped.Load() {
 		return
 	}
 	_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.CloseTimeout))

@@ -122,6 +122,13 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// reset drops what was logged, memory included.
+func (s *syncBuffer) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b = bytes.Buffer{}
+}
+
 // lines returns the log lines holding sub.
 func (s *syncBuffer) lines(sub string) []string {
 	var out []string
