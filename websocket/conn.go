@@ -323,7 +323,7 @@ func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, end func(code strin
 	wc.SetPongHandler(func(string) error { c.extendRead(); return nil })
 	go c.writer()
 
-	err, panicked, stack := s.call(c)
+	panicked, stack, err := s.call(c)
 	code, reason := outcome(err, panicked)
 	if panicked || (err != nil && code == ws.CloseInternalServerErr) {
 		s.logFailure(fc, err, stack)
@@ -346,13 +346,13 @@ func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, end func(code strin
 }
 
 // call runs the handler, recovering a panic.
-func (s *server) call(c *Conn) (err error, panicked bool, stack []byte) {
+func (s *server) call(c *Conn) (panicked bool, stack []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err, panicked, stack = fmt.Errorf("panic: %v", r), true, debug.Stack()
+			panicked, stack, err = true, debug.Stack(), fmt.Errorf("panic: %v", r)
 		}
 	}()
-	return s.h(c), false, nil
+	return false, nil, s.h(c)
 }
 
 // outcome maps the handler's result to the close frame.

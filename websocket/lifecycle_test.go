@@ -14,7 +14,6 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/websocket"
-	gws "github.com/gorilla/websocket"
 )
 
 // A peer that vanished without a word (no FIN, no close: it just stopped
@@ -337,4 +336,3 @@ func openFDs(t *testing.T) int {
 	return len(ents)
 }
 
-var _ = gws.TextMessage
