@@ -267,12 +267,15 @@ type ctxOutcome struct {
 	// rawPath makes c.Path() the path as sent: the request's path was
 	// refused (refusePath), and its decoded form is not what was refused.
 	rawPath bool
+	// detached: the handler took the connection over (Ctx.Detach); finish
+	// holds the Ctx until its end (ctx_detach.go).
+	detached bool
 }
 
 func (o *ctxOutcome) reset() {
 	o.code = ""
 	o.start, o.end = time.Time{}, time.Time{}
-	o.final, o.hookPanicked, o.rawPath = false, false, false
+	o.final, o.hookPanicked, o.rawPath, o.detached = false, false, false, false
 	if cap(o.attrs) > maxKeptAttrs {
 		o.attrs = nil // a request that added hundreds does not pin them in the pool
 	} else {
