@@ -335,4 +335,3 @@ func openFDs(t *testing.T) int {
 	}
 	return len(ents)
 }
-
