@@ -93,7 +93,10 @@
 // reports every configuration error at once, route conflicts included.
 // Listen, Serve and Shutdown are in server.go (ServeTLS in listen_tls.go),
 // the wait for a complete shutdown in lifecycle.go, Run's signals and
-// grace period in run.go; App.Test and TestRaw serve in memory
+// grace period in run.go; where the listening sockets come from besides
+// net.Listen: socket activation (LISTEN_FDS) in activation.go, the
+// hand-off to a new process of the same binary (Upgrade) in upgrade.go;
+// App.Test and TestRaw serve in memory
 // (apptest.go). The catalog of codes is catalog.go, the *Error type
 // fxerror.go. Health probes (package health) and static files (package
 // static) are kit built on the core, outside it.
