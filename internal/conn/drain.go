@@ -29,7 +29,10 @@ import (
 // idempotent requests and those with an Idempotency-Key).
 //
 // Cost: nothing before the listener is closed but one atomic load per
-// Read (limitConn.Read); after it, a goroutine per closed connection for
+// Read (limitConn.Read) and one per Close; Accept is unchanged.
+// BenchmarkServedRead, 6 interleaved runs each on a shared 2-core
+// machine: 27.3 ns/op min, 28.8 median without the load; 28.0 min, 30.4
+// median with it (within the noise). After the listener's Close, a goroutine per closed connection for
 // about one round trip (at most lingerTimeout). The shutdown waits for
 // these closes (WaitDrained), within its own bound.
 
