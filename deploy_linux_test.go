@@ -64,6 +64,48 @@ func TestRelDeployHandOff(t *testing.T) {
 	d.requireClean(t)
 }
 
+// TestRelDeployHandOffFailureKeepsServing: a new binary that fails before
+// it is ready (here it exits at once) leaves the old process serving, as
+// if nothing happened; the next hand-off, to a good binary, succeeds.
+func TestRelDeployHandOffFailureKeepsServing(t *testing.T) {
+	d := startDeploy(t, "handoff")
+	old := d.pid(t)
+	if err := os.WriteFile(d.bin+".new", []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(d.bin+".new", d.bin); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(old, syscall.SIGHUP)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, _ := os.ReadFile(d.out.Name())
+		if strings.Contains(string(b), "upgrade failed") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no \"upgrade failed\" logged; output:\n%s", b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	resp, err := http.Get("http://" + d.addr + "/work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("X-Pid") != strconv.Itoa(old) || d.pid(t) != old {
+		t.Fatalf("after a failed hand-off: status %d from pid %s, PID file %d; want 200 from %d",
+			resp.StatusCode, resp.Header.Get("X-Pid"), d.pid(t), old)
+	}
+	d.replaceBinary(t)
+	syscall.Kill(old, syscall.SIGHUP)
+	d.waitNewPID(t, old)
+	waitGone(t, old)
+	last := d.pid(t)
+	syscall.Kill(last, syscall.SIGTERM)
+	waitGone(t, last)
+}
+
 func TestRelDeploySocketActivation(t *testing.T) {
 	d := startDeploy(t, "activation")
 	d.run(t, func(i int) {

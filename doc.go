@@ -95,7 +95,8 @@
 // the wait for a complete shutdown in lifecycle.go, Run's signals and
 // grace period in run.go; where the listening sockets come from besides
 // net.Listen: socket activation (LISTEN_FDS) in activation.go, the
-// hand-off to a new process of the same binary (Upgrade) in upgrade.go;
+// hand-off to a new process of the same binary (Upgrade) in upgrade.go,
+// its process start in upgrade_unix.go (upgrade_other.go elsewhere);
 // App.Test and TestRaw serve in memory
 // (apptest.go). The catalog of codes is catalog.go, the *Error type
 // fxerror.go. Health probes (package health) and static files (package

@@ -8,10 +8,10 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -239,26 +239,17 @@ func (a *App) startSuccessor(lns []keyedListener) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("fx: Upgrade: %w", err)
 	}
-	files := make([]*os.File, 0, len(lns)+1)
-	defer func() {
-		for _, f := range files {
-			f.Close() // the new process has its own descriptors
-		}
-	}()
 	desc := []string{strconv.Itoa(os.Getpid())}
+	socks := make([]syscall.Conn, 0, len(lns))
 	for _, k := range lns {
-		fl, ok := k.ln.(interface{ File() (*os.File, error) })
+		sc, ok := k.ln.(syscall.Conn)
 		if !ok {
 			return 0, ErrUpgradeUnsupported
 		}
 		if ul, ok := k.ln.(*net.UnixListener); ok {
 			ul.SetUnlinkOnClose(false) // the new process serves the same path
 		}
-		f, err := fl.File()
-		if err != nil {
-			return 0, fmt.Errorf("fx: Upgrade: %w", err)
-		}
-		files = append(files, f)
+		socks = append(socks, sc)
 		desc = append(desc, url.QueryEscape(k.key))
 	}
 	r, w, err := os.Pipe()
@@ -266,7 +257,6 @@ func (a *App) startSuccessor(lns []keyedListener) (int, error) {
 		return 0, fmt.Errorf("fx: Upgrade: %w", err)
 	}
 	defer r.Close()
-	files = append(files, w)
 
 	env := make([]string, 0, len(os.Environ())+1)
 	for _, kv := range os.Environ() {
@@ -274,15 +264,12 @@ func (a *App) startSuccessor(lns []keyedListener) (int, error) {
 			env = append(env, kv)
 		}
 	}
-	cmd := exec.Command(exe, os.Args[1:]...)
-	cmd.Env = append(env, envHandoff+"="+strings.Join(desc, " "))
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = files
-	if err := cmd.Start(); err != nil {
+	env = append(env, envHandoff+"="+strings.Join(desc, " "))
+	proc, err := spawn(exe, env, socks, w)
+	w.Close() // only the new process holds the write end: its exit ends the read below
+	if err != nil {
 		return 0, fmt.Errorf("fx: Upgrade: starting %s: %w", exe, err)
 	}
-	w.Close() // only the new process holds the write end: its exit ends the read below
-	files = files[:len(files)-1]
 
 	report := make(chan string, 1)
 	go func() {
@@ -295,15 +282,18 @@ func (a *App) startSuccessor(lns []keyedListener) (int, error) {
 	defer t.Stop()
 	select {
 	case s := <-report:
-		if pid, err := strconv.Atoi(s); err == nil && pid == cmd.Process.Pid {
-			go cmd.Wait() // reaped if it ends before this process does
+		if pid, err := strconv.Atoi(s); err == nil && pid == proc.Pid {
+			go proc.Wait() // reaped if it ends before this process does
 			return pid, nil
 		}
-		err := cmd.Wait()
-		return 0, fmt.Errorf("fx: Upgrade: the new process (pid %d) ended before it was ready: %v", cmd.Process.Pid, err)
+		st, err := proc.Wait()
+		if err == nil {
+			err = errors.New(st.String())
+		}
+		return 0, fmt.Errorf("fx: Upgrade: the new process (pid %d) ended before it was ready: %v", proc.Pid, err)
 	case <-t.C:
-		cmd.Process.Kill()
-		cmd.Wait()
-		return 0, fmt.Errorf("fx: Upgrade: the new process (pid %d) was not ready within %v; killed", cmd.Process.Pid, UpgradeTimeout)
+		proc.Kill()
+		proc.Wait()
+		return 0, fmt.Errorf("fx: Upgrade: the new process (pid %d) was not ready within %v; killed", proc.Pid, UpgradeTimeout)
 	}
 }
