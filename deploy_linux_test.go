@@ -66,7 +66,9 @@ func TestRelDeployHandOff(t *testing.T) {
 
 // TestRelDeployHandOffFailureKeepsServing: a new binary that fails before
 // it is ready (here it exits at once) leaves the old process serving, as
-// if nothing happened; the next hand-off, to a good binary, succeeds.
+// if nothing happened; the next hand-off, to a good binary, succeeds, and
+// a request in flight in the old process during it is answered, with
+// Connection: close, before a clean end of stream.
 func TestRelDeployHandOffFailureKeepsServing(t *testing.T) {
 	d := startDeploy(t, "handoff")
 	old := d.pid(t)
@@ -97,9 +99,34 @@ func TestRelDeployHandOffFailureKeepsServing(t *testing.T) {
 		t.Fatalf("after a failed hand-off: status %d from pid %s, PID file %d; want 200 from %d",
 			resp.StatusCode, resp.Header.Get("X-Pid"), d.pid(t), old)
 	}
+	// A busy connection during the hand-off: its response comes, with
+	// Connection: close, and then a clean end of stream.
+	busy, err := net.Dial("tcp", d.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	if _, err := io.WriteString(busy, "GET /until-drain HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the request is in its handler
 	d.replaceBinary(t)
 	syscall.Kill(old, syscall.SIGHUP)
 	d.waitNewPID(t, old)
+	busy.SetReadDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(busy)
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("the request in flight during the hand-off: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(body) != "ok" || !resp.Close || resp.Header.Get("X-Pid") != strconv.Itoa(old) {
+		t.Errorf("in flight during the hand-off: %d %q close=%v from pid %s; want 200 \"ok\" with Connection: close from %d",
+			resp.StatusCode, body, resp.Close, resp.Header.Get("X-Pid"), old)
+	}
+	if n, err := br.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+		t.Errorf("after the last response: %d bytes, %v; want a clean end of stream", n, err)
+	}
 	waitGone(t, old)
 	last := d.pid(t)
 	syscall.Kill(last, syscall.SIGTERM)

@@ -4,6 +4,7 @@
 //
 //	GET  /work?ms=N  200 after N milliseconds (a request in flight during a replacement)
 //	POST /orders     201; records its Idempotency-Key in EXECLOG, one line per execution
+//	GET  /until-drain  200 once this process's shutdown (its drain) has begun, at most 20 s
 //	GET  /readyz     the readiness probe of package health (503 while draining)
 //
 // Environment: ADDR (where to listen), PIDFILE (RunConfig.PIDFile),
@@ -42,6 +43,14 @@ func main() {
 	app.Get("/work", func(c *fx.Ctx) error {
 		ms, _ := strconv.Atoi(string(c.RequestCtx().QueryArgs().Peek("ms")))
 		time.Sleep(time.Duration(ms) * time.Millisecond)
+		c.SetHeader("X-Pid", pid)
+		return c.Send(200, "text/plain", []byte("ok"))
+	})
+	app.Get("/until-drain", func(c *fx.Ctx) error {
+		select {
+		case <-c.Context().Done(): // the shutdown has begun
+		case <-time.After(20 * time.Second):
+		}
 		c.SetHeader("X-Pid", pid)
 		return c.Send(200, "text/plain", []byte("ok"))
 	})
