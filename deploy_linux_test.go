@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -513,5 +515,75 @@ func (d *deploy) requireClean(t *testing.T) {
 	}
 	for k, n := range execs {
 		t.Errorf("POST with key %s executed %d times but never answered 201", k, n)
+	}
+}
+
+// TestReusePortResetsTheClosingQueue shows why the hand-off shares one
+// socket instead of binding a second one with SO_REUSEPORT: the kernel
+// spreads connections over the two sockets' queues, and closing the old
+// socket resets the connections still waiting in its queue, though the
+// new socket is listening on the same port. (Not gated: no binary, no
+// load; 40 loopback connections.)
+func TestReusePortResetsTheClosingQueue(t *testing.T) {
+	if !slices.Contains([]string{"amd64", "arm64", "386", "arm", "riscv64", "ppc64le", "s390x", "loong64"}, runtime.GOARCH) {
+		t.Skip("SO_REUSEPORT is 15 on this test's architectures only")
+	}
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, 0xf /* SO_REUSEPORT on Linux (x86, arm) */, 1)
+		})
+		return errors.Join(err, serr)
+	}}
+	old, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	next, err := lc.Listen(context.Background(), "tcp", old.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	go func() { // the new process accepts and answers
+		for {
+			c, err := next.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.Read(make([]byte, 512))
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+			}()
+		}
+	}()
+	const n = 40
+	conns := make([]net.Conn, 0, n)
+	for range n { // connected: each waits in one of the two queues
+		c, err := net.Dial("tcp", old.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+		conns = append(conns, c)
+	}
+	time.Sleep(100 * time.Millisecond)
+	old.Close() // the old process stops, never having accepted
+	resets, answered := 0, 0
+	for _, c := range conns {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		b, err := io.ReadAll(c)
+		switch {
+		case errors.Is(err, syscall.ECONNRESET):
+			resets++
+		case strings.HasPrefix(string(b), "HTTP/1.1 200"):
+			answered++
+		}
+	}
+	t.Logf("SO_REUSEPORT, old socket closed: %d of %d connections reset, %d answered by the new socket", resets, n, answered)
+	if resets == 0 {
+		t.Fatal("no connection was reset: closing a SO_REUSEPORT socket kept its queue (the hand-off's reason to share one socket no longer holds)")
 	}
 }

@@ -33,7 +33,8 @@ import (
 // the new one. The alternative, two sockets bound to one port with
 // SO_REUSEPORT, is deliberately not used: the kernel spreads incoming
 // connections over the sockets' separate queues, and closing the old
-// socket resets every connection still waiting in its queue.
+// socket resets every connection still waiting in its queue
+// (TestReusePortResetsTheClosingQueue).
 //
 // In the new process, Run and Listen (and ListenTLS) called with the
 // same addr take the inherited socket instead of listening; once every
