@@ -268,6 +268,9 @@ type App struct {
 	// life makes Serve wait for the shutdown to complete (lifecycle.go).
 	life lifecycle
 
+	// up is the App's side of a hand-off to a new process (upgrade.go).
+	up upgrader
+
 	srvMu  sync.Mutex
 	server *fasthttp.Server
 }

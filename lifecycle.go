@@ -176,3 +176,6 @@ func (l *serveListener) Close() error {
 	l.once.Do(func() { l.err = l.Listener.Close() })
 	return l.err
 }
+
+// Unwrap returns the listener l serves, for conn.WaitDrained.
+func (l *serveListener) Unwrap() net.Listener { return l.Listener }

@@ -20,7 +20,8 @@ func (a *App) ListenTLS(addr, certFile, keyFile string) error {
 	return a.ListenTLSConfig(addr, cfg)
 }
 
-// ListenTLSConfig is Listen over TLS with cfg (see ServeTLS).
+// ListenTLSConfig is Listen over TLS with cfg (see ServeTLS). Its
+// listening sockets come from where Listen's do, and Upgrade hands them on.
 func (a *App) ListenTLSConfig(addr string, cfg *tls.Config) error {
 	if err := a.Boot(); err != nil {
 		return err
@@ -28,11 +29,12 @@ func (a *App) ListenTLSConfig(addr string, cfg *tls.Config) error {
 	if err := checkTLSConfig(cfg); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	lns, err := a.listen(addr) // inherited, activated or new, as for Listen
 	if err != nil {
 		return err
 	}
-	return a.ServeTLS(ln, cfg)
+	reportReady()
+	return a.serveAll(lns, func(ln net.Listener) error { return a.ServeTLS(ln, cfg) })
 }
 
 // ServeTLS is Serve over TLS: it wraps ln with tls.NewListener(ln, cfg)

@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -31,6 +33,22 @@ type RunConfig struct {
 	// queue). Nil: Run logs "fx: listening" with the address at info level
 	// to the App's logger.
 	OnListen func(addr net.Addr)
+
+	// UpgradeSignal, when set (syscall.SIGHUP is the custom), makes Run
+	// call Upgrade when the signal arrives: a new process of the same
+	// executable takes the listening sockets over, and once it reports
+	// ready this one drains within GracePeriod and Run returns nil. An
+	// Upgrade that fails is logged and this process keeps serving. Nil:
+	// the signal keeps its default action (SIGHUP ends the process).
+	UpgradeSignal os.Signal
+
+	// PIDFile, when set, is the path Run writes the process ID to (with a
+	// newline, replaced atomically) once it serves, and removes when it
+	// returns unless another process has written its own by then (the
+	// new process of a hand-off). A service manager that follows the main
+	// process through a PID file (systemd's PIDFile=) then follows the
+	// hand-off.
+	PIDFile string
 }
 
 // Run boots the App, listens on addr (":8080", "127.0.0.1:0") and serves
@@ -64,20 +82,31 @@ type RunConfig struct {
 //   - the error of serving itself (the listener failed) when serving ended
 //     without a signal: the App is then shut down as after a signal;
 //   - joined with any OnShutdown function's error.
+//
+// Run listens where Listen does: on the sockets a hand-off passed for
+// addr, else on those of socket activation (LISTEN_FDS; all of them,
+// whatever addr says), else on a new one (server.go, listen). With
+// RunConfig.UpgradeSignal, or when Upgrade is called, it hands them on to
+// a new process of the same executable and drains (upgrade.go).
 func (a *App) Run(ctx context.Context, addr string, cfg ...RunConfig) error {
 	if err := a.Boot(); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	lns, err := a.listen(addr)
 	if err != nil {
 		return err
 	}
-	return a.RunListener(ctx, ln, cfg...)
+	return a.runListeners(ctx, lns, cfg...)
 }
 
-// RunListener is Run on a listener of your own (TLS, socket activation).
-// ln is closed when RunListener returns.
+// RunListener is Run on a listener of your own (TLS, a socket you
+// opened). ln is closed when RunListener returns. Upgrade cannot hand ln
+// on: it is not one Run or Listen opened.
 func (a *App) RunListener(ctx context.Context, ln net.Listener, cfg ...RunConfig) error {
+	return a.runListeners(ctx, []net.Listener{ln}, cfg...)
+}
+
+func (a *App) runListeners(ctx context.Context, lns []net.Listener, cfg ...RunConfig) error {
 	var rc RunConfig
 	if len(cfg) > 0 {
 		rc = cfg[0]
@@ -86,7 +115,9 @@ func (a *App) RunListener(ctx context.Context, ln net.Listener, cfg ...RunConfig
 		rc.GracePeriod = DefaultGracePeriod
 	}
 	if err := a.Boot(); err != nil {
-		ln.Close()
+		for _, ln := range lns {
+			ln.Close()
+		}
 		return err
 	}
 	// Subscribe before serving: a signal that arrives once connections are
@@ -95,28 +126,69 @@ func (a *App) RunListener(ctx context.Context, ln net.Listener, cfg ...RunConfig
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-
-	if rc.OnListen != nil {
-		rc.OnListen(ln.Addr())
-	} else {
-		a.logger.Info("fx: listening", "addr", ln.Addr().String())
+	var upgradeSigs chan os.Signal // nil without UpgradeSignal: never ready
+	if rc.UpgradeSignal != nil {
+		upgradeSigs = make(chan os.Signal, 1)
+		signal.Notify(upgradeSigs, rc.UpgradeSignal)
+		defer signal.Stop(upgradeSigs)
 	}
-	served := make(chan error, 1)
-	go func() { served <- a.Serve(ln) }()
+	a.up.watch(1)
+	watching := true
+	defer func() {
+		if watching {
+			a.up.watch(-1)
+		}
+	}()
+	handedOff := a.up.handedOff()
 
-	var serveErr error
-	select {
-	case s := <-sigs:
-		a.logger.Info("fx: shutting down", "signal", s.String(), "grace", rc.GracePeriod)
-	case <-ctx.Done():
-		a.logger.Info("fx: shutting down", "reason", context.Cause(ctx).Error(), "grace", rc.GracePeriod)
-	case serveErr = <-served:
-		// Serving ended on its own (or someone called Shutdown, and then
-		// the shutdown below just returns its result).
-		if serveErr != nil {
-			a.logger.Error("fx: serving failed; shutting down", "err", serveErr, "grace", rc.GracePeriod)
+	for _, ln := range lns {
+		if rc.OnListen != nil {
+			rc.OnListen(ln.Addr())
+		} else {
+			a.logger.Info("fx: listening", "addr", ln.Addr().String())
 		}
 	}
+	served := make(chan error, len(lns))
+	for _, ln := range lns {
+		go func() { served <- a.Serve(ln) }()
+	}
+	if rc.PIDFile != "" {
+		if err := writePIDFile(rc.PIDFile); err != nil {
+			a.logger.Error("fx: writing the PID file failed", "path", rc.PIDFile, "err", err)
+		}
+		defer removePIDFile(rc.PIDFile)
+	}
+	reportReady() // to the old process, when this one is the new one of a hand-off
+
+	var serveErr error
+wait:
+	for {
+		select {
+		case s := <-sigs:
+			a.logger.Info("fx: shutting down", "signal", s.String(), "grace", rc.GracePeriod)
+		case <-ctx.Done():
+			a.logger.Info("fx: shutting down", "reason", context.Cause(ctx).Error(), "grace", rc.GracePeriod)
+		case serveErr = <-served:
+			// Serving ended on its own (or someone called Shutdown, and then
+			// the shutdown below just returns its result).
+			if serveErr != nil {
+				a.logger.Error("fx: serving failed; shutting down", "err", serveErr, "grace", rc.GracePeriod)
+			}
+		case s := <-upgradeSigs:
+			a.logger.Info("fx: upgrading: starting a new process", "signal", s.String())
+			go func() {
+				if err := a.Upgrade(); err != nil {
+					a.logger.Error("fx: upgrade failed; still serving", "err", err)
+				}
+			}()
+			continue wait
+		case <-handedOff:
+			a.logger.Info("fx: shutting down after the hand-off", "grace", rc.GracePeriod)
+		}
+		break
+	}
+	a.up.watch(-1)
+	watching = false
 
 	drain, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -141,4 +213,26 @@ func (a *App) RunListener(ctx context.Context, ln net.Listener, cfg ...RunConfig
 	err := a.ShutdownWithContext(drain)
 	close(drained)
 	return errors.Join(serveErr, err)
+}
+
+// writePIDFile writes the process ID to path, replacing it atomically (a
+// reader never sees a half-written file).
+func writePIDFile(path string) error {
+	tmp := path + ".tmp" + strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// removePIDFile removes path if it still holds this process's ID.
+func removePIDFile(path string) {
+	b, err := os.ReadFile(path)
+	if err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(os.Getpid()) {
+		os.Remove(path)
+	}
 }

@@ -18,15 +18,63 @@ import (
 // error, when Boot fails, and returns net.Listen's error when addr cannot
 // be listened on. To serve until SIGINT/SIGTERM and drain within a grace
 // period, use Run.
+//
+// Where the listening sockets come from (listen): sockets a hand-off
+// passed for addr (upgrade.go), else the sockets of socket activation
+// (activation.go; all of them, whatever addr says), else net.Listen.
+// Either way they can be handed on by Upgrade.
 func (a *App) Listen(addr string) error {
 	if err := a.Boot(); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	lns, err := a.listen(addr)
 	if err != nil {
 		return err
 	}
-	return a.Serve(ln)
+	reportReady()
+	return a.serveAll(lns, a.Serve)
+}
+
+// listen returns the listening sockets for addr: inherited from a
+// hand-off, else passed by socket activation, else a new one from
+// net.Listen. They are recorded for Upgrade.
+func (a *App) listen(addr string) ([]net.Listener, error) {
+	lns, err := inherited(addr)
+	if err != nil {
+		return nil, err
+	}
+	if lns == nil {
+		act, err := ActivatedListeners()
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range act {
+			lns = append(lns, s.Listener)
+		}
+		if lns != nil {
+			a.logger.Info("fx: serving the sockets of socket activation", "count", len(lns), "addr_ignored", addr)
+		}
+	}
+	if lns == nil {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		lns = []net.Listener{ln}
+	}
+	a.up.record(addr, lns)
+	return lns, nil
+}
+
+// serveAll serves every listener of lns with serve (Serve, or ServeTLS
+// bound to a config), the first here and the others on goroutines, and
+// returns what the first returned: Serve's rules make every one of them
+// return the same shutdown's result.
+func (a *App) serveAll(lns []net.Listener, serve func(net.Listener) error) error {
+	for _, ln := range lns[1:] {
+		go serve(ln)
+	}
+	return serve(lns[0])
 }
 
 // Serve boots the App and serves HTTP on ln until Shutdown. It returns
@@ -210,6 +258,13 @@ func (a *App) ShutdownWithContext(ctx context.Context) error {
 			} else {
 				errs = append(errs, err)
 			}
+		}
+	}
+	// Connections closed after the listener was: each ends cleanly for
+	// its client (internal/conn, drain.go) within about a round trip.
+	for _, ln := range lns {
+		if conn.WaitDrained(ctx, ln) != nil {
+			ctxEnded = true
 		}
 	}
 	if ctxEnded {

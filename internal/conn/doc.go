@@ -19,6 +19,10 @@
 //   - Lingering close (linger.go): a connection closed after an error
 //     response (ErrorResponse), or refused, is half-closed and drained,
 //     within bounds, so that the client reads its response.
+//   - Draining close (drain.go): once the listener is closed, a
+//     connection's Close half-closes it and discards what the client still
+//     sends, so that a client racing the close reads a clean end of stream
+//     rather than a reset; WaitDrained lets the shutdown wait for them.
 //   - Framing guard (framing.go): FramingGuard, fasthttp's HeaderReceived
 //     hook, refuses ambiguous framing (request smuggling) and a body
 //     announced over the limit; MarkedFault tells the server's

@@ -103,6 +103,7 @@ func (l *limitListener) untrack(c net.Conn) {
 // lingering connections (Shutdown must not wait up to lingerTimeout for
 // clients that already have their error response).
 func (l *limitListener) Close() error {
+	l.draining.Store(true) // from now on connections close the draining way (drain.go)
 	err := l.Listener.Close()
 	l.lingerMu.Lock()
 	if !l.stopped {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
@@ -207,6 +208,9 @@ type limitListener struct {
 	lingerMu  sync.Mutex
 	stopped   bool
 	lingering map[net.Conn]struct{}
+
+	draining atomic.Bool    // set by Close: connections close the draining way (drain.go)
+	drains   sync.WaitGroup // draining closes in progress
 }
 
 // NewListener wraps ln so that at most cfg.Limit connections are open at
@@ -408,6 +412,9 @@ type limitConn struct {
 // Read notes that the client sent something. Cost: one branch per read.
 func (c *limitConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
+	if n > 0 && c.closed.Load() {
+		return 0, io.EOF // closed while the listener drains: what raced the close is not served (drain.go)
+	}
 	if n > 0 && !c.gotByte {
 		c.gotByte = true
 	}
@@ -432,14 +439,18 @@ func (c *limitConn) errorResponse() bool {
 
 func (c *limitConn) Close() error {
 	if !c.closed.CompareAndSwap(false, true) {
-		if c.linger.Load() {
-			return nil // the lingering goroutine owns the socket now
+		if c.linger.Load() || c.l.draining.Load() {
+			return nil // the lingering or draining goroutine owns the socket now
 		}
 		return c.Conn.Close()
 	}
 	if c.linger.Load() {
 		_ = c.Conn.SetDeadline(time.Time{}) // the phase timeouts end; linger sets its own (deadline.go)
 		go c.l.linger(c.Conn, time.Now().Add(lingerTimeout), lingerBytes, c.release)
+		return nil
+	}
+	if c.l.draining.Load() {
+		c.l.drainClose(c) // the listener is closed: a clean end for the client (drain.go)
 		return nil
 	}
 	c.release()

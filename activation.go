@@ -1,0 +1,131 @@
+package fx
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Socket activation. A service manager (systemd's .socket units, and any
+// other that follows the same protocol) opens the listening sockets
+// itself and passes them to the process it starts: descriptors 3, 4, ...
+// with LISTEN_FDS their count, LISTEN_PID the process they are meant for
+// (a child that inherited the environment must not take them), and
+// optionally LISTEN_FDNAMES their names, colon-separated
+// (FileDescriptorName= in the .socket unit). Because the socket belongs to
+// the manager, it outlives the process: during a restart the kernel keeps
+// completing connections into its accept queue, where they wait for the
+// next process instead of being refused or reset. That is the whole of a
+// drop-free restart under systemd (docs/reliability.md has the units).
+//
+// Run and Listen use the activated sockets when there are any: they serve
+// every one of them and ignore their addr argument (it is logged). The
+// sockets are taken once per process: the first of ActivatedListeners,
+// Run or Listen to look gets them, and the variables are then removed from
+// the environment, so that processes this one starts (a hand-off,
+// upgrade.go) do not mistake them for their own.
+//
+// Cost: reading three environment variables once per process; nothing per
+// connection (an activated socket is an ordinary *net.TCPListener or
+// *net.UnixListener).
+
+// Environment variables of the socket-activation protocol.
+const (
+	envListenPID     = "LISTEN_PID"
+	envListenFDs     = "LISTEN_FDS"
+	envListenFDNames = "LISTEN_FDNAMES"
+	listenFDsStart   = 3 // the first passed descriptor (after stdin, stdout, stderr)
+)
+
+// Activated is one listening socket a service manager passed to the
+// process (socket activation).
+type Activated struct {
+	// Listener serves the socket; closing it closes this process's
+	// descriptor, not the manager's.
+	Listener net.Listener
+	// Name is the socket's name from LISTEN_FDNAMES (systemd's
+	// FileDescriptorName=, by default the .socket unit's name), or "" when
+	// the manager passed no names.
+	Name string
+}
+
+var activation struct {
+	once  sync.Once
+	mu    sync.Mutex
+	taken bool
+	lns   []Activated
+	err   error
+}
+
+// ActivatedListeners returns the listening sockets passed to this process
+// by socket activation (LISTEN_PID equal to the process ID, LISTEN_FDS at
+// least 1), in descriptor order, and removes the protocol's variables from
+// the environment. It returns nil, nil when there are none, or when they
+// were already taken (by an earlier call, Run or Listen): each socket is
+// handed out once. It returns an error when a passed descriptor is not a
+// stream socket (a datagram socket, a FIFO), having closed them all.
+// Use it to serve the sockets yourself (Serve, ServeTLS); Run and Listen
+// take them on their own.
+func ActivatedListeners() ([]Activated, error) {
+	activation.once.Do(func() { activation.lns, activation.err = readActivation() })
+	activation.mu.Lock()
+	defer activation.mu.Unlock()
+	if activation.taken {
+		return nil, nil
+	}
+	activation.taken = true
+	return activation.lns, activation.err
+}
+
+// readActivation reads the protocol's variables and turns the passed
+// descriptors into listeners.
+func readActivation() ([]Activated, error) {
+	pid, fds := os.Getenv(envListenPID), os.Getenv(envListenFDs)
+	names := os.Getenv(envListenFDNames)
+	if fds == "" {
+		return nil, nil
+	}
+	if p, err := strconv.Atoi(pid); err != nil || p != os.Getpid() {
+		return nil, nil // meant for another process: leave the variables to it
+	}
+	os.Unsetenv(envListenPID)
+	os.Unsetenv(envListenFDs)
+	os.Unsetenv(envListenFDNames)
+	n, err := strconv.Atoi(fds)
+	if err != nil || n < 1 {
+		return nil, fmt.Errorf("fx: socket activation: LISTEN_FDS=%q is not a positive count", fds)
+	}
+	var nameList []string
+	if names != "" {
+		nameList = strings.Split(names, ":")
+	}
+	lns := make([]Activated, 0, n)
+	var firstErr error
+	for i := range n {
+		fd := listenFDsStart + i
+		name := ""
+		if i < len(nameList) {
+			name = nameList[i]
+		}
+		f := os.NewFile(uintptr(fd), "activated:"+name)
+		ln, err := net.FileListener(f) // a duplicate, close-on-exec, non-blocking
+		f.Close()                      // the passed descriptor itself: never leaked into a child
+		if err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("fx: socket activation: descriptor %d (%q) is not a listening stream socket: %w", fd, name, err)
+			}
+			continue
+		}
+		lns = append(lns, Activated{Listener: ln, Name: name})
+	}
+	if firstErr != nil {
+		for _, a := range lns {
+			a.Listener.Close()
+		}
+		return nil, firstErr
+	}
+	return lns, nil
+}

@@ -1,0 +1,589 @@
+//go:build linux
+
+package fx_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fxhq/fx/client"
+)
+
+// Deploys that drop nothing (docs/reliability.md). These tests build
+// testdata/deployd, run it as a real process on 127.0.0.1, and replace it
+// five times while a bounded load runs: 50 keep-alive connections of
+// GET /work?ms=2 through net/http, and 4 callers POSTing through
+// fx/client with idempotency keys. The load lasts the five replacements
+// (about 6-10 s on a busy machine) rather than 20 s, to keep CI short.
+//
+// They build a binary and run seconds of load, so they run only with
+// FX_DEPLOY_TEST=1: .ci/run has a block of its own for them.
+//
+//   - TestRelDeployHandOff: SIGHUP hands the socket to a new process of
+//     the (replaced) binary (App.Upgrade): 0 failed requests, 0 resets,
+//     every POST executed exactly once.
+//   - TestRelDeploySocketActivation: the test holds the socket, as systemd
+//     does, and passes it with LISTEN_FDS; each replacement is a plain
+//     stop (SIGTERM, drain) then start: 0 failed requests, 0 resets.
+//   - TestRelDeployPlainRestartFails: the same stop-then-start, each
+//     process listening itself: requests fail (refused, reset), which
+//     shows the load can see what the two others avoid.
+
+const (
+	deployConns    = 50
+	deployPosters  = 4
+	deployReplaces = 5
+)
+
+func TestRelDeployHandOff(t *testing.T) {
+	d := startDeploy(t, "handoff")
+	d.run(t, func(i int) {
+		d.replaceBinary(t)
+		old := d.pid(t)
+		if err := syscall.Kill(old, syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		d.waitNewPID(t, old)
+		waitGone(t, old)
+	})
+	d.requireClean(t)
+}
+
+// TestRelDeployHandOffFailureKeepsServing: a new binary that fails before
+// it is ready (here it exits at once) leaves the old process serving, as
+// if nothing happened; the next hand-off, to a good binary, succeeds, and
+// a request in flight in the old process during it is answered, with
+// Connection: close, before a clean end of stream.
+func TestRelDeployHandOffFailureKeepsServing(t *testing.T) {
+	d := startDeploy(t, "handoff")
+	old := d.pid(t)
+	if err := os.WriteFile(d.bin+".new", []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(d.bin+".new", d.bin); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(old, syscall.SIGHUP)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, _ := os.ReadFile(d.out.Name())
+		if strings.Contains(string(b), "upgrade failed") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no \"upgrade failed\" logged; output:\n%s", b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	resp, err := http.Get("http://" + d.addr + "/work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("X-Pid") != strconv.Itoa(old) || d.pid(t) != old {
+		t.Fatalf("after a failed hand-off: status %d from pid %s, PID file %d; want 200 from %d",
+			resp.StatusCode, resp.Header.Get("X-Pid"), d.pid(t), old)
+	}
+	// A busy connection during the hand-off: its response comes, with
+	// Connection: close, and then a clean end of stream.
+	busy, err := net.Dial("tcp", d.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	if _, err := io.WriteString(busy, "GET /until-drain HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the request is in its handler
+	d.replaceBinary(t)
+	syscall.Kill(old, syscall.SIGHUP)
+	d.waitNewPID(t, old)
+	busy.SetReadDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(busy)
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("the request in flight during the hand-off: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(body) != "ok" || !resp.Close || resp.Header.Get("X-Pid") != strconv.Itoa(old) {
+		t.Errorf("in flight during the hand-off: %d %q close=%v from pid %s; want 200 \"ok\" with Connection: close from %d",
+			resp.StatusCode, body, resp.Close, resp.Header.Get("X-Pid"), old)
+	}
+	if n, err := br.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+		t.Errorf("after the last response: %d bytes, %v; want a clean end of stream", n, err)
+	}
+	waitGone(t, old)
+	last := d.pid(t)
+	syscall.Kill(last, syscall.SIGTERM)
+	waitGone(t, last)
+}
+
+func TestRelDeploySocketActivation(t *testing.T) {
+	d := startDeploy(t, "activation")
+	d.run(t, func(i int) {
+		d.replaceBinary(t)
+		old := d.pid(t)
+		syscall.Kill(old, syscall.SIGTERM)
+		waitGone(t, old)
+		d.start(t)
+	})
+	d.requireClean(t)
+}
+
+func TestRelDeployPlainRestartFails(t *testing.T) {
+	d := startDeploy(t, "plain")
+	d.run(t, func(i int) {
+		old := d.pid(t)
+		syscall.Kill(old, syscall.SIGTERM)
+		waitGone(t, old)
+		d.start(t)
+	})
+	s := &d.stats
+	t.Logf("plain restart: %d requests, %d failed (%d refused), %d resets; POSTs %d, failed %d",
+		s.ok.Load()+s.failed.Load(), s.failed.Load(), s.refused.Load(), s.resets.Load(), s.posts.Load(), s.postFailed.Load())
+	if s.failed.Load() == 0 && s.resets.Load() == 0 {
+		t.Fatal("a plain restart under load lost nothing: the load cannot see a drop, and the two other tests prove nothing")
+	}
+}
+
+// deploy is one test's server: its binary, mode and current process.
+type deploy struct {
+	mode    string // handoff, activation, plain
+	dir     string
+	bin     string // the path the binary is run from, replaced between generations
+	built   string // the build output, copied over bin
+	addr    string
+	pidFile string
+	execLog string
+	out     *os.File
+	sock    *os.File // activation: the socket the test holds, as systemd does
+
+	mu      sync.Mutex
+	started []*exec.Cmd
+
+	stats deployStats
+}
+
+type deployStats struct {
+	ok, failed, refused, resets    atomic.Int64
+	posts, postFailed, postRetried atomic.Int64
+	mu                             sync.Mutex
+	errs                           []string
+	keys                           []string // keys of the POSTs answered 201
+	pids                           map[string]int
+}
+
+func (s *deployStats) fail(err string) {
+	s.mu.Lock()
+	if len(s.errs) < 10 {
+		s.errs = append(s.errs, err)
+	}
+	s.mu.Unlock()
+}
+
+var deployBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// buildDeployd builds testdata/deployd once per test binary.
+func buildDeployd(t *testing.T) string {
+	deployBuild.once.Do(func() {
+		dir, err := os.MkdirTemp("", "fx-deployd")
+		if err != nil {
+			deployBuild.err = err
+			return
+		}
+		deployBuild.path = filepath.Join(dir, "deployd")
+		cmd := exec.Command("go", "build", "-o", deployBuild.path, "./testdata/deployd")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			deployBuild.err = fmt.Errorf("go build ./testdata/deployd: %v\n%s", err, out)
+		}
+	})
+	if deployBuild.err != nil {
+		t.Fatal(deployBuild.err)
+	}
+	return deployBuild.path
+}
+
+func startDeploy(t *testing.T, mode string) *deploy {
+	if os.Getenv("FX_DEPLOY_TEST") != "1" {
+		t.Skip("builds a binary and runs seconds of load: set FX_DEPLOY_TEST=1 (.ci/run does)")
+	}
+	dir := t.TempDir()
+	d := &deploy{mode: mode, dir: dir, built: buildDeployd(t), bin: filepath.Join(dir, "deployd"),
+		pidFile: filepath.Join(dir, "pid"), execLog: filepath.Join(dir, "exec.log")}
+	d.stats.pids = map[string]int{}
+	d.replaceBinary(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.addr = ln.Addr().String()
+	if mode == "activation" {
+		d.sock, err = ln.(*net.TCPListener).File()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.sock.Close() })
+	}
+	ln.Close() // the test's own descriptor; in activation mode d.sock keeps the socket
+	if d.out, err = os.Create(filepath.Join(dir, "out.log")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if pid, err := readPID(d.pidFile); err == nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		d.mu.Lock()
+		for _, c := range d.started {
+			c.Process.Kill()
+		}
+		d.mu.Unlock()
+		if t.Failed() {
+			b, _ := os.ReadFile(d.out.Name())
+			t.Logf("server output:\n%s", b)
+		}
+		d.out.Close()
+	})
+	d.start(t)
+	return d
+}
+
+// replaceBinary puts a new copy of the build at d.bin (a new file renamed
+// over the old one, as a deploy does): the next process runs the new file.
+func (d *deploy) replaceBinary(t *testing.T) {
+	b, err := os.ReadFile(d.built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := d.bin + ".new"
+	if err := os.WriteFile(tmp, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, d.bin); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// start starts a new generation and waits until it has written its PID.
+func (d *deploy) start(t *testing.T) {
+	old, _ := readPID(d.pidFile)
+	var cmd *exec.Cmd
+	env := append(os.Environ(), "ADDR="+d.addr, "PIDFILE="+d.pidFile, "EXECLOG="+d.execLog)
+	switch d.mode {
+	case "activation":
+		// As systemd does: the socket as descriptor 3, LISTEN_PID the
+		// process's own (the shell execs the server, keeping its PID).
+		cmd = exec.Command("/bin/sh", "-c", `LISTEN_PID=$$ LISTEN_FDS=1 LISTEN_FDNAMES=http exec "$0"`, d.bin)
+		cmd.ExtraFiles = []*os.File{d.sock}
+	case "handoff":
+		cmd = exec.Command(d.bin)
+		env = append(env, "UPGRADE=1")
+	default:
+		cmd = exec.Command(d.bin)
+	}
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = d.out, d.out // files, not pipes: a handed-off generation outlives cmd
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait() // reap it
+	d.mu.Lock()
+	d.started = append(d.started, cmd)
+	d.mu.Unlock()
+	d.waitNewPID(t, old)
+}
+
+func (d *deploy) pid(t *testing.T) int {
+	pid, err := readPID(d.pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// waitNewPID waits until the PID file names a process other than old.
+func (d *deploy) waitNewPID(t *testing.T, old int) {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if pid, err := readPID(d.pidFile); err == nil && pid != old {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no new process wrote %s within 20s (old pid %d)", d.pidFile, old)
+}
+
+func readPID(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+// waitGone waits until pid has exited (gone or a zombie: a handed-off
+// generation's parent is no longer this test).
+func waitGone(t *testing.T, pid int) {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return
+		}
+		if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 0 && f[0] == "Z" {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("process %d still running 20s after it was replaced", pid)
+}
+
+// countingConn counts the resets (ECONNRESET, EPIPE) its reads and writes
+// meet: a connection closed cleanly ends with EOF, never with these.
+type countingConn struct {
+	net.Conn
+	resets *atomic.Int64
+}
+
+func (c countingConn) note(err error) {
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		c.resets.Add(1)
+	}
+}
+
+func (c countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.note(err)
+	return n, err
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.note(err)
+	return n, err
+}
+
+func (d *deploy) transport() *http.Transport {
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	return &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				if errors.Is(err, syscall.ECONNREFUSED) {
+					d.stats.refused.Add(1)
+				}
+				return nil, err
+			}
+			return countingConn{c, &d.stats.resets}, nil
+		},
+		MaxConnsPerHost:     deployConns + deployPosters,
+		MaxIdleConnsPerHost: deployConns + deployPosters,
+		DisableCompression:  true,
+	}
+}
+
+// run drives the load while replace is called deployReplaces times, a
+// second apart, then stops the last generation and waits for it.
+func (d *deploy) run(t *testing.T, replace func(i int)) {
+	tr := d.transport()
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr, Timeout: 15 * time.Second}
+	fc := client.New(client.Config{BaseURL: "http://" + d.addr, HTTPClient: hc})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	s := &d.stats
+	for range deployConns {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				resp, err := hc.Get("http://" + d.addr + "/work?ms=2")
+				if err != nil {
+					s.failed.Add(1)
+					s.fail(err.Error())
+					continue
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != 200 || string(body) != "ok" {
+					s.failed.Add(1)
+					s.fail(fmt.Sprintf("status %d, body %q, err %v", resp.StatusCode, body, err))
+					continue
+				}
+				s.ok.Add(1)
+				s.mu.Lock()
+				s.pids[resp.Header.Get("X-Pid")]++
+				s.mu.Unlock()
+			}
+		})
+	}
+	for range deployPosters {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				r := &client.Request{Method: http.MethodPost, Path: "/orders", Body: []byte(`{}`)}
+				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+				resp, err := fc.Do(ctx, r)
+				cancel()
+				s.posts.Add(1)
+				if err != nil || resp.Status != 201 {
+					s.postFailed.Add(1)
+					s.fail(fmt.Sprintf("POST: %v", err))
+					continue
+				}
+				if resp.Attempts > 1 {
+					s.postRetried.Add(1)
+				}
+				s.mu.Lock()
+				s.keys = append(s.keys, r.IdempotencyKey)
+				s.mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(time.Second)
+	for i := range deployReplaces {
+		replace(i)
+		time.Sleep(time.Second)
+	}
+	close(stop)
+	wg.Wait()
+	last := d.pid(t)
+	syscall.Kill(last, syscall.SIGTERM)
+	waitGone(t, last)
+}
+
+// requireClean holds the load to 0 failed requests, 0 resets, and every
+// POST executed exactly once, by at least deployReplaces+1 processes.
+func (d *deploy) requireClean(t *testing.T) {
+	s := &d.stats
+	t.Logf("%s: %d GETs over %d processes, %d failed (%d refused), %d resets; %d POSTs, %d failed, %d retried",
+		d.mode, s.ok.Load()+s.failed.Load(), len(s.pids), s.failed.Load(), s.refused.Load(), s.resets.Load(),
+		s.posts.Load(), s.postFailed.Load(), s.postRetried.Load())
+	if s.failed.Load() != 0 || s.resets.Load() != 0 || s.postFailed.Load() != 0 {
+		t.Errorf("lost requests: %d failed, %d resets, %d POSTs failed; first errors: %q",
+			s.failed.Load(), s.resets.Load(), s.postFailed.Load(), s.errs)
+	}
+	if len(s.pids) < deployReplaces+1 {
+		t.Errorf("GETs were served by %d processes, want %d: %v", len(s.pids), deployReplaces+1, s.pids)
+	}
+	if s.ok.Load() < 1000 || len(s.keys) < 50 {
+		t.Errorf("too little load to prove anything: %d GETs, %d POSTs", s.ok.Load(), len(s.keys))
+	}
+	f, err := os.Open(d.execLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	execs := map[string]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		key, _, _ := strings.Cut(sc.Text(), " ")
+		execs[strings.Trim(key, `"`)]++
+	}
+	for _, k := range s.keys {
+		if execs[k] != 1 {
+			t.Errorf("POST with key %s answered 201 but executed %d times", k, execs[k])
+		}
+		delete(execs, k)
+	}
+	for k, n := range execs {
+		t.Errorf("POST with key %s executed %d times but never answered 201", k, n)
+	}
+}
+
+// TestReusePortResetsTheClosingQueue shows why the hand-off shares one
+// socket instead of binding a second one with SO_REUSEPORT: the kernel
+// spreads connections over the two sockets' queues, and closing the old
+// socket resets the connections still waiting in its queue, though the
+// new socket is listening on the same port. (Not gated: no binary, no
+// load; 40 loopback connections.)
+func TestReusePortResetsTheClosingQueue(t *testing.T) {
+	if !slices.Contains([]string{"amd64", "arm64", "386", "arm", "riscv64", "ppc64le", "s390x", "loong64"}, runtime.GOARCH) {
+		t.Skip("SO_REUSEPORT is 15 on this test's architectures only")
+	}
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, 0xf /* SO_REUSEPORT on Linux (x86, arm) */, 1)
+		})
+		return errors.Join(err, serr)
+	}}
+	old, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	next, err := lc.Listen(context.Background(), "tcp", old.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	go func() { // the new process accepts and answers
+		for {
+			c, err := next.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.Read(make([]byte, 512))
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+			}()
+		}
+	}()
+	const n = 40
+	conns := make([]net.Conn, 0, n)
+	for range n { // connected: each waits in one of the two queues
+		c, err := net.Dial("tcp", old.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+		conns = append(conns, c)
+	}
+	time.Sleep(100 * time.Millisecond)
+	old.Close() // the old process stops, never having accepted
+	resets, answered := 0, 0
+	for _, c := range conns {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		b, err := io.ReadAll(c)
+		switch {
+		case errors.Is(err, syscall.ECONNRESET):
+			resets++
+		case strings.HasPrefix(string(b), "HTTP/1.1 200"):
+			answered++
+		}
+	}
+	t.Logf("SO_REUSEPORT, old socket closed: %d of %d connections reset, %d answered by the new socket", resets, n, answered)
+	if resets == 0 {
+		t.Fatal("no connection was reset: closing a SO_REUSEPORT socket kept its queue (the hand-off's reason to share one socket no longer holds)")
+	}
+}
