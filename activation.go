@@ -25,8 +25,8 @@ import (
 // every one of them and ignore their addr argument (it is logged). The
 // sockets are taken once per process: the first of ActivatedListeners,
 // Run or Listen to look gets them, and the variables are then removed from
-// the environment, so that processes this one starts (a hand-off,
-// upgrade.go) do not mistake them for their own.
+// the environment, so that processes this one starts (a hand-off, see
+// Upgrade) do not mistake them for their own.
 //
 // Cost: reading three environment variables once per process; nothing per
 // connection (an activated socket is an ordinary *net.TCPListener or

@@ -85,9 +85,9 @@ type RunConfig struct {
 //
 // Run listens where Listen does: on the sockets a hand-off passed for
 // addr, else on those of socket activation (LISTEN_FDS; all of them,
-// whatever addr says), else on a new one (server.go, listen). With
-// RunConfig.UpgradeSignal, or when Upgrade is called, it hands them on to
-// a new process of the same executable and drains (upgrade.go).
+// whatever addr says), else on a new one. With RunConfig.UpgradeSignal,
+// or when Upgrade is called, it hands them on to a new process of the
+// same executable and drains (see Upgrade).
 func (a *App) Run(ctx context.Context, addr string, cfg ...RunConfig) error {
 	if err := a.Boot(); err != nil {
 		return err

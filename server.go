@@ -19,9 +19,9 @@ import (
 // be listened on. To serve until SIGINT/SIGTERM and drain within a grace
 // period, use Run.
 //
-// Where the listening sockets come from (listen): sockets a hand-off
-// passed for addr (upgrade.go), else the sockets of socket activation
-// (activation.go; all of them, whatever addr says), else net.Listen.
+// Where the listening sockets come from: sockets a hand-off passed for
+// addr (see Upgrade), else the sockets of socket activation (see
+// ActivatedListeners; all of them, whatever addr says), else net.Listen.
 // Either way they can be handed on by Upgrade.
 func (a *App) Listen(addr string) error {
 	if err := a.Boot(); err != nil {
