@@ -34,10 +34,10 @@
 //     phase by phase, arming socket deadlines lazily.
 //  2. Framing check (internal/conn). When the header block is read,
 //     requests whose framing a proxy could read differently
-//     (Content-Length with Transfer-Encoding, obsolete line folding, bare
-//     LF) are refused with 400 FX_BAD_REQUEST and the connection is
-//     closed; before the handler, so is a request line ended by a bare LF
-//     (checkRequestLine, server.go). The layer imports nothing of this
+//     (Content-Length with Transfer-Encoding, obsolete line folding, a
+//     field name that is not a token) are refused with 400 FX_BAD_REQUEST
+//     and the connection is closed; a bare LF ending a line is accepted,
+//     as fasthttp accepts it. The layer imports nothing of this
 //     package: the core gives it the 503 writer and the refusal observer
 //     (observeRefusal, observe.go) and maps its faults to catalog codes.
 //  3. Transport errors (server.go). What fasthttp cannot hand to a handler

@@ -1,0 +1,58 @@
+package conn
+
+import "testing"
+
+// TestBareLFHead: which reads are a whole head fasthttp would wait on.
+// The heads fasthttp ends itself (a CRLF CRLF somewhere, an empty block
+// ended by CRLF, more bytes after the blank line) and bytes that are not a
+// request head are not.
+func TestBareLFHead(t *testing.T) {
+	for raw, want := range map[string]bool{
+		"GET / HTTP/1.1\nHost: x\n\n":                                  true,
+		"GET / HTTP/1.1\r\nHost: x\n\n":                                true,
+		"GET / HTTP/1.1\nHost: x\n\r\n":                                true,
+		"POST /a?b=c HTTP/1.0\nX: 1\nContent-Length: 5\n\n":            true,
+		"GET / HTTP/1.1\n\n":                                           true,
+		"GET / HTTP/1.1\r\n\n":                                         true,
+		"GET / HTTP/1.1\r\nHost: x\r\n\r\n":                            false, // well framed
+		"GET / HTTP/1.1\nHost: x\r\n\r\n":                              false, // a CRLF CRLF: fasthttp ends it
+		"GET / HTTP/1.1\n\r\n":                                         false, // an empty block ended by CRLF
+		"GET / HTTP/1.1\nHost: x\n\nGET / HTTP/1.1\r\nHost: x\r\n\r\n": false,
+		"GET / HTTP/1.1\nHost: x\n\nhello\n\n":                         false, // bytes after the blank line
+		"GET / HTTP/1.1\nHost: x\n":                                    false, // not ended yet
+		"hello\nworld\n\n":                                             false, // not a request line
+		"GET / HTTP/2.0\nHost: x\n\n":                                  false,
+		"GET /a b HTTP/1.1\nHost: x\n\n":                               false,
+		"GET / HTTP/1.1\nno colon\n\n":                                 false, // fasthttp refuses it at once
+		"\n\n":                                                         false,
+		"":                                                             false,
+	} {
+		if got := bareLFHead([]byte(raw)); got != want {
+			t.Errorf("%q: %v, want %v", raw, got, want)
+		}
+	}
+}
+
+// BenchmarkBareLFHead: what the check costs a read that begins a request.
+// "crlf" is the usual head (the 11-line, 550-byte one of
+// BenchmarkFraming): decided by its last bytes. "bare" is a head ended by a
+// bare LF, scanned whole.
+func BenchmarkBareLFHead(b *testing.B) {
+	for _, bc := range []struct {
+		name, raw string
+		want      bool
+	}{
+		{"crlf", typicalAPIHeader, false},
+		{"bare", "GET /api/v1/orders HTTP/1.1\nHost: api.example.com\nAccept: application/json\n\n", true},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			raw := []byte(bc.raw)
+			b.ReportAllocs()
+			for b.Loop() {
+				if bareLFHead(raw) != bc.want {
+					b.Fatal("wrong answer")
+				}
+			}
+		})
+	}
+}
