@@ -1,6 +1,9 @@
 package conn
 
-import "testing"
+import (
+	"net"
+	"testing"
+)
 
 // TestBareLFHead: which reads are a whole head fasthttp would wait on.
 // The heads fasthttp ends itself (a CRLF CRLF somewhere, an empty block
@@ -55,4 +58,47 @@ func BenchmarkBareLFHead(b *testing.B) {
 			}
 		})
 	}
+}
+
+// headConn is a connection whose every read returns one typical request
+// head (typicalAPIHeader) and whose writes succeed at once; its deadlines
+// are those of the socket it embeds.
+type headConn struct{ net.Conn }
+
+func (headConn) Read(p []byte) (int, error)  { return copy(p, typicalAPIHeader), nil }
+func (headConn) Write(p []byte) (int, error) { return len(p), nil }
+
+// BenchmarkServedRead: what the connection layer's reads cost one
+// keep-alive request (a read of its 550-byte head, then its response):
+// "timeoutConn" is the phase timeouts alone, "limitConn" adds the served
+// connection's own Read (the byte flag and the bare-LF head check on the
+// read that begins the request). The difference is this file's cost.
+//
+//	go test -run '^$' -bench ServedRead ./internal/conn
+func BenchmarkServedRead(b *testing.B) {
+	_, srv := tcpPair(b)
+	limits := Timeouts{Read: defaultRead, Write: defaultWrite, Idle: defaultIdle}.limits()
+	buf := make([]byte, 8<<10)
+	resp := []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	b.Run("timeoutConn", func(b *testing.B) {
+		tc := newTimeoutConn(headConn{srv}, &limits, true)
+		defer tc.done()
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = tc.Read(buf)
+			_, _ = tc.Write(resp)
+		}
+	})
+	b.Run("limitConn", func(b *testing.B) {
+		tc := newTimeoutConn(headConn{srv}, &limits, true)
+		defer tc.done()
+		c := &limitConn{Conn: tc, l: &limitListener{}}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.Read(buf); err != nil {
+				b.Fatal(err)
+			}
+			_, _ = c.Write(resp)
+		}
+	})
 }
