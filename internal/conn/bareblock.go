@@ -29,8 +29,13 @@ import (
 // legitimate client's body does not fall so.
 //
 // Cost: on a read that begins a request, two or three byte compares at
-// its end; the head is scanned only when it ends with a bare-LF blank
-// line. Nothing is allocated or kept but a flag.
+// its end (BenchmarkBareLFHead "crlf": 2-14 ns on a 2-core VM shared with
+// other jobs); the head is scanned only when it ends with a bare-LF blank
+// line ("bare": 120-200 ns, once, for a request that is then refused).
+// Nothing is allocated or kept but a flag. BenchmarkServedRead measures
+// the served connection's reads per keep-alive request: medians of six
+// interleaved runs, 267 ns with this check against 367 ns with the
+// request-line record it replaced (which copied every byte read).
 
 // ErrBareLFHead is the read error of a connection whose request head ends
 // with a blank line made of a bare LF and nothing after it (see above).
