@@ -1,8 +1,12 @@
 package conn
 
 import (
+	"bufio"
+	"bytes"
 	"net"
 	"testing"
+
+	"github.com/valyala/fasthttp"
 )
 
 // TestBareLFHead: which reads are a whole head fasthttp would wait on.
@@ -99,6 +103,32 @@ func BenchmarkServedRead(b *testing.B) {
 				b.Fatal(err)
 			}
 			_, _ = c.Write(resp)
+		}
+	})
+}
+
+// FuzzBareLFHead: a read bareLFHead holds for is never a head fasthttp
+// would end by itself: fasthttp's own reading of those bytes, followed by
+// the end of the stream, yields no request. So the check refuses nothing
+// fasthttp would serve from the same read.
+func FuzzBareLFHead(f *testing.F) {
+	for _, s := range []string{
+		"GET / HTTP/1.1\nHost: x\n\n",
+		"GET / HTTP/1.1\nHost: x\n\r\n",
+		"GET / HTTP/1.1\n\r\n",
+		"GET / HTTP/1.0\n\n",
+		"POST /a HTTP/1.1\r\nHost: x\nContent-Length: 0\n\n",
+		typicalAPIHeader,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !bareLFHead(b) {
+			return
+		}
+		var h fasthttp.RequestHeader
+		if err := h.Read(bufio.NewReader(bytes.NewReader(b))); err == nil {
+			t.Fatalf("%q: refused, but fasthttp reads it as a whole head (%s %s)", b, h.Method(), h.RequestURI())
 		}
 	})
 }
