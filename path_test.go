@@ -73,6 +73,7 @@ func pathApp() *fx.App {
 	app := quiet()
 	app.Use(func(c *fx.Ctx, next fx.Next) error {
 		c.SetHeader("X-Mw-Path", c.Path())
+		c.SetValue(mwPathKey{}, c.Path())
 		if strings.HasPrefix(c.Path(), "/secret") {
 			return fx.NewError(403, fx.ErrorCodes.Forbidden, "no")
 		}
@@ -87,8 +88,10 @@ func pathApp() *fx.App {
 			// JSON of byte slices (base64), not a joined string: a path or
 			// parameter may hold any separator ("/files/|" once fooled a
 			// "|"-joined body) and any byte (a JSON string would replace
-			// invalid UTF-8).
-			return c.JSON(200, [3][]byte{[]byte(route), []byte(v), []byte(c.Path())})
+			// invalid UTF-8). The middleware's path travels here too, as
+			// bytes: its X-Mw-Path header cannot carry every byte.
+			mw, _ := c.Value(mwPathKey{}).(string)
+			return c.JSON(200, [4][]byte{[]byte(route), []byte(v), []byte(c.Path()), []byte(mw)})
 		}
 	}
 	app.Get("/secret/*rest", reply("/secret/*rest", "rest"))
@@ -96,6 +99,23 @@ func pathApp() *fx.App {
 	app.Get("/files/*p", reply("/files/*p", "p"))
 	app.Get("/users/:id", reply("/users/:id", "id"))
 	return app
+}
+
+// mwPathKey is the Ctx value under which pathApp's middleware keeps the
+// path it saw.
+type mwPathKey struct{}
+
+// headerForm is s as a response header value carries it: fasthttp turns
+// each CR and LF of a header value into a space (a header cannot hold a
+// line break), so a path is compared through a header only in this form.
+func headerForm(s string) string {
+	b := []byte(s) // byte by byte: s may hold invalid UTF-8, which travels as it is
+	for i, c := range b {
+		if c == '\r' || c == '\n' {
+			b[i] = ' '
+		}
+	}
+	return string(b)
 }
 
 // rawGet sends target verbatim on the request line (no client-side
@@ -160,12 +180,15 @@ func TestOnePathBothTransports(t *testing.T) {
 				}
 				continue
 			}
-			var parts [3][]byte
+			var parts [4][]byte
 			if err := json.Unmarshal([]byte(body), &parts); err != nil {
 				t.Errorf("%s: body %q", where, body)
 				continue
 			}
 			route, param, hpath := string(parts[0]), string(parts[1]), string(parts[2])
+			if string(parts[3]) != mw {
+				t.Errorf("%s: middleware path %q in the body, %q in its header", where, parts[3], mw)
+			}
 			if route != tc.route || param != tc.param {
 				t.Errorf("%s: ran %s with %q, want %s with %q", where, route, param, tc.route, tc.param)
 			}
@@ -265,7 +288,11 @@ func BenchmarkEncodedPath(b *testing.B) {
 
 // FuzzOnePath: for any request target, the guarded /secret handler never
 // runs, and a handler that runs saw the path the middleware saw, with its
-// parameter the matching part of it and never a ".." segment.
+// parameter the matching part of it and never a ".." segment. The paths
+// are compared as bytes in the body, where every byte travels; the
+// middleware's X-Mw-Path header only in the form a header can carry
+// (headerForm: "files/000%0A0000000000000" decodes to an LF, which the
+// header turns into a space).
 func FuzzOnePath(f *testing.F) {
 	for _, tc := range pathCases {
 		f.Add(tc.target)
@@ -276,12 +303,14 @@ func FuzzOnePath(f *testing.F) {
 		if rc.Response.StatusCode() != 200 {
 			return
 		}
-		mw := string(rc.Response.Header.Peek("X-Mw-Path"))
-		var parts [3][]byte
+		var parts [4][]byte
 		if err := json.Unmarshal(rc.Response.Body(), &parts); err != nil {
 			t.Fatalf("%q: body %q", target, rc.Response.Body())
 		}
-		route, param, hpath := string(parts[0]), string(parts[1]), string(parts[2])
+		route, param, hpath, mw := string(parts[0]), string(parts[1]), string(parts[2]), string(parts[3])
+		if hdr := string(rc.Response.Header.Peek("X-Mw-Path")); hdr != headerForm(mw) {
+			t.Fatalf("%q: middleware path %q, its header %q", target, mw, hdr)
+		}
 		filled := strings.Replace(strings.Replace(route, "*p", param, 1), ":id", param, 1)
 		if route == "/secret/*rest" || filled != mw || hpath != mw {
 			t.Fatalf("%q: ran %s with %q; handler path %q, middleware path %q", target, route, param, hpath, mw)

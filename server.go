@@ -120,16 +120,14 @@ func (a *App) Serve(ln net.Listener) error {
 // Config.Concurrency connections open at once, the one beyond answered
 // with the prebuilt 503 FX_SERVICE_UNAVAILABLE (refuseOverload) and seen
 // by the OnResponse observers (observeRefusal, observe.go); Config's read,
-// write and idle timeouts enforced per connection, phase by phase; the
-// request-line record sized by HeaderLimit.
+// write and idle timeouts enforced per connection, phase by phase.
 func (a *App) connListener(ln net.Listener) net.Listener {
 	return conn.NewListener(ln, conn.Config{
-		Limit:       a.cfg.Concurrency,
-		Timeouts:    conn.Timeouts{Read: a.cfg.ReadTimeout, Write: a.cfg.WriteTimeout, Idle: a.cfg.IdleTimeout},
-		HeaderLimit: a.cfg.HeaderLimit,
-		Refuse:      refuseOverload,
-		Observe:     a.refusalObserver(),
-		Logger:      a.logger,
+		Limit:    a.cfg.Concurrency,
+		Timeouts: conn.Timeouts{Read: a.cfg.ReadTimeout, Write: a.cfg.WriteTimeout, Idle: a.cfg.IdleTimeout},
+		Refuse:   refuseOverload,
+		Observe:  a.refusalObserver(),
+		Logger:   a.logger,
 	})
 }
 
@@ -178,7 +176,7 @@ func (a *App) Server() *fasthttp.Server {
 func (a *App) newServer() *fasthttp.Server {
 	cfg := a.cfg
 	srv := &fasthttp.Server{
-		Handler:               a.checkRequestLine(a.Handler()),
+		Handler:               a.Handler(),
 		ErrorHandler:          a.transportError,
 		Name:                  cfg.ServerHeader,
 		NoDefaultServerHeader: cfg.ServerHeader == "",
@@ -303,6 +301,8 @@ func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
 		if f == conn.FaultTooLarge { // a body over the limit, announced
 			code = CodePayloadTooLarge
 		}
+	case errors.Is(err, conn.ErrBareLFHead): // answered at once, not at the read timeout
+		code, msg = CodeBadRequest, conn.BareLFHeadMessage
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		code, msg = CodePayloadTooLarge, "The request body is larger than the server accepts"
 	case errors.As(err, &small):
@@ -314,26 +314,6 @@ func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
 	status, _ := StatusOf(code)
 	a.writeEnvelope(&rc.Response, status, code, msg, nil)
 	a.finish(rc, nil, transport, code)
-}
-
-// checkRequestLine returns next behind the request-line check
-// (conn.CheckRequestLine): a request on a served connection whose line
-// ended with a bare LF, or could not be checked, is answered with the 400
-// envelope and the connection closed, before any routing or middleware.
-func (a *App) checkRequestLine(next fasthttp.RequestHandler) fasthttp.RequestHandler {
-	return func(rc *fasthttp.RequestCtx) {
-		f := conn.CheckRequestLine(rc.Conn(), &rc.Request)
-		if f == conn.FaultNone {
-			next(rc)
-			return
-		}
-		conn.ErrorResponse(rc.Conn()) // the close lingers, as for a transport error
-		code := CodeBadRequest        // the request line: ambiguous, never too large
-		status, _ := StatusOf(code)
-		a.writeEnvelope(&rc.Response, status, code, f.Message(), nil)
-		rc.SetConnectionClose()
-		a.finish(rc, nil, transport, code)
-	}
 }
 
 // fasthttpLogger sends fasthttp's own messages to the App's logger at debug

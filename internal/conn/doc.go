@@ -26,11 +26,14 @@
 //   - Framing guard (framing.go): FramingGuard, fasthttp's HeaderReceived
 //     hook, refuses ambiguous framing (request smuggling) and a body
 //     announced over the limit; MarkedFault tells the server's
-//     ErrorHandler why; CheckRequestLine refuses a request line ended by
-//     a bare LF, from the connection's record of what it read.
+//     ErrorHandler why. A bare LF ending a line is accepted, as fasthttp
+//     accepts it; nothing of the request is kept per connection.
+//   - A head ended by a bare LF (bareblock.go): a connection whose read
+//     returned a whole head that fasthttp would wait on fails its next
+//     read with ErrBareLFHead, so the core answers it at once.
 //
 // The core's use, per request: FramingGuard runs as the header is read;
-// CheckRequestLine before the handler; on a transport error, MarkedFault
-// and ErrorResponse before the envelope is written; Managed for a handler
-// that sets its own write deadlines. Nothing here allocates per request.
+// on a transport error, MarkedFault and ErrorResponse before the envelope
+// is written; Managed for a handler that sets its own write deadlines.
+// Nothing here allocates per request.
 package conn

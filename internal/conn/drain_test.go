@@ -63,19 +63,3 @@ func TestDrainCloseEndsCleanly(t *testing.T) {
 		t.Errorf("%d connections still counted open", open)
 	}
 }
-
-// BenchmarkServedRead is one Read of a served connection (limitConn over
-// an instant connection, with the request-line record): the draining
-// close adds one atomic load to it (limitConn.Read).
-//
-//	go test -run '^$' -bench ServedRead -count 8 ./internal/conn
-func BenchmarkServedRead(b *testing.B) {
-	_, srv := tcpPair(b)
-	l := &limitListener{lineLimit: mirrorLimit(8 << 10)}
-	c := &limitConn{Conn: instantConn{srv}, l: l, lines: lineMirror{limit: l.lineLimit}}
-	buf := make([]byte, 64)
-	copy(buf, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
-	for b.Loop() {
-		_, _ = c.Read(buf)
-	}
-}

@@ -28,15 +28,26 @@ import (
 //     9112 5.2). fasthttp joins it to the previous line; a proxy that reads
 //     it as a header of its own ("X: a\r\n Transfer-Encoding: chunked") sees
 //     different framing.
-//   - A bare LF (an LF without CR before it) anywhere in the header block
-//     (RFC 9112 2.2). fasthttp accepts it as a line end, even as the blank
-//     line ending the block; a proxy that only splits on CRLF sees one
-//     request where fasthttp sees two, or a header fasthttp does not.
 //   - A field name that is not a token (RFC 9110 5.1), which after
 //     fasthttp v1.77's own checks means one with a space inside: "X A: a".
 //     fasthttp keeps such a field under its spaced name; a proxy that
 //     drops the space, or ends the name at it, reads a header fasthttp
 //     does not ("X Transfer-Encoding: chunked").
+//
+// A bare LF (an LF without CR before it) ending the request line or a
+// header line is accepted, as fasthttp and net/http accept it: HTTP/1.1's
+// message syntax lets a recipient recognise a single LF as a line end
+// (RFC 9112 2.2), and a message carrying one is not ambiguous to a
+// recipient that follows it; a front proxy that keeps a bare LF inside a
+// line it forwards breaks RFC 9110 5.5, which requires it to refuse the
+// message or replace the LF with a space. fx refused it once, from a
+// per-connection record of the bytes read, and that record refused
+// legitimate pipelines, could be bypassed and fell out of step after
+// chunked bodies; docs/security.md says more. fasthttp ends a header
+// block at a blank line made of a bare LF only when a CRLF CRLF has
+// arrived too; a head that ends with one and nothing after it is answered
+// at once by the connection layer (bareblock.go), not left to the read
+// timeout.
 //
 // fasthttp v1.77 already refuses, with 400 and a closed connection, the
 // other ambiguous forms: a Transfer-Encoding other than chunked (or
@@ -61,13 +72,14 @@ import (
 // answers with the envelope, and closes the connection without reading
 // the body. The check
 // works on RequestHeader.RawHeaders, the header block's wire bytes, which
-// fasthttp always keeps (it is the only place where a fold or a bare LF is
-// still visible). A Server whose HeaderReceived is replaced (Server())
+// fasthttp always keeps (it is the only place where a fold is still
+// visible). A Server whose HeaderReceived is replaced (Server())
 // loses the guard.
 //
 // Cost: one pass over the header block (per line an IndexByte for its end,
 // one for its colon and one for a space within the name, and a byte
 // compare at its start), no allocation, nothing aliased beyond the call.
+// Nothing is kept per connection.
 // BenchmarkFraming, with a typical 11-line, 550-byte header, on a
 // 2-core machine heavily shared with other jobs: 260-330 ns for the guard
 // against 1.4-1.8 us for fasthttp's own parsing of that header, so about a
@@ -79,28 +91,21 @@ import (
 // as the envelope's message, and the connection is closed.
 type Fault uint8
 
-// The faults: FramingGuard's (MarkedFault reports them) and the
-// request-line check's (CheckRequestLine).
+// The faults FramingGuard marks (MarkedFault reports them).
 const (
 	FaultNone              Fault = iota
 	FaultLengthAndEncoding       // Content-Length and Transfer-Encoding together
 	FaultFolding                 // obsolete line folding
-	FaultBareLF                  // a header line not ended by CRLF
 	FaultTooLarge                // a Content-Length over the server's body limit
 	FaultFieldName               // a field name that is not a token
-	FaultBareLineEnd             // the request line not ended by CRLF (CheckRequestLine)
-	FaultUnchecked               // the request line could not be checked (CheckRequestLine)
 )
 
 // faultMessages holds each fault's message, indexed by Fault.
 var faultMessages = [...]string{
 	FaultLengthAndEncoding: "The request has both Content-Length and Transfer-Encoding",
 	FaultFolding:           "The request uses obsolete header line folding",
-	FaultBareLF:            "The request has a header line not ended by CRLF",
 	FaultTooLarge:          "The request body is larger than the server accepts",
 	FaultFieldName:         "The request has a header field name that is not a token",
-	FaultBareLineEnd:       "The request line is not ended by CRLF",
-	FaultUnchecked:         "The request line could not be checked (a pipelined request behind a large body)",
 }
 
 // Message is the message the refusal's envelope carries ("" for
@@ -159,9 +164,6 @@ func framingFaultOf(raw []byte) Fault {
 		if i < 0 {
 			break // fasthttp ends every block with an LF; not reached
 		}
-		if i == 0 || raw[i-1] != '\r' {
-			return FaultBareLF
-		}
 		if !tokenName(raw[:i]) {
 			return FaultFieldName
 		}
@@ -173,8 +175,8 @@ func framingFaultOf(raw []byte) Fault {
 	return FaultNone
 }
 
-// tokenName reports whether line (one header line, or the CR of the blank
-// line ending the block) has a field name without whitespace. fasthttp has
+// tokenName reports whether line (one header line without its LF, or the
+// blank line ending the block) has a field name without whitespace. fasthttp has
 // refused every other byte outside a token before the hook runs (pinned by
 // TestFramingFieldNameBytes, which sends every byte value), so a space is
 // the only one left to find.
@@ -212,178 +214,4 @@ func MarkedFault(h *fasthttp.RequestHeader) Fault {
 		return FaultNone
 	}
 	return Fault(uri[1])
-}
-
-// The request line. fasthttp parses the request line before the hook runs
-// and keeps only its parts (method, target, version): whether it ended
-// with CRLF or with a bare LF is lost, and RequestHeader.RawHeaders starts
-// after it. A bare LF there is the same ambiguity as in a header line (a
-// peer that splits only on CRLF reads "GET / HTTP/1.1\nHost: x" as one
-// line), so fx keeps its own record of what the connection read since the
-// last request it checked (lineMirror, fed by the served connection's
-// Read), finds the request in it (its line, then its header block, byte
-// for byte) and refuses one whose line ended with a bare LF, or whose
-// leading empty line did, with 400 FX_BAD_REQUEST and a closed connection
-// (CheckRequestLine, called by fx's App.checkRequestLine before any
-// routing).
-//
-// The record holds at most mirrorLimit(HeaderLimit) bytes. A request is
-// found at the record's start (the usual case: one request per read, or
-// one after a body of known length), or, after a chunked body, searched
-// for by its header block. A request that cannot be found although bytes
-// were dropped from a full record since the last one found (a pipelined
-// request behind a large body in the same burst) is refused too: its line
-// cannot be checked. One that cannot be found otherwise (not expected) is
-// served.
-//
-// Cost per request: copying what the connection read into the record
-// (its header block, and up to the limit of its body), and comparing the
-// line and header block with the record's start: BenchmarkRequestLine.
-
-// mirrorLimit is the most bytes a connection's record holds: a header
-// block (at most headerLimit) and room for what follows it.
-func mirrorLimit(headerLimit int) int { return 2 * headerLimit }
-
-// mirrorKeep is the capacity a record keeps between requests; a larger
-// buffer is released once the record is empty.
-const mirrorKeep = 4 << 10
-
-// lineMirror is a served connection's record of the bytes it read since
-// the last request found in it. The zero value records nothing.
-type lineMirror struct {
-	buf   []byte
-	limit int // 0: not recording
-	// gap: bytes were read that the record had no room for, so a request
-	// may be missing from it; afterGap: the record was empty when it
-	// resumed, so what it holds now was read after the gap.
-	gap, afterGap bool
-}
-
-// feed records p, what the connection just read.
-func (m *lineMirror) feed(p []byte) {
-	if m.limit == 0 {
-		return
-	}
-	if len(m.buf) == 0 && m.gap {
-		m.afterGap = true
-	}
-	if room := m.limit - len(m.buf); len(p) > room {
-		p, m.gap = p[:room], true
-	}
-	m.buf = append(m.buf, p...)
-}
-
-// check finds req in the record, forgets the record up to the end of
-// req's body, and returns FaultBareLineEnd when req's request line (or an
-// empty line before it) ended with a bare LF. A request that cannot be
-// found is FaultUnchecked when it may have been read into a gap of the
-// record, and admitted otherwise.
-func (m *lineMirror) check(req *fasthttp.Request) Fault {
-	if m.limit == 0 {
-		return FaultNone
-	}
-	h := &req.Header
-	end, bare, ok := findRequest(m.buf, h.Method(), h.RequestURI(), h.Protocol(), h.RawHeaders())
-	if !ok {
-		f := FaultNone
-		if m.gap {
-			f = FaultUnchecked
-		}
-		m.gap, m.afterGap = false, false
-		m.forget(len(m.buf))
-		return f
-	}
-	if m.afterGap { // req was read after the gap: the gap is behind
-		m.gap, m.afterGap = false, false
-	}
-	switch cl := h.ContentLength(); {
-	case cl >= 0 && end+cl <= len(m.buf):
-		end += cl
-	case cl >= 0:
-		end = len(m.buf) // the body ran into the gap
-	default:
-		// A chunked body takes at least its decoded length on the wire;
-		// the chunk framing and whatever follows are kept, and the next
-		// request is searched for.
-		end = min(end+len(req.Body()), len(m.buf))
-	}
-	m.forget(end)
-	if bare {
-		return FaultBareLineEnd
-	}
-	return FaultNone
-}
-
-// forget drops the record's first n bytes, and its buffer when it is
-// empty and large.
-func (m *lineMirror) forget(n int) {
-	rest := copy(m.buf, m.buf[n:])
-	m.buf = m.buf[:rest]
-	if rest == 0 && cap(m.buf) > mirrorKeep {
-		m.buf = nil
-	}
-}
-
-// findRequest finds the request with this line and header block in b: at
-// its start (after empty lines), or else at the first place its header
-// block follows its line. It returns the end of the header block and
-// whether the line, or an empty line before it, ended with a bare LF.
-func findRequest(b, method, uri, proto, raw []byte) (end int, bare, ok bool) {
-	i := 0
-	for i < len(b) && (b[i] == '\r' || b[i] == '\n') {
-		if b[i] == '\n' {
-			bare = true
-			i++
-		} else if i+1 < len(b) && b[i+1] == '\n' {
-			i += 2
-		} else {
-			break
-		}
-	}
-	if n, lineBare, ok := requestAt(b[i:], method, uri, proto, raw); ok {
-		return i + n, bare || lineBare, true
-	}
-	if len(raw) == 0 {
-		return 0, false, false
-	}
-	lineLen := len(method) + len(uri) + len(proto) + 2
-	for from := 0; ; {
-		j := bytes.Index(b[from:], raw)
-		if j < 0 {
-			return 0, false, false
-		}
-		j += from
-		for _, eol := range [2]int{2, 1} { // CRLF, then bare LF
-			if s := j - eol - lineLen; s >= 0 {
-				if n, lineBare, ok := requestAt(b[s:], method, uri, proto, raw); ok {
-					return s + n, lineBare, true
-				}
-			}
-		}
-		from = j + 1
-	}
-}
-
-// requestAt reports whether b starts with the request line
-// "method SP uri SP proto", ended by CRLF or a bare LF, followed by raw;
-// n is the length of all of it.
-func requestAt(b, method, uri, proto, raw []byte) (n int, bare, ok bool) {
-	l := len(method) + len(uri) + len(proto) + 2
-	if len(b) <= l || !bytes.HasPrefix(b, method) || b[len(method)] != ' ' ||
-		!bytes.Equal(b[len(method)+1:len(method)+1+len(uri)], uri) ||
-		b[l-len(proto)-1] != ' ' || !bytes.Equal(b[l-len(proto):l], proto) {
-		return 0, false, false
-	}
-	switch {
-	case b[l] == '\n':
-		bare, l = true, l+1
-	case b[l] == '\r' && l+1 < len(b) && b[l+1] == '\n':
-		l += 2
-	default:
-		return 0, false, false
-	}
-	if !bytes.HasPrefix(b[l:], raw) {
-		return 0, false, false
-	}
-	return l + len(raw), bare, true
 }

@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/valyala/fasthttp"
 )
 
 // Config is what NewListener needs from the App: its limits and
@@ -23,9 +21,6 @@ type Config struct {
 	Limit int
 	// Timeouts are the phase bounds of every connection (deadline.go).
 	Timeouts Timeouts
-	// HeaderLimit is the largest request head fasthttp reads (fx's
-	// Config.HeaderLimit); it sizes the request-line record (framing.go).
-	HeaderLimit int
 	// Refuse writes the complete response to a connection refused for
 	// over-concurrency (fx: the prebuilt 503 FX_SERVICE_UNAVAILABLE
 	// envelope) and returns the write's error. It runs on the refusal's
@@ -203,7 +198,6 @@ type limitListener struct {
 	timeouts     connTimeouts                      // the phase bounds of its connections (deadline.go)
 	answer       func(net.Conn) error              // Config.Refuse
 	observe      func(net.Conn, []byte, time.Time) // Config.Observe; nil: heads are not recorded
-	lineLimit    int                               // the request-line record's size (framing.go)
 
 	lingerMu  sync.Mutex
 	stopped   bool
@@ -214,9 +208,8 @@ type limitListener struct {
 }
 
 // NewListener wraps ln so that at most cfg.Limit connections are open at
-// once (see above), each timed phase by phase (deadline.go), recorded for
-// the request-line check (framing.go), and closed lingering after an error
-// response (linger.go). Temporary accept errors are retried, never
+// once (see above), each timed phase by phase (deadline.go), and closed
+// lingering after an error response (linger.go). Temporary accept errors are retried, never
 // returned. A Listener given to NewListener again is returned as it is.
 // Cost per accepted connection: see Accept.
 func NewListener(ln net.Listener, cfg Config) net.Listener {
@@ -232,7 +225,6 @@ func NewListener(ln net.Listener, cfg Config) net.Listener {
 		answer:       cfg.Refuse,
 		observe:      cfg.Observe,
 		timeouts:     cfg.Timeouts.limits(),
-		lineLimit:    mirrorLimit(cfg.HeaderLimit),
 	}
 }
 
@@ -260,9 +252,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		delay = 0
 		if l.open.Add(1) <= l.limit {
 			if tc, ok := c.(tlsConnState); ok {
-				return &limitTLSConn{&limitConn{Conn: newTimeoutConn(c, &l.timeouts, false), l: l, lines: lineMirror{limit: l.lineLimit}}, tc}, nil
+				return &limitTLSConn{&limitConn{Conn: newTimeoutConn(c, &l.timeouts, false), l: l}, tc}, nil
 			}
-			return &limitConn{Conn: newTimeoutConn(c, &l.timeouts, true), l: l, lines: lineMirror{limit: l.lineLimit}}, nil
+			return &limitConn{Conn: newTimeoutConn(c, &l.timeouts, true), l: l}, nil
 		}
 		l.open.Add(-1)
 		l.refuse(c)
@@ -406,20 +398,37 @@ type limitConn struct {
 	closed  atomic.Bool
 	linger  atomic.Bool // set by errorResponse; Close may come from Shutdown's goroutine
 	gotByte bool        // some request byte was read (fasthttp's connection goroutine only)
-	lines   lineMirror  // what was read, for the request-line check (framing.go)
+	bareLF  bool        // the last read was a head ended by a bare LF (bareblock.go); same goroutine
 }
 
-// Read notes that the client sent something. Cost: one branch per read.
+// Read notes that the client sent something, and fails at once with
+// ErrBareLFHead after a read that returned a head fasthttp would wait on
+// (bareblock.go). Cost: two branches per read, and a few byte compares
+// on a read that begins a request.
 func (c *limitConn) Read(p []byte) (int, error) {
+	if c.bareLF {
+		return 0, ErrBareLFHead
+	}
+	start := !c.gotByte || c.idle()
 	n, err := c.Conn.Read(p)
 	if n > 0 && c.closed.Load() {
 		return 0, io.EOF // closed while the listener drains: what raced the close is not served (drain.go)
 	}
-	if n > 0 && !c.gotByte {
+	if n > 0 {
 		c.gotByte = true
+		if start && bareLFHead(p[:n]) {
+			c.bareLF = true
+		}
 	}
-	c.lines.feed(p[:n])
 	return n, err
+}
+
+// idle reports whether c waits for a request: its response went out, so
+// the next bytes begin a request (deadline.go's phases; false when c has
+// none).
+func (c *limitConn) idle() bool {
+	tc, ok := c.Conn.(*timeoutConn)
+	return ok && tc.phase != phaseReading && !tc.handedOver.Load()
 }
 
 // errorResponse is called (ErrorResponse) before fasthttp writes a
@@ -490,21 +499,6 @@ func ErrorResponse(c net.Conn) bool {
 		return lc.errorResponse()
 	}
 	return true
-}
-
-// CheckRequestLine is the request-line check (framing.go) of req, the
-// request just read from c: FaultBareLineEnd when its request line (or an
-// empty line before it) ended with a bare LF, FaultUnchecked when it
-// could not be checked, FaultNone otherwise and for a connection that did
-// not come through a Listener. A request given a fault must be refused
-// (ErrorResponse, then an error response with Connection: close). Call it
-// once per request, in order, before its handler. Cost: see
-// BenchmarkRequestLine; no allocation.
-func CheckRequestLine(c net.Conn, req *fasthttp.Request) Fault {
-	if lc := limitConnOf(c); lc != nil {
-		return lc.lines.check(req)
-	}
-	return FaultNone
 }
 
 // Managed is the connection under c whose deadlines the Listener manages
