@@ -224,18 +224,28 @@ func publishedModules(t *testing.T, repo string) []published {
 	return mods
 }
 
-// consumerEnv is the environment of a user outside the repository: no
-// workspace, the repository's modules only from the file proxy (never looked
-// up in the checksum database), everything else from the local module cache
-// or the machine's proxy, in a module cache that holds no other copy of the
-// repository's modules (modproxy env), and go.mod updated as needed.
+// consumerEnv is the environment of a user outside the repository, as
+// `modproxy env` prints it: no workspace, the repository's modules only
+// from the file proxy (never looked up in the checksum database),
+// everything else from the local module cache or the machine's proxy, in a
+// module cache of the proxy's own, and go.mod updated as needed.
 func consumerEnv(t *testing.T, clone, proxy string) []string {
 	t.Helper()
-	env := strings.Split(run(t, clone, nil, "go", "run", "./scripts/modproxy", "env", "-proxy", proxy), "\n")
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "GOFLAGS=") {
-			env[i] = kv + " -mod=mod"
+	return parseExports(t, run(t, clone, nil, "go", "run", "./scripts/modproxy", "env", "-proxy", proxy))
+}
+
+// parseExports turns the `export KEY='VALUE'` lines modproxy env prints
+// into KEY=VALUE entries for exec.Cmd.Env.
+func parseExports(t *testing.T, out string) []string {
+	t.Helper()
+	var env []string
+	for _, line := range strings.Split(out, "\n") {
+		kv, ok := strings.CutPrefix(line, "export ")
+		k, v, ok2 := strings.Cut(kv, "=")
+		if !ok || !ok2 || len(v) < 2 || v[0] != '\'' || v[len(v)-1] != '\'' {
+			t.Fatalf("modproxy env printed %q, not an export line", line)
 		}
+		env = append(env, k+"="+strings.ReplaceAll(v[1:len(v)-1], `'\''`, "'"))
 	}
 	return env
 }
