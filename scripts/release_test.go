@@ -169,6 +169,44 @@ func TestReleaseRefuses(t *testing.T) {
 	}
 }
 
+// TestReleaseDryRunReports: on a clone whose CHANGELOG has no heading for
+// the version (a clean clone between releases says "Unreleased"), with a
+// CI that would fail and a change in the work tree, a dry run does not
+// stop: it reports each refusal, runs no CI unless asked (--ci), still
+// shows the release commit and the tags, and leaves the clone as it was.
+func TestReleaseDryRunReports(t *testing.T) {
+	clone := cloneForRelease(t, "exit 1")
+	head := run(t, clone, nil, "git", "rev-parse", "HEAD")
+	if err := os.WriteFile(filepath.Join(clone, "scratch.txt"), []byte("edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, clone, nil, "bash", "-c", "bash scripts/release.sh --dry-run v0.98.0 2>&1")
+	for _, want := range []string{
+		"would refuse: the work tree has changes",
+		`would refuse: CHANGELOG.md has no heading "## [0.98.0] - YYYY-MM-DD"`,
+		"CI not run",
+		"== dry run: the tags would be",
+		"  otel/v0.98.0",
+		"== dry run: a release now would refuse:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the dry run did not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "CI fails") {
+		t.Errorf("the dry run ran CI without --ci:\n%s", out)
+	}
+	if tags := run(t, clone, nil, "git", "tag", "--list"); tags != "" {
+		t.Errorf("the dry run made tags:\n%s", tags)
+	}
+	if got := run(t, clone, nil, "git", "rev-parse", "HEAD"); got != head {
+		t.Errorf("the dry run committed")
+	}
+	if st := run(t, clone, nil, "git", "status", "--porcelain"); st != "?? scratch.txt" {
+		t.Errorf("the dry run changed the work tree:\n%s", st)
+	}
+}
+
 // cloneForRelease clones this repository's HEAD into a temporary directory
 // and commits there a .ci/run that only runs ci (the real CI is what runs
 // these tests) and a dated CHANGELOG heading for testVersion.
