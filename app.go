@@ -81,7 +81,7 @@ type Config struct {
 	// Serve accept, one phase at a time (reading a request from its first
 	// byte, writing its response, waiting idle), at ~50 ns per
 	// keep-alive request; a timeout is never early and at most about 10 ms
-	// late (internal/conn/deadline.go). The fasthttp.Server of
+	// late. The fasthttp.Server of
 	// App.Server keeps its own timeout fields at zero.
 	IdleTimeout time.Duration
 
@@ -351,7 +351,7 @@ type Route struct {
 	Middleware   []Middleware    // run after app and group middleware, BEFORE the contract
 	Handler      Handler
 
-	// Documentation only (routeinfo.go): never read while serving.
+	// Documentation only (see RouteInfo): never read while serving.
 	Doc       RouteDoc   // summary, tags, operationId, ...; merged over the Group's
 	Errors    []*Error   // application errors the handler can return (their status and code)
 	Responses []Response // success responses; none: a 200 with an unspecified body

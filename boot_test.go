@@ -32,7 +32,7 @@ func (r *recorder) plugin(name string, deps ...string) fx.Plugin {
 
 // Plugins registered in any order run dependencies first, ties in
 // registration order.
-func TestRule8PluginOrder(t *testing.T) {
+func TestPluginOrder(t *testing.T) {
 	cases := []struct {
 		name    string
 		plugins func(r *recorder) []fx.Plugin
@@ -71,7 +71,7 @@ func TestRule8PluginOrder(t *testing.T) {
 	}
 }
 
-func TestRule8MissingDependency(t *testing.T) {
+func TestMissingDependency(t *testing.T) {
 	r := &recorder{}
 	app := quiet()
 	app.Register(r.plugin("db"))
@@ -89,7 +89,7 @@ func TestRule8MissingDependency(t *testing.T) {
 	}
 }
 
-func TestRule8Cycle(t *testing.T) {
+func TestCycle(t *testing.T) {
 	for name, plugins := range map[string][][]string{
 		"three": {{"a", "b"}, {"b", "c"}, {"c", "a"}, {"d"}},
 		"self":  {{"solo", "solo"}},
@@ -119,7 +119,7 @@ func TestRule8Cycle(t *testing.T) {
 	}
 }
 
-func TestRule8SetupErrorAbortsBoot(t *testing.T) {
+func TestSetupErrorAbortsBoot(t *testing.T) {
 	boom := errors.New("cannot connect")
 	r := &recorder{}
 	app := quiet()
@@ -137,7 +137,7 @@ func TestRule8SetupErrorAbortsBoot(t *testing.T) {
 	}
 }
 
-func TestRule8SetupPanic(t *testing.T) {
+func TestSetupPanic(t *testing.T) {
 	app := quiet()
 	app.Register(fx.Plugin{Name: "wild", Setup: func(*fx.App) error { panic("setup exploded") }})
 	err := app.Boot()
@@ -150,7 +150,7 @@ func TestRule8SetupPanic(t *testing.T) {
 
 // Setup may register routes, middleware and the hook; they behave as if
 // registered before boot.
-func TestRule8SetupRegisters(t *testing.T) {
+func TestSetupRegisters(t *testing.T) {
 	var hooked atomic.Int32
 	app := quiet()
 	app.Get("/early", func(c *fx.Ctx) error { return c.String(200, "early") })
@@ -178,7 +178,7 @@ func TestRule8SetupRegisters(t *testing.T) {
 }
 
 // Configuration errors are recorded and all returned by Boot.
-func TestRule9ConfigurationErrorsJoined(t *testing.T) {
+func TestConfigurationErrorsJoined(t *testing.T) {
 	app := quiet()
 	app.Route(fx.Route{Method: "GET", Path: "/a"})
 	app.Route(fx.Route{Method: "POST", Path: "/b"})

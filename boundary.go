@@ -180,7 +180,7 @@ func (a *App) callHook(c *Ctx, raw any, status int) (handled bool) {
 	resp.SetStatusCode(status)
 	handled = a.invokeHook(c, raw)
 	if !handled {
-		c.hookDeclined(resp) // rule 4: what a declining hook keeps
+		c.hookDeclined(resp) // what a declining hook keeps (docs/errors.md, "The error hook")
 	}
 	return handled
 }

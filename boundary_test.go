@@ -18,11 +18,12 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 )
 
 // Returned errors and panics reach the same boundary; an *fx.Error
 // anywhere in the chain gives its own status, code, message and details.
-func TestRule1ReturnedAndPanickedErrorsAreTheSame(t *testing.T) {
+func TestReturnedAndPanickedErrorsAreTheSame(t *testing.T) {
 	teapot := fx.NewError(418, "APP_TEAPOT", "short and stout", map[string]any{"spout": true})
 	app := quiet()
 	app.Get("/return", func(c *fx.Ctx) error { return teapot })
@@ -55,7 +56,7 @@ func TestRule1ReturnedAndPanickedErrorsAreTheSame(t *testing.T) {
 	}
 }
 
-func TestRule1AnythingElseIsInternalError(t *testing.T) {
+func TestAnythingElseIsInternalError(t *testing.T) {
 	app := quiet()
 	app.Get("/err", func(c *fx.Ctx) error { return errors.New("db password=hunter2") })
 	app.Get("/str", func(c *fx.Ctx) error { panic("secret string") })
@@ -102,7 +103,7 @@ func TestTypedNilErrorIsInternalError(t *testing.T) {
 }
 
 // Development mode shows the raw text of a 500.
-func TestRule5DevelopmentShowsErrorText(t *testing.T) {
+func TestDevelopmentShowsErrorText(t *testing.T) {
 	app := quiet(fx.Config{Development: true})
 	app.Get("/err", func(c *fx.Ctx) error { return errors.New("db is down") })
 	app.Get("/str", func(c *fx.Ctx) error { panic("boom \"quoted\"") })
@@ -116,7 +117,7 @@ func TestRule5DevelopmentShowsErrorText(t *testing.T) {
 }
 
 // The hook sees the raw value: the same pointer, the same string.
-func TestRule2HookSeesRawValue(t *testing.T) {
+func TestHookSeesRawValue(t *testing.T) {
 	sentinel := errors.New("sentinel")
 	fxErr := fx.NewError(409, "APP_CONFLICT", "conflict")
 	type custom struct{ n int }
@@ -154,7 +155,7 @@ func TestRule2HookSeesRawValue(t *testing.T) {
 
 // A middleware that passes next()'s error through unchanged: the
 // hook still gets the raw panic value, not the PanicError.
-func TestRule2HookSeesRawValueThroughMiddleware(t *testing.T) {
+func TestHookSeesRawValueThroughMiddleware(t *testing.T) {
 	sentinel := errors.New("sentinel")
 	for name, h := range map[string]fx.Handler{
 		"panic string": func(*fx.Ctx) error { panic("x") },
@@ -186,7 +187,7 @@ func TestRule2HookSeesRawValueThroughMiddleware(t *testing.T) {
 }
 
 // For an unmatched route the hook gets an *fx.Error FX_NOT_FOUND.
-func TestRule2HookSeesNotFound(t *testing.T) {
+func TestHookSeesNotFound(t *testing.T) {
 	var got any
 	app := quiet()
 	app.OnError(func(c *fx.Ctx, err any) bool { got = err; return false })
@@ -198,7 +199,7 @@ func TestRule2HookSeesNotFound(t *testing.T) {
 }
 
 // A hook returning true has written the response; it is sent as is.
-func TestRule4HookTrueSendsItsResponse(t *testing.T) {
+func TestHookTrueSendsItsResponse(t *testing.T) {
 	app := quiet()
 	app.OnError(func(c *fx.Ctx, err any) bool {
 		c.SetHeader("X-Hook", "yes")
@@ -240,7 +241,7 @@ func TestHookResponseDropsStaleContentEncoding(t *testing.T) {
 
 // A hook returning false discards what the hook wrote (body and headers); headers
 // the handler set before failing are kept.
-func TestRule4HookFalseDiscardsWhatItWrote(t *testing.T) {
+func TestHookFalseDiscardsWhatItWrote(t *testing.T) {
 	app := quiet()
 	app.OnError(func(c *fx.Ctx, err any) bool {
 		c.SetHeader("X-Hook", "half")
@@ -288,7 +289,7 @@ func TestErrorResponseKeepsEarlierHeaders(t *testing.T) {
 
 // A hook that panics falls back to the default envelope of the
 // original error and is logged at error level.
-func TestRule3HookPanicFallsBackToOriginal(t *testing.T) {
+func TestHookPanicFallsBackToOriginal(t *testing.T) {
 	app, logs := newLogged()
 	app.OnError(func(c *fx.Ctx, err any) bool {
 		c.SetHeader("X-Hook", "dying")
@@ -314,7 +315,7 @@ func TestRule3HookPanicFallsBackToOriginal(t *testing.T) {
 
 // 5xx are logged with method, path, code and the raw error,
 // whether or not a hook is set; 4xx are not logged as failures.
-func TestRule5FailuresAreLogged(t *testing.T) {
+func TestFailuresAreLogged(t *testing.T) {
 	for _, withHook := range []bool{false, true} {
 		app, logs := newLogged()
 		if withHook {
@@ -617,7 +618,7 @@ func TestRelNoInternalsInProductionBodies(t *testing.T) {
 		if w.status < 400 {
 			t.Fatalf("%s: status %d", p.name, w.status)
 		}
-		if _, err := relCheckEnvelope(w.status, w.header, w.body, map[string]int{"APP_X": 400}); err != nil {
+		if _, err := fxtest.CheckEnvelope(w.status, w.header, w.body, map[string]int{"APP_X": 400}); err != nil {
 			t.Fatalf("%s: %v", p.name, err)
 		}
 		if m := relLeaky(string(w.body)); m != "" {

@@ -12,7 +12,7 @@ package fx
 //     kept for compatibility and built from the constants. The framework
 //     never reads them while serving; new code should not either.
 //
-// TestRule11CatalogIsExact keeps the four in step, and
+// TestCatalogIsExact keeps the four in step, and
 // TestReadmeCatalogTable keeps the README's table in step with them.
 
 // The built-in error codes: name a code with these (ErrorCodes is the
@@ -82,6 +82,10 @@ const (
 	// CodeIdempotencyKeyRequired (400): the route requires an
 	// Idempotency-Key and none, or a malformed one, was sent.
 	CodeIdempotencyKeyRequired string = "FX_IDEMPOTENCY_KEY_REQUIRED"
+	// CodeUpgradeRequired (426): a WebSocket route (package websocket) was
+	// sent a request that is not a WebSocket handshake; sent with
+	// Upgrade: websocket (RFC 9110, section 15.5.22).
+	CodeUpgradeRequired string = "FX_UPGRADE_REQUIRED"
 )
 
 // StatusOf returns the HTTP status of a built-in code, and false for any
@@ -107,6 +111,8 @@ func StatusOf(code string) (int, bool) {
 		return 409, true
 	case CodeValidationError, CodeIdempotencyKeyReused:
 		return 422, true
+	case CodeUpgradeRequired:
+		return 426, true
 	case CodeRateLimited:
 		return 429, true
 	case CodeHeadersTooLarge:
@@ -177,6 +183,7 @@ type errorCodes struct {
 	IdempotencyKeyReused    string
 	IdempotencyInFlight     string
 	IdempotencyKeyRequired  string
+	UpgradeRequired         string
 }
 
 // ErrorCodes lists every code the framework emits, by name, as in the
@@ -207,6 +214,7 @@ var ErrorCodes = errorCodes{
 	IdempotencyKeyReused:    CodeIdempotencyKeyReused,
 	IdempotencyInFlight:     CodeIdempotencyInFlight,
 	IdempotencyKeyRequired:  CodeIdempotencyKeyRequired,
+	UpgradeRequired:         CodeUpgradeRequired,
 }
 
 // ErrorStatus maps every built-in code to its HTTP status (FX_ERROR_STATUS
@@ -231,4 +239,5 @@ var allCodes = [...]string{
 	CodePayloadTooLarge, CodeRequestTimeout, CodeHeadersTooLarge,
 	CodeServiceUnavailable, CodeRateLimited, CodeTimeout,
 	CodeIdempotencyKeyReused, CodeIdempotencyInFlight, CodeIdempotencyKeyRequired,
+	CodeUpgradeRequired,
 }

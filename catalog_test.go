@@ -37,15 +37,16 @@ var wantCatalog = map[string]int{
 	"FX_SERVICE_UNAVAILABLE": 503,
 	"FX_RATE_LIMITED":        429,
 	"FX_TIMEOUT":             504,
-	// Idempotency keys (rule 22).
+	// Idempotency keys (docs/idempotency.md).
 	"FX_IDEMPOTENCY_KEY_REUSED":   422,
 	"FX_IDEMPOTENCY_IN_FLIGHT":    409,
 	"FX_IDEMPOTENCY_KEY_REQUIRED": 400,
+	"FX_UPGRADE_REQUIRED":         426,
 }
 
 // ErrorStatus lists exactly the built-in codes with their
 // statuses, and ErrorCodes names each of them once.
-func TestRule11CatalogIsExact(t *testing.T) {
+func TestCatalogIsExact(t *testing.T) {
 	if !reflect.DeepEqual(fx.ErrorStatus, wantCatalog) {
 		t.Errorf("ErrorStatus = %v\nwant %v", fx.ErrorStatus, wantCatalog)
 	}
@@ -129,7 +130,8 @@ func TestCatalogFormsAgree(t *testing.T) {
 		fx.CodeRouteHandlerRequired, fx.CodeNextCalledMultipleTimes, fx.CodeNodeInternalError,
 		fx.CodeBadRequest, fx.CodePayloadTooLarge, fx.CodeRequestTimeout, fx.CodeHeadersTooLarge,
 		fx.CodeServiceUnavailable, fx.CodeRateLimited, fx.CodeTimeout,
-		fx.CodeIdempotencyKeyReused, fx.CodeIdempotencyInFlight, fx.CodeIdempotencyKeyRequired}
+		fx.CodeIdempotencyKeyReused, fx.CodeIdempotencyInFlight, fx.CodeIdempotencyKeyRequired,
+		fx.CodeUpgradeRequired}
 	if len(consts) != len(wantCatalog) {
 		t.Fatalf("%d constants for %d codes", len(consts), len(wantCatalog))
 	}

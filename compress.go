@@ -148,8 +148,8 @@ type CompressionConfig struct {
 
 	// SkipCredentialed sends responses to requests that carry a Cookie or
 	// an Authorization header as they are, uncompressed, so that their
-	// length tells nothing about secrets they hold (BREACH; see the block
-	// comment of compress.go). Credentials in another header (an API key
+	// length tells nothing about secrets they hold (BREACH; see
+	// docs/security.md). Credentials in another header (an API key
 	// header) are not recognised: opt those routes out with NoCompression.
 	// Cost: two header lookups per response that would be compressed.
 	SkipCredentialed bool

@@ -22,14 +22,12 @@ import (
 // another request's bytes). Methods whose result aliases request memory say
 // so in their names or doc (Body).
 //
-// Its methods are grouped by concern, one file each: this file holds its
-// lifecycle (the pool, Context and SetDeadline, request-scoped values,
-// the outcome observers read: Status, ErrorCode, Route, Duration, and the
-// log attributes); ctx_request.go reads the request (method, path,
-// parameters, query, headers, body, cookies, forms); ctx_response.go writes
-// the response (JSON, headers, cookies, redirects, the error envelope);
-// ctx_client.go finds the client's address behind trusted proxies;
-// ctx_stream.go streams (Stream, SSE).
+// Its methods, by concern: its lifecycle (Context and SetDeadline,
+// request-scoped values, the outcome observers read: Status, ErrorCode,
+// Route, Duration, and the log attributes); reading the request (method,
+// path, parameters, query, headers, body, cookies, forms); writing the
+// response (JSON, headers, cookies, redirects, the error envelope); the
+// client's address behind trusted proxies; streaming (Stream, SSE).
 type Ctx struct {
 	rc  *fasthttp.RequestCtx
 	app *App
@@ -269,12 +267,15 @@ type ctxOutcome struct {
 	// rawPath makes c.Path() the path as sent: the request's path was
 	// refused (refusePath), and its decoded form is not what was refused.
 	rawPath bool
+	// detached: the handler took the connection over (Ctx.Detach); finish
+	// holds the Ctx until its end (ctx_detach.go).
+	detached bool
 }
 
 func (o *ctxOutcome) reset() {
 	o.code = ""
 	o.start, o.end = time.Time{}, time.Time{}
-	o.final, o.hookPanicked, o.rawPath = false, false, false
+	o.final, o.hookPanicked, o.rawPath, o.detached = false, false, false, false
 	if cap(o.attrs) > maxKeptAttrs {
 		o.attrs = nil // a request that added hundreds does not pin them in the pool
 	} else {

@@ -66,7 +66,7 @@ func (t *trustedProxies) contains(a netip.Addr) bool {
 }
 
 // configErrors is every configuration error Config recorded at New; Boot
-// reports them with the others (rule 9).
+// reports them with the other configuration errors.
 func (a *App) configErrors() []error { return a.cfg.trusted.errs }
 
 // ClientAddr returns the address of the client: the socket peer, or, when

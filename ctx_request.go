@@ -40,7 +40,7 @@ func methodString(m []byte) string {
 
 // Path returns the request path, percent-decoded and normalised (as
 // net/http's URL.Path), without the query. It is the path the router
-// matched (path.go), so a guard on it sees what decides the route. For a
+// matched, so a guard on it sees what decides the route. For a
 // path refused before routing (seen only by OnResponse observers) it is
 // the path as sent, escapes included. It allocates a copy.
 func (c *Ctx) Path() string {
@@ -60,8 +60,8 @@ func (c *Ctx) Host() string { return string(c.rc.Host()) }
 // Param returns the value of the path parameter name (":name" or "*name"
 // in the route), or "" when the route has no such parameter. The value is
 // the matching part of c.Path(): already percent-decoded (once) and
-// normalised, since the router matches the path c.Path() returns (see
-// path.go); it is not decoded again, so a value never differs from what
+// normalised, since the router matches the path c.Path() returns; it is
+// not decoded again, so a value never differs from what
 // c.Path() shows. The value is safe to keep.
 func (c *Ctx) Param(name string) string {
 	v, _ := c.rc.UserValue(name).(string)

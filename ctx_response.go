@@ -296,7 +296,7 @@ func (c *Ctx) WriteError(err any) {
 
 // NoCompress sends this request's response uncompressed, whatever
 // Config.Compression says: for a response that reflects input next to a
-// secret (BREACH, see the block comment of compress.go). Call it before
+// secret (BREACH: see CompressionConfig and docs/security.md). Call it before
 // the handler returns; it holds for the error envelope too. Cost: one
 // user value (no allocation); without Config.Compression it does nothing.
 func (c *Ctx) NoCompress() { c.rc.SetUserValue(noCompressKey{}, true) }

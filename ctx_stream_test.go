@@ -12,23 +12,8 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 )
-
-// serveReal serves app on a loopback port until the test ends.
-func serveReal(t *testing.T, app *fx.App) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
-	t.Cleanup(func() {
-		app.Shutdown()
-		<-served
-	})
-	return "http://" + ln.Addr().String()
-}
 
 func TestStreamWritesChunks(t *testing.T) {
 	app := quiet()
@@ -67,7 +52,7 @@ func TestStreamErrorTruncatesAndLogs(t *testing.T) {
 					return errors.New("database went away")
 				})
 			})
-			base := serveReal(t, app)
+			base := "http://" + fxtest.Serve(t, app)
 			resp, err := http.Get(base + "/")
 			if err != nil {
 				t.Fatal(err)
@@ -120,7 +105,7 @@ func TestStreamOutlivesWriteTimeout(t *testing.T) {
 			return nil
 		})
 	})
-	resp, err := http.Get(serveReal(t, app) + "/")
+	resp, err := http.Get("http://" + fxtest.Serve(t, app) + "/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +255,7 @@ func TestSSEClientGoneEndsStream(t *testing.T) {
 			}
 		})
 	})
-	base := serveReal(t, app)
+	base := "http://" + fxtest.Serve(t, app)
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +286,7 @@ func TestStreamDeadlineDoesNotLeakToNextRequest(t *testing.T) {
 		return c.Stream("text/plain", func(w *bufio.Writer) error { _, err := w.WriteString("s"); return err })
 	})
 	app.Get("/p", func(c *fx.Ctx) error { return c.String(200, "plain") })
-	base := serveReal(t, app)
+	base := "http://" + fxtest.Serve(t, app)
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
 		t.Fatal(err)

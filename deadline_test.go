@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 )
 
 // The connection layer's phase deadlines (internal/conn, deadline.go)
@@ -67,7 +68,7 @@ func TestDeadlineLazyStillBounds(t *testing.T) {
 	const readTimeout, idleTimeout = 300 * time.Millisecond, 300 * time.Millisecond
 	app := quiet(fx.Config{ReadTimeout: readTimeout, IdleTimeout: idleTimeout})
 	app.Get("/hello", func(c *fx.Ctx) error { return c.JSON(200, "hello") })
-	addr := serveLocal(t, app)
+	addr := fxtest.Serve(t, app)
 
 	c, get := keepAlive(t, addr)
 	for range 20 {
@@ -128,7 +129,7 @@ func TestDeadlineInterimResponseKeepsReadTimeout(t *testing.T) {
 	const readTimeout = 200 * time.Millisecond
 	app := quiet(fx.Config{ReadTimeout: readTimeout, IdleTimeout: 20 * time.Second})
 	app.Post("/echo", func(c *fx.Ctx) error { return c.Send(200, "text/plain", c.Body()) })
-	c, err := net.Dial("tcp", serveLocal(t, app))
+	c, err := net.Dial("tcp", fxtest.Serve(t, app))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,29 +10,150 @@ import (
 	"testing"
 )
 
-// TestDocMapNamesEverySourceFile: the package comment's map ("the life of
-// one request", doc.go) names every source file of the package, so a
-// reader following a request finds each file's place, and it says where
-// the timeouts live.
-func TestDocMapNamesEverySourceFile(t *testing.T) {
+// TestArchitectureNamesEverySourceFile: ARCHITECTURE.md's table of the
+// core names every source file of the package, so a reader following a
+// request finds each file's place, and it says where the timeouts live.
+func TestArchitectureNamesEverySourceFile(t *testing.T) {
 	t.Parallel()
-	doc := packageDoc(t)
+	b, err := os.ReadFile("ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arch := string(b)
 	files, err := os.ReadDir(".")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range files {
 		name := f.Name()
-		if f.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || name == "doc.go" {
+		if f.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
 			continue
 		}
-		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`).MatchString(doc) {
-			t.Errorf("doc.go's map does not name %s", name)
+		if !strings.Contains(arch, "`"+name+"`") {
+			t.Errorf("ARCHITECTURE.md's table of the core does not name %s", name)
 		}
 	}
-	if !strings.Contains(doc, "Where do timeouts live: in internal/conn") {
-		t.Error("doc.go does not say where the timeouts live (the connection layer, internal/conn, first)")
+	if !strings.Contains(arch, "Where do timeouts live: in internal/conn") {
+		t.Error("ARCHITECTURE.md does not say where the timeouts live (the connection layer, internal/conn, first)")
 	}
+}
+
+// TestExportedDocsNameNoInternals: what go doc shows users (the package
+// comment, the doc of every exported declaration and of every exported
+// field) names no source file and no unexported identifier of the
+// package; the maintainers' map is ARCHITECTURE.md. An unexported name is
+// looked for when it cannot be an English word (it has an upper-case
+// letter after the first, like checkRequestLine).
+func TestExportedDocsNameNoInternals(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := pkgs["fx"]
+	internal := map[string]bool{}
+	camel := regexp.MustCompile(`^[a-z][a-z0-9]*[A-Z]`)
+	for _, f := range pkg.Files {
+		for _, d := range f.Decls {
+			for _, name := range declNames(d) {
+				if !ast.IsExported(name) && camel.MatchString(name) {
+					internal[name] = true
+				}
+			}
+		}
+	}
+	fileName := regexp.MustCompile(`\b[a-z_0-9]+\.go\b`)
+	word := regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+	check := func(where string, cg *ast.CommentGroup) {
+		if cg == nil {
+			return
+		}
+		text := cg.Text()
+		if m := fileName.FindString(text); m != "" {
+			t.Errorf("%s: the doc names the source file %s", where, m)
+		}
+		for _, w := range word.FindAllString(text, -1) {
+			if internal[w] {
+				t.Errorf("%s: the doc names the unexported %s", where, w)
+			}
+		}
+	}
+	for name, f := range pkg.Files {
+		if f.Doc != nil {
+			check(name+": package comment", f.Doc)
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Name.IsExported() && (d.Recv == nil || exportedRecv(d.Recv)) {
+					check(d.Name.Name, d.Doc)
+				}
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					switch s := spec.(type) {
+					case *ast.TypeSpec:
+						if !s.Name.IsExported() {
+							continue
+						}
+						check(s.Name.Name, d.Doc)
+						check(s.Name.Name, s.Doc)
+						if st, ok := s.Type.(*ast.StructType); ok {
+							for _, fld := range st.Fields.List {
+								if len(fld.Names) > 0 && fld.Names[0].IsExported() {
+									check(s.Name.Name+"."+fld.Names[0].Name, fld.Doc)
+									check(s.Name.Name+"."+fld.Names[0].Name, fld.Comment)
+								}
+							}
+						}
+					case *ast.ValueSpec:
+						if s.Names[0].IsExported() {
+							check(s.Names[0].Name, d.Doc)
+							check(s.Names[0].Name, s.Doc)
+							check(s.Names[0].Name, s.Comment)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// declNames returns the names a top-level declaration introduces.
+func declNames(d ast.Decl) []string {
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		if d.Recv == nil {
+			return []string{d.Name.Name}
+		}
+	case *ast.GenDecl:
+		var names []string
+		for _, spec := range d.Specs {
+			switch s := spec.(type) {
+			case *ast.TypeSpec:
+				names = append(names, s.Name.Name)
+			case *ast.ValueSpec:
+				for _, n := range s.Names {
+					names = append(names, n.Name)
+				}
+			}
+		}
+		return names
+	}
+	return nil
+}
+
+// exportedRecv reports whether a method's receiver type is exported.
+func exportedRecv(fl *ast.FieldList) bool {
+	t := fl.List[0].Type
+	if s, ok := t.(*ast.StarExpr); ok {
+		t = s.X
+	}
+	if ix, ok := t.(*ast.IndexExpr); ok {
+		t = ix.X
+	}
+	id, ok := t.(*ast.Ident)
+	return ok && id.IsExported()
 }
 
 // TestCatalogDocsSayWhichToUse: of the four names of the catalog, the
@@ -55,16 +176,6 @@ func TestCatalogDocsSayWhichToUse(t *testing.T) {
 			t.Errorf("the doc of %s does not call it a compatibility name", name)
 		}
 	}
-}
-
-// packageDoc returns the package comment of doc.go.
-func packageDoc(t *testing.T) string {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f.Doc.Text()
 }
 
 // declDocs returns the doc comment of every top-level declaration of

@@ -102,7 +102,7 @@ var importPaths = map[string]string{
 	"middleware": "github.com/fxhq/fx/middleware", "fxtest": "github.com/fxhq/fx/fxtest",
 	"nethttp": "github.com/fxhq/fx/nethttp", "wasm": "github.com/fxhq/fx/wasm",
 	"openapi": "github.com/fxhq/fx/openapi", "fxotel": "github.com/fxhq/fx/otel",
-	"client": "github.com/fxhq/fx/client",
+	"client": "github.com/fxhq/fx/client", "websocket": "github.com/fxhq/fx/websocket",
 	"health": "github.com/fxhq/fx/health", "static": "github.com/fxhq/fx/static",
 	"jwt":        "github.com/fxhq/fx/middleware/jwt",
 	"prometheus": "github.com/prometheus/client_golang/prometheus",
@@ -120,6 +120,7 @@ var moduleOf = map[string]string{
 	"github.com/prometheus/client_golang/prometheus":     "prometheus",
 	"github.com/fxhq/fx/middleware/ratelimit/redisstore": "middleware/ratelimit/redisstore",
 	"github.com/redis/go-redis/v9":                       "middleware/ratelimit/redisstore",
+	"github.com/fxhq/fx/websocket":                       "websocket",
 }
 
 var lineComment = regexp.MustCompile(`(?m)//.*$`)

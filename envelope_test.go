@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 )
 
 func TestRelUndecodableDetails(t *testing.T) {
@@ -31,14 +32,14 @@ func TestRelUndecodableDetails(t *testing.T) {
 	for name := range cases {
 		t.Run(name, func(t *testing.T) {
 			w := do(t, app, "GET", "/details/"+name, "")
-			env, err := relCheckEnvelope(w.status, w.header, w.body, map[string]int{"APP_BAD_DETAILS": 400})
+			env, err := fxtest.CheckEnvelope(w.status, w.header, w.body, map[string]int{"APP_BAD_DETAILS": 400})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if env.Code != "APP_BAD_DETAILS" || env.Message != "Bad details" {
 				t.Fatalf("envelope changed: %q", w.body)
 			}
-			if env.HasDetails {
+			if env.Details != nil {
 				t.Fatalf("undecodable details sent anyway: %s", env.Details)
 			}
 			if m := relLeaky(string(w.body)); m != "" {

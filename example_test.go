@@ -206,3 +206,30 @@ func ExampleApp_Test() {
 	// Output:
 	// 200 application/json {"status":"ok"}
 }
+
+// A typed operation: the input struct's tags bind the path and the body
+// and state the constraints; every failing field is one issue of one 422.
+func ExampleOp() {
+	type NewOrder struct {
+		SKU string `json:"sku" validate:"required"`
+		Qty int    `json:"qty" validate:"min=1,max=99"`
+	}
+	type CreateOrder struct {
+		Shop string `path:"shop"`
+		Body NewOrder
+	}
+	type Order struct {
+		Shop string `json:"shop"`
+		SKU  string `json:"sku"`
+		Qty  int    `json:"qty"`
+	}
+	app := fx.New()
+	fx.Op(app, "POST", "/shops/:shop/orders", func(c *fx.Ctx, in *CreateOrder) (*Order, error) {
+		return &Order{Shop: in.Shop, SKU: in.Body.SKU, Qty: in.Body.Qty}, nil
+	})
+	show(app, "POST", "/shops/north/orders", `{"sku":"A-1","qty":2}`)
+	show(app, "POST", "/shops/north/orders", `{"qty":0}`)
+	// Output:
+	// 200 {"shop":"north","sku":"A-1","qty":2}
+	// 422 {"error":{"code":"FX_VALIDATION_ERROR","message":"Request validation failed","details":{"issues":[{"location":"body","path":["qty"],"message":"Must be at least 1"},{"location":"body","path":["sku"],"message":"Required"}]}}}
+}

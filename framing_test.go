@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 )
 
 // framingApp answers POST / with the body it read and GET /next with
@@ -98,7 +99,7 @@ const smuggled = "GET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n"
 // behind it is never answered.
 func TestFramingRefusesAmbiguousRequests(t *testing.T) {
 	t.Parallel()
-	addr := serveLocal(t, framingApp(fx.Config{}))
+	addr := fxtest.Serve(t, framingApp(fx.Config{}))
 	const (
 		both     = "The request has both Content-Length and Transfer-Encoding"
 		fold     = "The request uses obsolete header line folding"
@@ -155,7 +156,7 @@ func TestFramingRefusesAmbiguousRequests(t *testing.T) {
 // Behind a body larger than the record the line cannot be checked: that
 // request is refused too.
 func TestFramingBareLFRequestLineBehindOthers(t *testing.T) {
-	addr := serveLocal(t, framingApp(fx.Config{HeaderLimit: 4096}))
+	addr := fxtest.Serve(t, framingApp(fx.Config{HeaderLimit: 4096}))
 	const bare = "GET /next HTTP/1.1\nHost: a\r\n\r\n"
 	big := strings.Repeat("b", 9000) // over the record of 2 x HeaderLimit
 	for name, tc := range map[string]struct{ first, msg string }{
@@ -208,7 +209,7 @@ func TestFramingBareLFRequestLineBehindOthers(t *testing.T) {
 // the one non-token byte fasthttp lets through). CR, LF and ':' are left
 // out: they end the line or the name rather than sit inside it.
 func TestFramingFieldNameBytes(t *testing.T) {
-	addr := serveLocal(t, framingApp(fx.Config{}))
+	addr := fxtest.Serve(t, framingApp(fx.Config{}))
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +254,7 @@ func isTchar(c byte) bool {
 // connection stays open.
 func TestFramingKeepsWellFramedPipelines(t *testing.T) {
 	t.Parallel()
-	addr := serveLocal(t, framingApp(fx.Config{}))
+	addr := fxtest.Serve(t, framingApp(fx.Config{}))
 	for name, tc := range map[string]struct {
 		raw   string
 		first string
@@ -287,7 +288,7 @@ func TestFramingKeepsWellFramedPipelines(t *testing.T) {
 // BodyLimit with Expect: 100-continue gets the 413 envelope at once, never
 // an interim 100 Continue inviting the client to send the body.
 func TestFramingExpectContinueOverLimit(t *testing.T) {
-	addr := serveLocal(t, framingApp(fx.Config{BodyLimit: 1024}))
+	addr := fxtest.Serve(t, framingApp(fx.Config{BodyLimit: 1024}))
 	t.Run("over the limit", func(t *testing.T) {
 		// Only the head is sent: the client waits for 100 Continue.
 		mustRefuseOnce(t, addr, "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 1025\r\n\r\n",
@@ -325,7 +326,7 @@ func TestFramingBodyLimitFollowsTheServer(t *testing.T) {
 	t.Parallel()
 	app := framingApp(fx.Config{BodyLimit: 1024})
 	app.Server().MaxRequestBodySize = 4096
-	addr := serveLocal(t, app)
+	addr := fxtest.Serve(t, app)
 	body := strings.Repeat("b", 2000)
 	resps, _ := wireExchange(t, addr, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2000\r\n\r\n"+body, 1)
 	if len(resps) != 1 || resps[0].status != 200 || string(resps[0].body) != "body="+body {

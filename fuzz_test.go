@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 )
 
 // relItem is the body type of the fuzz and reliability apps.
@@ -434,7 +435,7 @@ func FuzzJSONBody(f *testing.F) {
 				t.Fatalf("body %q decoded to %+v, encoding/json says %+v", body, got, std)
 			}
 		case 422:
-			env, _ := relCheckEnvelope(w.status, w.header, w.body, relAppCodes)
+			env, _ := fxtest.CheckEnvelope(w.status, w.header, w.body, relAppCodes)
 			if env.Code != fx.ErrorCodes.ValidationError || env.Message != "Request validation failed" {
 				t.Fatalf("422 with %s %q", env.Code, env.Message)
 			}

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 )
@@ -243,9 +244,9 @@ func relRoundTripErr(conn net.Conn, br *bufio.Reader, method, raw string) (resul
 }
 
 // relMustEnvelope asserts w is an envelope with status and code.
-func relMustEnvelope(t testing.TB, w result, status int, code string) relEnvelope {
+func relMustEnvelope(t testing.TB, w result, status int, code string) fxtest.Envelope {
 	t.Helper()
-	env, err := relCheckEnvelope(w.status, w.header, w.body, relAppCodes)
+	env, err := fxtest.CheckEnvelope(w.status, w.header, w.body, relAppCodes)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -262,29 +263,6 @@ func serveRaw(h fasthttp.RequestHandler, method, path string) *fasthttp.RequestC
 	rc.Request.SetRequestURI(path)
 	h(rc)
 	return rc
-}
-
-// serveLocal serves app with app.Serve on a loopback listener (127.0.0.1)
-// and returns the address; the server is shut down when the test ends, and
-// both Shutdown and Serve must return nil. relServeMem is the in-memory
-// equivalent.
-func serveLocal(t *testing.T, app *fx.App) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- app.Serve(ln) }()
-	t.Cleanup(func() {
-		if err := app.Shutdown(); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
 }
 
 // relConn is an in-memory net.Conn for fasthttp.Server.ServeConn: reads
@@ -344,74 +322,6 @@ func relParseWire(out []byte) ([]result, error) {
 	}
 }
 
-// relEnvelope is a decoded error envelope.
-type relEnvelope struct {
-	Code       string
-	Message    string
-	Details    json.RawMessage
-	HasDetails bool
-}
-
-// relCheckEnvelope checks that body is exactly one valid envelope for
-// status (Content-Type included) and returns it. appCodes lists the
-// application codes the App under test may send, with their statuses.
-func relCheckEnvelope(status int, header http.Header, body []byte, appCodes map[string]int) (relEnvelope, error) {
-	var env relEnvelope
-	if ct := header.Get("Content-Type"); ct != "application/json" {
-		return env, fmt.Errorf("status %d: Content-Type %q, want application/json; body %q", status, ct, body)
-	}
-	if !utf8.Valid(body) {
-		return env, fmt.Errorf("status %d: body is not UTF-8: %q", status, body)
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	var top map[string]json.RawMessage
-	if err := dec.Decode(&top); err != nil {
-		return env, fmt.Errorf("status %d: body is not JSON: %v: %q", status, err, body)
-	}
-	if dec.More() {
-		return env, fmt.Errorf("status %d: trailing data after the envelope: %q", status, body)
-	}
-	inner, ok := top["error"]
-	if len(top) != 1 || !ok {
-		return env, fmt.Errorf("status %d: body is not {\"error\":{...}}: %q", status, body)
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(inner, &fields); err != nil {
-		return env, fmt.Errorf("status %d: error is not an object: %q", status, body)
-	}
-	for k := range fields {
-		if k != "code" && k != "message" && k != "details" {
-			return env, fmt.Errorf("status %d: unexpected key %q: %q", status, k, body)
-		}
-	}
-	if err := json.Unmarshal(fields["code"], &env.Code); err != nil || env.Code == "" {
-		return env, fmt.Errorf("status %d: code missing or not a string: %q", status, body)
-	}
-	if err := json.Unmarshal(fields["message"], &env.Message); err != nil {
-		return env, fmt.Errorf("status %d: message missing or not a string: %q", status, body)
-	}
-	if d, ok := fields["details"]; ok {
-		if s := string(d); s == "null" || s == "{}" {
-			return env, fmt.Errorf("status %d: details present but empty: %q", status, body)
-		}
-		env.Details, env.HasDetails = d, true
-	}
-	want, known := fx.ErrorStatus[env.Code]
-	if !known {
-		want, known = appCodes[env.Code]
-	}
-	if !known {
-		return env, fmt.Errorf("status %d: code %q is neither a catalog code nor one of the app's", status, env.Code)
-	}
-	if want != status {
-		return env, fmt.Errorf("code %s came with status %d, want %d", env.Code, status, want)
-	}
-	if env.Code == fx.ErrorCodes.InternalError && (env.Message != "Internal server error" || env.HasDetails) {
-		return env, fmt.Errorf("production 500 says more than %q: %q", "Internal server error", body)
-	}
-	return env, nil
-}
-
 // relCheckWire checks every response in out: well-formed, and each error
 // status carries a valid envelope.
 func relCheckWire(out []byte, appCodes map[string]int) ([]result, error) {
@@ -421,7 +331,7 @@ func relCheckWire(out []byte, appCodes map[string]int) ([]result, error) {
 	}
 	for _, w := range ws {
 		if w.status >= 400 {
-			if _, err := relCheckEnvelope(w.status, w.header, w.body, appCodes); err != nil {
+			if _, err := fxtest.CheckEnvelope(w.status, w.header, w.body, appCodes); err != nil {
 				return ws, err
 			}
 		}

@@ -56,7 +56,7 @@ import (
 // request refused for its framing (internal/conn) shows its method and path
 // "/", its target having been replaced), Route "" and Duration 0 (fasthttp
 // does not record when its reading began). A path refused before routing
-// (an encoded '/', a '\', a double escape: path.go) is observed with
+// (an encoded '/', a '\', a double escape: see Ctx.Path) is observed with
 // Route "" and c.Path() the path as sent, escapes included. The
 // over-capacity 503 is observed with a Ctx of its own whose request is the
 // head the client sent (method, path, headers; not the body) and whose

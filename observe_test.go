@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/validate"
 )
 
@@ -68,7 +69,7 @@ func noMoreSeen(t *testing.T, ch chan seen) {
 	}
 }
 
-// Rule 20: Resolve reports, after next(), exactly the status and code the
+// Observation: Resolve reports, after next(), exactly the status and code the
 // boundary then sends, for every shape of failure, in production and in
 // development mode.
 func TestResolveAgreesWithTheBoundary(t *testing.T) {
@@ -139,7 +140,7 @@ func (a asOnlyErr) As(target any) bool {
 	return false
 }
 
-// Rule 20: observers see every request's final status, code and route
+// Observation: observers see every request's final status, code and route
 // pattern: a success, the 404 (even with no middleware and no hook, where
 // fx answers without a Ctx otherwise), a validation failure, a panic, a
 // hook-written response (its status, the failure's code), a group route.
@@ -194,7 +195,7 @@ func TestOnResponseSeesTheFinalOutcome(t *testing.T) {
 	}
 }
 
-// Rule 20: observers run in registration order; one that panics is
+// Observation: observers run in registration order; one that panics is
 // recovered and logged with the request's log attributes, and neither the
 // response nor the next observer suffers.
 func TestOnResponseOrderAndPanickingObserver(t *testing.T) {
@@ -227,13 +228,13 @@ func TestOnResponseOrderAndPanickingObserver(t *testing.T) {
 	}
 }
 
-// Rule 20: transport errors (fasthttp never hands them to a handler) and
+// Observation: transport errors (fasthttp never hands them to a handler) and
 // framing refusals are observed, with their code, Route "" and Duration 0.
 func TestOnResponseSeesTransportErrors(t *testing.T) {
 	app := quiet(fx.Config{BodyLimit: 1024, HeaderLimit: 2048})
 	ch := recordResponses(app)
 	app.Post("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
-	addr := serveLocal(t, app)
+	addr := fxtest.Serve(t, app)
 	for _, tc := range []struct {
 		name, raw string
 		status    int
@@ -256,14 +257,14 @@ func TestOnResponseSeesTransportErrors(t *testing.T) {
 	}
 }
 
-// Rule 20: the over-capacity 503, written on a refused connection without
+// Observation: the over-capacity 503, written on a refused connection without
 // a RequestCtx, is observed with the request head the client sent, the
 // connection's address and the 503 envelope.
 func TestOnResponseSeesTheOverCapacity503(t *testing.T) {
 	app := quiet(fx.Config{Concurrency: 1})
 	ch := recordResponses(app)
 	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
-	addr := serveLocal(t, app)
+	addr := fxtest.Serve(t, app)
 	first, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -289,7 +290,7 @@ func TestOnResponseSeesTheOverCapacity503(t *testing.T) {
 	}
 }
 
-// Rule 20: responses written without a Ctx are observed too, once: a
+// Observation: responses written without a Ctx are observed too, once: a
 // router redirect and a failed boot's 500 (with the boot error's code).
 func TestOnResponseSeesRedirectsAndFailedBoot(t *testing.T) {
 	app := quiet(fx.Config{RedirectTrailingSlash: true})
@@ -318,7 +319,7 @@ func TestOnResponseSeesRedirectsAndFailedBoot(t *testing.T) {
 	}
 }
 
-// Rule 20: the automatic OPTIONS answer is observed (fx routes it through
+// Observation: the automatic OPTIONS answer is observed (fx routes it through
 // its chain when observers are registered, even without middleware).
 func TestOnResponseSeesAutomaticOptions(t *testing.T) {
 	app := quiet(fx.Config{HandleOPTIONS: true})
@@ -409,10 +410,10 @@ func TestOnResponseAllocations(t *testing.T) {
 	}
 }
 
-// Rule 4 (decorating hook): a hook that returns false without writing a
+// The declining hook (docs/errors.md): a hook that returns false without writing a
 // body keeps the headers it set on the default envelope; Content-Type,
 // Content-Length, Content-Encoding and status stay the envelope's.
-func TestRule4HookFalseDecoratesTheEnvelope(t *testing.T) {
+func TestHookFalseDecoratesTheEnvelope(t *testing.T) {
 	app := quiet()
 	app.OnError(func(c *fx.Ctx, err any) bool {
 		c.SetHeader("X-Request-Id", "rid-1")
@@ -438,9 +439,9 @@ func TestRule4HookFalseDecoratesTheEnvelope(t *testing.T) {
 	}
 }
 
-// Rule 4: a hook that wrote a body and then returned false leaks nothing:
+// The declining hook: a hook that wrote a body and then returned false leaks nothing:
 // not a byte of its body, not its Content-Type, not its headers.
-func TestRule4HookFalseAfterWritingLeaksNothing(t *testing.T) {
+func TestHookFalseAfterWritingLeaksNothing(t *testing.T) {
 	app := quiet()
 	app.OnError(func(c *fx.Ctx, err any) bool {
 		c.SetHeader("X-Hook", "half")

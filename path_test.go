@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/nethttp"
 )
 
@@ -128,7 +129,7 @@ func rawGet(t *testing.T, addr, target string) (int, http.Header, string) {
 // 400 FX_BAD_REQUEST.
 func TestOnePathBothTransports(t *testing.T) {
 	app := pathApp()
-	addr := serveLocal(t, app)
+	addr := fxtest.Serve(t, app)
 	std := httptest.NewServer(nethttp.Handler(app))
 	t.Cleanup(std.Close)
 
@@ -204,7 +205,7 @@ func TestRefusedPathBeforeMiddleware(t *testing.T) {
 	app.OnResponse(func(c *fx.Ctx) {
 		got <- seen{c.Path(), c.Route(), c.ErrorCode(), c.Status()}
 	})
-	addr := serveLocal(t, app)
+	addr := fxtest.Serve(t, app)
 	std := httptest.NewServer(nethttp.Handler(app))
 	t.Cleanup(std.Close)
 	for _, tr := range []struct{ name, addr string }{

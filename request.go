@@ -157,13 +157,20 @@ const (
 //     OnShutdown functions ran;
 //  4. with Config.Compression, the response is compressed (compress.go).
 //
+// A detached request (Ctx.Detach: a WebSocket upgrade) skips all four
+// when its 101 is held: it is observed and released when its connection
+// ends (ctx_detach.go).
+//
 // Observers therefore see the body as written, before compression. The
 // over-capacity 503 (internal/conn), written on a connection before any
 // request exists, is observed without this step.
 //
-// Cost without observers and compression: two branches and one atomic
+// Cost without observers and compression: three branches and one atomic
 // load, no allocation.
 func (a *App) finish(rc *fasthttp.RequestCtx, c *Ctx, how ending, code string) {
+	if c != nil && c.out.detached && a.holdDetached(rc, c) {
+		return // observed and released when its connection ends (ctx_detach.go)
+	}
 	if a.observers != nil && rc.UserValue(observedKey{}) == nil {
 		if c == nil {
 			c = a.acquireCtx(rc, nil) // the observers' own, released below

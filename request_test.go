@@ -182,7 +182,7 @@ func relHammerOne(app *fx.App, kind int, id string) error {
 
 // A second next() returns FX_NEXT_CALLED_MULTIPLE_TIMES and never
 // re-runs the inner chain; unhandled, the request ends in that 500.
-func TestRule6SecondNextCall(t *testing.T) {
+func TestSecondNextCall(t *testing.T) {
 	var handlerRuns, innerRuns int
 	var second error
 	app := quiet()
@@ -217,7 +217,7 @@ func TestRule6SecondNextCall(t *testing.T) {
 
 // The next() guard holds when the second call is in an inner middleware
 // and when the middleware handles the guard error itself.
-func TestRule6GuardHandledByMiddleware(t *testing.T) {
+func TestGuardHandledByMiddleware(t *testing.T) {
 	var runs int
 	app := quiet()
 	app.Use(func(c *fx.Ctx, next fx.Next) error { return next() })

@@ -238,7 +238,7 @@ func TestOptionsThroughMiddleware(t *testing.T) {
 
 // Unmatched routes get the 404 envelope, a known path with another method
 // included.
-func TestRule7NotFound(t *testing.T) {
+func TestNotFound(t *testing.T) {
 	for _, withMW := range []bool{false, true} {
 		app := quiet()
 		if withMW {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/nethttp"
 )
 
@@ -34,7 +35,7 @@ func TestConnSilentClientClosedQuietly(t *testing.T) {
 	t.Parallel()
 	app := quiet(fx.Config{ReadTimeout: 150 * time.Millisecond})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
-	addr := serveLocal(t, app)
+	addr := fxtest.Serve(t, app)
 
 	t.Run("silent", func(t *testing.T) {
 		conn, err := net.Dial("tcp", addr)
@@ -223,7 +224,7 @@ func connEarly413s(t *testing.T, url string, n int) {
 // got the 413 3-8 times in 20 ("connection reset by peer").
 func TestConnEarlyErrorsReachTheClient(t *testing.T) {
 	t.Parallel()
-	addr := serveLocal(t, connLimitsApp())
+	addr := fxtest.Serve(t, connLimitsApp())
 	url := "http://" + addr + "/up"
 	n := connCount()
 	connEarly413s(t, url, n)
@@ -274,7 +275,7 @@ func TestConnLingerIsBounded(t *testing.T) {
 	app := quiet(fx.Config{BodyLimit: 1 << 20, Concurrency: 8})
 	app.Post("/up", func(c *fx.Ctx) error { return c.JSON(200, len(c.Body())) })
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
-	addr := serveLocal(t, app)
+	addr := fxtest.Serve(t, app)
 
 	t.Run("trickler cut off", func(t *testing.T) {
 		conn, err := net.Dial("tcp", addr)
@@ -438,7 +439,7 @@ func TestRelOverConcurrencyOverTCP(t *testing.T) {
 	t.Parallel()
 	app := quiet(fx.Config{Concurrency: 1})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
-	addr := serveLocal(t, app)
+	addr := fxtest.Serve(t, app)
 	first, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/valyala/fasthttp/fasthttputil"
 )
 
@@ -172,7 +173,7 @@ func TestRelWriteTimeoutFreesTheConnection(t *testing.T) {
 	app := quiet(fx.Config{WriteTimeout: 100 * time.Millisecond})
 	big := bytes.Repeat([]byte("z"), 64<<20) // far more than loopback socket buffers hold
 	app.Get("/big", func(c *fx.Ctx) error { return c.Send(200, "application/octet-stream", big) })
-	conn, err := net.Dial("tcp", serveLocal(t, app))
+	conn, err := net.Dial("tcp", fxtest.Serve(t, app))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 )
 
 // rawExchange writes the chunks to a fresh connection (pausing between them
@@ -44,11 +45,11 @@ func rawExchange(t *testing.T, addr string, pause time.Duration, chunks ...strin
 
 // Transport errors carry the envelope with catalog codes, and
 // never echo request bytes.
-func TestRule10TransportErrors(t *testing.T) {
+func TestTransportErrors(t *testing.T) {
 	t.Parallel()
 	app := quiet(fx.Config{BodyLimit: 1024, HeaderLimit: 2048, ReadTimeout: 300 * time.Millisecond})
 	app.Post("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
-	addr := serveLocal(t, app)
+	addr := fxtest.Serve(t, app)
 
 	t.Run("ok", func(t *testing.T) {
 		r := rawExchange(t, addr, 0, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")

@@ -19,6 +19,7 @@ require (
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/fasthttp/websocket v1.5.12 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 )
 
@@ -30,14 +31,17 @@ require (
 	github.com/cloudwego/base64x v0.1.6 // indirect
 	github.com/fasthttp/router v1.5.4 // indirect
 	github.com/fxhq/fx/middleware/ratelimit/redisstore v0.1.0
+	github.com/fxhq/fx/websocket v0.1.0
 	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
 	github.com/gin-contrib/sse v1.1.0 // indirect
 	github.com/go-playground/locales v0.14.2 // indirect
 	github.com/go-playground/universal-translator v0.18.2 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
+	github.com/gofiber/contrib/websocket v1.3.4
 	github.com/gofiber/schema v1.7.0 // indirect
 	github.com/gofiber/utils/v2 v2.0.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/gorilla/websocket v1.5.3
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect

@@ -30,15 +30,17 @@ import (
 func BenchmarkIdempotencyAdded(b *testing.B) {
 	b.Run("Bare", func(b *testing.B) { benchOrders(b, nil) })
 	b.Run("Memory", func(b *testing.B) {
-		benchOrders(b, idempotency.New(idempotency.Config{Store: idempotency.NewMemoryStore(idempotency.MemoryConfig{MaxKeys: 1 << 16})}))
+		benchOrders(b, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: idempotency.NewMemoryStore(idempotency.MemoryConfig{MaxKeys: 1 << 16})}))
 	})
 	addr := benchRedis(b)
 	client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, PoolSize: 16})
 	b.Cleanup(func() { client.Close() })
 	store := redisstore.NewIdempotency(client, redisstore.IdempotencyConfig{})
-	b.Run("RedisSync", func(b *testing.B) { benchOrders(b, idempotency.New(idempotency.Config{Store: store})) })
+	b.Run("RedisSync", func(b *testing.B) {
+		benchOrders(b, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: store}))
+	})
 	b.Run("RedisAfter", func(b *testing.B) {
-		benchOrders(b, idempotency.New(idempotency.Config{Store: store, CompleteAfterResponse: true}))
+		benchOrders(b, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: store, CompleteAfterResponse: true}))
 	})
 	b.Run("RedisSETPX", func(b *testing.B) {
 		ctx := context.Background()

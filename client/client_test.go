@@ -2,6 +2,7 @@ package client
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -19,7 +20,7 @@ import (
 )
 
 // serve runs app on a loopback port for the test and returns its base URL.
-func serve(t *testing.T, app *fx.App) string {
+func serve(t testing.TB, app *fx.App) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -298,7 +299,8 @@ func rawServer(t *testing.T, answer func(net.Conn, *http.Request)) *rawSrv {
 				if err != nil {
 					return
 				}
-				io.Copy(io.Discard, req.Body)
+				body, _ := io.ReadAll(req.Body)
+				req.Body = io.NopCloser(bytes.NewReader(body)) // answer may read it again
 				s.count.Add(1)
 				answer(conn, req)
 			}()
@@ -381,6 +383,7 @@ func TestDecideTable(t *testing.T) {
 		{"409 in flight", st(409, fx.CodeIdempotencyInFlight), true, true},
 		{"other error", errors.New("x"), true, false},
 		{"too large, safe", &TransportError{Sent: true, Err: ErrResponseTooLarge}, true, false},
+		{"redirect loop, safe", &TransportError{Sent: true, Err: ErrTooManyRedirects}, true, false},
 	}
 	for _, tc := range cases {
 		if _, got := DefaultRetry.decide(tc.err, 1, tc.safe); got != tc.retry {
@@ -401,6 +404,12 @@ func TestServerHint(t *testing.T) {
 		{http.Header{"Retry-After": {"3"}}, 3 * time.Second},
 		{http.Header{"Retry-After": {now.Add(7 * time.Second).Format(http.TimeFormat)}}, 7 * time.Second},
 		{http.Header{"Retry-After": {"999999999"}}, time.Hour},
+		{http.Header{"Retry-After": {"9300000000"}}, time.Hour},              // × 1e9 ns overflows int64
+		{http.Header{"Retry-After": {"18446744074"}}, time.Hour},             // wraps round to 0.6 s
+		{http.Header{"Retry-After": {"99999999999999999999999"}}, time.Hour}, // beyond uint64
+		{http.Header{"Retry-After": {"+5"}}, 0},
+		{http.Header{"Retry-After": {now.Add(200 * 365 * 24 * time.Hour).Format(http.TimeFormat)}}, time.Hour},
+		{http.Header{"Ratelimit": {`"default";r=0;t=18446744074`}}, time.Hour},
 		{http.Header{"Retry-After": {"-4"}}, 0},
 		{http.Header{"Ratelimit": {`"default";r=0;t=12`}}, 12 * time.Second},
 		{http.Header{"Ratelimit": {`"default";r=5;t=12`}}, 0},

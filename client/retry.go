@@ -27,13 +27,17 @@ import (
 //     method is idempotent (GET, HEAD, OPTIONS, TRACE, PUT, DELETE), or it
 //     carries an Idempotency-Key, which the server uses to run it at most
 //     once;
-//   - fewer than MaxAttempts attempts were made, the wait fits in the
-//     context's deadline, and the Client's Budget allows one more retry.
+//   - fewer than MaxAttempts attempts were made, the wait is at most
+//     MaxWait and fits in the context's deadline, and the Client's Budget
+//     allows one more retry.
 //
 // The wait before attempt n+1 is a random duration in [0, min(MaxDelay,
 // BaseDelay·2ⁿ⁻¹)] ("full jitter"), or the server's hint when that is
 // longer: Retry-After (seconds or an HTTP date), or the t= of a RateLimit
-// header whose r= is 0.
+// header whose r= is 0. A hint is capped at one hour whatever it says (a
+// number of seconds beyond time.Duration's range included), and a wait
+// longer than MaxWait, or than what is left of the context, is not
+// waited: the call ends at once with the answer that asked for it.
 type Retry struct {
 	// MaxAttempts is the most attempts a call makes, the first included;
 	// 0 means 4; 1 turns retries off.
@@ -42,10 +46,18 @@ type Retry struct {
 	BaseDelay time.Duration
 	// MaxDelay caps the backoff (not a server's hint); 0 means 2 s.
 	MaxDelay time.Duration
+	// MaxWait is the longest the client waits before one retry, a
+	// server's Retry-After or RateLimit hint included: a call whose next
+	// wait would be longer ends at once with the answer that asked for
+	// it, so that a call without a context deadline is not parked for as
+	// long as the server says. 0 means 30 s; a negative value lifts the
+	// bound (hints stay capped at one hour, and the context's deadline
+	// still applies).
+	MaxWait time.Duration
 }
 
 // DefaultRetry is the policy of a Config whose Retry is the zero value.
-var DefaultRetry = Retry{MaxAttempts: 4, BaseDelay: 50 * time.Millisecond, MaxDelay: 2 * time.Second}
+var DefaultRetry = Retry{MaxAttempts: 4, BaseDelay: 50 * time.Millisecond, MaxDelay: 2 * time.Second, MaxWait: 30 * time.Second}
 
 func (r Retry) withDefaults() Retry {
 	if r.MaxAttempts == 0 {
@@ -56,6 +68,9 @@ func (r Retry) withDefaults() Retry {
 	}
 	if r.MaxDelay <= 0 {
 		r.MaxDelay = DefaultRetry.MaxDelay
+	}
+	if r.MaxWait == 0 {
+		r.MaxWait = DefaultRetry.MaxWait
 	}
 	return r
 }
@@ -71,7 +86,7 @@ func (r Retry) decide(err error, attempt int, safe bool) (time.Duration, bool) {
 	var se *statusError
 	switch {
 	case errors.As(err, &te):
-		if te.Sent && !safe || errors.Is(err, ErrResponseTooLarge) { // the same answer would come back
+		if te.Sent && !safe || errors.Is(err, ErrResponseTooLarge) || errors.Is(err, ErrTooManyRedirects) { // the same answer would come back
 			return 0, false
 		}
 	case errors.As(err, &se):
@@ -86,8 +101,11 @@ func (r Retry) decide(err error, attempt int, safe bool) (time.Duration, bool) {
 	if ceiling > r.MaxDelay || ceiling <= 0 {
 		ceiling = r.MaxDelay
 	}
-	wait := time.Duration(rand.Int64N(int64(ceiling) + 1))
-	return max(wait, hint), true
+	wait := max(time.Duration(rand.Int64N(int64(ceiling)+1)), hint)
+	if r.MaxWait > 0 && wait > r.MaxWait {
+		return 0, false // the server asks for longer than this client waits
+	}
+	return wait, true
 }
 
 // transientStatus reports whether an error answer may succeed if sent
@@ -133,41 +151,64 @@ func notSent(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
+// maxHint caps every server hint, so that a hostile or broken header
+// cannot park a call.
+const maxHint = time.Hour
+
 // serverHint is how long the server asked the client to wait: Retry-After
 // (delay-seconds or an HTTP date), else the t= of a RateLimit item whose
-// r= is 0 (draft-ietf-httpapi-ratelimit-headers). Hints are capped at one
-// hour, so that a hostile or broken header cannot park a call.
+// r= is 0 (draft-ietf-httpapi-ratelimit-headers). Every hint is capped at
+// maxHint, a number of seconds too large for a time.Duration (or for a
+// uint64) included: it saturates instead of wrapping round to a short or
+// negative wait.
 func serverHint(h http.Header, now time.Time) time.Duration {
 	var d time.Duration
 	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-			d = time.Duration(s) * time.Second
+		if s, ok := seconds(v); ok {
+			d = s
 		} else if t, err := http.ParseTime(v); err == nil {
-			d = t.Sub(now)
+			d = t.Sub(now) // Sub saturates: a date far ahead is no overflow
 		}
 	} else if v := h.Get("RateLimit"); v != "" {
 		for _, item := range strings.Split(v, ",") {
-			if r, ok := param(item, "r"); ok && r == 0 {
-				if t, ok := param(item, "t"); ok {
-					d = max(d, time.Duration(t)*time.Second)
+			if r, ok := seconds(param(item, "r")); ok && r == 0 {
+				if t, ok := seconds(param(item, "t")); ok {
+					d = max(d, t)
 				}
 			}
 		}
 	}
-	return min(max(d, 0), time.Hour)
+	return min(max(d, 0), maxHint)
 }
 
-// param returns the integer value of parameter name in one RateLimit item
-// (`"name";r=0;t=12`).
-func param(item, name string) (int, bool) {
+// seconds reads delay-seconds (RFC 9110 §10.2.3: one or more digits) as a
+// duration capped at maxHint; ok is false when v is not digits only.
+func seconds(v string) (d time.Duration, ok bool) {
+	if v == "" {
+		return 0, false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil || n > uint64(maxHint/time.Second) { // err: beyond uint64 (digits only, so a range error)
+		return maxHint, true
+	}
+	return time.Duration(n) * time.Second, true
+}
+
+// param returns the value of parameter name in one RateLimit item
+// (`"name";r=0;t=12`), or "".
+func param(item, name string) string {
 	for _, p := range strings.Split(item, ";")[1:] {
 		k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
 		if ok && k == name {
-			n, err := strconv.Atoi(v)
-			return n, err == nil
+			return v
 		}
 	}
-	return 0, false
+	return ""
 }
 
 // BudgetConfig sizes a Budget.

@@ -59,6 +59,10 @@ func (r *Response) assertError(status int, code string) (Envelope, bool) {
 	if ct := r.Header().Get("Content-Type"); ct != "application/json" {
 		r.fail("Content-Type %q, want application/json (error %s)", ct, code)
 	}
+	if err := envelopeShape(r.Body); err != nil {
+		r.fail("%s, want error %s", err, code)
+		return Envelope{}, false
+	}
 	env, err := decodeEnvelope(r.Body)
 	if err != nil {
 		r.fail("%s, want error %s", err, code)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/valyala/fasthttp/fasthttputil"
 )
 
 // Client sends requests to one App through its real fasthttp server, in
@@ -22,6 +23,11 @@ type Client struct {
 	t        testing.TB
 	app      *fx.App
 	contract *contract // strict mode (strict.go); nil when off
+
+	// The in-memory listener WebSocket connections are served on
+	// (websocket.go), started on first use.
+	lnOnce sync.Once
+	ln     *fasthttputil.InmemoryListener
 }
 
 // New returns a Client for app, bound to t. It boots app, failing the test

@@ -72,8 +72,6 @@
 //     serving between requests, so Shutdown returns in microseconds (it
 //     used to take ~100 ms per App: fasthttp's shutdown polls its
 //     connection count every 100 ms).
-//   - Signer: an HS256 token a few microseconds, RS256 about a millisecond;
-//     generating an RSA key about 0.1 s (share RS*/PS* Signers).
 //
 // # Failures
 //
@@ -159,8 +157,8 @@
 //
 // # Credentials
 //
-// Signer mints JWTs (HS*, RS*, PS*, ES*, EdDSA) with roles, permissions and
-// tenant claims, and builds the jwt.Verifier (package middleware/jwt) that accepts them;
-// Unsigned and Tamper build the forgeries a verifier must refuse. APIKeys
-// mints API keys for principals and builds middleware.APIKeys.
+// APIKeys mints API keys for principals and builds middleware.APIKeys.
+// JWTs come from package middleware/jwt/jwttest (a Signer with roles,
+// permissions and tenant claims, and the forgeries a verifier must
+// refuse), so that fxtest itself links no JWT library.
 package fxtest

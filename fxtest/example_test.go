@@ -3,7 +3,6 @@ package fxtest_test
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
@@ -57,28 +56,6 @@ func Example() {
 	env := resp.Envelope()
 	fmt.Println(resp.Status, env.Code, env.Message)
 	// Output: 404 APP_USER_NOT_FOUND User not found
-}
-
-func ExampleSigner() {
-	s := fxtest.NewSigner(fxtest.HS256) // a fresh secret; RS256, ES256, EdDSA alike
-	app := fx.New()
-	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: s.Verifier()}))
-	app.Route(fx.Route{
-		Method: "GET", Path: "/admin",
-		Middleware: []fx.Middleware{middleware.RequireRoles("admin")},
-		Handler: func(c *fx.Ctx) error {
-			p, _ := middleware.PrincipalFrom(c)
-			return c.String(200, p.Subject+" of "+p.Tenant)
-		},
-	})
-	c := fxtest.New(t, app)
-
-	ok := c.Get("/admin").Bearer(s.Token(fxtest.Subject("alice"), fxtest.Roles("admin"), fxtest.Tenant("acme"))).Do()
-	fmt.Println(ok.Status, string(ok.Body))
-	c.Get("/admin").Bearer(s.Token(fxtest.Roles("viewer"))).Do().AssertError(403, fx.ErrorCodes.Forbidden)
-	c.Get("/admin").Bearer(s.Token(fxtest.ExpiresIn(-time.Hour))).Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
-	c.Get("/admin").Bearer(s.Unsigned(fxtest.Roles("admin"))).Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
-	// Output: 200 alice of acme
 }
 
 func ExampleAPIKeys() {

@@ -9,6 +9,9 @@ import (
 	"net/textproto"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/fxhq/fx"
 )
 
 // Response is a response read back by Do: status, headers and the whole
@@ -117,6 +120,99 @@ func decodeEnvelope(body []byte) (Envelope, error) {
 		}
 	}
 	return env, nil
+}
+
+// CheckEnvelope checks that a response read by other means than the test
+// client (a loopback socket, net/http, a generated client) is exactly one
+// fx error envelope for its status, and returns it decoded:
+//
+//   - Content-Type application/json, a body of valid UTF-8 holding one
+//     JSON value and nothing after it;
+//   - that value is {"error":{...}} with a string "code", a string
+//     "message" and, optionally, "details" (never null, never {}), and no
+//     other key;
+//   - the code is a catalog code sent with its status (fx.StatusOf), or
+//     one of appCodes sent with the status appCodes gives it;
+//   - a 500 FX_INTERNAL_ERROR says only "Internal server error", with no
+//     details (what production sends; pass a development App's responses
+//     elsewhere).
+//
+// The error says what is wrong, quoting the body. appCodes may be nil.
+// Response.AssertError checks the same wire format on a test client's
+// response.
+func CheckEnvelope(status int, header http.Header, body []byte, appCodes map[string]int) (Envelope, error) {
+	if ct := header.Get("Content-Type"); ct != "application/json" {
+		return Envelope{}, fmt.Errorf("status %d: Content-Type %q, want application/json; body %q", status, ct, body)
+	}
+	if err := envelopeShape(body); err != nil {
+		return Envelope{}, fmt.Errorf("status %d: %v", status, err)
+	}
+	env, err := decodeEnvelope(body)
+	if err != nil {
+		return env, fmt.Errorf("status %d: %v: %q", status, err, body)
+	}
+	want, known := fx.ErrorStatus[env.Code]
+	if !known {
+		want, known = appCodes[env.Code]
+	}
+	if !known {
+		return env, fmt.Errorf("status %d: code %q is neither a catalog code nor one of the app's", status, env.Code)
+	}
+	if want != status {
+		return env, fmt.Errorf("code %s came with status %d, want %d", env.Code, status, want)
+	}
+	if env.Code == fx.CodeInternalError && (env.Message != "Internal server error" || env.Details != nil) {
+		return env, fmt.Errorf("a production 500 says more than %q: %q", "Internal server error", body)
+	}
+	return env, nil
+}
+
+// envelopeShape checks the wire format of an envelope body: valid UTF-8,
+// one JSON object {"error":{...}} and nothing after it, the error object
+// holding a string code, a string message and optional details that are
+// neither null nor {}, and no other key.
+func envelopeShape(body []byte) error {
+	if !utf8.Valid(body) {
+		return fmt.Errorf("the body is not UTF-8: %q", body)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var top map[string]json.RawMessage
+	if err := dec.Decode(&top); err != nil {
+		return fmt.Errorf("the body is not JSON: %v: %q", err, body)
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data after the envelope: %q", body)
+	}
+	inner, ok := top["error"]
+	if len(top) != 1 || !ok {
+		return fmt.Errorf(`the body is not an error envelope {"error":{...}}: %q`, body)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(inner, &fields); err != nil || fields == nil {
+		return fmt.Errorf("error is not an object: %q", body)
+	}
+	for k, v := range fields {
+		switch k {
+		case "code", "message":
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				return fmt.Errorf("%s is not a string: %q", k, body)
+			}
+		case "details":
+			if d := string(v); d == "null" || d == "{}" {
+				return fmt.Errorf("details present but empty (%s): %q", d, body)
+			}
+		default:
+			return fmt.Errorf("unexpected key %q in error: %q", k, body)
+		}
+	}
+	if _, ok := fields["code"]; !ok {
+		return fmt.Errorf("no code: %q", body)
+	}
+	if _, ok := fields["message"]; !ok {
+		return fmt.Errorf("no message: %q", body)
+	}
+	return nil
 }
 
 // Envelope decodes the body as an error envelope. When the body is not one

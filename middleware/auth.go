@@ -265,8 +265,8 @@ func (a *authenticator) handle(c *fx.Ctx, next fx.Next) error {
 // (fasthttp's Peek takes the first, a proxy may take the last) would let
 // a proxy and fx authenticate different principals. Auth refuses them
 // with 401 FX_UNAUTHENTICATED (reason multiple_credentials, challenge
-// error="invalid_request"), like every malformed credential (SPEC rule
-// 12), rather than 400: the client's remedy is to send one credential,
+// error="invalid_request"), like every malformed credential (the auth
+// contract in docs/auth.md), rather than 400: the client's remedy is to send one credential,
 // and it keeps the 401 contract clients branch on. Cost: one pass over
 // the request's header lines, no allocation (fasthttp's PeekAll reuses a
 // per-request buffer).

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt"
+	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
 func authApp(t *testing.T, cfg middleware.AuthConfig, fxcfg ...fx.Config) *fx.App {
@@ -24,25 +24,25 @@ func authApp(t *testing.T, cfg middleware.AuthConfig, fxcfg ...fx.Config) *fx.Ap
 
 // noneToken is an unsigned token (alg "none"), as an attacker would send it.
 func noneToken(t *testing.T) string {
-	return signer(nil).Unsigned(fxtest.Roles("admin"))
+	return signer(nil).Unsigned(jwttest.Roles("admin"))
 }
 
 // tamper replaces claims in the payload of tok, keeping the signature.
-func tamper(t *testing.T, tok string, claims fxtest.Claims) string {
-	return fxtest.Tamper(tok, claims)
+func tamper(t *testing.T, tok string, claims jwttest.Claims) string {
+	return jwttest.Tamper(tok, claims)
 }
 
 // critToken has a "crit" header the verifier does not understand.
 func critToken(t *testing.T) string {
-	return signer(nil).Token(fxtest.Header("crit", []string{"exp-ext"}), fxtest.Header("exp-ext", true))
+	return signer(nil).Token(jwttest.Header("crit", []string{"exp-ext"}), jwttest.Header("exp-ext", true))
 }
 
 func TestAuthBearerAndAPIKey(t *testing.T) {
 	app := authApp(t, middleware.AuthConfig{Bearer: hsVerifier(t), APIKeys: apiKeys(t)},
 		fx.Config{HeaderLimit: 64 << 10})
 
-	valid := sign(t, fxtest.Claims{"roles": []string{"admin"}}, nil)
-	hs384 := signerFor(fxtest.HS384, append(hsSecret, hsSecret...), "").Token()
+	valid := sign(t, jwttest.Claims{"roles": []string{"admin"}}, nil)
+	hs384 := signerFor(jwttest.HS384, append(hsSecret, hsSecret...), "").Token()
 	long := strings.Repeat("a", middleware.DefaultMaxCredentialLength+1)
 
 	type tc struct {
@@ -82,39 +82,39 @@ func TestAuthBearerAndAPIKey(t *testing.T) {
 			reason: "malformed_credentials", msg: "malformed", oauth: "invalid_token", secret: "aaaa.bbbb"},
 		{name: "signed with the wrong key", headers: bearer(sign(t, nil, otherKey)), status: 401,
 			reason: "invalid_credentials", msg: "signature is invalid", oauth: "invalid_token"},
-		{name: "payload tampered", headers: bearer(tamper(t, valid, fxtest.Claims{"sub": "root"})), status: 401,
+		{name: "payload tampered", headers: bearer(tamper(t, valid, jwttest.Claims{"sub": "root"})), status: 401,
 			reason: "invalid_credentials", msg: "signature is invalid", oauth: "invalid_token"},
 		{name: "alg none", headers: bearer(noneToken(t)), status: 401,
 			reason: "invalid_credentials", msg: "algorithm is not allowed", oauth: "invalid_token"},
 		{name: "alg outside the allow-list", headers: bearer(hs384), status: 401,
 			reason: "invalid_credentials", msg: "algorithm is not allowed", oauth: "invalid_token"},
-		{name: "expired", headers: bearer(sign(t, fxtest.Claims{"exp": fixedNow.Add(-time.Hour).Unix()}, nil)), status: 401,
+		{name: "expired", headers: bearer(sign(t, jwttest.Claims{"exp": fixedNow.Add(-time.Hour).Unix()}, nil)), status: 401,
 			reason: "expired", msg: "Bearer token has expired", oauth: "invalid_token"},
-		{name: "expired within leeway", headers: bearer(sign(t, fxtest.Claims{"exp": fixedNow.Add(-10 * time.Second).Unix()}, nil)), status: 200},
-		{name: "expired beyond leeway", headers: bearer(sign(t, fxtest.Claims{"exp": fixedNow.Add(-31 * time.Second).Unix()}, nil)), status: 401,
+		{name: "expired within leeway", headers: bearer(sign(t, jwttest.Claims{"exp": fixedNow.Add(-10 * time.Second).Unix()}, nil)), status: 200},
+		{name: "expired beyond leeway", headers: bearer(sign(t, jwttest.Claims{"exp": fixedNow.Add(-31 * time.Second).Unix()}, nil)), status: 401,
 			reason: "expired", oauth: "invalid_token"},
-		{name: "not yet valid", headers: bearer(sign(t, fxtest.Claims{"nbf": fixedNow.Add(time.Hour).Unix()}, nil)), status: 401,
+		{name: "not yet valid", headers: bearer(sign(t, jwttest.Claims{"nbf": fixedNow.Add(time.Hour).Unix()}, nil)), status: 401,
 			reason: "not_yet_valid", msg: "not valid yet", oauth: "invalid_token"},
-		{name: "issued in the future", headers: bearer(sign(t, fxtest.Claims{"iat": fixedNow.Add(time.Hour).Unix()}, nil)), status: 401,
+		{name: "issued in the future", headers: bearer(sign(t, jwttest.Claims{"iat": fixedNow.Add(time.Hour).Unix()}, nil)), status: 401,
 			reason: "not_yet_valid", msg: "not valid yet", oauth: "invalid_token"},
-		{name: "iat within leeway", headers: bearer(sign(t, fxtest.Claims{"iat": fixedNow.Add(10 * time.Second).Unix()}, nil)), status: 200},
-		{name: "nbf within leeway", headers: bearer(sign(t, fxtest.Claims{"nbf": fixedNow.Add(10 * time.Second).Unix()}, nil)), status: 200},
-		{name: "wrong issuer", headers: bearer(sign(t, fxtest.Claims{"iss": "https://evil.example"}, nil)), status: 401,
+		{name: "iat within leeway", headers: bearer(sign(t, jwttest.Claims{"iat": fixedNow.Add(10 * time.Second).Unix()}, nil)), status: 200},
+		{name: "nbf within leeway", headers: bearer(sign(t, jwttest.Claims{"nbf": fixedNow.Add(10 * time.Second).Unix()}, nil)), status: 200},
+		{name: "wrong issuer", headers: bearer(sign(t, jwttest.Claims{"iss": "https://evil.example"}, nil)), status: 401,
 			reason: "invalid_claims", msg: "issuer is not accepted", oauth: "invalid_token"},
-		{name: "no issuer", headers: bearer(sign(t, fxtest.Claims{"iss": nil}, nil)), status: 401,
+		{name: "no issuer", headers: bearer(sign(t, jwttest.Claims{"iss": nil}, nil)), status: 401,
 			reason: "invalid_claims", msg: "issuer is not accepted", oauth: "invalid_token"},
-		{name: "no audience", headers: bearer(sign(t, fxtest.Claims{"aud": nil}, nil)), status: 401,
+		{name: "no audience", headers: bearer(sign(t, jwttest.Claims{"aud": nil}, nil)), status: 401,
 			reason: "invalid_claims", msg: "audience is not accepted", oauth: "invalid_token"},
-		{name: "empty audience", headers: bearer(sign(t, fxtest.Claims{"aud": ""}, nil)), status: 401,
+		{name: "empty audience", headers: bearer(sign(t, jwttest.Claims{"aud": ""}, nil)), status: 401,
 			reason: "invalid_claims", msg: "audience is not accepted", oauth: "invalid_token"},
-		{name: "empty issuer", headers: bearer(sign(t, fxtest.Claims{"iss": ""}, nil)), status: 401,
+		{name: "empty issuer", headers: bearer(sign(t, jwttest.Claims{"iss": ""}, nil)), status: 401,
 			reason: "invalid_claims", msg: "issuer is not accepted", oauth: "invalid_token"},
-		{name: "wrong audience", headers: bearer(sign(t, fxtest.Claims{"aud": []string{"other-api"}}, nil)), status: 401,
+		{name: "wrong audience", headers: bearer(sign(t, jwttest.Claims{"aud": []string{"other-api"}}, nil)), status: 401,
 			reason: "invalid_claims", msg: "audience is not accepted", oauth: "invalid_token"},
-		{name: "audience among several", headers: bearer(sign(t, fxtest.Claims{"aud": []string{"other-api", testAud}}, nil)), status: 200},
-		{name: "no expiry", headers: bearer(sign(t, fxtest.Claims{"exp": nil}, nil)), status: 401,
+		{name: "audience among several", headers: bearer(sign(t, jwttest.Claims{"aud": []string{"other-api", testAud}}, nil)), status: 200},
+		{name: "no expiry", headers: bearer(sign(t, jwttest.Claims{"exp": nil}, nil)), status: 401,
 			reason: "invalid_claims", msg: "claims are invalid", oauth: "invalid_token"},
-		{name: "exp of the wrong type", headers: bearer(sign(t, fxtest.Claims{"exp": "tomorrow"}, nil)), status: 401,
+		{name: "exp of the wrong type", headers: bearer(sign(t, jwttest.Claims{"exp": "tomorrow"}, nil)), status: 401,
 			reason: "invalid_claims", oauth: "invalid_token"},
 		{name: "unknown crit header", headers: bearer(critToken(t)), status: 401,
 			reason: "invalid_claims", oauth: "invalid_token"},
@@ -186,7 +186,7 @@ func TestAuthPrincipal(t *testing.T) {
 		t.Fatal(err)
 	}
 	app := authApp(t, middleware.AuthConfig{Bearer: v})
-	tok := sign(t, fxtest.Claims{
+	tok := sign(t, jwttest.Claims{
 		"sub":          "alice",
 		"scope":        "reports:read reports:write",
 		"realm_access": map[string]any{"roles": []any{"admin", 7, "ops"}},
@@ -270,7 +270,7 @@ func TestAuthHookSeesSharedError(t *testing.T) {
 	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: hsVerifier(t)}))
 	app.OnError(func(c *fx.Ctx, err any) bool { seen = err; return false })
 	app.Get("/me", whoami)
-	r := do(t, app, "GET", "/me", map[string]string{"Authorization": "Bearer " + sign(t, fxtest.Claims{"exp": fixedNow.Add(-time.Hour).Unix()}, nil)})
+	r := do(t, app, "GET", "/me", map[string]string{"Authorization": "Bearer " + sign(t, jwttest.Claims{"exp": fixedNow.Add(-time.Hour).Unix()}, nil)})
 	expectError(t, r, 401, fx.ErrorCodes.Unauthenticated, "expired")
 	fe, ok := seen.(*fx.Error)
 	if !ok || fe.Details.(middleware.FailureDetails).Reason != middleware.ReasonExpired {

@@ -59,12 +59,15 @@ type CORSConfig struct {
 	//     AllowCredentials;
 	//   - "null": the opaque origin (sandboxed iframes, file: pages, some
 	//     redirects). Any page can produce it, so listing it is close to
-	//     allowing everyone; "*" never includes it.
+	//     allowing everyone; "*" never includes it. With AllowCredentials it
+	//     is refused at start-up, as "*" is: any site could read
+	//     credentialed responses from a sandboxed iframe.
 	AllowOrigins []string
 
 	// AllowOriginFunc decides origins that AllowOrigins does not list (or
 	// all of them, when AllowOrigins is nil). It receives the Origin header
-	// as sent, copied (safe to keep), and is called concurrently.
+	// as sent, copied (safe to keep), and is called concurrently. With
+	// AllowCredentials it is never asked about "null", which is refused.
 	AllowOriginFunc func(origin string) bool
 
 	// AllowMethods is sent as Access-Control-Allow-Methods on preflights.
@@ -176,7 +179,8 @@ var (
 // CORS panics when the configuration is invalid, listing every problem
 // (errors.Join): no origin source, a malformed origin or pattern, "*" or a
 // wildcard header/method list with AllowCredentials, an invalid header name
-// or method, a wildcard over a public suffix with AllowCredentials.
+// or method, a wildcard over a public suffix or "null" with
+// AllowCredentials.
 //
 // A request with more than one Origin header is refused with 400
 // FX_BAD_REQUEST (reason repeated_origin; declared with fx.Declare). These
@@ -230,6 +234,9 @@ func newCORSPolicy(cfg CORSConfig) (*corsPolicy, error) {
 	}
 	if p.any && cfg.AllowCredentials {
 		errs = append(errs, errors.New(`AllowOrigins "*" cannot be combined with AllowCredentials (browsers refuse credentialed responses with "Access-Control-Allow-Origin: *"); list the origins`))
+	}
+	if _, null := p.exact["null"]; null && cfg.AllowCredentials {
+		errs = append(errs, errors.New(`AllowOrigins "null" cannot be combined with AllowCredentials: any page can send the opaque origin (a sandboxed iframe), so every site could read credentialed responses; list the origins`))
 	}
 	if cfg.AllowCredentials {
 		for _, w := range p.wildcards {
@@ -475,7 +482,7 @@ func (p *corsPolicy) allowed(origin []byte) (ok, star bool) {
 	} else if p.any {
 		return true, true // too long for any list entry, but "*" takes it
 	}
-	if p.fn != nil && p.fn(string(origin)) {
+	if p.fn != nil && !(p.credentials && strings.EqualFold(b2s(origin), "null")) && p.fn(string(origin)) {
 		return true, false
 	}
 	return false, false

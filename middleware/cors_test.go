@@ -475,3 +475,28 @@ func BenchmarkCORSPreflight(b *testing.B) {
 		rc.Request.Header.Set("Access-Control-Request-Headers", "content-type,x-request-id")
 	}, 204)
 }
+
+// TestCORSNullWithCredentials: "null" (the opaque origin any page can take
+// on, from a sandboxed iframe) with AllowCredentials is refused at
+// start-up, as "*" is; AllowOriginFunc is never asked about it then.
+// Without credentials it is still allowed when listed.
+func TestCORSNullWithCredentials(t *testing.T) {
+	cfg := middleware.CORSConfig{AllowOrigins: []string{appOrigin, "null"}, AllowCredentials: true}
+	assertConfigPanic(t, "middleware.CORS: ", cfg, func() { middleware.CORS(cfg) }, []string{
+		`AllowOrigins "null" cannot be combined with AllowCredentials`,
+	})
+
+	everyone := corsApp(middleware.CORSConfig{AllowOriginFunc: func(string) bool { return true }, AllowCredentials: true})
+	for _, origin := range []string{"null", "NULL"} {
+		if r := send(t, everyone, "GET", "/r", "Origin", origin); r.status != 200 || len(corsHeaders(r.header)) != 0 {
+			t.Errorf("AllowOriginFunc with credentials allowed %q: %d %v", origin, r.status, corsHeaders(r.header))
+		}
+	}
+	if r := send(t, everyone, "GET", "/r", "Origin", appOrigin); r.header.Get("Access-Control-Allow-Credentials") != "true" {
+		t.Errorf("AllowOriginFunc: other origins still allowed: %v", corsHeaders(r.header))
+	}
+	plain := corsApp(middleware.CORSConfig{AllowOrigins: []string{"null"}})
+	if r := send(t, plain, "GET", "/r", "Origin", "null"); r.header.Get("Access-Control-Allow-Origin") != "null" {
+		t.Errorf("null without credentials: %v", corsHeaders(r.header))
+	}
+}

@@ -6,9 +6,9 @@ import (
 	"net/http/httptest"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt"
+	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
 // show sends GET target with the given header pairs and prints the status
@@ -51,9 +51,9 @@ func ExampleAuth() {
 	})
 
 	// A client's token, minted in the test by fxtest with the same secret.
-	tok := fxtest.NewSigner(fxtest.HS256, fxtest.SignerConfig{
+	tok := jwttest.NewSigner(jwttest.HS256, jwttest.SignerConfig{
 		Key: secret, Issuer: "https://auth.example.com", Audience: "orders-api",
-	}).Token(fxtest.Subject("alice"), fxtest.Roles("admin"))
+	}).Token(jwttest.Subject("alice"), jwttest.Roles("admin"))
 
 	show(app, "/me", "Authorization", "Bearer "+tok)
 	show(app, "/me")

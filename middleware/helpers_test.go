@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt"
+	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
 // Test fixtures shared by the tests, examples and benchmarks.
@@ -34,18 +34,18 @@ var quiet = fx.Config{Logger: slog.New(slog.DiscardHandler)}
 // signer is the HS256 Signer of the tests' tokens with key (hsSecret when
 // nil): issuer testIssuer, audience testAud, clock fixedNow, so every token
 // carries sub "user-1", iss, aud, iat and exp unless a claim says otherwise.
-func signer(key []byte) *fxtest.Signer {
-	return signerFor(fxtest.HS256, key, "")
+func signer(key []byte) *jwttest.Signer {
+	return signerFor(jwttest.HS256, key, "")
 }
 
 // signerFor is signer for any algorithm and key, with kid (when not "").
-func signerFor(alg fxtest.Alg, key any, kid string) *fxtest.Signer {
+func signerFor(alg jwttest.Alg, key any, kid string) *jwttest.Signer {
 	return kittest.SignerFor(alg, key, kid)
 }
 
 // sign returns an HS256 token over the default claims changed by claims (a
 // nil value removes a claim), signed with key (hsSecret when nil).
-func sign(t testing.TB, claims fxtest.Claims, key []byte) string {
+func sign(t testing.TB, claims jwttest.Claims, key []byte) string {
 	t.Helper()
 	return signer(key).Token(claims)
 }

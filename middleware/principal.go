@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"crypto/sha256"
 	"slices"
 
 	"github.com/fxhq/fx"
@@ -86,4 +87,36 @@ func SetPrincipal(c *fx.Ctx, p *Principal) {
 		return
 	}
 	c.SetValue(principalKey{}, p)
+}
+
+// CredentialDigest returns the SHA-256 of the credential Auth verified for
+// the request's principal — the bearer token or the API key, exactly as
+// sent — and false when there is none: no principal, Auth did not run,
+// or the principal was set by SetPrincipal with a scheme Auth does not
+// read. It identifies a caller whose principal carries no Subject (an API
+// key configured without one, a JWT without a string "sub") without
+// keeping the credential itself: package middleware/idempotency scopes such
+// a caller's keys by it. Two credentials of one caller (a refreshed token)
+// give two digests. Cost: one SHA-256 of the credential; no allocation.
+func CredentialDigest(c *fx.Ctx) ([sha256.Size]byte, bool) {
+	a, ok := c.Value(authKey{}).(*authenticator)
+	p, ok2 := PrincipalFrom(c)
+	if !ok || !ok2 {
+		return [sha256.Size]byte{}, false
+	}
+	h := &c.RequestCtx().Request.Header
+	var cred []byte
+	switch {
+	case p.Scheme == SchemeBearer && a.bearer != nil:
+		v, _ := singleton(h, "Authorization")
+		if tok, k := a.parseBearer(v); k == kMissing {
+			cred = tok
+		}
+	case p.Scheme == SchemeAPIKey && a.apiKeys != nil:
+		cred, _ = singleton(h, a.keyHeader)
+	}
+	if len(cred) == 0 {
+		return [sha256.Size]byte{}, false
+	}
+	return sha256.Sum256(cred), true
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
 func authzApp(t *testing.T) *fx.App {
@@ -29,12 +29,12 @@ func guard(app *fx.App, path string, h fx.Handler, mw ...fx.Middleware) {
 
 func TestRequireRolesAndPermissions(t *testing.T) {
 	app := authzApp(t)
-	tok := func(c fxtest.Claims) map[string]string {
+	tok := func(c jwttest.Claims) map[string]string {
 		return map[string]string{"Authorization": "Bearer " + sign(t, c, nil)}
 	}
-	admin := tok(fxtest.Claims{"roles": []string{"admin"}})
-	adminOps := tok(fxtest.Claims{"roles": []string{"ops", "admin"}})
-	reader := tok(fxtest.Claims{"permissions": []string{"reports:read"}})
+	admin := tok(jwttest.Claims{"roles": []string{"admin"}})
+	adminOps := tok(jwttest.Claims{"roles": []string{"ops", "admin"}})
+	reader := tok(jwttest.Claims{"permissions": []string{"reports:read"}})
 	nobody := tok(nil)
 	adminKeyH := map[string]string{"X-API-Key": adminKey}
 	readerKeyH := map[string]string{"X-API-Key": readerKey}
@@ -62,7 +62,7 @@ func TestRequireRolesAndPermissions(t *testing.T) {
 		{"token lacks the permission", "/reports", admin, 403, "missing_permission", true},
 		{"API key lacks the role", "/admin", readerKeyH, 403, "missing_role", false},
 		{"API key lacks the permission", "/reports", adminKeyH, 403, "missing_permission", false},
-		{"bad token is 401, not 403", "/admin", map[string]string{"Authorization": "Bearer " + sign(t, fxtest.Claims{"roles": []string{"admin"}}, otherKey)},
+		{"bad token is 401, not 403", "/admin", map[string]string{"Authorization": "Bearer " + sign(t, jwttest.Claims{"roles": []string{"admin"}}, otherKey)},
 			401, "invalid_credentials", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -142,8 +142,8 @@ func TestPrincipalNilSafe(t *testing.T) {
 // request must never leak into another's authorization decision.
 func TestRequireConcurrent(t *testing.T) {
 	app := authzApp(t)
-	admin := "Bearer " + sign(t, fxtest.Claims{"roles": []string{"admin"}}, nil)
-	reader := "Bearer " + sign(t, fxtest.Claims{"permissions": []string{"reports:read"}}, nil)
+	admin := "Bearer " + sign(t, jwttest.Claims{"roles": []string{"admin"}}, nil)
+	reader := "Bearer " + sign(t, jwttest.Claims{"permissions": []string{"reports:read"}}, nil)
 	errs := make(chan string, 64)
 	done := make(chan struct{})
 	for g := range 8 {

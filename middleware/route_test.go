@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/jwt/jwttest"
 	"github.com/fxhq/fx/validate"
 )
 
@@ -31,7 +31,7 @@ func TestRouteMiddlewareAuthBeforeContract(t *testing.T) {
 		Middleware: []fx.Middleware{middleware.RequireRoles("admin")},
 		Handler:    func(c *fx.Ctx) error { ran++; return c.String(201, "created") },
 	})
-	post := func(body string, token fxtest.Claims) (int, string) {
+	post := func(body string, token jwttest.Claims) (int, string) {
 		t.Helper()
 		req := httptest.NewRequest("POST", "/admin/users", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -46,13 +46,13 @@ func TestRouteMiddlewareAuthBeforeContract(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	admin := fxtest.Claims{"roles": []string{"admin"}}
-	user := fxtest.Claims{"roles": []string{"user"}}
+	admin := jwttest.Claims{"roles": []string{"admin"}}
+	user := jwttest.Claims{"roles": []string{"user"}}
 	bad := `{"email":"nope"}`
 
 	for _, c := range []struct {
 		name, body string
-		token      fxtest.Claims
+		token      jwttest.Claims
 		status     int
 		code       string
 	}{

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
 func newReq(target string) *http.Request { return httptest.NewRequest("GET", target, nil) }
@@ -189,7 +189,7 @@ func TestTenantMatchPrincipal(t *testing.T) {
 		middleware.Tenant(middleware.TenantConfig{MatchPrincipal: true, BaseDomain: "api.example.com"}),
 	)
 	app.Get("/t", whoami)
-	acme := map[string]string{"Authorization": "Bearer " + sign(t, fxtest.Claims{"tenant_id": "acme"}, nil)}
+	acme := map[string]string{"Authorization": "Bearer " + sign(t, jwttest.Claims{"tenant_id": "acme"}, nil)}
 	noClaim := map[string]string{"Authorization": "Bearer " + sign(t, nil, nil)}
 	with := func(h map[string]string, k, v string) map[string]string {
 		out := map[string]string{k: v}

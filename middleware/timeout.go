@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/fxhq/fx"
@@ -47,7 +48,10 @@ import (
 // (request IDs, CORS, Set-Cookie) are kept, as on every error response. An
 // error the handler returned after the deadline is kept behind the 504 for
 // the log and the error hook (errors.Is and errors.As find it); the client
-// sees only the 504 envelope.
+// sees only the 504 envelope. The returned error also carries what the
+// handler answered (a LateAnswer method, which package
+// middleware/idempotency reads so that a retry gets the handler's answer
+// rather than running it again).
 //
 // The deadline bounds the handler chain, not the sending of the response:
 // a Stream's function runs after the chain and is bounded by
@@ -59,7 +63,8 @@ import (
 // deadline is only recorded); one that calls c.Context() gets a
 // context.WithDeadline (a runtime timer, no goroutine) instead of the
 // context.WithCancel it would get anyway, about 0.6 µs and 2 allocations
-// (176 B) more. A nested Timeout adds another clock pair, and when the
+// (176 B) more. An overrun allocates its error and a copy of the late
+// answer. A nested Timeout adds another clock pair, and when the
 // context already exists, a derived context (4 allocations).
 func Timeout(d time.Duration) fx.Middleware {
 	if d <= 0 {
@@ -75,15 +80,17 @@ func Timeout(d time.Duration) fx.Middleware {
 		if time.Now().Before(deadline) && !expired(c, err) {
 			return err
 		}
-		discardAnswer(&c.RequestCtx().Response)
-		if err == nil {
-			return errTimeout
+		te := &timeoutError{cause: err}
+		if resp := &c.RequestCtx().Response; err == nil && !resp.IsBodyStream() {
+			te.late = new(fasthttp.Response)
+			resp.CopyTo(te.late) // what the handler answered, for LateAnswer
 		}
-		return &timeoutError{cause: err}
+		discardAnswer(&c.RequestCtx().Response)
+		return te
 	}, errTimeout)
 }
 
-// errTimeout is the 504, shared: an overrun costs no allocation for it.
+// errTimeout is the 504, shared (an overrun wraps it in a timeoutError).
 // Its message names no duration: with nested timeouts the deadline that
 // fired may be another Timeout's (or the transport's), and a wrong figure
 // would mislead whoever reads the response.
@@ -128,13 +135,35 @@ func discardAnswer(resp *fasthttp.Response) {
 	}
 }
 
-// timeoutError is the 504 with the error the handler returned after its
+// timeoutError is the 504 with what the handler answered after its
 // deadline: the client gets the 504 (the boundary finds the *fx.Error
 // first), the log and the hook also see the cause.
-type timeoutError struct{ cause error }
+type timeoutError struct {
+	cause error              // the handler's error; nil when it answered
+	late  *fasthttp.Response // a copy of the answer it wrote when cause is nil (not a stream)
+}
 
 func (e *timeoutError) Error() string {
+	if e.cause == nil {
+		return errTimeout.Error() + "; the handler then answered " + strconv.Itoa(e.late.StatusCode())
+	}
 	return errTimeout.Error() + "; the handler then returned: " + e.cause.Error()
 }
 
-func (e *timeoutError) Unwrap() []error { return []error{errTimeout, e.cause} }
+func (e *timeoutError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{errTimeout}
+	}
+	return []error{errTimeout, e.cause}
+}
+
+// LateAnswer is what the handler answered after its deadline, which the
+// 504 replaced: the error it returned, or, when it returned nil, the
+// response it wrote (nil for a Stream). The handler had returned when
+// Timeout answered (it runs on the request's goroutine), so this is its
+// final outcome: work it did is done. Middleware outside Timeout that must
+// not redo that work on a retry reads it through errors.As with an
+// interface of this method (package middleware/idempotency stores it for
+// the retry). Unless the handler reported the deadline itself
+// (context.DeadlineExceeded), the work it was asked for may be done.
+func (e *timeoutError) LateAnswer() (*fasthttp.Response, error) { return e.late, e.cause }

@@ -103,6 +103,22 @@ func Request(c *fx.Ctx) *http.Request {
 	return r
 }
 
+// writerKey is the RequestCtx user value under which the
+// http.ResponseWriter is kept for ResponseWriter.
+type writerKey struct{}
+
+// ResponseWriter returns the http.ResponseWriter of the request c serves
+// under Handler, or nil on the fasthttp transport. It is for a handler
+// that takes the connection over (package websocket hijacks it through
+// http.Hijacker): such a handler answers 101 Switching Protocols, marks
+// the request hijacked (c.Hijack) and serves the connection before it
+// returns; the adapter then writes nothing. Anything else written through
+// it bypasses fx's response: do not use it for that.
+func ResponseWriter(c *fx.Ctx) http.ResponseWriter {
+	w, _ := c.RequestCtx().UserValue(writerKey{}).(http.ResponseWriter)
+	return w
+}
+
 // Context returns c.Context(). Under Handler, the adapter makes the
 // *http.Request's context its parent (fx.SetRequestContext), so it is done
 // when the client goes away (connection closed, HTTP/2 stream reset) or
@@ -137,7 +153,11 @@ func (h *handler) exchange(w http.ResponseWriter, r *http.Request, e *exchange) 
 	} else if r.Context().Err() != nil {
 		return true // the client is gone: nobody would receive the answer
 	} else {
+		rc.SetUserValue(writerKey{}, w)
 		h.serve(rc)
+		if rc.Hijacked() && rc.Response.StatusCode() == fasthttp.StatusSwitchingProtocols {
+			return false // the handler took the connection over (ResponseWriter): nothing to write
+		}
 	}
 	if err := h.writeResponse(w, r, e); err != nil {
 		h.writeFailed(w, r, e, err)
@@ -345,8 +365,12 @@ func (h *handler) writeResponse(w http.ResponseWriter, r *http.Request, e *excha
 	for k, v := range resp.Header.All() {
 		switch string(k) { // fasthttp has normalised the names
 		case "Content-Type", "Content-Length", "Connection", "Transfer-Encoding",
-			"Keep-Alive", "Proxy-Connection", "Upgrade", "Te", "Trailer":
+			"Keep-Alive", "Proxy-Connection", "Te", "Trailer":
 			continue
+		case "Upgrade":
+			if status != fasthttp.StatusUpgradeRequired {
+				continue // a 426 names the protocol to upgrade to (RFC 9110, 15.5.22)
+			}
 		}
 		key := headerKey(k)
 		hdr[key] = append(hdr[key], string(v))

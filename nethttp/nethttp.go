@@ -12,7 +12,7 @@ import (
 // receives the *AdapterError) and answers 500 FX_NODE_INTERNAL_ERROR with a
 // fixed message that never includes the cause; the cause is in Err, and in
 // the 5xx log line. The exception is an OpReadBody failure that is the
-// client's (see readerr.go): a body cut short or with malformed framing
+// client's: a body cut short or with malformed framing
 // answers 400 FX_BAD_REQUEST, one too slow for the server's read deadline
 // 408 FX_REQUEST_TIMEOUT, one over http.MaxBytesReader's limit 413
 // FX_PAYLOAD_TOO_LARGE.

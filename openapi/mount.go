@@ -27,7 +27,7 @@ var assets embed.FS
 // on the page's responses only — scripts, styles and requests from the
 // page's origin, plus inline script and styles carrying a nonce drawn per
 // response; no 'unsafe-inline', nothing from another origin, no framing
-// (see docspage.go). Redoc runs with its sanitize option (untrusted
+// (docs/openapi.md). Redoc runs with its sanitize option (untrusted
 // spec), so markup in descriptions cannot inject script. A policy set by
 // middleware after the handler returns would override the page's.
 //

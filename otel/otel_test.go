@@ -547,3 +547,30 @@ func TestUnsampledStillCountedAndPropagated(t *testing.T) {
 		"network.protocol.version": "1.1", "http.route": "/x",
 	})
 }
+
+// An upgraded request (a WebSocket connection, observed when it ends)
+// carries the connection's figures, left as ws_* log attributes, on its
+// span.
+func TestUpgradedRequestSpanCarriesTheConnection(t *testing.T) {
+	r := newRig(t)
+	r.app.Get("/ws", func(c *fx.Ctx) error {
+		c.RequestCtx().SetStatusCode(101)
+		c.AddLogAttrs(slog.Int("ws_close_code", 4403), slog.String("ws_close_reason", "FX_FORBIDDEN"),
+			slog.Int64("ws_messages_in", 3), slog.Int64("ws_bytes_out", 5), slog.Bool("ws_closed_by_peer", false),
+			slog.String("request_id", "r1"))
+		return nil
+	})
+	if _, err := r.app.Test(httptest.NewRequest("GET", "/ws", nil)); err != nil {
+		t.Fatal(err)
+	}
+	checkSpan(t, r.only(t), "GET /ws", codes.Unset, map[string]any{
+		"http.response.status_code": int64(101),
+		"websocket.close_code":      int64(4403),
+		"websocket.close_reason":    "FX_FORBIDDEN",
+		"websocket.messages_in":     int64(3),
+		"websocket.bytes_out":       int64(5),
+		"websocket.closed_by_peer":  false,
+		"request_id":                nil,
+		"websocket.request_id":      nil,
+	})
+}

@@ -53,26 +53,6 @@ func newApp(reg *prometheus.Registry, cfg fxprom.Config) *fx.App {
 	return app
 }
 
-// serve starts app on a loopback socket and returns its base URL.
-func serve(t *testing.T, app *fx.App) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- app.Serve(ln) }()
-	t.Cleanup(func() {
-		if err := app.Shutdown(); err != nil {
-			t.Error(err)
-		}
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
-	return "http://" + ln.Addr().String()
-}
-
 func do(t *testing.T, client *http.Client, method, url, body string, header ...string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
@@ -185,7 +165,7 @@ func counts(t *testing.T, mfs map[string]*dto.MetricFamily) (requests, observed 
 // scrapes /metrics and checks every series with Prometheus' text parser.
 func TestMetricsOverSocket(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	base := serve(t, newApp(reg, fxprom.Config{}))
+	base := "http://" + fxtest.Serve(t, newApp(reg, fxprom.Config{}))
 	client := &http.Client{Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
 
@@ -261,7 +241,7 @@ func TestMetricsRouteGuarded(t *testing.T) {
 	c.Get("/internal/metrics").Do().AssertError(401, fx.CodeUnauthenticated)
 	c.Get("/metrics").Do().AssertError(404, fx.CodeNotFound)
 
-	base := serve(t, app)
+	base := "http://" + fxtest.Serve(t, app)
 	client := &http.Client{Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
 	requests, _ := counts(t, scrape(t, client, base+"/internal/metrics", middleware.DefaultAPIKeyHeader, key))

@@ -40,7 +40,7 @@
 //     Files of the root directory are opened with O_NONBLOCK and checked
 //     with fstat before fasthttp reads them, so a FIFO never blocks the
 //     request (opening one for reading waits for a writer, forever); for
-//     Config.FS, fs.Stat is asked first (regularFS, fs.go).
+//     Config.FS, fs.Stat is asked first.
 //   - No directory listings, ever, and no writes: fasthttp.FS with
 //     Compress on a directory writes compressed copies next to the files
 //     and deletes "stale" ones; fx hands fasthttp a read-only io/fs view,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
 // TestCurlLines replays the curl lines of the package comment, with
@@ -16,10 +17,10 @@ func TestCurlLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := fxtest.New(t, app)
-	demo := fxtest.NewSigner(fxtest.HS256, fxtest.SignerConfig{Key: demoSecret(), Issuer: issuer, Audience: audience})
-	alice := demo.Token(fxtest.Subject("alice"), fxtest.Roles("admin"), fxtest.Tenant("acme"))
-	bob := demo.Token(fxtest.Subject("bob"), fxtest.Roles("viewer"), fxtest.Tenant("globex"), fxtest.Permissions("reports:read"))
-	old := demo.Token(fxtest.Subject("carol"), fxtest.ExpiresIn(-time.Hour))
+	demo := jwttest.NewSigner(jwttest.HS256, jwttest.SignerConfig{Key: demoSecret(), Issuer: issuer, Audience: audience})
+	alice := demo.Token(jwttest.Subject("alice"), jwttest.Roles("admin"), jwttest.Tenant("acme"))
+	bob := demo.Token(jwttest.Subject("bob"), jwttest.Roles("viewer"), jwttest.Tenant("globex"), jwttest.Permissions("reports:read"))
+	old := demo.Token(jwttest.Subject("carol"), jwttest.ExpiresIn(-time.Hour))
 	const key = "ak_demo_reporting_0123456789"
 	const unauth, forbidden = "FX_UNAUTHENTICATED", "FX_FORBIDDEN"
 

@@ -3,7 +3,7 @@ package kittest
 import (
 	"time"
 
-	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
 // The JWT fixtures shared by the tests of middleware and middleware/jwt:
@@ -24,11 +24,11 @@ const (
 // SignerFor is the Signer of alg with key (JWTSecret when a nil []byte)
 // and kid (when not ""): every token carries sub "user-1", iss, aud, iat
 // and exp unless a claim says otherwise.
-func SignerFor(alg fxtest.Alg, key any, kid string) *fxtest.Signer {
+func SignerFor(alg jwttest.Alg, key any, kid string) *jwttest.Signer {
 	if b, ok := key.([]byte); ok && b == nil {
 		key = JWTSecret
 	}
-	return fxtest.NewSigner(alg, fxtest.SignerConfig{
+	return jwttest.NewSigner(alg, jwttest.SignerConfig{
 		Key: key, KeyID: kid, Issuer: Issuer, Audience: Audience,
 		Now: func() time.Time { return FixedNow },
 	})

@@ -69,7 +69,7 @@ func waitEntered(t *testing.T, s *gatedStore) {
 func TestCompleteAfterResponse(t *testing.T) {
 	var runs atomic.Int64
 	store := newGatedStore()
-	app := orderApp(t, &runs, idempotency.New(idempotency.Config{Store: store, CompleteAfterResponse: true}))
+	app := orderApp(t, &runs, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: store, CompleteAfterResponse: true}))
 	t.Cleanup(func() { closeOnce(store.gate) })
 	var first result
 	done, ok := returnsWithin(2*time.Second, func() { first = do(app, "POST", "/orders/a", "k1", `{"qty":1}`) })
@@ -104,7 +104,7 @@ func TestCompleteAfterResponse(t *testing.T) {
 func TestCompleteAfterResponseBounded(t *testing.T) {
 	var runs atomic.Int64
 	store := newGatedStore()
-	app := orderApp(t, &runs, idempotency.New(idempotency.Config{Store: store, CompleteAfterResponse: true, MaxPendingCompletions: 1}))
+	app := orderApp(t, &runs, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: store, CompleteAfterResponse: true, MaxPendingCompletions: 1}))
 	t.Cleanup(func() { closeOnce(store.gate) })
 	if _, ok := returnsWithin(2*time.Second, func() { do(app, "POST", "/orders/a", "k1", `{}`) }); !ok {
 		t.Fatal("the first response waited for the store's Complete")
@@ -132,7 +132,7 @@ func TestCompleteAfterResponseBounded(t *testing.T) {
 func TestCompleteAfterResponseShutdownDrains(t *testing.T) {
 	var runs atomic.Int64
 	store := newGatedStore()
-	app := orderApp(t, &runs, idempotency.New(idempotency.Config{Store: store, CompleteAfterResponse: true}))
+	app := orderApp(t, &runs, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: store, CompleteAfterResponse: true}))
 	t.Cleanup(func() { closeOnce(store.gate) })
 	if _, ok := returnsWithin(2*time.Second, func() { do(app, "POST", "/orders/a", "k1", `{}`) }); !ok {
 		t.Fatal("the response waited for the store's Complete")

@@ -17,7 +17,7 @@ const (
 )
 
 // The errors New returns. Malformed keys get FX_IDEMPOTENCY_KEY_REQUIRED
-// rather than FX_BAD_REQUEST: SPEC rule 22 and the IETF draft give the key
+// rather than FX_BAD_REQUEST: the catalog and the IETF draft give the key
 // its own 400, and a client that branches on the code learns that the key
 // is what to fix (the reason tells a missing one from a malformed one).
 var (

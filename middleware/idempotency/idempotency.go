@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/fxhq/fx"
+	"github.com/valyala/fasthttp"
 )
 
 // HeaderKey is the request header carrying the key, and HeaderReplayed the
@@ -77,9 +79,22 @@ type Config struct {
 	// Scope names whose keys a request's key is among: the same key from
 	// two scopes is two keys, so one caller never receives another's
 	// stored response. Default DefaultScope (the tenant and the
-	// authenticated principal). An error is the request's answer (use an
-	// *fx.Error).
+	// authenticated principal's identity). ErrNoScope runs the request
+	// without idempotency (nothing stored or replayed); any other error is
+	// the request's answer (use an *fx.Error).
 	Scope func(c *fx.Ctx) (string, error)
+
+	// ShareAnonymous lets requests without a principal use keys, scoped by
+	// their tenant alone: every anonymous caller of a tenant shares one
+	// scope, so a caller that guesses or learns another's key and sends
+	// the same request receives the other's stored response (and a
+	// different request gets 422, which tells it the key was used). Set it
+	// only on routes whose responses any anonymous caller may see. Default
+	// false: a request without a principal runs without idempotency
+	// (DefaultScope answers ErrNoScope). It applies to the default Scope
+	// only; a Scope of your own decides for itself (a session cookie
+	// identifies anonymous callers).
+	ShareAnonymous bool
 
 	// Headers are the response header fields stored and replayed with the
 	// status and body. Default Content-Type and Location. Content-Encoding
@@ -164,6 +179,7 @@ type idempotency struct {
 	storable     func(int) bool
 	maxBody      int
 	failOpen     bool
+	shareAnon    bool
 	after        *afterResponse // Config.CompleteAfterResponse; nil: complete before the response
 	lastLog      atomic.Int64
 }
@@ -195,7 +211,12 @@ type idempotency struct {
 //
 // An error answer is stored as the default envelope (what the error
 // boundary writes without an error hook): the first request still goes
-// through the App's hook, the replays are that envelope.
+// through the App's hook, the replays are that envelope. A handler that
+// overran a middleware.Timeout inside New had returned when the 504 was
+// sent, and may have done its work: the answer it gave (which the 504
+// replaced) is what is stored, so a retry gets it instead of a second run;
+// only a handler that itself gave up on its context (it returned
+// context.DeadlineExceeded or Canceled) has its claim released.
 //
 // Put it after Auth and Tenant, which the default scope reads, and before
 // anything that must not run twice. When the Store fails, Config.FailOpen
@@ -225,7 +246,7 @@ func New(cfg Config) fx.Middleware {
 		store: cfg.Store, methods: cfg.Methods, required: cfg.Required,
 		lifetime: cfg.Lifetime, lock: cfg.LockTimeout, storeTimeout: cfg.StoreTimeout,
 		scope: cfg.Scope, headers: cfg.Headers, storable: cfg.Storable,
-		maxBody: cfg.MaxResponseBytes, failOpen: cfg.FailOpen,
+		maxBody: cfg.MaxResponseBytes, failOpen: cfg.FailOpen, shareAnon: cfg.ShareAnonymous,
 	}
 	if cfg.Lifetime < 0 || cfg.LockTimeout < 0 || cfg.StoreTimeout < 0 || cfg.RetryAfter < 0 || cfg.MaxResponseBytes < 0 || cfg.MaxPendingCompletions < 0 {
 		panic("idempotency.New: durations, MaxResponseBytes and MaxPendingCompletions must not be negative")
@@ -278,21 +299,30 @@ func (m *idempotency) handle(c *fx.Ctx, next fx.Next) error {
 	case len(vals) > 1:
 		return errMalformedKey
 	}
+	// raw stays valid; vals does not: PeekAll reuses one slice per
+	// request, which the scope's credential lookup fills again.
+	raw := vals[0]
 	// The store key: the scope, a line feed (ParseKey's keys have none, so
 	// the split is unambiguous) and the key; one allocation, owned by the
 	// store from here on.
 	var b []byte
 	if m.scope == nil { // DefaultScope, written in place
-		b = appendDefaultScope(make([]byte, 0, 64+len(vals[0])), c)
+		var scoped bool
+		if b, scoped = appendDefaultScope(make([]byte, 0, 64+len(raw)), c, m.shareAnon); !scoped {
+			return m.unscoped(c, next)
+		}
 	} else {
 		scope, err := m.scope(c)
+		if errors.Is(err, ErrNoScope) {
+			return m.unscoped(c, next)
+		}
 		if err != nil {
 			return err
 		}
-		b = append(make([]byte, 0, len(scope)+1+len(vals[0])), scope...)
+		b = append(make([]byte, 0, len(scope)+1+len(raw)), scope...)
 	}
 	b = append(b, '\n')
-	b, ok := appendKey(b, vals[0])
+	b, ok := appendKey(b, raw)
 	if !ok {
 		return errMalformedKey
 	}
@@ -315,26 +345,72 @@ func (m *idempotency) handle(c *fx.Ctx, next fx.Next) error {
 		return errInFlight
 	}
 
+	// next returns when the handler has returned: it runs on this
+	// goroutine, middleware.Timeout included, so its outcome is final here.
 	err = next()
-	status := c.Status()
-	if err != nil {
-		status, _ = fx.Resolve(err)
+	answer, resp := handlerAnswer(c, err)
+	status := resp.StatusCode()
+	if answer != nil {
+		status, _ = fx.Resolve(answer)
 	}
-	resp := &c.RequestCtx().Response
 	f := finishing{key: key, token: token}
 	switch {
 	case !m.storable(status):
 	case resp.IsBodyStream() || len(resp.Body()) > m.maxBody:
 		m.logf(c, "idempotency: response streamed or over MaxResponseBytes; not stored, a retry runs the handler again")
 	default:
-		if err != nil {
-			c.WriteError(err) // the default envelope, to store; the boundary still handles err
+		if answer != nil {
+			c.WriteError(answer) // the default envelope, to store; the boundary still handles err
+			resp = &c.RequestCtx().Response
 		}
 		stored := capture(status, resp, m.headers) // a copy: the Ctx is pooled
 		f.resp = &stored
 	}
 	m.finish(c, f)
 	return err
+}
+
+// lateAnswer is what middleware.Timeout's 504 carries: what the handler
+// answered after its deadline.
+type lateAnswer interface {
+	LateAnswer() (*fasthttp.Response, error)
+}
+
+// handlerAnswer is the handler's own outcome behind err: the error it
+// returned and the response it wrote. A middleware.Timeout that answered
+// 504 after the handler overran kept that outcome (LateAnswer): the handler
+// did its work, so its answer, not the 504, is what a retry gets — the
+// claim is not released to run it again. A handler that itself reported
+// the end of its context (context.DeadlineExceeded or Canceled: a timeout
+// or a shutdown it gave up on) answered a 5xx, and its claim is released.
+func handlerAnswer(c *fx.Ctx, err error) (error, *fasthttp.Response) {
+	resp := &c.RequestCtx().Response
+	if err == nil {
+		return nil, resp
+	}
+	return errorAnswer(err, resp)
+}
+
+// errorAnswer is handlerAnswer for a non-nil err: apart, so that the
+// variable errors.As fills (it escapes) costs nothing on a success.
+func errorAnswer(err error, resp *fasthttp.Response) (error, *fasthttp.Response) {
+	var late lateAnswer
+	if !errors.As(err, &late) {
+		return err, resp
+	}
+	lresp, lerr := late.LateAnswer()
+	if lerr != nil || lresp == nil {
+		return cmp.Or(lerr, err), resp
+	}
+	return nil, lresp
+}
+
+// unscoped runs a request whose caller nothing identifies (ErrNoScope)
+// without idempotency: no response of it is stored, so none can be
+// replayed to another caller.
+func (m *idempotency) unscoped(c *fx.Ctx, next fx.Next) error {
+	m.logf(c, "idempotency: nothing identifies the caller (no principal, or no Subject and no credential); the key is ignored and the response not stored (see Config.ShareAnonymous)")
+	return next()
 }
 
 // applies reports whether the request's method is one of Config.Methods.

@@ -86,7 +86,7 @@ func orderApp(t *testing.T, runs *atomic.Int64, mw ...fx.Middleware) *fx.App {
 // first response (status, body, Content-Type, Location) marked as a replay.
 func TestRetryIsReplayed(t *testing.T) {
 	var runs atomic.Int64
-	app := orderApp(t, &runs, idempotency.New(idempotency.Config{}))
+	app := orderApp(t, &runs, idempotency.New(idempotency.Config{ShareAnonymous: true}))
 	first := do(app, "POST", "/orders/a", "k1", `{"qty":1}`)
 	if first.status != 201 || first.replayed != "" || first.loc != "/orders/a/1" {
 		t.Fatalf("first: %+v", first)
@@ -114,7 +114,7 @@ func TestRetryIsReplayed(t *testing.T) {
 // FX_IDEMPOTENCY_KEY_REUSED; the handler does not run.
 func TestKeyReusedForAnotherRequest(t *testing.T) {
 	var runs atomic.Int64
-	app := orderApp(t, &runs, idempotency.New(idempotency.Config{Methods: []string{"POST", "PATCH"}}))
+	app := orderApp(t, &runs, idempotency.New(idempotency.Config{ShareAnonymous: true, Methods: []string{"POST", "PATCH"}}))
 	if r := do(app, "POST", "/orders/a", "k", `{"qty":1}`); r.status != 201 {
 		t.Fatalf("first: %+v", r)
 	}
@@ -140,7 +140,7 @@ func TestDuplicateInFlight(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	var runs atomic.Int64
 	app := quietApp()
-	app.Use(idempotency.New(idempotency.Config{RetryAfter: 1500 * time.Millisecond}))
+	app.Use(idempotency.New(idempotency.Config{ShareAnonymous: true, RetryAfter: 1500 * time.Millisecond}))
 	app.Post("/pay", func(c *fx.Ctx) error {
 		runs.Add(1)
 		close(started)
@@ -169,12 +169,12 @@ func TestDuplicateInFlight(t *testing.T) {
 // every time. Other methods are never touched.
 func TestRequiredAndMethods(t *testing.T) {
 	var runs atomic.Int64
-	req := orderApp(t, &runs, idempotency.New(idempotency.Config{Required: true}))
+	req := orderApp(t, &runs, idempotency.New(idempotency.Config{ShareAnonymous: true, Required: true}))
 	r := do(req, "POST", "/orders/a", "", "{}")
 	if r.status != 400 || r.code != fx.CodeIdempotencyKeyRequired || r.reason != idempotency.ReasonMissingKey || runs.Load() != 0 {
 		t.Fatalf("no key, Required: %+v runs %d", r, runs.Load())
 	}
-	opt := orderApp(t, &runs, idempotency.New(idempotency.Config{}))
+	opt := orderApp(t, &runs, idempotency.New(idempotency.Config{ShareAnonymous: true}))
 	do(opt, "POST", "/orders/a", "", "{}")
 	do(opt, "POST", "/orders/a", "", "{}")
 	if runs.Load() != 2 {
@@ -183,7 +183,7 @@ func TestRequiredAndMethods(t *testing.T) {
 	// PUT is not among the default methods: a key changes nothing.
 	var puts atomic.Int64
 	app := quietApp()
-	app.Use(idempotency.New(idempotency.Config{Required: true}))
+	app.Use(idempotency.New(idempotency.Config{ShareAnonymous: true, Required: true}))
 	app.Put("/x", func(c *fx.Ctx) error { puts.Add(1); return c.String(200, "ok") })
 	do(app, "PUT", "/x", "k", "")
 	do(app, "PUT", "/x", "", "")
@@ -196,7 +196,7 @@ func TestRequiredAndMethods(t *testing.T) {
 // malformed_idempotency_key, and never reach the handler.
 func TestMalformedKey(t *testing.T) {
 	var runs atomic.Int64
-	app := orderApp(t, &runs, idempotency.New(idempotency.Config{}))
+	app := orderApp(t, &runs, idempotency.New(idempotency.Config{ShareAnonymous: true}))
 	for _, key := range []string{
 		strings.Repeat("a", 256), `"` + strings.Repeat("a", 256) + `"`,
 		"a b", "caf\xc3\xa9", "a\x01", `""`, `"a`, `"a"b"`, `"a\n"`, `"a\x"`, `a\b`, "\x7f",
@@ -247,7 +247,7 @@ func TestScopedByPrincipalAndTenant(t *testing.T) {
 	var runs atomic.Int64
 	app := quietApp()
 	app.Use(middleware.Auth(middleware.AuthConfig{APIKeys: keys}), middleware.Tenant(middleware.TenantConfig{}),
-		idempotency.New(idempotency.Config{}))
+		idempotency.New(idempotency.Config{ShareAnonymous: true}))
 	app.Post("/orders", func(c *fx.Ctx) error {
 		p, _ := middleware.PrincipalFrom(c)
 		tenant, _ := middleware.TenantFrom(c)
@@ -300,7 +300,7 @@ func TestStoredOutcomes(t *testing.T) {
 	} {
 		var runs atomic.Int64
 		app := quietApp()
-		app.Use(idempotency.New(idempotency.Config{}))
+		app.Use(idempotency.New(idempotency.Config{ShareAnonymous: true}))
 		app.Post("/op", func(c *fx.Ctx) error {
 			runs.Add(1)
 			if tc.err != nil {
@@ -332,12 +332,12 @@ func (failingStore) Claim(context.Context, string, idempotency.Fingerprint, time
 // by default, and runs the handler with FailOpen.
 func TestStoreFailure(t *testing.T) {
 	var runs atomic.Int64
-	closed := orderApp(t, &runs, idempotency.New(idempotency.Config{Store: failingStore{}}))
+	closed := orderApp(t, &runs, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: failingStore{}}))
 	r := do(closed, "POST", "/orders/a", "k", "{}")
 	if r.status != 503 || r.code != fx.CodeServiceUnavailable || r.reason != idempotency.ReasonUnavailable || r.retryAfter != "1" || runs.Load() != 0 {
 		t.Fatalf("fail closed: %+v runs %d", r, runs.Load())
 	}
-	open := orderApp(t, &runs, idempotency.New(idempotency.Config{Store: failingStore{}, FailOpen: true}))
+	open := orderApp(t, &runs, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: failingStore{}, FailOpen: true}))
 	if r := do(open, "POST", "/orders/a", "k", "{}"); r.status != 201 || runs.Load() != 1 {
 		t.Fatalf("fail open: %+v runs %d", r, runs.Load())
 	}
@@ -346,7 +346,7 @@ func TestStoreFailure(t *testing.T) {
 // The middleware declares every error it can raise, for OpenAPI.
 func TestDeclared(t *testing.T) {
 	got := map[string]int{}
-	for _, e := range fx.Declared(idempotency.New(idempotency.Config{})) {
+	for _, e := range fx.Declared(idempotency.New(idempotency.Config{ShareAnonymous: true})) {
 		got[e.Code] = e.Status
 	}
 	want := map[string]int{

@@ -6,8 +6,16 @@ import (
 	"time"
 )
 
-// DefaultMaxKeys is MemoryConfig.MaxKeys's default.
-const DefaultMaxKeys = 65536
+// Defaults of MemoryConfig.
+const (
+	DefaultMaxKeys  = 65536
+	DefaultMaxBytes = 64 << 20 // 64 MiB
+)
+
+// entryOverhead is what MemoryStore counts for an entry beyond its key and
+// response bytes: the entry, its map slot, the Response and the list
+// links, rounded up.
+const entryOverhead = 192
 
 // MemoryConfig configures NewMemoryStore.
 type MemoryConfig struct {
@@ -15,6 +23,13 @@ type MemoryConfig struct {
 	// together). Default DefaultMaxKeys. See MemoryStore for what happens
 	// at the cap.
 	MaxKeys int
+
+	// MaxBytes caps the memory the store's entries take: each counts its
+	// key, its stored response (body, header names and values) and a fixed
+	// overhead of a few hundred bytes. Default DefaultMaxBytes (64 MiB):
+	// without it, MaxKeys responses of Config.MaxResponseBytes each could
+	// take 64 GiB. See MemoryStore for what happens at the cap.
+	MaxBytes int64
 }
 
 // MemoryStore is a Store in this process's memory: right for one
@@ -22,27 +37,37 @@ type MemoryConfig struct {
 // (the Redis one in github.com/fxhq/fx/middleware/ratelimit/redisstore),
 // or each runs a retry that lands on it once more.
 //
-// It is bounded: it never holds more than MaxKeys keys, whatever number
-// of distinct keys clients send, so its memory is at most MaxKeys stored
-// responses (each at most Config.MaxResponseBytes of body). When a new key
-// finds the store full, the oldest claim goes if it has expired, else the
-// oldest completed response: a retry of that key after it was forgotten
-// runs the handler again, so size MaxKeys for the keys one
-// Config.Lifetime sees. Claims of requests still running are never
-// evicted; when the store holds nothing else, Claim answers ErrStoreFull
-// (the request gets 503, as when a remote store is down). Since New
-// completes or releases every claim when its request ends, live claims
-// are at most the requests running at once.
+// It is bounded twice: it never holds more than MaxKeys keys nor more than
+// MaxBytes bytes of entries (keys, stored responses and a fixed overhead
+// each), whatever keys and responses clients cause. When a new claim or a
+// response to store does not fit, it makes room by evicting, in order:
+// claims that expired, then the oldest completed responses; a retry of a
+// key after it was forgotten runs the handler again, so size the caps for
+// what one Config.Lifetime sees. Claims of requests still running are
+// never evicted. When nothing evictable is left:
+//
+//   - a Claim answers ErrStoreFull (the request gets 503, as when a remote
+//     store is down);
+//   - a Complete does not store the response — the store never exceeds its
+//     caps: it releases the claim (a retry runs the handler again) and
+//     answers ErrStoreFull, which New logs. A response larger than
+//     MaxBytes alone is never stored.
+//
+// Since New completes or releases every claim when its request ends, live
+// claims are at most the requests running at once.
 //
 // Cost: one clock read, one lock and a map lookup per call; a claim
-// allocates its entry (one allocation) and keeps key as given.
+// allocates its entry (one allocation) and keeps key as given; making room
+// evicts in O(1) per entry evicted.
 type MemoryStore struct {
-	mu     sync.Mutex
-	max    int
-	m      map[string]*memEntry
-	claims memList // in-flight entries, oldest claim first
-	done   memList // completed entries, oldest completion first
-	seq    uint64  // the last token handed out
+	mu       sync.Mutex
+	max      int
+	maxBytes int64
+	bytes    int64 // the size of every entry held
+	m        map[string]*memEntry
+	claims   memList // in-flight entries, oldest claim first
+	done     memList // completed entries, oldest completion first
+	seq      uint64  // the last token handed out
 }
 
 // memList is an intrusive doubly-linked list of entries.
@@ -53,6 +78,7 @@ type memEntry struct {
 	rec        Record
 	token      uint64
 	expires    int64 // unix nanoseconds
+	size       int64 // what the entry counts in MemoryStore.bytes
 	prev, next *memEntry
 }
 
@@ -61,7 +87,10 @@ func NewMemoryStore(cfg MemoryConfig) *MemoryStore {
 	if cfg.MaxKeys <= 0 {
 		cfg.MaxKeys = DefaultMaxKeys
 	}
-	return &MemoryStore{max: cfg.MaxKeys, m: make(map[string]*memEntry, min(cfg.MaxKeys, 1024))}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMaxBytes
+	}
+	return &MemoryStore{max: cfg.MaxKeys, maxBytes: cfg.MaxBytes, m: make(map[string]*memEntry, min(cfg.MaxKeys, 1024))}
 }
 
 // Len returns how many keys the store holds, expired ones not yet dropped
@@ -70,6 +99,14 @@ func (s *MemoryStore) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.m)
+}
+
+// Bytes returns the size of the entries the store holds, as MaxBytes
+// counts it. It is never more than MaxBytes.
+func (s *MemoryStore) Bytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bytes
 }
 
 // Claim implements Store. ctx is not used: nothing here waits.
@@ -83,25 +120,50 @@ func (s *MemoryStore) Claim(_ context.Context, key string, fp Fingerprint, lock 
 		}
 		s.remove(e)
 	}
-	if len(s.m) >= s.max && !s.evict(now) {
+	size := entryOverhead + int64(len(key))
+	if !s.makeRoom(now, 1, size) {
 		return 0, Record{}, ErrStoreFull
 	}
 	s.seq++
-	e := &memEntry{key: key, rec: Record{State: InFlight, Fingerprint: fp}, token: s.seq, expires: now + int64(lock)}
+	e := &memEntry{key: key, rec: Record{State: InFlight, Fingerprint: fp}, token: s.seq, expires: now + int64(lock), size: size}
 	s.m[e.key] = e
+	s.bytes += size
 	s.claims.pushBack(e)
 	return e.token, Record{}, nil
 }
 
 // Complete implements Store. resp is kept as given: the caller must not
-// change it afterwards.
+// change it afterwards. A response that does not fit (see MemoryStore) is
+// not stored: the claim is released and Complete answers ErrStoreFull.
 func (s *MemoryStore) Complete(_ context.Context, key string, token uint64, resp Response, lifetime time.Duration) error {
-	return s.withHeld(key, token, func(e *memEntry, now int64) {
+	var full bool
+	err := s.withHeld(key, token, func(e *memEntry, now int64) {
+		add := responseSize(&resp)
+		if !s.makeRoom(now, 0, add) {
+			s.remove(e)
+			full = true
+			return
+		}
 		s.claims.unlink(e)
 		e.rec.State, e.rec.Response = Completed, resp
 		e.expires = now + int64(lifetime)
+		e.size += add
+		s.bytes += add
 		s.done.pushBack(e)
 	})
+	if full {
+		return ErrStoreFull
+	}
+	return err
+}
+
+// responseSize is what a stored response counts towards MaxBytes.
+func responseSize(r *Response) int64 {
+	n := int64(len(r.Body))
+	for _, h := range r.Header {
+		n += int64(len(h.Name)+len(h.Value)) + 32 // the strings' headers
+	}
+	return n
 }
 
 // Release implements Store.
@@ -134,19 +196,25 @@ func (s *MemoryStore) withHeld(key string, token uint64, fn func(e *memEntry, no
 	return nil
 }
 
-// evict removes one entry to make room: the oldest claim if it expired
-// (claims share one lock time, so the oldest expires first), else the
-// oldest completed entry. Live claims are kept. O(1).
-func (s *MemoryStore) evict(now int64) bool {
-	if e := s.claims.head; e != nil && e.expires <= now {
-		s.remove(e)
-		return true
+// makeRoom evicts until keys more keys and size more bytes fit under the
+// caps, and reports whether they do. It evicts the oldest claim if it
+// expired (claims share one lock time, so the oldest expires first), else
+// the oldest completed entry; live claims are kept. O(1) per eviction.
+func (s *MemoryStore) makeRoom(now int64, keys int, size int64) bool {
+	if size > s.maxBytes {
+		return false // never fits: keep what is stored
 	}
-	if e := s.done.head; e != nil {
-		s.remove(e)
-		return true
+	for len(s.m)+keys > s.max || s.bytes+size > s.maxBytes {
+		switch {
+		case s.claims.head != nil && s.claims.head.expires <= now:
+			s.remove(s.claims.head)
+		case s.done.head != nil:
+			s.remove(s.done.head)
+		default:
+			return false
+		}
 	}
-	return false
+	return true
 }
 
 func (s *MemoryStore) list(e *memEntry) *memList {
@@ -158,6 +226,7 @@ func (s *MemoryStore) list(e *memEntry) *memList {
 
 func (s *MemoryStore) remove(e *memEntry) {
 	delete(s.m, e.key)
+	s.bytes -= e.size
 	s.list(e).unlink(e)
 }
 

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt"
+	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
 // newHSVerifier is hsVerifier with the cache, clock and leeway fields of
@@ -66,7 +66,7 @@ func cacheLen(t *testing.T, v *jwt.Verifier, want int) {
 // TestJWTCacheHitSamePrincipal: a token seen again gets the very Principal
 // the first verification built, equal to what an uncached verifier builds.
 func TestJWTCacheHitSamePrincipal(t *testing.T) {
-	tok := sign(t, fxtest.Claims{"roles": []string{"admin", "ops"}, "permissions": "a:read b:write", "tenant_id": "acme"}, nil)
+	tok := sign(t, jwttest.Claims{"roles": []string{"admin", "ops"}, "permissions": "a:read b:write", "tenant_id": "acme"}, nil)
 	v := hsVerifier(t)
 	p1 := mustVerify(t, v, tok)
 	cacheLen(t, v, 1)
@@ -120,7 +120,7 @@ func TestJWTCacheExpiry(t *testing.T) {
 		eff := max(leeway, 0)
 		clock := newTestClock(t0)
 		v := newHSVerifier(t, jwt.Config{Now: clock.now, Leeway: leeway})
-		tok := sign(t, fxtest.Claims{"exp": exp.Unix()}, nil)
+		tok := sign(t, jwttest.Claims{"exp": exp.Unix()}, nil)
 		p := mustVerify(t, v, tok)
 		cacheLen(t, v, 1)
 		clock.set(exp.Add(eff - time.Nanosecond))
@@ -142,7 +142,7 @@ func TestJWTCacheExpiry(t *testing.T) {
 	clock := newTestClock(t0)
 	v := newHSVerifier(t, jwt.Config{Now: clock.now, Leeway: -1})
 	nbf := t0.Add(100 * time.Second)
-	tok := sign(t, fxtest.Claims{"nbf": nbf.Unix()}, nil)
+	tok := sign(t, jwttest.Claims{"nbf": nbf.Unix()}, nil)
 	if _, err := v.Verify(nil, tok); !errors.Is(err, middleware.ErrNotYetValid) {
 		t.Fatalf("before nbf: %v", err)
 	}
@@ -166,7 +166,7 @@ func TestJWTCacheExpiry(t *testing.T) {
 func TestJWTCacheTTL(t *testing.T) {
 	clock := newTestClock(fixedNow)
 	v := newHSVerifier(t, jwt.Config{Now: clock.now, CacheTTL: time.Minute, AllowNoExpiry: true})
-	for _, tok := range []string{sign(t, nil, nil), sign(t, fxtest.Claims{"exp": nil}, nil)} {
+	for _, tok := range []string{sign(t, nil, nil), sign(t, jwttest.Claims{"exp": nil}, nil)} {
 		clock.set(fixedNow)
 		p1 := mustVerify(t, v, tok)
 		clock.set(fixedNow.Add(time.Minute - time.Nanosecond))
@@ -195,7 +195,7 @@ func TestJWTCacheFlood(t *testing.T) {
 		total = 3 * capacity
 	}
 	first := max(total/5, 2*capacity) // the cache is full by then
-	claims := fxtest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}
+	claims := jwttest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}
 	var heapAt [2]uint64
 	for i := range total {
 		claims["jti"] = strconv.Itoa(i)
@@ -231,13 +231,13 @@ func tampered(t *testing.T, tok string) map[string]string {
 		flip = 'B'
 	}
 	parts := strings.Split(tok, ".")
-	other := strings.Split(sign(t, fxtest.Claims{"sub": "admin", "roles": []string{"admin"}}, nil), ".")
+	other := strings.Split(sign(t, jwttest.Claims{"sub": "admin", "roles": []string{"admin"}}, nil), ".")
 	return map[string]string{
 		"last signature char": tok[:len(tok)-1] + string(flip),
 		"truncated":           tok[:len(tok)-1],
 		"extended":            tok + "A",
 		"other payload":       parts[0] + "." + other[1] + "." + parts[2],
-		"wrong key":           sign(t, fxtest.Claims{"jti": "x"}, otherKey),
+		"wrong key":           sign(t, jwttest.Claims{"jti": "x"}, otherKey),
 	}
 }
 
@@ -245,7 +245,7 @@ func tampered(t *testing.T, tok string) map[string]string {
 // its prefix (or its signature) acceptable.
 func TestJWTCacheTampered(t *testing.T) {
 	v := hsVerifier(t)
-	tok := sign(t, fxtest.Claims{"jti": "x"}, nil)
+	tok := sign(t, jwttest.Claims{"jti": "x"}, nil)
 	p := mustVerify(t, v, tok)
 	for name, bad := range tampered(t, tok) {
 		if q, err := v.Verify(nil, bad); err == nil {
@@ -264,8 +264,8 @@ func TestJWTCacheTampered(t *testing.T) {
 func TestJWTCacheCollision(t *testing.T) {
 	v := newHSVerifier(t, jwt.Config{CacheSize: 8})
 	jwt.CacheCollide(v)
-	a := sign(t, fxtest.Claims{"sub": "alice", "roles": []string{"admin"}}, nil)
-	b := sign(t, fxtest.Claims{"sub": "bob__"}, nil)
+	a := sign(t, jwttest.Claims{"sub": "alice", "roles": []string{"admin"}}, nil)
+	b := sign(t, jwttest.Claims{"sub": "bob__"}, nil)
 	pa := mustVerify(t, v, a)
 	pb := mustVerify(t, v, b)
 	if pb == pa || pb.Subject != "bob__" || pb.HasRole("admin") {
@@ -287,8 +287,8 @@ func TestJWTCacheCollision(t *testing.T) {
 // copy, or the entry's key would change under it.
 func TestJWTCacheCopiesToken(t *testing.T) {
 	v := hsVerifier(t)
-	a := sign(t, fxtest.Claims{"sub": "alice"}, nil)
-	b := sign(t, fxtest.Claims{"sub": "bobby"}, nil)
+	a := sign(t, jwttest.Claims{"sub": "alice"}, nil)
+	b := sign(t, jwttest.Claims{"sub": "bobby"}, nil)
 	if len(a) != len(b) {
 		t.Fatalf("fixture tokens differ in length: %d, %d", len(a), len(b))
 	}
@@ -317,7 +317,7 @@ func TestJWTKeyCopied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok := signWith(t, fxtest.HS256, hsSecret, "k1", nil)
+	tok := signWith(t, jwttest.HS256, hsSecret, "k1", nil)
 	key[0] ^= 0xff
 	if _, err := v.Verify(nil, tok); err != nil {
 		t.Fatalf("verifier followed a change to the caller's key bytes: %v", err)
@@ -331,7 +331,7 @@ func TestJWTCacheConcurrent(t *testing.T) {
 	const tokens, workers, rounds = 64, 8, 1500
 	good := make([]string, tokens)
 	for i := range good {
-		good[i] = sign(t, fxtest.Claims{"sub": fmt.Sprintf("user-%d", i)}, nil)
+		good[i] = sign(t, jwttest.Claims{"sub": fmt.Sprintf("user-%d", i)}, nil)
 	}
 	var bad []string
 	for _, b := range tampered(t, good[0]) {
@@ -378,7 +378,7 @@ func TestJWTCacheConcurrent(t *testing.T) {
 // same token every time: a cache hit, or a full verification without the
 // cache.
 func BenchmarkJWTVerify(b *testing.B) {
-	tok := sign(b, fxtest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
+	tok := sign(b, jwttest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
 	for _, c := range []struct {
 		name string
 		size int

@@ -15,6 +15,7 @@ import (
 	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt"
+	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
 var (
@@ -26,13 +27,13 @@ var (
 // takes a while), from an fxtest Signer.
 func testRSAKey(t *testing.T) *rsa.PrivateKey {
 	t.Helper()
-	rsaOnce.Do(func() { rsaKey = fxtest.NewSigner(fxtest.RS256).Key().(*rsa.PrivateKey) })
+	rsaOnce.Do(func() { rsaKey = jwttest.NewSigner(jwttest.RS256).Key().(*rsa.PrivateKey) })
 	return rsaKey
 }
 
 // signWith returns a token signed with alg and key, with kid (when not
 // ""), over the default claims changed by claims.
-func signWith(t *testing.T, alg fxtest.Alg, key any, kid string, claims fxtest.Claims) string {
+func signWith(t *testing.T, alg jwttest.Alg, key any, kid string, claims jwttest.Claims) string {
 	t.Helper()
 	return signerFor(alg, key, kid).Token(claims)
 }
@@ -59,7 +60,7 @@ func TestJWTAlgorithmConfusion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := verifyErr(t, v, signWith(t, fxtest.RS256, priv, "", nil)); err != nil {
+	if err := verifyErr(t, v, signWith(t, jwttest.RS256, priv, "", nil)); err != nil {
 		t.Fatalf("valid RS256 token refused: %v", err)
 	}
 	der, err := x509.MarshalPKIXPublicKey(&priv.PublicKey)
@@ -68,14 +69,14 @@ func TestJWTAlgorithmConfusion(t *testing.T) {
 	}
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
 	for name, secret := range map[string][]byte{"PEM": pemKey, "DER": der} {
-		forged := signWith(t, fxtest.HS256, secret, "", fxtest.Claims{"roles": []string{"admin"}})
+		forged := signWith(t, jwttest.HS256, secret, "", jwttest.Claims{"roles": []string{"admin"}})
 		if err := verifyErr(t, v, forged); !errors.Is(err, middleware.ErrAlgorithmNotAllowed) {
 			t.Errorf("%s-keyed HS256 forgery: err %v, want ErrAlgorithmNotAllowed", name, err)
 		}
 	}
 	// RS256 and ES256 both allowed, RSA key only: an ES256 token cannot
 	// be checked against it, whatever it claims.
-	ec := fxtest.NewSigner(fxtest.ES256)
+	ec := jwttest.NewSigner(jwttest.ES256)
 	v2, err := jwt.NewVerifier(jwt.Config{
 		Algorithms: []string{"RS256", "ES256"}, Key: &priv.PublicKey, Now: func() time.Time { return fixedNow },
 	})
@@ -86,7 +87,7 @@ func TestJWTAlgorithmConfusion(t *testing.T) {
 		t.Errorf("ES256 token against an RSA key: err %v, want ErrUnknownKey", err)
 	}
 	// A PS256 token (same key family) is refused when only RS256 is allowed.
-	if err := verifyErr(t, v, signWith(t, fxtest.PS256, priv, "", nil)); !errors.Is(err, middleware.ErrAlgorithmNotAllowed) {
+	if err := verifyErr(t, v, signWith(t, jwttest.PS256, priv, "", nil)); !errors.Is(err, middleware.ErrAlgorithmNotAllowed) {
 		t.Errorf("PS256 token, RS256 allowed: err %v", err)
 	}
 }
@@ -113,7 +114,7 @@ func TestJWTKeyRotation(t *testing.T) {
 		{"2024", k1, middleware.ErrUnknownKey},       // retired
 		{"", k1, middleware.ErrUnknownKey},           // no kid, no default Key
 	} {
-		err := verifyErr(t, v, signWith(t, fxtest.HS256, c.key, c.kid, nil))
+		err := verifyErr(t, v, signWith(t, jwttest.HS256, c.key, c.kid, nil))
 		if !errors.Is(err, c.want) || (c.want == nil && err != nil) {
 			t.Errorf("kid %q: err %v, want %v", c.kid, err, c.want)
 		}
@@ -121,7 +122,7 @@ func TestJWTKeyRotation(t *testing.T) {
 }
 
 func TestJWTAsymmetricFamilies(t *testing.T) {
-	for _, s := range []*fxtest.Signer{fxtest.NewSigner(fxtest.ES256), fxtest.NewSigner(fxtest.EdDSA)} {
+	for _, s := range []*jwttest.Signer{jwttest.NewSigner(jwttest.ES256), jwttest.NewSigner(jwttest.EdDSA)} {
 		v, err := jwt.NewVerifier(jwt.Config{Algorithms: []string{string(s.Alg())}, Key: s.PublicKey(), Now: func() time.Time { return fixedNow }})
 		if err != nil {
 			t.Fatal(err)
@@ -168,11 +169,11 @@ func TestJWTNoExpiryAllowedAndLeeway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := verifyErr(t, v, sign(t, fxtest.Claims{"exp": nil}, nil)); err != nil {
+	if err := verifyErr(t, v, sign(t, jwttest.Claims{"exp": nil}, nil)); err != nil {
 		t.Fatalf("AllowNoExpiry: %v", err)
 	}
 	// No leeway: one second past exp is expired.
-	if err := verifyErr(t, v, sign(t, fxtest.Claims{"exp": fixedNow.Add(-time.Second).Unix()}, nil)); !errors.Is(err, middleware.ErrExpired) {
+	if err := verifyErr(t, v, sign(t, jwttest.Claims{"exp": fixedNow.Add(-time.Second).Unix()}, nil)); !errors.Is(err, middleware.ErrExpired) {
 		t.Fatalf("Leeway<0: err %v", err)
 	}
 }
@@ -194,11 +195,11 @@ func TestJWTThroughAuthRS256(t *testing.T) {
 		return c.String(200, p.Subject)
 	})
 	c := fxtest.New(t, app)
-	if r := c.Get("/me").Bearer(signWith(t, fxtest.RS256, priv, "", nil)).Do().AssertStatus(200); string(r.Body) != "user-1" {
+	if r := c.Get("/me").Bearer(signWith(t, jwttest.RS256, priv, "", nil)).Do().AssertStatus(200); string(r.Body) != "user-1" {
 		t.Fatalf("principal %q, want user-1", r.Body)
 	}
 	der, _ := x509.MarshalPKIXPublicKey(&priv.PublicKey)
-	forged := signWith(t, fxtest.HS256, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), "", nil)
+	forged := signWith(t, jwttest.HS256, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), "", nil)
 	env := c.Get("/me").Bearer(forged).Do().AssertError(401, fx.ErrorCodes.Unauthenticated).Envelope()
 	if !strings.Contains(env.Message, "algorithm is not allowed") || !strings.Contains(string(env.Details), `"invalid_credentials"`) {
 		t.Fatalf("envelope %+v %s", env, env.Details)

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // ErrUnavailable is what Allow returns, without asking Redis, while the
@@ -88,5 +91,103 @@ func (b *breaker) runProbe() {
 		down := time.Duration(time.Now().UnixNano() - b.openedAt.Load())
 		b.logger.LogAttrs(context.Background(), slog.LevelInfo, "redisstore: Redis answers again; circuit closed",
 			slog.String("state", "closed"), slog.Duration("down", down))
+	}
+}
+
+// guard is what every call to Redis goes through, in both stores: the
+// store's deadline (Config.Timeout) and its circuit breaker.
+type guard struct {
+	timeout time.Duration
+	direct  bool     // the client bounds its own socket waits by the context's deadline
+	br      *breaker // nil: no circuit breaker
+}
+
+// newGuard is the guard cfg describes (its Timeout, FailureThreshold,
+// ProbeInterval and Logger, defaults applied) for calls through client;
+// probe is one cheap call that tells whether Redis answers.
+func newGuard(client redis.Scripter, cfg Config, probe func(context.Context) error) guard {
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.FailureThreshold == 0 {
+		cfg.FailureThreshold = DefaultFailureThreshold
+	}
+	if cfg.ProbeInterval <= 0 {
+		cfg.ProbeInterval = DefaultProbeInterval
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	g := guard{timeout: cfg.Timeout, direct: boundsSockets(client)}
+	if cfg.FailureThreshold > 0 {
+		g.br = &breaker{
+			threshold: int32(min(cfg.FailureThreshold, math.MaxInt32)),
+			interval:  cfg.ProbeInterval,
+			logger:    cfg.Logger,
+		}
+		g.br.probe = func(ctx context.Context) error { return g.bounded(ctx, probe) }
+	}
+	return g
+}
+
+// do runs call under the deadline, through the breaker: ErrUnavailable at
+// once while the circuit is open; a failure that is not the caller's own
+// cancellation counts towards opening it (a deadline of the caller's that
+// Redis did not meet counts: the idempotency middleware gives each call
+// one as short as the store's).
+func (g *guard) do(ctx context.Context, call func(context.Context) error) error {
+	if !g.br.ready() {
+		return ErrUnavailable
+	}
+	if err := g.bounded(ctx, call); err != nil {
+		if !errors.Is(ctx.Err(), context.Canceled) { // not the request's own cancellation: Redis's failure
+			g.br.failure(err)
+		}
+		return err
+	}
+	g.br.success()
+	return nil
+}
+
+// boundsSockets reports whether client applies a context's deadline to
+// its socket reads and writes (go-redis's ContextTimeoutEnabled), so that
+// a call needs no goroutine of its own to be bounded.
+func boundsSockets(client redis.Scripter) bool {
+	switch c := client.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
+}
+
+// bounded runs call under the store's Timeout: directly when the client
+// honours the deadline itself (or there is none), else on a goroutine
+// that is abandoned at the deadline (it finishes when the client gives
+// up: its ReadTimeout).
+func (g *guard) bounded(ctx context.Context, call func(context.Context) error) error {
+	if g.timeout < 0 {
+		return call(ctx)
+	}
+	// A caller's deadline within the Timeout already bounds the call (the
+	// idempotency middleware gives each call one): no context of our own.
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > g.timeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, g.timeout)
+		defer cancel()
+	}
+	if g.direct {
+		return call(ctx)
+	}
+	done := make(chan error, 1)
+	go func() { done <- call(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
 }

@@ -11,7 +11,9 @@
 // NewIdempotency is the Redis store of middleware/idempotency, so that a
 // retried request runs its handler at most once across every instance
 // (see idempotency.go: claim by SET NX PX with a fencing token, response
-// stored and claim released in one script).
+// stored and claim released in one script). Its calls go through the same
+// deadline and circuit breaker as Allow's (below), and a claim Redis runs
+// after its request gave up writes nothing (clock.go).
 //
 // It is a module of its own (github.com/fxhq/fx/middleware/ratelimit/redisstore)
 // so that go-redis is a dependency of the applications that use it only.

@@ -29,7 +29,7 @@ func waitReplay(t *testing.T, app *fx.App, key, body string) idemResult {
 func TestIdempotencyCompleteAfterResponseReplays(t *testing.T) {
 	srv := startRedis(t)
 	var runs atomic.Int64
-	app := idemApp(t, srv.addr, idempotency.Config{CompleteAfterResponse: true}, &runs, nil)
+	app := idemApp(t, srv.addr, idempotency.Config{ShareAnonymous: true, CompleteAfterResponse: true}, &runs, nil)
 	first := post(app, "order-7", `{"item":"book"}`)
 	if first.status != 201 || first.replayed != "" {
 		t.Fatalf("first: %+v", first)
@@ -53,7 +53,7 @@ func TestIdempotencyCompleteAfterResponseFailureExpires(t *testing.T) {
 	var runs atomic.Int64
 	gate := make(chan struct{})
 	const storeTimeout, pause, lock = 300 * time.Millisecond, 900 * time.Millisecond, 2 * time.Second
-	app := idemApp(t, srv.addr, idempotency.Config{CompleteAfterResponse: true, StoreTimeout: storeTimeout, LockTimeout: lock}, &runs, gate)
+	app := idemApp(t, srv.addr, idempotency.Config{ShareAnonymous: true, CompleteAfterResponse: true, StoreTimeout: storeTimeout, LockTimeout: lock}, &runs, gate)
 	answered := make(chan time.Time, 1)
 	var first idemResult
 	go func() { first = post(app, "order-9", `{}`); answered <- time.Now() }()

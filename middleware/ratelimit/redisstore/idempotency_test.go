@@ -33,7 +33,9 @@ func idemClient(t testing.TB, addr string) *redis.Client {
 // idemApp is one app instance on Redis at addr: POST /orders counts its
 // runs in runs and waits for gate (when not nil) before answering 201.
 func idemApp(t testing.TB, addr string, cfg idempotency.Config, runs *atomic.Int64, gate <-chan struct{}) *fx.App {
-	cfg.Store = redisstore.NewIdempotency(idemClient(t, addr), redisstore.IdempotencyConfig{})
+	// The store's own deadline follows the test's StoreTimeout (0: both
+	// default to 100 ms).
+	cfg.Store = redisstore.NewIdempotency(idemClient(t, addr), redisstore.IdempotencyConfig{Timeout: cfg.StoreTimeout})
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 	app.Use(idempotency.New(cfg))
 	app.Post("/orders", func(c *fx.Ctx) error {
@@ -86,8 +88,10 @@ func TestIdempotencyTwoInstancesRunOnce(t *testing.T) {
 	var runs atomic.Int64
 	gate := make(chan struct{})
 	apps := []*fx.App{
-		idemApp(t, srv.addr, idempotency.Config{}, &runs, gate),
-		idemApp(t, srv.addr, idempotency.Config{}, &runs, gate),
+		// Decisions, not timing: a generous deadline, so that a loaded
+		// machine does not turn slow calls into 503s.
+		idemApp(t, srv.addr, idempotency.Config{ShareAnonymous: true, StoreTimeout: testTimeout}, &runs, gate),
+		idemApp(t, srv.addr, idempotency.Config{ShareAnonymous: true, StoreTimeout: testTimeout}, &runs, gate),
 	}
 	const callers = 50
 	results := make([]idemResult, callers)
@@ -140,7 +144,7 @@ func TestIdempotencyTwoInstancesRunOnce(t *testing.T) {
 // second run's response.
 func TestIdempotencyExpiredClaimTakenOver(t *testing.T) {
 	srv := startRedis(t)
-	cfg := idempotency.Config{LockTimeout: 300 * time.Millisecond}
+	cfg := idempotency.Config{ShareAnonymous: true, LockTimeout: 300 * time.Millisecond}
 	var deadRuns, liveRuns atomic.Int64
 	hang := make(chan struct{})
 	dead := idemApp(t, srv.addr, cfg, &deadRuns, hang)
@@ -219,8 +223,8 @@ func TestIdempotencyStoreFencing(t *testing.T) {
 func TestIdempotencyRedisDown(t *testing.T) {
 	srv := startRedis(t)
 	var runs atomic.Int64
-	closed := idemApp(t, srv.addr, idempotency.Config{}, &runs, nil)
-	open := idemApp(t, srv.addr, idempotency.Config{FailOpen: true}, &runs, nil)
+	closed := idemApp(t, srv.addr, idempotency.Config{ShareAnonymous: true}, &runs, nil)
+	open := idemApp(t, srv.addr, idempotency.Config{ShareAnonymous: true, FailOpen: true}, &runs, nil)
 	if r := post(closed, "up", "{}"); r.status != 201 {
 		t.Fatalf("Redis up: %+v", r)
 	}
@@ -235,7 +239,7 @@ func TestIdempotencyRedisDown(t *testing.T) {
 	}
 
 	hung := hangingPeer(t)
-	app := idemApp(t, hung, idempotency.Config{}, &runs, nil)
+	app := idemApp(t, hung, idempotency.Config{ShareAnonymous: true}, &runs, nil)
 	before := runs.Load()
 	began = time.Now()
 	r = post(app, "k", "{}")
@@ -281,7 +285,7 @@ func hangingPeer(t *testing.T) string {
 // trip for comparison.
 func BenchmarkIdempotencyRedis(b *testing.B) {
 	srv := startRedis(b)
-	s := redisstore.NewIdempotency(idemClient(b, srv.addr), redisstore.IdempotencyConfig{})
+	s := redisstore.NewIdempotency(idemClient(b, srv.addr), redisstore.IdempotencyConfig{Timeout: testTimeout})
 	ctx := context.Background()
 	resp := idempotency.Response{
 		Status: 201, Body: []byte(`{"id":1}`),
@@ -293,11 +297,18 @@ func BenchmarkIdempotencyRedis(b *testing.B) {
 	for b.Loop() {
 		i++
 		key = strconv.AppendInt(append(key[:0], "scope\n"...), int64(i), 10)
-		token, _, err := s.Claim(ctx, string(key), idempotency.Fingerprint{1}, time.Minute)
+		// Each call bounded as the middleware bounds it (Config.StoreTimeout;
+		// generous, so that a loaded machine does not fail the benchmark).
+		cctx, cancel := context.WithTimeout(ctx, testTimeout)
+		token, _, err := s.Claim(cctx, string(key), idempotency.Fingerprint{1}, time.Minute)
+		cancel()
 		if err != nil || token == 0 {
 			b.Fatal(token, err)
 		}
-		if err := s.Complete(ctx, string(key), token, resp, time.Minute); err != nil {
+		cctx, cancel = context.WithTimeout(ctx, testTimeout)
+		err = s.Complete(cctx, string(key), token, resp, time.Minute)
+		cancel()
+		if err != nil {
 			b.Fatal(err)
 		}
 	}

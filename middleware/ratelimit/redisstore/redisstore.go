@@ -42,7 +42,8 @@ type Config struct {
 	// find no connection) to open the circuit: from then on Allow returns
 	// ErrUnavailable at once, without waiting for Redis, until a probe in
 	// the background gets an answer. A call cancelled by its request's
-	// own context does not count. Default DefaultFailureThreshold (3).
+	// own context does not count; one whose deadline (the store's or the
+	// caller's) passed does. Default DefaultFailureThreshold (3).
 	// Negative: no circuit breaker, every call goes to Redis.
 	FailureThreshold int
 
@@ -62,11 +63,9 @@ type Config struct {
 
 // Store is a middleware.Store on Redis. It is safe for concurrent use.
 type Store struct {
-	client  redis.Scripter
-	prefix  string
-	timeout time.Duration
-	direct  bool     // the client bounds its own socket waits by the context's deadline
-	br      *breaker // nil: no circuit breaker
+	client redis.Scripter
+	prefix string
+	guard  // the deadline and circuit breaker of every call
 }
 
 // New returns a Store that runs its script through client (a
@@ -76,68 +75,9 @@ func New(client redis.Scripter, cfg Config) *Store {
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.FailureThreshold == 0 {
-		cfg.FailureThreshold = DefaultFailureThreshold
-	}
-	if cfg.ProbeInterval <= 0 {
-		cfg.ProbeInterval = DefaultProbeInterval
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	s := &Store{client: client, prefix: cfg.Prefix, timeout: cfg.Timeout, direct: boundsSockets(client)}
-	if cfg.FailureThreshold > 0 {
-		s.br = &breaker{
-			threshold: int32(min(cfg.FailureThreshold, math.MaxInt32)),
-			interval:  cfg.ProbeInterval,
-			logger:    cfg.Logger,
-			probe: func(ctx context.Context) error {
-				return s.bounded(ctx, func(ctx context.Context) error { return gcra.Load(ctx, s.client).Err() })
-			},
-		}
-	}
+	s := &Store{client: client, prefix: cfg.Prefix}
+	s.guard = newGuard(client, cfg, func(ctx context.Context) error { return gcra.Load(ctx, client).Err() })
 	return s
-}
-
-// boundsSockets reports whether client applies a context's deadline to
-// its socket reads and writes (go-redis's ContextTimeoutEnabled), so that
-// a call needs no goroutine of its own to be bounded.
-func boundsSockets(client redis.Scripter) bool {
-	switch c := client.(type) {
-	case *redis.Client:
-		return c.Options().ContextTimeoutEnabled
-	case *redis.ClusterClient:
-		return c.Options().ContextTimeoutEnabled
-	case *redis.Ring:
-		return c.Options().ContextTimeoutEnabled
-	}
-	return false
-}
-
-// bounded runs call under the store's Timeout: directly when the client
-// honours the deadline itself (or there is none), else on a goroutine
-// that is abandoned at the deadline (it finishes when the client gives
-// up: its ReadTimeout).
-func (s *Store) bounded(ctx context.Context, call func(context.Context) error) error {
-	if s.timeout < 0 {
-		return call(ctx)
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	if s.direct {
-		return call(ctx)
-	}
-	done := make(chan error, 1)
-	go func() { done <- call(ctx) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
 }
 
 // gcra is the decision. KEYS[1] holds the key's theoretical arrival time
@@ -188,21 +128,17 @@ func (s *Store) Allow(ctx context.Context, key string, limit middleware.Limit) (
 	if t < 1 || int64(l.Burst) > maxTolerance/t {
 		return middleware.Decision{}, fmt.Errorf("redisstore: limit %q: Burst*Period/Requests must be between 1µs and 2^51µs", l.Name)
 	}
-	if !s.br.ready() {
-		return middleware.Decision{}, ErrUnavailable
-	}
 	var res []int64
-	err = s.bounded(ctx, func(ctx context.Context) (err error) {
+	err = s.do(ctx, func(ctx context.Context) (err error) {
 		res, err = gcra.Run(ctx, s.client, []string{s.prefix + l.Name + ":" + key}, t, t*int64(l.Burst)).Int64Slice()
 		return err
 	})
+	if err == ErrUnavailable {
+		return middleware.Decision{}, err
+	}
 	if err != nil {
-		if ctx.Err() == nil { // not the request's own cancellation: Redis's failure
-			s.br.failure(err)
-		}
 		return middleware.Decision{}, fmt.Errorf("redisstore: %w", err)
 	}
-	s.br.success()
 	if len(res) != 4 {
 		return middleware.Decision{}, fmt.Errorf("redisstore: script answered %d values, want 4", len(res))
 	}

@@ -107,8 +107,12 @@ func TestRetriesAcrossInstancesCreateEachOrderOnce(t *testing.T) {
 	instance := func() *fx.App {
 		app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 		app.Use(idempotency.New(idempotency.Config{
-			Store:    redisstore.NewIdempotency(idemClient(t, srv.addr), redisstore.IdempotencyConfig{}),
-			Required: true,
+			// Decisions, not timing: generous deadlines, so that a loaded
+			// machine does not turn slow Redis calls into 503s.
+			Store:          redisstore.NewIdempotency(idemClient(t, srv.addr), redisstore.IdempotencyConfig{Timeout: testTimeout}),
+			StoreTimeout:   testTimeout,
+			Required:       true,
+			ShareAnonymous: true, // the test's callers are anonymous
 		}))
 		app.Post("/orders", func(c *fx.Ctx) error {
 			in, err := fx.JSONBody[struct {

@@ -1,8 +1,9 @@
-package fxtest_test
+package jwttest_test
 
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -11,17 +12,18 @@ import (
 	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt"
+	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
 var (
 	rsOnce   sync.Once
-	rsSigner *fxtest.Signer
+	rsSigner *jwttest.Signer
 )
 
 // rs256 is one RS256 Signer for the package (a 2048-bit key takes a while
 // to generate).
-func rs256() *fxtest.Signer {
-	rsOnce.Do(func() { rsSigner = fxtest.NewSigner(fxtest.RS256) })
+func rs256() *jwttest.Signer {
+	rsOnce.Do(func() { rsSigner = jwttest.NewSigner(jwttest.RS256) })
 	return rsSigner
 }
 
@@ -32,7 +34,7 @@ func whoami(c *fx.Ctx) error {
 }
 
 func authClient(t *testing.T, cfg middleware.AuthConfig) *fxtest.Client {
-	app := quietApp()
+	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 	app.Use(middleware.Auth(cfg))
 	app.Get("/me", whoami)
 	return fxtest.New(t, app)
@@ -42,20 +44,20 @@ func authClient(t *testing.T, cfg middleware.AuthConfig) *fxtest.Client {
 // through Auth, with its claims on the principal.
 func TestSignerRoundTrip(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	for _, s := range []*fxtest.Signer{
-		fxtest.NewSigner(fxtest.HS256, fxtest.SignerConfig{Issuer: "https://issuer.test", Audience: "api", Now: func() time.Time { return now }}),
+	for _, s := range []*jwttest.Signer{
+		jwttest.NewSigner(jwttest.HS256, jwttest.SignerConfig{Issuer: "https://issuer.test", Audience: "api", Now: func() time.Time { return now }}),
 		rs256(),
-		fxtest.NewSigner(fxtest.ES256),
-		fxtest.NewSigner(fxtest.EdDSA, fxtest.SignerConfig{KeyID: "k1"}),
+		jwttest.NewSigner(jwttest.ES256),
+		jwttest.NewSigner(jwttest.EdDSA, jwttest.SignerConfig{KeyID: "k1"}),
 	} {
 		t.Run(string(s.Alg()), func(t *testing.T) {
 			c := authClient(t, middleware.AuthConfig{Bearer: s.Verifier()})
-			tok := s.Token(fxtest.Subject("alice"), fxtest.Roles("admin", "ops"), fxtest.Permissions("reports:read"), fxtest.Tenant("acme"))
+			tok := s.Token(jwttest.Subject("alice"), jwttest.Roles("admin", "ops"), jwttest.Permissions("reports:read"), jwttest.Tenant("acme"))
 			c.Get("/me").Bearer(tok).Do().AssertJSON(200, map[string]any{
 				"sub": "alice", "roles": []string{"admin", "ops"}, "permissions": []string{"reports:read"}, "tenant": "acme",
 			})
 			c.Get("/me").Bearer(s.Token()).Do().AssertJSON(200, map[string]any{
-				"sub": fxtest.DefaultSubject, "roles": nil, "permissions": nil, "tenant": "",
+				"sub": jwttest.DefaultSubject, "roles": nil, "permissions": nil, "tenant": "",
 			})
 		})
 	}
@@ -63,7 +65,7 @@ func TestSignerRoundTrip(t *testing.T) {
 
 // The forgeries the helpers build are refused, each for its own reason.
 func TestSignerForgeries(t *testing.T) {
-	s := fxtest.NewSigner(fxtest.HS256)
+	s := jwttest.NewSigner(jwttest.HS256)
 	c := authClient(t, middleware.AuthConfig{Bearer: s.Verifier()})
 	reason := func(tok string) string {
 		r := c.Get("/me").Bearer(tok).Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
@@ -73,13 +75,13 @@ func TestSignerForgeries(t *testing.T) {
 		}
 		return det.Reason
 	}
-	other := fxtest.NewSigner(fxtest.HS256)
+	other := jwttest.NewSigner(jwttest.HS256)
 	for name, c := range map[string]struct{ tok, reason string }{
 		"another key":  {other.Token(), "invalid_credentials"},
-		"unsigned":     {s.Unsigned(fxtest.Roles("admin")), "invalid_credentials"},
-		"tampered":     {fxtest.Tamper(s.Token(), fxtest.Claims{"roles": []string{"admin"}}), "invalid_credentials"},
-		"expired":      {s.Token(fxtest.ExpiresIn(-time.Hour)), "expired"},
-		"no exp":       {s.Token(fxtest.Claims{"exp": nil}), "invalid_claims"},
+		"unsigned":     {s.Unsigned(jwttest.Roles("admin")), "invalid_credentials"},
+		"tampered":     {jwttest.Tamper(s.Token(), jwttest.Claims{"roles": []string{"admin"}}), "invalid_credentials"},
+		"expired":      {s.Token(jwttest.ExpiresIn(-time.Hour)), "expired"},
+		"no exp":       {s.Token(jwttest.Claims{"exp": nil}), "invalid_claims"},
 		"another algo": {rs256().Token(), "invalid_credentials"},
 	} {
 		if got := reason(c.tok); got != c.reason {
@@ -87,15 +89,15 @@ func TestSignerForgeries(t *testing.T) {
 		}
 	}
 	// Tamper keeps header and signature, and changes only the claims.
-	tok := s.Token(fxtest.Subject("bob"))
-	if tampered := fxtest.Tamper(tok, fxtest.Claims{"sub": "root"}); tampered == tok || tampered[:20] != tok[:20] {
+	tok := s.Token(jwttest.Subject("bob"))
+	if tampered := jwttest.Tamper(tok, jwttest.Claims{"sub": "root"}); tampered == tok || tampered[:20] != tok[:20] {
 		t.Errorf("Tamper: %s from %s", tampered, tok)
 	}
 }
 
 func TestSignerConfigAndHeaders(t *testing.T) {
 	secret := []byte("0123456789abcdef0123456789abcdef")
-	s := fxtest.NewSigner(fxtest.HS256, fxtest.SignerConfig{Key: secret, KeyID: "2026", TTL: time.Minute})
+	s := jwttest.NewSigner(jwttest.HS256, jwttest.SignerConfig{Key: secret, KeyID: "2026", TTL: time.Minute})
 	if string(s.Key().([]byte)) != string(secret) || string(s.PublicKey().([]byte)) != string(secret) {
 		t.Fatal("Key and PublicKey of an HS256 signer are its secret")
 	}
@@ -109,13 +111,13 @@ func TestSignerConfigAndHeaders(t *testing.T) {
 	if _, err := v.Verify(nil, s.Token()); err != nil {
 		t.Fatalf("kid from SignerConfig: %v", err)
 	}
-	if _, err := v.Verify(nil, s.Token(fxtest.KeyID("2025"))); !errors.Is(err, middleware.ErrUnknownKey) {
+	if _, err := v.Verify(nil, s.Token(jwttest.KeyID("2025"))); !errors.Is(err, middleware.ErrUnknownKey) {
 		t.Fatalf("kid option: %v", err)
 	}
-	if _, err := v.Verify(nil, s.Token(fxtest.Header("crit", []string{"x"}))); !errors.Is(err, middleware.ErrInvalidClaims) {
+	if _, err := v.Verify(nil, s.Token(jwttest.Header("crit", []string{"x"}))); !errors.Is(err, middleware.ErrInvalidClaims) {
 		t.Fatalf("crit header: %v", err)
 	}
-	p, err := v.Verify(nil, s.Token(fxtest.Claims{"scope": "a b"}))
+	p, err := v.Verify(nil, s.Token(jwttest.Claims{"scope": "a b"}))
 	if err != nil || p.Claims["scope"] != "a b" {
 		t.Fatalf("Claims option: %v %v", p, err)
 	}
@@ -125,7 +127,7 @@ func TestSignerConfigAndHeaders(t *testing.T) {
 			t.Fatal("NewSigner(RS256, secret) did not panic")
 		}
 	}()
-	fxtest.NewSigner(fxtest.RS256, fxtest.SignerConfig{Key: secret}).Token()
+	jwttest.NewSigner(jwttest.RS256, jwttest.SignerConfig{Key: secret}).Token()
 }
 
 func TestAPIKeys(t *testing.T) {

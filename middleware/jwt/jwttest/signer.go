@@ -1,4 +1,4 @@
-package fxtest
+package jwttest
 
 import (
 	"crypto/ecdsa"
@@ -71,9 +71,9 @@ type SignerConfig struct {
 // Signer mints JWTs for tests and builds the verifier that accepts them,
 // so a test needs neither key material nor golang-jwt code:
 //
-//	s := fxtest.NewSigner(fxtest.HS256)
+//	s := jwttest.NewSigner(jwttest.HS256)
 //	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: s.Verifier()}))
-//	c.Get("/admin").Bearer(s.Token(fxtest.Roles("admin"), fxtest.Tenant("acme"))).Do()
+//	c.Get("/admin").Bearer(s.Token(jwttest.Roles("admin"), jwttest.Tenant("acme"))).Do()
 //
 // Every token carries "sub", "iat" (one minute before Now: a token from a
 // clock slightly ahead) and "exp", plus "iss" and "aud" when configured;
@@ -109,7 +109,7 @@ func NewSigner(alg Alg, cfg ...SignerConfig) *Signer {
 	}
 	method := jwt.GetSigningMethod(string(alg))
 	if method == nil || alg == "none" {
-		panic(fmt.Sprintf("fxtest.NewSigner: unknown algorithm %q", alg))
+		panic(fmt.Sprintf("jwttest.NewSigner: unknown algorithm %q", alg))
 	}
 	s := &Signer{alg: alg, method: method, key: c.Key, cfg: c}
 	if s.key == nil {
@@ -125,7 +125,7 @@ func NewSigner(alg Alg, cfg ...SignerConfig) *Signer {
 	case ed25519.PrivateKey:
 		s.pub = k.Public()
 	default:
-		panic(fmt.Sprintf("fxtest.NewSigner: a key of type %T cannot sign", s.key))
+		panic(fmt.Sprintf("jwttest.NewSigner: a key of type %T cannot sign", s.key))
 	}
 	return s
 }
@@ -134,7 +134,7 @@ func NewSigner(alg Alg, cfg ...SignerConfig) *Signer {
 func newKey(alg Alg) any {
 	must := func(k any, err error) any {
 		if err != nil {
-			panic("fxtest.NewSigner: generating a key: " + err.Error())
+			panic("jwttest.NewSigner: generating a key: " + err.Error())
 		}
 		return k
 	}
@@ -187,7 +187,7 @@ func (s *Signer) JWTConfig() fxjwt.Config {
 func (s *Signer) Verifier() *fxjwt.Verifier {
 	v, err := fxjwt.NewVerifier(s.JWTConfig())
 	if err != nil {
-		panic("fxtest: Signer.Verifier: " + err.Error())
+		panic("jwttest: Signer.Verifier: " + err.Error())
 	}
 	return v
 }
@@ -301,7 +301,7 @@ func sign(m jwt.SigningMethod, key any, t *tokenSpec) string {
 	maps.Copy(tk.Header, t.header)
 	out, err := tk.SignedString(key)
 	if err != nil {
-		panic("fxtest: signing a token: " + err.Error())
+		panic("jwttest: signing a token: " + err.Error())
 	}
 	return out
 }
@@ -312,21 +312,21 @@ func sign(m jwt.SigningMethod, key any, t *tokenSpec) string {
 func Tamper(token string, claims Claims) string {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
-		panic("fxtest.Tamper: not a JWS compact token")
+		panic("jwttest.Tamper: not a JWS compact token")
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
 	if err != nil {
-		panic("fxtest.Tamper: payload: " + err.Error())
+		panic("jwttest.Tamper: payload: " + err.Error())
 	}
 	m := map[string]any{}
 	if err := json.Unmarshal(payload, &m); err != nil {
-		panic("fxtest.Tamper: payload: " + err.Error())
+		panic("jwttest.Tamper: payload: " + err.Error())
 	}
 	t := &tokenSpec{claims: m}
 	claims.apply(t)
 	b, err := json.Marshal(t.claims)
 	if err != nil {
-		panic("fxtest.Tamper: " + err.Error())
+		panic("jwttest.Tamper: " + err.Error())
 	}
 	return parts[0] + "." + base64.RawURLEncoding.EncodeToString(b) + "." + parts[2]
 }

@@ -1,0 +1,21 @@
+module github.com/fxhq/fx/examples/chat
+
+go 1.26.0
+
+require (
+	github.com/fxhq/fx v0.1.0
+	github.com/fxhq/fx/websocket v0.1.0
+)
+
+require (
+	github.com/fasthttp/router v1.5.4 // indirect
+	github.com/fasthttp/websocket v1.5.12 // indirect
+	github.com/goccy/go-json v0.12.0 // indirect
+	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/molecule-man/go-brrr v1.3.0 // indirect
+	github.com/savsgio/gotils v0.0.0-20240704082632-aef3928b8a38 // indirect
+	github.com/valyala/bytebufferpool v1.0.0 // indirect
+	github.com/valyala/fasthttp v1.77.0 // indirect
+	golang.org/x/net v0.61.0 // indirect
+)

@@ -1,0 +1,75 @@
+package fxtest_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
+)
+
+// Serve serves over real TCP on loopback, and CheckEnvelope accepts what
+// fx sends there: a 404 and an application error.
+func TestServeAndCheckEnvelope(t *testing.T) {
+	app := quietApp()
+	app.Get("/teapot", func(c *fx.Ctx) error {
+		return fx.NewError(418, "APP_TEAPOT", "I am a teapot", map[string]int{"cups": 2})
+	})
+	addr := fxtest.Serve(t, app)
+	if !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Fatalf("Serve returned %q, want a loopback address", addr)
+	}
+	for path, want := range map[string]struct {
+		status int
+		code   string
+	}{"/nope": {404, fx.CodeNotFound}, "/teapot": {418, "APP_TEAPOT"}} {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		env, err := fxtest.CheckEnvelope(resp.StatusCode, resp.Header, body, map[string]int{"APP_TEAPOT": 418})
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+		if resp.StatusCode != want.status || env.Code != want.code {
+			t.Errorf("%s: %d %s, want %d %s", path, resp.StatusCode, env.Code, want.status, want.code)
+		}
+	}
+}
+
+// CheckEnvelope refuses every way a body can miss the wire format.
+func TestCheckEnvelopeRefuses(t *testing.T) {
+	js := http.Header{"Content-Type": {"application/json"}}
+	for name, c := range map[string]struct {
+		status int
+		header http.Header
+		body   string
+	}{
+		"content type":  {404, http.Header{"Content-Type": {"text/plain"}}, `{"error":{"code":"FX_NOT_FOUND","message":"m"}}`},
+		"not json":      {404, js, `{"error":`},
+		"trailing":      {404, js, `{"error":{"code":"FX_NOT_FOUND","message":"m"}} {}`},
+		"other key":     {404, js, `{"error":{"code":"FX_NOT_FOUND","message":"m"},"x":1}`},
+		"extra field":   {404, js, `{"error":{"code":"FX_NOT_FOUND","message":"m","hint":"h"}}`},
+		"null details":  {404, js, `{"error":{"code":"FX_NOT_FOUND","message":"m","details":null}}`},
+		"empty details": {404, js, `{"error":{"code":"FX_NOT_FOUND","message":"m","details":{}}}`},
+		"no message":    {404, js, `{"error":{"code":"FX_NOT_FOUND"}}`},
+		"code not str":  {404, js, `{"error":{"code":1,"message":"m"}}`},
+		"wrong status":  {400, js, `{"error":{"code":"FX_NOT_FOUND","message":"m"}}`},
+		"unknown code":  {404, js, `{"error":{"code":"APP_X","message":"m"}}`},
+		"chatty 500":    {500, js, `{"error":{"code":"FX_INTERNAL_ERROR","message":"boom: db down"}}`},
+		"invalid utf-8": {404, js, "{\"error\":{\"code\":\"FX_NOT_FOUND\",\"message\":\"\xff\"}}"},
+		"error not obj": {404, js, `{"error":"FX_NOT_FOUND"}`},
+		"no error key":  {404, js, `{"code":"FX_NOT_FOUND","message":"m"}`},
+	} {
+		if _, err := fxtest.CheckEnvelope(c.status, c.header, []byte(c.body), nil); err == nil {
+			t.Errorf("%s: CheckEnvelope accepted %q", name, c.body)
+		}
+	}
+	if _, err := fxtest.CheckEnvelope(500, js, []byte(`{"error":{"code":"FX_INTERNAL_ERROR","message":"Internal server error"}}`), nil); err != nil {
+		t.Errorf("the production 500 was refused: %v", err)
+	}
+}

@@ -1,0 +1,461 @@
+package websocket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	ws "github.com/fasthttp/websocket"
+	"github.com/fxhq/fx"
+	json "github.com/goccy/go-json"
+)
+
+// Conn is one WebSocket connection, handed to the route's handler. It is
+// valid until the handler returns; the connection is then closed with
+// the handler's outcome (see the package documentation).
+//
+// ReadMessage (and ReadJSON) must be called from one goroutine at a time,
+// the handler's or one it waits for. WriteMessage (and WriteJSON) may be
+// called from any number of goroutines: messages go through a bounded
+// send queue that one writer goroutine drains, so a slow peer never
+// blocks the caller (a peer that falls Config.SendQueue messages behind
+// is dropped instead).
+type Conn struct {
+	ctx *fx.Ctx
+	ws  *ws.Conn
+	cfg *Config
+	app *fx.App
+
+	queue chan outMsg
+	stop  chan struct{} // closed when the connection is being torn down
+	gone  chan struct{} // closed when the writer goroutine has ended
+	once  sync.Once     // closes stop
+
+	closing atomic.Bool // the handler returned: no more messages are taken
+	dropped atomic.Bool // the socket's deadlines are in the past (dropWith)
+
+	mu        sync.Mutex
+	closeCode int    // the close frame sent, or received first; 0: none yet
+	reason    string // its reason
+	byPeer    bool   // the peer closed first
+
+	msgsIn, msgsOut, bytesIn, bytesOut atomic.Int64
+}
+
+// outMsg is one queued message: a data message, or (close) the close
+// frame that ends the queue.
+type outMsg struct {
+	typ  int
+	data []byte
+}
+
+// Errors of Conn's methods.
+var (
+	// ErrClosed: the connection is closed (by the peer, a failure, the
+	// handler's end or Shutdown); nothing more can be sent or read.
+	ErrClosed = errors.New("websocket: connection closed")
+	// ErrQueueFull: the peer fell Config.SendQueue messages behind; it is
+	// dropped (close 1008).
+	ErrQueueFull = errors.New("websocket: send queue full; peer dropped")
+	// ErrInvalidUTF8: the peer sent a text message that is not UTF-8; the
+	// connection is closed with 1007.
+	ErrInvalidUTF8 = errors.New("websocket: text message is not valid UTF-8")
+	// ErrReadLimit: the peer sent a message over Config.ReadLimit; the
+	// connection is closed with 1009.
+	ErrReadLimit = ws.ErrReadLimit
+)
+
+// Ctx returns the request's Ctx, as the middleware left it: Value, the
+// principal (middleware.PrincipalFrom), the tenant (middleware.TenantFrom),
+// Param, Query, Header and LogAttrs all answer as they did before the
+// upgrade. It is valid until the handler returns and must be used by one
+// goroutine at a time; c.Ctx().Context() ends when the connection ends or
+// the App shuts down. What the handler adds with AddLogAttrs goes onto
+// the connection's access-log line.
+func (c *Conn) Ctx() *fx.Ctx { return c.ctx }
+
+// Context returns the connection's context: done when the connection
+// ends or the App shuts down (it is c.Ctx().Context()).
+func (c *Conn) Context() context.Context { return c.ctx.Context() }
+
+// Subprotocol returns the negotiated subprotocol, or "".
+func (c *Conn) Subprotocol() string { return c.ws.Subprotocol() }
+
+// RemoteAddr returns the peer's address.
+func (c *Conn) RemoteAddr() net.Addr { return c.ws.RemoteAddr() }
+
+// ReadMessage returns the next data message: its type (TextMessage or
+// BinaryMessage) and payload, which the caller owns. It answers pings and
+// processes pongs and the peer's close while it waits. It fails with a
+// *CloseError when the peer closed (its close is answered), ErrReadLimit
+// (closed 1009), ErrInvalidUTF8 (closed 1007), or the network error of a
+// vanished peer or passed dead-peer deadline. Cost: the payload is
+// allocated per message.
+func (c *Conn) ReadMessage() (messageType int, data []byte, err error) {
+	t, p, err := c.ws.ReadMessage()
+	if err != nil {
+		return 0, nil, c.readFailed(err)
+	}
+	c.msgsIn.Add(1)
+	c.bytesIn.Add(int64(len(p)))
+	if t == TextMessage && !utf8.Valid(p) {
+		c.closeWith(ws.CloseInvalidFramePayloadData, "invalid UTF-8")
+		return 0, nil, ErrInvalidUTF8
+	}
+	c.extendRead()
+	return t, p, nil
+}
+
+// WriteMessage queues a data message (TextMessage or BinaryMessage) for
+// the peer. data is copied: the caller may reuse it at once. It returns
+// ErrClosed once the connection is closing and ErrQueueFull when the peer
+// has fallen Config.SendQueue messages behind (the peer is then dropped
+// with 1008). A nil error means queued, not delivered. Cost: one copy of
+// data and a channel send.
+func (c *Conn) WriteMessage(messageType int, data []byte) error {
+	if messageType != TextMessage && messageType != BinaryMessage {
+		return fmt.Errorf("websocket: WriteMessage given message type %d; want TextMessage or BinaryMessage", messageType)
+	}
+	select {
+	case <-c.stop:
+		return ErrClosed
+	default:
+	}
+	if c.closing.Load() {
+		return ErrClosed
+	}
+	m := outMsg{typ: messageType, data: append([]byte(nil), data...)}
+	select {
+	case c.queue <- m:
+		return nil
+	case <-c.stop:
+		return ErrClosed
+	default:
+		c.dropWith(ws.ClosePolicyViolation, "send queue full")
+		return ErrQueueFull
+	}
+}
+
+// ReadJSON reads the next message and decodes it as JSON into v (with
+// go-json, as fx decodes bodies).
+func (c *Conn) ReadJSON(v any) error {
+	_, p, err := c.ReadMessage()
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(p, v)
+}
+
+// WriteJSON encodes v as JSON (go-json) and queues it as a text message.
+func (c *Conn) WriteJSON(v any) error {
+	p, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return c.WriteMessage(TextMessage, p)
+}
+
+// CloseError is the error ReadMessage returns once the peer has closed:
+// Code is its close code (1000, 1001, ...), Text its reason.
+type CloseError = ws.CloseError
+
+// Close codes (RFC 6455, section 7.4.1) used by the package.
+const (
+	CloseNormalClosure   = ws.CloseNormalClosure           // 1000: the handler returned nil
+	CloseGoingAway       = ws.CloseGoingAway               // 1001: Shutdown
+	ClosePolicyViolation = ws.ClosePolicyViolation         // 1008: send queue full
+	CloseInvalidPayload  = ws.CloseInvalidFramePayloadData // 1007: invalid UTF-8
+	CloseMessageTooBig   = ws.CloseMessageTooBig           // 1009: over Config.ReadLimit
+	CloseInternalError   = ws.CloseInternalServerErr       // 1011: a panic or an error not an *fx.Error
+	closeAbnormal        = ws.CloseAbnormalClosure         // 1006: no close frame (for observation)
+	closeErrorBase       = 4000                            // 4000 + status for an *fx.Error
+)
+
+// readFailed records why a read failed and returns the error for the
+// handler.
+func (c *Conn) readFailed(err error) error {
+	var ce *ws.CloseError
+	switch {
+	case errors.As(err, &ce):
+		c.mu.Lock()
+		if c.closeCode == 0 {
+			c.closeCode, c.reason, c.byPeer = ce.Code, ce.Text, true
+		}
+		c.mu.Unlock()
+		c.shut() // the library answered the close; nothing more to send
+	case errors.Is(err, ws.ErrReadLimit):
+		// The library has sent the 1009 itself.
+		c.mu.Lock()
+		if c.closeCode == 0 {
+			c.closeCode, c.reason = ws.CloseMessageTooBig, "message too big"
+		}
+		c.mu.Unlock()
+		c.shut()
+	default:
+		c.mu.Lock()
+		if c.closeCode == 0 {
+			c.closeCode, c.reason, c.byPeer = closeAbnormal, "", true
+		}
+		c.mu.Unlock()
+		c.shut()
+	}
+	return err
+}
+
+// extendRead pushes the dead-peer deadline forward after something was
+// read.
+func (c *Conn) extendRead() {
+	if c.dropped.Load() {
+		return // a dropped connection's read must keep failing
+	}
+	_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.PingInterval + c.cfg.PongTimeout))
+}
+
+// closeWith sends the close frame code/reason now, unless a close was
+// recorded first, and stops the writer. It is called on the goroutine
+// that found the reason (the handler's read, the writer at Shutdown).
+func (c *Conn) closeWith(code int, reason string) {
+	c.mu.Lock()
+	first := c.closeCode == 0
+	if first {
+		c.closeCode, c.reason = code, reason
+	}
+	c.mu.Unlock()
+	if first {
+		c.sendClose(ws.FormatCloseMessage(code, reason))
+	}
+	c.shut()
+}
+
+// sendClose writes the close frame msg (WriteControl is safe beside the
+// writer goroutine), bounded by WriteTimeout, and gives the peer
+// CloseTimeout to answer it.
+func (c *Conn) sendClose(msg []byte) {
+	_ = c.ws.WriteControl(ws.CloseMessage, msg, time.Now().Add(c.cfg.WriteTimeout))
+	_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.CloseTimeout))
+}
+
+// shut stops the writer and every later write.
+func (c *Conn) shut() { c.once.Do(func() { close(c.stop) }) }
+
+// writer drains the send queue and pings, each write bounded by
+// WriteTimeout; a failed write drops the peer. The close frame the
+// handler's outcome makes is the queue's last message, so that every
+// message queued before it is sent first. At Shutdown it sends 1001 and
+// stops.
+func (c *Conn) writer() {
+	defer close(c.gone)
+	tick := time.NewTicker(c.cfg.PingInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case m := <-c.queue:
+			if m.typ == ws.CloseMessage {
+				c.sendClose(m.data)
+				return
+			}
+			_ = c.ws.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
+			if err := c.ws.WriteMessage(m.typ, m.data); err != nil {
+				c.drop()
+				return
+			}
+			c.msgsOut.Add(1)
+			c.bytesOut.Add(int64(len(m.data)))
+		case <-tick.C:
+			if err := c.ws.WriteControl(ws.PingMessage, nil, time.Now().Add(c.cfg.WriteTimeout)); err != nil {
+				c.drop()
+				return
+			}
+		case <-c.app.Done():
+			c.closeWith(ws.CloseGoingAway, "server shutting down")
+			return
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+// drop ends a connection whose peer cannot be written to: no close frame
+// can be sent; the socket is closed so the handler's read fails at once.
+func (c *Conn) drop() { c.dropWith(closeAbnormal, "") }
+
+// dropWith records code and reason (unless a close came first), stops
+// the writer and closes the socket, without writing: the peer is not
+// reading.
+func (c *Conn) dropWith(code int, reason string) {
+	c.mu.Lock()
+	if c.closeCode == 0 {
+		c.closeCode, c.reason, c.byPeer = code, reason, code == closeAbnormal
+	}
+	c.mu.Unlock()
+	c.dropped.Store(true)
+	c.shut()
+	// Deadlines in the past end a blocked read or write at once. (Close
+	// would not: fasthttp closes a hijacked connection itself, when the
+	// hijack handler returns, and its Close does nothing before.)
+	past := time.Unix(1, 0)
+	_ = c.ws.NetConn().SetReadDeadline(past)
+	_ = c.ws.NetConn().SetWriteDeadline(past)
+}
+
+// run serves one upgraded connection: h, then its outcome as the close
+// frame, then the tear-down, then the request's observation.
+func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, end func(code string)) {
+	cfg := &s.cfg
+	c := &Conn{
+		ctx: fc, ws: wc, cfg: cfg, app: fc.App(),
+		queue: make(chan outMsg, cfg.SendQueue),
+		stop:  make(chan struct{}),
+		gone:  make(chan struct{}),
+	}
+	reg.add(c)
+	defer reg.done(c)
+	wc.SetReadLimit(cfg.ReadLimit)
+	c.extendRead()
+	wc.SetPongHandler(func(string) error { c.extendRead(); return nil })
+	go c.writer()
+
+	panicked, stack, err := s.call(c)
+	code, reason := outcome(err, panicked)
+	if panicked || (err != nil && code == ws.CloseInternalServerErr) {
+		s.logFailure(fc, err, stack)
+	}
+	c.closing.Store(true)
+	c.mu.Lock()
+	first := c.closeCode == 0
+	if first {
+		c.closeCode, c.reason = code, reason
+	}
+	c.mu.Unlock()
+	if first {
+		c.finishQueue(ws.FormatCloseMessage(code, reason))
+	}
+	c.shut()
+	<-c.gone
+	c.awaitClose()
+	_ = wc.NetConn().Close()
+	end(c.observe(fc))
+}
+
+// call runs the handler, recovering a panic.
+func (s *server) call(c *Conn) (panicked bool, stack []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked, stack, err = true, debug.Stack(), fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return false, nil, s.h(c)
+}
+
+// outcome maps the handler's result to the close frame.
+func outcome(err error, panicked bool) (code int, reason string) {
+	if err == nil {
+		return ws.CloseNormalClosure, ""
+	}
+	var fe *fx.Error
+	if !panicked && errors.As(err, &fe) && fe.Status >= 100 && fe.Status <= 999 {
+		return closeErrorBase + fe.Status, fe.Code
+	}
+	var ce *ws.CloseError
+	if !panicked && (errors.As(err, &ce) || errors.Is(err, ErrReadLimit) || errors.Is(err, ErrInvalidUTF8) ||
+		errors.Is(err, ErrQueueFull) || errors.Is(err, ErrClosed) || isNetErr(err)) {
+		return ws.CloseNormalClosure, "" // the read's own failure: already closed
+	}
+	return ws.CloseInternalServerErr, fx.CodeInternalError
+}
+
+func isNetErr(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, net.ErrClosed)
+}
+
+// finishQueue queues the close frame behind what the handler queued and
+// gives the writer WriteTimeout to send it all; past that (a peer that
+// stopped reading), the peer is dropped.
+func (c *Conn) finishQueue(closeMsg []byte) {
+	t := time.NewTimer(c.cfg.WriteTimeout)
+	defer t.Stop()
+	select {
+	case c.queue <- outMsg{typ: ws.CloseMessage, data: closeMsg}:
+	case <-c.gone:
+		return
+	case <-t.C:
+		c.drop()
+		return
+	}
+	select {
+	case <-c.gone:
+	case <-t.C:
+		c.drop()
+	}
+}
+
+// awaitClose reads, within the read deadline sendClose set, until the
+// peer answers the close frame or fails: the closing handshake.
+func (c *Conn) awaitClose() {
+	c.mu.Lock()
+	byPeer := c.byPeer
+	c.mu.Unlock()
+	if byPeer || c.dropped.Load() {
+		return
+	}
+	_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.CloseTimeout))
+	for {
+		if _, _, err := c.ws.NextReader(); err != nil {
+			return
+		}
+	}
+}
+
+// observe adds the connection's outcome to the request's log attributes
+// and returns the error code the observers see.
+func (c *Conn) observe(fc *fx.Ctx) string {
+	c.mu.Lock()
+	code, reason, byPeer := c.closeCode, c.reason, c.byPeer
+	c.mu.Unlock()
+	fc.AddLogAttrs(
+		slog.Int("ws_close_code", code),
+		slog.String("ws_close_reason", reason),
+		slog.Bool("ws_closed_by_peer", byPeer),
+		slog.Int64("ws_messages_in", c.msgsIn.Load()),
+		slog.Int64("ws_messages_out", c.msgsOut.Load()),
+		slog.Int64("ws_bytes_in", c.bytesIn.Load()),
+		slog.Int64("ws_bytes_out", c.bytesOut.Load()),
+	)
+	if !byPeer && code >= closeErrorBase {
+		return reason // the *fx.Error's code
+	}
+	if code == ws.CloseInternalServerErr {
+		return fx.CodeInternalError
+	}
+	return ""
+}
+
+// logFailure logs a handler's panic or unexpected error as fx logs a 5xx.
+func (s *server) logFailure(fc *fx.Ctx, err error, stack []byte) {
+	lg := fc.App().Logger()
+	ctx := context.Background()
+	if !lg.Enabled(ctx, slog.LevelError) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("method", fc.Method()),
+		slog.String("path", fc.Path()),
+		slog.String("code", fx.CodeInternalError),
+		slog.Int("ws_close_code", ws.CloseInternalServerErr),
+		slog.Any("error", err),
+	}
+	if stack != nil {
+		attrs = append(attrs, slog.String("stack", string(stack)))
+	}
+	attrs = append(attrs, fc.LogAttrs()...)
+	lg.LogAttrs(ctx, slog.LevelError, "fx: websocket handler failed; closed "+strconv.Itoa(ws.CloseInternalServerErr), attrs...)
+}

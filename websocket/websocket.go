@@ -1,0 +1,324 @@
+// Package websocket serves WebSocket routes that keep fx's contract, on
+// fasthttp's own WebSocket implementation (github.com/fasthttp/websocket).
+//
+//	app.Get("/chat", websocket.New(func(c *websocket.Conn) error {
+//		for {
+//			t, msg, err := c.ReadMessage()
+//			if err != nil {
+//				return nil // the peer left: its close is already answered
+//			}
+//			if err := c.WriteMessage(t, msg); err != nil {
+//				return nil
+//			}
+//		}
+//	}))
+//
+// Before the upgrade a WebSocket route is an ordinary GET: the App's, the
+// Group's and the route's middleware run (Auth, Tenant, RateLimit, CORS)
+// and every refusal is the JSON envelope. The handler itself refuses, as
+// envelopes: a request that is not a WebSocket handshake, 426
+// FX_UPGRADE_REQUIRED with Upgrade: websocket; a malformed handshake, 400
+// FX_BAD_REQUEST; an Origin that Config.Origins does not allow, 403
+// FX_FORBIDDEN (a browser page of another site cannot open a connection
+// with the user's cookies: cross-site WebSocket hijacking); once Shutdown
+// has begun, 503 FX_SERVICE_UNAVAILABLE.
+//
+// After the upgrade the handler's outcome is the close frame: nil closes
+// with 1000; an *fx.Error with 4000 + its status and its code as the
+// reason (4401 FX_UNAUTHENTICATED, 4429 APP_SLOW_DOWN ...); a panic or
+// any other error with 1011 and FX_INTERNAL_ERROR, logged like a 5xx. A
+// message over Config.ReadLimit closes with 1009, a text message that is
+// not UTF-8 with 1007, Shutdown with 1001 (to every open connection,
+// before Shutdown returns). See docs/websocket.md.
+package websocket
+
+import (
+	"bytes"
+	"encoding/base64"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	ws "github.com/fasthttp/websocket"
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/nethttp"
+	"github.com/valyala/fasthttp"
+)
+
+// The message types of ReadMessage and WriteMessage (RFC 6455, section
+// 11.8).
+const (
+	TextMessage   = 1
+	BinaryMessage = 2
+)
+
+// Config configures a WebSocket route. The zero value is ready: every
+// field has a default.
+type Config struct {
+	// Origins are the Origin values (scheme://host[:port], compared
+	// without regard to case) allowed to open a connection; "*" allows
+	// any. Empty: a request without Origin (not from a browser) is
+	// allowed, and one with an Origin only when its host is the request's
+	// own Host. A refused Origin gets 403 FX_FORBIDDEN.
+	Origins []string
+
+	// ReadLimit is the largest message the peer may send, in bytes;
+	// a larger one closes the connection with 1009. Default 64 KiB.
+	ReadLimit int64
+
+	// PingInterval is how often the server pings the peer. Default 25 s.
+	PingInterval time.Duration
+
+	// PongTimeout is how long the peer may stay silent (no message, no
+	// pong) after a ping before it is taken for dead and its connection
+	// closed. Default 10 s. The dead-peer deadline is PingInterval +
+	// PongTimeout after the last thing read. Control frames are processed
+	// while the handler reads: a handler that only writes must still keep
+	// a ReadMessage loop running.
+	PongTimeout time.Duration
+
+	// WriteTimeout bounds each write to the peer (a message, a ping, the
+	// close frame); a peer that does not take the bytes within it is
+	// dropped. Default 10 s.
+	WriteTimeout time.Duration
+
+	// SendQueue is how many messages WriteMessage may queue for a peer
+	// that is slower than the handler. A peer that falls further behind
+	// is dropped (close 1008, reason "send queue full"): it never holds
+	// up the handler, other connections or the tear-down. Default 64.
+	SendQueue int
+
+	// CloseTimeout is how long the server waits for the peer's answer to
+	// its close frame, and at Shutdown for handlers to return after the
+	// 1001, before it closes the connection itself. Default 2 s.
+	CloseTimeout time.Duration
+
+	// ReadBufferSize and WriteBufferSize are the sizes of the
+	// connection's I/O buffers. Default 4 KiB each.
+	ReadBufferSize, WriteBufferSize int
+
+	// Subprotocols are the subprotocols the server speaks, in order of
+	// preference (Sec-WebSocket-Protocol); none by default.
+	Subprotocols []string
+}
+
+func (cfg Config) withDefaults() Config {
+	if cfg.ReadLimit <= 0 {
+		cfg.ReadLimit = 64 << 10
+	}
+	if cfg.PingInterval <= 0 {
+		cfg.PingInterval = 25 * time.Second
+	}
+	if cfg.PongTimeout <= 0 {
+		cfg.PongTimeout = 10 * time.Second
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 10 * time.Second
+	}
+	if cfg.SendQueue <= 0 {
+		cfg.SendQueue = 64
+	}
+	if cfg.CloseTimeout <= 0 {
+		cfg.CloseTimeout = 2 * time.Second
+	}
+	if cfg.ReadBufferSize <= 0 {
+		cfg.ReadBufferSize = 4 << 10
+	}
+	if cfg.WriteBufferSize <= 0 {
+		cfg.WriteBufferSize = 4 << 10
+	}
+	return cfg
+}
+
+// The errors a WebSocket route answers before the upgrade (beyond its
+// middleware's). They are declared on the route (Declare) for the
+// OpenAPI document and fxtest's strict mode.
+var (
+	// ErrUpgradeRequired (426): the request is not a WebSocket handshake.
+	ErrUpgradeRequired = fx.NewCatalogError(fx.CodeUpgradeRequired, "This route speaks WebSocket: send a WebSocket handshake (Upgrade: websocket)")
+	// ErrBadHandshake (400): the handshake is malformed (version, key).
+	ErrBadHandshake = fx.NewCatalogError(fx.CodeBadRequest, "Malformed WebSocket handshake")
+	// ErrOrigin (403): the Origin is not allowed (Config.Origins).
+	ErrOrigin = fx.NewCatalogError(fx.CodeForbidden, "WebSocket connections from this Origin are not allowed")
+	// ErrShuttingDown (503): Shutdown has begun; no new connection.
+	ErrShuttingDown = fx.NewCatalogError(fx.CodeServiceUnavailable, "The server is shutting down")
+	// ErrNoHijack (500): under the nethttp adapter, the
+	// http.ResponseWriter cannot hand the connection over (HTTP/2, or a
+	// wrapper that hides http.Hijacker).
+	ErrNoHijack = fx.NewCatalogError(fx.CodeNodeInternalError, "This net/http connection cannot be taken over for a WebSocket (HTTP/2, or a ResponseWriter without http.Hijacker)")
+)
+
+// New returns a handler that upgrades the request to a WebSocket and runs
+// h on the connection; register it like any handler:
+// app.Get("/ws", websocket.New(h)). h's outcome is the close frame (see
+// the package documentation). The Conn is valid until h returns.
+//
+// Cost per connection: two goroutines (h's, on the connection fasthttp
+// hands over, and a writer that drains the send queue and pings), the
+// connection's read and write buffers (Config.ReadBufferSize,
+// WriteBufferSize), the queue, and the request's Ctx, held until the
+// connection ends so that middleware values stay readable and the
+// request is observed once, at its end.
+func New(h func(c *Conn) error, config ...Config) fx.Handler {
+	if h == nil {
+		panic("websocket: New given a nil handler")
+	}
+	var cfg Config
+	if len(config) > 0 {
+		cfg = config[0]
+	}
+	cfg = cfg.withDefaults()
+	s := &server{h: h, cfg: cfg}
+	s.up = ws.FastHTTPUpgrader{
+		ReadBufferSize:  cfg.ReadBufferSize,
+		WriteBufferSize: cfg.WriteBufferSize,
+		Subprotocols:    cfg.Subprotocols,
+		CheckOrigin:     func(*fasthttp.RequestCtx) bool { return true }, // checked before, as an envelope
+	}
+	if len(cfg.Subprotocols) == 0 {
+		s.up.Subprotocols = nil
+	}
+	for _, o := range cfg.Origins {
+		if o == "*" {
+			s.anyOrigin = true
+		}
+		s.origins = append(s.origins, strings.ToLower(strings.TrimRight(o, "/")))
+	}
+	return s.serve
+}
+
+// server is one WebSocket route.
+type server struct {
+	h         func(c *Conn) error
+	cfg       Config
+	up        ws.FastHTTPUpgrader
+	origins   []string
+	anyOrigin bool
+}
+
+// serve is the route's fx handler: the handshake checks, then the upgrade.
+func (s *server) serve(c *fx.Ctx) error {
+	if r := nethttp.Request(c); r != nil {
+		return s.serveNetHTTP(c, r)
+	}
+	rc := c.RequestCtx()
+	h := &rc.Request.Header
+	if err := s.check(&rc.Response.Header, func(k string) []byte { return h.Peek(k) }, rc.Host()); err != nil {
+		return err
+	}
+	reg := registryOf(c.App())
+	if c.App().ShuttingDown() {
+		return ErrShuttingDown
+	}
+	end := c.Detach()
+	err := s.up.Upgrade(rc, func(wc *ws.Conn) {
+		s.run(c, reg, wc, end)
+	})
+	if err != nil {
+		return ErrBadHandshake
+	}
+	return nil
+}
+
+// serveNetHTTP upgrades a request the nethttp adapter serves, through
+// http.Hijacker, and serves the connection before returning: net/http
+// gives every request its own goroutine, which the connection keeps.
+func (s *server) serveNetHTTP(c *fx.Ctx, r *http.Request) error {
+	rh := &c.RequestCtx().Response.Header
+	if err := s.check(rh, func(k string) []byte { return []byte(r.Header.Get(k)) }, []byte(r.Host)); err != nil {
+		return err
+	}
+	w := nethttp.ResponseWriter(c)
+	if _, ok := w.(http.Hijacker); !ok {
+		return ErrNoHijack // HTTP/2, or a wrapper that hides the Hijacker
+	}
+	reg := registryOf(c.App())
+	if c.App().ShuttingDown() {
+		return ErrShuttingDown
+	}
+	up := ws.Upgrader{
+		ReadBufferSize:  s.cfg.ReadBufferSize,
+		WriteBufferSize: s.cfg.WriteBufferSize,
+		Subprotocols:    s.up.Subprotocols,
+		CheckOrigin:     func(*http.Request) bool { return true }, // checked above, as an envelope
+		Error:           func(http.ResponseWriter, *http.Request, int, error) {},
+	}
+	wc, err := up.Upgrade(w, r, nil)
+	if err != nil {
+		return ErrNoHijack
+	}
+	rc := c.RequestCtx()
+	rc.SetStatusCode(fasthttp.StatusSwitchingProtocols)
+	rc.Hijack(func(net.Conn) {}) // the adapter writes nothing more
+	s.run(c, reg, wc, func(string) {})
+	return nil
+}
+
+// check refuses what is not a well-formed, allowed handshake; get reads a
+// request header, rh is the response header the refusal's hints go in.
+func (s *server) check(rh *fasthttp.ResponseHeader, get func(string) []byte, host []byte) error {
+	if !tokenIn(get("Connection"), "upgrade") || !tokenIn(get("Upgrade"), "websocket") {
+		rh.Set("Upgrade", "websocket")
+		rh.Set("Sec-WebSocket-Version", "13")
+		return ErrUpgradeRequired
+	}
+	if !bytes.Equal(get("Sec-WebSocket-Version"), []byte("13")) {
+		rh.Set("Sec-WebSocket-Version", "13")
+		return ErrBadHandshake
+	}
+	if !validKey(get("Sec-WebSocket-Key")) {
+		return ErrBadHandshake
+	}
+	if !s.originAllowed(get("Origin"), host) {
+		return ErrOrigin
+	}
+	return nil
+}
+
+// tokenIn reports whether the comma-separated header value v holds token
+// (compared without regard to case).
+func tokenIn(v []byte, token string) bool {
+	for _, t := range bytes.Split(v, []byte{','}) {
+		if strings.EqualFold(string(bytes.TrimSpace(t)), token) {
+			return true
+		}
+	}
+	return false
+}
+
+// validKey reports whether k is a Sec-WebSocket-Key: the base64 of 16
+// bytes (RFC 6455, section 4.1).
+func validKey(k []byte) bool {
+	if len(k) != 24 {
+		return false
+	}
+	var dst [18]byte
+	n, err := base64.StdEncoding.Decode(dst[:], k)
+	return err == nil && n == 16
+}
+
+// originAllowed applies Config.Origins to the request's Origin.
+func (s *server) originAllowed(origin, host []byte) bool {
+	if len(origin) == 0 {
+		return true // not a browser: a browser always sends Origin on a WebSocket
+	}
+	if s.anyOrigin {
+		return true
+	}
+	if len(s.origins) > 0 {
+		o := strings.ToLower(string(origin))
+		for _, a := range s.origins {
+			if o == a {
+				return true
+			}
+		}
+		return false
+	}
+	u, err := url.Parse(string(origin))
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return strings.EqualFold(u.Host, string(host))
+}
