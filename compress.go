@@ -114,9 +114,9 @@ type CompressionConfig struct {
 	// of preference, which decides between codings the client gives the
 	// same q-value ("br;q=0, *" picks the first listed other than br).
 	// Known: "zstd", "br", "gzip"; "zstd" and "br" only in a program that
-	// imports github.com/fxhq/fx/compression/zstd or .../brotli (see
-	// "Codings linked on demand" in compress.go). Default ["zstd", "br",
-	// "gzip"], keeping those linked: zstd compresses JSON about as well as
+	// imports github.com/fxhq/fx/compression/zstd or .../brotli for its
+	// side effect (their encoders are linked on demand: docs/middleware.md).
+	// Default ["zstd", "br", "gzip"], keeping those linked: zstd compresses JSON about as well as
 	// brotli at its default level and costs less; gzip is what every
 	// client accepts.
 	Encodings []string
