@@ -116,9 +116,9 @@ type CompressionConfig struct {
 	// Known: "zstd", "br", "gzip"; "zstd" and "br" only in a program that
 	// imports github.com/fxhq/fx/compression/zstd or .../brotli for its
 	// side effect (their encoders are linked on demand: docs/middleware.md).
-	// Default ["zstd", "br", "gzip"], keeping those linked: zstd compresses JSON about as well as
-	// brotli at its default level and costs less; gzip is what every
-	// client accepts.
+	// Default ["zstd", "br", "gzip"], keeping those linked: zstd
+	// compresses JSON about as well as brotli at its default level and
+	// costs less; gzip is what every client accepts.
 	Encodings []string
 
 	// MinSize is the smallest body compressed, in bytes; smaller bodies
