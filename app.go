@@ -152,7 +152,9 @@ type Config struct {
 
 	// Compression, when set, compresses response bodies, error envelopes
 	// included, with zstd, brotli or gzip as the request's Accept-Encoding
-	// allows, and adds Vary: Accept-Encoding; see CompressionConfig. An
+	// allows (zstd and brotli when their package is imported:
+	// fx/compression/zstd, fx/compression/brotli; gzip always), and adds
+	// Vary: Accept-Encoding; see CompressionConfig. An
 	// invalid entry makes Boot fail. Default nil: bodies are sent as
 	// written.
 	Compression *CompressionConfig

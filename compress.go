@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fxhq/fx/internal/codecs"
 	"github.com/fxhq/fx/internal/vary"
 	"github.com/valyala/fasthttp"
 )
@@ -82,6 +83,18 @@ import (
 // fasthttp's small worker pool, so the handler goroutine's stack stays
 // small; the output buffer is swapped with the response's, so compressing
 // costs about two small allocations (fasthttp's) and no body-sized one.
+//
+// # Codings linked on demand
+//
+// gzip is always there. zstd and brotli are linked into the program only
+// when it imports github.com/fxhq/fx/compression/zstd or
+// github.com/fxhq/fx/compression/brotli (for their side effect): their
+// encoders weigh about 0.4 MB and 1.8 MB of binary, which a service that
+// does not compress, or compresses with gzip only, should not carry
+// (docs/performance.md, "Binary size"). The default Encodings is zstd, br,
+// gzip restricted to the linked ones; an Encodings list naming a coding
+// that is not linked fails Boot with a configuration error naming the
+// package to import.
 
 // CompressionConfig configures response compression; set it as
 // Config.Compression. The zero value compresses with the defaults below.
@@ -100,7 +113,10 @@ type CompressionConfig struct {
 	// Encodings lists the content codings offered, in the server's order
 	// of preference, which decides between codings the client gives the
 	// same q-value ("br;q=0, *" picks the first listed other than br).
-	// Known: "zstd", "br", "gzip". Default ["zstd", "br", "gzip"]: zstd
+	// Known: "zstd", "br", "gzip"; "zstd" and "br" only in a program that
+	// imports github.com/fxhq/fx/compression/zstd or .../brotli for its
+	// side effect (their encoders are linked on demand: docs/middleware.md).
+	// Default ["zstd", "br", "gzip"], keeping those linked: zstd
 	// compresses JSON about as well as brotli at its default level and
 	// costs less; gzip is what every client accepts.
 	Encodings []string
@@ -182,6 +198,7 @@ type compressor struct {
 	skipCredentialed bool
 	skip             [][]byte // lower case; a trailing '/' makes an entry a prefix
 	levels           [numCodings]int
+	encoders         [numCodings]codecs.Encoder // of the codings in order
 }
 
 // newCompressor checks and prepares cfg (Config.Compression) for Boot:
@@ -201,7 +218,11 @@ func newCompressor(cfg *CompressionConfig) (*compressor, []error) {
 	}
 	names := cfg.Encodings
 	if names == nil {
-		names = []string{"zstd", "br", "gzip"}
+		for _, c := range []contentCoding{codingZstd, codingBrotli, codingGzip} {
+			if encoderOf(c) != nil {
+				names = append(names, string(codingNames[c]))
+			}
+		}
 	}
 	var seen [numCodings]bool
 	for _, name := range names {
@@ -209,11 +230,14 @@ func newCompressor(cfg *CompressionConfig) (*compressor, []error) {
 		switch {
 		case !ok:
 			errs = append(errs, configError(what, "unknown encoding %q (known: zstd, br, gzip)", name))
+		case encoderOf(c) == nil:
+			errs = append(errs, configError(what, "encoding %q is not linked into this program: import _ %q", name, codingPackages[c]))
 		case seen[c]:
 			errs = append(errs, configError(what, "encoding %q listed twice", name))
 		default:
 			seen[c] = true
 			z.order = append(z.order, c)
+			z.encoders[c] = encoderOf(c)
 		}
 	}
 	if len(names) == 0 {
@@ -248,6 +272,25 @@ func newCompressor(cfg *CompressionConfig) (*compressor, []error) {
 		z.skip = append(z.skip, []byte(t))
 	}
 	return z, errs
+}
+
+// codingPackages are the packages whose import links a coding's encoder.
+var codingPackages = [numCodings]string{
+	codingZstd:   "github.com/fxhq/fx/compression/zstd",
+	codingBrotli: "github.com/fxhq/fx/compression/brotli",
+}
+
+// encoderOf is c's encoder, nil when it is not linked (see "Codings
+// linked on demand" above).
+func encoderOf(c contentCoding) codecs.Encoder {
+	switch c {
+	case codingZstd:
+		return codecs.Zstd
+	case codingBrotli:
+		return codecs.Brotli
+	default:
+		return fasthttp.AppendGzipBytesLevel
+	}
 }
 
 // codingNamed maps an Encodings entry to its coding.
@@ -331,16 +374,10 @@ func credentialed(h *fasthttp.RequestHeader) bool {
 	return false
 }
 
-// encode appends src compressed with c to dst.
+// encode appends src compressed with c, one of z.order (a linked coding),
+// to dst.
 func (z *compressor) encode(c contentCoding, dst, src []byte) []byte {
-	switch c {
-	case codingZstd:
-		return fasthttp.AppendZstdBytesLevel(dst, src, z.levels[c])
-	case codingBrotli:
-		return fasthttp.AppendBrotliBytesLevel(dst, src, z.levels[c])
-	default:
-		return fasthttp.AppendGzipBytesLevel(dst, src, z.levels[c])
-	}
+	return z.encoders[c](dst, src, z.levels[c])
 }
 
 // compressible reports whether the media type of ct may be compressed.

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	_ "github.com/fxhq/fx/compression/brotli" // this test binary offers every coding
+	_ "github.com/fxhq/fx/compression/zstd"
 	"github.com/valyala/fasthttp"
 )
 

@@ -107,3 +107,52 @@ func Example_strict() {
 	// fxtest coverage: 1 of 2 declared responses exercised; not exercised:
 	// 	POST /orders 404 APP_SKU_UNKNOWN
 }
+
+// endingTB is a printTB whose Cleanup functions run when end is called,
+// as they run when a test function returns.
+type endingTB struct {
+	printTB
+	cleanups []func()
+}
+
+func (e *endingTB) Cleanup(f func()) { e.cleanups = append(e.cleanups, f) }
+
+func (e *endingTB) end() {
+	for i := len(e.cleanups) - 1; i >= 0; i-- {
+		e.cleanups[i]()
+	}
+}
+
+// RequireFullCoverage: a test that walks a whole contract fails at its end
+// when a declared response was never answered. Here neither the 404 the
+// operation declares nor the 422 of its bound path parameter is provoked;
+// TotalCoverage, read from TestMain, reports the same over every strict
+// client of the test binary.
+func ExampleRequireFullCoverage() {
+	t := &endingTB{}
+	type getOrder struct {
+		ID string `path:"id"`
+	}
+	type Order struct {
+		ID string `json:"id"`
+	}
+	notFound := fx.NewError(404, "APP_ORDER_NOT_FOUND", "No such order")
+	app := fx.New()
+	fx.Op(app, "GET", "/orders/:id", func(c *fx.Ctx, in *getOrder) (*Order, error) {
+		if in.ID != "1" {
+			return nil, notFound
+		}
+		return &Order{ID: in.ID}, nil
+	}, func(r *fx.Route) { r.Errors = []*fx.Error{notFound} })
+
+	c := fxtest.New(t, app, fxtest.RequireFullCoverage()) // strict: a typed operation is a document
+	c.Get("/orders/1").Do().AssertStatus(200)
+	fmt.Println(c.Coverage().Full())
+	t.end() // the test function returns: its Cleanup runs the check
+
+	// Output:
+	// false
+	// FAIL: fxtest coverage: 1 of 3 declared responses exercised; not exercised:
+	// 	GET /orders/:id 404 APP_ORDER_NOT_FOUND
+	// 	GET /orders/:id 422 FX_VALIDATION_ERROR
+}

@@ -4,7 +4,7 @@
 # (otel/vX.Y.Z, wasm/vX.Y.Z, ...). Modules under scripts/ are tooling and
 # are not tagged.
 #
-# Usage: scripts/release.sh [--dry-run] vX.Y.Z
+# Usage: scripts/release.sh [--dry-run [--ci]] vX.Y.Z
 #
 # It refuses a work tree with changes, a version already tagged, a
 # CHANGELOG.md without a dated heading "## [X.Y.Z] - YYYY-MM-DD", and a
@@ -12,21 +12,39 @@
 # vX.Y.Z (go.work maps that version to the folders), writes the go.sum hashes
 # of the repository's own modules at that version, commits that as
 # "release vX.Y.Z" and tags. It pushes nothing; it prints the push command.
-# With --dry-run it does the same in a temporary worktree and shows the
-# commit and the tags it would make, leaving the repository as it was.
+#
+# With --dry-run it refuses nothing: it reports what a release would refuse
+# ("would refuse: ..."), then prepares the release commit in a temporary
+# worktree of HEAD and shows what it would change and the tags it would
+# make, leaving the repository as it was. It runs CI only with --ci (CI is
+# the long part: see docs/modules.md for the times).
 set -euo pipefail
 
 die() { echo "release: $*" >&2; exit 1; }
 
-dry=0 version=
+usage="usage: scripts/release.sh [--dry-run [--ci]] vX.Y.Z"
+dry=0 ci=1 dry_ci=0 version=
 for arg in "$@"; do
   case "$arg" in
     --dry-run) dry=1 ;;
+    --ci) dry_ci=1 ;;
     v*) [ -z "$version" ] || die "one version only"; version=$arg ;;
-    *) die "usage: scripts/release.sh [--dry-run] vX.Y.Z" ;;
+    *) die "$usage" ;;
   esac
 done
-[ -n "$version" ] || die "usage: scripts/release.sh [--dry-run] vX.Y.Z"
+[ -n "$version" ] || die "$usage"
+if [ "$dry" = 1 ]; then ci=$dry_ci; elif [ "$dry_ci" = 1 ]; then die "--ci goes with --dry-run (a release always runs CI)"; fi
+
+# refuse REASON: a release stops here; a dry run reports it and goes on.
+refusals=()
+refuse() {
+  if [ "$dry" = 1 ]; then
+    refusals+=("$*")
+    echo "release: would refuse: $*" >&2
+  else
+    die "$*"
+  fi
+}
 [[ "$version" =~ ^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$ ]] ||
   die "$version is not a semantic version vMAJOR.MINOR.PATCH[-PRERELEASE]"
 major=${BASH_REMATCH[1]}
@@ -35,7 +53,7 @@ major=${BASH_REMATCH[1]}
 cd "$(git rev-parse --show-toplevel)"
 repo=$(pwd)
 
-[ -z "$(git status --porcelain)" ] || die "the work tree has changes; commit or stash them first"
+[ -z "$(git status --porcelain)" ] || refuse "the work tree has changes; commit or stash them first"
 
 # The published modules and their tags, the root first.
 mapfile -t modules < <(git ls-files '*go.mod' | grep -v -e '/testdata/' -e '^scripts/' | xargs -n1 dirname | sort)
@@ -44,14 +62,18 @@ for m in "${modules[@]}"; do
   if [ "$m" = . ]; then tags+=("$version"); else tags+=("$m/$version"); fi
 done
 for t in "${tags[@]}"; do
-  if git rev-parse -q --verify "refs/tags/$t" >/dev/null; then die "tag $t already exists"; fi
+  if git rev-parse -q --verify "refs/tags/$t" >/dev/null; then refuse "tag $t already exists"; fi
 done
 
 grep -Eq "^## \[${version#v}\] - [0-9]{4}-[0-9]{2}-[0-9]{2}\b" CHANGELOG.md ||
-  die "CHANGELOG.md has no heading \"## [${version#v}] - YYYY-MM-DD\" for this release"
+  refuse "CHANGELOG.md has no heading \"## [${version#v}] - YYYY-MM-DD\" for this release (its top heading says $(grep -m1 '^## ' CHANGELOG.md || echo nothing))"
 
-echo "== CI (bash .ci/run)"
-bash .ci/run || die "CI fails; nothing was changed or tagged"
+if [ "$ci" = 1 ]; then
+  echo "== CI (bash .ci/run)"
+  bash .ci/run || refuse "CI fails; nothing was changed or tagged"
+else
+  echo "== dry run: CI not run (add --ci to run bash .ci/run too)"
+fi
 
 # prepare DIR: in the checkout DIR, make the modules require each other at
 # $version and write their go.sum hashes (modproxy tidy -write -strict),
@@ -89,6 +111,12 @@ if [ "$dry" = 1 ]; then
   git -C "$work" status --short
   echo "== dry run: the tags would be (at that commit)"
   printf '  %s\n' "${tags[@]}"
+  if [ "${#refusals[@]}" -gt 0 ]; then
+    echo "== dry run: a release now would refuse:"
+    printf '  %s\n' "${refusals[@]}"
+  else
+    if [ "$ci" = 1 ]; then echo "== dry run: a release now would refuse nothing"; else echo "== dry run: a release now would refuse nothing CI aside (not run)"; fi
+  fi
   exit 0
 fi
 

@@ -17,9 +17,10 @@ import (
 const testVersion = "v0.99.0"
 
 // TestReleaseResolvesOutsideTheRepository is the proof that a release can be
-// installed: in a clone of this repository's HEAD it releases testVersion
-// with scripts/release.sh (CI stubbed to pass: the real CI is what runs this
-// test), builds a file-system module proxy from `git archive` of the tag,
+// installed: in a clone of this repository's HEAD it runs a dry run (which
+// reports what it would refuse and changes nothing), then releases
+// testVersion with scripts/release.sh (CI stubbed to pass: the real CI is
+// what runs this test), builds a file-system module proxy from `git archive` of the tag,
 // and then, in a fresh module outside the repository that can reach the
 // repository's modules only through that proxy, `go get`s every published
 // module at the version and builds a program importing every package of
@@ -27,15 +28,52 @@ const testVersion = "v0.99.0"
 // system, or a module requiring another at a version it was not tagged at,
 // would make this fail.
 func TestReleaseResolvesOutsideTheRepository(t *testing.T) {
-	clone := cloneForRelease(t, "exit 0")
+	clone := cloneForRelease(t, "exit 1")
+	head := run(t, clone, nil, "git", "rev-parse", "HEAD")
 
-	run(t, clone, nil, "bash", "scripts/release.sh", "--dry-run", testVersion)
+	// The dry run, on what a clean clone between releases is (no dated
+	// heading for the version: v0.98.0 has none) plus a change in the work
+	// tree and a CI that would fail, refuses nothing: it reports each
+	// refusal, runs no CI unless asked (--ci), still shows the release
+	// commit and the tags, and leaves the clone as it was.
+	scratch := filepath.Join(clone, "scratch.txt")
+	if err := os.WriteFile(scratch, []byte("edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, clone, nil, "bash", "-c", "bash scripts/release.sh --dry-run v0.98.0 2>&1")
+	for _, want := range []string{
+		"would refuse: the work tree has changes",
+		`would refuse: CHANGELOG.md has no heading "## [0.98.0] - YYYY-MM-DD"`,
+		"CI not run",
+		"== dry run: the release commit would change",
+		"== dry run: the tags would be",
+		"  otel/v0.98.0",
+		"== dry run: a release now would refuse:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the dry run did not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "CI fails") {
+		t.Errorf("the dry run ran CI without --ci:\n%s", out)
+	}
 	if tags := run(t, clone, nil, "git", "tag", "--list"); tags != "" {
 		t.Fatalf("--dry-run made tags:\n%s", tags)
 	}
-	if st := run(t, clone, nil, "git", "status", "--porcelain"); st != "" {
+	if got := run(t, clone, nil, "git", "rev-parse", "HEAD"); got != head {
+		t.Fatalf("--dry-run committed")
+	}
+	if st := run(t, clone, nil, "git", "status", "--porcelain"); st != "?? scratch.txt" {
 		t.Fatalf("--dry-run changed the work tree:\n%s", st)
 	}
+	if err := os.Remove(scratch); err != nil {
+		t.Fatal(err)
+	}
+	// CI passes from here on (the real CI is what runs this test).
+	if err := os.WriteFile(filepath.Join(clone, ".ci", "run"), []byte("#!/usr/bin/env bash\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(t, clone, nil, "git", "commit", "-q", "-am", "test: CI stub passes")
 
 	run(t, clone, nil, "bash", "scripts/release.sh", testVersion)
 
@@ -224,18 +262,28 @@ func publishedModules(t *testing.T, repo string) []published {
 	return mods
 }
 
-// consumerEnv is the environment of a user outside the repository: no
-// workspace, the repository's modules only from the file proxy (never looked
-// up in the checksum database), everything else from the local module cache
-// or the machine's proxy, in a module cache that holds no other copy of the
-// repository's modules (modproxy env), and go.mod updated as needed.
+// consumerEnv is the environment of a user outside the repository, as
+// `modproxy env` prints it: no workspace, the repository's modules only
+// from the file proxy (never looked up in the checksum database),
+// everything else from the local module cache or the machine's proxy, in a
+// module cache of the proxy's own, and go.mod updated as needed.
 func consumerEnv(t *testing.T, clone, proxy string) []string {
 	t.Helper()
-	env := strings.Split(run(t, clone, nil, "go", "run", "./scripts/modproxy", "env", "-proxy", proxy), "\n")
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "GOFLAGS=") {
-			env[i] = kv + " -mod=mod"
+	return parseExports(t, run(t, clone, nil, "go", "run", "./scripts/modproxy", "env", "-proxy", proxy))
+}
+
+// parseExports turns the `export KEY='VALUE'` lines modproxy env prints
+// into KEY=VALUE entries for exec.Cmd.Env.
+func parseExports(t *testing.T, out string) []string {
+	t.Helper()
+	var env []string
+	for _, line := range strings.Split(out, "\n") {
+		kv, ok := strings.CutPrefix(line, "export ")
+		k, v, ok2 := strings.Cut(kv, "=")
+		if !ok || !ok2 || len(v) < 2 || v[0] != '\'' || v[len(v)-1] != '\'' {
+			t.Fatalf("modproxy env printed %q, not an export line", line)
 		}
+		env = append(env, k+"="+strings.ReplaceAll(v[1:len(v)-1], `'\''`, "'"))
 	}
 	return env
 }

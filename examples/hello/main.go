@@ -1,8 +1,9 @@
-// Command hello is the fx demo server. GET / lists what to try: each
-// entry names a route, the status it answers and a ready curl line —
-// a success, a 404 with details, a 422 with several issues, a 401, a
-// panic and the 404 of a route that does not exist. Every request is in
-// the access log (JSON on stderr).
+// Command hello is the fx demo server. GET / lists what to try (indented
+// JSON): each entry names a route, the status it answers and a ready curl
+// line — a success, a 404 with details, a 422 with several issues, a 401,
+// a panic, the 404 of a route that does not exist, and the OpenAPI
+// document of the routes (/openapi.json) with its page (/docs, open it in
+// a browser). Every request is in the access log (JSON on stderr).
 //
 //	go run ./examples/hello            # listens on 127.0.0.1:8080
 //	curl -s localhost:8080/            # the index
@@ -21,6 +22,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"log"
 	"log/slog"
@@ -29,6 +31,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/openapi"
 	"github.com/fxhq/fx/validate"
 )
 
@@ -76,6 +79,8 @@ var examples = []example{
 	{Route: "GET /me", Status: 200, Shows: "the caller the API key names", method: "GET", path: "/me", header: "X-API-Key: " + demoKey},
 	{Route: "GET /panic", Status: 500, Code: "FX_INTERNAL_ERROR", Shows: "a panic: an envelope for the client, the stack in the log", method: "GET", path: "/panic"},
 	{Route: "", Status: 404, Code: "FX_NOT_FOUND", Shows: "no route matches", method: "GET", path: "/nope"},
+	{Route: "GET /openapi.json", Status: 200, Shows: "the OpenAPI 3.1 document of these routes, generated from them", method: "GET", path: "/openapi.json"},
+	{Route: "GET /docs", Status: 200, Shows: "the document rendered (open it in a browser; its script is served by /docs/redoc.standalone.js)", method: "GET", path: "/docs"},
 }
 
 // curl renders e as a curl command against host.
@@ -115,6 +120,9 @@ var orderSchema = validate.Object(validate.Fields{
 	})).MinItems(1),
 }).Strict()
 
+// errUserNotFound is GET /users/:id's answer for an unknown user.
+var errUserNotFound = fx.NewError(404, "APP_USER_NOT_FOUND", "User not found")
+
 // newApp builds the demo app (shared with main_test.go).
 func newApp(cfg fx.Config) *fx.App {
 	app := fx.New(cfg)
@@ -128,22 +136,34 @@ func newApp(cfg fx.Config) *fx.App {
 			e.Curl = e.curl(host)
 			list[i] = e
 		}
-		return c.JSON(200, map[string]any{"name": "fx demo", "try": list})
+		// Indented for a reader; c.JSON writes compact JSON.
+		b, err := json.MarshalIndent(map[string]any{"name": "fx demo", "try": list}, "", "  ")
+		if err != nil {
+			return err
+		}
+		return c.Send(200, "application/json", append(b, '\n'))
 	})
 	app.Get("/hello", func(c *fx.Ctx) error {
 		return c.JSON(200, map[string]string{"message": "Hello, fx!"})
 	})
-	app.Get("/users/:id", func(c *fx.Ctx) error {
-		id := c.Param("id")
-		if id == "missing" {
-			return fx.NewError(404, "APP_USER_NOT_FOUND", "User not found", map[string]string{"id": id})
-		}
-		return c.JSON(200, map[string]string{"id": id, "name": "Ada"})
+	app.Route(fx.Route{
+		Method: "GET", Path: "/users/:id",
+		Errors: []*fx.Error{errUserNotFound}, // in the document, as this route's 404
+		Handler: func(c *fx.Ctx) error {
+			id := c.Param("id")
+			if id == "missing" {
+				e := *errUserNotFound // the declared error, with this request's details
+				e.Details = map[string]string{"id": id}
+				return &e
+			}
+			return c.JSON(200, map[string]string{"id": id, "name": "Ada"})
+		},
 	})
 	app.Route(fx.Route{
 		Method: "POST", Path: "/orders",
-		Body:  orderSchema,
-		Query: validate.Query(validate.Fields{"notify": validate.Boolean().Default(false)}),
+		Body:      orderSchema,
+		Query:     validate.Query(validate.Fields{"notify": validate.Boolean().Default(false)}),
+		Responses: []fx.Response{{Status: 201}},
 		Handler: func(c *fx.Ctx) error {
 			order, _ := fx.ValidBody[map[string]any](c)
 			return c.JSON(201, order)
@@ -164,5 +184,8 @@ func newApp(cfg fx.Config) *fx.App {
 	app.Get("/panic", func(c *fx.Ctx) error {
 		panic(errors.New("something broke"))
 	})
+	// GET /openapi.json: the document of the routes above; GET /docs: a
+	// page rendering it (no CDN: its script is embedded).
+	openapi.Mount(app, openapi.Config{Title: "fx demo", Version: "1.0.0", YAMLPath: "-"})
 	return app
 }

@@ -117,7 +117,11 @@ func TestIndexEveryCurlLine(t *testing.T) {
 	var index struct {
 		Try []entry
 	}
-	c.Get("/").Host("example.com").Do().AssertStatus(200).Decode(&index)
+	resp := c.Get("/").Host("example.com").Do().AssertStatus(200)
+	resp.Decode(&index)
+	if !strings.HasPrefix(string(resp.Body), "{\n  \"name\"") {
+		t.Errorf("the index is not indented JSON: %.80q", resp.Body)
+	}
 	if len(index.Try) == 0 {
 		t.Fatal("the index lists nothing")
 	}
@@ -127,6 +131,22 @@ func TestIndexEveryCurlLine(t *testing.T) {
 		r := do(t, c, e.Curl)
 		if e.Code == "" {
 			r.AssertStatus(e.Status)
+			switch e.Route {
+			case "GET /openapi.json":
+				var doc struct {
+					OpenAPI string
+					Paths   map[string]map[string]any
+				}
+				r.Decode(&doc)
+				if !strings.HasPrefix(doc.OpenAPI, "3.1") || doc.Paths["/users/{id}"]["get"] == nil || doc.Paths["/orders"]["post"] == nil {
+					t.Errorf("GET /openapi.json is not the document of the demo's routes: %.300s", r.Body)
+				}
+			case "GET /docs":
+				r.AssertHeader("Content-Type", "text/html; charset=utf-8")
+				if !strings.Contains(string(r.Body), "/docs/redoc.standalone.js") {
+					t.Errorf("GET /docs does not load its script: %.300s", r.Body)
+				}
+			}
 			continue
 		}
 		env := r.AssertError(e.Status, e.Code).Envelope()
@@ -151,6 +171,9 @@ func TestIndexEveryCurlLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, rt := range routes {
+		if rt.Path == "/docs/redoc.standalone.js" {
+			continue // the script /docs loads, not a page to try
+		}
 		if k := rt.Method + " " + rt.Path; !listed[k] {
 			t.Errorf("route %s is not in the index", k)
 		}

@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	_ "github.com/fxhq/fx/compression/brotli" // Compression offers br and zstd besides gzip
+	_ "github.com/fxhq/fx/compression/zstd"
 	"github.com/fxhq/fx/health"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/static"

@@ -146,8 +146,11 @@ func newApp(cfg config) (*fx.App, error) {
 		db = newStore()
 	}
 	app := fx.New()
-	// The group holds the guards; the operations name their whole paths
-	// (fx.Op wants a path that begins with '/').
+	// The group holds the guards and adds no prefix: each operation names
+	// its whole path, as the curl lines above do. A prefix works the same
+	// with typed operations: under app.Group("/api/v1"), fx.Op(g, "GET",
+	// "/orders", ...) serves GET /api/v1/orders, and fx.Op(g, "POST", "",
+	// ...) the group's own path.
 	orders := app.Group("",
 		middleware.Auth(middleware.AuthConfig{APIKeys: keys}),
 		middleware.Tenant(middleware.TenantConfig{Required: true, MatchPrincipal: true}),

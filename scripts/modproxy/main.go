@@ -17,9 +17,12 @@
 //	modproxy build -o DIR [-rev REV] [-version V]
 //	                                  write a file proxy of every module (the working
 //	                                  tree's tracked and unignored files, or `git archive REV`)
-//	modproxy env -proxy DIR           print the environment (KEY=VALUE lines) in which the
-//	                                  go command reads the repository's modules from the
-//	                                  file proxy DIR only, with its own module cache
+//	modproxy env [-proxy DIR]         print `export KEY=VALUE` lines (for eval in a shell)
+//	                                  in which the go command, anywhere outside the
+//	                                  repository, reads the repository's modules from the
+//	                                  file proxy DIR, with a module cache of DIR's own;
+//	                                  without -proxy it first builds a proxy of the working
+//	                                  tree in the user's cache directory
 //	modproxy tidy [-write] [-strict]  run `go mod tidy -diff` (or `go mod tidy` with -write)
 //	                                  in every module against a proxy of the working tree
 //
@@ -33,6 +36,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 )
 
 func main() {
@@ -61,7 +66,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: modproxy version | setversion V | build -o DIR [-rev REV] [-version V] | env -proxy DIR | tidy [-write] [-strict]")
+	fmt.Fprintln(os.Stderr, "usage: modproxy version | setversion V | build -o DIR [-rev REV] [-version V] | env [-proxy DIR] | tidy [-write] [-strict]")
 	os.Exit(2)
 }
 
@@ -82,23 +87,48 @@ func runBuild(args []string) error {
 	return err
 }
 
+// runEnv prints the environment of a consumer outside the repository (see
+// consumerEnv) as `export` lines a POSIX shell evaluates:
+//
+//	eval "$(go run ./scripts/modproxy env)"
+//
+// Without -proxy it builds a proxy of the working tree first, into
+// defaultProxyDir, and says so on standard error.
 func runEnv(args []string) error {
 	fs := flag.NewFlagSet("env", flag.ExitOnError)
-	proxy := fs.String("proxy", "", "the file proxy directory")
+	proxy := fs.String("proxy", "", "the file proxy directory; empty: build one of the working tree in the user's cache directory")
 	fs.Parse(args)
-	if *proxy == "" {
-		return fmt.Errorf("env: -proxy DIR is required")
-	}
-	_, mods, err := repoModules()
+	root, mods, err := repoModules()
 	if err != nil {
 		return err
 	}
-	env, err := isolatedEnv(*proxy, mods[0].Path)
+	dir := *proxy
+	if dir == "" {
+		if dir, err = defaultProxyDir(root); err != nil {
+			return err
+		}
+		version, err := buildProxy(root, "", "", dir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "modproxy: %d modules of %s served at %s from %s\n", len(mods), root, version, dir)
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return err
+	}
+	env, err := consumerEnv(dir, mods[0].Path)
 	if err != nil {
 		return err
 	}
 	for _, kv := range env {
-		fmt.Println(kv)
+		k, v, _ := strings.Cut(kv, "=")
+		fmt.Printf("export %s=%s\n", k, shellQuote(v))
 	}
 	return nil
+}
+
+// shellQuote quotes s for a POSIX shell: in single quotes, a single quote
+// written as '\”.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -15,20 +17,29 @@ import (
 	"golang.org/x/mod/module"
 )
 
-// modproxyCache returns the module cache the isolated go commands share:
-// a directory of the user's cache that keeps third-party modules between
-// runs (extracting them all again costs most of a minute) but never the
-// repository's own modules, whose content under one version changes with
-// every edit; those are removed before it is returned.
-func modproxyCache(rootPath string) (string, error) {
+// modproxyCache returns the module cache tidy's go commands share for the
+// repository at root: a directory of the user's cache named after root,
+// which keeps third-party modules between runs (extracting them all again
+// costs most of a minute) but never the repository's own modules, whose
+// content under one version changes with every edit; those are removed
+// before it is returned. Two checkouts (two worktrees, say) have two
+// caches, so one's tidy never deletes what the other's is reading.
+func modproxyCache(root, rootPath string) (string, error) {
 	base, err := os.UserCacheDir()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(base, "fx-modproxy", "modcache")
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join(base, "fx-modproxy", "tidy-modcache-"+hex.EncodeToString(sum[:8]))
+	return dir, clearOwn(dir, rootPath)
+}
+
+// clearOwn removes the repository's modules (rootPath and below) from the
+// module cache in dir, extracted and downloaded.
+func clearOwn(dir, rootPath string) error {
 	esc, err := module.EscapePath(rootPath)
 	if err != nil {
-		return "", err
+		return err
 	}
 	stale, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(esc)+"@*"))
 	stale = append(stale,
@@ -36,10 +47,10 @@ func modproxyCache(rootPath string) (string, error) {
 		filepath.Join(dir, "cache", "download", filepath.FromSlash(esc)))
 	for _, p := range stale {
 		if err := os.RemoveAll(p); err != nil {
-			return "", fmt.Errorf("clearing the isolated module cache: %w", err)
+			return fmt.Errorf("clearing the isolated module cache: %w", err)
 		}
 	}
-	return dir, nil
+	return nil
 }
 
 // runTidy checks (or, with -write, makes) every module of the repository
@@ -87,7 +98,11 @@ func tidyRound(root, tmp string, round int, write, strict bool) (moved bool, err
 	if _, err := buildProxy(root, "", "", proxy); err != nil {
 		return false, err
 	}
-	env, err := isolatedEnv(proxy, mods[0].Path)
+	modcache, err := modproxyCache(root, mods[0].Path)
+	if err != nil {
+		return false, err
+	}
+	env, err := isolatedEnv(proxy, mods[0].Path, modcache)
 	if err != nil {
 		return false, err
 	}
@@ -186,13 +201,10 @@ func ownSumLine(rootPath string) *regexp.Regexp {
 
 // isolatedEnv is the environment (to add to the current one) in which the go command resolves the
 // repository's modules (rootPath and below) from the file proxy in dir,
-// never from the network or the checksum database. Its module cache is
-// modproxyCache, never the real one.
-func isolatedEnv(dir, rootPath string) ([]string, error) {
-	modcache, err := modproxyCache(rootPath)
-	if err != nil {
-		return nil, err
-	}
+// never from the network or the checksum database, with modcache as its
+// module cache, never the real one. Third-party modules come from the real
+// module cache's download cache, then from the machine's GOPROXY.
+func isolatedEnv(dir, rootPath, modcache string) ([]string, error) {
 	out, err := exec.Command("go", "env", "-json", "GOPROXY", "GOMODCACHE", "GOFLAGS", "GONOSUMDB").Output()
 	if err != nil {
 		return nil, fmt.Errorf("go env: %w", err)
@@ -222,4 +234,54 @@ func isolatedEnv(dir, rootPath string) ([]string, error) {
 		"GOMODCACHE=" + modcache,
 		"GOFLAGS=" + strings.TrimSpace(goenv.GOFLAGS+" -modcacherw"),
 	}, nil
+}
+
+// consumerEnv is the environment of a module outside the repository that
+// uses the repository's modules as a user would once they are published
+// (go get github.com/fxhq/fx@VERSION), served by the file proxy in dir:
+// isolatedEnv with the module cache of dir (proxyCache) and -mod=mod, so
+// that go build and go run add a missing requirement to go.mod as go get
+// would.
+func consumerEnv(dir, rootPath string) ([]string, error) {
+	modcache, err := proxyCache(dir, rootPath)
+	if err != nil {
+		return nil, err
+	}
+	env, err := isolatedEnv(dir, rootPath, modcache)
+	if err != nil {
+		return nil, err
+	}
+	for i, kv := range env {
+		if flags, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
+			env[i] = "GOFLAGS=" + strings.TrimSpace(flags+" -mod=mod")
+		}
+	}
+	return env, nil
+}
+
+// proxyCache returns the module cache of the file proxy in dir (an
+// absolute path): a directory of the user's cache named after dir, so two
+// proxies never share one and nothing else uses it. The repository's own
+// modules are removed from it first: dir may have been rebuilt since, with
+// other files under the same version.
+func proxyCache(dir, rootPath string) (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(dir))
+	cache := filepath.Join(base, "fx-modproxy", "modcache-"+hex.EncodeToString(sum[:8]))
+	return cache, clearOwn(cache, rootPath)
+}
+
+// defaultProxyDir is where `modproxy env` without -proxy builds the proxy
+// of the repository at root: a directory of the user's cache named after
+// root.
+func defaultProxyDir(root string) (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(root))
+	return filepath.Join(base, "fx-modproxy", "proxy-"+hex.EncodeToString(sum[:8])), nil
 }

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestConsumerEnv: the environment modproxy env prints has everything a
+// module outside the repository needs (no workspace, the proxy first, no
+// checksum database for the repository's modules, -mod=mod), and each
+// proxy directory has a module cache of its own, which clearing one
+// proxy's leaves the other's alone.
+func TestConsumerEnv(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	const root = "example.com/r"
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	envA, err := consumerEnv(a, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(env []string, key string) string {
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, key+"="); ok {
+				return v
+			}
+		}
+		t.Fatalf("no %s in %q", key, env)
+		return ""
+	}
+	if v := get(envA, "GOWORK"); v != "off" {
+		t.Errorf("GOWORK=%s", v)
+	}
+	if v := get(envA, "GOPROXY"); !strings.HasPrefix(v, "file://"+a+",") {
+		t.Errorf("GOPROXY=%s does not start with the proxy", v)
+	}
+	if v := get(envA, "GONOSUMDB"); !slices.Contains(strings.Split(v, ","), root) {
+		t.Errorf("GONOSUMDB=%s", v)
+	}
+	if v := strings.Fields(get(envA, "GOFLAGS")); !slices.Contains(v, "-mod=mod") || !slices.Contains(v, "-modcacherw") {
+		t.Errorf("GOFLAGS=%s", v)
+	}
+	envB, err := consumerEnv(b, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheA, cacheB := get(envA, "GOMODCACHE"), get(envB, "GOMODCACHE")
+	if cacheA == cacheB {
+		t.Fatalf("two proxies share the module cache %s", cacheA)
+	}
+	if real, _ := exec.Command("go", "env", "GOMODCACHE").Output(); strings.TrimSpace(string(real)) == cacheA {
+		t.Fatalf("GOMODCACHE is the real module cache %s", cacheA)
+	}
+	// The repository's modules extracted in each cache: a new env for a
+	// clears a's copy (a may have been rebuilt), never b's.
+	for _, c := range []string{cacheA, cacheB} {
+		if err := os.MkdirAll(filepath.Join(c, "example.com", "r@v0.1.0"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := consumerEnv(a, root); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(cacheA, "example.com", "r@v0.1.0")); !os.IsNotExist(err) {
+		t.Errorf("a's stale copy of the module survived: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(cacheB, "example.com", "r@v0.1.0")); err != nil {
+		t.Errorf("b's copy was removed: %v", err)
+	}
+}
+
+// TestShellQuote: a value with spaces and quotes comes back whole from a
+// POSIX shell.
+func TestShellQuote(t *testing.T) {
+	const v = `a b 'c' "d" $HOME`
+	out, err := exec.Command("sh", "-c", "export X="+shellQuote(v)+`; printf %s "$X"`).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != v {
+		t.Errorf("got %q, want %q", out, v)
+	}
+}
