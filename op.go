@@ -277,13 +277,7 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, limit int) []ValidationIssue 
 	if !jsonContentType(c) {
 		return []ValidationIssue{contentTypeIssue}
 	}
-	// one pass: the strict grammar (validate.CheckJSON's verdict) and
-	// whether every value fits its Go type
-	fits, err := b.dec.CheckJSON(raw)
-	if err != nil {
-		return []ValidationIssue{jsonIssue(err)}
-	}
-	if string(bytes.TrimSpace(raw)) == "null" {
+	if isNull(raw) {
 		if b.ptr {
 			return nil // an optional body sent as null: absent, the field stays nil
 		}
@@ -298,10 +292,21 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, limit int) []ValidationIssue 
 	} else {
 		dst = reflect.NewAt(b.typ, at).Interface()
 	}
-	if fits {
-		return appendIssues(nil, "body", b.dec.DecodeFitting(raw, dst, limit))
+	// one pass: the strict grammar (validate.CheckJSON's verdict), the
+	// decode into the field and its constraint tags
+	issues, err := b.dec.Decode(raw, dst, limit)
+	if err != nil {
+		if b.ptr {
+			*(*unsafe.Pointer)(at) = nil
+		}
+		return []ValidationIssue{jsonIssue(err)}
 	}
-	return appendIssues(nil, "body", b.dec.DecodeInto(raw, dst, limit))
+	return appendIssues(nil, "body", issues)
+}
+
+// isNull reports whether body is the JSON null, white space aside.
+func isNull(body []byte) bool {
+	return string(bytes.TrimSpace(body)) == "null"
 }
 
 // bind sets one field from its source; it returns the issue's message.

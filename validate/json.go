@@ -133,6 +133,8 @@ type parser struct {
 	// fitDepth counts the open arrays and objects of checkFits's walk
 	// (fit.go) that took no frame; they count towards MaxDepth.
 	fitDepth int
+	// arena holds the strings the one-pass decoder writes (decode.go).
+	arena []byte
 }
 
 var parserPool = sync.Pool{New: func() any { return &parser{} }}

@@ -14,6 +14,7 @@ type TypeDecoder struct {
 	d    *tdesc
 	t    reflect.Type
 	plan *vplan
+	dec  *dnode // the one-pass decoding plan (decode.go)
 }
 
 // NewTypeDecoder returns the decoder of t (examined once, here); it
@@ -27,7 +28,32 @@ func CompileType(t reflect.Type) (*TypeDecoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &TypeDecoder{d: describe(t), t: t, plan: plan}, nil
+	return &TypeDecoder{d: describe(t), t: t, plan: plan, dec: dplanOf(t)}, nil
+}
+
+// Decode reads body once into dst, a pointer to a zero value of the
+// decoder's type: it checks the strict grammar (CheckJSON's verdict:
+// err is exactly CheckJSON(body)), decodes every value into its field
+// and then runs the constraint tags over dst. issues is what DecodeInto
+// reports for the same body (nil when the value passes), at most max of
+// them (0: no limit). On a body that does not fit the type (or that the
+// walk leaves to go-json, see decode.go), dst is reset and the body is
+// read again to word every issue. Strings written into dst never alias
+// body: a caller may keep them. Cost on a body that fits: one pass, one
+// allocation for all the strings of a body of at most 4 KiB, one per
+// slice (more when it holds over 4 elements: it doubles) and per pointer,
+// and the constraint plan (no allocation on a value that passes it).
+func (td *TypeDecoder) Decode(body []byte, dst any, max int) (issues []Issue, err error) {
+	v := reflect.ValueOf(dst)
+	at := v.UnsafePointer()
+	if td.dec.decodeInto(body, at) {
+		return td.plan.run(at, nil, max, nil), nil
+	}
+	v.Elem().SetZero()
+	if err := CheckJSON(body); err != nil {
+		return nil, err
+	}
+	return td.DecodeInto(body, dst, max), nil
 }
 
 // CheckJSON is the package's CheckJSON and DecodeInto's type scan in one
