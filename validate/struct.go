@@ -43,6 +43,7 @@ type StructSchema[T any] struct {
 	rules bool   // constraint tags are read (not TypesOnly): JSONSchema shows them
 	query bool
 	wide  bool // T holds a 64-bit integer somewhere (see ValidateJSON)
+	dec   *dnode // the one-pass decoding plan of T (decode.go)
 }
 
 // StructOption adjusts Struct, QueryStruct and their Compile forms.
@@ -94,7 +95,7 @@ func compileStruct[T any](query bool, opts []StructOption) (*StructSchema[T], er
 	}
 	t := reflect.TypeFor[T]()
 	d := describe(t)
-	s := &StructSchema[T]{d: d, query: query, wide: hasWideInt(d, map[*tdesc]bool{}), rules: !o.typesOnly}
+	s := &StructSchema[T]{d: d, query: query, wide: hasWideInt(d, map[*tdesc]bool{}), rules: !o.typesOnly, dec: dplanOf(t)}
 	if s.rules {
 		plan, err := planOf(t)
 		if err != nil {
@@ -203,6 +204,12 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 	if string(bytes.TrimSpace(body)) == "null" {
 		return s.Validate(nil) // as Validate(DecodeJSON(body)) does
 	}
+	if !s.query {
+		p := new(T)
+		if s.dec.decodeInto(body, unsafe.Pointer(p)) {
+			return s.checked(p, max)
+		}
+	}
 	if s.query || typeFits(s.d, newCursor(body)) {
 		p := new(T)
 		if err := json.Unmarshal(body, p); err == nil && !(s.wide && hasLongNumber(body)) {
@@ -227,16 +234,28 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 	return s.ValidateLimit(tree, max)
 }
 
-// Decode is what fx.JSONBody does with a body CheckJSON accepted: when
-// the body fits T (every type check of Validate passes) go-json decodes it
-// into a new *T and its constraint tags are checked (their issues, if
-// any, are returned); otherwise issues are those ValidateJSONLimit(body, max)
-// reports, found over the bytes and stopping at max, and nothing is
-// decoded. Unlike ValidateJSON it keeps go-json's reading of two bodies:
-// an integer beyond 2^53 is decoded exactly into a 64-bit field, and null
-// gives the zero T. err is go-json's error when the body fits the types
-// but the decoder still refused it and no issue explains why.
+// Decode is what fx.JSONBody does with a body: one pass (decode.go)
+// checks the strict grammar, decodes the body into a new *T and runs the
+// constraint tags (their issues, if any, are returned). A body the pass
+// does not decide alone is read again: err is CheckJSON's *JSONError when
+// the grammar refuses it; when it fits T (every type check of Validate
+// passes) go-json decodes it; otherwise issues are those
+// ValidateJSONLimit(body, max) reports, found over the bytes and stopping
+// at max, and nothing is decoded. Unlike ValidateJSON, null gives the
+// zero T. err is go-json's error when the body fits the types but the
+// decoder still refused it and no issue explains why. Strings in *p never
+// alias body.
 func (s *StructSchema[T]) Decode(body []byte, max int) (p *T, issues []Issue, err error) {
+	p = new(T)
+	if s.dec.decodeInto(body, unsafe.Pointer(p)) {
+		if issues = s.plan.run(unsafe.Pointer(p), nil, max, nil); len(issues) > 0 {
+			return nil, issues, nil
+		}
+		return p, nil, nil
+	}
+	if err := CheckJSON(body); err != nil {
+		return nil, nil, err
+	}
 	if typeFits(s.d, newCursor(body)) {
 		p = new(T)
 		if err = json.Unmarshal(body, p); err == nil {
