@@ -42,7 +42,7 @@ type StructSchema[T any] struct {
 	plan  *vplan // the constraint tags of T; nil: none (or TypesOnly)
 	rules bool   // constraint tags are read (not TypesOnly): JSONSchema shows them
 	query bool
-	wide  bool // T holds a 64-bit integer somewhere (see ValidateJSON)
+	wide  bool   // T holds a 64-bit integer somewhere (see ValidateJSON)
 	dec   *dnode // the one-pass decoding plan of T (decode.go)
 }
 
