@@ -48,31 +48,11 @@ func BenchmarkTypedBody(b *testing.B) {
 			td.plan.run(reflect.ValueOf(&v).UnsafePointer(), nil, 101, nil)
 		}
 	})
-	b.Run("DecodeInto", func(b *testing.B) {
+	b.Run("Decode", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			var v benchTyped
-			CheckJSON(benchTypedValid)
-			td.DecodeInto(benchTypedValid, &v, 101)
-		}
-	})
-}
-
-func BenchmarkTypedCheck(b *testing.B) {
-	td := NewTypeDecoder(reflect.TypeFor[benchTyped]())
-	b.Run("two-pass", func(b *testing.B) {
-		for b.Loop() {
-			if CheckJSON(benchTypedValid) != nil || !typeFits(td.d, newCursor(benchTypedValid)) {
-				b.Fatal("refused")
-			}
-		}
-	})
-	b.Run("one-pass", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if fits, err := td.CheckJSON(benchTypedValid); !fits || err != nil {
-				b.Fatal("refused")
-			}
+			td.Decode(benchTypedValid, &v, 101)
 		}
 	})
 }
@@ -124,11 +104,12 @@ func BenchmarkTypedDecoders(b *testing.B) {
 			}
 		}
 	})
-	b.Run("fx-before", func(b *testing.B) {
+	b.Run("fx-before", func(b *testing.B) { // CheckJSON, the type scan, go-json, the rule plan
 		b.ReportAllocs()
 		for b.Loop() {
 			var v benchTyped
-			if fits, err := td.CheckJSON(benchTypedValid); !fits || err != nil || td.DecodeFitting(benchTypedValid, &v, 101) != nil {
+			if CheckJSON(benchTypedValid) != nil || !typeFits(td.d, newCursor(benchTypedValid)) ||
+				json.Unmarshal(benchTypedValid, &v) != nil || td.plan.run(reflect.ValueOf(&v).UnsafePointer(), nil, 101, nil) != nil {
 				b.Fatal("refused")
 			}
 		}
