@@ -44,6 +44,16 @@ type tdesc struct {
 	// name (the first met is kept); which one a decoder sets follows
 	// encoding/json's depth rules, which this flattening does not model.
 	shadowed bool
+	// hidden lists the fields that lost their JSON name to another field
+	// of the flattened struct: JSON never sets them.
+	hidden []hiddenField
+}
+
+// hiddenField is a struct field whose JSON name another field holds.
+type hiddenField struct {
+	f      reflect.StructField
+	owner  reflect.Type // the struct declaring f
+	winner fdesc        // the field the name sets
 }
 
 type fdesc struct {
@@ -58,6 +68,8 @@ type fdesc struct {
 	off      uintptr
 	indirect bool
 	str      bool
+	owner    reflect.Type // the struct declaring the field (an embedded one's, when flattened)
+	goName   string
 }
 
 var (
@@ -176,13 +188,14 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc, depth int
 		if str {
 			fd = &tdesc{kind: tAny}
 		}
-		if _, dup := d.byName[name]; dup {
+		if i, dup := d.byName[name]; dup {
 			d.shadowed = true
+			d.hidden = append(d.hidden, hiddenField{f: f, owner: t, winner: d.fields[i]})
 			continue
 		}
 		d.byName[name] = len(d.fields)
 		d.fields = append(d.fields, fdesc{name: name, d: fd, ptr: f.Type.Kind() == reflect.Pointer,
-			typ: f.Type, off: base + f.Offset, indirect: indirect, str: str})
+			typ: f.Type, off: base + f.Offset, indirect: indirect, str: str, owner: t, goName: f.Name})
 	}
 	for _, e := range embedded {
 		addFields(d, e.t, seen, depth+1, e.off, e.indirect)
