@@ -1,7 +1,6 @@
 package fx
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
@@ -304,9 +303,18 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, limit int) []ValidationIssue 
 	return appendIssues(nil, "body", issues)
 }
 
-// isNull reports whether body is the JSON null, white space aside.
+// isNull reports whether body is the JSON null, JSON white space aside
+// (as CheckJSON reads it: "\fnull" is not null but malformed).
 func isNull(body []byte) bool {
-	return string(bytes.TrimSpace(body)) == "null"
+	space := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+	i, j := 0, len(body)
+	for i < j && space(body[i]) {
+		i++
+	}
+	for j > i && space(body[j-1]) {
+		j--
+	}
+	return string(body[i:j]) == "null"
 }
 
 // bind sets one field from its source; it returns the issue's message.
