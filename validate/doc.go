@@ -91,9 +91,9 @@
 //     slice per array), the boxed numbers of coerced query values, and the
 //     issues of a failure. Object and Array implement Decoder: fx runs them
 //     over the body bytes, and only the values they look at are decoded.
-//   - Struct decodes a valid body straight into a new T with go-json after
-//     a type scan of the bytes that allocates nothing: one allocation for
-//     the T plus what its fields need. The type and its tags are compiled
+//   - Struct decodes a valid body straight into a new T in the one pass
+//     above (decode.go): one allocation for the T, one for its strings,
+//     one per slice and pointer. The type and its tags are compiled
 //     once, when the schema is built; the constraint checks then run over
 //     the T without reflection and allocate nothing on a valid value
 //     (except url, uri and maps: tagcheck.go). BenchmarkStructConstraints

@@ -26,13 +26,14 @@ import (
 // ignored.
 //
 // Result.Value is a *T. It implements Decoder: a valid body is decoded
-// straight from the bytes into a T with go-json (no intermediate tree, one
-// allocation for the T plus what its fields need) after a scan of the
-// bytes that checks the types without allocating, and the constraints run
-// over the decoded T through a plan compiled once, here (no reflection,
-// no allocation on a value that passes them; see tagcheck.go for the
-// exceptions). A body that fails the type scan is never handed to go-json
-// (which decodes all of it before reporting its first type error); its
+// straight from the bytes into a T in one pass that checks the types as
+// it writes each field (decode.go: no intermediate tree, one allocation
+// for the T, one for its strings, one per slice and pointer), and the
+// constraints run over the decoded T through a plan compiled once, here
+// (no reflection, no allocation on a value that passes them; see
+// tagcheck.go for the exceptions). A body that does not fit T is never
+// decoded whole (go-json decodes all of a body before reporting its
+// first type error); its
 // type issues are found over the bytes, stopping at the limit of
 // ValidateJSONLimit (Limited, LimitedDecoder), and only when they leave
 // room is the body decoded leniently (every mistyped value null) to check
