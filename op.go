@@ -1,7 +1,6 @@
 package fx
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
@@ -277,13 +276,7 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, limit int) []ValidationIssue 
 	if !jsonContentType(c) {
 		return []ValidationIssue{contentTypeIssue}
 	}
-	// one pass: the strict grammar (validate.CheckJSON's verdict) and
-	// whether every value fits its Go type
-	fits, err := b.dec.CheckJSON(raw)
-	if err != nil {
-		return []ValidationIssue{jsonIssue(err)}
-	}
-	if string(bytes.TrimSpace(raw)) == "null" {
+	if isNull(raw) {
 		if b.ptr {
 			return nil // an optional body sent as null: absent, the field stays nil
 		}
@@ -298,10 +291,30 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, limit int) []ValidationIssue 
 	} else {
 		dst = reflect.NewAt(b.typ, at).Interface()
 	}
-	if fits {
-		return appendIssues(nil, "body", b.dec.DecodeFitting(raw, dst, limit))
+	// one pass: the strict grammar (validate.CheckJSON's verdict), the
+	// decode into the field and its constraint tags
+	issues, err := b.dec.Decode(raw, dst, limit)
+	if err != nil {
+		if b.ptr {
+			*(*unsafe.Pointer)(at) = nil
+		}
+		return []ValidationIssue{jsonIssue(err)}
 	}
-	return appendIssues(nil, "body", b.dec.DecodeInto(raw, dst, limit))
+	return appendIssues(nil, "body", issues)
+}
+
+// isNull reports whether body is the JSON null, JSON white space aside
+// (as CheckJSON reads it: "\fnull" is not null but malformed).
+func isNull(body []byte) bool {
+	space := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+	i, j := 0, len(body)
+	for i < j && space(body[i]) {
+		i++
+	}
+	for j > i && space(body[j-1]) {
+		j--
+	}
+	return string(body[i:j]) == "null"
 }
 
 // bind sets one field from its source; it returns the issue's message.

@@ -118,6 +118,12 @@ func TestOpBody(t *testing.T) {
 		t.Errorf("optional body sent: %d %s", r.status, r.body)
 	}
 	mustEnvelope(t, do(t, app, "POST", "/opt", `{"sku":`, "Content-Type", "application/json"), 422, fx.CodeValidationError)
+	if r := do(t, app, "POST", "/opt", " null\n", "Content-Type", "application/json"); string(r.body) != `{"sku":"none","qty":0}` {
+		t.Errorf("optional body null: %d %s", r.status, r.body)
+	}
+	// null beside white space JSON does not have is malformed, not absent
+	mustEnvelope(t, do(t, app, "POST", "/opt", "\fnull", "Content-Type", "application/json"), 422, fx.CodeValidationError)
+	mustEnvelope(t, do(t, app, "POST", "/opt", "null\v", "Content-Type", "application/json"), 422, fx.CodeValidationError)
 	r := do(t, opApp(), "POST", "/items/1?strict=true", "", "X-Key", "k")
 	env := mustEnvelope(t, r, 422, fx.CodeValidationError)
 	if !strings.Contains(string(env.Error.Details), "Request body is required") {

@@ -80,17 +80,20 @@
 // # Cost
 //
 //   - CheckJSON scans a body without allocating, unless an object has more
-//     than 32 keys or the body is rejected. TypeDecoder.CheckJSON gives
-//     CheckJSON's verdict and the type scan's in the same single pass (fx's
-//     typed operations use it). DecodeJSON allocates once per
+//     than 32 keys or the body is rejected. DecodeJSON allocates once per
 //     object, array, string and number, like encoding/json.
+//   - TypeDecoder.Decode and StructSchema.Decode (fx's typed operations
+//     and fx.JSONBody) read a body once: CheckJSON's checks, the decode of
+//     every value at its field's offset and the constraint tags in one
+//     pass, with one allocation for all the strings of a body of at most
+//     4 KiB (none of them aliases the body) and one per slice.
 //   - The builder allocates only its outputs (one map per object, one
 //     slice per array), the boxed numbers of coerced query values, and the
 //     issues of a failure. Object and Array implement Decoder: fx runs them
 //     over the body bytes, and only the values they look at are decoded.
-//   - Struct decodes a valid body straight into a new T with go-json after
-//     a type scan of the bytes that allocates nothing: one allocation for
-//     the T plus what its fields need. The type and its tags are compiled
+//   - Struct decodes a valid body straight into a new T in the one pass
+//     above (decode.go): one allocation for the T, one for its strings,
+//     one per slice and pointer. The type and its tags are compiled
 //     once, when the schema is built; the constraint checks then run over
 //     the T without reflection and allocate nothing on a valid value
 //     (except url, uri and maps: tagcheck.go). BenchmarkStructConstraints

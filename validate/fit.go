@@ -9,40 +9,18 @@ import (
 	"github.com/fxhq/fx/internal/jsonscan"
 )
 
-// The one-pass body check of the typed fast path. Binding a body used to
-// read it twice before go-json decoded it: CheckJSON for the strict
-// grammar (duplicate keys, UTF-8, number range), then typeFits for the
-// types. checkFits walks the bytes once with the type description beside
-// it, on the strict reader's tokens and state (json.go): it checks the
-// grammar and whether every value fits its Go type; a value the type
-// does not constrain (an unknown key, an interface) is read by the strict
-// reader itself. It answers only "fits" or not: the error of a body that
-// does not fit comes from CheckJSON, its issues from the slow path
-// (streamType's list of every mismatch), as they always did.
+// The strict walk of a value the one-pass decoder (decode.go) leaves to
+// go-json: on the strict reader's tokens and state (json.go), it checks
+// the grammar (duplicate keys, UTF-8, number range, depth) and whether
+// every value fits its Go type, building nothing; a value the type does
+// not constrain (an unknown key, an interface) is read by the strict
+// reader itself. It answers only "fits" or not (errMisfit): the error of
+// a body that does not fit comes from CheckJSON, its issues from the
+// error path (streamType's list of every mismatch).
 
-// errMisfit ends checkFits's walk: a value that does not fit its type,
-// or a fault the walk leaves CheckJSON to word.
+// errMisfit ends the walk: a value that does not fit its type, or a
+// fault the walk leaves CheckJSON to word.
 var errMisfit = errors.New("validate: the body does not fit the type")
-
-// checkFits reads body once: err is exactly CheckJSON(body), and with a
-// nil err fits reports what typeFits(d, body) would. A misfit or a fault
-// stops the walk; only then is the body read again, by CheckJSON. Cost on
-// a body that fits: one pass, no allocation (CheckJSON's exceptions, and
-// a time or base64 string, aside).
-func checkFits(d *tdesc, body []byte) (fits bool, err error) {
-	p := getParser(body, false)
-	p.skipSpace()
-	err = p.fit(d.typed())
-	p.skipSpace()
-	if err == nil && p.pos < len(p.data) {
-		err = errMisfit // trailing data
-	}
-	putParser(p)
-	if err != nil {
-		return false, CheckJSON(body)
-	}
-	return true, nil
-}
 
 // typed is d as the walk carries it: nil for a type that takes any value
 // (only the grammar is checked below it).

@@ -12,9 +12,28 @@ import (
 	"time"
 )
 
-// The one-pass check (checkFits) must answer exactly what the two passes
-// it replaced answer: CheckJSON's error, and typeFits over a body
-// CheckJSON accepted. The old passes are kept as the oracle.
+// The strict walk (fit.go), which checks the values the one-pass decoder
+// leaves to go-json, must answer exactly what the two passes answer:
+// CheckJSON's error, and typeFits over a body CheckJSON accepted. The
+// two passes are the oracle; checkFits runs the walk over a whole body.
+
+// checkFits walks body as the strict walk walks a value: err is exactly
+// CheckJSON(body), and with a nil err fits reports what typeFits(d, body)
+// would.
+func checkFits(d *tdesc, body []byte) (fits bool, err error) {
+	p := getParser(body, false)
+	p.skipSpace()
+	err = p.fit(d.typed())
+	p.skipSpace()
+	if err == nil && p.pos < len(p.data) {
+		err = errMisfit // trailing data
+	}
+	putParser(p)
+	if err != nil {
+		return false, CheckJSON(body)
+	}
+	return true, nil
+}
 
 func oracleFits(d *tdesc, body []byte) (bool, error) {
 	if err := CheckJSON(body); err != nil {

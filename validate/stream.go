@@ -275,12 +275,7 @@ func (s *ArraySchema) ValidateJSONLimit(body []byte, max int) Result {
 	return streamTop(s, body, max)
 }
 
-func jsonErrorResult(err error) Result {
-	if je, ok := err.(*JSONError); ok {
-		return Result{Issues: []Issue{{Path: nonNil(je.Path), Message: je.Message}}}
-	}
-	return Result{Issues: []Issue{{Path: []string{}, Message: err.Error()}}}
-}
+func jsonErrorResult(err error) Result { return Result{Issues: []Issue{jsonIssueOf(err)}} }
 
 // ---- Struct
 

@@ -26,13 +26,14 @@ import (
 // ignored.
 //
 // Result.Value is a *T. It implements Decoder: a valid body is decoded
-// straight from the bytes into a T with go-json (no intermediate tree, one
-// allocation for the T plus what its fields need) after a scan of the
-// bytes that checks the types without allocating, and the constraints run
-// over the decoded T through a plan compiled once, here (no reflection,
-// no allocation on a value that passes them; see tagcheck.go for the
-// exceptions). A body that fails the type scan is never handed to go-json
-// (which decodes all of it before reporting its first type error); its
+// straight from the bytes into a T in one pass that checks the types as
+// it writes each field (decode.go: no intermediate tree, one allocation
+// for the T, one for its strings, one per slice and pointer), and the
+// constraints run over the decoded T through a plan compiled once, here
+// (no reflection, no allocation on a value that passes them; see
+// tagcheck.go for the exceptions). A body that does not fit T is never
+// decoded whole (go-json decodes all of a body before reporting its
+// first type error); its
 // type issues are found over the bytes, stopping at the limit of
 // ValidateJSONLimit (Limited, LimitedDecoder), and only when they leave
 // room is the body decoded leniently (every mistyped value null) to check
@@ -42,7 +43,8 @@ type StructSchema[T any] struct {
 	plan  *vplan // the constraint tags of T; nil: none (or TypesOnly)
 	rules bool   // constraint tags are read (not TypesOnly): JSONSchema shows them
 	query bool
-	wide  bool // T holds a 64-bit integer somewhere (see ValidateJSON)
+	wide  bool   // T holds a 64-bit integer somewhere (see ValidateJSON)
+	dec   *dnode // the one-pass decoding plan of T (decode.go)
 }
 
 // StructOption adjusts Struct, QueryStruct and their Compile forms.
@@ -94,7 +96,7 @@ func compileStruct[T any](query bool, opts []StructOption) (*StructSchema[T], er
 	}
 	t := reflect.TypeFor[T]()
 	d := describe(t)
-	s := &StructSchema[T]{d: d, query: query, wide: hasWideInt(d, map[*tdesc]bool{}), rules: !o.typesOnly}
+	s := &StructSchema[T]{d: d, query: query, wide: hasWideInt(d, map[*tdesc]bool{}), rules: !o.typesOnly, dec: dplanOf(t)}
 	if s.rules {
 		plan, err := planOf(t)
 		if err != nil {
@@ -203,6 +205,12 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 	if string(bytes.TrimSpace(body)) == "null" {
 		return s.Validate(nil) // as Validate(DecodeJSON(body)) does
 	}
+	if !s.query {
+		p := new(T)
+		if s.dec.decodeInto(body, unsafe.Pointer(p)) {
+			return s.checked(p, max)
+		}
+	}
 	if s.query || typeFits(s.d, newCursor(body)) {
 		p := new(T)
 		if err := json.Unmarshal(body, p); err == nil && !(s.wide && hasLongNumber(body)) {
@@ -227,16 +235,28 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 	return s.ValidateLimit(tree, max)
 }
 
-// Decode is what fx.JSONBody does with a body CheckJSON accepted: when
-// the body fits T (every type check of Validate passes) go-json decodes it
-// into a new *T and its constraint tags are checked (their issues, if
-// any, are returned); otherwise issues are those ValidateJSONLimit(body, max)
-// reports, found over the bytes and stopping at max, and nothing is
-// decoded. Unlike ValidateJSON it keeps go-json's reading of two bodies:
-// an integer beyond 2^53 is decoded exactly into a 64-bit field, and null
-// gives the zero T. err is go-json's error when the body fits the types
-// but the decoder still refused it and no issue explains why.
+// Decode is what fx.JSONBody does with a body: one pass (decode.go)
+// checks the strict grammar, decodes the body into a new *T and runs the
+// constraint tags (their issues, if any, are returned). A body the pass
+// does not decide alone is read again: err is CheckJSON's *JSONError when
+// the grammar refuses it; when it fits T (every type check of Validate
+// passes) go-json decodes it; otherwise issues are those
+// ValidateJSONLimit(body, max) reports, found over the bytes and stopping
+// at max, and nothing is decoded. Unlike ValidateJSON, null gives the
+// zero T. err is go-json's error when the body fits the types but the
+// decoder still refused it and no issue explains why. Strings in *p never
+// alias body.
 func (s *StructSchema[T]) Decode(body []byte, max int) (p *T, issues []Issue, err error) {
+	p = new(T)
+	if s.dec.decodeInto(body, unsafe.Pointer(p)) {
+		if issues = s.plan.run(unsafe.Pointer(p), nil, max, nil); len(issues) > 0 {
+			return nil, issues, nil
+		}
+		return p, nil, nil
+	}
+	if err := CheckJSON(body); err != nil {
+		return nil, nil, err
+	}
 	if typeFits(s.d, newCursor(body)) {
 		p = new(T)
 		if err = json.Unmarshal(body, p); err == nil {

@@ -40,12 +40,36 @@ type tdesc struct {
 	elem   *tdesc
 	fields []fdesc
 	byName map[string]int
+	// shadowed: two fields of the flattened struct have the same JSON
+	// name (the first met is kept); which one a decoder sets follows
+	// encoding/json's depth rules, which this flattening does not model.
+	shadowed bool
+	// hidden lists the fields that lost their JSON name to another field
+	// of the flattened struct: JSON never sets them.
+	hidden []hiddenField
+}
+
+// hiddenField is a struct field whose JSON name another field holds.
+type hiddenField struct {
+	f      reflect.StructField
+	owner  reflect.Type // the struct declaring f
+	winner fdesc        // the field the name sets
 }
 
 type fdesc struct {
 	name string
 	d    *tdesc
 	ptr  bool // declared as a pointer: JSON null is its absence
+	// Where the field lives, for the one-pass decoder (decode.go): its Go
+	// type and offset in the outermost struct; indirect when it is
+	// reached through an embedded pointer (no fixed offset); str when its
+	// json tag has the ",string" option.
+	typ      reflect.Type
+	off      uintptr
+	indirect bool
+	str      bool
+	owner    reflect.Type // the struct declaring the field (an embedded one's, when flattened)
+	goName   string
 }
 
 var (
@@ -116,7 +140,7 @@ func describeIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
 	case reflect.Struct:
 		d.kind, d.t = tStruct, t
 		d.byName = map[string]int{}
-		addFields(d, t, seen, 0)
+		addFields(d, t, seen, 0, 0, false)
 	default:
 		d.kind = tAny
 	}
@@ -125,11 +149,17 @@ func describeIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
 
 // addFields lists the JSON fields of struct t into d, flattening embedded
 // structs without a name tag as encoding/json does (outer fields win).
-func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc, depth int) {
+func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc, depth int, base uintptr, indirect bool) {
 	if depth > 8 {
+		d.shadowed = true // fields beyond are not listed: a decoder may still set them
 		return
 	}
-	var embedded []reflect.Type
+	type embed struct {
+		t        reflect.Type
+		off      uintptr
+		indirect bool
+	}
+	var embedded []embed
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -143,7 +173,7 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc, depth int
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				embedded = append(embedded, ft)
+				embedded = append(embedded, embed{ft, base + f.Offset, indirect || f.Type.Kind() == reflect.Pointer})
 				continue
 			}
 		}
@@ -154,17 +184,21 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc, depth int
 			name = f.Name
 		}
 		fd := describeIn(f.Type, seen)
-		if strings.Contains(","+opts+",", ",string,") {
+		str := strings.Contains(","+opts+",", ",string,")
+		if str {
 			fd = &tdesc{kind: tAny}
 		}
-		if _, dup := d.byName[name]; dup {
+		if i, dup := d.byName[name]; dup {
+			d.shadowed = true
+			d.hidden = append(d.hidden, hiddenField{f: f, owner: t, winner: d.fields[i]})
 			continue
 		}
 		d.byName[name] = len(d.fields)
-		d.fields = append(d.fields, fdesc{name: name, d: fd, ptr: f.Type.Kind() == reflect.Pointer})
+		d.fields = append(d.fields, fdesc{name: name, d: fd, ptr: f.Type.Kind() == reflect.Pointer,
+			typ: f.Type, off: base + f.Offset, indirect: indirect, str: str, owner: t, goName: f.Name})
 	}
-	for _, et := range embedded {
-		addFields(d, et, seen, depth+1)
+	for _, e := range embedded {
+		addFields(d, e.t, seen, depth+1, e.off, e.indirect)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -255,6 +256,7 @@ func (c *compiler) structPlan(t reflect.Type) *splan {
 		p = &splan{}
 		c.structs[t] = p // a recursive type refers to it while it is built
 		c.fields(p, t, 0, 0)
+		c.unreachable(t)
 		p.done = true
 	}
 	if p.done && !p.hasRules() {
@@ -313,6 +315,21 @@ func (c *compiler) fields(p *splan, t reflect.Type, base uintptr, depth int) {
 		fp := c.field(t, f, hasV, vtag, hasPat, pat)
 		fp.name, fp.off = name, base+f.Offset
 		p.fields = append(p.fields, fp)
+	}
+}
+
+// unreachable refuses a field of struct t's flattened fields that JSON
+// can never set (an outer field, or an earlier embedded one, holds its
+// JSON name) but whose tags require it: every body would be refused at
+// a field that was sent. The error names both fields.
+func (c *compiler) unreachable(t reflect.Type) {
+	for _, h := range describe(t).hidden {
+		vtag, _, _ := strings.Cut(h.f.Tag.Get("validate"), ",dive") // dive's words are the elements'
+		if !slices.Contains(strings.Split(vtag, ","), "required") {
+			continue
+		}
+		c.fail(h.owner, h.f.Name, "required", "JSON never sets this field in %s: the key %q sets %s.%s",
+			t, h.winner.name, h.winner.owner, h.winner.goName)
 	}
 }
 

@@ -435,3 +435,38 @@ func TestEmailCheckDoesNotAllocate(t *testing.T) {
 		t.Errorf("email costs %v allocations per address", a-b)
 	}
 }
+
+type shadowInner struct {
+	Name string `json:"name" validate:"required"`
+	Note string `json:"note" validate:"max=3"`
+}
+
+type shadowOuter struct {
+	shadowInner
+	Name string `json:"name"`
+	Note string `json:"note"`
+}
+
+// TestShadowedRequiredFieldIsAStartUpError: Outer.Name holds the JSON name
+// "name", so Inner.Name is never set; its required would refuse every body
+// ("name: Required" for {"name":"x"}). It is refused when the schema is
+// built, naming both fields; a shadowed field with rules that pass on its
+// zero value (max=3) is not an error.
+func TestShadowedRequiredFieldIsAStartUpError(t *testing.T) {
+	_, err := validate.CompileStruct[shadowOuter]()
+	var te *validate.TagError
+	if !errors.As(err, &te) {
+		t.Fatalf("CompileStruct: %v, want a *TagError", err)
+	}
+	for _, want := range []string{"shadowInner", "field Name", `"required"`, `the key "name" sets validate_test.shadowOuter.Name`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "Note") {
+		t.Errorf("error %q names the shadowed field without required", err)
+	}
+	if _, err := validate.CompileType(reflect.TypeFor[shadowOuter]()); err == nil {
+		t.Error("CompileType (fx.Op's body) accepted the type")
+	}
+}

@@ -14,6 +14,7 @@ type TypeDecoder struct {
 	d    *tdesc
 	t    reflect.Type
 	plan *vplan
+	dec  *dnode // the one-pass decoding plan (decode.go)
 }
 
 // NewTypeDecoder returns the decoder of t (examined once, here); it
@@ -27,44 +28,57 @@ func CompileType(t reflect.Type) (*TypeDecoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &TypeDecoder{d: describe(t), t: t, plan: plan}, nil
+	return &TypeDecoder{d: describe(t), t: t, plan: plan, dec: dplanOf(t)}, nil
 }
 
-// CheckJSON is the package's CheckJSON and DecodeInto's type scan in one
-// pass over body: err is exactly CheckJSON(body), and fits (when err is
-// nil) reports whether the body fits the decoder's type, so that
-// DecodeFitting can skip the scan. Cost: one pass over a body that fits
-// (no allocation, CheckJSON's exceptions and a time or base64 string
-// aside); a body that does not fit is read by CheckJSON once more.
-func (td *TypeDecoder) CheckJSON(body []byte) (fits bool, err error) {
-	return checkFits(td.d, body)
+// Decode reads body once into dst, a pointer to a zero value of the
+// decoder's type: it checks the strict grammar (err is exactly
+// CheckJSON(body)), decodes every value into its field and then runs the
+// constraint tags over dst (issues is nil when they pass). When the body
+// does not fit the type, issues lists every type mismatch found over the
+// bytes, stopping at max (0: no limit), followed, when there is room, by
+// the constraint issues of the fields that type-checked; dst is then
+// left partly written. A body that fits the types but that a custom
+// UnmarshalJSON refuses is the one issue "Has an invalid value".
+//
+// Strings written into dst never alias body: a caller may keep them.
+// Cost on a body that fits: one pass (decode.go), one allocation for all
+// the strings of a body of at most 4 KiB, one per slice (more when it
+// holds over 4 elements: it doubles) and per pointer, and the constraint
+// plan (no allocation on a value that passes it). A body the pass does
+// not decide alone (see decode.go) is read again: CheckJSON, then the
+// type scan of the bytes, then go-json or the issues.
+func (td *TypeDecoder) Decode(body []byte, dst any, max int) (issues []Issue, err error) {
+	v := reflect.ValueOf(dst)
+	at := v.UnsafePointer()
+	if td.dec.decodeInto(body, at) {
+		return td.plan.run(at, nil, max, nil), nil
+	}
+	v.Elem().SetZero()
+	if err := CheckJSON(body); err != nil {
+		return nil, err
+	}
+	return td.reread(body, dst, max), nil
 }
 
-// DecodeInto decodes body (one JSON value CheckJSON accepted) into dst, a
-// pointer to a value of the decoder's type, as StructSchema.Decode does:
-// when the body fits the type, go-json decodes it and the constraint tags
-// are checked over dst (issues is nil when they pass); otherwise issues
-// lists every type mismatch found over the bytes, stopping at max (0: no
-// limit), followed, when there is room, by the constraint issues of the
-// fields that type-checked, and dst is left partly written or untouched.
-// A body that fits the types but that the decoder still refuses (a
-// custom UnmarshalJSON) is the one issue "Has an invalid value". Cost:
-// one scan of the bytes that does not allocate, go-json's decode, and the
-// constraint plan (no allocation on a value that passes it).
+// DecodeInto is Decode for a body CheckJSON accepted (fxtest's response
+// bodies): the issues only.
 func (td *TypeDecoder) DecodeInto(body []byte, dst any, max int) []Issue {
-	return td.decode(body, dst, max, typeFits(td.d, newCursor(body)))
+	issues, err := td.Decode(body, dst, max)
+	if err != nil {
+		return []Issue{jsonIssueOf(err)}
+	}
+	return issues
 }
 
-// DecodeFitting is DecodeInto for a body the decoder's CheckJSON found
-// fitting: it skips the scan of the bytes (go-json's decode and the
-// constraint plan only).
-func (td *TypeDecoder) DecodeFitting(body []byte, dst any, max int) []Issue {
-	return td.decode(body, dst, max, true)
-}
-
-func (td *TypeDecoder) decode(body []byte, dst any, max int, fits bool) []Issue {
+// reread is Decode's error path, for a body CheckJSON accepted that the
+// one pass did not decide: a body that fits the types (a key matched
+// ignoring case, an integer written 2.0, an unmarshaler's refusal) goes
+// to go-json whole, as the pass's stated fallback; one that does not is
+// walked for its type issues, then its constraint issues (lenientRules).
+func (td *TypeDecoder) reread(body []byte, dst any, max int) []Issue {
 	var err error
-	if fits {
+	if typeFits(td.d, newCursor(body)) {
 		if err = json.Unmarshal(body, dst); err == nil {
 			return td.plan.run(reflect.ValueOf(dst).UnsafePointer(), nil, max, nil)
 		}
@@ -78,6 +92,14 @@ func (td *TypeDecoder) decode(body []byte, dst any, max int, fits bool) []Issue 
 		err = errors.New("validate: body refused by the decoder")
 	}
 	return []Issue{decodeIssue(err)}
+}
+
+// jsonIssueOf is the issue of a CheckJSON error.
+func jsonIssueOf(err error) Issue {
+	if je, ok := err.(*JSONError); ok {
+		return Issue{Path: nonNil(je.Path), Message: je.Message}
+	}
+	return Issue{Path: []string{}, Message: err.Error()}
 }
 
 // JSONSchema describes the type as a request body (StructSchema.JSONSchema's

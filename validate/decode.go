@@ -1,0 +1,482 @@
+package validate
+
+import (
+	"math"
+	"reflect"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/fxhq/fx/internal/jsonscan"
+	json "github.com/goccy/go-json"
+)
+
+// The one-pass decoder of typed bodies. A body is read once, on the
+// strict reader's tokens and state (json.go): the grammar, duplicate
+// keys, UTF-8, number range and depth are checked while each value is
+// written straight into the destination at its field's offset (the
+// offsets the type description, structdesc.go, records); the constraint
+// plan (tags.go) then runs over the value. Nothing is decoded twice and
+// no intermediate tree is built.
+//
+// What the walk writes itself: strings, booleans, integer and float
+// kinds, slices, pointers and structs (embedded structs included). The
+// stated fallback, per value: a value of any other type (an interface, a
+// map, an array, time.Time, []byte, a json or text unmarshaler, a
+// ",string" field, a struct whose flattened fields shadow one another or
+// are reached through an embedded pointer) is checked by the strict walk
+// (fit.go) and handed, as its own bytes, to go-json. And per body: when
+// the walk meets anything it does not decide alone (a value that does
+// not fit its type, a fault of the grammar, a key matching a field only
+// case-insensitively, an integer written with a fraction or an
+// exponent), it stops and the caller answers with the error path, which
+// reads the body again to word every issue (see TypeDecoder.Decode).
+//
+// Strings: the walk copies the strings of a body of at most arenaMax
+// bytes into one buffer allocated at the first string (one allocation
+// for all of them; a string kept by the handler keeps that buffer
+// alive); in a larger body each string is its own allocation. No string
+// the walk writes aliases the request buffer: a handler may keep them
+// after the request.
+
+// arenaMax is the largest remainder of a body whose strings share one
+// buffer.
+const arenaMax = 4096
+
+type dop uint8
+
+const (
+	dGo     dop = iota // the fallback: strict walk, then go-json on the value's bytes
+	dString            // a string kind
+	dBool              // a bool kind
+	dInt               // a signed integer kind of bits
+	dUint              // an unsigned integer kind of bits
+	dFloat             // a float kind of bits
+	dSlice             // a slice of elem
+	dPtr               // a pointer to elem
+	dStruct            // a struct: its flattened fields at fixed offsets
+)
+
+// dnode is the decoding plan of one Go type.
+type dnode struct {
+	op     dop
+	t      reflect.Type
+	d      *tdesc // the type's description (kinds, JSON names): the walk's guide
+	bits   int
+	elem   *dnode
+	fields []*dnode // dStruct: the plan of d.fields[i]
+	offs   []uintptr
+	// arrays caches the array types backing a slice, by capacity class
+	// (4 << i elements).
+	arrays [24]atomic.Pointer[reflect.Type]
+}
+
+var dplanCache sync.Map // reflect.Type -> *dnode
+
+// dplanOf returns the decoding plan of t (cached per type).
+func dplanOf(t reflect.Type) *dnode {
+	if n, ok := dplanCache.Load(t); ok {
+		return n.(*dnode)
+	}
+	n := compileDecode(t, map[reflect.Type]*dnode{})
+	v, _ := dplanCache.LoadOrStore(t, n)
+	return v.(*dnode)
+}
+
+func compileDecode(t reflect.Type, seen map[reflect.Type]*dnode) *dnode {
+	if n, ok := seen[t]; ok {
+		return n
+	}
+	n := &dnode{t: t, d: describe(t)}
+	seen[t] = n
+	if t.Kind() == reflect.Pointer {
+		if n.d.kind == tAny || n.d.kind == tText || n.d.kind == tTime {
+			return n // a pointer to an unmarshaler: go-json decides what null and the rest mean
+		}
+		n.op, n.elem = dPtr, compileDecode(t.Elem(), seen)
+		return n
+	}
+	switch n.d.kind {
+	case tString:
+		n.op = dString
+	case tBool:
+		n.op = dBool
+	case tInt:
+		n.op, n.bits = dInt, n.d.bits
+	case tUint:
+		n.op, n.bits = dUint, n.d.bits
+	case tFloat:
+		n.op, n.bits = dFloat, n.d.bits
+	case tSlice:
+		if t.Kind() == reflect.Slice {
+			n.op, n.elem = dSlice, compileDecode(t.Elem(), seen)
+		}
+	case tStruct:
+		if n.d.shadowed {
+			return n
+		}
+		for _, f := range n.d.fields {
+			if f.indirect || f.str {
+				n.fields, n.offs = nil, nil
+				return n
+			}
+			n.fields = append(n.fields, compileDecode(f.typ, seen))
+			n.offs = append(n.offs, f.off)
+		}
+		n.op = dStruct
+	}
+	return n
+}
+
+// decodeInto reads body once into the value at at (a zero value of the
+// plan's type) and reports whether the walk decided it alone: false
+// leaves the value partly written, and the body to the error path.
+func (n *dnode) decodeInto(body []byte, at unsafe.Pointer) bool {
+	p := getParser(body, false)
+	p.skipSpace()
+	err := p.fill(n, at)
+	p.skipSpace()
+	ok := err == nil && p.pos == len(p.data)
+	p.arena = nil
+	putParser(p)
+	return ok
+}
+
+// fill reads the value at pos (white space skipped) into at, as n says.
+func (p *parser) fill(n *dnode, at unsafe.Pointer) error {
+	if p.pos >= len(p.data) {
+		return errMisfit
+	}
+	c := p.data[p.pos]
+	if c == 'n' && n.op != dGo { // null leaves the zero value
+		return p.word("null")
+	}
+	switch n.op {
+	case dString:
+		if c != '"' {
+			return errMisfit
+		}
+		return p.fillString(at)
+	case dBool:
+		switch c {
+		case 't':
+			*(*bool)(at) = true
+			return p.word("true")
+		case 'f':
+			return p.word("false")
+		}
+		return errMisfit
+	case dInt, dUint:
+		return p.fillInt(n, at)
+	case dFloat:
+		return p.fillFloat(n, at)
+	case dSlice:
+		if c != '[' {
+			return errMisfit
+		}
+		return p.fillSlice(n, at)
+	case dPtr:
+		v := reflect.New(n.elem.t).UnsafePointer()
+		if err := p.fill(n.elem, v); err != nil {
+			return err
+		}
+		*(*unsafe.Pointer)(at) = v
+		return nil
+	case dStruct:
+		if c != '{' {
+			return errMisfit
+		}
+		return p.fillStruct(n, at)
+	}
+	// dGo: the strict walk, then go-json over the value's own bytes
+	start := p.pos
+	if err := p.fit(n.d.typed()); err != nil {
+		return err
+	}
+	if json.Unmarshal(p.data[start:p.pos], reflect.NewAt(n.t, at).Interface()) != nil {
+		return errMisfit
+	}
+	return nil
+}
+
+// fillString reads the string at pos into the string at at (see the
+// strings paragraph above).
+func (p *parser) fillString(at unsafe.Pointer) error {
+	end, verbatim, f := jsonscan.String(p.data, p.pos, true)
+	if f != jsonscan.None {
+		return errMisfit
+	}
+	raw := p.data[p.pos+1 : end-1]
+	p.pos = end
+	if len(raw) == 0 {
+		return nil
+	}
+	if p.arena == nil {
+		if len(p.data)-p.pos+len(raw) > arenaMax {
+			if verbatim {
+				*(*string)(at) = string(raw)
+			} else {
+				*(*string)(at) = string(jsonscan.Unescape(nil, raw))
+			}
+			return nil
+		}
+		// the rest of the body bounds every string still to come (an
+		// unescaped string is never longer than its escaped text)
+		p.arena = make([]byte, 0, len(p.data)-p.pos+len(raw))
+	}
+	s := len(p.arena)
+	if verbatim {
+		p.arena = append(p.arena, raw...)
+	} else {
+		p.arena = jsonscan.Unescape(p.arena, raw)
+	}
+	if len(p.arena) > s {
+		*(*string)(at) = unsafe.String(&p.arena[s], len(p.arena)-s)
+	}
+	return nil
+}
+
+// fillInt reads a plain integer of at most 15 digits (exact as a float64)
+// into the integer kind at at; anything else (a fraction, an exponent, a
+// longer number) is left to the error path, whose answer depends on
+// go-json's reading of it.
+func (p *parser) fillInt(n *dnode, at unsafe.Pointer) error {
+	start := p.pos
+	end, exp, f := jsonscan.Number(p.data, start)
+	if f != jsonscan.None || exp || end-start > 16 {
+		return errMisfit
+	}
+	tok := p.data[start:end]
+	neg := tok[0] == '-'
+	if neg && n.op == dUint {
+		return errMisfit // go-json refuses even -0 for an unsigned kind
+	}
+	if neg {
+		tok = tok[1:]
+	}
+	if len(tok) > 15 {
+		return errMisfit
+	}
+	var v int64
+	for _, c := range tok {
+		if c < '0' || c > '9' {
+			return errMisfit // a fraction
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	p.pos = end
+	if n.op == dInt {
+		lo, hi := int64(-1)<<(n.bits-1), int64(1)<<(n.bits-1)-1
+		if n.bits == 64 {
+			lo, hi = -maxSafeInt, maxSafeInt
+		}
+		if v < lo || v > hi {
+			return errMisfit
+		}
+		switch n.bits {
+		case 8:
+			*(*int8)(at) = int8(v)
+		case 16:
+			*(*int16)(at) = int16(v)
+		case 32:
+			*(*int32)(at) = int32(v)
+		default:
+			*(*int64)(at) = v
+		}
+		return nil
+	}
+	hi := int64(maxSafeInt)
+	if n.bits < 64 {
+		hi = int64(1)<<n.bits - 1
+	}
+	if v < 0 || v > hi {
+		return errMisfit
+	}
+	switch n.bits {
+	case 8:
+		*(*uint8)(at) = uint8(v)
+	case 16:
+		*(*uint16)(at) = uint16(v)
+	case 32:
+		*(*uint32)(at) = uint32(v)
+	default:
+		*(*uint64)(at) = uint64(v)
+	}
+	return nil
+}
+
+// fillFloat reads a number into the float kind at at, as go-json does
+// (parsed as a float64; a float32 takes its conversion, within range).
+func (p *parser) fillFloat(n *dnode, at unsafe.Pointer) error {
+	start := p.pos
+	end, _, f := jsonscan.Number(p.data, start)
+	if f != jsonscan.None {
+		return errMisfit
+	}
+	v, err := strconv.ParseFloat(unsafe.String(&p.data[start], end-start), 64)
+	if err != nil {
+		return errMisfit // "Number is too large": the error path words it
+	}
+	p.pos = end
+	if n.bits == 32 {
+		if math.Abs(v) > math.MaxFloat32 {
+			return errMisfit
+		}
+		*(*float32)(at) = float32(v)
+		return nil
+	}
+	*(*float64)(at) = v
+	return nil
+}
+
+// sliceHeader is the layout of a slice.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+// fillSlice reads the array at pos into the slice at at. The elements are
+// decoded in place into a backing array that doubles when full (4
+// elements first): one allocation for up to 4 elements, one more at each
+// doubling. An empty array is an empty, non-nil slice.
+func (p *parser) fillSlice(n *dnode, at unsafe.Pointer) error {
+	empty, err := p.open(']')
+	if err != nil {
+		return err
+	}
+	h := (*sliceHeader)(at)
+	if empty {
+		h.data = reflect.New(n.arrayOf(-1)).UnsafePointer() // zero size: no allocation
+		return nil
+	}
+	size := n.elem.t.Size()
+	class := 0
+	arr := reflect.New(n.arrayOf(class)).UnsafePointer()
+	capacity, length := 4, 0
+	for {
+		if length == capacity {
+			class++
+			grown := reflect.New(n.arrayOf(class)).UnsafePointer()
+			reflect.Copy(reflect.NewAt(n.arrayOf(class), grown).Elem(), reflect.NewAt(n.arrayOf(class-1), arr).Elem())
+			arr, capacity = grown, capacity*2
+		}
+		if err := p.fill(n.elem, unsafe.Add(arr, uintptr(length)*size)); err != nil {
+			return err
+		}
+		length++
+		more, err := p.next(']')
+		if err != nil {
+			return err
+		}
+		if !more {
+			p.fitDepth--
+			break
+		}
+	}
+	h.data, h.len, h.cap = arr, length, capacity
+	return nil
+}
+
+// arrayOf returns the array type of 4<<class elements (class -1: none).
+func (n *dnode) arrayOf(class int) reflect.Type {
+	if class < 0 {
+		return reflect.ArrayOf(0, n.elem.t)
+	}
+	if class >= len(n.arrays) {
+		return reflect.ArrayOf(4<<class, n.elem.t)
+	}
+	if t := n.arrays[class].Load(); t != nil {
+		return *t
+	}
+	t := reflect.ArrayOf(4<<class, n.elem.t)
+	n.arrays[class].Store(&t)
+	return t
+}
+
+// fillStruct reads the object at pos into the struct at at: each key
+// naming a field exactly is decoded at the field's offset (duplicates
+// found by the field's bit, as fitObject finds them), an unknown key's
+// value is read by the strict reader and dropped, and a key naming a
+// field only case-insensitively stops the walk (go-json's merging of
+// such keys is left to it).
+func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
+	d := n.d
+	start := p.pos
+	if empty, err := p.open('}'); empty || err != nil {
+		return err
+	}
+	framed := false
+	var seen uint64 // the struct fields met, by index (the first 64)
+	for {
+		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+			return errMisfit
+		}
+		keyAt := p.pos
+		end, verbatim, f := jsonscan.String(p.data, keyAt, true)
+		if f != jsonscan.None {
+			return errMisfit
+		}
+		p.pos = end
+		key, i := p.data[keyAt+1:end-1], -1
+		if verbatim {
+			i = d.exact(bytesKey(key))
+		}
+		if i < 0 || i >= 64 {
+			if !framed { // this level is now counted by its frame
+				p.fitDepth--
+				if err := p.push(frame{obj: true, start: start, keysStart: len(p.offs), keysBytes: len(p.keys)}); err != nil {
+					return errMisfit
+				}
+				framed = true
+			}
+			if p.addKey(keyAt, key, !verbatim, nil) != nil {
+				return errMisfit // a duplicate
+			}
+			fr := &p.stack[len(p.stack)-1]
+			key = p.keys[fr.ks:fr.ke]
+			if i = d.exact(bytesKey(key)); i < 0 {
+				if _, ok := d.field(bytesKey(key)); ok {
+					return errMisfit // a case-insensitive match
+				}
+			}
+		}
+		if i >= 0 && i < 64 {
+			if seen&(1<<i) != 0 {
+				return errMisfit // a duplicate
+			}
+			seen |= 1 << i
+		}
+		p.skipSpace()
+		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+			return errMisfit
+		}
+		p.pos++
+		p.skipSpace()
+		var err error
+		if i >= 0 {
+			err = p.fill(n.fields[i], unsafe.Add(at, n.offs[i]))
+		} else {
+			_, err = p.value()
+		}
+		if err != nil {
+			return err
+		}
+		more, err := p.next('}')
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	if framed {
+		p.popObject()
+	} else {
+		p.fitDepth--
+	}
+	return nil
+}

@@ -1,0 +1,203 @@
+package validate
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	json "github.com/goccy/go-json"
+)
+
+// The one-pass decoder (TypeDecoder.Decode) must answer exactly what the
+// path it replaced answers: CheckJSON's error, then (the type scan
+// passing) go-json's decode of the whole body and the constraint plan, or
+// the issues of the byte walk. The old path is kept here as the oracle:
+// the same error, the same issues in the same order, the same decoded
+// value.
+
+// decodeTypes are fitTypes plus types with constraint tags, pointers,
+// nested slices and embedded structs.
+var decodeTypes = func() map[string]reflect.Type {
+	m := map[string]reflect.Type{
+		"rules":    reflect.TypeFor[decodeRules](),
+		"embedded": reflect.TypeFor[decodeEmbedded](),
+		"pointers": reflect.TypeFor[decodePointers](),
+		"shadow":   reflect.TypeFor[decodeShadow](),
+	}
+	for k, v := range fitTypes {
+		m[k] = v
+	}
+	return m
+}()
+
+type decodeRules struct {
+	Name  string            `json:"name" validate:"required,min=2,max=8"`
+	Tags  []string          `json:"tags" validate:"max=3,dive,alphanum"`
+	Score *float32          `json:"score" validate:"omitempty,gte=0,lte=10"`
+	Level uint16            `json:"level" validate:"lte=300"`
+	Items []benchTypedLine  `json:"items" validate:"dive"`
+	Meta  map[string]string `json:"meta"`
+	Next  *decodeRules      `json:"next"`
+}
+
+type decodeBase struct {
+	ID   int64  `json:"id" validate:"gte=1"`
+	Note string `json:"note"`
+}
+
+type decodeEmbedded struct {
+	decodeBase
+	Title string   `json:"title" validate:"required"`
+	Grid  [][]int8 `json:"grid"`
+	Flags []bool   `json:"flags"`
+}
+
+type decodePointers struct {
+	S  *string         `json:"s"`
+	PP **int           `json:"pp"`
+	L  []*decodeBase   `json:"l"`
+	E  *decodeEmbedded `json:"e"`
+	*decodeBase
+}
+
+type decodeShadowInner struct {
+	Name string `json:"name"`
+}
+
+type decodeShadow struct {
+	decodeShadowInner
+	Name string `json:"name"`
+	N    uint8  `json:"n"`
+}
+
+var decodeBodies = []string{
+	`{"name":"ab","tags":["a1","b2"],"score":2.5,"level":300,"items":[{"sku":"abc","qty":3}],"meta":{"k":"v"}}`,
+	`{"name":"a","tags":["a","b","c","d"],"score":11,"level":301,"items":[{"sku":"a!","qty":0}]}`,
+	`{"name":"ab","next":{"name":"cd","next":{"name":"x"}}}`, `{"name":"ab","score":null}`,
+	`{"name":"ab\u0000c\ud800x\ud83d\ude00"}`, `{"name":"ab","tags":["\u0041\u00e9"]}`,
+	`{"id":3,"note":"n","title":"t","grid":[[1,2],[],[3,4,5,6,7,8,9]],"flags":[true,false,true,true,false]}`,
+	`{"id":0,"title":""}`, `{"id":1.0,"title":"t"}`, `{"grid":[[128]]}`, `{"grid":[[1,"x"]]}`,
+	`{"s":"x","pp":5,"l":[{"id":1},null,{"id":2}],"e":{"id":4,"title":"z"},"id":7,"note":"q"}`,
+	`{"s":null,"pp":null,"l":null,"e":null}`, `{"pp":"x"}`, `{"name":"x","n":3}`, `{"n":256}`,
+	`{"flags":[true,false,true,true,false,true,true,true,true,false,true,true,true,true,true,true,true,true]}`,
+	`{"name":"` + strings.Repeat("é", 3000) + `","tags":["` + strings.Repeat("b", 2000) + `"]}`,
+	`{"Name":"ab","NAME":"cd"}`, `{"name":"ab","NaMe":"cd"}`, `{"id":1,"ID":2}`, `{"title":"t","Title":"u"}`,
+}
+
+// oracleDecode is the path the one-pass decoder replaced: CheckJSON, the
+// type scan, then go-json's decode of the whole body and the rule plan,
+// or the error path's issues.
+func oracleDecode(td *TypeDecoder, body []byte, max int) (v reflect.Value, issues []Issue, err error) {
+	if err := CheckJSON(body); err != nil {
+		return reflect.Value{}, nil, err
+	}
+	v = reflect.New(td.t)
+	if typeFits(td.d, newCursor(body)) {
+		if err := json.Unmarshal(body, v.Interface()); err == nil {
+			return v, td.plan.run(v.UnsafePointer(), nil, max, nil), nil
+		}
+		v = reflect.New(td.t)
+	}
+	return reflect.Value{}, td.reread(body, v.Interface(), max), nil
+}
+
+func assertDecodesLikeOracle(t *testing.T, name string, td *TypeDecoder, body []byte, max int) {
+	t.Helper()
+	want, wantIssues, wantErr := oracleDecode(td, body, max)
+	got := reflect.New(td.t)
+	issues, err := td.Decode(body, got.Interface(), max)
+	if !reflect.DeepEqual(err, wantErr) || !reflect.DeepEqual(issues, wantIssues) {
+		t.Fatalf("%s %q (max %d):\n one pass: issues=%q err=%v\n old path: issues=%q err=%v", name, body, max, issues, err, wantIssues, wantErr)
+	}
+	if want.IsValid() && !reflect.DeepEqual(got.Interface(), want.Interface()) {
+		t.Fatalf("%s %q:\n one pass decoded %#v\n old path decoded %#v", name, body, got.Elem().Interface(), want.Elem().Interface())
+	}
+}
+
+func decodersOf(t testing.TB) map[string]*TypeDecoder {
+	out := map[string]*TypeDecoder{}
+	for name, typ := range decodeTypes {
+		td, err := CompileType(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = td
+	}
+	return out
+}
+
+func TestDecodeMatchesOldPath(t *testing.T) {
+	bodies := append(append([]string{}, fitBodies...), decodeBodies...)
+	for _, n := range []int{5, 31, 32, 33, 40, 100} {
+		bodies = append(bodies, manyKeys(n, false), manyKeys(n, true))
+	}
+	for name, td := range decodersOf(t) {
+		for _, body := range bodies {
+			for _, max := range []int{0, 1, 3} {
+				assertDecodesLikeOracle(t, name, td, []byte(body), max)
+			}
+		}
+	}
+}
+
+// TestDecodeRandom holds the one pass to the old path on bodies
+// generated from the types: well typed, then with one byte changed.
+func TestDecodeRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	n := 3000
+	if testing.Short() {
+		n = 400
+	}
+	for name, td := range decodersOf(t) {
+		for range n {
+			body := []byte(genValue(r, td.d, 0))
+			assertDecodesLikeOracle(t, name, td, body, 0)
+			if len(body) > 0 {
+				m := append([]byte{}, body...)
+				m[r.IntN(len(m))] = "\"{}[],:0-.e1\\ux\xff"[r.IntN(16)]
+				assertDecodesLikeOracle(t, name, td, m, 2)
+			}
+		}
+	}
+}
+
+// TestDecodedStringsOutliveTheBody: no string the decoder writes aliases
+// the body, which fx reuses once the request ends.
+func TestDecodedStringsOutliveTheBody(t *testing.T) {
+	td := NewTypeDecoder(reflect.TypeFor[decodeRules]())
+	for _, body := range []string{
+		`{"name":"abcd","tags":["x1","y\u0041"],"meta":{"k":"v"},"next":{"name":"zz"}}`,
+		`{"name":"abcd","tags":["` + strings.Repeat("x", 5000) + `"]}`, // past arenaMax: a copy each
+	} {
+		buf := []byte(body)
+		var v decodeRules
+		if issues, err := td.Decode(buf, &v, 0); err != nil || issues != nil {
+			t.Fatalf("%q: %v %v", body, issues, err)
+		}
+		var want decodeRules
+		if issues, err := td.Decode([]byte(body), &want, 0); err != nil || issues != nil {
+			t.Fatal(issues, err)
+		}
+		for i := range buf {
+			buf[i] = '#'
+		}
+		if !reflect.DeepEqual(v, want) {
+			t.Fatalf("overwriting the body changed the decoded value: %#v", v)
+		}
+	}
+}
+
+// FuzzDecode holds the one-pass decoder to the old path on any body, for
+// every type of decodeTypes. Its seed corpus is the bodies above.
+func FuzzDecode(f *testing.F) {
+	for _, b := range append(append([]string{}, fitBodies...), decodeBodies...) {
+		f.Add(b)
+	}
+	tds := decodersOf(f)
+	f.Fuzz(func(t *testing.T, body string) {
+		for name, td := range tds {
+			assertDecodesLikeOracle(t, name, td, []byte(body), 3)
+		}
+	})
+}
