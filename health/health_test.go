@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -241,12 +240,7 @@ func TestReadinessFailsWhenShutdownBegins(t *testing.T) {
 		<-release
 		return c.String(200, "done")
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
+	addr := fxtest.Serve(t, app)
 	handler := app.Handler()
 	probe := func(path string) (int, []byte, string) {
 		rc := kittest.RequestCtx("GET", path)
@@ -259,7 +253,7 @@ func TestReadinessFailsWhenShutdownBegins(t *testing.T) {
 
 	slow := make(chan *http.Response, 1)
 	go func() {
-		resp, err := http.Get("http://" + ln.Addr().String() + "/slow")
+		resp, err := http.Get("http://" + addr + "/slow")
 		if err != nil {
 			t.Error(err)
 		}
@@ -298,9 +292,6 @@ func TestReadinessFailsWhenShutdownBegins(t *testing.T) {
 	}
 	if err := <-shut; err != nil {
 		t.Errorf("Shutdown: %v", err)
-	}
-	if err := <-served; err != nil {
-		t.Errorf("Serve: %v", err)
 	}
 }
 

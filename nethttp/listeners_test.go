@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/nethttp"
 )
 
@@ -20,23 +21,10 @@ import (
 // the base URL of each by listener name. Both are shut down with the test.
 func bothListeners(t *testing.T, app *fx.App) map[string]string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- app.Serve(ln) }()
+	addr := fxtest.Serve(t, app)
 	std := httptest.NewServer(nethttp.Handler(app))
-	t.Cleanup(func() {
-		std.Close()
-		if err := app.Shutdown(); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return map[string]string{"fasthttp": "http://" + ln.Addr().String(), "nethttp": std.URL}
+	t.Cleanup(std.Close)
+	return map[string]string{"fasthttp": "http://" + addr, "nethttp": std.URL}
 }
 
 // envelopeCode returns the code of an error envelope body, or "".
