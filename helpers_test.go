@@ -15,7 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
@@ -65,8 +64,8 @@ type envelope struct {
 }
 
 // mustEnvelope checks that r is an error envelope with the given status and
-// code: application/json, valid UTF-8 JSON, exactly the keys of the wire
-// format, and details absent or neither null nor {}.
+// code ("": any code), in the wire format fxtest.CheckEnvelopeBody checks,
+// served as application/json.
 func mustEnvelope(t testing.TB, r result, status int, code string) envelope {
 	t.Helper()
 	if r.status != status {
@@ -78,37 +77,19 @@ func mustEnvelope(t testing.TB, r result, status int, code string) envelope {
 	return checkEnvelopeBody(t, r.body, code)
 }
 
+// checkEnvelopeBody checks that body is an error envelope of code ("": any
+// code) with fxtest.CheckEnvelopeBody, and returns it.
 func checkEnvelopeBody(t testing.TB, body []byte, code string) envelope {
 	t.Helper()
+	e, err := fxtest.CheckEnvelopeBody(body)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if code != "" && e.Code != code {
+		t.Errorf("code = %q, want %q (body %q)", e.Code, code, body)
+	}
 	var env envelope
-	if !utf8.Valid(body) || !json.Valid(body) {
-		t.Fatalf("body is not valid UTF-8 JSON: %q", body)
-	}
-	// Exactly {"error":{...}} with code, message and optional details.
-	var outer map[string]map[string]json.RawMessage
-	if err := json.Unmarshal(body, &outer); err != nil {
-		t.Fatalf("body %q is not an envelope: %v", body, err)
-	}
-	if len(outer) != 1 || outer["error"] == nil {
-		t.Fatalf("body %q: want one top-level key \"error\"", body)
-	}
-	for k := range outer["error"] {
-		if k != "code" && k != "message" && k != "details" {
-			t.Errorf("body %q: unexpected key %q", body, k)
-		}
-	}
-	if _, ok := outer["error"]["message"]; !ok {
-		t.Errorf("body %q: no message", body)
-	}
-	if err := json.Unmarshal(body, &env); err != nil {
-		t.Fatal(err)
-	}
-	if d := string(env.Error.Details); d == "null" || d == "{}" {
-		t.Errorf("body %q: details must be absent, not %s", body, d)
-	}
-	if code != "" && env.Error.Code != code {
-		t.Errorf("code = %q, want %q (body %q)", env.Error.Code, code, body)
-	}
+	env.Error.Code, env.Error.Message, env.Error.Details = e.Code, e.Message, e.Details
 	return env
 }
 

@@ -242,10 +242,16 @@ func TestReadinessFailsWhenShutdownBegins(t *testing.T) {
 	})
 	addr := fxtest.Serve(t, app)
 	handler := app.Handler()
-	probe := func(path string) (int, []byte, string) {
+	probe := func(path string) (int, []byte, http.Header) {
 		rc := kittest.RequestCtx("GET", path)
 		handler(rc)
-		return rc.Response.StatusCode(), append([]byte(nil), rc.Response.Body()...), string(rc.Response.Header.Peek("Retry-After"))
+		hdr := http.Header{}
+		for _, name := range []string{"Content-Type", "Retry-After"} {
+			if v := rc.Response.Header.Peek(name); v != nil {
+				hdr.Set(name, string(v))
+			}
+		}
+		return rc.Response.StatusCode(), append([]byte(nil), rc.Response.Body()...), hdr
 	}
 	if st, body, _ := probe("/readyz"); st != 200 {
 		t.Fatalf("before shutdown: %d %s", st, body)
@@ -266,9 +272,9 @@ func TestReadinessFailsWhenShutdownBegins(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	before := checks.Load()
-	st, body, retry := probe("/readyz")
-	kittest.CheckEnvelope(t, body, fx.CodeServiceUnavailable)
-	if st != 503 || retry != "1" {
+	st, body, hdr := probe("/readyz")
+	kittest.CheckEnvelope(t, st, hdr, body, fx.CodeServiceUnavailable)
+	if retry := hdr.Get("Retry-After"); st != 503 || retry != "1" {
 		t.Errorf("during shutdown: /readyz %d, Retry-After %q, %s", st, retry, body)
 	}
 	if checks.Load() != before {

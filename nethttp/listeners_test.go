@@ -3,7 +3,6 @@ package nethttp_test
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -27,13 +26,11 @@ func bothListeners(t *testing.T, app *fx.App) map[string]string {
 	return map[string]string{"fasthttp": "http://" + addr, "nethttp": std.URL}
 }
 
-// envelopeCode returns the code of an error envelope body, or "".
+// envelopeCode returns the code of an error envelope body, or "" when
+// the body is not exactly one (fxtest.CheckEnvelopeBody).
 func envelopeCode(body string) string {
-	var env struct {
-		Error struct{ Code string } `json:"error"`
-	}
-	_ = json.Unmarshal([]byte(body), &env)
-	return env.Error.Code
+	env, _ := fxtest.CheckEnvelopeBody([]byte(body))
+	return env.Code
 }
 
 // send posts body with contentType to url and returns the status and body.

@@ -1,61 +1,35 @@
 // Package kittest holds the test helpers shared by the kit packages'
 // tests (health, static, middleware, middleware/jwt): they check the wire
-// envelope, drive an App's handler directly, without a server, and mint
+// envelope (through fxtest.CheckEnvelope), drive an App's handler directly, without a server, and mint
 // the JWT fixtures (jwt.go). Only tests import it.
 package kittest
 
 import (
-	"bytes"
-	"encoding/json"
+	"net/http"
 	"testing"
-	"unicode/utf8"
 
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/valyala/fasthttp"
 )
 
-// Envelope is a decoded error envelope; Details stays raw.
-type Envelope struct {
-	Code    string
-	Message string
-	Details json.RawMessage
-}
-
-// CheckEnvelope checks that body is an error envelope of the wire format
-// with code: valid UTF-8 JSON, exactly {"error":{...}} holding code,
-// message and optional details (neither null nor {}), and returns it.
-func CheckEnvelope(t testing.TB, body []byte, code string) Envelope {
+// CheckEnvelope checks that a response is exactly the error envelope of
+// code, sent with status, in the wire format fxtest.CheckEnvelope checks
+// (the one check of it: content type, shape, catalog status), and returns
+// it decoded. code is a catalog code, or an application's code expected
+// with status; "" accepts any catalog code. A body that is not an
+// envelope fails the test at once; a wrong status or code is reported.
+func CheckEnvelope(t testing.TB, status int, header http.Header, body []byte, code string) fxtest.Envelope {
 	t.Helper()
-	if !utf8.Valid(body) || !json.Valid(body) {
-		t.Fatalf("body is not valid UTF-8 JSON: %q", body)
+	var appCodes map[string]int
+	if _, catalog := fx.ErrorStatus[code]; !catalog && code != "" {
+		appCodes = map[string]int{code: status}
 	}
-	var outer map[string]map[string]json.RawMessage
-	if err := json.Unmarshal(body, &outer); err != nil || len(outer) != 1 || outer["error"] == nil {
-		t.Fatalf("body %q is not an envelope (%v)", body, err)
+	env, err := fxtest.CheckEnvelope(status, header, body, appCodes)
+	if err != nil {
+		t.Fatalf("%v", err)
 	}
-	var env Envelope
-	for k, v := range outer["error"] {
-		var err error
-		switch k {
-		case "code":
-			err = json.Unmarshal(v, &env.Code)
-		case "message":
-			err = json.Unmarshal(v, &env.Message)
-		case "details":
-			env.Details = v
-			if bytes.Equal(v, []byte("null")) || bytes.Equal(v, []byte("{}")) {
-				t.Errorf("body %q: details must be absent, not %s", body, v)
-			}
-		default:
-			t.Errorf("body %q: unexpected key %q", body, k)
-		}
-		if err != nil {
-			t.Errorf("body %q: %s: %v", body, k, err)
-		}
-	}
-	if env.Message == "" {
-		t.Errorf("body %q: no message", body)
-	}
-	if env.Code != code {
+	if code != "" && env.Code != code {
 		t.Errorf("code = %q, want %q (body %q)", env.Code, code, body)
 	}
 	return env
