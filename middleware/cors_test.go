@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/valyala/fasthttp"
 )
@@ -409,19 +410,7 @@ func benchRequest(b *testing.B, app *fx.App, setup func(*fasthttp.RequestCtx), s
 	if err := app.Boot(); err != nil {
 		b.Fatal(err)
 	}
-	h := app.Handler()
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		var rc fasthttp.RequestCtx
-		setup(&rc)
-		for pb.Next() {
-			rc.Response.Reset()
-			h(&rc)
-			if rc.Response.StatusCode() != status {
-				b.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
-			}
-		}
-	})
+	kittest.BenchParallel(b, app.Handler(), "GET", "/", status, setup)
 }
 
 func benchCORSApp(mw ...fx.Middleware) *fx.App {

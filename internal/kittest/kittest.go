@@ -60,3 +60,25 @@ func Bench(b *testing.B, h fasthttp.RequestHandler, method, path string, status 
 		h(rc)
 	}
 }
+
+// BenchParallel is Bench under b.RunParallel: each goroutine serves its
+// own RequestCtx for method and path, which setup (when not nil) completes
+// first (headers, a per-goroutine key); every response must have status.
+// Allocations are reported.
+func BenchParallel(b *testing.B, h fasthttp.RequestHandler, method, path string, status int, setup func(*fasthttp.RequestCtx)) {
+	b.Helper()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		rc := RequestCtx(method, path)
+		if setup != nil {
+			setup(rc)
+		}
+		for pb.Next() {
+			rc.Response.Reset()
+			h(rc)
+			if rc.Response.StatusCode() != status {
+				b.Fatalf("status %d, want %d: %s", rc.Response.StatusCode(), status, rc.Response.Body())
+			}
+		}
+	})
+}
