@@ -279,28 +279,19 @@ func relExchange(app *fx.App, raw []byte) []byte {
 	return c.out.Bytes()
 }
 
-// relParseWire splits out into HTTP/1.1 responses. It fails when the bytes
-// are not a sequence of well-formed responses. Responses to HEAD requests
-// have no body and cannot be framed without the request, so callers keep
-// HEAD out of the input.
+// relParseWire splits out into HTTP/1.1 responses with
+// fxtest.ReadResponses. It fails when the bytes are not a sequence of
+// well-formed responses. Responses to HEAD requests have no body and
+// cannot be framed without the request, so callers keep HEAD out of the
+// input.
 func relParseWire(out []byte) ([]result, error) {
-	var ws []result
-	br := bufio.NewReader(bytes.NewReader(out))
-	for {
-		if _, err := br.Peek(1); err == io.EOF {
-			return ws, nil
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			return ws, fmt.Errorf("response %d is malformed: %v", len(ws)+1, err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return ws, fmt.Errorf("response %d: body: %v", len(ws)+1, err)
-		}
-		ws = append(ws, result{resp.StatusCode, resp.Header, body, resp.Close})
+	rs, err := fxtest.ReadResponses(nil, out)
+	ws := make([]result, len(rs))
+	for i, r := range rs {
+		h := r.Header()
+		ws[i] = result{r.Status, h, r.Body, strings.EqualFold(h.Get("Connection"), "close")}
 	}
+	return ws, err
 }
 
 // relCheckWire checks every response in out: well-formed, and each error

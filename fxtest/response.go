@@ -37,15 +37,21 @@ type Response struct {
 // request through Do costs).
 func (r *Response) Header() http.Header {
 	if r.header == nil {
-		tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(r.head)))
-		_, _ = tp.ReadLine() // the status line, read by Do already
-		h, _ := tp.ReadMIMEHeader()
-		r.header = http.Header(h)
-		if r.header == nil {
-			r.header = http.Header{}
-		}
+		r.header, _ = parseHeader(r.head)
 	}
 	return r.header
+}
+
+// parseHeader parses the headers of head (the status line is skipped),
+// never returning a nil map; the error says which line is malformed.
+func parseHeader(head []byte) (http.Header, error) {
+	tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(head)))
+	_, _ = tp.ReadLine() // the status line, read by parseStatus
+	h, err := tp.ReadMIMEHeader()
+	if h == nil {
+		h = textproto.MIMEHeader{}
+	}
+	return http.Header(h), err
 }
 
 // Envelope is the decoded error envelope
