@@ -18,6 +18,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 )
@@ -114,18 +115,7 @@ func (l *logBuffer) String() string {
 // records returns the JSON log records written so far.
 func (l *logBuffer) records(t testing.TB) []map[string]any {
 	t.Helper()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		out = append(out, m)
-	}
-	return out
+	return kittest.LogRecords(t, l.String())
 }
 
 // newLogged returns an App whose logger writes JSON records into the

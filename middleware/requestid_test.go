@@ -2,7 +2,6 @@ package middleware_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 )
 
@@ -43,18 +43,7 @@ func (s *syncBuffer) records(t *testing.T) []map[string]any {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		out = append(out, m)
-	}
-	return out
+	return kittest.LogRecords(t, s.b.String())
 }
 
 func TestRequestIDKeepsASafeIncomingID(t *testing.T) {

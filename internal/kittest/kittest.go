@@ -5,7 +5,9 @@
 package kittest
 
 import (
+	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/fxhq/fx"
@@ -81,4 +83,22 @@ func BenchParallel(b *testing.B, h fasthttp.RequestHandler, method, path string,
 			}
 		}
 	})
+}
+
+// LogRecords decodes text, the output of a slog JSON handler, into its
+// records (one a line), failing the test at a line that is not JSON.
+func LogRecords(t testing.TB, text string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		out = append(out, m)
+	}
+	return out
 }
