@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -95,28 +94,7 @@ func checkEnvelopeBody(t testing.TB, body []byte, code string) envelope {
 }
 
 // logBuffer is a slog handler target that tests can read concurrently.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// records returns the JSON log records written so far.
-func (l *logBuffer) records(t testing.TB) []map[string]any {
-	t.Helper()
-	return kittest.LogRecords(t, l.String())
-}
+type logBuffer = kittest.LogBuffer
 
 // newLogged returns an App whose logger writes JSON records into the
 // returned buffer.

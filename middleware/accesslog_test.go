@@ -44,7 +44,7 @@ func accessApp(t *testing.T, cfg middleware.AccessLogConfig) (*fx.App, *syncBuff
 func accessLines(t *testing.T, logs *syncBuffer) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for _, rec := range logs.records(t) {
+	for _, rec := range logs.Records(t) {
 		if rec["msg"] == "request" {
 			out = append(out, rec)
 		}

@@ -1,7 +1,6 @@
 package middleware_test
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"strings"
@@ -27,24 +26,8 @@ func ridApp(t *testing.T, cfg ...middleware.RequestIDConfig) (*fx.App, *syncBuff
 	return app, logs
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// records returns the JSON log records written so far.
-func (s *syncBuffer) records(t *testing.T) []map[string]any {
-	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return kittest.LogRecords(t, s.b.String())
-}
+// syncBuffer is the log sink the tests read while the App writes.
+type syncBuffer = kittest.LogBuffer
 
 func TestRequestIDKeepsASafeIncomingID(t *testing.T) {
 	app, _ := ridApp(t)
@@ -149,7 +132,7 @@ func TestRequestIDOnTheBoundaryLogLine(t *testing.T) {
 	r := do(t, app, "GET", "/panic", nil)
 	generated := r.header.Get("X-Request-ID")
 	var failed, panicked bool
-	for _, rec := range logs.records(t) {
+	for _, rec := range logs.Records(t) {
 		if rec["msg"] != "fx: request failed" {
 			continue
 		}
@@ -161,7 +144,7 @@ func TestRequestIDOnTheBoundaryLogLine(t *testing.T) {
 		}
 	}
 	if !failed || !panicked {
-		t.Errorf("request_id missing from the boundary's lines (error %v, panic %v): %v", failed, panicked, logs.records(t))
+		t.Errorf("request_id missing from the boundary's lines (error %v, panic %v): %v", failed, panicked, logs.Records(t))
 	}
 }
 

@@ -5,9 +5,11 @@
 package kittest
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fxhq/fx"
@@ -83,6 +85,33 @@ func BenchParallel(b *testing.B, h fasthttp.RequestHandler, method, path string,
 			}
 		}
 	})
+}
+
+// LogBuffer is the io.Writer of a slog handler whose output a test reads
+// while the App writes (it is safe for concurrent use).
+type LogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns what was written so far.
+func (l *LogBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Records decodes the JSON records written so far (LogRecords).
+func (l *LogBuffer) Records(t testing.TB) []map[string]any {
+	t.Helper()
+	return LogRecords(t, l.String())
 }
 
 // LogRecords decodes text, the output of a slog JSON handler, into its
