@@ -1,9 +1,7 @@
 package middleware_test
 
 import (
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -16,32 +14,6 @@ import (
 )
 
 const appOrigin = "https://app.example.com"
-
-// rawResult is a response whose body need not be JSON.
-type rawResult struct {
-	status int
-	header http.Header
-	body   string
-}
-
-// send sends method target with header pairs through app.Test.
-func send(t *testing.T, app *fx.App, method, target string, header ...string) rawResult {
-	t.Helper()
-	req := httptest.NewRequest(method, target, nil)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := app.Test(req)
-	if err != nil {
-		t.Fatalf("app.Test: %v", err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rawResult{resp.StatusCode, resp.Header, string(b)}
-}
 
 // varyList is every name the response's Vary fields list.
 func varyList(h http.Header) []string {
