@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/valyala/fasthttp"
 )
 
@@ -60,16 +61,7 @@ func runBench(b *testing.B, method, path string, wantStatus int) {
 }
 
 func runBenchWith(b *testing.B, h fasthttp.RequestHandler, method, path string, wantStatus int) {
-	rc, serve := benchCtx(h, method, path)
-	serve()
-	if rc.Response.StatusCode() != wantStatus {
-		b.Fatalf("status %d, want %d: %s", rc.Response.StatusCode(), wantStatus, rc.Response.Body())
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		serve()
-	}
+	kittest.Bench(b, h, method, path, wantStatus)
 }
 
 // BenchmarkJSONSuccess: c.JSON with a small struct.

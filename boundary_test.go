@@ -303,7 +303,7 @@ func TestHookPanicFallsBackToOriginal(t *testing.T) {
 		t.Errorf("got %q %v", r.body, r.header)
 	}
 	found := false
-	for _, rec := range logs.records(t) {
+	for _, rec := range logs.Records(t) {
 		if rec["level"] == "ERROR" && strings.Contains(fmt.Sprint(rec), "hook exploded") {
 			found = true
 		}
@@ -329,7 +329,7 @@ func TestFailuresAreLogged(t *testing.T) {
 		do(t, app, "GET", "/bad", "")
 
 		var failures []map[string]any
-		for _, rec := range logs.records(t) {
+		for _, rec := range logs.Records(t) {
 			if rec["msg"] == "fx: request failed" {
 				failures = append(failures, rec)
 			}

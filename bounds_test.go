@@ -110,16 +110,12 @@ func bdEnvelope(t *testing.T, status int, body []byte) bdDetails {
 	if status != 422 {
 		t.Fatalf("status %d: %.300s", status, body)
 	}
-	var env struct {
-		Error struct {
-			Code    string    `json:"code"`
-			Details bdDetails `json:"details"`
-		} `json:"error"`
+	var d bdDetails
+	env := checkEnvelopeBody(t, body, fx.CodeValidationError)
+	if err := json.Unmarshal(env.Error.Details, &d); err != nil {
+		t.Fatalf("details (%v): %.300s", err, body)
 	}
-	if err := json.Unmarshal(body, &env); err != nil || env.Error.Code != "FX_VALIDATION_ERROR" {
-		t.Fatalf("not a validation envelope (%v): %.300s", err, body)
-	}
-	return env.Error.Details
+	return d
 }
 
 // TestHugeInvalidBodyBounded is the regression test of the attack: every

@@ -183,13 +183,7 @@ func TestSSEFlushesPerEventAndStopsOnShutdown(t *testing.T) {
 			}
 		})
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
-	resp, err := http.Get("http://" + ln.Addr().String() + "/events")
+	resp, err := http.Get("http://" + fxtest.Serve(t, app) + "/events")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,9 +209,6 @@ func TestSSEFlushesPerEventAndStopsOnShutdown(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Shutdown held up by the stream")
-	}
-	if err := <-served; err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -12,13 +12,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 )
@@ -65,8 +64,8 @@ type envelope struct {
 }
 
 // mustEnvelope checks that r is an error envelope with the given status and
-// code: application/json, valid UTF-8 JSON, exactly the keys of the wire
-// format, and details absent or neither null nor {}.
+// code ("": any code), in the wire format fxtest.CheckEnvelopeBody checks,
+// served as application/json.
 func mustEnvelope(t testing.TB, r result, status int, code string) envelope {
 	t.Helper()
 	if r.status != status {
@@ -78,74 +77,24 @@ func mustEnvelope(t testing.TB, r result, status int, code string) envelope {
 	return checkEnvelopeBody(t, r.body, code)
 }
 
+// checkEnvelopeBody checks that body is an error envelope of code ("": any
+// code) with fxtest.CheckEnvelopeBody, and returns it.
 func checkEnvelopeBody(t testing.TB, body []byte, code string) envelope {
 	t.Helper()
+	e, err := fxtest.CheckEnvelopeBody(body)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if code != "" && e.Code != code {
+		t.Errorf("code = %q, want %q (body %q)", e.Code, code, body)
+	}
 	var env envelope
-	if !utf8.Valid(body) || !json.Valid(body) {
-		t.Fatalf("body is not valid UTF-8 JSON: %q", body)
-	}
-	// Exactly {"error":{...}} with code, message and optional details.
-	var outer map[string]map[string]json.RawMessage
-	if err := json.Unmarshal(body, &outer); err != nil {
-		t.Fatalf("body %q is not an envelope: %v", body, err)
-	}
-	if len(outer) != 1 || outer["error"] == nil {
-		t.Fatalf("body %q: want one top-level key \"error\"", body)
-	}
-	for k := range outer["error"] {
-		if k != "code" && k != "message" && k != "details" {
-			t.Errorf("body %q: unexpected key %q", body, k)
-		}
-	}
-	if _, ok := outer["error"]["message"]; !ok {
-		t.Errorf("body %q: no message", body)
-	}
-	if err := json.Unmarshal(body, &env); err != nil {
-		t.Fatal(err)
-	}
-	if d := string(env.Error.Details); d == "null" || d == "{}" {
-		t.Errorf("body %q: details must be absent, not %s", body, d)
-	}
-	if code != "" && env.Error.Code != code {
-		t.Errorf("code = %q, want %q (body %q)", env.Error.Code, code, body)
-	}
+	env.Error.Code, env.Error.Message, env.Error.Details = e.Code, e.Message, e.Details
 	return env
 }
 
 // logBuffer is a slog handler target that tests can read concurrently.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// records returns the JSON log records written so far.
-func (l *logBuffer) records(t testing.TB) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
+type logBuffer = kittest.LogBuffer
 
 // newLogged returns an App whose logger writes JSON records into the
 // returned buffer.
@@ -298,28 +247,19 @@ func relExchange(app *fx.App, raw []byte) []byte {
 	return c.out.Bytes()
 }
 
-// relParseWire splits out into HTTP/1.1 responses. It fails when the bytes
-// are not a sequence of well-formed responses. Responses to HEAD requests
-// have no body and cannot be framed without the request, so callers keep
-// HEAD out of the input.
+// relParseWire splits out into HTTP/1.1 responses with
+// fxtest.ReadResponses. It fails when the bytes are not a sequence of
+// well-formed responses. Responses to HEAD requests have no body and
+// cannot be framed without the request, so callers keep HEAD out of the
+// input.
 func relParseWire(out []byte) ([]result, error) {
-	var ws []result
-	br := bufio.NewReader(bytes.NewReader(out))
-	for {
-		if _, err := br.Peek(1); err == io.EOF {
-			return ws, nil
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			return ws, fmt.Errorf("response %d is malformed: %v", len(ws)+1, err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return ws, fmt.Errorf("response %d: body: %v", len(ws)+1, err)
-		}
-		ws = append(ws, result{resp.StatusCode, resp.Header, body, resp.Close})
+	rs, err := fxtest.ReadResponses(nil, out)
+	ws := make([]result, len(rs))
+	for i, r := range rs {
+		h := r.Header()
+		ws[i] = result{r.Status, h, r.Body, strings.EqualFold(h.Get("Connection"), "close")}
 	}
+	return ws, err
 }
 
 // relCheckWire checks every response in out: well-formed, and each error

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 )
 
 // Many idle keep-alive connections (issue: scale as connections grow). An
@@ -75,17 +76,7 @@ func TestIdleKeepAliveConnections(t *testing.T) {
 	// to reuse it; shorten that so the goroutines can be seen leaving
 	// within the test's bound. It is fasthttp's pool, not a leak.
 	app.Server().MaxIdleWorkerDuration = 200 * time.Millisecond
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
-	t.Cleanup(func() {
-		_ = app.Shutdown()
-		<-served
-	})
-	addr := ln.Addr().String()
+	addr := fxtest.Serve(t, app)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	probe := func(when string) {
 		t.Helper()

@@ -218,7 +218,7 @@ func TestOnResponseOrderAndPanickingObserver(t *testing.T) {
 		t.Errorf("observers ran as %v", order)
 	}
 	found := false
-	for _, rec := range logs.records(t) {
+	for _, rec := range logs.Records(t) {
 		if rec["level"] == "ERROR" && rec["panic"] == "observer exploded" && rec["request_id"] == "rid-9" {
 			found = true
 		}
@@ -521,7 +521,7 @@ func TestLogAttrsOnBoundaryLines(t *testing.T) {
 	t.Cleanup(func() { app.Shutdown() })
 	do(t, app, "GET", "/", "")
 	var failed, hook bool
-	for _, rec := range logs.records(t) {
+	for _, rec := range logs.Records(t) {
 		if rec["request_id"] != "rid-3" || rec["shard"] != 4.0 {
 			continue
 		}

@@ -32,7 +32,7 @@ func TestPanicStackDevelopmentIsFrames(t *testing.T) {
 	app.Get("/panic", panickingHandler)
 	do(t, app, "GET", "/panic", "")
 	var frames []any
-	for _, rec := range logs.records(t) {
+	for _, rec := range logs.Records(t) {
 		if rec["msg"] == "fx: request failed" {
 			frames, _ = rec["stack"].([]any)
 		}

@@ -16,23 +16,14 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/valyala/fasthttp"
 )
 
 // serve runs app on a loopback port for the test and returns its base URL.
 func serve(t testing.TB, app *fx.App) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- app.Serve(ln) }()
-	t.Cleanup(func() {
-		_ = app.Shutdown()
-		<-done
-	})
-	return "http://" + ln.Addr().String()
+	return "http://" + fxtest.Serve(t, app)
 }
 
 // quietApp is an App whose 5xx log lines do not clutter the test output.

@@ -27,17 +27,23 @@ func benchApp() *fx.App {
 	return app
 }
 
+// serveDirect serves GET /users/1 through h on rc, the request set up
+// afresh as a server parses one: the floor Do is compared with.
+func serveDirect(h fasthttp.RequestHandler, rc *fasthttp.RequestCtx) {
+	rc.Request.Reset()
+	rc.Response.Reset()
+	rc.Request.Header.SetMethod("GET")
+	rc.Request.SetRequestURI("/users/1")
+	rc.Request.Header.SetHost("example.com")
+	h(rc)
+}
+
 func BenchmarkDirectHandler(b *testing.B) {
 	h := benchApp().Handler()
 	var rc fasthttp.RequestCtx
 	b.ReportAllocs()
 	for b.Loop() {
-		rc.Request.Reset()
-		rc.Response.Reset()
-		rc.Request.Header.SetMethod("GET")
-		rc.Request.SetRequestURI("/users/1")
-		rc.Request.Header.SetHost("example.com")
-		h(&rc)
+		serveDirect(h, &rc)
 		if rc.Response.StatusCode() != 200 {
 			b.Fatal(rc.Response.StatusCode())
 		}

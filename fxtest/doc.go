@@ -73,6 +73,15 @@
 //     used to take ~100 ms per App: fasthttp's shutdown polls its
 //     connection count every 100 ms).
 //
+// # Over a real socket
+//
+// Where the in-memory client is not enough (a real client library, raw
+// bytes, timeouts, connection limits), Serve serves the App on a loopback
+// port until the test ends. What comes back is checked with the same
+// rules: CheckEnvelope (status, headers and body) or CheckEnvelopeBody
+// (a body alone) check an error envelope's wire format, and ReadResponses
+// reads the raw bytes of a connection with Do's parser.
+//
 // # Failures
 //
 // Assertions call t.Helper and t.Errorf, so a test reports every mismatch;

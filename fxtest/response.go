@@ -37,15 +37,21 @@ type Response struct {
 // request through Do costs).
 func (r *Response) Header() http.Header {
 	if r.header == nil {
-		tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(r.head)))
-		_, _ = tp.ReadLine() // the status line, read by Do already
-		h, _ := tp.ReadMIMEHeader()
-		r.header = http.Header(h)
-		if r.header == nil {
-			r.header = http.Header{}
-		}
+		r.header, _ = parseHeader(r.head)
 	}
 	return r.header
+}
+
+// parseHeader parses the headers of head (the status line is skipped),
+// never returning a nil map; the error says which line is malformed.
+func parseHeader(head []byte) (http.Header, error) {
+	tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(head)))
+	_, _ = tp.ReadLine() // the status line, read by parseStatus
+	h, err := tp.ReadMIMEHeader()
+	if h == nil {
+		h = textproto.MIMEHeader{}
+	}
+	return http.Header(h), err
 }
 
 // Envelope is the decoded error envelope
@@ -144,12 +150,9 @@ func CheckEnvelope(status int, header http.Header, body []byte, appCodes map[str
 	if ct := header.Get("Content-Type"); ct != "application/json" {
 		return Envelope{}, fmt.Errorf("status %d: Content-Type %q, want application/json; body %q", status, ct, body)
 	}
-	if err := envelopeShape(body); err != nil {
-		return Envelope{}, fmt.Errorf("status %d: %v", status, err)
-	}
-	env, err := decodeEnvelope(body)
+	env, err := CheckEnvelopeBody(body)
 	if err != nil {
-		return env, fmt.Errorf("status %d: %v: %q", status, err, body)
+		return env, fmt.Errorf("status %d: %v", status, err)
 	}
 	want, known := fx.ErrorStatus[env.Code]
 	if !known {
@@ -163,6 +166,23 @@ func CheckEnvelope(status int, header http.Header, body []byte, appCodes map[str
 	}
 	if env.Code == fx.CodeInternalError && (env.Message != "Internal server error" || env.Details != nil) {
 		return env, fmt.Errorf("a production 500 says more than %q: %q", "Internal server error", body)
+	}
+	return env, nil
+}
+
+// CheckEnvelopeBody checks that body alone, without a status or headers
+// (a logged response, a message on another channel), is exactly one fx
+// error envelope in the wire format CheckEnvelope checks (UTF-8, one JSON
+// value {"error":{...}} with a string code, a string message and optional
+// details that are neither null nor {}, no other key), and returns it
+// decoded. The error says what is wrong, quoting the body.
+func CheckEnvelopeBody(body []byte) (Envelope, error) {
+	if err := envelopeShape(body); err != nil {
+		return Envelope{}, err
+	}
+	env, err := decodeEnvelope(body)
+	if err != nil {
+		return env, fmt.Errorf("%v: %q", err, body)
 	}
 	return env, nil
 }

@@ -41,8 +41,10 @@ func TestServeAndCheckEnvelope(t *testing.T) {
 	}
 }
 
-// CheckEnvelope refuses every way a body can miss the wire format.
+// CheckEnvelope refuses every way a body can miss the wire format;
+// CheckEnvelopeBody, every way but those of the status and headers.
 func TestCheckEnvelopeRefuses(t *testing.T) {
+	bodyIsFine := map[string]bool{"content type": true, "wrong status": true, "unknown code": true, "chatty 500": true}
 	js := http.Header{"Content-Type": {"application/json"}}
 	for name, c := range map[string]struct {
 		status int
@@ -68,6 +70,14 @@ func TestCheckEnvelopeRefuses(t *testing.T) {
 		if _, err := fxtest.CheckEnvelope(c.status, c.header, []byte(c.body), nil); err == nil {
 			t.Errorf("%s: CheckEnvelope accepted %q", name, c.body)
 		}
+		// The body alone: what is wrong with the body itself is refused.
+		_, err := fxtest.CheckEnvelopeBody([]byte(c.body))
+		if aboutTheBody := !bodyIsFine[name]; aboutTheBody != (err != nil) {
+			t.Errorf("%s: CheckEnvelopeBody(%q) = %v", name, c.body, err)
+		}
+	}
+	if env, err := fxtest.CheckEnvelopeBody([]byte(`{"error":{"code":"APP_X","message":"m","details":[1]}}`)); err != nil || env.Code != "APP_X" || string(env.Details) != "[1]" {
+		t.Errorf("CheckEnvelopeBody: %+v, %v", env, err)
 	}
 	if _, err := fxtest.CheckEnvelope(500, js, []byte(`{"error":{"code":"FX_INTERNAL_ERROR","message":"Internal server error"}}`), nil); err != nil {
 		t.Errorf("the production 500 was refused: %v", err)

@@ -3,7 +3,10 @@ package fxtest
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"net/http"
 	"strconv"
+	"testing"
 )
 
 // The response parser of Do. The bytes come from fasthttp's own response
@@ -16,43 +19,80 @@ import (
 // fasthttp.Response.Read, which copied every header into a ResponseHeader
 // and the body into a pooled buffer: a third of what Do cost.
 
+// ReadResponses reads raw, the bytes a server wrote on one connection
+// (read off a socket opened to Serve, or what App.TestRaw returned), as
+// the responses in it, in order, with the parser Do uses; each Response's
+// headers are checked to be well-formed as well. A Response reports its
+// Assert failures to t (nil where no Assert method is called). Interim 1xx heads are skipped; a body with neither
+// Content-Length nor chunked encoding runs to the end of raw. A response
+// to HEAD cannot be framed without its request: keep HEAD out of what raw
+// answers. It returns the responses before the first malformed one and an
+// error saying what is wrong with that one.
+//
+// Cost: one copy of raw, shared by the Responses, and each one's header
+// map (which Do builds only on first use).
+func ReadResponses(t testing.TB, raw []byte) ([]*Response, error) {
+	var rs []*Response
+	for rest := bytes.Clone(raw); len(rest) > 0; {
+		head, body, next, status, err := nextResponse(rest, false)
+		if err == nil {
+			var h http.Header
+			if h, err = parseHeader(head); err == nil {
+				rs = append(rs, &Response{t: t, Status: status, Body: body, head: head, header: h})
+				rest = next
+				continue
+			}
+		}
+		return rs, fmt.Errorf("response %d: %v", len(rs)+1, err)
+	}
+	return rs, nil
+}
+
 // parseResponse finds the final response in raw: its head (the status line
 // and headers, ending in CRLF CRLF), its status code and its body. A
 // chunked body is decoded in place, inside raw after the head. The body is
 // empty for a response to HEAD (skipBody) and for 1xx, 204 and 304
 // statuses, as fasthttp reads them.
 func parseResponse(raw []byte, skipBody bool) (head, body []byte, status int, err error) {
+	head, body, _, status, err = nextResponse(raw, skipBody)
+	return head, body, status, err
+}
+
+// nextResponse is parseResponse that also returns what follows the
+// response in raw (the next response on a connection; empty after a body
+// that runs to the end).
+func nextResponse(raw []byte, skipBody bool) (head, body, rest []byte, status int, err error) {
 	var chunked bool
 	var length, n int
 	for interim := 0; ; interim++ {
 		if status, err = parseStatus(raw); err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, 0, err
 		}
 		if n, chunked, length, err = readHead(raw); err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, 0, err
 		}
 		head, raw = raw[:n:n], raw[n:]
 		if status >= 200 || status == 101 {
 			break
 		}
 		if interim >= maxInterim {
-			return nil, nil, 0, errors.New("too many interim (1xx) responses")
+			return nil, nil, nil, 0, errors.New("too many interim (1xx) responses")
 		}
 	}
 	if skipBody || status < 200 || status == 204 || status == 304 {
-		return head, raw[:0:0], status, nil
+		return head, raw[:0:0], raw, status, nil
 	}
 	switch {
 	case chunked:
-		body, err = dechunk(raw)
-		return head, body, status, err
+		body, rest, err = dechunk(raw)
+		return head, body, rest, status, err
 	case length >= 0:
 		if len(raw) < length {
-			return nil, nil, 0, errors.New("the body is shorter than its Content-Length " + strconv.Itoa(length))
+			return nil, nil, nil, 0, errors.New("the body is shorter than its Content-Length " + strconv.Itoa(length))
 		}
-		return head, raw[:length:length], status, nil
+		return head, raw[:length:length], raw[length:], status, nil
 	}
-	return head, raw[:len(raw):len(raw)], status, nil
+	return head, raw[:len(raw):len(raw)], raw[len(raw):], status, nil
 }
 
 // maxInterim bounds the 1xx heads skipped before the final one (fasthttp's
@@ -120,14 +160,16 @@ func readHead(b []byte) (n int, chunked bool, length int, err error) {
 
 // dechunk decodes the chunked body b in place (the decoded bytes are never
 // longer than the encoded ones, and each chunk moves towards the start) and
-// returns the decoded body. Chunk extensions and trailers are skipped.
-func dechunk(b []byte) ([]byte, error) {
+// returns the decoded body and what follows the body's last line.
+// Chunk extensions and trailers are skipped; trailers cut short end at the
+// end of b.
+func dechunk(b []byte) (body, rest []byte, err error) {
 	n := 0 // decoded bytes, at b[:n]
-	rest := b
+	rest = b
 	for {
 		i := bytes.IndexByte(rest, '\n')
 		if i < 1 || rest[i-1] != '\r' {
-			return nil, errors.New("a chunk size line does not end in CRLF")
+			return nil, nil, errors.New("a chunk size line does not end in CRLF")
 		}
 		sizeText := rest[:i-1]
 		if semi := bytes.IndexByte(sizeText, ';'); semi >= 0 {
@@ -135,15 +177,25 @@ func dechunk(b []byte) ([]byte, error) {
 		}
 		size, err := strconv.ParseUint(string(bytes.TrimSpace(sizeText)), 16, 31)
 		if err != nil {
-			return nil, errors.New("bad chunk size " + strconv.Quote(string(sizeText)))
+			return nil, nil, errors.New("bad chunk size " + strconv.Quote(string(sizeText)))
 		}
 		rest = rest[i+1:]
 		if size == 0 {
 			// Trailers, if any, then CRLF: nothing the body needs.
-			return b[:n:n], nil
+			for {
+				i := bytes.IndexByte(rest, '\n')
+				if i < 0 {
+					return b[:n:n], rest[len(rest):], nil
+				}
+				line := rest[:i]
+				rest = rest[i+1:]
+				if len(line) == 1 && line[0] == '\r' {
+					return b[:n:n], rest, nil
+				}
+			}
 		}
 		if uint64(len(rest)) < size+2 || rest[size] != '\r' || rest[size+1] != '\n' {
-			return nil, errors.New("a chunk is shorter than its size or does not end in CRLF")
+			return nil, nil, errors.New("a chunk is shorter than its size or does not end in CRLF")
 		}
 		n += copy(b[n:], rest[:size])
 		rest = rest[size+2:]

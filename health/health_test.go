@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -241,17 +240,18 @@ func TestReadinessFailsWhenShutdownBegins(t *testing.T) {
 		<-release
 		return c.String(200, "done")
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
+	addr := fxtest.Serve(t, app)
 	handler := app.Handler()
-	probe := func(path string) (int, []byte, string) {
+	probe := func(path string) (int, []byte, http.Header) {
 		rc := kittest.RequestCtx("GET", path)
 		handler(rc)
-		return rc.Response.StatusCode(), append([]byte(nil), rc.Response.Body()...), string(rc.Response.Header.Peek("Retry-After"))
+		hdr := http.Header{}
+		for _, name := range []string{"Content-Type", "Retry-After"} {
+			if v := rc.Response.Header.Peek(name); v != nil {
+				hdr.Set(name, string(v))
+			}
+		}
+		return rc.Response.StatusCode(), append([]byte(nil), rc.Response.Body()...), hdr
 	}
 	if st, body, _ := probe("/readyz"); st != 200 {
 		t.Fatalf("before shutdown: %d %s", st, body)
@@ -259,7 +259,7 @@ func TestReadinessFailsWhenShutdownBegins(t *testing.T) {
 
 	slow := make(chan *http.Response, 1)
 	go func() {
-		resp, err := http.Get("http://" + ln.Addr().String() + "/slow")
+		resp, err := http.Get("http://" + addr + "/slow")
 		if err != nil {
 			t.Error(err)
 		}
@@ -272,9 +272,9 @@ func TestReadinessFailsWhenShutdownBegins(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	before := checks.Load()
-	st, body, retry := probe("/readyz")
-	kittest.CheckEnvelope(t, body, fx.CodeServiceUnavailable)
-	if st != 503 || retry != "1" {
+	st, body, hdr := probe("/readyz")
+	kittest.CheckEnvelope(t, st, hdr, body, fx.CodeServiceUnavailable)
+	if retry := hdr.Get("Retry-After"); st != 503 || retry != "1" {
 		t.Errorf("during shutdown: /readyz %d, Retry-After %q, %s", st, retry, body)
 	}
 	if checks.Load() != before {
@@ -298,9 +298,6 @@ func TestReadinessFailsWhenShutdownBegins(t *testing.T) {
 	}
 	if err := <-shut; err != nil {
 		t.Errorf("Shutdown: %v", err)
-	}
-	if err := <-served; err != nil {
-		t.Errorf("Serve: %v", err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/validate"
 	"github.com/valyala/fasthttp"
@@ -43,7 +44,7 @@ func accessApp(t *testing.T, cfg middleware.AccessLogConfig) (*fx.App, *syncBuff
 func accessLines(t *testing.T, logs *syncBuffer) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for _, rec := range logs.records(t) {
+	for _, rec := range logs.Records(t) {
 		if rec["msg"] == "request" {
 			out = append(out, rec)
 		}
@@ -107,12 +108,7 @@ func TestAccessLogFields(t *testing.T) {
 // Transport errors never run middleware; the access log still has them.
 func TestAccessLogTransportError(t *testing.T) {
 	app, logs := accessApp(t, middleware.AccessLogConfig{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = app.Serve(ln) }() // ended by the cleanup's Shutdown
-	conn, err := net.Dial("tcp", ln.Addr().String())
+	conn, err := net.Dial("tcp", fxtest.Serve(t, app))
 	if err != nil {
 		t.Fatal(err)
 	}

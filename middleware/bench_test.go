@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
@@ -20,21 +21,9 @@ func benchServe(b *testing.B, app *fx.App, name, value string) {
 	if err := app.Boot(); err != nil {
 		b.Fatal(err)
 	}
-	h := app.Handler()
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		var rc fasthttp.RequestCtx
-		rc.Request.SetRequestURI("/me")
-		rc.Request.Header.SetMethod("GET")
+	kittest.BenchParallel(b, app.Handler(), "GET", "/me", 200, func(rc *fasthttp.RequestCtx) {
 		if name != "" {
 			rc.Request.Header.Set(name, value)
-		}
-		for pb.Next() {
-			rc.Response.Reset()
-			h(&rc)
-			if rc.Response.StatusCode() != 200 {
-				b.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
-			}
 		}
 	})
 }
@@ -143,20 +132,9 @@ func BenchmarkAuthAPIKeyRequireRoleTenant(b *testing.B) {
 	if err := app.Boot(); err != nil {
 		b.Fatal(err)
 	}
-	h := app.Handler()
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		var rc fasthttp.RequestCtx
-		rc.Request.SetRequestURI("/me")
+	kittest.BenchParallel(b, app.Handler(), "GET", "/me", 200, func(rc *fasthttp.RequestCtx) {
 		rc.Request.Header.Set("X-API-Key", adminKey)
 		rc.Request.Header.Set("X-Tenant-ID", "acme")
-		for pb.Next() {
-			rc.Response.Reset()
-			h(&rc)
-			if rc.Response.StatusCode() != 200 {
-				b.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
-			}
-		}
 	})
 }
 
@@ -167,18 +145,7 @@ func BenchmarkAuthRefusedExpired(b *testing.B) {
 	if err := app.Boot(); err != nil {
 		b.Fatal(err)
 	}
-	h := app.Handler()
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		var rc fasthttp.RequestCtx
-		rc.Request.SetRequestURI("/me")
+	kittest.BenchParallel(b, app.Handler(), "GET", "/me", 401, func(rc *fasthttp.RequestCtx) {
 		rc.Request.Header.Set("Authorization", "Bearer "+tok)
-		for pb.Next() {
-			rc.Response.Reset()
-			h(&rc)
-			if rc.Response.StatusCode() != 401 {
-				b.Fatalf("status %d", rc.Response.StatusCode())
-			}
-		}
 	})
 }

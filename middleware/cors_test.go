@@ -1,46 +1,19 @@
 package middleware_test
 
 import (
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/valyala/fasthttp"
 )
 
 const appOrigin = "https://app.example.com"
-
-// rawResult is a response whose body need not be JSON.
-type rawResult struct {
-	status int
-	header http.Header
-	body   string
-}
-
-// send sends method target with header pairs through app.Test.
-func send(t *testing.T, app *fx.App, method, target string, header ...string) rawResult {
-	t.Helper()
-	req := httptest.NewRequest(method, target, nil)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := app.Test(req)
-	if err != nil {
-		t.Fatalf("app.Test: %v", err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rawResult{resp.StatusCode, resp.Header, string(b)}
-}
 
 // varyList is every name the response's Vary fields list.
 func varyList(h http.Header) []string {
@@ -409,19 +382,7 @@ func benchRequest(b *testing.B, app *fx.App, setup func(*fasthttp.RequestCtx), s
 	if err := app.Boot(); err != nil {
 		b.Fatal(err)
 	}
-	h := app.Handler()
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		var rc fasthttp.RequestCtx
-		setup(&rc)
-		for pb.Next() {
-			rc.Response.Reset()
-			h(&rc)
-			if rc.Response.StatusCode() != status {
-				b.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
-			}
-		}
-	})
+	kittest.BenchParallel(b, app.Handler(), "GET", "/", status, setup)
 }
 
 func benchCORSApp(mw ...fx.Middleware) *fx.App {

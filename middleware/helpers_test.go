@@ -92,15 +92,24 @@ type result struct {
 	reason    string
 }
 
-func do(t *testing.T, app *fx.App, method, target string, headers map[string]string) result {
+// rawResult is a response whose body need not be JSON.
+type rawResult struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// send sends method target with header pairs (a "Host" pair sets the
+// request's host) through app.Test.
+func send(t *testing.T, app *fx.App, method, target string, header ...string) rawResult {
 	t.Helper()
 	req := httptest.NewRequest(method, target, nil)
-	for k, v := range headers {
-		if strings.EqualFold(k, "Host") {
-			req.Host = v
+	for i := 0; i+1 < len(header); i += 2 {
+		if strings.EqualFold(header[i], "Host") {
+			req.Host = header[i+1]
 			continue
 		}
-		req.Header.Set(k, v)
+		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := app.Test(req)
 	if err != nil {
@@ -111,9 +120,22 @@ func do(t *testing.T, app *fx.App, method, target string, headers map[string]str
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := result{status: resp.StatusCode, header: resp.Header, raw: string(b)}
-	if err := json.Unmarshal(b, &r.body); err != nil {
-		t.Fatalf("body is not JSON: %v: %q", err, b)
+	return rawResult{resp.StatusCode, resp.Header, string(b)}
+}
+
+// do is send with the headers of a map, for a response whose body must
+// be JSON: it is decoded, and an envelope's code, message and reason are
+// picked out.
+func do(t *testing.T, app *fx.App, method, target string, headers map[string]string) result {
+	t.Helper()
+	var pairs []string
+	for k, v := range headers {
+		pairs = append(pairs, k, v)
+	}
+	s := send(t, app, method, target, pairs...)
+	r := result{status: s.status, header: s.header, raw: s.body}
+	if err := json.Unmarshal([]byte(s.body), &r.body); err != nil {
+		t.Fatalf("body is not JSON: %v: %q", err, s.body)
 	}
 	if e, ok := r.body["error"].(map[string]any); ok {
 		r.code, _ = e["code"].(string)

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/valyala/fasthttp"
 )
@@ -73,20 +74,9 @@ func BenchmarkRateLimitManyKeys(b *testing.B) {
 	if err := app.Boot(); err != nil {
 		b.Fatal(err)
 	}
-	h := app.Handler()
 	var n atomic.Int64
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		var rc fasthttp.RequestCtx
-		rc.Request.SetRequestURI("/me")
+	kittest.BenchParallel(b, app.Handler(), "GET", "/me", 200, func(rc *fasthttp.RequestCtx) {
 		rc.Request.Header.Set("X-Client", "client-"+strconv.FormatInt(n.Add(1), 10))
-		for pb.Next() {
-			rc.Response.Reset()
-			h(&rc)
-			if rc.Response.StatusCode() != 200 {
-				b.Fatalf("status %d", rc.Response.StatusCode())
-			}
-		}
 	})
 }
 

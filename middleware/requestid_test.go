@@ -1,8 +1,6 @@
 package middleware_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -10,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 )
 
@@ -27,35 +26,8 @@ func ridApp(t *testing.T, cfg ...middleware.RequestIDConfig) (*fx.App, *syncBuff
 	return app, logs
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// records returns the JSON log records written so far.
-func (s *syncBuffer) records(t *testing.T) []map[string]any {
-	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
+// syncBuffer is the log sink the tests read while the App writes.
+type syncBuffer = kittest.LogBuffer
 
 func TestRequestIDKeepsASafeIncomingID(t *testing.T) {
 	app, _ := ridApp(t)
@@ -160,7 +132,7 @@ func TestRequestIDOnTheBoundaryLogLine(t *testing.T) {
 	r := do(t, app, "GET", "/panic", nil)
 	generated := r.header.Get("X-Request-ID")
 	var failed, panicked bool
-	for _, rec := range logs.records(t) {
+	for _, rec := range logs.Records(t) {
 		if rec["msg"] != "fx: request failed" {
 			continue
 		}
@@ -172,7 +144,7 @@ func TestRequestIDOnTheBoundaryLogLine(t *testing.T) {
 		}
 	}
 	if !failed || !panicked {
-		t.Errorf("request_id missing from the boundary's lines (error %v, panic %v): %v", failed, panicked, logs.records(t))
+		t.Errorf("request_id missing from the boundary's lines (error %v, panic %v): %v", failed, panicked, logs.Records(t))
 	}
 }
 

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
-	"github.com/valyala/fasthttp"
 )
 
 // benchBare runs GET /ok through the booted handler in process, one
@@ -22,18 +22,7 @@ func benchBare(b *testing.B, withContext bool, mw ...fx.Middleware) {
 		}
 		return c.String(200, "ok")
 	})
-	h := app.Handler()
-	var rc fasthttp.RequestCtx
-	rc.Request.SetRequestURI("/ok")
-	rc.Request.Header.SetMethod("GET")
-	b.ReportAllocs()
-	for b.Loop() {
-		rc.Response.Reset()
-		h(&rc)
-		if rc.Response.StatusCode() != 200 {
-			b.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
-		}
-	}
+	kittest.Bench(b, app.Handler(), "GET", "/ok", 200)
 }
 
 // BenchmarkTimeoutBaseline: the bare route, for subtraction.

@@ -3,7 +3,6 @@ package nethttp_test
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/nethttp"
 )
 
@@ -20,32 +20,17 @@ import (
 // the base URL of each by listener name. Both are shut down with the test.
 func bothListeners(t *testing.T, app *fx.App) map[string]string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- app.Serve(ln) }()
+	addr := fxtest.Serve(t, app)
 	std := httptest.NewServer(nethttp.Handler(app))
-	t.Cleanup(func() {
-		std.Close()
-		if err := app.Shutdown(); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return map[string]string{"fasthttp": "http://" + ln.Addr().String(), "nethttp": std.URL}
+	t.Cleanup(std.Close)
+	return map[string]string{"fasthttp": "http://" + addr, "nethttp": std.URL}
 }
 
-// envelopeCode returns the code of an error envelope body, or "".
+// envelopeCode returns the code of an error envelope body, or "" when
+// the body is not exactly one (fxtest.CheckEnvelopeBody).
 func envelopeCode(body string) string {
-	var env struct {
-		Error struct{ Code string } `json:"error"`
-	}
-	_ = json.Unmarshal([]byte(body), &env)
-	return env.Error.Code
+	env, _ := fxtest.CheckEnvelopeBody([]byte(body))
+	return env.Code
 }
 
 // send posts body with contentType to url and returns the status and body.

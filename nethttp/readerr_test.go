@@ -39,17 +39,7 @@ func TestMalformedBodyIsClientError(t *testing.T) {
 		{"body shorter than Content-Length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			conn, err := net.DialTimeout("tcp", srv.Listener.Addr().String(), 5*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := io.WriteString(conn, tc.req); err != nil {
-				t.Fatal(err)
-			}
+			conn := sendRaw(t, srv.Listener.Addr().String(), tc.req)
 			if tc.halfClose {
 				if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
 					t.Fatal(err)
@@ -92,17 +82,7 @@ func TestSlowBodyIsRequestTimeout(t *testing.T) {
 	srv.Start()
 	defer srv.Close()
 
-	conn, err := net.DialTimeout("tcp", srv.Listener.Addr().String(), 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc"); err != nil {
-		t.Fatal(err)
-	}
+	conn := sendRaw(t, srv.Listener.Addr().String(), "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -111,4 +91,22 @@ func TestSlowBodyIsRequestTimeout(t *testing.T) {
 	if body := readAll(t, resp); resp.StatusCode != 408 || body != want {
 		t.Fatalf("%d %q", resp.StatusCode, body)
 	}
+}
+
+// sendRaw dials addr, writes raw on the connection and returns it, closed
+// when the test ends; every read and write is bounded by 10 s.
+func sendRaw(t *testing.T, addr, raw string) net.Conn {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, raw); err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }

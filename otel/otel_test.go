@@ -5,9 +5,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -333,23 +333,10 @@ func TestPropagationOverSocket(t *testing.T) {
 		return c.JSON(200, "ok")
 	})
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- r.app.Serve(ln) }()
-	defer func() {
-		if err := r.app.Shutdown(); err != nil {
-			t.Error(err)
-		}
-		if err := <-served; err != nil {
-			t.Error(err)
-		}
-	}()
+	addr := fxtest.Serve(t, r.app)
 
 	const remoteTrace, remoteSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-	req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/work", nil)
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/work", nil)
 	req.Header.Set("traceparent", "00-"+remoteTrace+"-"+remoteSpan+"-01")
 	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
 	if err != nil {
@@ -390,7 +377,7 @@ func TestPropagationOverSocket(t *testing.T) {
 	checkSpan(t, server, "GET /work", codes.Unset, map[string]any{
 		"client.address": "127.0.0.1",
 		"server.address": "127.0.0.1",
-		"server.port":    int64(ln.Addr().(*net.TCPAddr).Port),
+		"server.port":    int64(netip.MustParseAddrPort(addr).Port()),
 	})
 
 	out := downstream.Get("traceparent")

@@ -41,13 +41,10 @@ func do(t testing.TB, app *fx.App, method, target, body string, hdr ...string) r
 
 // mustEnvelope checks that r is the error envelope of status and code,
 // served as application/json, and returns it.
-func mustEnvelope(t testing.TB, r result, status int, code string) kittest.Envelope {
+func mustEnvelope(t testing.TB, r result, status int, code string) fxtest.Envelope {
 	t.Helper()
 	if r.status != status {
 		t.Errorf("status = %d, want %d (body %q)", r.status, status, r.body)
 	}
-	if ct := r.header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("Content-Type = %q, want application/json", ct)
-	}
-	return kittest.CheckEnvelope(t, r.body, code)
+	return kittest.CheckEnvelope(t, r.status, r.header, r.body, code)
 }

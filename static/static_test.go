@@ -325,7 +325,7 @@ func TestStaticNoTraversal(t *testing.T) {
 		if status == 400 {
 			want = fx.CodeBadRequest
 		}
-		kittest.CheckEnvelope(t, []byte(body), want)
+		kittest.CheckEnvelope(t, status, hdr, []byte(body), want)
 	}
 	// The files inside the root are still served on the same server.
 	if r := do(t, app, "GET", "/static/%68ello.txt", ""); r.status != 200 || string(r.body) != "hello, world\n" {
@@ -420,7 +420,7 @@ func TestStaticOverNethttp(t *testing.T) {
 		t.Errorf("range: %d %q", resp.StatusCode, b)
 	}
 	resp, b := get("/static/missing.txt")
-	kittest.CheckEnvelope(t, b, fx.CodeNotFound)
+	kittest.CheckEnvelope(t, resp.StatusCode, resp.Header, b, fx.CodeNotFound)
 	if resp.StatusCode != 404 || resp.Header.Get("X-Request-ID") != "req-1" {
 		t.Errorf("missing: %d %v", resp.StatusCode, resp.Header)
 	}
@@ -535,7 +535,7 @@ func TestStaticHidesDotfiles(t *testing.T) {
 			r := do(t, app, "GET", path, "")
 			switch {
 			case !allow:
-				kittest.CheckEnvelope(t, r.body, fx.CodeNotFound)
+				kittest.CheckEnvelope(t, r.status, r.header, r.body, fx.CodeNotFound)
 				if r.status != 404 || strings.Contains(string(r.body), "hunter2") {
 					t.Errorf("%s: %d %q", path, r.status, r.body)
 				}

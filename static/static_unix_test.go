@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/static"
 )
 
@@ -71,7 +70,7 @@ func TestStaticRefusesFIFO(t *testing.T) {
 		if t.Failed() {
 			return
 		}
-		kittest.CheckEnvelope(t, do(t, app, "GET", "/s/pipe", "").body, fx.CodeNotFound)
+		mustEnvelope(t, do(t, app, "GET", "/s/pipe", ""), 404, fx.CodeNotFound)
 		if r := do(t, app, "GET", "/s/ok.txt", ""); r.status != 200 || string(r.body) != "ok" {
 			t.Fatalf("%+v ok.txt: %d %q", cfg, r.status, r.body)
 		}

@@ -17,6 +17,37 @@ import (
 //
 //	go test ./wasm -run '^$' -bench . -benchmem
 
+// wasmBench is an App the benchmarks measure and the request they send
+// it, through app.Test (viaTest) and through its handler (direct).
+type wasmBench struct {
+	app            func(b *testing.B) *fx.App
+	method, target string
+	body           []byte
+}
+
+var (
+	baseline = wasmBench{func(b *testing.B) *fx.App {
+		app, _ := newApp(b)
+		app.Post("/", func(c *fx.Ctx) error { return c.String(200, "hello from go") })
+		return app
+	}, "POST", "/", nil}
+	watOK = wasmBench{func(b *testing.B) *fx.App {
+		app, _ := newApp(b)
+		wasm.Mount(app, "POST", "/", fixture(b, "ok"), wasm.Config{Cache: testCache})
+		return app
+	}, "POST", "/", nil}
+	goHello     = wasmBench{goGuestApp, "GET", "/hello", nil}
+	goGuestEcho = wasmBench{goGuestApp, "POST", "/users/42/echo?x=1", bytes.Repeat([]byte("a"), 1024)}
+)
+
+func goGuestApp(b *testing.B) *fx.App {
+	app, _, _ := goApp(b, wasm.Config{})
+	return app
+}
+
+func (w wasmBench) viaTest(b *testing.B) { benchApp(b, w.app(b), w.method, w.target, w.body) }
+func (w wasmBench) direct(b *testing.B)  { benchHandler(b, w.app(b), w.method, w.target, w.body) }
+
 func benchApp(b *testing.B, app *fx.App, method, target string, body []byte) {
 	b.Helper()
 	if err := app.Boot(); err != nil {
@@ -32,41 +63,19 @@ func benchApp(b *testing.B, app *fx.App, method, target string, body []byte) {
 	}
 }
 
-func BenchmarkBaseline(b *testing.B) {
-	app, _ := newApp(b)
-	app.Post("/", func(c *fx.Ctx) error { return c.String(200, "hello from go") })
-	benchApp(b, app, "POST", "/", nil)
-}
+func BenchmarkBaseline(b *testing.B) { baseline.viaTest(b) }
 
-func BenchmarkWAT(b *testing.B) {
-	app, _ := newApp(b)
-	wasm.Mount(app, "POST", "/", fixture(b, "ok"), wasm.Config{Cache: testCache})
-	benchApp(b, app, "POST", "/", nil)
-}
+func BenchmarkWAT(b *testing.B) { watOK.viaTest(b) }
 
-func BenchmarkGoGuest(b *testing.B) {
-	app, _, _ := goApp(b, wasm.Config{})
-	benchApp(b, app, "GET", "/hello", nil)
-}
+func BenchmarkGoGuest(b *testing.B) { goHello.viaTest(b) }
 
-func BenchmarkGoGuestEcho1KiB(b *testing.B) {
-	app, _, _ := goApp(b, wasm.Config{})
-	benchApp(b, app, "POST", "/users/42/echo?x=1", bytes.Repeat([]byte("a"), 1024))
-}
+func BenchmarkGoGuestEcho1KiB(b *testing.B) { goGuestEcho.viaTest(b) }
 
 // BenchmarkWATParallel: many goroutines share the pool (GOMAXPROCS
 // instances); BaselineParallel is the same without a guest.
-func BenchmarkWATParallel(b *testing.B) {
-	app, _ := newApp(b)
-	wasm.Mount(app, "POST", "/", fixture(b, "ok"), wasm.Config{Cache: testCache})
-	benchParallel(b, app)
-}
+func BenchmarkWATParallel(b *testing.B) { benchParallel(b, watOK.app(b)) }
 
-func BenchmarkBaselineParallel(b *testing.B) {
-	app, _ := newApp(b)
-	app.Post("/", func(c *fx.Ctx) error { return c.String(200, "hello from go") })
-	benchParallel(b, app)
-}
+func BenchmarkBaselineParallel(b *testing.B) { benchParallel(b, baseline.app(b)) }
 
 func benchParallel(b *testing.B, app *fx.App) {
 	if err := app.Boot(); err != nil {
@@ -112,27 +121,13 @@ func benchHandler(b *testing.B, app *fx.App, method, target string, body []byte)
 	}
 }
 
-func BenchmarkHandlerBaseline(b *testing.B) {
-	app, _ := newApp(b)
-	app.Post("/", func(c *fx.Ctx) error { return c.String(200, "hello from go") })
-	benchHandler(b, app, "POST", "/", nil)
-}
+func BenchmarkHandlerBaseline(b *testing.B) { baseline.direct(b) }
 
-func BenchmarkHandlerWAT(b *testing.B) {
-	app, _ := newApp(b)
-	wasm.Mount(app, "POST", "/", fixture(b, "ok"), wasm.Config{Cache: testCache})
-	benchHandler(b, app, "POST", "/", nil)
-}
+func BenchmarkHandlerWAT(b *testing.B) { watOK.direct(b) }
 
-func BenchmarkHandlerGoGuest(b *testing.B) {
-	app, _, _ := goApp(b, wasm.Config{})
-	benchHandler(b, app, "GET", "/hello", nil)
-}
+func BenchmarkHandlerGoGuest(b *testing.B) { goHello.direct(b) }
 
-func BenchmarkHandlerGoGuestEcho1KiB(b *testing.B) {
-	app, _, _ := goApp(b, wasm.Config{})
-	benchHandler(b, app, "POST", "/users/42/echo?x=1", bytes.Repeat([]byte("a"), 1024))
-}
+func BenchmarkHandlerGoGuestEcho1KiB(b *testing.B) { goGuestEcho.direct(b) }
 
 // BenchmarkHandlerGoGuestNoIdle keeps no warm instance (MaxIdle < 0): every
 // request instantiates the Go guest, runs its _initialize and closes it,

@@ -4,20 +4,19 @@ package wasm_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/wasm"
 )
 
@@ -104,27 +103,19 @@ func do(t testing.TB, app *fx.App, method, target string, body []byte, hdr ...st
 	return result{resp.StatusCode, resp.Header, b}
 }
 
-// wantEnvelope checks an error response: status, code, the fixed message
-// and that none of the leak strings reached the client.
+// wantEnvelope checks an error response: the envelope of status and code
+// (fxtest.CheckEnvelope), the fixed message, no details, and that none
+// of the leak strings reached the client.
 func wantEnvelope(t testing.TB, r result, status int, code, message string, leaks ...string) {
 	t.Helper()
 	if r.status != status {
 		t.Fatalf("status %d, want %d; body %s", r.status, status, r.body)
 	}
-	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		t.Errorf("Content-Type %q", ct)
+	env, err := fxtest.CheckEnvelope(r.status, r.header, r.body, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var env struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-			Details any    `json:"details"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(r.body, &env); err != nil {
-		t.Fatalf("body is not an envelope: %v: %s", err, r.body)
-	}
-	if env.Error.Code != code || env.Error.Message != message || env.Error.Details != nil {
+	if env.Code != code || env.Message != message || env.Details != nil {
 		t.Errorf("envelope %s, want code %s message %q", r.body, code, message)
 	}
 	for _, l := range leaks {

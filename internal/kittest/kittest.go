@@ -1,61 +1,39 @@
 // Package kittest holds the test helpers shared by the kit packages'
 // tests (health, static, middleware, middleware/jwt): they check the wire
-// envelope, drive an App's handler directly, without a server, and mint
+// envelope (through fxtest.CheckEnvelope), drive an App's handler directly, without a server, and mint
 // the JWT fixtures (jwt.go). Only tests import it.
 package kittest
 
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
 	"testing"
-	"unicode/utf8"
 
+	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/valyala/fasthttp"
 )
 
-// Envelope is a decoded error envelope; Details stays raw.
-type Envelope struct {
-	Code    string
-	Message string
-	Details json.RawMessage
-}
-
-// CheckEnvelope checks that body is an error envelope of the wire format
-// with code: valid UTF-8 JSON, exactly {"error":{...}} holding code,
-// message and optional details (neither null nor {}), and returns it.
-func CheckEnvelope(t testing.TB, body []byte, code string) Envelope {
+// CheckEnvelope checks that a response is exactly the error envelope of
+// code, sent with status, in the wire format fxtest.CheckEnvelope checks
+// (the one check of it: content type, shape, catalog status), and returns
+// it decoded. code is a catalog code, or an application's code expected
+// with status; "" accepts any catalog code. A body that is not an
+// envelope fails the test at once; a wrong status or code is reported.
+func CheckEnvelope(t testing.TB, status int, header http.Header, body []byte, code string) fxtest.Envelope {
 	t.Helper()
-	if !utf8.Valid(body) || !json.Valid(body) {
-		t.Fatalf("body is not valid UTF-8 JSON: %q", body)
+	var appCodes map[string]int
+	if _, catalog := fx.ErrorStatus[code]; !catalog && code != "" {
+		appCodes = map[string]int{code: status}
 	}
-	var outer map[string]map[string]json.RawMessage
-	if err := json.Unmarshal(body, &outer); err != nil || len(outer) != 1 || outer["error"] == nil {
-		t.Fatalf("body %q is not an envelope (%v)", body, err)
+	env, err := fxtest.CheckEnvelope(status, header, body, appCodes)
+	if err != nil {
+		t.Fatalf("%v", err)
 	}
-	var env Envelope
-	for k, v := range outer["error"] {
-		var err error
-		switch k {
-		case "code":
-			err = json.Unmarshal(v, &env.Code)
-		case "message":
-			err = json.Unmarshal(v, &env.Message)
-		case "details":
-			env.Details = v
-			if bytes.Equal(v, []byte("null")) || bytes.Equal(v, []byte("{}")) {
-				t.Errorf("body %q: details must be absent, not %s", body, v)
-			}
-		default:
-			t.Errorf("body %q: unexpected key %q", body, k)
-		}
-		if err != nil {
-			t.Errorf("body %q: %s: %v", body, k, err)
-		}
-	}
-	if env.Message == "" {
-		t.Errorf("body %q: no message", body)
-	}
-	if env.Code != code {
+	if code != "" && env.Code != code {
 		t.Errorf("code = %q, want %q (body %q)", env.Code, code, body)
 	}
 	return env
@@ -85,4 +63,71 @@ func Bench(b *testing.B, h fasthttp.RequestHandler, method, path string, status 
 		rc.Response.Reset()
 		h(rc)
 	}
+}
+
+// BenchParallel is Bench under b.RunParallel: each goroutine serves its
+// own RequestCtx for method and path, which setup (when not nil) completes
+// first (headers, a per-goroutine key); every response must have status.
+// Allocations are reported.
+func BenchParallel(b *testing.B, h fasthttp.RequestHandler, method, path string, status int, setup func(*fasthttp.RequestCtx)) {
+	b.Helper()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		rc := RequestCtx(method, path)
+		if setup != nil {
+			setup(rc)
+		}
+		for pb.Next() {
+			rc.Response.Reset()
+			h(rc)
+			if rc.Response.StatusCode() != status {
+				b.Fatalf("status %d, want %d: %s", rc.Response.StatusCode(), status, rc.Response.Body())
+			}
+		}
+	})
+}
+
+// LogBuffer is the io.Writer of a slog handler whose output a test reads
+// while the App writes (it is safe for concurrent use).
+type LogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns what was written so far.
+func (l *LogBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Records decodes the JSON records written so far (LogRecords).
+func (l *LogBuffer) Records(t testing.TB) []map[string]any {
+	t.Helper()
+	return LogRecords(t, l.String())
+}
+
+// LogRecords decodes text, the output of a slog JSON handler, into its
+// records (one a line), failing the test at a line that is not JSON.
+func LogRecords(t testing.TB, text string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		out = append(out, m)
+	}
+	return out
 }
