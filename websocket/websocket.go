@@ -155,12 +155,14 @@ var (
 // app.Get("/ws", websocket.New(h)). h's outcome is the close frame (see
 // the package documentation). The Conn is valid until h returns.
 //
-// Cost per connection: two goroutines (h's, on the connection fasthttp
-// hands over, and a writer that drains the send queue and pings), the
-// connection's read and write buffers (Config.ReadBufferSize,
-// WriteBufferSize), the queue, and the request's Ctx, held until the
-// connection ends so that middleware values stay readable and the
-// request is observed once, at its end.
+// Cost per connection: one goroutine (h's, on the connection fasthttp
+// hands over) plus a writer goroutine only while messages are queued
+// (started by WriteMessage, ending when the queue is empty), a timer for
+// the pings, the connection's read and write buffers
+// (Config.ReadBufferSize, WriteBufferSize), the send queue (allocated
+// while messages wait, released when it empties), and the request's Ctx,
+// held until the connection ends so that middleware values stay readable
+// and the request is observed once, at its end.
 func New(h func(c *Conn) error, config ...Config) fx.Handler {
 	if h == nil {
 		panic("websocket: New given a nil handler")
