@@ -40,7 +40,8 @@ type Conn struct {
 	ping *time.Timer   // the next ping (a timer, not a goroutine)
 
 	qmu     sync.Mutex
-	queue   []outMsg       // waiting for the writer; allocated on first use, at most SendQueue data messages
+	queue   []outMsg       // queue[head:] wait for the writer; at most SendQueue data messages
+	head    int            // the next message to write
 	writing bool           // a writer goroutine is running
 	shutQ   bool           // no more messages are taken (set under qmu by shut)
 	last    chan struct{}  // closed when the close frame queued by finishQueue is sent or the writer gave up
@@ -166,7 +167,7 @@ func (c *Conn) enqueue(m outMsg, force bool) int {
 	if c.shutQ {
 		return errShut
 	}
-	if !force && len(c.queue) >= c.cfg.SendQueue {
+	if !force && len(c.queue)-c.head >= c.cfg.SendQueue {
 		return errFull
 	}
 	c.queue = append(c.queue, m)
@@ -296,16 +297,22 @@ func (c *Conn) writer() {
 	defer c.writers.Done()
 	for {
 		c.qmu.Lock()
-		if len(c.queue) == 0 || c.isStopped() {
+		if c.head == len(c.queue) || c.isStopped() {
 			c.writing = false
-			c.queue = nil // an idle connection keeps no queue
+			if cap(c.queue) > keptQueue || c.head != len(c.queue) {
+				c.queue = nil // a burst's queue is not kept by an idle connection
+			}
+			c.queue, c.head = c.queue[:0], 0
 			c.endLast()
 			c.qmu.Unlock()
 			return
 		}
-		m := c.queue[0]
-		c.queue[0] = outMsg{}
-		c.queue = c.queue[1:]
+		m := c.queue[c.head]
+		c.queue[c.head] = outMsg{}
+		c.head++
+		if c.head == len(c.queue) {
+			c.queue, c.head = c.queue[:0], 0 // reuse the array for the next message
+		}
 		c.qmu.Unlock()
 		if m.typ == ws.CloseMessage {
 			c.sendClose(m.data)
@@ -323,6 +330,11 @@ func (c *Conn) writer() {
 		c.bytesOut.Add(int64(len(m.data)))
 	}
 }
+
+// keptQueue is the largest send queue (in messages) an idle connection
+// keeps for its next message: 32 bytes each, against an allocation per
+// message of a connection that is written to one message at a time.
+const keptQueue = 4
 
 // isStopped reports whether stop is closed.
 func (c *Conn) isStopped() bool {
