@@ -335,3 +335,42 @@ func openFDs(t *testing.T) int {
 	}
 	return len(ents)
 }
+
+// An idle connection costs its handler's goroutine and nothing more: the
+// writer runs only while messages are queued (here one message each,
+// sent and drained), and pings come from a timer.
+func TestIdleConnectionHasOneGoroutine(t *testing.T) {
+	var open sync.WaitGroup
+	s := serve(t, func(app *fx.App) {
+		app.Get("/idle", websocket.New(func(c *websocket.Conn) error {
+			if err := c.WriteMessage(websocket.TextMessage, []byte("hi")); err != nil {
+				return err
+			}
+			open.Done()
+			for {
+				if _, _, err := c.ReadMessage(); err != nil {
+					return nil
+				}
+			}
+		}))
+	})
+	g0, _, _ := settle(t, 0, 0, 0)
+	const n = 50
+	open.Add(n)
+	for i := 0; i < n; i++ {
+		c := s.dial(t, "/idle", nil)
+		if _, p, err := c.ReadMessage(); err != nil || string(p) != "hi" {
+			t.Fatalf("connection %d: %q, %v", i, p, err)
+		}
+	}
+	open.Wait()
+	var g int
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if g = runtime.NumGoroutine() - g0; g <= n+5 {
+			break
+		}
+	}
+	if g > n+5 {
+		t.Errorf("%d idle connections hold %d goroutines; want one each (the handler's)", n, g)
+	}
+}
