@@ -24,6 +24,10 @@ type WebSocket struct {
 	conn net.Conn
 	br   *bufio.Reader
 	wmu  sync.Mutex
+	// closeSent: Close sent the client's close frame; the server's close
+	// is then its answer, not to be answered again (RFC 6455, 5.5.1), and
+	// the server may already have closed the connection.
+	closeSent bool
 }
 
 // The message types of Send and Receive (RFC 6455, section 11.8).
@@ -110,6 +114,9 @@ func (w *WebSocket) SendBinary(data []byte) { w.write(BinaryMessage, data) }
 // and its handler's read ends with that code).
 func (w *WebSocket) Close(code int, reason string) {
 	w.write(0x8, append([]byte{byte(code >> 8), byte(code)}, reason...))
+	w.wmu.Lock()
+	w.closeSent = true
+	w.wmu.Unlock()
 }
 
 // Receive returns the next data message (its type and payload), answering
@@ -144,7 +151,12 @@ func (w *WebSocket) AssertClose(code int, reason string) *WebSocket {
 			continue
 		}
 		got, text := closePayload(p)
-		w.write(0x8, p[:min(len(p), 2)])
+		w.wmu.Lock()
+		answer := !w.closeSent
+		w.wmu.Unlock()
+		if answer {
+			w.write(0x8, p[:min(len(p), 2)])
+		}
 		if got != code || text != reason {
 			w.t.Errorf("fxtest: WebSocket closed %d %q; want %d %q", got, text, code, reason)
 		}

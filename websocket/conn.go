@@ -25,19 +25,27 @@ import (
 // ReadMessage (and ReadJSON) must be called from one goroutine at a time,
 // the handler's or one it waits for. WriteMessage (and WriteJSON) may be
 // called from any number of goroutines: messages go through a bounded
-// send queue that one writer goroutine drains, so a slow peer never
-// blocks the caller (a peer that falls Config.SendQueue messages behind
-// is dropped instead).
+// send queue that a writer goroutine drains, so a slow peer never blocks
+// the caller (a peer that falls Config.SendQueue messages behind is
+// dropped instead). The writer runs only while messages are queued; an
+// idle connection has no goroutine but its handler's, and its pings come
+// from a timer.
 type Conn struct {
 	ctx *fx.Ctx
 	ws  *ws.Conn
 	cfg *Config
-	app *fx.App
 
-	queue chan outMsg
-	stop  chan struct{} // closed when the connection is being torn down
-	gone  chan struct{} // closed when the writer goroutine has ended
-	once  sync.Once     // closes stop
+	stop chan struct{} // closed when the connection is being torn down
+	once sync.Once     // closes stop
+	ping *time.Timer   // the next ping (a timer, not a goroutine)
+
+	qmu     sync.Mutex
+	queue   []outMsg       // queue[head:] wait for the writer; at most SendQueue data messages
+	head    int            // the next message to write
+	writing bool           // a writer goroutine is running
+	shutQ   bool           // no more messages are taken (set under qmu by shut)
+	last    chan struct{}  // closed when the close frame queued by finishQueue is sent or the writer gave up
+	writers sync.WaitGroup // the running writer, if any
 
 	closing atomic.Bool // the handler returned: no more messages are taken
 	dropped atomic.Bool // the socket's deadlines are in the past (dropWith)
@@ -119,7 +127,8 @@ func (c *Conn) ReadMessage() (messageType int, data []byte, err error) {
 // ErrClosed once the connection is closing and ErrQueueFull when the peer
 // has fallen Config.SendQueue messages behind (the peer is then dropped
 // with 1008). A nil error means queued, not delivered. Cost: one copy of
-// data and a channel send.
+// data; when no writer is running, starting one (a goroutine that ends
+// once the queue is empty).
 func (c *Conn) WriteMessage(messageType int, data []byte) error {
 	if messageType != TextMessage && messageType != BinaryMessage {
 		return fmt.Errorf("websocket: WriteMessage given message type %d; want TextMessage or BinaryMessage", messageType)
@@ -133,15 +142,41 @@ func (c *Conn) WriteMessage(messageType int, data []byte) error {
 		return ErrClosed
 	}
 	m := outMsg{typ: messageType, data: append([]byte(nil), data...)}
-	select {
-	case c.queue <- m:
-		return nil
-	case <-c.stop:
-		return ErrClosed
-	default:
+	switch c.enqueue(m, false) {
+	case errFull:
 		c.dropWith(ws.ClosePolicyViolation, "send queue full")
 		return ErrQueueFull
+	case errShut:
+		return ErrClosed
 	}
+	return nil
+}
+
+// enqueue results.
+const (
+	queued = iota
+	errFull
+	errShut
+)
+
+// enqueue appends m to the send queue (past its bound when force: the
+// close frame) and starts the writer unless it is running.
+func (c *Conn) enqueue(m outMsg, force bool) int {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	if c.shutQ {
+		return errShut
+	}
+	if !force && len(c.queue)-c.head >= c.cfg.SendQueue {
+		return errFull
+	}
+	c.queue = append(c.queue, m)
+	if !c.writing {
+		c.writing = true
+		c.writers.Add(1)
+		go c.writer()
+	}
+	return queued
 }
 
 // ReadJSON reads the next message and decodes it as JSON into v (with
@@ -244,43 +279,100 @@ func (c *Conn) sendClose(msg []byte) {
 }
 
 // shut stops the writer and every later write.
-func (c *Conn) shut() { c.once.Do(func() { close(c.stop) }) }
+func (c *Conn) shut() {
+	c.once.Do(func() {
+		c.qmu.Lock()
+		c.shutQ = true
+		c.qmu.Unlock()
+		close(c.stop)
+	})
+}
 
-// writer drains the send queue and pings, each write bounded by
-// WriteTimeout; a failed write drops the peer. The close frame the
-// handler's outcome makes is the queue's last message, so that every
-// message queued before it is sent first. At Shutdown it sends 1001 and
-// stops.
+// writer drains the send queue, each write bounded by WriteTimeout; a
+// failed write drops the peer. It ends when the queue is empty (the next
+// WriteMessage starts another). The close frame the handler's outcome
+// makes is the queue's last message, so that every message queued before
+// it is sent first.
 func (c *Conn) writer() {
-	defer close(c.gone)
-	tick := time.NewTicker(c.cfg.PingInterval)
-	defer tick.Stop()
+	defer c.writers.Done()
 	for {
-		select {
-		case m := <-c.queue:
-			if m.typ == ws.CloseMessage {
-				c.sendClose(m.data)
-				return
+		c.qmu.Lock()
+		if c.head == len(c.queue) || c.isStopped() {
+			c.writing = false
+			if cap(c.queue) > keptQueue || c.head != len(c.queue) {
+				c.queue = nil // a burst's queue is not kept by an idle connection
 			}
-			_ = c.ws.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
-			if err := c.ws.WriteMessage(m.typ, m.data); err != nil {
-				c.drop()
-				return
-			}
-			c.msgsOut.Add(1)
-			c.bytesOut.Add(int64(len(m.data)))
-		case <-tick.C:
-			if err := c.ws.WriteControl(ws.PingMessage, nil, time.Now().Add(c.cfg.WriteTimeout)); err != nil {
-				c.drop()
-				return
-			}
-		case <-c.app.Done():
-			c.closeWith(ws.CloseGoingAway, "server shutting down")
-			return
-		case <-c.stop:
+			c.queue, c.head = c.queue[:0], 0
+			c.endLast()
+			c.qmu.Unlock()
 			return
 		}
+		m := c.queue[c.head]
+		c.queue[c.head] = outMsg{}
+		c.head++
+		if c.head == len(c.queue) {
+			c.queue, c.head = c.queue[:0], 0 // reuse the array for the next message
+		}
+		c.qmu.Unlock()
+		if m.typ == ws.CloseMessage {
+			c.sendClose(m.data)
+			c.qmu.Lock()
+			c.endLast()
+			c.qmu.Unlock()
+			continue // ends: nothing is queued behind the close frame
+		}
+		_ = c.ws.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
+		if err := c.ws.WriteMessage(m.typ, m.data); err != nil {
+			c.drop()
+			continue // ends: drop stopped the connection
+		}
+		c.msgsOut.Add(1)
+		c.bytesOut.Add(int64(len(m.data)))
 	}
+}
+
+// keptQueue is the largest send queue (in messages) an idle connection
+// keeps for its next message: 32 bytes each, against an allocation per
+// message of a connection that is written to one message at a time.
+const keptQueue = 4
+
+// isStopped reports whether stop is closed.
+func (c *Conn) isStopped() bool {
+	select {
+	case <-c.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// endLast closes last, once; qmu is held.
+func (c *Conn) endLast() {
+	if c.last != nil {
+		select {
+		case <-c.last:
+		default:
+			close(c.last)
+		}
+	}
+}
+
+// pingNow pings the peer, bounded by WriteTimeout (WriteControl is safe
+// beside the writer), and sets the next ping; a failed ping drops the
+// peer. It runs on the timer's goroutine, PingInterval apart.
+func (c *Conn) pingNow() {
+	if c.isStopped() {
+		return
+	}
+	if err := c.ws.WriteControl(ws.PingMessage, nil, time.Now().Add(c.cfg.WriteTimeout)); err != nil {
+		c.drop()
+		return
+	}
+	c.qmu.Lock()
+	if !c.shutQ { // run stops the timer after shut: no Reset after that
+		c.ping.Reset(c.cfg.PingInterval)
+	}
+	c.qmu.Unlock()
 }
 
 // drop ends a connection whose peer cannot be written to: no close frame
@@ -311,17 +403,17 @@ func (c *Conn) dropWith(code int, reason string) {
 func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, end func(code string)) {
 	cfg := &s.cfg
 	c := &Conn{
-		ctx: fc, ws: wc, cfg: cfg, app: fc.App(),
-		queue: make(chan outMsg, cfg.SendQueue),
-		stop:  make(chan struct{}),
-		gone:  make(chan struct{}),
+		ctx: fc, ws: wc, cfg: cfg,
+		stop: make(chan struct{}),
 	}
-	reg.add(c)
-	defer reg.done(c)
 	wc.SetReadLimit(cfg.ReadLimit)
 	c.extendRead()
 	wc.SetPongHandler(func(string) error { c.extendRead(); return nil })
-	go c.writer()
+	c.ping = time.AfterFunc(cfg.PingInterval, c.pingNow)
+	if draining := reg.add(c); draining {
+		c.goingAway() // Shutdown began after the upgrade: the sweep missed it
+	}
+	defer reg.done(c)
 
 	panicked, stack, err := s.call(c)
 	code, reason := outcome(err, panicked)
@@ -339,7 +431,8 @@ func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, end func(code strin
 		c.finishQueue(ws.FormatCloseMessage(code, reason))
 	}
 	c.shut()
-	<-c.gone
+	c.ping.Stop()
+	c.writers.Wait()
 	c.awaitClose()
 	_ = wc.NetConn().Close()
 	end(c.observe(fc))
@@ -381,22 +474,25 @@ func isNetErr(err error) bool {
 // gives the writer WriteTimeout to send it all; past that (a peer that
 // stopped reading), the peer is dropped.
 func (c *Conn) finishQueue(closeMsg []byte) {
+	c.qmu.Lock()
+	c.last = make(chan struct{})
+	last := c.last
+	c.qmu.Unlock()
+	if c.enqueue(outMsg{typ: ws.CloseMessage, data: closeMsg}, true) != queued {
+		return // stopped: a failure or Shutdown already ended it
+	}
 	t := time.NewTimer(c.cfg.WriteTimeout)
 	defer t.Stop()
 	select {
-	case c.queue <- outMsg{typ: ws.CloseMessage, data: closeMsg}:
-	case <-c.gone:
-		return
-	case <-t.C:
-		c.drop()
-		return
-	}
-	select {
-	case <-c.gone:
+	case <-last:
 	case <-t.C:
 		c.drop()
 	}
 }
+
+// goingAway sends 1001 (Shutdown), unless a close came first, and stops
+// the writer.
+func (c *Conn) goingAway() { c.closeWith(ws.CloseGoingAway, "server shutting down") }
 
 // awaitClose reads, within the read deadline sendClose set, until the
 // peer answers the close frame or fails: the closing handshake.

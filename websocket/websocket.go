@@ -34,6 +34,7 @@ package websocket
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"net"
 	"net/http"
@@ -96,7 +97,13 @@ type Config struct {
 	CloseTimeout time.Duration
 
 	// ReadBufferSize and WriteBufferSize are the sizes of the
-	// connection's I/O buffers. Default 4 KiB each.
+	// connection's I/O buffers. WriteBufferSize defaults to 4 KiB.
+	// ReadBufferSize defaults to 4 KiB under the nethttp adapter and to
+	// 128 bytes (enough for a control frame) on fasthttp, whose hijacked
+	// connection already reads through fasthttp's own buffered reader
+	// (sized by the App's header limit, and kept by fasthttp until the
+	// connection ends): a second 4 KiB buffer on top of it would only
+	// cost memory per connection.
 	ReadBufferSize, WriteBufferSize int
 
 	// Subprotocols are the subprotocols the server speaks, in order of
@@ -123,8 +130,8 @@ func (cfg Config) withDefaults() Config {
 	if cfg.CloseTimeout <= 0 {
 		cfg.CloseTimeout = 2 * time.Second
 	}
-	if cfg.ReadBufferSize <= 0 {
-		cfg.ReadBufferSize = 4 << 10
+	if cfg.ReadBufferSize < 0 {
+		cfg.ReadBufferSize = 0 // the transport's default (see Config)
 	}
 	if cfg.WriteBufferSize <= 0 {
 		cfg.WriteBufferSize = 4 << 10
@@ -155,12 +162,14 @@ var (
 // app.Get("/ws", websocket.New(h)). h's outcome is the close frame (see
 // the package documentation). The Conn is valid until h returns.
 //
-// Cost per connection: two goroutines (h's, on the connection fasthttp
-// hands over, and a writer that drains the send queue and pings), the
-// connection's read and write buffers (Config.ReadBufferSize,
-// WriteBufferSize), the queue, and the request's Ctx, held until the
-// connection ends so that middleware values stay readable and the
-// request is observed once, at its end.
+// Cost per connection: one goroutine (h's, on the connection fasthttp
+// hands over) plus a writer goroutine only while messages are queued
+// (started by WriteMessage, ending when the queue is empty), a timer for
+// the pings, the connection's read and write buffers
+// (Config.ReadBufferSize, WriteBufferSize), the send queue (allocated
+// while messages wait, released when it empties), and the request's Ctx,
+// held until the connection ends so that middleware values stay readable
+// and the request is observed once, at its end.
 func New(h func(c *Conn) error, config ...Config) fx.Handler {
 	if h == nil {
 		panic("websocket: New given a nil handler")
@@ -172,7 +181,7 @@ func New(h func(c *Conn) error, config ...Config) fx.Handler {
 	cfg = cfg.withDefaults()
 	s := &server{h: h, cfg: cfg}
 	s.up = ws.FastHTTPUpgrader{
-		ReadBufferSize:  cfg.ReadBufferSize,
+		ReadBufferSize:  cmp.Or(cfg.ReadBufferSize, fastHTTPReadBuffer),
 		WriteBufferSize: cfg.WriteBufferSize,
 		Subprotocols:    cfg.Subprotocols,
 		CheckOrigin:     func(*fasthttp.RequestCtx) bool { return true }, // checked before, as an envelope
@@ -188,6 +197,11 @@ func New(h func(c *Conn) error, config ...Config) fx.Handler {
 	}
 	return s.serve
 }
+
+// fastHTTPReadBuffer is the default read buffer on fasthttp: the
+// smallest that holds a control frame (the library peeks a whole one),
+// since the hijacked connection's reads are buffered by fasthttp.
+const fastHTTPReadBuffer = 128
 
 // server is one WebSocket route.
 type server struct {
@@ -239,7 +253,7 @@ func (s *server) serveNetHTTP(c *fx.Ctx, r *http.Request) error {
 		return ErrShuttingDown
 	}
 	up := ws.Upgrader{
-		ReadBufferSize:  s.cfg.ReadBufferSize,
+		ReadBufferSize:  cmp.Or(s.cfg.ReadBufferSize, 4<<10),
 		WriteBufferSize: s.cfg.WriteBufferSize,
 		Subprotocols:    s.up.Subprotocols,
 		CheckOrigin:     func(*http.Request) bool { return true }, // checked above, as an envelope
