@@ -50,6 +50,13 @@ type Conn struct {
 	closing atomic.Bool // the handler returned: no more messages are taken
 	dropped atomic.Bool // the socket's deadlines are in the past (dropWith)
 
+	// sockMu guards the socket against goroutines other than the
+	// handler's (Shutdown's 1001, the ping timer, a drop): they hold it
+	// shared while they touch the socket, and run takes it to set released
+	// before it closes the socket, after which fasthttp reclaims it.
+	sockMu   sync.RWMutex
+	released bool
+
 	mu        sync.Mutex
 	closeCode int    // the close frame sent, or received first; 0: none yet
 	reason    string // its reason
@@ -274,8 +281,24 @@ func (c *Conn) closeWith(code int, reason string) {
 // writer goroutine), bounded by WriteTimeout, and gives the peer
 // CloseTimeout to answer it.
 func (c *Conn) sendClose(msg []byte) {
-	_ = c.ws.WriteControl(ws.CloseMessage, msg, time.Now().Add(c.cfg.WriteTimeout))
-	_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.CloseTimeout))
+	c.withSocket(func() {
+		_ = c.ws.WriteControl(ws.CloseMessage, msg, time.Now().Add(c.cfg.WriteTimeout))
+		_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.CloseTimeout))
+	})
+}
+
+// withSocket runs f unless the socket was released (the connection's
+// tear-down is over and fasthttp may have reclaimed it), and reports
+// whether it ran. A close, a ping or a drop may come from another
+// goroutine than the handler's at any moment of the tear-down.
+func (c *Conn) withSocket(f func()) bool {
+	c.sockMu.RLock()
+	defer c.sockMu.RUnlock()
+	if c.released {
+		return false
+	}
+	f()
+	return true
 }
 
 // shut stops the writer and every later write.
@@ -364,7 +387,11 @@ func (c *Conn) pingNow() {
 	if c.isStopped() {
 		return
 	}
-	if err := c.ws.WriteControl(ws.PingMessage, nil, time.Now().Add(c.cfg.WriteTimeout)); err != nil {
+	var err error
+	if !c.withSocket(func() { err = c.ws.WriteControl(ws.PingMessage, nil, time.Now().Add(c.cfg.WriteTimeout)) }) {
+		return
+	}
+	if err != nil {
 		c.drop()
 		return
 	}
@@ -394,8 +421,10 @@ func (c *Conn) dropWith(code int, reason string) {
 	// would not: fasthttp closes a hijacked connection itself, when the
 	// hijack handler returns, and its Close does nothing before.)
 	past := time.Unix(1, 0)
-	_ = c.ws.NetConn().SetReadDeadline(past)
-	_ = c.ws.NetConn().SetWriteDeadline(past)
+	c.withSocket(func() {
+		_ = c.ws.NetConn().SetReadDeadline(past)
+		_ = c.ws.NetConn().SetWriteDeadline(past)
+	})
 }
 
 // run serves one upgraded connection: h, then its outcome as the close
@@ -434,6 +463,9 @@ func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, end func(code strin
 	c.ping.Stop()
 	c.writers.Wait()
 	c.awaitClose()
+	c.sockMu.Lock()
+	c.released = true
+	c.sockMu.Unlock()
 	_ = wc.NetConn().Close()
 	end(c.observe(fc))
 }

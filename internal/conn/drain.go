@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"sync"
 	"time"
 )
 
@@ -39,9 +40,9 @@ import (
 // drainClose closes c the draining way (above) on its own goroutine and
 // releases its slot when done.
 func (l *limitListener) drainClose(c *limitConn) {
-	l.drains.Add(1)
+	l.drains.add()
 	go func() {
-		defer l.drains.Done()
+		defer l.drains.done()
 		defer c.release()
 		raw := c.Conn
 		defer raw.Close()
@@ -60,10 +61,8 @@ func (l *limitListener) drainClose(c *limitConn) {
 func WaitDrained(ctx context.Context, ln net.Listener) error {
 	for {
 		if l, ok := ln.(*limitListener); ok {
-			done := make(chan struct{})
-			go func() { l.drains.Wait(); close(done) }()
 			select {
-			case <-done:
+			case <-l.drains.idle():
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
@@ -75,4 +74,46 @@ func WaitDrained(ctx context.Context, ln net.Listener) error {
 		}
 		ln = u.Unwrap()
 	}
+}
+
+// drainCount counts the draining closes in progress. Unlike a
+// sync.WaitGroup it may be waited on while closes start (a shutdown waits
+// while fasthttp is still closing connections), and a wait can give up
+// with its context without leaving a goroutine behind.
+type drainCount struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed when n drops to 0; nil while n is 0
+}
+
+// closedChan is the idle channel of a count at 0.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (d *drainCount) add() {
+	d.mu.Lock()
+	if d.n == 0 {
+		d.zero = make(chan struct{})
+	}
+	d.n++
+	d.mu.Unlock()
+}
+
+func (d *drainCount) done() {
+	d.mu.Lock()
+	d.n--
+	if d.n == 0 {
+		close(d.zero)
+		d.zero = nil
+	}
+	d.mu.Unlock()
+}
+
+// idle returns a channel closed once no draining close is in progress.
+func (d *drainCount) idle() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.n == 0 {
+		return closedChan
+	}
+	return d.zero
 }

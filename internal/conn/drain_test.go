@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -62,4 +63,48 @@ func TestDrainCloseEndsCleanly(t *testing.T) {
 	if open := ln.(*limitListener).open.Load(); open != 0 {
 		t.Errorf("%d connections still counted open", open)
 	}
+}
+
+// TestDrainCountWaitWhileClosesStart: a shutdown may wait for the
+// draining closes while new ones start (fasthttp closes idle connections
+// as it goes); the count allows it, where a sync.WaitGroup panics ("reused
+// before previous Wait has returned"), and a wait that gives up leaves no
+// goroutine.
+func TestDrainCountWaitWhileClosesStart(t *testing.T) {
+	var d drainCount
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for range 2000 {
+				d.add()
+				d.done()
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for range 2000 {
+				select {
+				case <-d.idle():
+				case <-time.After(time.Second):
+					t.Error("idle never signalled while closes came and went")
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case <-d.idle():
+	default:
+		t.Fatal("no close in progress, yet the count is not idle")
+	}
+	d.add()
+	select {
+	case <-d.idle():
+		t.Fatal("idle while a close is in progress")
+	default:
+	}
+	d.done()
 }

@@ -203,8 +203,8 @@ type limitListener struct {
 	stopped   bool
 	lingering map[net.Conn]struct{}
 
-	draining atomic.Bool    // set by Close: connections close the draining way (drain.go)
-	drains   sync.WaitGroup // draining closes in progress
+	draining atomic.Bool // set by Close: connections close the draining way (drain.go)
+	drains   drainCount  // draining closes in progress
 }
 
 // NewListener wraps ln so that at most cfg.Limit connections are open at
