@@ -162,7 +162,8 @@ func newApp(cfg config) (*fx.App, error) {
 		return o, nil
 	}, func(r *fx.Route) {
 		r.Doc = fx.RouteDoc{Summary: "Create an order"}
-		r.Responses = []fx.Response{{Status: 201}}
+		r.Responses = []fx.Response{{Status: 201, Headers: []fx.Header{
+			{Name: "Location", Required: true, Description: "The new order's path (/orders/{id})."}}}}
 		r.Middleware = append(r.Middleware, idem)
 	})
 	fx.Op(orders, "GET", "/orders/:id", func(c *fx.Ctx, in *getOrder) (*Order, error) {
