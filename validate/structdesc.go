@@ -46,6 +46,9 @@ type fdesc struct {
 	name string
 	d    *tdesc
 	ptr  bool // declared as a pointer: JSON null is its absence
+	// omit: encoding may leave the field out (omitempty or omitzero, or
+	// promoted from an embedded pointer that may be nil)
+	omit bool
 }
 
 var (
@@ -116,7 +119,7 @@ func describeIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
 	case reflect.Struct:
 		d.kind, d.t = tStruct, t
 		d.byName = map[string]int{}
-		addFields(d, t, seen, 0)
+		addFields(d, t, seen, 0, false)
 	default:
 		d.kind = tAny
 	}
@@ -125,11 +128,12 @@ func describeIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
 
 // addFields lists the JSON fields of struct t into d, flattening embedded
 // structs without a name tag as encoding/json does (outer fields win).
-func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc, depth int) {
+func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc, depth int, viaPtr bool) {
 	if depth > 8 {
 		return
 	}
 	var embedded []reflect.Type
+	var embeddedPtr []bool
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -144,6 +148,7 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc, depth int
 			}
 			if ft.Kind() == reflect.Struct {
 				embedded = append(embedded, ft)
+				embeddedPtr = append(embeddedPtr, f.Type.Kind() == reflect.Pointer)
 				continue
 			}
 		}
@@ -161,10 +166,11 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc, depth int
 			continue
 		}
 		d.byName[name] = len(d.fields)
-		d.fields = append(d.fields, fdesc{name: name, d: fd, ptr: f.Type.Kind() == reflect.Pointer})
+		omit := viaPtr || strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,")
+		d.fields = append(d.fields, fdesc{name: name, d: fd, ptr: f.Type.Kind() == reflect.Pointer, omit: omit})
 	}
-	for _, et := range embedded {
-		addFields(d, et, seen, depth+1)
+	for i, et := range embedded {
+		addFields(d, et, seen, depth+1, viaPtr || embeddedPtr[i])
 	}
 }
 
