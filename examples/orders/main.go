@@ -107,7 +107,7 @@ type (
 	listOrders struct {
 		Status   string `query:"status" validate:"omitempty,oneof=open paid shipped"`
 		Customer string `query:"customer" validate:"omitempty,max=80" doc:"Only this customer's orders"`
-		Limit    int    `query:"limit" validate:"omitempty,min=1,max=100" doc:"At most this many (default 20)"`
+		Limit    int    `query:"limit" validate:"min=0,max=100" doc:"At most this many (0 or absent: 20)"`
 	}
 )
 
