@@ -251,38 +251,12 @@ func cmpOr(s ...string) string {
 	return ""
 }
 
-// componentSchemas are the shared schemas: the envelope every error uses,
-// the details of FX_VALIDATION_ERROR, and the catalog of codes.
+// componentSchemas are the shared schemas: the details of
+// FX_VALIDATION_ERROR (each operation's error schemas are added as the
+// operations are written). Nothing unused is listed: a linter flags an
+// unused component.
 func componentSchemas() map[string]any {
-	codes := make([]any, 0, len(fx.ErrorStatus))
-	for code := range fx.ErrorStatus {
-		codes = append(codes, code)
-	}
-	slices.SortFunc(codes, func(a, b any) int {
-		if a.(string) < b.(string) {
-			return -1
-		}
-		return 1
-	})
 	return map[string]any{
-		"Envelope": map[string]any{
-			"description": "Every error response: {\"error\":{\"code\",\"message\",\"details\"?}}. Each operation's error responses have a schema of their own (<OperationId><status>Error) naming the codes it can produce and the type of their details.",
-			"type":        "object", "required": []any{"error"},
-			"properties": map[string]any{"error": map[string]any{
-				"type": "object", "required": []any{"code", "message"},
-				"properties": map[string]any{
-					"code": map[string]any{
-						"description": "A stable code: one of ErrorCode, or an application code (never starting with FX_).",
-						"type":        "string",
-					},
-					"message": map[string]any{"type": "string"},
-					"details": map[string]any{
-						"description": "Present only when the error has details (never null or {}).",
-						"not":         map[string]any{"type": "null"},
-					},
-				},
-			}},
-		},
 		"ValidationIssue": map[string]any{
 			"type": "object", "required": []any{"location", "path", "message"},
 			"properties": map[string]any{
@@ -297,10 +271,6 @@ func componentSchemas() map[string]any {
 				"issues":    map[string]any{"type": "array", "items": ref("ValidationIssue")},
 				"truncated": map[string]any{"type": "boolean", "description": "More issues were found than listed (Config.MaxIssues)."},
 			},
-		},
-		"ErrorCode": map[string]any{
-			"description": "Every code the framework emits (fx.ErrorStatus).",
-			"type":        "string", "enum": codes,
 		},
 	}
 }
