@@ -1,6 +1,7 @@
 package fx
 
 import (
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -9,8 +10,8 @@ import (
 // for documentation: the errors it can end a request with, the
 // credentials it authenticates, and the request parameters it reads.
 // Package openapi turns them into each guarded operation's error
-// responses, its security requirements (with components.securitySchemes)
-// and its parameters; the route table lists the errors (RouteInfo.Errors).
+// responses, its security requirements (with components.securitySchemes),
+// its parameters and its response headers; the route table lists the errors (RouteInfo.Errors).
 // Declaring is done once, when the middleware is built (DeclareAll); it
 // costs nothing per request.
 type Declaration struct {
@@ -36,8 +37,36 @@ type Declaration struct {
 	RequiresIdentity bool
 
 	// Parameters are the request parameters the middleware reads (a
-	// tenant header).
+	// tenant header, Idempotency-Key, a request ID).
 	Parameters []Parameter
+
+	// Methods are the request methods the middleware acts on (the
+	// idempotency middleware: POST and PATCH); on a route of another
+	// method the declaration does not apply (the route lists none of its
+	// errors, parameters or headers). Empty: every method.
+	Methods []string
+
+	// Headers are the response headers the middleware sets (RateLimit on
+	// every answer, Retry-After on its 429, WWW-Authenticate on its 401),
+	// each on the responses of its Statuses.
+	Headers []Header
+}
+
+// Header documents a response header (an OpenAPI Header Object): one a
+// middleware sets (Declaration.Headers) or one an operation sends with a
+// success response (Response.Headers, such as Location on a 201).
+type Header struct {
+	Name        string
+	Description string
+	// Required: every response it is documented on carries it.
+	Required bool
+	// Schema is the JSON Schema of the value; nil means {"type":"string"}.
+	Schema map[string]any
+	// Statuses are the statuses of the responses a middleware's header
+	// is sent with (Retry-After: 429); empty: every response of the
+	// routes it guards. Ignored in Response.Headers (the response's own
+	// status).
+	Statuses []int
 }
 
 // SecurityScheme is one kind of credential (an OpenAPI Security Scheme
@@ -130,6 +159,8 @@ func DeclareAll(mw Middleware, d Declaration) Middleware {
 	}
 	nd.d.Security = append(nd.d.Security, d.Security...)
 	nd.d.Parameters = append(nd.d.Parameters, d.Parameters...)
+	nd.d.Headers = append(nd.d.Headers, d.Headers...)
+	nd.d.Methods = append(nd.d.Methods, d.Methods...)
 	nd.d.Anonymous = nd.d.Anonymous || d.Anonymous
 	nd.d.RequiresIdentity = nd.d.RequiresIdentity || d.RequiresIdentity
 	declared.Store(k, nd)
@@ -156,6 +187,12 @@ func DeclarationOf(mw Middleware) Declaration {
 	return d.(*declaration).d.clone()
 }
 
+// AppliesTo reports whether d holds for a route of method: d.Methods is
+// empty or lists it.
+func (d Declaration) AppliesTo(method string) bool {
+	return len(d.Methods) == 0 || slices.Contains(d.Methods, method)
+}
+
 var (
 	declMu   sync.Mutex // serialises DeclareAll's read-modify-write
 	declared sync.Map   // funcKey → *declaration
@@ -170,6 +207,8 @@ func (d Declaration) clone() Declaration {
 	d.Errors = append([]*Error(nil), d.Errors...)
 	d.Security = append([]SecurityScheme(nil), d.Security...)
 	d.Parameters = append([]Parameter(nil), d.Parameters...)
+	d.Headers = append([]Header(nil), d.Headers...)
+	d.Methods = append([]string(nil), d.Methods...)
 	return d
 }
 

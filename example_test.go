@@ -233,3 +233,24 @@ func ExampleOp() {
 	// 200 {"shop":"north","sku":"A-1","qty":2}
 	// 422 {"error":{"code":"FX_VALIDATION_ERROR","message":"Request validation failed","details":{"issues":[{"location":"body","path":["qty"],"message":"Must be at least 1"},{"location":"body","path":["sku"],"message":"Required"}]}}}
 }
+
+// A declared error answered with this request's details: With copies it
+// (same status, code and message), leaving the declared value unchanged.
+func ExampleError_With() {
+	type OrderRef struct {
+		ID string `json:"id"`
+	}
+	errOrderNotFound := fx.NewError(404, "APP_ORDER_NOT_FOUND", "No such order", OrderRef{})
+
+	app := fx.New(fx.Config{Logger: silentLogger})
+	app.Route(fx.Route{Method: "GET", Path: "/orders/:id", Errors: []*fx.Error{errOrderNotFound},
+		Handler: func(c *fx.Ctx) error {
+			return errOrderNotFound.With(OrderRef{ID: c.Param("id")})
+		}})
+
+	show(app, "GET", "/orders/ord_9", "")
+	fmt.Println(errOrderNotFound.Details)
+	// Output:
+	// 404 {"error":{"code":"APP_ORDER_NOT_FOUND","message":"No such order","details":{"id":"ord_9"}}}
+	// {}
+}

@@ -68,3 +68,40 @@ func TestNewValidationErrorNeverNull(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorWith: With is a copy with new details (same status, code and
+// message) that leaves the declared error unchanged; a prebuilt error
+// stays prebuilt and allocation-free after With was used on it, and the
+// copy is sent with its own details.
+func TestErrorWith(t *testing.T) {
+	declared := fx.NewError(404, "APP_ORDER_NOT_FOUND", "No such order", map[string]string{"id": ""}).Prebuild()
+	before := declared.Details
+	c := declared.With(map[string]string{"id": "ord_9"})
+	if c == declared || c.Status != 404 || c.Code != "APP_ORDER_NOT_FOUND" || c.Message != "No such order" {
+		t.Fatalf("With gave %+v", c)
+	}
+	if declared.Details.(map[string]string)["id"] != "" || fmt.Sprint(declared.Details) != fmt.Sprint(before) {
+		t.Fatalf("With changed the declared error: %+v", declared)
+	}
+	if (*fx.Error)(nil).With(1) != nil {
+		t.Error("nil.With is not nil")
+	}
+	if _, _, b := serveErr(t, c); b != `{"error":{"code":"APP_ORDER_NOT_FOUND","message":"No such order","details":{"id":"ord_9"}}}` {
+		t.Errorf("the copy sent %s", b)
+	}
+	if _, _, b := serveErr(t, declared); b != `{"error":{"code":"APP_ORDER_NOT_FOUND","message":"No such order","details":{"id":""}}}` {
+		t.Errorf("the declared error sent %s", b)
+	}
+	if testing.CoverMode() != "" || raceEnabled {
+		return // allocation counts below
+	}
+	app := quiet()
+	app.Get("/e", func(*fx.Ctx) error { return declared })
+	_, serve := benchCtx(app.Handler(), "GET", "/e")
+	for range 10 {
+		serve()
+	}
+	if n := testing.AllocsPerRun(1000, serve); n != 0 {
+		t.Errorf("the prebuilt error allocates %.1f per request after With", n)
+	}
+}

@@ -77,6 +77,9 @@ type InputField struct {
 	// only when a pointer or omitempty says so). Computed once, at Op;
 	// read it, do not modify it.
 	Schema map[string]any
+	// Constrained: the field has constraint tags (validate, pattern), so
+	// a value of its type can still be refused.
+	Constrained bool
 }
 
 // Op registers a typed operation (see the package documentation above) on
@@ -220,7 +223,7 @@ func bindable(t reflect.Type, slice bool) bool {
 func (p *opPlan) info() []InputField {
 	var out []InputField
 	for _, f := range p.fields {
-		in := InputField{In: f.loc, Name: f.name, Required: f.required, Type: f.typ}
+		in := InputField{In: f.loc, Name: f.name, Required: f.required, Type: f.typ, Constrained: f.rules.Constrained()}
 		if f.rules != nil {
 			in.Schema = f.rules.JSONSchema()
 		}

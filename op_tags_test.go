@@ -162,7 +162,8 @@ func TestOpTagsBootError(t *testing.T) {
 	mustEnvelope(t, do(t, app, "POST", "/bad", "{}"), 500, fx.CodeInternalError)
 }
 
-// TestOpTagsRouteInfo: parameter and body schemas carry their tags.
+// TestOpTagsRouteInfo: parameter and body schemas carry their tags;
+// quantity (gte=1: absent is 0, refused) is required like customer.
 func TestOpTagsRouteInfo(t *testing.T) {
 	routes, err := tagApp().Routes()
 	if err != nil {
@@ -171,7 +172,7 @@ func TestOpTagsRouteInfo(t *testing.T) {
 	for _, f := range routes[0].Input {
 		if f.In == "body" {
 			b, _ := json.Marshal(f.Schema)
-			for _, want := range []string{`"required":["customer"]`, `"maxLength":10`, `"pattern":"^[A-Z0-9-]+$"`, `"format":"uuid"`, `"lines":{"items":`} {
+			for _, want := range []string{`"required":["customer","quantity"]`, `"maxLength":10`, `"pattern":"^[A-Z0-9-]+$"`, `"format":"uuid"`, `"lines":{"items":`} {
 				if !strings.Contains(string(b), want) {
 					t.Errorf("body schema lacks %s: %s", want, b)
 				}

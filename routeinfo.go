@@ -35,6 +35,10 @@ type Response struct {
 	Body        any
 	ContentType string // "": application/json
 	Example     any    // an example body, encoded as is
+	// Headers are the headers the operation sets on this response
+	// (Location on a 201); the headers its middleware set are declared
+	// by them (Declaration.Headers).
+	Headers []Header
 }
 
 // routeMeta is a registration's documentation (routeSpec.meta).
@@ -70,8 +74,9 @@ type RouteInfo struct {
 	// and Hidden are inherited, and the other fields are the route's.
 	Doc RouteDoc
 	// Errors are the application errors the route declares (Route.Errors)
-	// followed by those its middleware declare (Declare), one per code,
-	// first declaration winning.
+	// followed by those its middleware declare (Declare) for routes of its
+	// method (Declaration.Methods), one per code, first declaration
+	// winning.
 	Errors    []*Error
 	Responses []Response
 	// In and Out are a typed operation's input and output struct types
@@ -106,7 +111,7 @@ func (a *App) Routes() ([]RouteInfo, error) {
 			Body:     s.body, Query: s.query,
 			Middleware: chain,
 			Doc:        mergeDoc(s.group, s.meta.doc),
-			Errors:     routeErrors(s.meta.errs, chain),
+			Errors:     routeErrors(s.meta.errs, chain, s.method),
 			Responses:  slices.Clone(s.meta.responses),
 		}
 		if op := s.meta.op; op != nil {
@@ -138,9 +143,9 @@ func mergeDoc(g *Group, d RouteDoc) RouteDoc {
 	return d
 }
 
-// routeErrors lists the route's declared errors, then its middleware's,
-// one per code.
-func routeErrors(own []*Error, chain []Middleware) []*Error {
+// routeErrors lists the route's declared errors, then those its
+// middleware declare for routes of method, one per code.
+func routeErrors(own []*Error, chain []Middleware, method string) []*Error {
 	var out []*Error
 	add := func(e *Error) {
 		if e == nil {
@@ -157,8 +162,10 @@ func routeErrors(own []*Error, chain []Middleware) []*Error {
 		add(e)
 	}
 	for _, mw := range chain {
-		for _, e := range Declared(mw) {
-			add(e)
+		if d := DeclarationOf(mw); d.AppliesTo(method) {
+			for _, e := range d.Errors {
+				add(e)
+			}
 		}
 	}
 	return out
@@ -199,7 +206,9 @@ type DeclaredResponse struct {
 //     (undeclared for a plain route); a typed operation writes Out with
 //     its first response's status;
 //   - 422 FX_VALIDATION_ERROR when a contract validates the body or the
-//     query, or a typed operation binds its input;
+//     query, or a typed operation binds an input that can fail (a body,
+//     a number, a constrained field: not plain string path parameters
+//     alone, see InputField.Constrained);
 //   - 413 FX_PAYLOAD_TOO_LARGE when the route reads a body (a Body
 //     schema, a typed Body field, or the method is POST, PUT or PATCH);
 //   - 500 FX_INTERNAL_ERROR, on every route;
@@ -264,7 +273,7 @@ func (r RouteInfo) DeclaredResponses() []DeclaredResponse {
 	for _, f := range r.Input {
 		readsBody = readsBody || f.In == "body"
 	}
-	if r.Body != nil || r.Query != nil || len(r.Input) > 0 {
+	if r.Body != nil || r.Query != nil || inputCanFail(r.Input) {
 		addError(422, CodeValidationError, false)
 	}
 	if readsBody {
@@ -275,4 +284,20 @@ func (r RouteInfo) DeclaredResponses() []DeclaredResponse {
 		addError(e.Status, e.Code, false)
 	}
 	return out
+}
+
+// inputCanFail reports whether binding a typed operation's fields can
+// fail: a body, a required query or header field, a field with
+// constraint tags or one that is parsed (not a string). A string path
+// parameter without tags cannot: the router gives it a non-empty value.
+func inputCanFail(fields []InputField) bool {
+	for _, f := range fields {
+		if f.In == "body" || f.Constrained || f.Required && f.In != "path" {
+			return true
+		}
+		if k := f.Type.Kind(); k != reflect.String && k != reflect.Slice {
+			return true
+		}
+	}
+	return false
 }

@@ -150,3 +150,61 @@ func TestDeclaredResponsesIsTheContract(t *testing.T) {
 		t.Errorf("GET /plain:\n got %v\nwant %v", got, want)
 	}
 }
+
+// TestDeclaredResponsesOnlyReachable422: a typed operation documents 422
+// only when binding its input can fail — not for a plain string path
+// parameter — and a middleware's declaration applies only to the methods
+// it names (Declaration.Methods).
+func TestDeclaredResponsesOnlyReachable422(t *testing.T) {
+	type plain struct {
+		Name string `path:"name"`
+	}
+	type tagged struct {
+		Name string `path:"name" pattern:"^[a-z]+$"`
+	}
+	type number struct {
+		ID int `path:"id"`
+	}
+	type optionalQuery struct {
+		Name string   `path:"name"`
+		Tags []string `query:"tag"`
+	}
+	type requiredHeader struct {
+		Key string `header:"X-Key,required"`
+	}
+	postOnly := fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.Declaration{
+		Methods: []string{"POST"},
+		Errors:  []*fx.Error{fx.NewError(409, "APP_BUSY", "busy")},
+	})
+	app := fx.New()
+	out := func(c *fx.Ctx, _ *plain) (*struct{}, error) { return &struct{}{}, nil }
+	g := app.Group("", postOnly)
+	fx.Op(g, "GET", "/plain/:name", out)
+	fx.Op(g, "GET", "/tagged/:name", func(c *fx.Ctx, _ *tagged) (*struct{}, error) { return &struct{}{}, nil })
+	fx.Op(g, "GET", "/number/:id", func(c *fx.Ctx, _ *number) (*struct{}, error) { return &struct{}{}, nil })
+	fx.Op(g, "GET", "/query/:name", func(c *fx.Ctx, _ *optionalQuery) (*struct{}, error) { return &struct{}{}, nil })
+	fx.Op(g, "GET", "/header", func(c *fx.Ctx, _ *requiredHeader) (*struct{}, error) { return &struct{}{}, nil })
+	fx.Op(g, "POST", "/plain/:name", out)
+	routes, err := app.Routes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{ // route → documents 422
+		"GET /plain/:name": false, "GET /tagged/:name": true, "GET /number/:id": true,
+		"GET /query/:name": false, "GET /header": true, "POST /plain/:name": false,
+	}
+	for _, r := range routes {
+		has422, has409 := false, false
+		for _, d := range r.DeclaredResponses() {
+			has422 = has422 || d.Status == 422
+			has409 = has409 || d.Code == "APP_BUSY"
+		}
+		key := r.Method + " " + r.Path
+		if has422 != want[key] {
+			t.Errorf("%s: 422 documented %v, want %v", key, has422, want[key])
+		}
+		if has409 != (r.Method == "POST") {
+			t.Errorf("%s: APP_BUSY documented %v; the middleware declares it for POST only", key, has409)
+		}
+	}
+}

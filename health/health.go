@@ -212,14 +212,18 @@ func (h *Probes) Register(r interface {
 	reg.Route(fx.Route{Method: fasthttp.MethodGet, Path: "/readyz", Handler: h.Readiness, Middleware: []fx.Middleware{probeDeclared}})
 }
 
-// probeDeclared passes every request on; it declares (Declare) the 503 a
-// failed probe answers, so that the route table and the OpenAPI document
+// probeDeclared passes every request on; it declares (DeclareAll) the 503
+// a failed probe answers, with its Retry-After, so that the route table and the OpenAPI document
 // list it. The probes' own handlers raise it; it is declared here rather
 // than as the routes' own Route.Errors because a route's own
 // documentation makes package fxtest hold the whole App to its document
 // (strict mode), which registering the probes must not do. Cost: one
 // call per probe request.
-var probeDeclared = fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() }, errShuttingDown)
+var probeDeclared = fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.Declaration{
+	Errors: []*fx.Error{errShuttingDown},
+	Headers: []fx.Header{{Name: fasthttp.HeaderRetryAfter, Statuses: []int{503},
+		Description: "Seconds to wait before probing again (sent while the server shuts down)."}},
+})
 
 // Liveness is the handler of the liveness probe: 200 when every liveness
 // check passes (always, when there are none), else the 503 envelope.

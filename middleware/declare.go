@@ -5,16 +5,28 @@ import "github.com/fxhq/fx"
 // What this package's middleware declare (fx.DeclareAll), for
 // documentation generators (package openapi): each guarded operation then
 // lists these statuses and codes, its security requirements and the
-// parameters the middleware read. Only Status and Code of the errors
-// matter here; the messages a request gets are the ones documented on
-// each constructor.
+// parameters the middleware read. Status, Code and the type of Details
+// (FailureDetails: the document types "details" by it) matter here; the
+// messages a request gets are the ones documented on each constructor.
 var (
-	declUnauthenticated = fx.NewCatalogError(fx.CodeUnauthenticated, "Authentication required")
-	declForbidden       = fx.NewCatalogError(fx.CodeForbidden, "Forbidden")
-	declTenantRequired  = fx.NewCatalogError(fx.CodeTenantRequired, "Tenant required")
-	declBadRequest      = fx.NewCatalogError(fx.CodeBadRequest, "Bad request")
-	declRateLimited     = fx.NewCatalogError(fx.CodeRateLimited, "Rate limit exceeded")
+	declUnauthenticated = fx.NewCatalogError(fx.CodeUnauthenticated, "Authentication required", FailureDetails{})
+	declForbidden       = fx.NewCatalogError(fx.CodeForbidden, "Forbidden", FailureDetails{})
+	declTenantRequired  = fx.NewCatalogError(fx.CodeTenantRequired, "Tenant required", FailureDetails{})
+	declBadRequest      = fx.NewCatalogError(fx.CodeBadRequest, "Bad request", FailureDetails{})
+	declRateLimited     = fx.NewCatalogError(fx.CodeRateLimited, "Rate limit exceeded", FailureDetails{})
+	declUnavailable     = fx.NewCatalogError(fx.CodeServiceUnavailable, "Service unavailable", FailureDetails{})
 )
+
+// challengeHeader is the WWW-Authenticate challenge of a 401 (and, for a
+// bearer principal, of RequireRoles' 403: RFC 6750's insufficient_scope).
+var challengeHeader = fx.Header{Name: "WWW-Authenticate", Required: true, Statuses: []int{401},
+	Description: "The challenge of the credentials the route accepts (RFC 9110 §11.6.1)."}
+
+// retryAfterHeader documents Retry-After on the given statuses.
+func retryAfterHeader(statuses ...int) fx.Header {
+	return fx.Header{Name: "Retry-After", Required: true, Statuses: statuses,
+		Description: "Seconds to wait before retrying.", Schema: map[string]any{"type": "string", "pattern": "^[0-9]+$"}}
+}
 
 // Names of the security schemes Auth declares (the keys of the OpenAPI
 // document's components.securitySchemes).
@@ -30,7 +42,8 @@ const (
 // any one of which a request may present; Optional lets requests without
 // credentials through.
 func authDeclaration(cfg AuthConfig) fx.Declaration {
-	d := fx.Declaration{Errors: []*fx.Error{declUnauthenticated}, Anonymous: cfg.Optional}
+	d := fx.Declaration{Errors: []*fx.Error{declUnauthenticated}, Anonymous: cfg.Optional,
+		Headers: []fx.Header{challengeHeader}}
 	if cfg.Bearer != nil {
 		s := fx.SecurityScheme{Name: BearerSchemeName, Type: "http", Scheme: "bearer",
 			Description: "A bearer token in the Authorization header (RFC 6750)."}
@@ -58,6 +71,36 @@ func authDeclaration(cfg AuthConfig) fx.Declaration {
 var requireDeclaration = fx.Declaration{
 	Errors:           []*fx.Error{declUnauthenticated, declForbidden},
 	RequiresIdentity: true,
+	Headers:          []fx.Header{challengeHeader},
+}
+
+// rateLimitDeclaration is what RateLimit declares: 429 with Retry-After,
+// the RateLimit and RateLimit-Policy fields on every answer it decided,
+// and 503 with Retry-After when a store of its own that can fail is not
+// FailOpen (the memory store cannot fail).
+func rateLimitDeclaration(local, failOpen bool) fx.Declaration {
+	d := fx.Declaration{Errors: []*fx.Error{declRateLimited}, Headers: []fx.Header{
+		{Name: "RateLimit", Description: `The remaining quota: "policy";r=remaining;t=seconds until it is whole again (IETF draft-ietf-httpapi-ratelimit-headers).`},
+		{Name: "RateLimit-Policy", Description: `The quota policy: "policy";q=requests;w=window in seconds.`},
+		retryAfterHeader(429),
+	}}
+	if !local && !failOpen {
+		d.Errors = append(d.Errors, declUnavailable)
+		d.Headers[2].Statuses = []int{429, 503}
+	}
+	return d
+}
+
+// requestIDDeclaration is what RequestID declares: the header it reads
+// (unless it ignores incoming IDs) and sets on every answer.
+func requestIDDeclaration(header string, ignoreIncoming bool) fx.Declaration {
+	d := fx.Declaration{Headers: []fx.Header{{Name: header, Required: true,
+		Description: "The request's ID: the one the request sent when it was safe, else a new one."}}}
+	if !ignoreIncoming {
+		d.Parameters = []fx.Parameter{{Name: header, In: "header",
+			Description: "An ID for the request, kept when safe (ValidRequestID: at most 128 printable ASCII characters, no quotes, backslash, comma, semicolon or angle brackets), else replaced."}}
+	}
+	return d
 }
 
 // tenantDeclaration is what Tenant under cfg declares: 400

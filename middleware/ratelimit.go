@@ -260,7 +260,7 @@ func RateLimit(cfg RateLimitConfig) fx.Middleware {
 	r.local, _ = r.store.(localStore)
 	r.policy = []byte(`"` + l.Name + `";q=` + strconv.Itoa(l.Requests) + `;w=` + strconv.FormatInt(int64(l.Period/time.Second), 10))
 	r.item = `"` + l.Name + `";r=`
-	return fx.Declare(r.handle, declRateLimited)
+	return fx.DeclareAll(r.handle, rateLimitDeclaration(r.local != nil, r.failOpen))
 }
 
 func (r *rateLimiter) handle(c *fx.Ctx, next fx.Next) error {

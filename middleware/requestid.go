@@ -60,7 +60,7 @@ func RequestID(cfg ...RequestIDConfig) fx.Middleware {
 		header = "X-Request-ID"
 	}
 	ignore := c.IgnoreIncoming
-	return func(c *fx.Ctx, next fx.Next) error {
+	return fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error {
 		rc := c.RequestCtx()
 		var id string
 		if in := rc.Request.Header.Peek(header); !ignore && validRequestID(in) {
@@ -71,7 +71,7 @@ func RequestID(cfg ...RequestIDConfig) fx.Middleware {
 		rc.Response.Header.Set(header, id)
 		c.AddLogAttrs(slog.String(RequestIDLogKey, id))
 		return next()
-	}
+	}, requestIDDeclaration(header, ignore))
 }
 
 // RequestIDFrom returns the request's ID, the value of its log attribute

@@ -96,7 +96,7 @@ func Generate(app *fx.App, cfg Config) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &generator{opIDs: map[string]int{}}
+	g := &generator{opIDs: map[string]int{}, schemas: componentSchemas()}
 	paths := map[string]any{}
 	var tags []string
 	for _, r := range routes {
@@ -124,7 +124,7 @@ func Generate(app *fx.App, cfg Config) (map[string]any, error) {
 	if l := cfg.License; l != nil {
 		info["license"] = stringsObject("name", l.Name, "identifier", l.Identifier, "url", l.URL)
 	}
-	components := map[string]any{"schemas": componentSchemas()}
+	components := map[string]any{"schemas": g.schemas}
 	if ss := g.schemes.components(); ss != nil {
 		components["securitySchemes"] = ss
 	}
@@ -190,12 +190,14 @@ func oasPath(p string) string {
 type generator struct {
 	opIDs   map[string]int // operationIds given so far → count
 	schemes schemes
+	schemas map[string]any // components.schemas: the shared ones and each operation's error schemas
 }
 
 // operation builds the Operation Object of one route.
 func (g *generator) operation(r fx.RouteInfo) map[string]any {
+	opID := g.operationID(r)
 	op := map[string]any{
-		"operationId": g.operationID(r),
+		"operationId": opID,
 		"summary":     cmpOr(r.Doc.Summary, r.Method+" "+oasPath(r.Path)),
 	}
 	if r.Doc.Description != "" {
@@ -222,7 +224,7 @@ func (g *generator) operation(r fx.RouteInfo) map[string]any {
 		}
 		op["requestBody"] = rb
 	}
-	op["responses"] = responses(r)
+	op["responses"] = g.responses(r, opID, decls)
 	return op
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/health"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/idempotency"
 	"github.com/fxhq/fx/openapi"
 	"github.com/fxhq/fx/validate"
 )
@@ -39,8 +40,10 @@ func testApp() *fx.App {
 	app.Route(fx.Route{Method: "GET", Path: "/users/:id", Handler: ok,
 		Errors: []*fx.Error{errUserNotFound}, Responses: []fx.Response{{Body: User{}}}})
 	app.Get("/files/*rest", ok)
-	guard := fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() },
-		fx.NewCatalogError(fx.CodeUnauthenticated, "x"), fx.NewCatalogError(fx.CodeForbidden, "x"))
+	guard := fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.Declaration{
+		Errors:  []*fx.Error{fx.NewCatalogError(fx.CodeUnauthenticated, "x"), fx.NewCatalogError(fx.CodeForbidden, "x")},
+		Headers: []fx.Header{{Name: "WWW-Authenticate", Required: true, Statuses: []int{401}}},
+	})
 	admin := app.Group("/admin", guard).Doc(fx.RouteDoc{Tags: []string{"admin"}})
 	admin.Route(fx.Route{Method: "PUT", Path: "/users/:id", Body: validate.Struct[User](), Handler: ok,
 		Doc: fx.RouteDoc{OperationID: "replaceUser", Deprecated: true}})
@@ -87,16 +90,54 @@ func generate(t *testing.T, app *fx.App) map[string]any {
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
+	schemas = get(t, out, "components", "schemas").(map[string]any)
 	return out
 }
 
+// schemas are the components.schemas of the last document generate
+// returned (the tests of this package do not run in parallel).
+var schemas map[string]any
+
+// deref follows a schema's $ref into schemas.
+func deref(t *testing.T, s any) map[string]any {
+	t.Helper()
+	m := s.(map[string]any)
+	if r, ok := m["$ref"].(string); ok {
+		name := r[len("#/components/schemas/"):]
+		if m, ok = schemas[name].(map[string]any); !ok {
+			t.Fatalf("no schema %s", name)
+		}
+	}
+	return m
+}
+
+// errorSchemas are the schemas of the envelope's error member of one
+// error response: one, or the variants of its oneOf.
+func errorSchemas(t *testing.T, op any, status string) []map[string]any {
+	t.Helper()
+	env := deref(t, get(t, op, "responses", status, "content", "application/json", "schema"))
+	errObj := deref(t, get(t, env, "properties", "error"))
+	variants, ok := errObj["oneOf"].([]any)
+	if !ok {
+		return []map[string]any{errObj}
+	}
+	var out []map[string]any
+	for _, v := range variants {
+		out = append(out, deref(t, v))
+	}
+	return out
+}
+
+// codesAt lists the codes an operation documents at status, sorted.
 func codesAt(t *testing.T, op any, status string) []string {
 	t.Helper()
-	s := get(t, op, "responses", status, "content", "application/json", "schema", "allOf").([]any)
 	var codes []string
-	for _, c := range get(t, s[1], "properties", "error", "properties", "code", "enum").([]any) {
-		codes = append(codes, c.(string))
+	for _, s := range errorSchemas(t, op, status) {
+		for _, c := range get(t, s, "properties", "code", "enum").([]any) {
+			codes = append(codes, c.(string))
+		}
 	}
+	slices.Sort(codes)
 	return codes
 }
 
@@ -157,7 +198,7 @@ func TestGenerateErrorResponses(t *testing.T) {
 			t.Errorf("POST /orders %s: %v, want %v", status, got, want)
 		}
 	}
-	if get(t, post, "responses", "422", "content", "application/json", "schema", "allOf").([]any)[1].(map[string]any)["properties"].(map[string]any)["error"].(map[string]any)["properties"].(map[string]any)["details"] == nil {
+	if get(t, errorSchemas(t, post, "422")[0], "properties", "details", "$ref") != "#/components/schemas/ValidationDetails" {
 		t.Error("422 does not describe its details")
 	}
 	user := get(t, paths, "/users/{id}", "get")
@@ -177,10 +218,8 @@ func TestGenerateErrorResponses(t *testing.T) {
 	if get(t, put, "responses", "401", "headers", "WWW-Authenticate") == nil {
 		t.Error("401 without WWW-Authenticate")
 	}
-	doc := generate(t, testApp())
-	codes := get(t, doc, "components", "schemas", "ErrorCode", "enum").([]any)
-	if len(codes) != len(fx.ErrorStatus) {
-		t.Errorf("ErrorCode lists %d codes, the catalog %d", len(codes), len(fx.ErrorStatus))
+	if _, has := schemas["ValidationDetails"]; !has {
+		t.Error("no ValidationDetails schema")
 	}
 }
 
@@ -332,5 +371,74 @@ func TestGenerateHealth(t *testing.T) {
 		if got := keysOf(get(t, op, "responses").(map[string]any)); !slices.Equal(got, []string{"200", "500", "503"}) {
 			t.Errorf("%s responses %v", p, got)
 		}
+	}
+}
+
+// TestGenerateHeaders: the request headers middleware read and the
+// response headers they set are documented on the routes they apply to,
+// on the statuses they are sent with; an operation's own success headers
+// too.
+func TestGenerateHeaders(t *testing.T) {
+	app := fx.New()
+	app.Use(middleware.RequestID())
+	keys, err := middleware.NewAPIKeys(map[string]middleware.Principal{"k_0123456789abcdef": {Subject: "s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := app.Group("/orders",
+		middleware.Auth(middleware.AuthConfig{APIKeys: keys}),
+		middleware.RateLimit(middleware.RateLimitConfig{Limit: middleware.Limit{Requests: 10, Period: time.Minute}}),
+		idempotency.New(idempotency.Config{Required: true}))
+	ok := func(c *fx.Ctx) error { return c.JSON(201, created{}) }
+	g.Route(fx.Route{Method: "POST", Path: "", Handler: ok, Responses: []fx.Response{{Status: 201, Body: created{},
+		Headers: []fx.Header{{Name: "Location", Required: true}}}}})
+	g.Route(fx.Route{Method: "GET", Path: "", Handler: ok})
+	paths := get(t, generate(t, app), "paths")
+	post, list := get(t, paths, "/orders", "post"), get(t, paths, "/orders", "get")
+
+	params := func(op any) map[string]bool { // name → required
+		out := map[string]bool{}
+		for _, p := range get(t, op, "parameters").([]any) {
+			if get(t, p, "in") == "header" {
+				r, _ := p.(map[string]any)["required"].(bool)
+				out[get(t, p, "name").(string)] = r
+			}
+		}
+		return out
+	}
+	if p := params(post); !p["Idempotency-Key"] {
+		t.Errorf("POST: Idempotency-Key not a required header: %v", p)
+	} else if _, ok := p["X-Request-ID"]; !ok {
+		t.Errorf("POST: X-Request-ID not a header parameter: %v", p)
+	}
+	if p := params(list); len(p) != 1 {
+		t.Errorf("GET: header parameters %v, want X-Request-ID only (idempotency acts on POST and PATCH)", p)
+	}
+	if got := codesAt(t, post, "422"); !slices.Equal(got, []string{fx.CodeIdempotencyKeyReused}) {
+		t.Errorf("POST 422: %v (a route without a contract validates nothing)", got)
+	}
+	if _, has := get(t, list, "responses").(map[string]any)["409"]; has {
+		t.Error("GET documents the 409 of idempotency, which does not act on GET")
+	}
+	headers := func(op any, status string) []string {
+		h, _ := get(t, op, "responses", status).(map[string]any)["headers"].(map[string]any)
+		return keysOf(h)
+	}
+	for status, want := range map[string][]string{
+		"201": {"Idempotent-Replayed", "Location", "RateLimit", "RateLimit-Policy", "X-Request-ID"},
+		"401": {"Idempotent-Replayed", "RateLimit", "RateLimit-Policy", "WWW-Authenticate", "X-Request-ID"},
+		"409": {"Idempotent-Replayed", "RateLimit", "RateLimit-Policy", "Retry-After", "X-Request-ID"},
+		"429": {"Idempotent-Replayed", "RateLimit", "RateLimit-Policy", "Retry-After", "X-Request-ID"},
+		"503": {"Idempotent-Replayed", "RateLimit", "RateLimit-Policy", "Retry-After", "X-Request-ID"},
+	} {
+		if got := headers(post, status); !slices.Equal(got, want) {
+			t.Errorf("POST %s headers %v, want %v", status, got, want)
+		}
+	}
+	if get(t, post, "responses", "201", "headers", "Location", "required") != true {
+		t.Error("Location is not required on the 201")
+	}
+	if got := headers(list, "200"); !slices.Equal(got, []string{"RateLimit", "RateLimit-Policy", "X-Request-ID"}) {
+		t.Errorf("GET 200 headers %v", got)
 	}
 }

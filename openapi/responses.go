@@ -1,26 +1,44 @@
 package openapi
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/validate"
 )
 
+// Error responses are written so that the client generators keep them
+// typed (docs/openapi.md, "Clients"): each error status of an operation
+// has a named schema of its own in components.schemas,
+// "<OperationId><status>Error" (PostOrders422Error), a plain object with
+// no allOf or anyOf: error.code is a string enum of exactly the codes the
+// operation declares at that status, error.message a string, and
+// error.details the schema of the declared error's Details (the
+// ValidationDetails of FX_VALIDATION_ERROR). When the codes of one
+// status carry details of different types, error is a oneOf of one named
+// schema per type ("<OperationId><status>Error<Code>"), with a
+// discriminator on code mapping each code to its schema: ogen decodes it
+// into a sum type, oapi-codegen into a union with Discriminator and
+// As<Variant> methods, openapi-typescript into a union narrowed by code.
+
 // responses builds the Responses Object of one route from its contract
 // (fx.RouteInfo.DeclaredResponses, which states what is listed and what
-// is not): each success status with its body's schema, and the error
-// responses by status, each listing the codes the operation can produce
-// there (an enum over the shared Envelope schema; FX_VALIDATION_ERROR
-// alone with the ValidationDetails schema). The ErrorCode schema in
-// components lists the whole catalog.
-func responses(r fx.RouteInfo) map[string]any {
+// is not): each success status with its body's schema and headers, and
+// each error status with its schema (see above) and the headers the
+// route's middleware declare for it.
+func (g *generator) responses(r fx.RouteInfo, opID string, decls []fx.Declaration) map[string]any {
 	out := map[string]any{}
 	errs := map[int][]string{}
+	var statuses []int
 	for _, d := range r.DeclaredResponses() {
 		if d.Code != "" {
+			if _, seen := errs[d.Status]; !seen {
+				statuses = append(statuses, d.Status)
+			}
 			errs[d.Status] = append(errs[d.Status], d.Code)
 			continue
 		}
@@ -40,16 +58,67 @@ func responses(r fx.RouteInfo) map[string]any {
 			}
 			o["content"] = map[string]any{ct: mt}
 		}
+		if h := responseHeaders(d.Status, d.Headers, decls); h != nil {
+			o["headers"] = h
+		}
 		out[strconv.Itoa(d.Status)] = o
 	}
-	for status, codes := range errs {
-		out[strconv.Itoa(status)] = errorResponse(status, codes)
+	for _, status := range statuses {
+		o := g.errorResponse(r, opID, status, errs[status])
+		if h := responseHeaders(status, nil, decls); h != nil {
+			o["headers"] = h
+		}
+		out[strconv.Itoa(status)] = o
 	}
 	return out
 }
 
-// errorResponse is the Response Object of the error codes of one status.
-func errorResponse(status int, codes []string) map[string]any {
+// responseHeaders is the headers object of one response: the operation's
+// own (fx.Response.Headers), then those the middleware declare for the
+// status (fx.Declaration.Headers), one per name (case-insensitive, first
+// wins); nil when none.
+func responseHeaders(status int, own []fx.Header, decls []fx.Declaration) map[string]any {
+	out := map[string]any{}
+	seen := map[string]bool{}
+	add := func(h fx.Header) {
+		k := strings.ToLower(h.Name)
+		if h.Name == "" || seen[k] {
+			return
+		}
+		if len(h.Statuses) > 0 && !slices.Contains(h.Statuses, status) {
+			return
+		}
+		seen[k] = true
+		schema := h.Schema
+		if schema == nil {
+			schema = map[string]any{"type": "string"}
+		}
+		o := map[string]any{"schema": schema}
+		if h.Description != "" {
+			o["description"] = h.Description
+		}
+		if h.Required {
+			o["required"] = true
+		}
+		out[h.Name] = o
+	}
+	for _, h := range own {
+		add(h)
+	}
+	for _, d := range decls {
+		for _, h := range d.Headers {
+			add(h)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// errorResponse is the Response Object of the error codes of one status,
+// its schema registered in g.schemas.
+func (g *generator) errorResponse(r fx.RouteInfo, opID string, status int, codes []string) map[string]any {
 	slices.Sort(codes)
 	desc := http.StatusText(status)
 	if desc == "" {
@@ -62,29 +131,111 @@ func errorResponse(status int, codes []string) map[string]any {
 		}
 		desc += sep + c
 	}
-	errObj := map[string]any{
-		"type":       "object",
-		"properties": map[string]any{"code": map[string]any{"enum": stringsAny(codes)}},
+	// group the codes by the schema of their details, in code order
+	type group struct {
+		codes   []string
+		details map[string]any // nil: the codes have no declared details
 	}
-	if len(codes) == 1 && codes[0] == fx.CodeValidationError {
-		errObj["properties"].(map[string]any)["details"] = ref("ValidationDetails")
-		errObj["required"] = []any{"details"}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, c := range codes {
+		d := detailsSchema(r, c)
+		k := ""
+		if d != nil {
+			b, _ := json.Marshal(d)
+			k = string(b)
+		}
+		gr := byKey[k]
+		if gr == nil {
+			gr = &group{details: d}
+			byKey[k] = gr
+			groups = append(groups, gr)
+		}
+		gr.codes = append(gr.codes, c)
 	}
-	schema := map[string]any{"allOf": []any{ref("Envelope"), map[string]any{
-		"type": "object", "properties": map[string]any{"error": errObj},
-	}}}
-	o := map[string]any{"description": desc, "content": jsonContent(schema)}
-	switch status {
-	case 401:
-		o["headers"] = map[string]any{"WWW-Authenticate": header("The authentication scheme the route expects.")}
-	case 429, 503:
-		o["headers"] = map[string]any{"Retry-After": header("Seconds to wait before retrying.")}
+	name := schemaName(opID) + strconv.Itoa(status) + "Error"
+	var errObj map[string]any
+	if len(groups) == 1 {
+		errObj = errorObject(groups[0].codes, groups[0].details)
+	} else {
+		variants := make([]any, 0, len(groups))
+		mapping := map[string]any{}
+		for _, gr := range groups {
+			vn := name + schemaName(strings.ToLower(gr.codes[0]))
+			g.schemas[vn] = errorObject(gr.codes, gr.details)
+			variants = append(variants, ref(vn))
+			for _, c := range gr.codes {
+				mapping[c] = "#/components/schemas/" + vn
+			}
+		}
+		errObj = map[string]any{
+			"oneOf":         variants,
+			"discriminator": map[string]any{"propertyName": "code", "mapping": mapping},
+		}
 	}
-	return o
+	g.schemas[name] = map[string]any{
+		"description": "The envelope of " + desc + ".",
+		"type":        "object", "required": []any{"error"},
+		"properties": map[string]any{"error": errObj},
+	}
+	return map[string]any{"description": desc, "content": jsonContent(ref(name))}
 }
 
-func header(desc string) map[string]any {
-	return map[string]any{"description": desc, "schema": map[string]any{"type": "string"}}
+// errorObject is the schema of the envelope's error member for codes that
+// share one details schema (nil: no details).
+func errorObject(codes []string, details map[string]any) map[string]any {
+	props := map[string]any{
+		"code":    map[string]any{"type": "string", "enum": stringsAny(codes)},
+		"message": map[string]any{"type": "string"},
+	}
+	req := []any{"code", "message"}
+	if details != nil {
+		props["details"] = details
+		req = append(req, "details")
+	}
+	return map[string]any{"type": "object", "required": req, "properties": props}
+}
+
+// detailsSchema is the schema of the details a route's code carries: the
+// ValidationDetails of FX_VALIDATION_ERROR, else the type of the Details
+// of the route's declared error of that code; nil when it declares none.
+func detailsSchema(r fx.RouteInfo, code string) map[string]any {
+	if code == fx.CodeValidationError {
+		return ref("ValidationDetails")
+	}
+	for _, e := range r.Errors {
+		if e.Code == code {
+			if e.Details == nil {
+				return nil
+			}
+			return typeSchema(e.Details)
+		}
+	}
+	return nil
+}
+
+// schemaName turns an operationId or a code into a component name part:
+// letters and digits, each word capitalised ("postOrders" → "PostOrders",
+// "fx_validation_error" → "FxValidationError").
+func schemaName(s string) string {
+	var b strings.Builder
+	up := true
+	for _, c := range s {
+		switch {
+		case c >= 'a' && c <= 'z':
+			if up {
+				c -= 'a' - 'A'
+			}
+			b.WriteRune(c)
+			up = false
+		case c >= 'A' && c <= 'Z' || c >= '0' && c <= '9':
+			b.WriteRune(c)
+			up = false
+		default:
+			up = true
+		}
+	}
+	return b.String()
 }
 
 func ref(name string) map[string]any {
@@ -100,37 +251,14 @@ func cmpOr(s ...string) string {
 	return ""
 }
 
-// componentSchemas are the shared schemas: the envelope every error uses,
-// the details of FX_VALIDATION_ERROR, and the catalog of codes.
+// componentSchemas are the shared schemas: the details of
+// FX_VALIDATION_ERROR (each operation's error schemas are added as the
+// operations are written). Nothing unused is listed: a linter flags an
+// unused component.
 func componentSchemas() map[string]any {
-	codes := make([]any, 0, len(fx.ErrorStatus))
-	for code := range fx.ErrorStatus {
-		codes = append(codes, code)
-	}
-	slices.SortFunc(codes, func(a, b any) int {
-		if a.(string) < b.(string) {
-			return -1
-		}
-		return 1
-	})
 	return map[string]any{
-		"Envelope": map[string]any{
-			"description": "Every error response: {\"error\":{\"code\",\"message\",\"details\"?}}. Operations narrow error.code to the codes they can produce.",
-			"type":        "object", "required": []any{"error"}, "additionalProperties": false,
-			"properties": map[string]any{"error": map[string]any{
-				"type": "object", "required": []any{"code", "message"}, "additionalProperties": false,
-				"properties": map[string]any{
-					"code": map[string]any{
-						"description": "A stable code: one of ErrorCode, or an application code (never starting with FX_).",
-						"anyOf":       []any{ref("ErrorCode"), map[string]any{"type": "string", "not": map[string]any{"pattern": "^FX_"}}},
-					},
-					"message": map[string]any{"type": "string"},
-					"details": map[string]any{"description": "Present only when the error has details (never null or {})."},
-				},
-			}},
-		},
 		"ValidationIssue": map[string]any{
-			"type": "object", "required": []any{"location", "path", "message"}, "additionalProperties": false,
+			"type": "object", "required": []any{"location", "path", "message"},
 			"properties": map[string]any{
 				"location": map[string]any{"type": "string", "enum": []any{"body", "query", "path", "header"}},
 				"path":     map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
@@ -138,15 +266,11 @@ func componentSchemas() map[string]any {
 			},
 		},
 		"ValidationDetails": map[string]any{
-			"type": "object", "required": []any{"issues"}, "additionalProperties": false,
+			"type": "object", "required": []any{"issues"},
 			"properties": map[string]any{
 				"issues":    map[string]any{"type": "array", "items": ref("ValidationIssue")},
 				"truncated": map[string]any{"type": "boolean", "description": "More issues were found than listed (Config.MaxIssues)."},
 			},
-		},
-		"ErrorCode": map[string]any{
-			"description": "Every code the framework emits (fx.ErrorStatus).",
-			"type":        "string", "enum": codes,
 		},
 	}
 }

@@ -113,7 +113,9 @@ func (ss *schemes) security(decls []fx.Declaration) []any {
 func declarations(r fx.RouteInfo) []fx.Declaration {
 	out := make([]fx.Declaration, 0, len(r.Middleware))
 	for _, mw := range r.Middleware {
-		out = append(out, fx.DeclarationOf(mw))
+		if d := fx.DeclarationOf(mw); d.AppliesTo(r.Method) {
+			out = append(out, d)
+		}
 	}
 	return out
 }

@@ -30,17 +30,20 @@ func JSONSchemaOf(s Schema) (schema map[string]any, ok bool) {
 // structs flattened), time.Time is a date-time string, []byte a base64
 // string, an integer has its format (int32, int64) and its Go type's
 // bounds, and a type that decodes itself (json.Unmarshaler) is any value.
-// Constraint tags become keywords (docs/tags.md): required fills the
-// object's required list (no other property is required: an absent key
-// keeps its zero value), min/max become minLength, minimum, minItems, ...,
+// Constraint tags become keywords (docs/tags.md), min/max becoming
+// minLength, minimum, minItems, ...,
 // doc and example become description and examples. Slices and maps may
 // be null (c.JSON encodes a nil one as null); the schemas of request
 // values (StructSchema.JSONSchema, TypeDecoder.JSONSchema) make them
 // nullable only when the field is a pointer or starts with omitempty.
 // A recursive type is described down to its first repetition, which is
-// any value. It is for response bodies (what c.JSON encodes from t) as
-// well as requests; the tags of a type whose tags do not compile are left
-// out.
+// any value. It describes response bodies (what c.JSON encodes from t);
+// the tags of a type whose tags do not compile are left out. Its required
+// lists are a response's: every field c.JSON always
+// sends (no omitempty or omitzero, not a pointer). The schemas of request
+// values list instead the fields whose absence is refused: those tagged
+// required, and those whose zero value (what an absent key leaves) fails
+// their rules (validate:"min=1" on an int).
 func TypeJSONSchema(t reflect.Type) map[string]any {
 	return typeSchema(describe(t), &describer{open: map[*tdesc]bool{}, rules: true})
 }

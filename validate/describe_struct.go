@@ -2,6 +2,7 @@ package validate
 
 import (
 	"math"
+	"reflect"
 
 	json "github.com/goccy/go-json"
 )
@@ -90,7 +91,17 @@ func structSchema(d *tdesc, ds *describer) map[string]any {
 	for _, f := range d.fields {
 		m := typeSchema(f.d, ds)
 		fp := plans[f.name]
-		if fp != nil && describeField(m, f, fp, ds.request) {
+		req := fp != nil && describeField(m, f, fp, ds.request)
+		switch {
+		case ds.request:
+			// absent, the field keeps its zero value: required when that
+			// value fails its rules (validate:"min=1" on an int)
+			req = req || fp != nil && !f.ptr && fp.v != nil && !fp.v.omitFirst() && zeroFails(fp.v)
+		default:
+			// c.JSON sends a field without omitempty that is not a pointer
+			req = !f.ptr && !f.omit
+		}
+		if req {
 			required = append(required, f.name)
 		}
 		props[f.name] = m
@@ -142,6 +153,14 @@ func describeField(m map[string]any, f fdesc, fp *fplan, request bool) (required
 		m["type"] = []any{m["type"], "null"}
 	}
 	return required
+}
+
+// zeroFails reports whether v's rules refuse the zero value of its type.
+func zeroFails(v *vplan) bool {
+	if v.ptr || v.t == nil {
+		return false
+	}
+	return len(v.run(reflect.New(v.t).UnsafePointer(), nil, 1, nil)) > 0
 }
 
 func (v *vplan) omitFirst() bool { return len(v.rules) > 0 && v.rules[0].omit }

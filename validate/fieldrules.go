@@ -34,6 +34,10 @@ func CompileField(owner reflect.Type, f reflect.StructField) (*FieldRules, error
 	return &FieldRules{v: fp.v, fp: fp, f: f}, nil
 }
 
+// Constrained reports whether the tags hold any rule (a field with only
+// doc or example tags has none): a value can then be refused.
+func (r *FieldRules) Constrained() bool { return r != nil && r.v != nil }
+
 // Required reports whether the tags hold required: an absent value is
 // refused with "Required".
 func (r *FieldRules) Required() bool {

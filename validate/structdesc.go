@@ -70,6 +70,9 @@ type fdesc struct {
 	str      bool
 	owner    reflect.Type // the struct declaring the field (an embedded one's, when flattened)
 	goName   string
+	// omit: encoding may leave the field out (omitempty or omitzero, or
+	// promoted from an embedded pointer that may be nil)
+	omit bool
 }
 
 var (
@@ -194,7 +197,8 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc, depth int
 			continue
 		}
 		d.byName[name] = len(d.fields)
-		d.fields = append(d.fields, fdesc{name: name, d: fd, ptr: f.Type.Kind() == reflect.Pointer,
+		omit := indirect || strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,")
+		d.fields = append(d.fields, fdesc{name: name, d: fd, ptr: f.Type.Kind() == reflect.Pointer, omit: omit,
 			typ: f.Type, off: base + f.Offset, indirect: indirect, str: str, owner: t, goName: f.Name})
 	}
 	for _, e := range embedded {

@@ -360,7 +360,9 @@ func TestTagChecksDoNotAllocate(t *testing.T) {
 }
 
 // TestTagJSONSchema: every constraint becomes its JSON Schema keyword,
-// from the same plan.
+// from the same plan; a field whose zero value (what an absent key
+// leaves) fails its rules is required: kind, code, qty and exact too,
+// not email or opt (omitempty).
 func TestTagJSONSchema(t *testing.T) {
 	type S struct {
 		Name   string            `json:"name" validate:"required,min=2,max=20" doc:"Display name" example:"Ada"`
@@ -384,7 +386,7 @@ func TestTagJSONSchema(t *testing.T) {
 		`"ptrMap":{"additionalProperties":{"format":"int64","maximum":9007199254740992,"minimum":-9007199254740992,"type":"integer"},"type":["object","null"]},` +
 		`"qty":{"examples":[3],"exclusiveMaximum":10,"format":"int32","maximum":2147483647,"minimum":1,"type":"integer"},` +
 		`"tags":{"items":{"format":"uuid","type":"string"},"maxItems":3,"type":"array","uniqueItems":true}},` +
-		`"required":["name","tags"],"type":"object"}`
+		`"required":["name","kind","code","qty","exact","tags"],"type":"object"}`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

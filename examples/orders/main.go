@@ -107,7 +107,7 @@ type (
 	listOrders struct {
 		Status   string `query:"status" validate:"omitempty,oneof=open paid shipped"`
 		Customer string `query:"customer" validate:"omitempty,max=80" doc:"Only this customer's orders"`
-		Limit    int    `query:"limit" validate:"omitempty,min=1,max=100" doc:"At most this many (default 20)"`
+		Limit    int    `query:"limit" validate:"min=0,max=100" doc:"At most this many (0 or absent: 20)"`
 	}
 )
 
@@ -165,7 +165,8 @@ func newApp(cfg config) (*fx.App, error) {
 		return o, nil
 	}, func(r *fx.Route) {
 		r.Doc = fx.RouteDoc{Summary: "Create an order"}
-		r.Responses = []fx.Response{{Status: 201}}
+		r.Responses = []fx.Response{{Status: 201, Headers: []fx.Header{
+			{Name: "Location", Required: true, Description: "The new order's path (/orders/{id})."}}}}
 		r.Middleware = append(r.Middleware, idem)
 	})
 	fx.Op(orders, "GET", "/orders/:id", func(c *fx.Ctx, in *getOrder) (*Order, error) {
