@@ -186,6 +186,6 @@ func newApp(cfg fx.Config) *fx.App {
 	})
 	// GET /openapi.json: the document of the routes above; GET /docs: a
 	// page rendering it (no CDN: its script is embedded).
-	openapi.Mount(app, openapi.Config{Title: "fx demo", Version: "1.0.0", YAMLPath: "-"})
+	openapi.Mount(app, openapi.Config{Title: "fx demo", Version: "1.0.0", YAMLPath: "-", License: &openapi.License{Name: "MIT", Identifier: "MIT"}})
 	return app
 }

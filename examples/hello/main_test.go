@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -243,6 +245,26 @@ func TestPanicStack(t *testing.T) {
 			}
 		default:
 			t.Errorf("dev=%v: no stack logged: %s", dev, logs.String())
+		}
+	}
+}
+
+// TestDocument: the demo serves its document; with FX_OPENAPI_OUT set
+// (.ci/run) it is written there, for the lint and the generated clients.
+func TestDocument(t *testing.T) {
+	r := fxtest.New(t, newApp(fx.Config{Logger: slog.New(slog.DiscardHandler)})).Get("/openapi.json").Do().AssertStatus(200)
+	var doc struct {
+		Paths map[string]json.RawMessage `json:"paths"`
+	}
+	r.Decode(&doc)
+	for _, p := range []string{"/hello", "/users/{id}", "/orders"} {
+		if _, ok := doc.Paths[p]; !ok {
+			t.Errorf("the document has no %s", p)
+		}
+	}
+	if dir := os.Getenv("FX_OPENAPI_OUT"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, "examples-hello.json"), r.Body, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
