@@ -30,7 +30,7 @@ func ExampleNew() {
 	}, websocket.Config{ReadLimit: 4 << 10, PingInterval: 20 * time.Second}))
 
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	go app.Serve(ln) //nolint:errcheck // ends with Shutdown
+	go app.Serve(ln) // ends with Shutdown
 	defer app.Shutdown()
 
 	conn, _, err := gws.DefaultDialer.Dial("ws://"+ln.Addr().String()+"/echo", nil)

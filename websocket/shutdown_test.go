@@ -111,7 +111,7 @@ func TestHandshakeCaughtByShutdownIs503(t *testing.T) {
 		app.Get("/ws", websocket.New(func(c *websocket.Conn) error { ran.Store(true); return nil }))
 		app.Use(func(c *fx.Ctx, next fx.Next) error {
 			err := next()
-			go c.App().Shutdown() //nolint:errcheck // the test's cleanup waits for it
+			go c.App().Shutdown() // the test's cleanup waits for it
 			for !c.App().ShuttingDown() {
 				time.Sleep(time.Millisecond)
 			}
