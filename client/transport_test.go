@@ -143,8 +143,7 @@ func TestRedirectToAnotherOriginDropsCredentials(t *testing.T) {
 func TestRedirectWithinTheOrigin(t *testing.T) {
 	transports(t, func(t *testing.T, cfg Config) {
 		log := &headerLog{}
-		var srv *rawSrv
-		srv = rawServer(t, func(conn net.Conn, r *http.Request) {
+		srv := rawServer(t, func(conn net.Conn, r *http.Request) {
 			if r.URL.Path == "/from" {
 				redirect(303, "/to")(conn, r)
 				return

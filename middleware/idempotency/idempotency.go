@@ -348,7 +348,7 @@ func (m *idempotency) handle(c *fx.Ctx, next fx.Next) error {
 	// next returns when the handler has returned: it runs on this
 	// goroutine, middleware.Timeout included, so its outcome is final here.
 	err = next()
-	answer, resp := handlerAnswer(c, err)
+	resp, answer := handlerAnswer(c, err)
 	status := resp.StatusCode()
 	if answer != nil {
 		status, _ = fx.Resolve(answer)
@@ -383,26 +383,26 @@ type lateAnswer interface {
 // claim is not released to run it again. A handler that itself reported
 // the end of its context (context.DeadlineExceeded or Canceled: a timeout
 // or a shutdown it gave up on) answered a 5xx, and its claim is released.
-func handlerAnswer(c *fx.Ctx, err error) (error, *fasthttp.Response) {
+func handlerAnswer(c *fx.Ctx, err error) (*fasthttp.Response, error) {
 	resp := &c.RequestCtx().Response
 	if err == nil {
-		return nil, resp
+		return resp, nil
 	}
 	return errorAnswer(err, resp)
 }
 
 // errorAnswer is handlerAnswer for a non-nil err: apart, so that the
 // variable errors.As fills (it escapes) costs nothing on a success.
-func errorAnswer(err error, resp *fasthttp.Response) (error, *fasthttp.Response) {
+func errorAnswer(err error, resp *fasthttp.Response) (*fasthttp.Response, error) {
 	var late lateAnswer
 	if !errors.As(err, &late) {
-		return err, resp
+		return resp, err
 	}
 	lresp, lerr := late.LateAnswer()
 	if lerr != nil || lresp == nil {
-		return cmp.Or(lerr, err), resp
+		return resp, cmp.Or(lerr, err)
 	}
-	return nil, lresp
+	return lresp, nil
 }
 
 // unscoped runs a request whose caller nothing identifies (ErrNoScope)
