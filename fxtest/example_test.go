@@ -152,7 +152,6 @@ func ExampleRequireFullCoverage() {
 
 	// Output:
 	// false
-	// FAIL: fxtest coverage: 1 of 3 declared responses exercised; not exercised:
+	// FAIL: fxtest coverage: 1 of 2 declared responses exercised; not exercised:
 	// 	GET /orders/:id 404 APP_ORDER_NOT_FOUND
-	// 	GET /orders/:id 422 FX_VALIDATION_ERROR
 }
