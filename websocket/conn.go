@@ -227,26 +227,14 @@ func (c *Conn) readFailed(err error) error {
 	var ce *ws.CloseError
 	switch {
 	case errors.As(err, &ce):
-		c.mu.Lock()
-		if c.closeCode == 0 {
-			c.closeCode, c.reason, c.byPeer = ce.Code, ce.Text, true
-		}
-		c.mu.Unlock()
+		c.recordClose(ce.Code, ce.Text, true)
 		c.shut() // the library answered the close; nothing more to send
 	case errors.Is(err, ws.ErrReadLimit):
 		// The library has sent the 1009 itself.
-		c.mu.Lock()
-		if c.closeCode == 0 {
-			c.closeCode, c.reason = ws.CloseMessageTooBig, "message too big"
-		}
-		c.mu.Unlock()
+		c.recordClose(ws.CloseMessageTooBig, "message too big", false)
 		c.shut()
 	default:
-		c.mu.Lock()
-		if c.closeCode == 0 {
-			c.closeCode, c.reason, c.byPeer = closeAbnormal, "", true
-		}
-		c.mu.Unlock()
+		c.recordClose(closeAbnormal, "", true)
 		c.shut()
 	}
 	return err
@@ -261,17 +249,24 @@ func (c *Conn) extendRead() {
 	_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.PingInterval + c.cfg.PongTimeout))
 }
 
+// recordClose records the connection's close code and reason (byPeer:
+// the peer closed, or vanished, first) unless a close was recorded
+// before, and reports whether this one was the first.
+func (c *Conn) recordClose(code int, reason string, byPeer bool) (first bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closeCode != 0 {
+		return false
+	}
+	c.closeCode, c.reason, c.byPeer = code, reason, byPeer
+	return true
+}
+
 // closeWith sends the close frame code/reason now, unless a close was
 // recorded first, and stops the writer. It is called on the goroutine
 // that found the reason (the handler's read, the writer at Shutdown).
 func (c *Conn) closeWith(code int, reason string) {
-	c.mu.Lock()
-	first := c.closeCode == 0
-	if first {
-		c.closeCode, c.reason = code, reason
-	}
-	c.mu.Unlock()
-	if first {
+	if c.recordClose(code, reason, false) {
 		c.sendClose(ws.FormatCloseMessage(code, reason))
 	}
 	c.shut()
@@ -410,11 +405,7 @@ func (c *Conn) drop() { c.dropWith(closeAbnormal, "") }
 // the writer and closes the socket, without writing: the peer is not
 // reading.
 func (c *Conn) dropWith(code int, reason string) {
-	c.mu.Lock()
-	if c.closeCode == 0 {
-		c.closeCode, c.reason, c.byPeer = code, reason, code == closeAbnormal
-	}
-	c.mu.Unlock()
+	c.recordClose(code, reason, code == closeAbnormal)
 	c.dropped.Store(true)
 	c.shut()
 	// Deadlines in the past end a blocked read or write at once. (Close
@@ -450,13 +441,7 @@ func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, end func(code strin
 		s.logFailure(fc, err, stack)
 	}
 	c.closing.Store(true)
-	c.mu.Lock()
-	first := c.closeCode == 0
-	if first {
-		c.closeCode, c.reason = code, reason
-	}
-	c.mu.Unlock()
-	if first {
+	if c.recordClose(code, reason, false) {
 		c.finishQueue(ws.FormatCloseMessage(code, reason))
 	}
 	c.shut()
