@@ -82,6 +82,24 @@ func ordersOgen(t *testing.T, ex example, r *recorder) {
 		return res
 	}
 
+	// 409 and 503 from idempotency: a first POST stays in its handler
+	// (the server holds the orders store) and holds the idempotency
+	// store's one key; the same key again, then another key.
+	ex.control("hold")
+	var slow ogen.PostOrdersRes
+	var slowErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		slow, slowErr = c.PostOrders(ctx, body(validOrder), ogen.PostOrdersParams{XTenantID: ordersTenant, IdempotencyKey: "k-slow"})
+	}()
+	ex.control("claimed")
+	post(ctx, "k-slow", validOrder)
+	post(ctx, "k-other", validOrder)
+	ex.control("release")
+	<-done
+	r.ogen("postOrders", slow, slowErr)
+
 	// POST /orders: created, replayed, the key reused for another body,
 	// invalid, no key, over the body limit.
 	res, err := c.PostOrders(ctx, body(validOrder), ogen.PostOrdersParams{XTenantID: ordersTenant, IdempotencyKey: "k-1"})
@@ -104,7 +122,8 @@ func ordersOgen(t *testing.T, ex example, r *recorder) {
 	getByID(ctx, "42")
 
 	// GET /orders: a filtered list, a limit over the maximum.
-	if got, ok := list(ctx, ogen.GetOrdersParams{Status: ogen.NewOptGetOrdersStatus(ogen.GetOrdersStatusOpen)}).(*ogen.GetOrdersOKHeaders); !ok || len(got.Response.Orders) != 1 {
+	// Two orders: the one held in its handler, then k-1.
+	if got, ok := list(ctx, ogen.GetOrdersParams{Status: ogen.NewOptGetOrdersStatus(ogen.GetOrdersStatusOpen)}).(*ogen.GetOrdersOKHeaders); !ok || len(got.Response.Orders) != 2 {
 		t.Errorf("ogen: GET /orders?status=open = %#v", got)
 	}
 	list(ctx, ogen.GetOrdersParams{Limit: ogen.NewOptInt64(500)})
@@ -158,6 +177,15 @@ func ordersOapi(t *testing.T, ex example, r *recorder) {
 		return res
 	}
 
+	ex.control("hold")
+	done := make(chan *oapi.PostOrdersResponse)
+	go func() { done <- post(ctx, "k-slow", validOrder) }()
+	ex.control("claimed")
+	post(ctx, "k-slow", validOrder)
+	post(ctx, "k-other", validOrder)
+	ex.control("release")
+	<-done
+
 	res := post(ctx, "k-1", validOrder)
 	if res.JSON201 == nil || res.JSON201.Lines == nil || (*res.JSON201.Lines)[0].Sku != "BOOK-1" {
 		t.Fatalf("oapi-codegen: POST /orders = %d %s", res.StatusCode(), res.Body)
@@ -186,7 +214,7 @@ func ordersOapi(t *testing.T, ex example, r *recorder) {
 	getByID(ctx, "42")
 
 	open := oapi.GetOrdersParamsStatusOpen
-	if got := list(ctx, oapi.GetOrdersParams{Status: &open}); got.JSON200 == nil || got.JSON200.Orders == nil || len(*got.JSON200.Orders) != 1 {
+	if got := list(ctx, oapi.GetOrdersParams{Status: &open}); got.JSON200 == nil || got.JSON200.Orders == nil || len(*got.JSON200.Orders) != 2 {
 		t.Errorf("oapi-codegen: GET /orders?status=open = %d %s", got.StatusCode(), got.Body)
 	}
 	limit := int64(500)
