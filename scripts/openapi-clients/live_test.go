@@ -25,7 +25,9 @@ import (
 // as their users run them: each example is built (go build, as `go run
 // ./examples/NAME` does) and started on 127.0.0.1, and every call goes
 // over the loopback through the client's own request encoding and
-// response decoding.
+// response decoding. examples/orders runs as its TestServeForClients
+// serves it: the App main builds, where a request can be held in its
+// handler, which its 409 and 503 need.
 
 // example is a running example server.
 type example struct {
