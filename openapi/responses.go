@@ -66,6 +66,14 @@ func (g *generator) responses(r fx.RouteInfo, opID string, decls []fx.Declaratio
 	for _, status := range statuses {
 		o := g.errorResponse(r, opID, status, errs[status])
 		if h := responseHeaders(status, nil, decls); h != nil {
+			if status == http.StatusRequestEntityTooLarge {
+				// A body over Config.BodyLimit is refused while the
+				// request is read, before any middleware runs: the
+				// headers they set may be missing from this answer.
+				for _, o := range h {
+					delete(o.(map[string]any), "required")
+				}
+			}
 			o["headers"] = h
 		}
 		out[strconv.Itoa(status)] = o

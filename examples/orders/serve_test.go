@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/middleware/idempotency"
+)
+
+// TestServeForClients serves the service on 127.0.0.1 for the clients
+// generated from its document (scripts/openapi-clients runs it with
+// FX_SERVE_FOR_CLIENTS=1; plain go test skips it), built by newApp as
+// main builds it but with what makes every declared answer reachable
+// from outside, as TestContract does in memory: an idempotency store of
+// one key (a second request while one is in flight gets the 503 of a
+// full store) and the orders store's lock, which the caller holds and
+// releases with lines on stdin:
+//
+//	hold      lock the orders store: POST /orders stays in its handler
+//	claimed   wait until a request holds the idempotency store's key
+//	release   unlock the orders store
+//
+// It prints "listening 127.0.0.1:PORT", then "ok LINE" once each line is
+// done, and returns when stdin closes.
+func TestServeForClients(t *testing.T) {
+	if os.Getenv("FX_SERVE_FOR_CLIENTS") == "" {
+		t.Skip("run by scripts/openapi-clients' tests (FX_SERVE_FOR_CLIENTS=1)")
+	}
+	db := newStore()
+	idem := idempotency.NewMemoryStore(idempotency.MemoryConfig{MaxKeys: 1})
+	app, err := newApp(config{idem: idem, db: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("listening", fxtest.Serve(t, app))
+	held := false
+	for sc := bufio.NewScanner(os.Stdin); sc.Scan(); {
+		switch line := sc.Text(); line {
+		case "hold":
+			db.mu.Lock()
+			held = true
+		case "claimed":
+			for deadline := time.Now().Add(10 * time.Second); idem.Len() == 0 && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+		case "release":
+			if held {
+				db.mu.Unlock()
+				held = false
+			}
+		default:
+			t.Fatalf("unknown line %q", line)
+		}
+		fmt.Println("ok", sc.Text())
+	}
+	if held {
+		db.mu.Unlock()
+	}
+}
