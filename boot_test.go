@@ -427,7 +427,7 @@ func TestConfigErrorsShareOneWording(t *testing.T) {
 	}
 }
 
-func TestRelPluginSetupPanics(t *testing.T) {
+func TestPluginSetupPanics(t *testing.T) {
 	app, logs := newLogged()
 	app.Register(fx.Plugin{Name: "db", Setup: func(*fx.App) error {
 		panic(&os.PathError{Op: "open", Path: "/etc/app/secret.pem", Err: os.ErrPermission})

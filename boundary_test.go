@@ -466,7 +466,7 @@ func TestErrorLookupFollowsErrorsAs(t *testing.T) {
 	}
 }
 
-func TestRelHookThatPanicsFallsBackToTheOriginalEnvelope(t *testing.T) {
+func TestHookThatPanicsFallsBackToTheOriginalEnvelope(t *testing.T) {
 	app, logs := newLogged()
 	app.OnError(func(c *fx.Ctx, err any) bool {
 		c.SetHeader("X-Hook", "half-written")
@@ -492,7 +492,7 @@ func TestRelHookThatPanicsFallsBackToTheOriginalEnvelope(t *testing.T) {
 		} else {
 			relMustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
 		}
-		if m := relLeaky(string(w.body)); m != "" {
+		if m := leakyText(string(w.body)); m != "" {
 			t.Fatalf("%s leaks %q: %q", p, m, w.body)
 		}
 	}
@@ -501,7 +501,7 @@ func TestRelHookThatPanicsFallsBackToTheOriginalEnvelope(t *testing.T) {
 	}
 }
 
-func TestRelPartialResponseThenFailure(t *testing.T) {
+func TestPartialResponseThenFailure(t *testing.T) {
 	app := quiet()
 	app.Get("/json-then-error", func(c *fx.Ctx) error {
 		c.SetHeader("X-Request-Id", "r1")
@@ -531,10 +531,10 @@ func TestRelPartialResponseThenFailure(t *testing.T) {
 	relMustEnvelope(t, do(t, app, "GET", "/json-then-typed", ""), 409, "APP_NOPE")
 }
 
-// TestRelNoInternalsInProductionBodies provokes every failure mode the
+// TestNoInternalsInProductionBodies provokes every failure mode the
 // suite knows and checks that no response body carries a Go type name, a
 // file path, a stack, "panic:" or an internal error's text.
-func TestRelNoInternalsInProductionBodies(t *testing.T) {
+func TestNoInternalsInProductionBodies(t *testing.T) {
 	t.Parallel()
 	app := quiet(fx.Config{BodyLimit: 256, HeaderLimit: 2048})
 	pathErr := &os.PathError{Op: "open", Path: "/srv/app/config.go", Err: os.ErrNotExist}
@@ -581,7 +581,7 @@ func TestRelNoInternalsInProductionBodies(t *testing.T) {
 	for name, h := range fails {
 		app.Post("/f/"+name, h)
 	}
-	ln := relServeMem(t, app)
+	ln := serveMem(t, app)
 
 	type probe struct{ name, raw string }
 	var probes []probe
@@ -613,7 +613,7 @@ func TestRelNoInternalsInProductionBodies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := relRoundTrip(t, conn, bufio.NewReader(conn), "POST", p.raw)
+		w := roundTripRaw(t, conn, bufio.NewReader(conn), "POST", p.raw)
 		conn.Close()
 		if w.status < 400 {
 			t.Fatalf("%s: status %d", p.name, w.status)
@@ -621,7 +621,7 @@ func TestRelNoInternalsInProductionBodies(t *testing.T) {
 		if _, err := fxtest.CheckEnvelope(w.status, w.header, w.body, map[string]int{"APP_X": 400}); err != nil {
 			t.Fatalf("%s: %v", p.name, err)
 		}
-		if m := relLeaky(string(w.body)); m != "" {
+		if m := leakyText(string(w.body)); m != "" {
 			t.Fatalf("%s: body leaks %q: %q", p.name, m, w.body)
 		}
 		for _, h := range []string{"Server", "X-Powered-By"} {
@@ -636,7 +636,7 @@ func TestRelNoInternalsInProductionBodies(t *testing.T) {
 	bad.Register(fx.Plugin{Name: "p", Setup: func(*fx.App) error { return pathErr }})
 	w := do(t, bad, "GET", "/", "")
 	relMustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
-	if m := relLeaky(string(w.body)); m != "" {
+	if m := leakyText(string(w.body)); m != "" {
 		t.Fatalf("failed boot leaks %q: %q", m, w.body)
 	}
 }

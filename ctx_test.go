@@ -215,7 +215,7 @@ func TestJSONBody(t *testing.T) {
 	}
 }
 
-func TestRelHandlerOutlivesItsClient(t *testing.T) {
+func TestHandlerOutlivesItsClient(t *testing.T) {
 	// What is true: fasthttp does not watch the connection while the
 	// handler runs, so c.Context() is NOT cancelled by a client
 	// disconnecting; it is cancelled when the handler chain returns (so a

@@ -12,7 +12,7 @@ import (
 	"github.com/fxhq/fx/fxtest"
 )
 
-func TestRelUndecodableDetails(t *testing.T) {
+func TestUndecodableDetails(t *testing.T) {
 	cyc := &relCycle{Name: "c"}
 	cyc.Next = cyc
 	cases := map[string]any{
@@ -42,7 +42,7 @@ func TestRelUndecodableDetails(t *testing.T) {
 			if env.Details != nil {
 				t.Fatalf("undecodable details sent anyway: %s", env.Details)
 			}
-			if m := relLeaky(string(w.body)); m != "" {
+			if m := leakyText(string(w.body)); m != "" {
 				t.Fatalf("leaks %q: %q", m, w.body)
 			}
 			// c.JSON with the same value: the handler gets an error and

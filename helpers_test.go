@@ -23,7 +23,7 @@ import (
 )
 
 // result is a response: read back by do, read off the wire (rawExchange,
-// relRoundTrip) or parsed from a server's output (relParseWire).
+// roundTripRaw) or parsed from a server's output (parseWire).
 type result struct {
 	status int
 	header http.Header
@@ -128,10 +128,10 @@ func newRequestCtx() *fasthttp.RequestCtx {
 	return &rc
 }
 
-// relServeMem serves app with app.Serve (the production path, listener
+// serveMem serves app with app.Serve (the production path, listener
 // wrapper included) on an in-memory listener, and shuts it down at the end
 // of the test.
-func relServeMem(t testing.TB, app *fx.App) *fasthttputil.InmemoryListener {
+func serveMem(t testing.TB, app *fx.App) *fasthttputil.InmemoryListener {
 	t.Helper()
 	ln := fasthttputil.NewInmemoryListener()
 	served := make(chan error, 1)
@@ -145,10 +145,10 @@ func relServeMem(t testing.TB, app *fx.App) *fasthttputil.InmemoryListener {
 	return ln
 }
 
-// relEachEnvelope sends each raw request (method tells the response
+// eachEnvelope sends each raw request (method tells the response
 // reader what was asked) on its own connection to ln, in a subtest named
 // by its key, and requires the envelope status/code for every one.
-func relEachEnvelope(t *testing.T, ln *fasthttputil.InmemoryListener, method string, raws map[string]string, status int, code string) {
+func eachEnvelope(t *testing.T, ln *fasthttputil.InmemoryListener, method string, raws map[string]string, status int, code string) {
 	t.Helper()
 	for name, raw := range raws {
 		t.Run(name, func(t *testing.T) {
@@ -157,25 +157,25 @@ func relEachEnvelope(t *testing.T, ln *fasthttputil.InmemoryListener, method str
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			w := relRoundTrip(t, conn, bufio.NewReader(conn), method, raw)
+			w := roundTripRaw(t, conn, bufio.NewReader(conn), method, raw)
 			relMustEnvelope(t, w, status, code)
 		})
 	}
 }
 
-// relRoundTrip writes raw on conn and reads one response to a request of
+// roundTripRaw writes raw on conn and reads one response to a request of
 // the given method, body included, bounded by a generous deadline.
-func relRoundTrip(t testing.TB, conn net.Conn, br *bufio.Reader, method, raw string) result {
+func roundTripRaw(t testing.TB, conn net.Conn, br *bufio.Reader, method, raw string) result {
 	t.Helper()
-	w, err := relRoundTripErr(conn, br, method, raw)
+	w, err := roundTripRawErr(conn, br, method, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return w
 }
 
-// relRoundTripErr is relRoundTrip for goroutines other than the test's.
-func relRoundTripErr(conn net.Conn, br *bufio.Reader, method, raw string) (result, error) {
+// roundTripRawErr is roundTripRaw for goroutines other than the test's.
+func roundTripRawErr(conn net.Conn, br *bufio.Reader, method, raw string) (result, error) {
 	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
 	if raw != "" {
 		go func() { _, _ = conn.Write([]byte(raw)) }() // a refused write shows as a read error
@@ -195,7 +195,7 @@ func relRoundTripErr(conn net.Conn, br *bufio.Reader, method, raw string) (resul
 // relMustEnvelope asserts w is an envelope with status and code.
 func relMustEnvelope(t testing.TB, w result, status int, code string) fxtest.Envelope {
 	t.Helper()
-	env, err := fxtest.CheckEnvelope(w.status, w.header, w.body, relAppCodes)
+	env, err := fxtest.CheckEnvelope(w.status, w.header, w.body, fuzzAppCodes)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -214,45 +214,45 @@ func serveRaw(h fasthttp.RequestHandler, method, path string) *fasthttp.RequestC
 	return rc
 }
 
-// relConn is an in-memory net.Conn for fasthttp.Server.ServeConn: reads
+// memConn is an in-memory net.Conn for fasthttp.Server.ServeConn: reads
 // return the input and then io.EOF (a client that sent its bytes and
 // half-closed), writes are collected. Deadlines are ignored, so an
 // incomplete request ends at once with EOF instead of waiting for
 // ReadTimeout: this keeps fuzzing fast and deterministic.
-type relConn struct {
+type memConn struct {
 	in  *bytes.Reader
 	out bytes.Buffer
 }
 
-func (c *relConn) Read(p []byte) (int, error)       { return c.in.Read(p) }
-func (c *relConn) Write(p []byte) (int, error)      { return c.out.Write(p) }
-func (c *relConn) Close() error                     { return nil }
-func (c *relConn) LocalAddr() net.Addr              { return relAddr{} }
-func (c *relConn) RemoteAddr() net.Addr             { return relAddr{} }
-func (c *relConn) SetDeadline(time.Time) error      { return nil }
-func (c *relConn) SetReadDeadline(time.Time) error  { return nil }
-func (c *relConn) SetWriteDeadline(time.Time) error { return nil }
+func (c *memConn) Read(p []byte) (int, error)       { return c.in.Read(p) }
+func (c *memConn) Write(p []byte) (int, error)      { return c.out.Write(p) }
+func (c *memConn) Close() error                     { return nil }
+func (c *memConn) LocalAddr() net.Addr              { return memAddr{} }
+func (c *memConn) RemoteAddr() net.Addr             { return memAddr{} }
+func (c *memConn) SetDeadline(time.Time) error      { return nil }
+func (c *memConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *memConn) SetWriteDeadline(time.Time) error { return nil }
 
-type relAddr struct{}
+type memAddr struct{}
 
-func (relAddr) Network() string { return "mem" }
-func (relAddr) String() string  { return "127.0.0.1:1" }
+func (memAddr) Network() string { return "mem" }
+func (memAddr) String() string  { return "127.0.0.1:1" }
 
-// relExchange serves raw as one client connection's whole input with the
+// exchangeRaw serves raw as one client connection's whole input with the
 // App's fasthttp server and returns everything the server wrote.
-func relExchange(app *fx.App, raw []byte) []byte {
+func exchangeRaw(app *fx.App, raw []byte) []byte {
 	_ = app.Boot() // a failed boot answers with its envelope
-	c := &relConn{in: bytes.NewReader(raw)}
+	c := &memConn{in: bytes.NewReader(raw)}
 	_ = app.Server().ServeConn(c) // the output is what is checked
 	return c.out.Bytes()
 }
 
-// relParseWire splits out into HTTP/1.1 responses with
+// parseWire splits out into HTTP/1.1 responses with
 // fxtest.ReadResponses. It fails when the bytes are not a sequence of
 // well-formed responses. Responses to HEAD requests have no body and
 // cannot be framed without the request, so callers keep HEAD out of the
 // input.
-func relParseWire(out []byte) ([]result, error) {
+func parseWire(out []byte) ([]result, error) {
 	rs, err := fxtest.ReadResponses(nil, out)
 	ws := make([]result, len(rs))
 	for i, r := range rs {
@@ -262,10 +262,10 @@ func relParseWire(out []byte) ([]result, error) {
 	return ws, err
 }
 
-// relCheckWire checks every response in out: well-formed, and each error
+// checkWire checks every response in out: well-formed, and each error
 // status carries a valid envelope.
-func relCheckWire(out []byte, appCodes map[string]int) ([]result, error) {
-	ws, err := relParseWire(out)
+func checkWire(out []byte, appCodes map[string]int) ([]result, error) {
+	ws, err := parseWire(out)
 	if err != nil {
 		return ws, err
 	}

@@ -4,7 +4,7 @@ package fx_test
 // each guarantees to requests in flight. The file runs past 600 lines
 // because every test drives the same real listener through a shutdown and
 // they are clearest side by side; the connection limits have their own
-// files (server_test.go, server_conn_test.go).
+// file (server_test.go).
 
 import (
 	"bufio"
@@ -488,7 +488,7 @@ func TestServeListenerErrorReturns(t *testing.T) {
 	}
 }
 
-func TestRelShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
+func TestShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
 	t.Parallel()
 	app := quiet()
 	entered := make(chan struct{})
@@ -512,7 +512,7 @@ func TestRelShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
 	br := bufio.NewReader(conn)
 	got := make(chan result, 1)
 	go func() {
-		w, err := relRoundTripErr(conn, br, "GET", "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n")
+		w, err := roundTripRawErr(conn, br, "GET", "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n")
 		if err != nil {
 			w.body = []byte(err.Error())
 		}
@@ -536,7 +536,7 @@ func TestRelShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
 	<-served
 }
 
-func TestRelShutdownWithRequestsInFlight(t *testing.T) {
+func TestShutdownWithRequestsInFlight(t *testing.T) {
 	t.Parallel()
 	// A connection that never sends a request holds Shutdown until fasthttp
 	// counts it idle (5s after accept, as net/http) or ReadTimeout cuts it
@@ -568,7 +568,7 @@ func TestRelShutdownWithRequestsInFlight(t *testing.T) {
 		}
 		defer conn.Close()
 		go func() {
-			w, err := relRoundTripErr(conn, bufio.NewReader(conn), "GET", fmt.Sprintf("GET /work/%d HTTP/1.1\r\nHost: a\r\n\r\n", i))
+			w, err := roundTripRawErr(conn, bufio.NewReader(conn), "GET", fmt.Sprintf("GET /work/%d HTTP/1.1\r\nHost: a\r\n\r\n", i))
 			results <- res{i, w, err}
 		}()
 	}
@@ -625,16 +625,16 @@ func TestRelShutdownWithRequestsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatalf("idle connection not closed: %v", err)
 	}
-	if _, err := relCheckWire(b, nil); err != nil {
+	if _, err := checkWire(b, nil); err != nil {
 		t.Fatalf("idle connection: %v", err)
 	}
 	<-served
 }
 
-// TestRelContextThenShutdownRace: c.Context() followed by Shutdown must not
+// TestContextThenShutdownRace: c.Context() followed by Shutdown must not
 // race (run under -race). Context derives from an App-owned context that
 // ShutdownWithContext cancels; nothing reads fasthttp's server internals.
-func TestRelContextThenShutdownRace(t *testing.T) {
+func TestContextThenShutdownRace(t *testing.T) {
 	app := quiet()
 	app.Get("/ctx", func(c *fx.Ctx) error {
 		_ = c.Context()
@@ -656,7 +656,7 @@ func TestRelContextThenShutdownRace(t *testing.T) {
 			defer conn.Close()
 			br := bufio.NewReader(conn)
 			for range 20 {
-				if _, err := relRoundTripErr(conn, br, "GET", "GET /ctx HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
+				if _, err := roundTripRawErr(conn, br, "GET", "GET /ctx HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
 					t.Error(err)
 					return
 				}

@@ -15,7 +15,7 @@ import (
 	"github.com/fxhq/fx"
 )
 
-func TestRelMiddlewareThatSwallowsAnError(t *testing.T) {
+func TestMiddlewareThatSwallowsAnError(t *testing.T) {
 	// What is true: a middleware that calls next and drops its error owns
 	// the response. fx does not resurrect the error; the client gets what
 	// was written (here nothing: 200 with an empty body, or the handler's
@@ -60,11 +60,11 @@ func TestRelMiddlewareThatSwallowsAnError(t *testing.T) {
 
 type relKey struct{}
 
-// TestRelConcurrentRequestsKeepTheirOwnData hammers one App from many
+// TestConcurrentRequestsKeepTheirOwnData hammers one App from many
 // goroutines over mixed routes; every response must carry its own
 // request's data (a pooled Ctx or buffer reused too early would show
 // another request's id). Run it with -race.
-func TestRelConcurrentRequestsKeepTheirOwnData(t *testing.T) {
+func TestConcurrentRequestsKeepTheirOwnData(t *testing.T) {
 	t.Parallel()
 	app := quiet()
 	app.Use(func(c *fx.Ctx, next fx.Next) error {
@@ -117,7 +117,7 @@ func TestRelConcurrentRequestsKeepTheirOwnData(t *testing.T) {
 			defer wg.Done()
 			for i := range per {
 				id := fmt.Sprintf("g%d-r%d-%s", g, i, strings.Repeat("x", (g*7+i)%40))
-				if err := relHammerOne(app, i%6, id); err != nil {
+				if err := hammerOne(app, i%6, id); err != nil {
 					errs <- err
 					return
 				}
@@ -131,7 +131,7 @@ func TestRelConcurrentRequestsKeepTheirOwnData(t *testing.T) {
 	}
 }
 
-func relHammerOne(app *fx.App, kind int, id string) error {
+func hammerOne(app *fx.App, kind int, id string) error {
 	var req *http.Request
 	var want func(status int, body map[string]any) bool
 	switch kind {

@@ -19,8 +19,8 @@ import (
 // order contract of examples/validation produced a 205 MB 422, 9.8 s of
 // CPU and 1.3 GB of RSS; 330,000 unknown keys under Strict a 20 MB one.
 
-// bdOrder is the contract of examples/validation's POST /orders.
-var bdOrder = validate.Object(validate.Fields{
+// boundedOrder is the contract of examples/validation's POST /orders.
+var boundedOrder = validate.Object(validate.Fields{
 	"customer": validate.String().MinLen(1).MaxLen(100),
 	"items": validate.Array(validate.Object(validate.Fields{
 		"sku": validate.String().Pattern(`^[A-Z]-\d+$`, "Must look like A-1"),
@@ -28,20 +28,20 @@ var bdOrder = validate.Object(validate.Fields{
 	})).MinItems(1),
 }).Strict()
 
-var bdNotify = validate.Query(validate.Fields{"notify": validate.Boolean().Default(false)})
+var boundedNotify = validate.Query(validate.Fields{"notify": validate.Boolean().Default(false)})
 
-type bdItem struct {
+type boundedItem struct {
 	SKU string `json:"sku"`
 	Qty int    `json:"qty"`
 }
 
-type bdOrderT struct {
-	Customer string   `json:"customer"`
-	Items    []bdItem `json:"items"`
+type boundedOrderT struct {
+	Customer string        `json:"customer"`
+	Items    []boundedItem `json:"items"`
 }
 
-// bdHugeItems is the 4 MiB attack body.
-func bdHugeItems() []byte {
+// hugeItemsBody is the 4 MiB attack body.
+func hugeItemsBody() []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"customer":"","items":[{}`)
 	for b.Len() < fx.DefaultBodyLimit-4 {
@@ -51,15 +51,15 @@ func bdHugeItems() []byte {
 	return b.Bytes()
 }
 
-// bdMistyped is 4 MiB of numbers where the items (objects) belong: the
+// mistypedBody is 4 MiB of numbers where the items (objects) belong: the
 // body go-json decodes in full before reporting its first type error.
-func bdMistyped() []byte {
+func mistypedBody() []byte {
 	b := bytes.Repeat([]byte(`1,`), (fx.DefaultBodyLimit-32)/2)
 	return append(append([]byte(`{"customer":"x","items":[`), b[:len(b)-1]...), `]}`...)
 }
 
-// bdUnknownKeys is a valid order plus n unknown keys.
-func bdUnknownKeys(n int) []byte {
+// unknownKeysBody is a valid order plus n unknown keys.
+func unknownKeysBody(n int) []byte {
 	var b strings.Builder
 	b.WriteString(`{"customer":"x","items":[{"sku":"A-1","qty":1}]`)
 	for i := range n {
@@ -69,14 +69,14 @@ func bdUnknownKeys(n int) []byte {
 	return []byte(b.String())
 }
 
-func bdApp(cfg ...fx.Config) fasthttp.RequestHandler {
+func boundedApp(cfg ...fx.Config) fasthttp.RequestHandler {
 	app := quiet(cfg...)
-	app.Route(fx.Route{Method: "POST", Path: "/orders", Body: bdOrder, Query: bdNotify,
+	app.Route(fx.Route{Method: "POST", Path: "/orders", Body: boundedOrder, Query: boundedNotify,
 		Handler: func(c *fx.Ctx) error { return c.JSON(201, "ok") }})
-	app.Route(fx.Route{Method: "POST", Path: "/typed", Body: validate.Struct[bdOrderT](),
+	app.Route(fx.Route{Method: "POST", Path: "/typed", Body: validate.Struct[boundedOrderT](),
 		Handler: func(c *fx.Ctx) error { return c.JSON(201, "ok") }})
 	app.Post("/jsonbody", func(c *fx.Ctx) error {
-		if _, err := fx.JSONBody[bdOrderT](c); err != nil {
+		if _, err := fx.JSONBody[boundedOrderT](c); err != nil {
 			return err
 		}
 		return c.JSON(201, "ok")
@@ -84,9 +84,9 @@ func bdApp(cfg ...fx.Config) fasthttp.RequestHandler {
 	return app.Handler()
 }
 
-// bdServe runs one request through h and returns the status, the body
+// boundedServe runs one request through h and returns the status, the body
 // and the bytes allocated while serving it (TotalAlloc delta, not timed).
-func bdServe(h fasthttp.RequestHandler, uri string, body []byte) (int, []byte, uint64) {
+func boundedServe(h fasthttp.RequestHandler, uri string, body []byte) (int, []byte, uint64) {
 	rc := newRequestCtx()
 	rc.Request.Header.SetMethod("POST")
 	rc.Request.SetRequestURI(uri)
@@ -100,17 +100,17 @@ func bdServe(h fasthttp.RequestHandler, uri string, body []byte) (int, []byte, u
 	return rc.Response.StatusCode(), bytes.Clone(rc.Response.Body()), b.TotalAlloc - a.TotalAlloc
 }
 
-type bdDetails struct {
-	Issues    []ctIssue `json:"issues"`
-	Truncated bool      `json:"truncated"`
+type boundedDetails struct {
+	Issues    []contractIssue `json:"issues"`
+	Truncated bool            `json:"truncated"`
 }
 
-func bdEnvelope(t *testing.T, status int, body []byte) bdDetails {
+func boundedEnvelope(t *testing.T, status int, body []byte) boundedDetails {
 	t.Helper()
 	if status != 422 {
 		t.Fatalf("status %d: %.300s", status, body)
 	}
-	var d bdDetails
+	var d boundedDetails
 	env := checkEnvelopeBody(t, body, fx.CodeValidationError)
 	if err := json.Unmarshal(env.Error.Details, &d); err != nil {
 		t.Fatalf("details (%v): %.300s", err, body)
@@ -122,23 +122,23 @@ func bdEnvelope(t *testing.T, status int, body []byte) bdDetails {
 // path answers under 64 KiB, with MaxIssues issues and truncated: true,
 // allocating under 10 MB (it was 1.3 GB).
 func TestHugeInvalidBodyBounded(t *testing.T) {
-	h := bdApp()
+	h := boundedApp()
 	for _, c := range []struct {
 		name, uri string
 		body      []byte
 		maxAlloc  uint64
 	}{
-		{"builder", "/orders?notify=maybe", bdHugeItems(), 10 << 20},
-		{"builder strict 330k unknown keys", "/orders", bdUnknownKeys(330_000), 10 << 20},
-		{"struct", "/typed", bdMistyped(), 10 << 20},
-		{"JSONBody", "/jsonbody", bdMistyped(), 10 << 20},
+		{"builder", "/orders?notify=maybe", hugeItemsBody(), 10 << 20},
+		{"builder strict 330k unknown keys", "/orders", unknownKeysBody(330_000), 10 << 20},
+		{"struct", "/typed", mistypedBody(), 10 << 20},
+		{"JSONBody", "/jsonbody", mistypedBody(), 10 << 20},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if len(c.body) > fx.DefaultBodyLimit {
 				t.Fatalf("body %d bytes is over the limit", len(c.body))
 			}
-			status, body, alloc := bdServe(h, c.uri, c.body)
-			d := bdEnvelope(t, status, body)
+			status, body, alloc := boundedServe(h, c.uri, c.body)
+			d := boundedEnvelope(t, status, body)
 			if len(body) > 64<<10 {
 				t.Errorf("response is %d bytes, want under 64 KiB", len(body))
 			}
@@ -155,15 +155,15 @@ func TestHugeInvalidBodyBounded(t *testing.T) {
 // BenchmarkHugeInvalidBody: the 4 MiB attack body through the booted
 // handler (`go test -run x -bench BenchmarkHugeInvalidBody -benchmem .`).
 func BenchmarkHugeInvalidBody(b *testing.B) {
-	h := bdApp()
+	h := boundedApp()
 	for _, c := range []struct {
 		name, uri string
 		body      func() []byte
 	}{
-		{"builder", "/orders?notify=maybe", bdHugeItems},
-		{"strict-330k-keys", "/orders", func() []byte { return bdUnknownKeys(330_000) }},
-		{"struct", "/typed", bdMistyped},
-		{"JSONBody", "/jsonbody", bdMistyped},
+		{"builder", "/orders?notify=maybe", hugeItemsBody},
+		{"strict-330k-keys", "/orders", func() []byte { return unknownKeysBody(330_000) }},
+		{"struct", "/typed", mistypedBody},
+		{"JSONBody", "/jsonbody", mistypedBody},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			rc := newRequestCtx()
@@ -172,7 +172,7 @@ func BenchmarkHugeInvalidBody(b *testing.B) {
 			rc.Request.Header.SetContentType("application/json")
 			rc.Request.SetBody(c.body())
 			b.ReportAllocs()
-			cpu0 := bdCPU()
+			cpu0 := processCPU()
 			for b.Loop() {
 				rc.Response.Reset()
 				h(rc)
@@ -182,7 +182,7 @@ func BenchmarkHugeInvalidBody(b *testing.B) {
 			}
 			// CPU time of the process (GC workers included) per request: on a
 			// shared machine ns/op is wall time and includes waiting.
-			b.ReportMetric(float64(bdCPU()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 		})
 	}
 }
@@ -212,11 +212,11 @@ func (s bdEcho) Validate(v any) validate.Result {
 func TestIssueSizeBounded(t *testing.T) {
 	key := strings.Repeat("\x01é", 300_000)
 	body, _ := json.Marshal(map[string]any{key: 1})
-	for _, s := range []validate.Schema{bdEcho{n: 1}, bdEcho{n: 50}, bdOrder} {
+	for _, s := range []validate.Schema{bdEcho{n: 1}, bdEcho{n: 50}, boundedOrder} {
 		app := quiet(fx.Config{MaxIssues: 1000})
 		app.Route(fx.Route{Method: "POST", Path: "/", Body: s, Handler: func(c *fx.Ctx) error { return nil }})
-		status, out, _ := bdServe(app.Handler(), "/", body)
-		d := bdEnvelope(t, status, out)
+		status, out, _ := boundedServe(app.Handler(), "/", body)
+		d := boundedEnvelope(t, status, out)
 		if len(out) > 64<<10 {
 			t.Errorf("%T: response is %d bytes", s, len(out))
 		}
@@ -275,8 +275,8 @@ func TestBodyAndQueryShareTheCap(t *testing.T) {
 		app := quiet(fx.Config{MaxIssues: 3})
 		app.Route(fx.Route{Method: "POST", Path: "/", Body: bdCount{new(int), c.body}, Query: bdCount{&calls, c.query},
 			Handler: func(c *fx.Ctx) error { return nil }})
-		status, out, _ := bdServe(app.Handler(), "/", []byte(`{}`))
-		d := bdEnvelope(t, status, out)
+		status, out, _ := boundedServe(app.Handler(), "/", []byte(`{}`))
+		d := boundedEnvelope(t, status, out)
 		if len(d.Issues) != c.want || d.Truncated != c.truncated || (calls == 1) != c.queried {
 			t.Errorf("%+v: %d issues, truncated=%v, query validated %d times", c, len(d.Issues), d.Truncated, calls)
 		}
@@ -289,8 +289,8 @@ func TestBodyAndQueryShareTheCap(t *testing.T) {
 	app.Route(fx.Route{Method: "GET", Path: "/", Query: validate.Query(validate.Fields{
 		"a": validate.Integer(), "b": validate.Integer(), "c": validate.Integer()}),
 		Handler: func(c *fx.Ctx) error { return nil }})
-	status, out := ctDo(t, app, "GET", "/?a=x&b=y&c=z", "", "")
-	if d := bdEnvelope(t, status, []byte(out)); len(d.Issues) != 2 || !d.Truncated {
+	status, out := contractDo(t, app, "GET", "/?a=x&b=y&c=z", "", "")
+	if d := boundedEnvelope(t, status, []byte(out)); len(d.Issues) != 2 || !d.Truncated {
 		t.Errorf("query: %s", out)
 	}
 }
@@ -299,10 +299,10 @@ func TestBodyAndQueryShareTheCap(t *testing.T) {
 // validate.Struct give the same issues for the same bad body.
 func TestJSONBodySameMessagesAsContract(t *testing.T) {
 	app := quiet()
-	app.Route(fx.Route{Method: "POST", Path: "/contract", Body: validate.Struct[bdOrderT](),
+	app.Route(fx.Route{Method: "POST", Path: "/contract", Body: validate.Struct[boundedOrderT](),
 		Handler: func(c *fx.Ctx) error { return c.JSON(201, "ok") }})
 	app.Post("/jsonbody", func(c *fx.Ctx) error {
-		if _, err := fx.JSONBody[bdOrderT](c); err != nil {
+		if _, err := fx.JSONBody[boundedOrderT](c); err != nil {
 			return err
 		}
 		return c.JSON(201, "ok")
@@ -317,8 +317,8 @@ func TestJSONBodySameMessagesAsContract(t *testing.T) {
 	}
 	for _, b := range bodies {
 		for _, ctype := range []string{"application/json", "text/plain"} {
-			s1, r1 := ctDo(t, app, "POST", "/contract", ctype, b)
-			s2, r2 := ctDo(t, app, "POST", "/jsonbody", ctype, b)
+			s1, r1 := contractDo(t, app, "POST", "/contract", ctype, b)
+			s2, r2 := contractDo(t, app, "POST", "/jsonbody", ctype, b)
 			if s1 != 422 || s2 != 422 {
 				t.Errorf("%q %s: statuses %d and %d, want 422", b, ctype, s1, s2)
 				continue
