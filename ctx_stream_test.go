@@ -202,13 +202,8 @@ func TestSSEFlushesPerEventAndStopsOnShutdown(t *testing.T) {
 	if !strings.Contains(string(rest), "data: second\n") || !strings.HasSuffix(string(rest), "event: bye\ndata: shutting down\n\n") {
 		t.Fatalf("rest %q", rest)
 	}
-	select {
-	case err := <-shut:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Shutdown held up by the stream")
+	if err := within(t, shut, "Shutdown held up by the stream"); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -257,13 +252,8 @@ func TestSSEClientGoneEndsStream(t *testing.T) {
 		t.Fatalf("%q %v", buf[:n], err)
 	}
 	conn.Close()
-	select {
-	case err := <-ended:
-		if err == nil {
-			t.Fatal("no error after the client left")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the stream function kept running after the client left")
+	if err := within(t, ended, "the stream function kept running after the client left"); err == nil {
+		t.Fatal("no error after the client left")
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/fxhq/fx"
 )
@@ -252,11 +251,7 @@ func TestHandlerOutlivesItsClient(t *testing.T) {
 		t.Fatalf("c.Context() was cancelled by the disconnect; update the doc of Ctx.Context")
 	}
 	ctx := <-ctxs
-	select {
-	case <-ctx.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatalf("c.Context() not done after the handler returned")
-	}
+	within(t, ctx.Done(), "c.Context() not done after the handler returned")
 	// The server is unharmed.
 	if w := do(t, app, "GET", "/ok", ""); w.status != 200 {
 		t.Fatalf("after a disconnect: %d %q", w.status, w.body)

@@ -233,19 +233,18 @@ func startDeploy(t *testing.T, mode string) *deploy {
 		pidFile: filepath.Join(dir, "pid"), execLog: filepath.Join(dir, "exec.log")}
 	d.stats.pids = map[string]int{}
 	d.replaceBinary(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLoopback(t)
 	d.addr = ln.Addr().String()
 	if mode == "activation" {
-		d.sock, err = ln.(*net.TCPListener).File()
+		sock, err := ln.(*net.TCPListener).File()
 		if err != nil {
 			t.Fatal(err)
 		}
+		d.sock = sock
 		t.Cleanup(func() { d.sock.Close() })
 	}
 	ln.Close() // the test's own descriptor; in activation mode d.sock keeps the socket
+	var err error
 	if d.out, err = os.Create(filepath.Join(dir, "out.log")); err != nil {
 		t.Fatal(err)
 	}

@@ -134,8 +134,7 @@ func newRequestCtx() *fasthttp.RequestCtx {
 func serveMem(t testing.TB, app *fx.App) *fasthttputil.InmemoryListener {
 	t.Helper()
 	ln := fasthttputil.NewInmemoryListener()
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
+	served := serveOn(app, ln)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -300,4 +299,38 @@ func getAsync(url string, timeout time.Duration) <-chan string {
 		got <- string(b)
 	}()
 	return got
+}
+
+// listenLoopback opens a listener on a free loopback port, closed when
+// the test ends (Serve and Shutdown may have closed it first), for a test
+// that drives Serve itself; fxtest.Serve is the one-call form.
+func listenLoopback(t testing.TB) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	return ln
+}
+
+// serveOn serves app on ln on a goroutine and returns the channel its
+// Serve's result arrives on.
+func serveOn(app *fx.App, ln net.Listener) <-chan error {
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ln) }()
+	return served
+}
+
+// within returns the value ch delivers, failing the test with what when
+// none comes within 10 s (a hang, not a slow machine).
+func within[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: nothing after 10 s", what)
+		panic("unreachable")
+	}
 }

@@ -40,12 +40,8 @@ func TestShutdownGraceful(t *testing.T) {
 		<-release
 		return c.String(200, "finished")
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
+	ln := listenLoopback(t)
+	served := serveOn(app, ln)
 
 	got := getAsync("http://"+ln.Addr().String()+"/slow", 0)
 	<-entered
@@ -101,10 +97,7 @@ func TestShutdownWithContextDeadline(t *testing.T) {
 		<-release
 		return nil
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLoopback(t)
 	go func() { _ = app.Serve(ln) }() // ends with Shutdown
 	go func() {
 		resp, err := http.Get("http://" + ln.Addr().String() + "/stuck")
@@ -115,7 +108,7 @@ func TestShutdownWithContextDeadline(t *testing.T) {
 	<-entered
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // already over: Shutdown must not wait for /stuck
-	err = app.ShutdownWithContext(ctx)
+	err := app.ShutdownWithContext(ctx)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("ShutdownWithContext = %v, want context.Canceled", err)
 	}
@@ -143,10 +136,7 @@ func TestShutdownWithContextClosesRemainingConnections(t *testing.T) {
 		<-release
 		return c.String(200, "late")
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLoopback(t)
 	go func() { _ = app.Serve(ln) }() // ends with Shutdown
 	conn, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
@@ -185,10 +175,7 @@ func TestShutdownWithContextClosesRemainingConnections(t *testing.T) {
 // Listen serves on an address and returns nil after Shutdown.
 func TestListenAndShutdown(t *testing.T) {
 	t.Parallel()
-	probe, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	probe := listenLoopback(t)
 	addr := probe.Addr().String()
 	probe.Close()
 
@@ -197,6 +184,7 @@ func TestListenAndShutdown(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- app.Listen(addr) }()
 	var resp *http.Response
+	var err error
 	for range 200 { // wait (bounded) until the listener is up
 		if resp, err = http.Get("http://" + addr + "/"); err == nil {
 			break
@@ -301,10 +289,7 @@ func TestServeReturnsAfterShutdownCompletes(t *testing.T) {
 		ev.add("handler")
 		return c.String(200, body)
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLoopback(t)
 	addr := ln.Addr().String()
 	served := make(chan error, 1)
 	go func() {
@@ -313,11 +298,7 @@ func TestServeReturnsAfterShutdownCompletes(t *testing.T) {
 		served <- err
 	}()
 	got := getAsync("http://"+addr+"/slow", 0)
-	select {
-	case <-entered:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the request never reached the handler")
-	}
+	within(t, entered, "the request never reached the handler")
 	shut := make(chan error, 1)
 	go func() { shut <- app.Shutdown() }()
 	waitClosed(t, addr)
@@ -330,13 +311,8 @@ func TestServeReturnsAfterShutdownCompletes(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	close(release)
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("Serve = %v after a clean Shutdown, want nil", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after Shutdown")
+	if err := within(t, served, "Serve did not return after Shutdown"); err != nil {
+		t.Errorf("Serve = %v after a clean Shutdown, want nil", err)
 	}
 	if s := ev.String(); s != "handler,onshutdown,serve" {
 		t.Errorf("order %q, want handler,onshutdown,serve", s)
@@ -356,22 +332,14 @@ func TestServeReturnsShutdownError(t *testing.T) {
 	boom := errors.New("pool close failed")
 	app.OnShutdown(func() error { return boom })
 	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "up") })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
+	ln := listenLoopback(t)
+	served := serveOn(app, ln)
 	if err := app.Shutdown(); !errors.Is(err, boom) {
 		t.Errorf("Shutdown = %v, want %v", err, boom)
 	}
-	select {
-	case err := <-served:
-		if !errors.Is(err, boom) {
-			t.Errorf("Serve = %v, want the shutdown's error %v", err, boom)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after Shutdown")
+	err := within(t, served, "Serve did not return after Shutdown")
+	if !errors.Is(err, boom) {
+		t.Errorf("Serve = %v, want the shutdown's error %v", err, boom)
 	}
 	// A second Shutdown does not run OnShutdown again; it reports the
 	// first's result.
@@ -388,19 +356,10 @@ func TestServeAfterShutdown(t *testing.T) {
 	if err := app.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("Serve after Shutdown = %v, want nil", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve after Shutdown blocked")
+	ln := listenLoopback(t)
+	served := serveOn(app, ln)
+	if err := within(t, served, "Serve after Shutdown blocked"); err != nil {
+		t.Errorf("Serve after Shutdown = %v, want nil", err)
 	}
 	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
 		c.Close()
@@ -417,10 +376,7 @@ func TestServeRacingShutdown(t *testing.T) {
 		app := quiet()
 		app.Get("/", func(c *fx.Ctx) error { return nil })
 		_ = app.Boot()
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		ln := listenLoopback(t)
 		served := make(chan error, 1)
 		shut := make(chan error, 1)
 		go func() { served <- app.Serve(ln) }()
@@ -454,20 +410,13 @@ func TestServeListenerErrorReturns(t *testing.T) {
 	ran := make(chan struct{}, 1)
 	app.OnShutdown(func() error { ran <- struct{}{}; return nil })
 	app.Get("/", func(c *fx.Ctx) error { return nil })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLoopback(t)
 	boom := errors.New("accept: listener broke")
 	served := make(chan error, 1)
 	go func() { served <- app.Serve(failingListener{ln, boom}) }()
-	select {
-	case err := <-served:
-		if !errors.Is(err, boom) {
-			t.Errorf("Serve = %v, want %v", err, boom)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve blocked after its listener failed")
+	err := within(t, served, "Serve blocked after its listener failed")
+	if !errors.Is(err, boom) {
+		t.Errorf("Serve = %v, want %v", err, boom)
 	}
 	select {
 	case <-ran:
@@ -501,8 +450,7 @@ func TestShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
 	})
 	app.Get("/ok", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	ln := fasthttputil.NewInmemoryListener()
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
+	served := serveOn(app, ln)
 
 	conn, err := ln.Dial()
 	if err != nil {
@@ -552,8 +500,7 @@ func TestShutdownWithRequestsInFlight(t *testing.T) {
 		return c.JSON(200, map[string]string{"i": c.Param("i")})
 	})
 	ln := fasthttputil.NewInmemoryListener()
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
+	served := serveOn(app, ln)
 
 	type res struct {
 		i   int
@@ -641,8 +588,7 @@ func TestContextThenShutdownRace(t *testing.T) {
 		return c.JSON(200, "ok")
 	})
 	ln := fasthttputil.NewInmemoryListener()
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
+	served := serveOn(app, ln)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Add(1)

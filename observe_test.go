@@ -49,13 +49,7 @@ func recordResponses(app *fx.App) chan seen {
 // nextSeen returns the next observation, failing after a bound.
 func nextSeen(t *testing.T, ch chan seen) seen {
 	t.Helper()
-	select {
-	case s := <-ch:
-		return s
-	case <-time.After(10 * time.Second):
-		t.Fatal("no OnResponse observation")
-	}
-	return seen{}
+	return within(t, ch, "no OnResponse observation")
 }
 
 // noMoreSeen fails if another observation arrives within a short while

@@ -236,8 +236,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 	app.Get("/panic", func(c *fx.Ctx) error { panic("p") })
 	app.Server().MaxIdleWorkerDuration = cleaner
 	ln := fasthttputil.NewInmemoryListener()
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
+	served := serveOn(app, ln)
 
 	paths := []string{"/ok/1", "/ctx", "/err", "/panic", "/nope"}
 	var wg sync.WaitGroup
@@ -543,10 +542,7 @@ func TestEarlyErrorsReachTheClient(t *testing.T) {
 // only the status is checked there.
 func TestEarlyErrorsReachTheClientNetHTTP(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLoopback(t)
 	srv := &http.Server{Handler: nethttp.Handler(limitsApp()), MaxHeaderBytes: 8 << 10}
 	go func() { _ = srv.Serve(ln) }() // ends with Shutdown
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
