@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/fxtest"
 )
 
@@ -202,7 +203,7 @@ func TestSSEFlushesPerEventAndStopsOnShutdown(t *testing.T) {
 	if !strings.Contains(string(rest), "data: second\n") || !strings.HasSuffix(string(rest), "event: bye\ndata: shutting down\n\n") {
 		t.Fatalf("rest %q", rest)
 	}
-	if err := within(t, shut, "Shutdown held up by the stream"); err != nil {
+	if err := kittest.Within(t, shut, "Shutdown held up by the stream"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -252,7 +253,7 @@ func TestSSEClientGoneEndsStream(t *testing.T) {
 		t.Fatalf("%q %v", buf[:n], err)
 	}
 	conn.Close()
-	if err := within(t, ended, "the stream function kept running after the client left"); err == nil {
+	if err := kittest.Within(t, ended, "the stream function kept running after the client left"); err == nil {
 		t.Fatal("no error after the client left")
 	}
 }

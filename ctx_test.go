@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 // Strings handed out by Ctx stay valid and unchanged after the request
@@ -251,7 +252,7 @@ func TestHandlerOutlivesItsClient(t *testing.T) {
 		t.Fatalf("c.Context() was cancelled by the disconnect; update the doc of Ctx.Context")
 	}
 	ctx := <-ctxs
-	within(t, ctx.Done(), "c.Context() not done after the handler returned")
+	kittest.Within(t, ctx.Done(), "c.Context() not done after the handler returned")
 	// The server is unharmed.
 	if w := do(t, app, "GET", "/ok", ""); w.status != 200 {
 		t.Fatalf("after a disconnect: %d %q", w.status, w.body)

@@ -303,7 +303,8 @@ func getAsync(url string, timeout time.Duration) <-chan string {
 
 // listenLoopback opens a listener on a free loopback port, closed when
 // the test ends (Serve and Shutdown may have closed it first), for a test
-// that drives Serve itself; fxtest.Serve is the one-call form.
+// that drives Serve itself; fxtest.Serve is the one-call form,
+// kittest.Within the bound on waiting for Serve's result.
 func listenLoopback(t testing.TB) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -320,17 +321,4 @@ func serveOn(app *fx.App, ln net.Listener) <-chan error {
 	served := make(chan error, 1)
 	go func() { served <- app.Serve(ln) }()
 	return served
-}
-
-// within returns the value ch delivers, failing the test with what when
-// none comes within 10 s (a hang, not a slow machine).
-func within[T any](t testing.TB, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s: nothing after 10 s", what)
-		panic("unreachable")
-	}
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/valyala/fasthttp/fasthttputil"
 )
 
@@ -298,7 +299,7 @@ func TestServeReturnsAfterShutdownCompletes(t *testing.T) {
 		served <- err
 	}()
 	got := getAsync("http://"+addr+"/slow", 0)
-	within(t, entered, "the request never reached the handler")
+	kittest.Within(t, entered, "the request never reached the handler")
 	shut := make(chan error, 1)
 	go func() { shut <- app.Shutdown() }()
 	waitClosed(t, addr)
@@ -311,7 +312,7 @@ func TestServeReturnsAfterShutdownCompletes(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	close(release)
-	if err := within(t, served, "Serve did not return after Shutdown"); err != nil {
+	if err := kittest.Within(t, served, "Serve did not return after Shutdown"); err != nil {
 		t.Errorf("Serve = %v after a clean Shutdown, want nil", err)
 	}
 	if s := ev.String(); s != "handler,onshutdown,serve" {
@@ -337,7 +338,7 @@ func TestServeReturnsShutdownError(t *testing.T) {
 	if err := app.Shutdown(); !errors.Is(err, boom) {
 		t.Errorf("Shutdown = %v, want %v", err, boom)
 	}
-	err := within(t, served, "Serve did not return after Shutdown")
+	err := kittest.Within(t, served, "Serve did not return after Shutdown")
 	if !errors.Is(err, boom) {
 		t.Errorf("Serve = %v, want the shutdown's error %v", err, boom)
 	}
@@ -358,7 +359,7 @@ func TestServeAfterShutdown(t *testing.T) {
 	}
 	ln := listenLoopback(t)
 	served := serveOn(app, ln)
-	if err := within(t, served, "Serve after Shutdown blocked"); err != nil {
+	if err := kittest.Within(t, served, "Serve after Shutdown blocked"); err != nil {
 		t.Errorf("Serve after Shutdown = %v, want nil", err)
 	}
 	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
@@ -414,7 +415,7 @@ func TestServeListenerErrorReturns(t *testing.T) {
 	boom := errors.New("accept: listener broke")
 	served := make(chan error, 1)
 	go func() { served <- app.Serve(failingListener{ln, boom}) }()
-	err := within(t, served, "Serve blocked after its listener failed")
+	err := kittest.Within(t, served, "Serve blocked after its listener failed")
 	if !errors.Is(err, boom) {
 		t.Errorf("Serve = %v, want %v", err, boom)
 	}

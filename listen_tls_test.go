@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 )
 
@@ -214,7 +215,7 @@ func TestListenTLS(t *testing.T) {
 	if err := app.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
-	if err := within(t, served, "ListenTLS did not return after Shutdown"); err != nil {
+	if err := kittest.Within(t, served, "ListenTLS did not return after Shutdown"); err != nil {
 		t.Fatal(err)
 	}
 }

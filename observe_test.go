@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/validate"
 )
@@ -49,7 +50,7 @@ func recordResponses(app *fx.App) chan seen {
 // nextSeen returns the next observation, failing after a bound.
 func nextSeen(t *testing.T, ch chan seen) seen {
 	t.Helper()
-	return within(t, ch, "no OnResponse observation")
+	return kittest.Within(t, ch, "no OnResponse observation")
 }
 
 // noMoreSeen fails if another observation arrives within a short while

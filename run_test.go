@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 // slowBody is what the child's /slow route answers: large enough to take
@@ -311,7 +312,7 @@ func TestRunGracePeriodBoundsStuckRequest(t *testing.T) {
 	}()
 	<-entered
 	cancel()
-	err := within(t, done, "Run still waiting 10 s after a 200 ms grace period")
+	err := kittest.Within(t, done, "Run still waiting 10 s after a 200 ms grace period")
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "grace period of 200ms") {
 		t.Errorf("Run = %v, want the grace period's DeadlineExceeded", err)
 	}
@@ -335,7 +336,7 @@ func TestRunListenerErrorShutsDown(t *testing.T) {
 	go func() {
 		done <- app.RunListener(context.Background(), failingListener{ln, boom}, fx.RunConfig{OnListen: func(net.Addr) {}})
 	}()
-	err := within(t, done, "RunListener blocked after its listener failed")
+	err := kittest.Within(t, done, "RunListener blocked after its listener failed")
 	if !errors.Is(err, boom) {
 		t.Errorf("RunListener = %v, want %v", err, boom)
 	}

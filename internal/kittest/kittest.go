@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
@@ -130,4 +131,18 @@ func LogRecords(t testing.TB, text string) []map[string]any {
 		out = append(out, m)
 	}
 	return out
+}
+
+// Within returns the value ch delivers, failing the test with what when
+// none comes within 10 s: a bound on a test whose behaviour under test is
+// broken (a hang), not a timing assertion.
+func Within[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("gave up waiting: %s", what)
+		panic("unreachable")
+	}
 }
