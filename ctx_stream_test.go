@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 func TestStreamWritesChunks(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -321,4 +322,34 @@ func serveOn(app *fx.App, ln net.Listener) <-chan error {
 	served := make(chan error, 1)
 	go func() { served <- app.Serve(ln) }()
 	return served
+}
+
+// hammerConns opens clients connections to ln at once and sends on each
+// the requests raw(g, i), i < n, in turn (g numbers the connection),
+// reading every response; then, when not nil, the connection's goroutine
+// runs after. Failures are reported with t.Error; it returns when every
+// connection is done.
+func hammerConns(t testing.TB, ln *fasthttputil.InmemoryListener, clients, n int, raw func(g, i int) string, after func()) {
+	var wg sync.WaitGroup
+	for g := range clients {
+		wg.Go(func() {
+			conn, err := ln.Dial()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close()
+			br := bufio.NewReader(conn)
+			for i := range n {
+				if _, err := roundTripRawErr(conn, br, "GET", raw(g, i)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			if after != nil {
+				after()
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -590,27 +590,7 @@ func TestContextThenShutdownRace(t *testing.T) {
 	})
 	ln := fasthttputil.NewInmemoryListener()
 	served := serveOn(app, ln)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := ln.Dial()
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer conn.Close()
-			br := bufio.NewReader(conn)
-			for range 20 {
-				if _, err := roundTripRawErr(conn, br, "GET", "GET /ctx HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	hammerConns(t, ln, 8, 20, func(int, int) string { return "GET /ctx HTTP/1.1\r\nHost: a\r\n\r\n" }, nil)
 	_ = app.Shutdown()
 	<-served
 }

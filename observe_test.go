@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/validate"
 )
 

@@ -239,33 +239,14 @@ func TestNoGoroutineLeak(t *testing.T) {
 	served := serveOn(app, ln)
 
 	paths := []string{"/ok/1", "/ctx", "/err", "/panic", "/nope"}
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := ln.Dial()
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer conn.Close()
-			br := bufio.NewReader(conn)
-			for i := range 100 {
-				if _, err := roundTripRawErr(conn, br, "GET", "GET "+paths[(g+i)%len(paths)]+" HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-			// Disconnect in the middle of a request.
-			half, err := ln.Dial()
-			if err == nil {
-				_, _ = half.Write([]byte("GET /ok/1 HTTP/1.1\r\nHo"))
-				half.Close()
-			}
-		}()
-	}
-	wg.Wait()
+	hammerConns(t, ln, 8, 100, func(g, i int) string {
+		return "GET " + paths[(g+i)%len(paths)] + " HTTP/1.1\r\nHost: a\r\n\r\n"
+	}, func() { // disconnect in the middle of a request
+		if half, err := ln.Dial(); err == nil {
+			_, _ = half.Write([]byte("GET /ok/1 HTTP/1.1\r\nHo"))
+			half.Close()
+		}
+	})
 	if err := app.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
