@@ -115,11 +115,7 @@ func TestRoundTripperRetriesAtMostOnce(t *testing.T) {
 // through http.Client's *url.Error and a generated client's wrapping.
 func TestRoundTripperFinalAnswerAndErrors(t *testing.T) {
 	var down atomic.Int64
-	app := quietApp()
-	app.Get("/down", func(c *fx.Ctx) error {
-		down.Add(1)
-		return fx.NewCatalogError(fx.CodeServiceUnavailable, "down")
-	})
+	app := countedApp("/down", &down, func(c *fx.Ctx) error { return fx.NewCatalogError(fx.CodeServiceUnavailable, "down") })
 	app.Get("/missing", func(c *fx.Ctx) error { return fx.NewError(404, "APP_NOT_FOUND", "no such order") })
 	app.Get("/big", func(c *fx.Ctx) error { return c.JSON(200, strings.Repeat("x", 4096)) })
 	app.Post("/echo", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
