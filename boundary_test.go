@@ -46,11 +46,11 @@ func TestReturnedAndPanickedErrorsAreTheSame(t *testing.T) {
 	for _, p := range []string{"/return", "/panic", "/wrapped", "/joined", "/panic-wrapped", "/mw-return", "/mw-panic"} {
 		t.Run(p, func(t *testing.T) {
 			env := mustEnvelope(t, do(t, app, "GET", p, ""), 418, "APP_TEAPOT")
-			if env.Error.Message != "short and stout" {
-				t.Errorf("message = %q", env.Error.Message)
+			if env.Message != "short and stout" {
+				t.Errorf("message = %q", env.Message)
 			}
-			if string(env.Error.Details) != `{"spout":true}` {
-				t.Errorf("details = %s", env.Error.Details)
+			if string(env.Details) != `{"spout":true}` {
+				t.Errorf("details = %s", env.Details)
 			}
 		})
 	}
@@ -74,11 +74,11 @@ func TestAnythingElseIsInternalError(t *testing.T) {
 		t.Run(p, func(t *testing.T) {
 			r := do(t, app, "GET", p, "")
 			env := mustEnvelope(t, r, 500, fx.ErrorCodes.InternalError)
-			if env.Error.Message != "Internal server error" {
-				t.Errorf("production message = %q", env.Error.Message)
+			if env.Message != "Internal server error" {
+				t.Errorf("production message = %q", env.Message)
 			}
-			if env.Error.Details != nil {
-				t.Errorf("production 500 carries details %s", env.Error.Details)
+			if env.Details != nil {
+				t.Errorf("production 500 carries details %s", env.Details)
 			}
 			for _, leak := range []string{"hunter2", "secret", "42", "nil map", "leaky", "goroutine"} {
 				if strings.Contains(string(r.body), leak) {
@@ -109,9 +109,9 @@ func TestDevelopmentShowsErrorText(t *testing.T) {
 	app.Get("/str", func(c *fx.Ctx) error { panic("boom \"quoted\"") })
 	app.Get("/int", func(c *fx.Ctx) error { panic(42) })
 	for p, want := range map[string]string{"/err": "db is down", "/str": `boom "quoted"`, "/int": "42"} {
-		env := mustEnvelope(t, do(t, app, "GET", p, ""), 500, fx.ErrorCodes.InternalError)
-		if !strings.Contains(env.Error.Message, want) {
-			t.Errorf("%s: message %q does not contain %q", p, env.Error.Message, want)
+		env := wireEnvelope(t, do(t, app, "GET", p, ""), 500, fx.ErrorCodes.InternalError)
+		if !strings.Contains(env.Message, want) {
+			t.Errorf("%s: message %q does not contain %q", p, env.Message, want)
 		}
 	}
 }
@@ -299,7 +299,7 @@ func TestHookPanicFallsBackToOriginal(t *testing.T) {
 	app.Get("/", func(c *fx.Ctx) error { return fx.NewError(409, "APP_CONFLICT", "taken") })
 	r := do(t, app, "GET", "/", "")
 	env := mustEnvelope(t, r, 409, "APP_CONFLICT")
-	if env.Error.Message != "taken" || r.header.Get("X-Hook") != "" {
+	if env.Message != "taken" || r.header.Get("X-Hook") != "" {
 		t.Errorf("got %q %v", r.body, r.header)
 	}
 	found := false
@@ -383,8 +383,8 @@ func TestBoundarySurvivesPanickingErrorMethod(t *testing.T) {
 		app.Get("/", func(c *fx.Ctx) error { return &panickyError{} })
 		r := do(t, app, "GET", "/", "")
 		env := mustEnvelope(t, r, 500, fx.ErrorCodes.InternalError)
-		if env.Error.Message != "Internal server error" {
-			t.Errorf("dev=%v: message %q", dev, env.Error.Message)
+		if env.Message != "Internal server error" {
+			t.Errorf("dev=%v: message %q", dev, env.Message)
 		}
 		if !strings.Contains(logs.String(), "Error() exploded") {
 			t.Errorf("dev=%v: not logged: %s", dev, logs)
@@ -473,12 +473,12 @@ func TestHookThatPanicsFallsBackToTheOriginalEnvelope(t *testing.T) {
 		_ = c.JSON(299, map[string]string{"partial": "yes"})
 		panic("hook exploded (internal text)")
 	})
-	app.Get("/typed", func(c *fx.Ctx) error { return relErrNope })
+	app.Get("/typed", func(c *fx.Ctx) error { return errNope })
 	app.Get("/plain", func(c *fx.Ctx) error { return errors.New("plain failure (internal text)") })
 	app.Get("/panic", func(c *fx.Ctx) error { panic("handler panic (internal text)") })
 
 	w := do(t, app, "GET", "/typed", "")
-	env := relMustEnvelope(t, w, 409, "APP_NOPE")
+	env := mustEnvelope(t, w, 409, "APP_NOPE")
 	if env.Message != "Nope" || string(env.Details) != `{"why":"because"}` {
 		t.Fatalf("original envelope not kept: %q", w.body)
 	}
@@ -488,9 +488,9 @@ func TestHookThatPanicsFallsBackToTheOriginalEnvelope(t *testing.T) {
 	for _, p := range []string{"/plain", "/panic", "/missing"} {
 		w := do(t, app, "GET", p, "")
 		if p == "/missing" {
-			relMustEnvelope(t, w, 404, fx.ErrorCodes.NotFound)
+			mustEnvelope(t, w, 404, fx.ErrorCodes.NotFound)
 		} else {
-			relMustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
+			mustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
 		}
 		if m := leakyText(string(w.body)); m != "" {
 			t.Fatalf("%s leaks %q: %q", p, m, w.body)
@@ -515,11 +515,11 @@ func TestPartialResponseThenFailure(t *testing.T) {
 	})
 	app.Get("/json-then-typed", func(c *fx.Ctx) error {
 		_ = c.String(201, "created?")
-		return relErrNope
+		return errNope
 	})
 	for _, p := range []string{"/json-then-error", "/send-then-panic"} {
 		w := do(t, app, "GET", p, "")
-		relMustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
+		mustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
 		if w.header.Get("Content-Encoding") != "" {
 			t.Fatalf("%s: Content-Encoding of the partial response kept on the envelope", p)
 		}
@@ -528,7 +528,7 @@ func TestPartialResponseThenFailure(t *testing.T) {
 	if w.header.Get("X-Request-Id") != "r1" {
 		t.Fatalf("headers set before the failure should be kept (request IDs, CORS)")
 	}
-	relMustEnvelope(t, do(t, app, "GET", "/json-then-typed", ""), 409, "APP_NOPE")
+	mustEnvelope(t, do(t, app, "GET", "/json-then-typed", ""), 409, "APP_NOPE")
 }
 
 // TestNoInternalsInProductionBodies provokes every failure mode the
@@ -538,26 +538,26 @@ func TestNoInternalsInProductionBodies(t *testing.T) {
 	t.Parallel()
 	app := quiet(fx.Config{BodyLimit: 256, HeaderLimit: 2048})
 	pathErr := &os.PathError{Op: "open", Path: "/srv/app/config.go", Err: os.ErrNotExist}
-	cyc := &relCycle{Name: "c"}
+	cyc := &cyclicDetails{Name: "c"}
 	cyc.Next = cyc
 	fails := map[string]func(c *fx.Ctx) error{
 		"plain":       func(*fx.Ctx) error { return errors.New("dial tcp 10.0.0.1:5432: password=hunter2 (internal text)") },
 		"wrapped":     func(*fx.Ctx) error { return fmt.Errorf("load: %w", pathErr) },
 		"panicString": func(*fx.Ctx) error { panic("index out of range (internal text)") },
 		"panicError":  func(*fx.Ctx) error { panic(pathErr) },
-		"panicStruct": func(*fx.Ctx) error { panic(relItem{Name: "internal text"}) },
-		"nilDeref":    func(*fx.Ctx) error { var p *relItem; _ = p.Name; return nil },
+		"panicStruct": func(*fx.Ctx) error { panic(fuzzItem{Name: "internal text"}) },
+		"nilDeref":    func(*fx.Ctx) error { var p *fuzzItem; _ = p.Name; return nil },
 		//lint:ignore SA5000 the nil-map panic is the runtime error under test
 		"runtimeError": func(*fx.Ctx) error { var m map[string]int; m["x"] = 1; return nil },
 		"jsonChan":     func(c *fx.Ctx) error { return c.JSON(200, map[string]any{"c": make(chan int)}) },
-		"jsonPanic":    func(c *fx.Ctx) error { return c.JSON(200, relBadJSON{Mode: "panic"}) },
+		"jsonPanic":    func(c *fx.Ctx) error { return c.JSON(200, badJSON{Mode: "panic"}) },
 		"jsonCycle":    func(c *fx.Ctx) error { return c.JSON(200, cyc) },
 		"internalWithDetails": func(*fx.Ctx) error {
 			return fx.NewError(500, fx.ErrorCodes.InternalError, "pq: relation users (internal text)", map[string]string{"sql": "SELECT (internal text)"})
 		},
-		"badDetails": func(*fx.Ctx) error { return fx.NewError(400, "APP_X", "Bad", relBadJSON{Mode: "error"}) },
+		"badDetails": func(*fx.Ctx) error { return fx.NewError(400, "APP_X", "Bad", badJSON{Mode: "error"}) },
 		"body": func(c *fx.Ctx) error {
-			_, err := fx.JSONBody[relItem](c)
+			_, err := fx.JSONBody[fuzzItem](c)
 			return err
 		},
 		"nextTwice": func(*fx.Ctx) error { return nil },
@@ -635,7 +635,7 @@ func TestNoInternalsInProductionBodies(t *testing.T) {
 	bad.Get("no-slash/:a/:a", func(*fx.Ctx) error { return nil })
 	bad.Register(fx.Plugin{Name: "p", Setup: func(*fx.App) error { return pathErr }})
 	w := do(t, bad, "GET", "/", "")
-	relMustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
+	mustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
 	if m := leakyText(string(w.body)); m != "" {
 		t.Fatalf("failed boot leaks %q: %q", m, w.body)
 	}

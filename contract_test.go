@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/validate"
 	"github.com/valyala/fasthttp"
 )
@@ -109,28 +110,28 @@ func TestContractOne422BodyThenQuerySorted(t *testing.T) {
 	}
 }
 
-type ctItem struct {
+type contractItem struct {
 	SKU string `json:"sku"`
 	Qty int    `json:"qty"`
 }
 
-type ctOrderT struct {
-	Name  string   `json:"name"`
-	Items []ctItem `json:"items"`
+type contractOrderT struct {
+	Name  string         `json:"name"`
+	Items []contractItem `json:"items"`
 }
 
-type ctListT struct {
+type contractListT struct {
 	Limit int    `json:"limit"`
 	Sort  string `json:"sort"`
 }
 
 func TestContractTypedAccess(t *testing.T) {
 	app := quiet()
-	app.Route(fx.Route{Method: "POST", Path: "/typed", Body: validate.Struct[ctOrderT](), Query: validate.QueryStruct[ctListT](),
+	app.Route(fx.Route{Method: "POST", Path: "/typed", Body: validate.Struct[contractOrderT](), Query: validate.QueryStruct[contractListT](),
 		Handler: func(c *fx.Ctx) error {
-			o, ok := fx.ValidBody[ctOrderT](c)
-			p, okp := fx.ValidBody[*ctOrderT](c)
-			q, okq := fx.ValidQuery[ctListT](c)
+			o, ok := fx.ValidBody[contractOrderT](c)
+			p, okp := fx.ValidBody[*contractOrderT](c)
+			q, okq := fx.ValidQuery[contractListT](c)
 			_, bad := fx.ValidBody[string](c)
 			if !ok || !okp || !okq || bad || p.Name != o.Name {
 				return errors.New("accessor failed")
@@ -166,17 +167,17 @@ func TestContractTypedAccess(t *testing.T) {
 	}
 }
 
-// ctPtrSchema returns a pointer the handler must receive as is.
-type ctPtrSchema struct{ out *ctOrderT }
+// ptrSchema returns a pointer the handler must receive as is.
+type ptrSchema struct{ out *contractOrderT }
 
-func (s ctPtrSchema) Validate(any) validate.Result { return validate.Result{Value: s.out} }
+func (s ptrSchema) Validate(any) validate.Result { return validate.Result{Value: s.out} }
 
 func TestContractNoSecondDecode(t *testing.T) {
-	out := &ctOrderT{Name: "from schema"}
+	out := &contractOrderT{Name: "from schema"}
 	app := quiet()
-	app.Route(fx.Route{Method: "POST", Path: "/", Body: ctPtrSchema{out},
+	app.Route(fx.Route{Method: "POST", Path: "/", Body: ptrSchema{out},
 		Handler: func(c *fx.Ctx) error {
-			p, _ := fx.ValidBody[*ctOrderT](c)
+			p, _ := fx.ValidBody[*contractOrderT](c)
 			if p != out {
 				return errors.New("not the schema's value")
 			}
@@ -187,14 +188,14 @@ func TestContractNoSecondDecode(t *testing.T) {
 	}
 }
 
-// ctCounting is a Decoder that records which path fx took.
-type ctCounting struct {
+// countingSchema is a Decoder that records which path fx took.
+type countingSchema struct {
 	validate.Schema
 	fast, slow *int
 }
 
-func (s ctCounting) Validate(v any) validate.Result { *s.slow++; return s.Schema.Validate(v) }
-func (s ctCounting) ValidateJSON(b []byte) validate.Result {
+func (s countingSchema) Validate(v any) validate.Result { *s.slow++; return s.Schema.Validate(v) }
+func (s countingSchema) ValidateJSON(b []byte) validate.Result {
 	*s.fast++
 	return s.Schema.(validate.Decoder).ValidateJSON(b)
 }
@@ -205,7 +206,7 @@ func TestMalformedBodiesSameOnBothPaths(t *testing.T) {
 	generic.Route(fx.Route{Method: "POST", Path: "/", Body: validate.Object(validate.Fields{"name": validate.String()}),
 		Handler: func(c *fx.Ctx) error { return c.NoContent(204) }})
 	decoder := quiet()
-	decoder.Route(fx.Route{Method: "POST", Path: "/", Body: ctCounting{validate.Struct[struct {
+	decoder.Route(fx.Route{Method: "POST", Path: "/", Body: countingSchema{validate.Struct[struct {
 		Name string `json:"name"`
 	}](), &fast, &slow},
 		Handler: func(c *fx.Ctx) error { return c.NoContent(204) }})
@@ -291,11 +292,11 @@ func TestQueryEdgeCases(t *testing.T) {
 	}
 }
 
-// ctTwoRootIssues reports two issues at the root, as a JSON Schema with
+// twoRootIssuesSchema reports two issues at the root, as a JSON Schema with
 // allOf of two object schemas does for an empty body.
-type ctTwoRootIssues struct{}
+type twoRootIssuesSchema struct{}
 
-func (ctTwoRootIssues) Validate(v any) validate.Result {
+func (twoRootIssuesSchema) Validate(v any) validate.Result {
 	if v != nil {
 		return validate.Result{Value: v}
 	}
@@ -304,7 +305,7 @@ func (ctTwoRootIssues) Validate(v any) validate.Result {
 
 func TestEmptyBodyOneRootIssue(t *testing.T) {
 	app := quiet()
-	app.Route(fx.Route{Method: "POST", Path: "/", Body: ctTwoRootIssues{}, Query: contractList,
+	app.Route(fx.Route{Method: "POST", Path: "/", Body: twoRootIssuesSchema{}, Query: contractList,
 		Handler: func(c *fx.Ctx) error { return c.NoContent(204) }})
 	st, body := contractDo(t, app, "POST", "/?limit=0", "", "")
 	got := contractIssues(t, st, body)
@@ -314,27 +315,29 @@ func TestEmptyBodyOneRootIssue(t *testing.T) {
 	}
 }
 
-type ctPanics struct{}
+type panickingSchema struct{}
 
-func (ctPanics) Validate(any) validate.Result { panic("schema bug") }
+func (panickingSchema) Validate(any) validate.Result { panic("schema bug") }
 
-type ctPanicsFast struct{ ctPanics }
+type panickingFastSchema struct{ panickingSchema }
 
-func (ctPanicsFast) ValidateJSON([]byte) validate.Result { panic("schema bug") }
+func (panickingFastSchema) ValidateJSON([]byte) validate.Result { panic("schema bug") }
 
-type ctFails struct{}
+type failingSchema struct{}
 
-func (ctFails) Validate(any) validate.Result { return validate.Fail(errors.New("rules store down")) }
+func (failingSchema) Validate(any) validate.Result {
+	return validate.Fail(errors.New("rules store down"))
+}
 
 func TestSchemaFailureIs500(t *testing.T) {
 	for name, r := range map[string]fx.Route{
-		"body panics":      {Body: ctPanics{}},
-		"decoder panics":   {Body: ctPanicsFast{}},
-		"query panics":     {Query: ctPanics{}},
-		"body fails":       {Body: ctFails{}},
-		"query fails":      {Query: ctFails{}},
-		"nested fails":     {Body: validate.Object(validate.Fields{"a": ctFails{}})},
-		"fails with issue": {Body: contractOrder, Query: ctFails{}},
+		"body panics":      {Body: panickingSchema{}},
+		"decoder panics":   {Body: panickingFastSchema{}},
+		"query panics":     {Query: panickingSchema{}},
+		"body fails":       {Body: failingSchema{}},
+		"query fails":      {Query: failingSchema{}},
+		"nested fails":     {Body: validate.Object(validate.Fields{"a": failingSchema{}})},
+		"fails with issue": {Body: contractOrder, Query: failingSchema{}},
 	} {
 		app := quiet()
 		r.Method, r.Path = "POST", "/"
@@ -361,7 +364,7 @@ func FuzzContract(f *testing.F) {
 		f.Add([]byte(s[0]), []byte(s[1]))
 	}
 	apps := map[string]fasthttp.RequestHandler{}
-	for name, body := range map[string]validate.Schema{"builder": contractOrder.Strict(), "struct": validate.Struct[ctOrderT]()} {
+	for name, body := range map[string]validate.Schema{"builder": contractOrder.Strict(), "struct": validate.Struct[contractOrderT]()} {
 		app := quiet()
 		app.Route(fx.Route{Method: "POST", Path: "/o", Body: body, Query: contractList.Strict(),
 			Handler: func(c *fx.Ctx) error { return c.JSON(200, "ok") }})
@@ -399,7 +402,7 @@ func benchContract(b *testing.B, body validate.Schema, payload string, status in
 	app := quiet()
 	app.Route(fx.Route{Method: "POST", Path: "/orders", Body: body,
 		Handler: func(c *fx.Ctx) error {
-			if o, ok := fx.ValidBody[*ctOrderT](c); ok {
+			if o, ok := fx.ValidBody[*contractOrderT](c); ok {
 				return c.JSON(201, o)
 			}
 			o, _ := fx.ValidBody[map[string]any](c)
@@ -408,40 +411,26 @@ func benchContract(b *testing.B, body validate.Schema, payload string, status in
 	if err := app.Boot(); err != nil {
 		b.Fatal(err)
 	}
-	h := app.Handler()
-	var rc fasthttp.RequestCtx
-	b.ReportAllocs()
-	for b.Loop() {
-		rc.Request.Reset()
-		rc.Response.Reset()
-		rc.Request.Header.SetMethod("POST")
-		rc.Request.SetRequestURI("/orders")
-		rc.Request.Header.SetContentType("application/json")
-		rc.Request.SetBodyString(payload)
-		h(&rc)
-		if rc.Response.StatusCode() != status {
-			b.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
-		}
-	}
+	kittest.BenchPost(b, app.Handler(), "/orders", payload, status)
 }
 
-// ctNoop validates nothing: the baseline of a contract (decode only).
-type ctNoop struct{}
+// noopSchema validates nothing: the baseline of a contract (decode only).
+type noopSchema struct{}
 
-func (ctNoop) Validate(v any) validate.Result { return validate.Result{Value: v} }
+func (noopSchema) Validate(v any) validate.Result { return validate.Result{Value: v} }
 
 const (
-	ctValidOrder   = `{"name":"Ada","items":[{"sku":"a","qty":1},{"sku":"b","qty":2}]}`
-	ctInvalidOrder = `{"name":"","items":[{"sku":"a","qty":1},{"qty":0}]}`
-	ctBadTypes     = `{"name":1,"items":[{"sku":"a","qty":"1"},{"qty":true}]}`
+	validOrder    = `{"name":"Ada","items":[{"sku":"a","qty":1},{"sku":"b","qty":2}]}`
+	invalidOrder  = `{"name":"","items":[{"sku":"a","qty":1},{"qty":0}]}`
+	badTypesOrder = `{"name":1,"items":[{"sku":"a","qty":"1"},{"qty":true}]}`
 )
 
 func BenchmarkContract(b *testing.B) {
-	b.Run("noop-schema/valid", func(b *testing.B) { benchContract(b, ctNoop{}, ctValidOrder, 201) })
-	b.Run("builder/valid", func(b *testing.B) { benchContract(b, contractOrder, ctValidOrder, 201) })
-	b.Run("builder/invalid", func(b *testing.B) { benchContract(b, contractOrder, ctInvalidOrder, 422) })
-	b.Run("struct/valid", func(b *testing.B) { benchContract(b, validate.Struct[ctOrderT](), ctValidOrder, 201) })
-	b.Run("struct/invalid-types", func(b *testing.B) { benchContract(b, validate.Struct[ctOrderT](), ctBadTypes, 422) })
+	b.Run("noop-schema/valid", func(b *testing.B) { benchContract(b, noopSchema{}, validOrder, 201) })
+	b.Run("builder/valid", func(b *testing.B) { benchContract(b, contractOrder, validOrder, 201) })
+	b.Run("builder/invalid", func(b *testing.B) { benchContract(b, contractOrder, invalidOrder, 422) })
+	b.Run("struct/valid", func(b *testing.B) { benchContract(b, validate.Struct[contractOrderT](), validOrder, 201) })
+	b.Run("struct/invalid-types", func(b *testing.B) { benchContract(b, validate.Struct[contractOrderT](), badTypesOrder, 422) })
 	b.Run("malformed/duplicate-key", func(b *testing.B) { benchContract(b, contractOrder, `{"name":"a","name":"b"}`, 422) })
 }
 

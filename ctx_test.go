@@ -189,8 +189,8 @@ func TestJSONBody(t *testing.T) {
 			}
 			r := do(t, app, "POST", "/", tc.body, hdr...)
 			env := mustEnvelope(t, r, 422, fx.ErrorCodes.ValidationError)
-			if env.Error.Message != "Request validation failed" {
-				t.Errorf("message %q", env.Error.Message)
+			if env.Message != "Request validation failed" {
+				t.Errorf("message %q", env.Message)
 			}
 			var d struct {
 				Issues []struct {
@@ -199,11 +199,11 @@ func TestJSONBody(t *testing.T) {
 					Message  string   `json:"message"`
 				} `json:"issues"`
 			}
-			if err := json.Unmarshal(env.Error.Details, &d); err != nil {
+			if err := json.Unmarshal(env.Details, &d); err != nil {
 				t.Fatal(err)
 			}
 			if len(d.Issues) != 1 || d.Issues[0].Location != "body" || d.Issues[0].Message == "" {
-				t.Fatalf("issues %s", env.Error.Details)
+				t.Fatalf("issues %s", env.Details)
 			}
 			if strings.Join(d.Issues[0].Path, ".") != strings.Join(tc.path, ".") || d.Issues[0].Path == nil {
 				t.Errorf("path %q, want %q", d.Issues[0].Path, tc.path)

@@ -541,8 +541,8 @@ func TestFramingLFOnlyHeadAnsweredAtOnce(t *testing.T) {
 			t.Run(fmt.Sprintf("%q after %d request(s)", head, len(b)/len(before)), func(t *testing.T) {
 				r, closed := ask(t, addr, b, head, 3*time.Second)
 				env := mustEnvelope(t, r, 400, fx.ErrorCodes.BadRequest)
-				if !strings.Contains(env.Error.Message, "bare LF") {
-					t.Errorf("message %q", env.Error.Message)
+				if !strings.Contains(env.Message, "bare LF") {
+					t.Errorf("message %q", env.Message)
 				}
 				if !r.close || !closed {
 					t.Error("the connection stayed open after the refusal")

@@ -24,8 +24,8 @@ import (
 	"github.com/fxhq/fx/fxtest"
 )
 
-// relItem is the body type of the fuzz and reliability apps.
-type relItem struct {
+// fuzzItem is the body type of the fuzz and reliability apps.
+type fuzzItem struct {
 	Name   string            `json:"name"`
 	Qty    int               `json:"qty"`
 	Tags   []string          `json:"tags"`
@@ -39,8 +39,8 @@ type relItem struct {
 var fuzzAppCodes = map[string]int{"APP_NOPE": 409, "APP_TEAPOT": 418}
 
 var (
-	relErrNope = fx.NewError(409, "APP_NOPE", "Nope", map[string]any{"why": "because"})
-	errRelMW   = errors.New("middleware failure (internal text)")
+	errNope  = fx.NewError(409, "APP_NOPE", "Nope", map[string]any{"why": "because"})
+	errRelMW = errors.New("middleware failure (internal text)")
 )
 
 // fuzzApp is an App with one route per kind of outcome: success with
@@ -62,13 +62,13 @@ func fuzzApp() *fx.App {
 	})
 	app.Get("/files/*rest", func(c *fx.Ctx) error { return c.JSON(200, map[string]string{"rest": c.Param("rest")}) })
 	app.Post("/items", func(c *fx.Ctx) error {
-		it, err := fx.JSONBody[relItem](c)
+		it, err := fx.JSONBody[fuzzItem](c)
 		if err != nil {
 			return err
 		}
 		return c.JSON(201, it)
 	})
-	app.Get("/nope", func(c *fx.Ctx) error { return relErrNope })
+	app.Get("/nope", func(c *fx.Ctx) error { return errNope })
 	app.Get("/teapot", func(c *fx.Ctx) error {
 		return fx.NewError(418, "APP_TEAPOT", c.Query("msg"), map[string]string{"q": c.Query("d")})
 	})
@@ -246,12 +246,12 @@ func replaceInvalid(s string) string {
 	return b.String()
 }
 
-// relBadJSON is a details value whose MarshalJSON misbehaves.
-type relBadJSON struct {
+// badJSON is a details value whose MarshalJSON misbehaves.
+type badJSON struct {
 	Mode string
 }
 
-func (b relBadJSON) MarshalJSON() ([]byte, error) {
+func (b badJSON) MarshalJSON() ([]byte, error) {
 	switch b.Mode {
 	case "panic":
 		panic("MarshalJSON panicked (internal text)")
@@ -263,9 +263,9 @@ func (b relBadJSON) MarshalJSON() ([]byte, error) {
 	return []byte(`"ok"`), nil
 }
 
-type relCycle struct {
+type cyclicDetails struct {
 	Name string
-	Next *relCycle
+	Next *cyclicDetails
 }
 
 // FuzzAppendEnvelope encodes arbitrary code, message and details with
@@ -300,13 +300,13 @@ func FuzzAppendEnvelope(f *testing.F) {
 			details = map[string]string{"s": s}
 			want = map[string]any{"s": replaceInvalid(s)}
 		case 2:
-			details = relBadJSON{Mode: s}
+			details = badJSON{Mode: s}
 			comparable = false
 		case 3:
 			details = map[string]any{"ch": make(chan int)}
 			comparable = false
 		case 4:
-			c := &relCycle{Name: s}
+			c := &cyclicDetails{Name: s}
 			c.Next = c
 			details = c
 			comparable = false
@@ -375,7 +375,7 @@ func FuzzAppendEnvelope(f *testing.F) {
 }
 
 // FuzzJSONBody posts an arbitrary body (and Content-Type) to a handler that
-// decodes it with fx.JSONBody[relItem]. The answer must be a 201 echo that
+// decodes it with fx.JSONBody[fuzzItem]. The answer must be a 201 echo that
 // encoding/json agrees with, or a 422 FX_VALIDATION_ERROR envelope whose
 // issues are all at location "body" and name no Go type.
 func FuzzJSONBody(f *testing.F) {
@@ -417,7 +417,7 @@ func FuzzJSONBody(f *testing.F) {
 		w := ws[0]
 		switch w.status {
 		case 201:
-			var std relItem
+			var std fuzzItem
 			if err := json.Unmarshal(body, &std); err != nil {
 				// go-json accepted what encoding/json refuses. Report it
 				// only for bodies that are not valid JSON at all.
@@ -426,7 +426,7 @@ func FuzzJSONBody(f *testing.F) {
 				}
 				return
 			}
-			var got relItem
+			var got fuzzItem
 			if err := json.Unmarshal(w.body, &got); err != nil {
 				t.Fatalf("201 echo is not JSON: %q", w.body)
 			}
@@ -470,7 +470,7 @@ func FuzzJSONBody(f *testing.F) {
 }
 
 // normItem makes nil and empty collections equal (JSON null vs []).
-func normItem(it relItem) relItem {
+func normItem(it fuzzItem) fuzzItem {
 	if len(it.Tags) == 0 {
 		it.Tags = nil
 	}
@@ -483,7 +483,7 @@ func normItem(it relItem) relItem {
 // leakMarkers are strings that betray internals in a response body.
 var leakMarkers = []string{
 	"goroutine", "panic:", ".go:", "/usr/", "/root/", "/home/", "/tmp/", "/srv/", "runtime.",
-	"fx_test", "relItem", "relBadJSON", "relCycle", "*fx.", "fx.Ctx", "main.", "[]string", "map[",
+	"fx_test", "fuzzItem", "badJSON", "cyclicDetails", "*fx.", "fx.Ctx", "main.", "[]string", "map[",
 	"struct {", "interface {", "reflect.", "json:", "go-json", "encoding/json", "hunter2", "internal text",
 	"chan int", "func()", "unsupported type", "unsupported value", "Go value", "Go struct",
 }

@@ -112,8 +112,8 @@ func TestResolveAgreesWithTheBoundary(t *testing.T) {
 			}
 			r := do(t, app, method, "/"+name, body)
 			env := checkEnvelopeBody(t, r.body, "")
-			if int(status.Load()) != r.status || code.Load() != env.Error.Code {
-				t.Errorf("dev=%v %s: Resolve gave %d %v, the boundary sent %d %s", dev, name, status.Load(), code.Load(), r.status, env.Error.Code)
+			if int(status.Load()) != r.status || code.Load() != env.Code {
+				t.Errorf("dev=%v %s: Resolve gave %d %v, the boundary sent %d %s", dev, name, status.Load(), code.Load(), r.status, env.Code)
 			}
 		}
 		_ = app.Shutdown()
@@ -423,8 +423,8 @@ func TestHookFalseDecoratesTheEnvelope(t *testing.T) {
 	t.Cleanup(func() { app.Shutdown() })
 	r := do(t, app, "GET", "/", "")
 	env := mustEnvelope(t, r, 503, fx.ErrorCodes.ServiceUnavailable)
-	if env.Error.Message != "busy" {
-		t.Errorf("message %q", env.Error.Message)
+	if env.Message != "busy" {
+		t.Errorf("message %q", env.Message)
 	}
 	if r.header.Get("X-Request-Id") != "rid-1" || r.header.Get("Retry-After") != "7" {
 		t.Errorf("decorating headers dropped: %v", r.header)
@@ -484,7 +484,7 @@ func TestWriteErrorFromHookAndMiddleware(t *testing.T) {
 
 	r := do(t, app, "GET", "/panic", "")
 	env := mustEnvelope(t, r, 500, fx.ErrorCodes.InternalError)
-	if env.Error.Message != "Internal server error" || r.header.Get("X-Decorated") != "1" {
+	if env.Message != "Internal server error" || r.header.Get("X-Decorated") != "1" {
 		t.Errorf("panic: %q %v", r.body, r.header)
 	}
 	if s := nextSeen(t, ch); s.code != fx.ErrorCodes.InternalError {
@@ -492,8 +492,8 @@ func TestWriteErrorFromHookAndMiddleware(t *testing.T) {
 	}
 	r = do(t, app, "GET", "/conflict", "")
 	env = mustEnvelope(t, r, 409, "APP_CONFLICT")
-	if string(env.Error.Details) != `{"id":3}` {
-		t.Errorf("details %s", env.Error.Details)
+	if string(env.Details) != `{"id":3}` {
+		t.Errorf("details %s", env.Details)
 	}
 	nextSeen(t, ch)
 	r = do(t, app, "GET", "/swallowed", "")

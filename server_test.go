@@ -133,7 +133,7 @@ func testSlowLoris(t *testing.T, reduce bool) {
 				}()
 			}
 			w := roundTripRaw(t, conn, br, "GET", "")
-			relMustEnvelope(t, w, 408, fx.ErrorCodes.RequestTimeout)
+			mustEnvelope(t, w, 408, fx.ErrorCodes.RequestTimeout)
 			if !w.close {
 				t.Fatalf("the slow client must be disconnected")
 			}
@@ -232,7 +232,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 		c.SetValue("k", c.Param("id"))
 		return nil
 	})
-	app.Get("/err", func(c *fx.Ctx) error { return relErrNope })
+	app.Get("/err", func(c *fx.Ctx) error { return errNope })
 	app.Get("/panic", func(c *fx.Ctx) error { panic("p") })
 	app.Server().MaxIdleWorkerDuration = cleaner
 	ln := fasthttputil.NewInmemoryListener()
@@ -676,7 +676,7 @@ func TestOverConcurrencyAnswersWithEnvelope(t *testing.T) {
 	}
 	defer over.Close()
 	w := roundTripRaw(t, over, bufio.NewReader(over), "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
-	env := relMustEnvelope(t, w, 503, fx.ErrorCodes.ServiceUnavailable)
+	env := mustEnvelope(t, w, 503, fx.ErrorCodes.ServiceUnavailable)
 	if env.Message == "" || !w.close || w.header.Get("Retry-After") == "" {
 		t.Fatalf("503: %v %q", w.header, w.body)
 	}
@@ -698,7 +698,7 @@ func TestOverConcurrencyAnswersWithEnvelope(t *testing.T) {
 		if w.status == 200 {
 			break
 		}
-		relMustEnvelope(t, w, 503, fx.ErrorCodes.ServiceUnavailable)
+		mustEnvelope(t, w, 503, fx.ErrorCodes.ServiceUnavailable)
 		if time.Now().After(deadline) {
 			t.Fatalf("the slot of a closed connection was never given back")
 		}
@@ -727,5 +727,5 @@ func TestOverConcurrencyOverTCP(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	relMustEnvelope(t, result{resp.StatusCode, resp.Header, body, resp.Close}, 503, fx.ErrorCodes.ServiceUnavailable)
+	mustEnvelope(t, result{resp.StatusCode, resp.Header, body, resp.Close}, 503, fx.ErrorCodes.ServiceUnavailable)
 }

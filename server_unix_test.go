@@ -26,13 +26,13 @@ import (
 // end Serve (before, accept's EMFILE was fatal to fasthttp and the program
 // exited), and the server must serve again once the flood ends.
 
-const connChildEnv = "FX_CONN_CHILD_CONCURRENCY"
+const childServerEnv = "FX_CONN_CHILD_CONCURRENCY"
 
 // TestChildServer is the child: it lowers its descriptor limit, serves
 // on 127.0.0.1 and prints its address and Config.Concurrency; it exits when
 // its stdin closes, and with status 3 if Serve ever returns.
 func TestChildServer(t *testing.T) {
-	conc, ok := os.LookupEnv(connChildEnv)
+	conc, ok := os.LookupEnv(childServerEnv)
 	if !ok {
 		t.Skip("the child of TestDescriptorFlood; not a test on its own")
 	}
@@ -70,7 +70,7 @@ func TestChildServer(t *testing.T) {
 func childServer(t *testing.T, concurrency int) (addr string, conc int, stderr func() string, exited <-chan struct{}) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChildServer$", "-test.count=1")
-	cmd.Env = append(os.Environ(), connChildEnv+"="+strconv.Itoa(concurrency))
+	cmd.Env = append(os.Environ(), childServerEnv+"="+strconv.Itoa(concurrency))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

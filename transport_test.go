@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"io"
 	"net"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,13 +33,11 @@ func rawExchange(t *testing.T, addr string, pause time.Duration, chunks ...strin
 			}
 		}
 	}()
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	r, err := readResult(bufio.NewReader(conn), "GET")
 	if err != nil {
-		t.Fatalf("reading response: %v", err)
+		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return result{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close}
+	return r
 }
 
 // Transport errors carry the envelope with catalog codes, and

@@ -112,7 +112,7 @@ func boundedEnvelope(t *testing.T, status int, body []byte) boundedDetails {
 	}
 	var d boundedDetails
 	env := checkEnvelopeBody(t, body, fx.CodeValidationError)
-	if err := json.Unmarshal(env.Error.Details, &d); err != nil {
+	if err := json.Unmarshal(env.Details, &d); err != nil {
 		t.Fatalf("details (%v): %.300s", err, body)
 	}
 	return d
@@ -187,11 +187,11 @@ func BenchmarkHugeInvalidBody(b *testing.B) {
 	}
 }
 
-// bdEcho is a foreign schema whose issues echo the input: a huge key as a
+// echoingSchema is a foreign schema whose issues echo the input: a huge key as a
 // path segment, a deep path, a long message, and many of them.
-type bdEcho struct{ n int }
+type echoingSchema struct{ n int }
 
-func (s bdEcho) Validate(v any) validate.Result {
+func (s echoingSchema) Validate(v any) validate.Result {
 	m, _ := v.(map[string]any)
 	var issues []validate.Issue
 	for k := range m {
@@ -212,7 +212,7 @@ func (s bdEcho) Validate(v any) validate.Result {
 func TestIssueSizeBounded(t *testing.T) {
 	key := strings.Repeat("\x01é", 300_000)
 	body, _ := json.Marshal(map[string]any{key: 1})
-	for _, s := range []validate.Schema{bdEcho{n: 1}, bdEcho{n: 50}, boundedOrder} {
+	for _, s := range []validate.Schema{echoingSchema{n: 1}, echoingSchema{n: 50}, boundedOrder} {
 		app := quiet(fx.Config{MaxIssues: 1000})
 		app.Route(fx.Route{Method: "POST", Path: "/", Body: s, Handler: func(c *fx.Ctx) error { return nil }})
 		status, out, _ := boundedServe(app.Handler(), "/", body)
@@ -229,7 +229,7 @@ func TestIssueSizeBounded(t *testing.T) {
 					s, len(is.Path), len(is.Message), len(is.Path[0]))
 			}
 		}
-		if _, many := s.(bdEcho); many && s.(bdEcho).n == 50 && !d.Truncated {
+		if _, many := s.(echoingSchema); many && s.(echoingSchema).n == 50 && !d.Truncated {
 			t.Errorf("50 issues of ~20 KiB each listed without truncated")
 		}
 	}
@@ -241,13 +241,13 @@ func TestIssueSizeBounded(t *testing.T) {
 	}
 }
 
-// bdCount counts its calls and reports n issues.
-type bdCount struct {
+// countingIssuesSchema counts its calls and reports n issues.
+type countingIssuesSchema struct {
 	calls *int
 	n     int
 }
 
-func (s bdCount) Validate(any) validate.Result {
+func (s countingIssuesSchema) Validate(any) validate.Result {
 	*s.calls++
 	var r validate.Result
 	for i := range s.n {
@@ -273,7 +273,7 @@ func TestBodyAndQueryShareTheCap(t *testing.T) {
 	for _, c := range cases {
 		var calls int
 		app := quiet(fx.Config{MaxIssues: 3})
-		app.Route(fx.Route{Method: "POST", Path: "/", Body: bdCount{new(int), c.body}, Query: bdCount{&calls, c.query},
+		app.Route(fx.Route{Method: "POST", Path: "/", Body: countingIssuesSchema{new(int), c.body}, Query: countingIssuesSchema{&calls, c.query},
 			Handler: func(c *fx.Ctx) error { return nil }})
 		status, out, _ := boundedServe(app.Handler(), "/", []byte(`{}`))
 		d := boundedEnvelope(t, status, out)

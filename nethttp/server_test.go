@@ -39,6 +39,19 @@ func quietApp(cfg ...fx.Config) *fx.App {
 	return fx.New(c)
 }
 
+// stillAlive checks that srv's App still answers GET / with "alive"
+// after what a test did to it.
+func stillAlive(t *testing.T, srv *httptest.Server, after string) {
+	t.Helper()
+	resp, err := srv.Client().Get(srv.URL + "/")
+	if err != nil {
+		t.Fatalf("%s: %v", after, err)
+	}
+	if body := readAll(t, resp); body != "alive" {
+		t.Fatalf("%s: %q", after, body)
+	}
+}
+
 func readAll(t *testing.T, resp *http.Response) string {
 	t.Helper()
 	defer resp.Body.Close()
@@ -366,13 +379,7 @@ func TestBodyReadFailsMidwayRealClient(t *testing.T) {
 	if ae, ok := raw.(*nethttp.AdapterError); !ok || ae.Op != nethttp.OpReadBody {
 		t.Fatalf("hook saw %T %v", raw, raw)
 	}
-	resp, err := srv.Client().Get(srv.URL + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body := readAll(t, resp); body != "alive" {
-		t.Fatalf("after the broken upload: %q", body)
-	}
+	stillAlive(t, srv, "after the broken upload")
 }
 
 // TestClientDisconnect: a handler bounded by nethttp.Context stops when
@@ -422,13 +429,7 @@ func TestClientDisconnect(t *testing.T) {
 			if err := kittest.Within(t, done, "the client"); !errors.Is(err, context.Canceled) {
 				t.Errorf("client: %v", err)
 			}
-			resp, err := srv.Client().Get(srv.URL + "/")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if body := readAll(t, resp); body != "alive" {
-				t.Fatalf("after the disconnect: %q", body)
-			}
+			stillAlive(t, srv, "after the disconnect")
 		})
 	}
 }
@@ -581,13 +582,7 @@ func TestStreamPanicRealServer(t *testing.T) {
 		t.Fatal("the client read a complete response from a stream that panicked")
 	}
 	kittest.Within(t, hook, "the hook")
-	resp, err = srv.Client().Get(srv.URL + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body := readAll(t, resp); body != "alive" {
-		t.Fatalf("after the broken stream: %q", body)
-	}
+	stillAlive(t, srv, "after the broken stream")
 }
 
 // TestStreamedResponse: SetBodyStreamWriter output reaches the client
