@@ -503,12 +503,8 @@ func TestFramingLFOnlyHeadAnsweredAtOnce(t *testing.T) {
 	// or nothing), then head, and reads head's answer within bound.
 	ask := func(t *testing.T, addr, before, head string, bound time.Duration) (result, bool) {
 		t.Helper()
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := dialBounded(t, addr, bound) // the assertion: an answer within bound
 		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(bound)) // the assertion: an answer within bound
 		br := bufio.NewReader(conn)
 		if before != "" {
 			_, _ = io.WriteString(conn, before)

@@ -186,12 +186,8 @@ func TestFramingBareLFServed(t *testing.T) {
 		})
 	}
 	t.Run("keep-alive, sent later", func(t *testing.T) {
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := dialBounded(t, addr, 5*time.Second) // a bound, not an assertion
 		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(5 * time.Second)) // a bound, not an assertion
 		br := bufio.NewReader(conn)
 		for i, raw := range []string{
 			"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 9000\r\n\r\n" + big,
@@ -304,12 +300,8 @@ func TestFramingExpectContinueOverLimit(t *testing.T) {
 			413, fx.ErrorCodes.PayloadTooLarge)
 	})
 	t.Run("within the limit", func(t *testing.T) {
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := dialBounded(t, addr, 5*time.Second) // a bound, not an assertion
 		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(5 * time.Second)) // a bound, not an assertion
 		_, _ = io.WriteString(conn, "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
 		br := bufio.NewReader(conn)
 		resp, err := http.ReadResponse(br, nil)

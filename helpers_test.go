@@ -328,6 +328,19 @@ func listenLoopback(t testing.TB) net.Listener {
 	return ln
 }
 
+// dialBounded connects to addr over TCP, failing the test when it cannot,
+// with bound as the connection's deadline: a test whose behaviour under
+// test is broken fails there instead of hanging. The caller closes it.
+func dialBounded(t testing.TB, addr string, bound time.Duration) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetDeadline(time.Now().Add(bound))
+	return conn
+}
+
 // serveOn serves app on ln on a goroutine and returns the channel its
 // Serve's result arrives on.
 func serveOn(app *fx.App, ln net.Listener) <-chan error {

@@ -139,12 +139,8 @@ func TestShutdownWithContextClosesRemainingConnections(t *testing.T) {
 	})
 	ln := listenLoopback(t)
 	go func() { _ = app.Serve(ln) }() // ends with Shutdown
-	conn, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialBounded(t, ln.Addr().String(), 10*time.Second)
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
 	br := bufio.NewReader(conn)
 	const req = "GET /stuck HTTP/1.1\r\nHost: x\r\n\r\n"
 	if _, err := io.WriteString(conn, req); err != nil {

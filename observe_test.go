@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -260,12 +259,8 @@ func TestOnResponseSeesTheOverCapacity503(t *testing.T) {
 	ch := recordResponses(app)
 	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
 	addr := fxtest.Serve(t, app)
-	first, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := dialBounded(t, addr, 10*time.Second) // a bound
 	defer first.Close()
-	_ = first.SetDeadline(time.Now().Add(10 * time.Second)) // a bound
 	if _, err := first.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
 		t.Fatal(err)
 	}

@@ -549,12 +549,8 @@ func TestLingerIsBounded(t *testing.T) {
 	addr := fxtest.Serve(t, app)
 
 	t.Run("trickler cut off", func(t *testing.T) {
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := dialBounded(t, addr, 10*time.Second) // a bound
 		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(10 * time.Second)) // a bound
 		_, _ = io.WriteString(conn, "POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999\r\n\r\n")
 		stop := make(chan struct{})
 		defer close(stop)

@@ -3,7 +3,6 @@ package fx_test
 import (
 	"bufio"
 	"io"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,12 +16,8 @@ import (
 // when pause > 0) and reads one response.
 func rawExchange(t *testing.T, addr string, pause time.Duration, chunks ...string) result {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialBounded(t, addr, 10*time.Second) // a bound, not an assertion
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second)) // a bound, not an assertion
 	go func() {
 		for _, c := range chunks {
 			if _, err := io.WriteString(conn, c); err != nil {
