@@ -47,9 +47,7 @@ func benchAppLogging(level slog.Level) fasthttp.RequestHandler {
 // that serves it once more (resetting only the response, as fasthttp does
 // between requests on a connection).
 func benchCtx(h fasthttp.RequestHandler, method, path string) (*fasthttp.RequestCtx, func()) {
-	rc := newRequestCtx()
-	rc.Request.Header.SetMethod(method)
-	rc.Request.SetRequestURI(path)
+	rc := kittest.RequestCtx(method, path)
 	return rc, func() {
 		rc.Response.Reset()
 		h(rc)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 // Returned errors and panics reach the same boundary; an *fx.Error
@@ -399,9 +400,7 @@ func TestServeError(t *testing.T) {
 	app, logs := newLogged()
 	app.OnError(func(c *fx.Ctx, err any) bool { hooked = append(hooked, err); return false })
 	e := fx.NewError(413, fx.ErrorCodes.PayloadTooLarge, "too big")
-	rc := newRequestCtx()
-	rc.Request.SetRequestURI("/upload")
-	rc.Request.Header.SetMethod("PUT")
+	rc := kittest.RequestCtx("PUT", "/upload")
 	app.ServeError(rc, e)
 	if rc.Response.StatusCode() != 413 || string(rc.Response.Body()) != `{"error":{"code":"FX_PAYLOAD_TOO_LARGE","message":"too big"}}` {
 		t.Errorf("%d %s", rc.Response.StatusCode(), rc.Response.Body())

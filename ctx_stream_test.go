@@ -216,8 +216,7 @@ func TestStreamOnInitRequestCtx(t *testing.T) {
 	app.Get("/", func(c *fx.Ctx) error {
 		return c.Stream("text/plain", func(w *bufio.Writer) error { _, err := w.WriteString("ab"); return err })
 	})
-	rc := newRequestCtx()
-	rc.Request.SetRequestURI("/")
+	rc := kittest.RequestCtx("GET", "/")
 	app.Handler()(rc)
 	if rc.Response.StatusCode() != 200 || string(rc.Response.Body()) != "ab" {
 		t.Fatalf("%d %q", rc.Response.StatusCode(), rc.Response.Body())

@@ -51,7 +51,7 @@ func TestCtxStringsSafeToKeep(t *testing.T) {
 			host: fmt.Sprintf("h%d.example", i), href: fmt.Sprintf("http://h%d.example/items/%s?q=qv-%s", i, id, id),
 		}
 	}
-	rc := newRequestCtx()
+	rc := kittest.RequestCtx("GET", "/")
 	for i := range n {
 		w := want(i)
 		rc.Request.Reset()

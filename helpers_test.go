@@ -134,15 +134,6 @@ func quiet(cfg ...fx.Config) *fx.App {
 	return fx.New(c)
 }
 
-// newRequestCtx returns a RequestCtx initialised as fasthttp's server
-// would (so Done, Value and friends work), for driving a handler directly.
-func newRequestCtx() *fasthttp.RequestCtx {
-	var rc fasthttp.RequestCtx
-	var req fasthttp.Request
-	rc.Init(&req, nil, nil)
-	return &rc
-}
-
 // serveMem serves app with app.Serve (the production path, listener
 // wrapper included) on an in-memory listener, and shuts it down at the end
 // of the test.
@@ -219,9 +210,7 @@ func readResult(br *bufio.Reader, method string) (result, error) {
 
 // serveRaw runs one request with raw method and path bytes through h.
 func serveRaw(h fasthttp.RequestHandler, method, path string) *fasthttp.RequestCtx {
-	rc := newRequestCtx()
-	rc.Request.Header.SetMethod(method)
-	rc.Request.SetRequestURI(path)
+	rc := kittest.RequestCtx(method, path)
 	h(rc)
 	return rc
 }

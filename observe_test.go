@@ -331,8 +331,7 @@ func TestOnResponseSeesServeError(t *testing.T) {
 	ch := recordResponses(app)
 	app.Get("/ok", func(c *fx.Ctx) error { return c.String(200, "ok") })
 	h := app.Handler()
-	rc := newRequestCtx()
-	rc.Request.SetRequestURI("/upload")
+	rc := kittest.RequestCtx("GET", "/upload")
 	app.ServeError(rc, fx.NewError(413, fx.ErrorCodes.PayloadTooLarge, "too big"))
 	s := nextSeen(t, ch)
 	if s.status != 413 || s.code != fx.ErrorCodes.PayloadTooLarge || s.path != "/upload" {
@@ -340,8 +339,7 @@ func TestOnResponseSeesServeError(t *testing.T) {
 	}
 	noMoreSeen(t, ch)
 
-	rc = newRequestCtx()
-	rc.Request.SetRequestURI("/ok")
+	rc = kittest.RequestCtx("GET", "/ok")
 	h(rc)
 	if s := nextSeen(t, ch); s.status != 200 || s.route != "/ok" {
 		t.Errorf("served request observed as %+v", s)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/validate"
 	"github.com/valyala/fasthttp"
 )
@@ -87,9 +88,7 @@ func boundedApp(cfg ...fx.Config) fasthttp.RequestHandler {
 // boundedServe runs one request through h and returns the status, the body
 // and the bytes allocated while serving it (TotalAlloc delta, not timed).
 func boundedServe(h fasthttp.RequestHandler, uri string, body []byte) (int, []byte, uint64) {
-	rc := newRequestCtx()
-	rc.Request.Header.SetMethod("POST")
-	rc.Request.SetRequestURI(uri)
+	rc := kittest.RequestCtx("POST", uri)
 	rc.Request.Header.SetContentType("application/json")
 	rc.Request.SetBody(body)
 	var a, b runtime.MemStats
@@ -166,9 +165,7 @@ func BenchmarkHugeInvalidBody(b *testing.B) {
 		{"JSONBody", "/jsonbody", mistypedBody},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			rc := newRequestCtx()
-			rc.Request.Header.SetMethod("POST")
-			rc.Request.SetRequestURI(c.uri)
+			rc := kittest.RequestCtx("POST", c.uri)
 			rc.Request.Header.SetContentType("application/json")
 			rc.Request.SetBody(c.body())
 			b.ReportAllocs()
