@@ -47,9 +47,7 @@ func benchAppLogging(level slog.Level) fasthttp.RequestHandler {
 // that serves it once more (resetting only the response, as fasthttp does
 // between requests on a connection).
 func benchCtx(h fasthttp.RequestHandler, method, path string) (*fasthttp.RequestCtx, func()) {
-	rc := newRequestCtx()
-	rc.Request.Header.SetMethod(method)
-	rc.Request.SetRequestURI(path)
+	rc := kittest.RequestCtx(method, path)
 	return rc, func() {
 		rc.Response.Reset()
 		h(rc)
@@ -57,11 +55,7 @@ func benchCtx(h fasthttp.RequestHandler, method, path string) (*fasthttp.Request
 }
 
 func runBench(b *testing.B, method, path string, wantStatus int) {
-	runBenchWith(b, benchApp(), method, path, wantStatus)
-}
-
-func runBenchWith(b *testing.B, h fasthttp.RequestHandler, method, path string, wantStatus int) {
-	kittest.Bench(b, h, method, path, wantStatus)
+	kittest.Bench(b, benchApp(), method, path, wantStatus)
 }
 
 // BenchmarkJSONSuccess: c.JSON with a small struct.
@@ -77,7 +71,7 @@ func BenchmarkPanic(b *testing.B) { runBench(b, "GET", "/panic", 500) }
 // BenchmarkPanicUnlogged: the same with error logging disabled, which also
 // skips capturing the stack: the cost of the boundary itself.
 func BenchmarkPanicUnlogged(b *testing.B) {
-	runBenchWith(b, benchAppLogging(slog.LevelError+1), "GET", "/panic", 500)
+	kittest.Bench(b, benchAppLogging(slog.LevelError+1), "GET", "/panic", 500)
 }
 
 // BenchmarkNotFound: an unmatched route.

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/valyala/fasthttp"
 )
 
@@ -65,7 +66,7 @@ func FuzzBoundaryEnvelope(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, mode byte, path, val string) {
 		for i, h := range handlers {
-			rc := newRequestCtx()
+			rc := kittest.RequestCtx("GET", "/")
 			method := "POST"
 			if mode%4 == 3 {
 				method = "GET" // no GET routes: the 404, raw path in the message

@@ -19,6 +19,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 // Returned errors and panics reach the same boundary; an *fx.Error
@@ -46,11 +47,11 @@ func TestReturnedAndPanickedErrorsAreTheSame(t *testing.T) {
 	for _, p := range []string{"/return", "/panic", "/wrapped", "/joined", "/panic-wrapped", "/mw-return", "/mw-panic"} {
 		t.Run(p, func(t *testing.T) {
 			env := mustEnvelope(t, do(t, app, "GET", p, ""), 418, "APP_TEAPOT")
-			if env.Error.Message != "short and stout" {
-				t.Errorf("message = %q", env.Error.Message)
+			if env.Message != "short and stout" {
+				t.Errorf("message = %q", env.Message)
 			}
-			if string(env.Error.Details) != `{"spout":true}` {
-				t.Errorf("details = %s", env.Error.Details)
+			if string(env.Details) != `{"spout":true}` {
+				t.Errorf("details = %s", env.Details)
 			}
 		})
 	}
@@ -74,11 +75,11 @@ func TestAnythingElseIsInternalError(t *testing.T) {
 		t.Run(p, func(t *testing.T) {
 			r := do(t, app, "GET", p, "")
 			env := mustEnvelope(t, r, 500, fx.ErrorCodes.InternalError)
-			if env.Error.Message != "Internal server error" {
-				t.Errorf("production message = %q", env.Error.Message)
+			if env.Message != "Internal server error" {
+				t.Errorf("production message = %q", env.Message)
 			}
-			if env.Error.Details != nil {
-				t.Errorf("production 500 carries details %s", env.Error.Details)
+			if env.Details != nil {
+				t.Errorf("production 500 carries details %s", env.Details)
 			}
 			for _, leak := range []string{"hunter2", "secret", "42", "nil map", "leaky", "goroutine"} {
 				if strings.Contains(string(r.body), leak) {
@@ -109,9 +110,9 @@ func TestDevelopmentShowsErrorText(t *testing.T) {
 	app.Get("/str", func(c *fx.Ctx) error { panic("boom \"quoted\"") })
 	app.Get("/int", func(c *fx.Ctx) error { panic(42) })
 	for p, want := range map[string]string{"/err": "db is down", "/str": `boom "quoted"`, "/int": "42"} {
-		env := mustEnvelope(t, do(t, app, "GET", p, ""), 500, fx.ErrorCodes.InternalError)
-		if !strings.Contains(env.Error.Message, want) {
-			t.Errorf("%s: message %q does not contain %q", p, env.Error.Message, want)
+		env := wireEnvelope(t, do(t, app, "GET", p, ""), 500, fx.ErrorCodes.InternalError)
+		if !strings.Contains(env.Message, want) {
+			t.Errorf("%s: message %q does not contain %q", p, env.Message, want)
 		}
 	}
 }
@@ -299,7 +300,7 @@ func TestHookPanicFallsBackToOriginal(t *testing.T) {
 	app.Get("/", func(c *fx.Ctx) error { return fx.NewError(409, "APP_CONFLICT", "taken") })
 	r := do(t, app, "GET", "/", "")
 	env := mustEnvelope(t, r, 409, "APP_CONFLICT")
-	if env.Error.Message != "taken" || r.header.Get("X-Hook") != "" {
+	if env.Message != "taken" || r.header.Get("X-Hook") != "" {
 		t.Errorf("got %q %v", r.body, r.header)
 	}
 	found := false
@@ -383,8 +384,8 @@ func TestBoundarySurvivesPanickingErrorMethod(t *testing.T) {
 		app.Get("/", func(c *fx.Ctx) error { return &panickyError{} })
 		r := do(t, app, "GET", "/", "")
 		env := mustEnvelope(t, r, 500, fx.ErrorCodes.InternalError)
-		if env.Error.Message != "Internal server error" {
-			t.Errorf("dev=%v: message %q", dev, env.Error.Message)
+		if env.Message != "Internal server error" {
+			t.Errorf("dev=%v: message %q", dev, env.Message)
 		}
 		if !strings.Contains(logs.String(), "Error() exploded") {
 			t.Errorf("dev=%v: not logged: %s", dev, logs)
@@ -399,9 +400,7 @@ func TestServeError(t *testing.T) {
 	app, logs := newLogged()
 	app.OnError(func(c *fx.Ctx, err any) bool { hooked = append(hooked, err); return false })
 	e := fx.NewError(413, fx.ErrorCodes.PayloadTooLarge, "too big")
-	rc := newRequestCtx()
-	rc.Request.SetRequestURI("/upload")
-	rc.Request.Header.SetMethod("PUT")
+	rc := kittest.RequestCtx("PUT", "/upload")
 	app.ServeError(rc, e)
 	if rc.Response.StatusCode() != 413 || string(rc.Response.Body()) != `{"error":{"code":"FX_PAYLOAD_TOO_LARGE","message":"too big"}}` {
 		t.Errorf("%d %s", rc.Response.StatusCode(), rc.Response.Body())
@@ -466,19 +465,19 @@ func TestErrorLookupFollowsErrorsAs(t *testing.T) {
 	}
 }
 
-func TestRelHookThatPanicsFallsBackToTheOriginalEnvelope(t *testing.T) {
+func TestHookThatPanicsFallsBackToTheOriginalEnvelope(t *testing.T) {
 	app, logs := newLogged()
 	app.OnError(func(c *fx.Ctx, err any) bool {
 		c.SetHeader("X-Hook", "half-written")
 		_ = c.JSON(299, map[string]string{"partial": "yes"})
 		panic("hook exploded (internal text)")
 	})
-	app.Get("/typed", func(c *fx.Ctx) error { return relErrNope })
+	app.Get("/typed", func(c *fx.Ctx) error { return errNope })
 	app.Get("/plain", func(c *fx.Ctx) error { return errors.New("plain failure (internal text)") })
 	app.Get("/panic", func(c *fx.Ctx) error { panic("handler panic (internal text)") })
 
 	w := do(t, app, "GET", "/typed", "")
-	env := relMustEnvelope(t, w, 409, "APP_NOPE")
+	env := mustEnvelope(t, w, 409, "APP_NOPE")
 	if env.Message != "Nope" || string(env.Details) != `{"why":"because"}` {
 		t.Fatalf("original envelope not kept: %q", w.body)
 	}
@@ -488,11 +487,11 @@ func TestRelHookThatPanicsFallsBackToTheOriginalEnvelope(t *testing.T) {
 	for _, p := range []string{"/plain", "/panic", "/missing"} {
 		w := do(t, app, "GET", p, "")
 		if p == "/missing" {
-			relMustEnvelope(t, w, 404, fx.ErrorCodes.NotFound)
+			mustEnvelope(t, w, 404, fx.ErrorCodes.NotFound)
 		} else {
-			relMustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
+			mustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
 		}
-		if m := relLeaky(string(w.body)); m != "" {
+		if m := leakyText(string(w.body)); m != "" {
 			t.Fatalf("%s leaks %q: %q", p, m, w.body)
 		}
 	}
@@ -501,7 +500,7 @@ func TestRelHookThatPanicsFallsBackToTheOriginalEnvelope(t *testing.T) {
 	}
 }
 
-func TestRelPartialResponseThenFailure(t *testing.T) {
+func TestPartialResponseThenFailure(t *testing.T) {
 	app := quiet()
 	app.Get("/json-then-error", func(c *fx.Ctx) error {
 		c.SetHeader("X-Request-Id", "r1")
@@ -515,11 +514,11 @@ func TestRelPartialResponseThenFailure(t *testing.T) {
 	})
 	app.Get("/json-then-typed", func(c *fx.Ctx) error {
 		_ = c.String(201, "created?")
-		return relErrNope
+		return errNope
 	})
 	for _, p := range []string{"/json-then-error", "/send-then-panic"} {
 		w := do(t, app, "GET", p, "")
-		relMustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
+		mustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
 		if w.header.Get("Content-Encoding") != "" {
 			t.Fatalf("%s: Content-Encoding of the partial response kept on the envelope", p)
 		}
@@ -528,36 +527,36 @@ func TestRelPartialResponseThenFailure(t *testing.T) {
 	if w.header.Get("X-Request-Id") != "r1" {
 		t.Fatalf("headers set before the failure should be kept (request IDs, CORS)")
 	}
-	relMustEnvelope(t, do(t, app, "GET", "/json-then-typed", ""), 409, "APP_NOPE")
+	mustEnvelope(t, do(t, app, "GET", "/json-then-typed", ""), 409, "APP_NOPE")
 }
 
-// TestRelNoInternalsInProductionBodies provokes every failure mode the
+// TestNoInternalsInProductionBodies provokes every failure mode the
 // suite knows and checks that no response body carries a Go type name, a
 // file path, a stack, "panic:" or an internal error's text.
-func TestRelNoInternalsInProductionBodies(t *testing.T) {
+func TestNoInternalsInProductionBodies(t *testing.T) {
 	t.Parallel()
 	app := quiet(fx.Config{BodyLimit: 256, HeaderLimit: 2048})
 	pathErr := &os.PathError{Op: "open", Path: "/srv/app/config.go", Err: os.ErrNotExist}
-	cyc := &relCycle{Name: "c"}
+	cyc := &cyclicDetails{Name: "c"}
 	cyc.Next = cyc
 	fails := map[string]func(c *fx.Ctx) error{
 		"plain":       func(*fx.Ctx) error { return errors.New("dial tcp 10.0.0.1:5432: password=hunter2 (internal text)") },
 		"wrapped":     func(*fx.Ctx) error { return fmt.Errorf("load: %w", pathErr) },
 		"panicString": func(*fx.Ctx) error { panic("index out of range (internal text)") },
 		"panicError":  func(*fx.Ctx) error { panic(pathErr) },
-		"panicStruct": func(*fx.Ctx) error { panic(relItem{Name: "internal text"}) },
-		"nilDeref":    func(*fx.Ctx) error { var p *relItem; _ = p.Name; return nil },
+		"panicStruct": func(*fx.Ctx) error { panic(fuzzItem{Name: "internal text"}) },
+		"nilDeref":    func(*fx.Ctx) error { var p *fuzzItem; _ = p.Name; return nil },
 		//lint:ignore SA5000 the nil-map panic is the runtime error under test
 		"runtimeError": func(*fx.Ctx) error { var m map[string]int; m["x"] = 1; return nil },
 		"jsonChan":     func(c *fx.Ctx) error { return c.JSON(200, map[string]any{"c": make(chan int)}) },
-		"jsonPanic":    func(c *fx.Ctx) error { return c.JSON(200, relBadJSON{Mode: "panic"}) },
+		"jsonPanic":    func(c *fx.Ctx) error { return c.JSON(200, badJSON{Mode: "panic"}) },
 		"jsonCycle":    func(c *fx.Ctx) error { return c.JSON(200, cyc) },
 		"internalWithDetails": func(*fx.Ctx) error {
 			return fx.NewError(500, fx.ErrorCodes.InternalError, "pq: relation users (internal text)", map[string]string{"sql": "SELECT (internal text)"})
 		},
-		"badDetails": func(*fx.Ctx) error { return fx.NewError(400, "APP_X", "Bad", relBadJSON{Mode: "error"}) },
+		"badDetails": func(*fx.Ctx) error { return fx.NewError(400, "APP_X", "Bad", badJSON{Mode: "error"}) },
 		"body": func(c *fx.Ctx) error {
-			_, err := fx.JSONBody[relItem](c)
+			_, err := fx.JSONBody[fuzzItem](c)
 			return err
 		},
 		"nextTwice": func(*fx.Ctx) error { return nil },
@@ -581,7 +580,7 @@ func TestRelNoInternalsInProductionBodies(t *testing.T) {
 	for name, h := range fails {
 		app.Post("/f/"+name, h)
 	}
-	ln := relServeMem(t, app)
+	ln := serveMem(t, app)
 
 	type probe struct{ name, raw string }
 	var probes []probe
@@ -613,7 +612,7 @@ func TestRelNoInternalsInProductionBodies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := relRoundTrip(t, conn, bufio.NewReader(conn), "POST", p.raw)
+		w := roundTripRaw(t, conn, bufio.NewReader(conn), "POST", p.raw)
 		conn.Close()
 		if w.status < 400 {
 			t.Fatalf("%s: status %d", p.name, w.status)
@@ -621,7 +620,7 @@ func TestRelNoInternalsInProductionBodies(t *testing.T) {
 		if _, err := fxtest.CheckEnvelope(w.status, w.header, w.body, map[string]int{"APP_X": 400}); err != nil {
 			t.Fatalf("%s: %v", p.name, err)
 		}
-		if m := relLeaky(string(w.body)); m != "" {
+		if m := leakyText(string(w.body)); m != "" {
 			t.Fatalf("%s: body leaks %q: %q", p.name, m, w.body)
 		}
 		for _, h := range []string{"Server", "X-Powered-By"} {
@@ -635,8 +634,8 @@ func TestRelNoInternalsInProductionBodies(t *testing.T) {
 	bad.Get("no-slash/:a/:a", func(*fx.Ctx) error { return nil })
 	bad.Register(fx.Plugin{Name: "p", Setup: func(*fx.App) error { return pathErr }})
 	w := do(t, bad, "GET", "/", "")
-	relMustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
-	if m := relLeaky(string(w.body)); m != "" {
+	mustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
+	if m := leakyText(string(w.body)); m != "" {
 		t.Fatalf("failed boot leaks %q: %q", m, w.body)
 	}
 }

@@ -152,6 +152,6 @@ func TestCatalogMapIsNotReadWhileServing(t *testing.T) {
 	defer maps.Copy(fx.ErrorStatus, saved)
 	app := quiet()
 	app.Post("/b", func(c *fx.Ctx) error { _, err := fx.JSONBody[map[string]any](c); return err })
-	mustEnvelope(t, do(t, app, "GET", "/nope", ""), 404, fx.CodeNotFound)
-	mustEnvelope(t, do(t, app, "POST", "/b", "{"), 422, fx.CodeValidationError)
+	wireEnvelope(t, do(t, app, "GET", "/nope", ""), 404, fx.CodeNotFound)
+	wireEnvelope(t, do(t, app, "POST", "/b", "{"), 422, fx.CodeValidationError)
 }

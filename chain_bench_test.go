@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 // The chain benchmarks measure what middleware costs per request: GET
@@ -26,12 +27,12 @@ func helloApp(levels bool) *fx.App {
 }
 
 // BenchmarkHello: a static GET route writing a small JSON body.
-func BenchmarkHello(b *testing.B) { runBenchWith(b, helloApp(false).Handler(), "GET", "/hello", 200) }
+func BenchmarkHello(b *testing.B) { kittest.Bench(b, helloApp(false).Handler(), "GET", "/hello", 200) }
 
 // BenchmarkMW3: the same route behind three pass-through middleware, one
 // of each level: they are one chain, so the cost is the App's per level
 // (no allocation).
-func BenchmarkMW3(b *testing.B) { runBenchWith(b, helloApp(true).Handler(), "GET", "/hello", 200) }
+func BenchmarkMW3(b *testing.B) { kittest.Bench(b, helloApp(true).Handler(), "GET", "/hello", 200) }
 
 // TestMiddlewareLevelsAllocateNothing: App, Group and Route middleware are
 // one chain fixed at Boot, so three levels cost no allocation over none;
@@ -66,7 +67,7 @@ func BenchmarkChainDepth(b *testing.B) {
 				app.Use(func(c *fx.Ctx, next fx.Next) error { return next() })
 			}
 			app.Get("/x", func(*fx.Ctx) error { return nil })
-			runBenchWith(b, app.Handler(), "GET", "/x", 200)
+			kittest.Bench(b, app.Handler(), "GET", "/x", 200)
 		})
 	}
 }

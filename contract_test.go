@@ -11,12 +11,13 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/validate"
 	"github.com/valyala/fasthttp"
 )
 
-// ctDo sends a request through app.Test; ctype "" sends no Content-Type.
-func ctDo(t testing.TB, app *fx.App, method, target, ctype, body string) (int, string) {
+// contractDo sends a request through app.Test; ctype "" sends no Content-Type.
+func contractDo(t testing.TB, app *fx.App, method, target, ctype, body string) (int, string) {
 	t.Helper()
 	var r io.Reader
 	if body != "" {
@@ -34,21 +35,21 @@ func ctDo(t testing.TB, app *fx.App, method, target, ctype, body string) (int, s
 	return resp.StatusCode, string(b)
 }
 
-type ctIssue struct {
+type contractIssue struct {
 	Location string   `json:"location"`
 	Path     []string `json:"path"`
 	Message  string   `json:"message"`
 }
 
-// ctIssues parses a 422 envelope strictly and returns its issues.
-func ctIssues(t testing.TB, status int, body string) []ctIssue {
+// contractIssues parses a 422 envelope strictly and returns its issues.
+func contractIssues(t testing.TB, status int, body string) []contractIssue {
 	t.Helper()
 	var env struct {
 		Error struct {
 			Code    string `json:"code"`
 			Message string `json:"message"`
 			Details struct {
-				Issues []ctIssue `json:"issues"`
+				Issues []contractIssue `json:"issues"`
 			} `json:"details"`
 		} `json:"error"`
 	}
@@ -66,7 +67,7 @@ func ctIssues(t testing.TB, status int, body string) []ctIssue {
 	return env.Error.Details.Issues
 }
 
-var ctOrder = validate.Object(validate.Fields{
+var contractOrder = validate.Object(validate.Fields{
 	"name": validate.String().MinLen(1),
 	"items": validate.Array(validate.Object(validate.Fields{
 		"sku": validate.String(),
@@ -74,7 +75,7 @@ var ctOrder = validate.Object(validate.Fields{
 	})).MinItems(1),
 })
 
-var ctList = validate.Query(validate.Fields{
+var contractList = validate.Query(validate.Fields{
 	"limit": validate.Integer().Min(1).Max(100).Default(20),
 	"sort":  validate.String().Enum("asc", "desc").Optional(),
 })
@@ -82,12 +83,12 @@ var ctList = validate.Query(validate.Fields{
 func TestContractOne422BodyThenQuerySorted(t *testing.T) {
 	app := quiet()
 	ran := false
-	app.Route(fx.Route{Method: "POST", Path: "/orders", Body: ctOrder, Query: ctList,
+	app.Route(fx.Route{Method: "POST", Path: "/orders", Body: contractOrder, Query: contractList,
 		Handler: func(c *fx.Ctx) error { ran = true; return nil }})
-	st, body := ctDo(t, app, "POST", "/orders?sort=up&limit=0", "application/json",
+	st, body := contractDo(t, app, "POST", "/orders?sort=up&limit=0", "application/json",
 		`{"name":"","items":[{"sku":"a","qty":1},{"sku":"b","qty":0},{"sku":"c","qty":1},{"sku":"d","qty":1},{"sku":"e","qty":1},{"sku":"f","qty":1},{"sku":"g","qty":1},{"sku":"h","qty":1},{"sku":"i","qty":1},{"sku":"j","qty":1},{"qty":0}]}`)
-	got := ctIssues(t, st, body)
-	want := []ctIssue{
+	got := contractIssues(t, st, body)
+	want := []contractIssue{
 		{"body", []string{"items", "1", "qty"}, "Must be at least 1"},
 		{"body", []string{"items", "10", "qty"}, "Must be at least 1"},
 		{"body", []string{"items", "10", "sku"}, "Required"},
@@ -102,60 +103,60 @@ func TestContractOne422BodyThenQuerySorted(t *testing.T) {
 		t.Error("handler ran despite issues")
 	}
 	// a broken body does not hide query issues
-	st, body = ctDo(t, app, "POST", "/orders?limit=x", "application/json", `{"name":`)
-	got = ctIssues(t, st, body)
+	st, body = contractDo(t, app, "POST", "/orders?limit=x", "application/json", `{"name":`)
+	got = contractIssues(t, st, body)
 	if len(got) != 2 || got[0].Location != "body" || got[1].Location != "query" || got[1].Message != `Expected an integer, got "x"` {
 		t.Errorf("got %+v", got)
 	}
 }
 
-type ctItem struct {
+type contractItem struct {
 	SKU string `json:"sku"`
 	Qty int    `json:"qty"`
 }
 
-type ctOrderT struct {
-	Name  string   `json:"name"`
-	Items []ctItem `json:"items"`
+type contractOrderT struct {
+	Name  string         `json:"name"`
+	Items []contractItem `json:"items"`
 }
 
-type ctListT struct {
+type contractListT struct {
 	Limit int    `json:"limit"`
 	Sort  string `json:"sort"`
 }
 
 func TestContractTypedAccess(t *testing.T) {
 	app := quiet()
-	app.Route(fx.Route{Method: "POST", Path: "/typed", Body: validate.Struct[ctOrderT](), Query: validate.QueryStruct[ctListT](),
+	app.Route(fx.Route{Method: "POST", Path: "/typed", Body: validate.Struct[contractOrderT](), Query: validate.QueryStruct[contractListT](),
 		Handler: func(c *fx.Ctx) error {
-			o, ok := fx.ValidBody[ctOrderT](c)
-			p, okp := fx.ValidBody[*ctOrderT](c)
-			q, okq := fx.ValidQuery[ctListT](c)
+			o, ok := fx.ValidBody[contractOrderT](c)
+			p, okp := fx.ValidBody[*contractOrderT](c)
+			q, okq := fx.ValidQuery[contractListT](c)
 			_, bad := fx.ValidBody[string](c)
 			if !ok || !okp || !okq || bad || p.Name != o.Name {
 				return errors.New("accessor failed")
 			}
 			return c.JSON(200, map[string]any{"name": o.Name, "qty": o.Items[1].Qty, "limit": q.Limit, "sort": q.Sort})
 		}})
-	app.Route(fx.Route{Method: "POST", Path: "/map", Body: ctOrder, Query: ctList,
+	app.Route(fx.Route{Method: "POST", Path: "/map", Body: contractOrder, Query: contractList,
 		Handler: func(c *fx.Ctx) error {
 			o, _ := fx.ValidBody[map[string]any](c)
 			q, _ := fx.ValidQuery[map[string]any](c)
 			return c.JSON(200, map[string]any{"name": o["name"], "limit": q["limit"]})
 		}})
-	st, body := ctDo(t, app, "POST", "/typed?limit=5&sort=asc", "application/json; charset=utf-8",
+	st, body := contractDo(t, app, "POST", "/typed?limit=5&sort=asc", "application/json; charset=utf-8",
 		`{"name":"Ada","items":[{"sku":"a","qty":1},{"sku":"b","qty":7}]}`)
 	if st != 200 || body != `{"limit":5,"name":"Ada","qty":7,"sort":"asc"}` {
 		t.Errorf("typed: %d %s", st, body)
 	}
-	st, body = ctDo(t, app, "POST", "/map", "", `{"name":"Ada","items":[{"sku":"a","qty":1}]}`)
+	st, body = contractDo(t, app, "POST", "/map", "", `{"name":"Ada","items":[{"sku":"a","qty":1}]}`)
 	if st != 200 || body != `{"limit":20,"name":"Ada"}` {
 		t.Errorf("map: %d %s", st, body)
 	}
 	// Struct reports every field type error of the body together
-	st, body = ctDo(t, app, "POST", "/typed?limit=1.5", "application/json", `{"name":1,"items":[{"sku":2,"qty":"3"}]}`)
-	got := ctIssues(t, st, body)
-	want := []ctIssue{
+	st, body = contractDo(t, app, "POST", "/typed?limit=1.5", "application/json", `{"name":1,"items":[{"sku":2,"qty":"3"}]}`)
+	got := contractIssues(t, st, body)
+	want := []contractIssue{
 		{"body", []string{"items", "0", "qty"}, "Expected an integer, got a string"},
 		{"body", []string{"items", "0", "sku"}, "Expected a string, got a number"},
 		{"body", []string{"name"}, "Expected a string, got a number"},
@@ -166,35 +167,35 @@ func TestContractTypedAccess(t *testing.T) {
 	}
 }
 
-// ctPtrSchema returns a pointer the handler must receive as is.
-type ctPtrSchema struct{ out *ctOrderT }
+// ptrSchema returns a pointer the handler must receive as is.
+type ptrSchema struct{ out *contractOrderT }
 
-func (s ctPtrSchema) Validate(any) validate.Result { return validate.Result{Value: s.out} }
+func (s ptrSchema) Validate(any) validate.Result { return validate.Result{Value: s.out} }
 
 func TestContractNoSecondDecode(t *testing.T) {
-	out := &ctOrderT{Name: "from schema"}
+	out := &contractOrderT{Name: "from schema"}
 	app := quiet()
-	app.Route(fx.Route{Method: "POST", Path: "/", Body: ctPtrSchema{out},
+	app.Route(fx.Route{Method: "POST", Path: "/", Body: ptrSchema{out},
 		Handler: func(c *fx.Ctx) error {
-			p, _ := fx.ValidBody[*ctOrderT](c)
+			p, _ := fx.ValidBody[*contractOrderT](c)
 			if p != out {
 				return errors.New("not the schema's value")
 			}
 			return c.JSON(200, p.Name)
 		}})
-	if st, body := ctDo(t, app, "POST", "/", "", `{"name":"from wire"}`); st != 200 || body != `"from schema"` {
+	if st, body := contractDo(t, app, "POST", "/", "", `{"name":"from wire"}`); st != 200 || body != `"from schema"` {
 		t.Errorf("%d %s", st, body)
 	}
 }
 
-// ctCounting is a Decoder that records which path fx took.
-type ctCounting struct {
+// countingSchema is a Decoder that records which path fx took.
+type countingSchema struct {
 	validate.Schema
 	fast, slow *int
 }
 
-func (s ctCounting) Validate(v any) validate.Result { *s.slow++; return s.Schema.Validate(v) }
-func (s ctCounting) ValidateJSON(b []byte) validate.Result {
+func (s countingSchema) Validate(v any) validate.Result { *s.slow++; return s.Schema.Validate(v) }
+func (s countingSchema) ValidateJSON(b []byte) validate.Result {
 	*s.fast++
 	return s.Schema.(validate.Decoder).ValidateJSON(b)
 }
@@ -205,36 +206,36 @@ func TestMalformedBodiesSameOnBothPaths(t *testing.T) {
 	generic.Route(fx.Route{Method: "POST", Path: "/", Body: validate.Object(validate.Fields{"name": validate.String()}),
 		Handler: func(c *fx.Ctx) error { return c.NoContent(204) }})
 	decoder := quiet()
-	decoder.Route(fx.Route{Method: "POST", Path: "/", Body: ctCounting{validate.Struct[struct {
+	decoder.Route(fx.Route{Method: "POST", Path: "/", Body: countingSchema{validate.Struct[struct {
 		Name string `json:"name"`
 	}](), &fast, &slow},
 		Handler: func(c *fx.Ctx) error { return c.NoContent(204) }})
 
 	for _, tc := range []struct {
 		name, ctype, body string
-		want              ctIssue
+		want              contractIssue
 	}{
-		{"not json", "application/json", `name=ada`, ctIssue{"body", []string{}, "Not valid JSON: unexpected word at byte 0"}},
-		{"not json either", "application/json", `<xml/>`, ctIssue{"body", []string{}, "Not valid JSON: unexpected character '<' at byte 0 (expected a value)"}},
-		{"trailing garbage", "application/json", `{"name":"a"} x`, ctIssue{"body", []string{}, "Not valid JSON: unexpected data after the JSON value at byte 13"}},
-		{"two values", "application/json", `{"name":"a"}{"name":"b"}`, ctIssue{"body", []string{}, "Not valid JSON: unexpected data after the JSON value at byte 12"}},
-		{"truncated", "application/json", `{"name":"a"`, ctIssue{"body", []string{}, "Not valid JSON: unexpected end of input"}},
-		{"form content type", "application/x-www-form-urlencoded", `{"name":"a"}`, ctIssue{"body", []string{}, "Content-Type must be application/json"}},
-		{"text content type", "text/plain", `{"name":"a"}`, ctIssue{"body", []string{}, "Content-Type must be application/json"}},
-		{"empty body", "application/json", ``, ctIssue{"body", []string{}, "Request body is required"}},
-		{"blank body", "application/json", "  \n", ctIssue{"body", []string{}, "Request body is required"}},
-		{"null body", "application/json", `null`, ctIssue{"body", []string{}, "Required"}},
-		{"duplicate key", "application/json", `{"name":"a","name":"b"}`, ctIssue{"body", []string{"name"}, `Duplicate key "name"`}},
-		{"escaped duplicate key", "application/json", `{"name":"a","n\u0061me":"b"}`, ctIssue{"body", []string{"name"}, `Duplicate key "name"`}},
-		{"invalid utf-8", "application/json", "{\"name\":\"\xff\"}", ctIssue{"body", []string{}, "Not valid JSON: invalid UTF-8 at byte 9"}},
-		{"wrong kind", "application/json", `[]`, ctIssue{"body", []string{}, "Expected an object, got an array"}},
-		{"number too large", "application/json", `{"name":1e400}`, ctIssue{"body", []string{"name"}, "Number is too large"}},
-		{"number too large, then bad syntax", "application/json", `{"name":1e400,"b":}`, ctIssue{"body", []string{"name"}, "Number is too large"}},
+		{"not json", "application/json", `name=ada`, contractIssue{"body", []string{}, "Not valid JSON: unexpected word at byte 0"}},
+		{"not json either", "application/json", `<xml/>`, contractIssue{"body", []string{}, "Not valid JSON: unexpected character '<' at byte 0 (expected a value)"}},
+		{"trailing garbage", "application/json", `{"name":"a"} x`, contractIssue{"body", []string{}, "Not valid JSON: unexpected data after the JSON value at byte 13"}},
+		{"two values", "application/json", `{"name":"a"}{"name":"b"}`, contractIssue{"body", []string{}, "Not valid JSON: unexpected data after the JSON value at byte 12"}},
+		{"truncated", "application/json", `{"name":"a"`, contractIssue{"body", []string{}, "Not valid JSON: unexpected end of input"}},
+		{"form content type", "application/x-www-form-urlencoded", `{"name":"a"}`, contractIssue{"body", []string{}, "Content-Type must be application/json"}},
+		{"text content type", "text/plain", `{"name":"a"}`, contractIssue{"body", []string{}, "Content-Type must be application/json"}},
+		{"empty body", "application/json", ``, contractIssue{"body", []string{}, "Request body is required"}},
+		{"blank body", "application/json", "  \n", contractIssue{"body", []string{}, "Request body is required"}},
+		{"null body", "application/json", `null`, contractIssue{"body", []string{}, "Required"}},
+		{"duplicate key", "application/json", `{"name":"a","name":"b"}`, contractIssue{"body", []string{"name"}, `Duplicate key "name"`}},
+		{"escaped duplicate key", "application/json", `{"name":"a","n\u0061me":"b"}`, contractIssue{"body", []string{"name"}, `Duplicate key "name"`}},
+		{"invalid utf-8", "application/json", "{\"name\":\"\xff\"}", contractIssue{"body", []string{}, "Not valid JSON: invalid UTF-8 at byte 9"}},
+		{"wrong kind", "application/json", `[]`, contractIssue{"body", []string{}, "Expected an object, got an array"}},
+		{"number too large", "application/json", `{"name":1e400}`, contractIssue{"body", []string{"name"}, "Number is too large"}},
+		{"number too large, then bad syntax", "application/json", `{"name":1e400,"b":}`, contractIssue{"body", []string{"name"}, "Number is too large"}},
 	} {
 		var bodies [2]string
 		for i, app := range []*fx.App{generic, decoder} {
-			st, body := ctDo(t, app, "POST", "/", tc.ctype, tc.body)
-			got := ctIssues(t, st, body)
+			st, body := contractDo(t, app, "POST", "/", tc.ctype, tc.body)
+			got := contractIssues(t, st, body)
 			if len(got) != 1 || !reflect.DeepEqual(got[0], tc.want) {
 				t.Errorf("%s (app %d): got %+v, want %+v", tc.name, i, got, tc.want)
 			}
@@ -251,7 +252,7 @@ func TestMalformedBodiesSameOnBothPaths(t *testing.T) {
 	app := quiet()
 	app.Route(fx.Route{Method: "POST", Path: "/", Body: validate.Object(nil).Optional(),
 		Handler: func(c *fx.Ctx) error { _, ok := fx.ValidBody[map[string]any](c); return c.JSON(200, ok) }})
-	if st, body := ctDo(t, app, "POST", "/", "text/plain", ""); st != 200 || body != "false" {
+	if st, body := contractDo(t, app, "POST", "/", "text/plain", ""); st != 200 || body != "false" {
 		t.Errorf("optional empty body: %d %s", st, body)
 	}
 }
@@ -271,7 +272,7 @@ func TestQueryEdgeCases(t *testing.T) {
 		"/list?limit=1e3":       `{"limit":1000}`,
 		"/list?tag=a&tag=b%20c": `{"limit":20,"tag":["a","b c"]}`,
 	} {
-		if st, body := ctDo(t, app, "GET", target, "", ""); st != 200 || body != want {
+		if st, body := contractDo(t, app, "GET", target, "", ""); st != 200 || body != want {
 			t.Errorf("%s: %d %s, want %s", target, st, body, want)
 		}
 	}
@@ -283,19 +284,19 @@ func TestQueryEdgeCases(t *testing.T) {
 		"/list?limit=1&limit": "Expected a single value, got 2",
 		"/list?limit=1&lim=2": "Unknown key",
 	} {
-		st, body := ctDo(t, app, "GET", target, "", "")
-		got := ctIssues(t, st, body)
+		st, body := contractDo(t, app, "GET", target, "", "")
+		got := contractIssues(t, st, body)
 		if len(got) != 1 || got[0].Location != "query" || got[0].Message != msg {
 			t.Errorf("%s: got %+v, want %q", target, got, msg)
 		}
 	}
 }
 
-// ctTwoRootIssues reports two issues at the root, as a JSON Schema with
+// twoRootIssuesSchema reports two issues at the root, as a JSON Schema with
 // allOf of two object schemas does for an empty body.
-type ctTwoRootIssues struct{}
+type twoRootIssuesSchema struct{}
 
-func (ctTwoRootIssues) Validate(v any) validate.Result {
+func (twoRootIssuesSchema) Validate(v any) validate.Result {
 	if v != nil {
 		return validate.Result{Value: v}
 	}
@@ -304,43 +305,45 @@ func (ctTwoRootIssues) Validate(v any) validate.Result {
 
 func TestEmptyBodyOneRootIssue(t *testing.T) {
 	app := quiet()
-	app.Route(fx.Route{Method: "POST", Path: "/", Body: ctTwoRootIssues{}, Query: ctList,
+	app.Route(fx.Route{Method: "POST", Path: "/", Body: twoRootIssuesSchema{}, Query: contractList,
 		Handler: func(c *fx.Ctx) error { return c.NoContent(204) }})
-	st, body := ctDo(t, app, "POST", "/?limit=0", "", "")
-	got := ctIssues(t, st, body)
-	want := []ctIssue{{"body", []string{}, "Request body is required"}, {"query", []string{"limit"}, "Must be at least 1"}}
+	st, body := contractDo(t, app, "POST", "/?limit=0", "", "")
+	got := contractIssues(t, st, body)
+	want := []contractIssue{{"body", []string{}, "Request body is required"}, {"query", []string{"limit"}, "Must be at least 1"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 }
 
-type ctPanics struct{}
+type panickingSchema struct{}
 
-func (ctPanics) Validate(any) validate.Result { panic("schema bug") }
+func (panickingSchema) Validate(any) validate.Result { panic("schema bug") }
 
-type ctPanicsFast struct{ ctPanics }
+type panickingFastSchema struct{ panickingSchema }
 
-func (ctPanicsFast) ValidateJSON([]byte) validate.Result { panic("schema bug") }
+func (panickingFastSchema) ValidateJSON([]byte) validate.Result { panic("schema bug") }
 
-type ctFails struct{}
+type failingSchema struct{}
 
-func (ctFails) Validate(any) validate.Result { return validate.Fail(errors.New("rules store down")) }
+func (failingSchema) Validate(any) validate.Result {
+	return validate.Fail(errors.New("rules store down"))
+}
 
 func TestSchemaFailureIs500(t *testing.T) {
 	for name, r := range map[string]fx.Route{
-		"body panics":      {Body: ctPanics{}},
-		"decoder panics":   {Body: ctPanicsFast{}},
-		"query panics":     {Query: ctPanics{}},
-		"body fails":       {Body: ctFails{}},
-		"query fails":      {Query: ctFails{}},
-		"nested fails":     {Body: validate.Object(validate.Fields{"a": ctFails{}})},
-		"fails with issue": {Body: ctOrder, Query: ctFails{}},
+		"body panics":      {Body: panickingSchema{}},
+		"decoder panics":   {Body: panickingFastSchema{}},
+		"query panics":     {Query: panickingSchema{}},
+		"body fails":       {Body: failingSchema{}},
+		"query fails":      {Query: failingSchema{}},
+		"nested fails":     {Body: validate.Object(validate.Fields{"a": failingSchema{}})},
+		"fails with issue": {Body: contractOrder, Query: failingSchema{}},
 	} {
 		app := quiet()
 		r.Method, r.Path = "POST", "/"
 		r.Handler = func(c *fx.Ctx) error { return c.NoContent(204) }
 		app.Route(r)
-		st, body := ctDo(t, app, "POST", "/?a=1", "application/json", `{"a":1}`)
+		st, body := contractDo(t, app, "POST", "/?a=1", "application/json", `{"a":1}`)
 		if st != 500 || body != `{"error":{"code":"FX_INTERNAL_ERROR","message":"Internal server error"}}` {
 			t.Errorf("%s: %d %s", name, st, body)
 		}
@@ -361,9 +364,9 @@ func FuzzContract(f *testing.F) {
 		f.Add([]byte(s[0]), []byte(s[1]))
 	}
 	apps := map[string]fasthttp.RequestHandler{}
-	for name, body := range map[string]validate.Schema{"builder": ctOrder.Strict(), "struct": validate.Struct[ctOrderT]()} {
+	for name, body := range map[string]validate.Schema{"builder": contractOrder.Strict(), "struct": validate.Struct[contractOrderT]()} {
 		app := quiet()
-		app.Route(fx.Route{Method: "POST", Path: "/o", Body: body, Query: ctList.Strict(),
+		app.Route(fx.Route{Method: "POST", Path: "/o", Body: body, Query: contractList.Strict(),
 			Handler: func(c *fx.Ctx) error { return c.JSON(200, "ok") }})
 		if err := app.Boot(); err != nil {
 			f.Fatal(err)
@@ -387,7 +390,7 @@ func FuzzContract(f *testing.F) {
 				t.Fatalf("%s: invalid JSON %q", name, out)
 			}
 			if st != 200 {
-				ctIssues(t, st, string(out))
+				contractIssues(t, st, string(out))
 			}
 		}
 	})
@@ -399,7 +402,7 @@ func benchContract(b *testing.B, body validate.Schema, payload string, status in
 	app := quiet()
 	app.Route(fx.Route{Method: "POST", Path: "/orders", Body: body,
 		Handler: func(c *fx.Ctx) error {
-			if o, ok := fx.ValidBody[*ctOrderT](c); ok {
+			if o, ok := fx.ValidBody[*contractOrderT](c); ok {
 				return c.JSON(201, o)
 			}
 			o, _ := fx.ValidBody[map[string]any](c)
@@ -408,41 +411,27 @@ func benchContract(b *testing.B, body validate.Schema, payload string, status in
 	if err := app.Boot(); err != nil {
 		b.Fatal(err)
 	}
-	h := app.Handler()
-	var rc fasthttp.RequestCtx
-	b.ReportAllocs()
-	for b.Loop() {
-		rc.Request.Reset()
-		rc.Response.Reset()
-		rc.Request.Header.SetMethod("POST")
-		rc.Request.SetRequestURI("/orders")
-		rc.Request.Header.SetContentType("application/json")
-		rc.Request.SetBodyString(payload)
-		h(&rc)
-		if rc.Response.StatusCode() != status {
-			b.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
-		}
-	}
+	kittest.BenchPost(b, app.Handler(), "/orders", payload, status)
 }
 
-// ctNoop validates nothing: the baseline of a contract (decode only).
-type ctNoop struct{}
+// noopSchema validates nothing: the baseline of a contract (decode only).
+type noopSchema struct{}
 
-func (ctNoop) Validate(v any) validate.Result { return validate.Result{Value: v} }
+func (noopSchema) Validate(v any) validate.Result { return validate.Result{Value: v} }
 
 const (
-	ctValidOrder   = `{"name":"Ada","items":[{"sku":"a","qty":1},{"sku":"b","qty":2}]}`
-	ctInvalidOrder = `{"name":"","items":[{"sku":"a","qty":1},{"qty":0}]}`
-	ctBadTypes     = `{"name":1,"items":[{"sku":"a","qty":"1"},{"qty":true}]}`
+	validOrder    = `{"name":"Ada","items":[{"sku":"a","qty":1},{"sku":"b","qty":2}]}`
+	invalidOrder  = `{"name":"","items":[{"sku":"a","qty":1},{"qty":0}]}`
+	badTypesOrder = `{"name":1,"items":[{"sku":"a","qty":"1"},{"qty":true}]}`
 )
 
 func BenchmarkContract(b *testing.B) {
-	b.Run("noop-schema/valid", func(b *testing.B) { benchContract(b, ctNoop{}, ctValidOrder, 201) })
-	b.Run("builder/valid", func(b *testing.B) { benchContract(b, ctOrder, ctValidOrder, 201) })
-	b.Run("builder/invalid", func(b *testing.B) { benchContract(b, ctOrder, ctInvalidOrder, 422) })
-	b.Run("struct/valid", func(b *testing.B) { benchContract(b, validate.Struct[ctOrderT](), ctValidOrder, 201) })
-	b.Run("struct/invalid-types", func(b *testing.B) { benchContract(b, validate.Struct[ctOrderT](), ctBadTypes, 422) })
-	b.Run("malformed/duplicate-key", func(b *testing.B) { benchContract(b, ctOrder, `{"name":"a","name":"b"}`, 422) })
+	b.Run("noop-schema/valid", func(b *testing.B) { benchContract(b, noopSchema{}, validOrder, 201) })
+	b.Run("builder/valid", func(b *testing.B) { benchContract(b, contractOrder, validOrder, 201) })
+	b.Run("builder/invalid", func(b *testing.B) { benchContract(b, contractOrder, invalidOrder, 422) })
+	b.Run("struct/valid", func(b *testing.B) { benchContract(b, validate.Struct[contractOrderT](), validOrder, 201) })
+	b.Run("struct/invalid-types", func(b *testing.B) { benchContract(b, validate.Struct[contractOrderT](), badTypesOrder, 422) })
+	b.Run("malformed/duplicate-key", func(b *testing.B) { benchContract(b, contractOrder, `{"name":"a","name":"b"}`, 422) })
 }
 
 // selfRefSchema panics with a map that contains itself: formatting it with

@@ -59,13 +59,28 @@ func TestClientIPUntrustedPeerIgnoresHeaders(t *testing.T) {
 	}
 }
 
+// clientIPCase is a request from a trusted proxy at 10.0.0.2 with the
+// headers hdr (name, value, ...), and the ClientIP it must give.
+type clientIPCase struct {
+	name string
+	hdr  []string
+	want string
+}
+
+// clientIPCases runs each case under cfg as a subtest.
+func clientIPCases(t *testing.T, cfg fx.Config, cases []clientIPCase) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := clientIPOf(t, cfg, "10.0.0.2:80", tc.hdr...); got != tc.want {
+				t.Fatalf("ClientIP = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestClientIPXForwardedFor(t *testing.T) {
 	cfg := fx.Config{TrustedProxies: []string{"10.0.0.0/8", "192.0.2.1"}}
-	cases := []struct {
-		name string
-		hdr  []string
-		want string
-	}{
+	cases := []clientIPCase{
 		{"one proxy", []string{"X-Forwarded-For", "203.0.113.7"}, "203.0.113.7"},
 		// The client wrote 6.6.6.6 itself; the proxy appended the real peer.
 		{"spoofed prefix", []string{"X-Forwarded-For", "6.6.6.6, 203.0.113.7"}, "203.0.113.7"},
@@ -88,22 +103,12 @@ func TestClientIPXForwardedFor(t *testing.T) {
 		// Forwarded is not the configured header: a client's Forwarded is ignored.
 		{"forwarded ignored", []string{"Forwarded", "for=6.6.6.6", "X-Forwarded-For", "203.0.113.7"}, "203.0.113.7"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := clientIPOf(t, cfg, "10.0.0.2:80", tc.hdr...); got != tc.want {
-				t.Fatalf("ClientIP = %q, want %q", got, tc.want)
-			}
-		})
-	}
+	clientIPCases(t, cfg, cases)
 }
 
 func TestClientIPForwarded(t *testing.T) {
 	cfg := fx.Config{TrustedProxies: []string{"10.0.0.0/8", "2001:db8:ffff::/48"}, ClientIPHeader: "Forwarded"}
-	cases := []struct {
-		name string
-		hdr  []string
-		want string
-	}{
+	cases := []clientIPCase{
 		{"simple", []string{"Forwarded", "for=203.0.113.7"}, "203.0.113.7"},
 		{"params", []string{"Forwarded", "for=203.0.113.7;proto=https;by=10.0.0.1"}, "203.0.113.7"},
 		{"case", []string{"Forwarded", "For=203.0.113.7"}, "203.0.113.7"},
@@ -129,13 +134,7 @@ func TestClientIPForwarded(t *testing.T) {
 		{"xff ignored", []string{"X-Forwarded-For", "6.6.6.6", "Forwarded", "for=203.0.113.7"}, "203.0.113.7"},
 		{"xff only", []string{"X-Forwarded-For", "6.6.6.6"}, "10.0.0.2"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := clientIPOf(t, cfg, "10.0.0.2:80", tc.hdr...); got != tc.want {
-				t.Fatalf("ClientIP = %q, want %q", got, tc.want)
-			}
-		})
-	}
+	clientIPCases(t, cfg, cases)
 }
 
 func TestClientIPIPv6Peer(t *testing.T) {

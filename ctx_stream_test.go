@@ -13,6 +13,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 func TestStreamWritesChunks(t *testing.T) {
@@ -202,13 +203,8 @@ func TestSSEFlushesPerEventAndStopsOnShutdown(t *testing.T) {
 	if !strings.Contains(string(rest), "data: second\n") || !strings.HasSuffix(string(rest), "event: bye\ndata: shutting down\n\n") {
 		t.Fatalf("rest %q", rest)
 	}
-	select {
-	case err := <-shut:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Shutdown held up by the stream")
+	if err := kittest.Within(t, shut, "Shutdown held up by the stream"); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -220,8 +216,7 @@ func TestStreamOnInitRequestCtx(t *testing.T) {
 	app.Get("/", func(c *fx.Ctx) error {
 		return c.Stream("text/plain", func(w *bufio.Writer) error { _, err := w.WriteString("ab"); return err })
 	})
-	rc := newRequestCtx()
-	rc.Request.SetRequestURI("/")
+	rc := kittest.RequestCtx("GET", "/")
 	app.Handler()(rc)
 	if rc.Response.StatusCode() != 200 || string(rc.Response.Body()) != "ab" {
 		t.Fatalf("%d %q", rc.Response.StatusCode(), rc.Response.Body())
@@ -257,13 +252,8 @@ func TestSSEClientGoneEndsStream(t *testing.T) {
 		t.Fatalf("%q %v", buf[:n], err)
 	}
 	conn.Close()
-	select {
-	case err := <-ended:
-		if err == nil {
-			t.Fatal("no error after the client left")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the stream function kept running after the client left")
+	if err := kittest.Within(t, ended, "the stream function kept running after the client left"); err == nil {
+		t.Fatal("no error after the client left")
 	}
 }
 

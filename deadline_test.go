@@ -129,12 +129,8 @@ func TestDeadlineInterimResponseKeepsReadTimeout(t *testing.T) {
 	const readTimeout = 200 * time.Millisecond
 	app := quiet(fx.Config{ReadTimeout: readTimeout, IdleTimeout: 20 * time.Second})
 	app.Post("/echo", func(c *fx.Ctx) error { return c.Send(200, "text/plain", c.Body()) })
-	c, err := net.Dial("tcp", fxtest.Serve(t, app))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialBounded(t, fxtest.Serve(t, app), 10*time.Second)
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	start := time.Now()
 	if _, err := io.WriteString(c, "POST /echo HTTP/1.1\r\nHost: fx\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"); err != nil {
 		t.Fatal(err)

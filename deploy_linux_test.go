@@ -36,13 +36,13 @@ import (
 // They build a binary and run seconds of load, so they run only with
 // FX_DEPLOY_TEST=1: .ci/run has a block of its own for them.
 //
-//   - TestRelDeployHandOff: SIGHUP hands the socket to a new process of
+//   - TestDeployHandOff: SIGHUP hands the socket to a new process of
 //     the (replaced) binary (App.Upgrade): 0 failed requests, 0 resets,
 //     every POST executed exactly once.
-//   - TestRelDeploySocketActivation: the test holds the socket, as systemd
+//   - TestDeploySocketActivation: the test holds the socket, as systemd
 //     does, and passes it with LISTEN_FDS; each replacement is a plain
 //     stop (SIGTERM, drain) then start: 0 failed requests, 0 resets.
-//   - TestRelDeployPlainRestartFails: the same stop-then-start, each
+//   - TestDeployPlainRestartFails: the same stop-then-start, each
 //     process listening itself: requests fail (refused, reset), which
 //     shows the load can see what the two others avoid.
 
@@ -52,7 +52,7 @@ const (
 	deployReplaces = 5
 )
 
-func TestRelDeployHandOff(t *testing.T) {
+func TestDeployHandOff(t *testing.T) {
 	d := startDeploy(t, "handoff")
 	d.run(t, func(i int) {
 		d.replaceBinary(t)
@@ -66,12 +66,12 @@ func TestRelDeployHandOff(t *testing.T) {
 	d.requireClean(t)
 }
 
-// TestRelDeployHandOffFailureKeepsServing: a new binary that fails before
+// TestDeployHandOffFailureKeepsServing: a new binary that fails before
 // it is ready (here it exits at once) leaves the old process serving, as
 // if nothing happened; the next hand-off, to a good binary, succeeds, and
 // a request in flight in the old process during it is answered, with
 // Connection: close, before a clean end of stream.
-func TestRelDeployHandOffFailureKeepsServing(t *testing.T) {
+func TestDeployHandOffFailureKeepsServing(t *testing.T) {
 	d := startDeploy(t, "handoff")
 	old := d.pid(t)
 	if err := os.WriteFile(d.bin+".new", []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
@@ -135,7 +135,7 @@ func TestRelDeployHandOffFailureKeepsServing(t *testing.T) {
 	waitGone(t, last)
 }
 
-func TestRelDeploySocketActivation(t *testing.T) {
+func TestDeploySocketActivation(t *testing.T) {
 	d := startDeploy(t, "activation")
 	d.run(t, func(i int) {
 		d.replaceBinary(t)
@@ -147,7 +147,7 @@ func TestRelDeploySocketActivation(t *testing.T) {
 	d.requireClean(t)
 }
 
-func TestRelDeployPlainRestartFails(t *testing.T) {
+func TestDeployPlainRestartFails(t *testing.T) {
 	d := startDeploy(t, "plain")
 	d.run(t, func(i int) {
 		old := d.pid(t)
@@ -233,19 +233,18 @@ func startDeploy(t *testing.T, mode string) *deploy {
 		pidFile: filepath.Join(dir, "pid"), execLog: filepath.Join(dir, "exec.log")}
 	d.stats.pids = map[string]int{}
 	d.replaceBinary(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLoopback(t)
 	d.addr = ln.Addr().String()
 	if mode == "activation" {
-		d.sock, err = ln.(*net.TCPListener).File()
+		sock, err := ln.(*net.TCPListener).File()
 		if err != nil {
 			t.Fatal(err)
 		}
+		d.sock = sock
 		t.Cleanup(func() { d.sock.Close() })
 	}
 	ln.Close() // the test's own descriptor; in activation mode d.sock keeps the socket
+	var err error
 	if d.out, err = os.Create(filepath.Join(dir, "out.log")); err != nil {
 		t.Fatal(err)
 	}

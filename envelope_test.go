@@ -12,17 +12,17 @@ import (
 	"github.com/fxhq/fx/fxtest"
 )
 
-func TestRelUndecodableDetails(t *testing.T) {
-	cyc := &relCycle{Name: "c"}
+func TestUndecodableDetails(t *testing.T) {
+	cyc := &cyclicDetails{Name: "c"}
 	cyc.Next = cyc
 	cases := map[string]any{
 		"chan":           map[string]any{"ch": make(chan int)},
 		"func":           []any{func() {}},
 		"cycle":          cyc,
-		"marshalPanic":   relBadJSON{Mode: "panic"},
-		"marshalError":   relBadJSON{Mode: "error"},
-		"marshalInvalid": relBadJSON{Mode: "invalid"},
-		"nestedPanic":    map[string]any{"ok": 1, "bad": relBadJSON{Mode: "panic"}},
+		"marshalPanic":   badJSON{Mode: "panic"},
+		"marshalError":   badJSON{Mode: "error"},
+		"marshalInvalid": badJSON{Mode: "invalid"},
+		"nestedPanic":    map[string]any{"ok": 1, "bad": badJSON{Mode: "panic"}},
 	}
 	app, logs := newLogged()
 	app.Get("/details/:case", func(c *fx.Ctx) error {
@@ -42,13 +42,13 @@ func TestRelUndecodableDetails(t *testing.T) {
 			if env.Details != nil {
 				t.Fatalf("undecodable details sent anyway: %s", env.Details)
 			}
-			if m := relLeaky(string(w.body)); m != "" {
+			if m := leakyText(string(w.body)); m != "" {
 				t.Fatalf("leaks %q: %q", m, w.body)
 			}
 			// c.JSON with the same value: the handler gets an error and
 			// returns it, so the client gets the production 500.
 			w = do(t, app, "GET", "/json/"+name, "")
-			relMustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
+			mustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
 		})
 	}
 	if !strings.Contains(logs.String(), "fx: error details") {
@@ -99,8 +99,8 @@ func TestEnvelopeEscaping(t *testing.T) {
 		if strings.Contains(string(b), "\u2028") || strings.Contains(string(b), "\u2029") {
 			t.Errorf("%q: raw U+2028/2029 in %q", s, b)
 		}
-		if strings.ToValidUTF8(s, "\uFFFD") == s && env.Error.Message != s {
-			t.Errorf("message round trip %q -> %q", s, env.Error.Message)
+		if strings.ToValidUTF8(s, "\uFFFD") == s && env.Message != s {
+			t.Errorf("message round trip %q -> %q", s, env.Message)
 		}
 	}
 
@@ -126,8 +126,8 @@ func TestEnvelopeEscaping(t *testing.T) {
 			rc := serveRaw(h, "GET", "/nf/"+s)
 			env := checkEnvelopeBody(t, rc.Response.Body(), nfCode(s))
 			if nfCode(s) == fx.ErrorCodes.NotFound &&
-				(!strings.HasPrefix(env.Error.Message, "Route GET ") || !strings.HasSuffix(env.Error.Message, " not found")) {
-				t.Errorf("404 message %q", env.Error.Message)
+				(!strings.HasPrefix(env.Message, "Route GET ") || !strings.HasSuffix(env.Message, " not found")) {
+				t.Errorf("404 message %q", env.Message)
 			}
 			rc = serveRaw(h, s, "/x")
 			checkEnvelopeBody(t, rc.Response.Body(), fx.ErrorCodes.NotFound)
@@ -206,7 +206,7 @@ func TestDetailsEscaping(t *testing.T) {
 	d := map[string]any{"bad\xff": "v\xfe\u2028", "ctl": "\x00\n"}
 	b := fx.AppendEnvelope(nil, fx.NewError(400, "APP_X", "m", d))
 	env := checkEnvelopeBody(t, b, "APP_X")
-	if env.Error.Details == nil {
+	if env.Details == nil {
 		t.Fatalf("details dropped: %s", b)
 	}
 	if strings.Contains(string(b), "\u2028") {

@@ -52,36 +52,29 @@ func parityServers(t testing.TB) (fxAddr, rawAddr string) {
 	h := func(c *fx.Ctx) error { return c.String(200, parityAnswer(c.Method(), c.Path(), c.Body())) }
 	app.Get("/r/:i", h)
 	app.Post("/r/:i", h)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- app.Serve(ln) }()
-	t.Cleanup(func() {
-		_ = app.Shutdown()
-		<-done
-	})
-
-	srv := &fasthttp.Server{
+	return fxtest.Serve(t, app), serveFasthttp(t, &fasthttp.Server{
 		Handler: func(rc *fasthttp.RequestCtx) {
 			rc.SetContentType("text/plain; charset=utf-8")
 			rc.SetBodyString(parityAnswer(string(rc.Method()), string(rc.Path()), rc.Request.Body()))
 		},
 		MaxRequestBodySize: fx.DefaultBodyLimit,
 		ReadBufferSize:     fx.DefaultHeaderLimit,
-	}
-	rln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdone := make(chan error, 1)
-	go func() { rdone <- srv.Serve(rln) }()
+	})
+}
+
+// serveFasthttp is fxtest.Serve for a bare fasthttp.Server, the reference
+// the framing tests compare fx with: it serves srv on a loopback port
+// until the test ends and returns its address.
+func serveFasthttp(t testing.TB, srv *fasthttp.Server) string {
+	t.Helper()
+	ln := listenLoopback(t)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
 	t.Cleanup(func() {
 		_ = srv.Shutdown()
-		<-rdone
+		<-served
 	})
-	return ln.Addr().String(), rln.Addr().String()
+	return ln.Addr().String()
 }
 
 // parityRequest is one generated request.
@@ -504,24 +497,14 @@ func TestFramingPipelineClientLargeBodies(t *testing.T) {
 func TestFramingLFOnlyHeadAnsweredAtOnce(t *testing.T) {
 	app := framingApp(fx.Config{ReadTimeout: 10 * time.Second})
 	addr := fxtest.Serve(t, app)
-	raw := &fasthttp.Server{Handler: func(rc *fasthttp.RequestCtx) { rc.SetBodyString("next") }, ReadTimeout: time.Second}
-	rln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = raw.Serve(rln) }()
-	t.Cleanup(func() { _ = raw.Shutdown() })
+	rawAddr := serveFasthttp(t, &fasthttp.Server{Handler: func(rc *fasthttp.RequestCtx) { rc.SetBodyString("next") }, ReadTimeout: time.Second})
 
 	// ask writes before (a request answered on the same connection first,
 	// or nothing), then head, and reads head's answer within bound.
 	ask := func(t *testing.T, addr, before, head string, bound time.Duration) (result, bool) {
 		t.Helper()
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := dialBounded(t, addr, bound) // the assertion: an answer within bound
 		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(bound)) // the assertion: an answer within bound
 		br := bufio.NewReader(conn)
 		if before != "" {
 			_, _ = io.WriteString(conn, before)
@@ -554,14 +537,14 @@ func TestFramingLFOnlyHeadAnsweredAtOnce(t *testing.T) {
 			t.Run(fmt.Sprintf("%q after %d request(s)", head, len(b)/len(before)), func(t *testing.T) {
 				r, closed := ask(t, addr, b, head, 3*time.Second)
 				env := mustEnvelope(t, r, 400, fx.ErrorCodes.BadRequest)
-				if !strings.Contains(env.Error.Message, "bare LF") {
-					t.Errorf("message %q", env.Error.Message)
+				if !strings.Contains(env.Message, "bare LF") {
+					t.Errorf("message %q", env.Message)
 				}
 				if !r.close || !closed {
 					t.Error("the connection stayed open after the refusal")
 				}
 				if b == "" {
-					if w, _ := ask(t, rln.Addr().String(), b, head, 5*time.Second); w.status != r.status {
+					if w, _ := ask(t, rawAddr, b, head, 5*time.Second); w.status != r.status {
 						t.Errorf("raw fasthttp answered %d after its read timeout, fx %d", w.status, r.status)
 					}
 				}

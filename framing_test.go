@@ -42,18 +42,16 @@ func wireExchange(t *testing.T, addr, raw string, want int) (resps []result, clo
 	br := bufio.NewReader(conn)
 	for {
 		_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second)) // a bound, not an assertion
-		resp, err := http.ReadResponse(br, nil)
+		r, err := readResult(br, "GET")
+		if errors.Is(err, errBody) {
+			t.Fatalf("response %d: %v", len(resps)+1, err)
+		}
 		if err != nil {
 			// EOF or a reset means the server closed the connection; a
 			// timeout means it left it open.
 			return resps, !errors.Is(err, os.ErrDeadlineExceeded)
 		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatalf("reading response %d body: %v", len(resps)+1, err)
-		}
-		resps = append(resps, result{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close})
+		resps = append(resps, r)
 		if len(resps) == want {
 			// Anything further must not be there: peek once more, briefly.
 			_ = conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
@@ -72,7 +70,7 @@ func wireExchange(t *testing.T, addr, raw string, want int) (resps []result, clo
 // mustRefuseOnce checks that raw got exactly one response, the status/code
 // envelope with Connection: close, and that the server then closed the
 // connection, so whatever followed the refused request was never served.
-func mustRefuseOnce(t *testing.T, addr, raw string, status int, code string) envelope {
+func mustRefuseOnce(t *testing.T, addr, raw string, status int, code string) fxtest.Envelope {
 	t.Helper()
 	resps, closed := wireExchange(t, addr, raw, 0)
 	if len(resps) != 1 {
@@ -136,8 +134,8 @@ func TestFramingRefusesAmbiguousRequests(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			env := mustRefuseOnce(t, addr, tc.raw, 400, fx.ErrorCodes.BadRequest)
-			if env.Error.Message != tc.msg {
-				t.Errorf("message = %q, want %q", env.Error.Message, tc.msg)
+			if env.Message != tc.msg {
+				t.Errorf("message = %q, want %q", env.Message, tc.msg)
 			}
 		})
 	}
@@ -188,12 +186,8 @@ func TestFramingBareLFServed(t *testing.T) {
 		})
 	}
 	t.Run("keep-alive, sent later", func(t *testing.T) {
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := dialBounded(t, addr, 5*time.Second) // a bound, not an assertion
 		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(5 * time.Second)) // a bound, not an assertion
 		br := bufio.NewReader(conn)
 		for i, raw := range []string{
 			"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 9000\r\n\r\n" + big,
@@ -306,12 +300,8 @@ func TestFramingExpectContinueOverLimit(t *testing.T) {
 			413, fx.ErrorCodes.PayloadTooLarge)
 	})
 	t.Run("within the limit", func(t *testing.T) {
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := dialBounded(t, addr, 5*time.Second) // a bound, not an assertion
 		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(5 * time.Second)) // a bound, not an assertion
 		_, _ = io.WriteString(conn, "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
 		br := bufio.NewReader(conn)
 		resp, err := http.ReadResponse(br, nil)

@@ -6,9 +6,8 @@ package fx_test
 //
 //	go test -run '^$' -fuzz '^FuzzRawRequest$' -fuzztime 2m .
 //
-// The wire helpers they use (relConn, relExchange, relCheckWire, ...) are
-// in helpers_test.go, shared with the TestRel* tests; the "rel" prefix keeps
-// them and the types below clear of the other helpers of package fx_test.
+// The wire helpers they use (memConn, exchangeRaw, checkWire, ...) are
+// in helpers_test.go, shared with the server's and the boundary's tests.
 
 import (
 	"bytes"
@@ -25,8 +24,8 @@ import (
 	"github.com/fxhq/fx/fxtest"
 )
 
-// relItem is the body type of the fuzz and reliability apps.
-type relItem struct {
+// fuzzItem is the body type of the fuzz and reliability apps.
+type fuzzItem struct {
 	Name   string            `json:"name"`
 	Qty    int               `json:"qty"`
 	Tags   []string          `json:"tags"`
@@ -37,17 +36,17 @@ type relItem struct {
 	} `json:"nested"`
 }
 
-var relAppCodes = map[string]int{"APP_NOPE": 409, "APP_TEAPOT": 418}
+var fuzzAppCodes = map[string]int{"APP_NOPE": 409, "APP_TEAPOT": 418}
 
 var (
-	relErrNope = fx.NewError(409, "APP_NOPE", "Nope", map[string]any{"why": "because"})
-	errRelMW   = errors.New("middleware failure (internal text)")
+	errNope  = fx.NewError(409, "APP_NOPE", "Nope", map[string]any{"why": "because"})
+	errRelMW = errors.New("middleware failure (internal text)")
 )
 
-// relFuzzApp is an App with one route per kind of outcome: success with
+// fuzzApp is an App with one route per kind of outcome: success with
 // params, a decoded body, *fx.Error, a plain error, a panic, a catch-all,
 // and middleware that fails on request.
-func relFuzzApp() *fx.App {
+func fuzzApp() *fx.App {
 	app := quiet()
 	app.Use(func(c *fx.Ctx, next fx.Next) error {
 		switch c.Header("X-Fail") {
@@ -63,13 +62,13 @@ func relFuzzApp() *fx.App {
 	})
 	app.Get("/files/*rest", func(c *fx.Ctx) error { return c.JSON(200, map[string]string{"rest": c.Param("rest")}) })
 	app.Post("/items", func(c *fx.Ctx) error {
-		it, err := fx.JSONBody[relItem](c)
+		it, err := fx.JSONBody[fuzzItem](c)
 		if err != nil {
 			return err
 		}
 		return c.JSON(201, it)
 	})
-	app.Get("/nope", func(c *fx.Ctx) error { return relErrNope })
+	app.Get("/nope", func(c *fx.Ctx) error { return errNope })
 	app.Get("/teapot", func(c *fx.Ctx) error {
 		return fx.NewError(418, "APP_TEAPOT", c.Query("msg"), map[string]string{"q": c.Query("d")})
 	})
@@ -79,7 +78,7 @@ func relFuzzApp() *fx.App {
 	return app
 }
 
-var relFuzzAppOnce = sync.OnceValue(relFuzzApp)
+var fuzzAppOnce = sync.OnceValue(fuzzApp)
 
 // FuzzRawRequest feeds arbitrary bytes, as a client connection's whole
 // input, to the App's real fasthttp server (Server().ServeConn over an
@@ -123,9 +122,9 @@ func FuzzRawRequest(f *testing.F) {
 		if bytes.Contains(raw, []byte("HEAD ")) {
 			t.Skip("responses to HEAD cannot be framed without the request")
 		}
-		app := relFuzzAppOnce()
-		out := relExchange(app, raw)
-		ws, err := relCheckWire(out, relAppCodes)
+		app := fuzzAppOnce()
+		out := exchangeRaw(app, raw)
+		ws, err := checkWire(out, fuzzAppCodes)
 		if err != nil {
 			t.Fatalf("input %q\noutput %q\n%v", raw, out, err)
 		}
@@ -192,7 +191,7 @@ func FuzzRoutePatterns(f *testing.F) {
 			bootErr = app.Boot()
 		}()
 		if bootErr != nil {
-			for _, e := range relUnjoin(bootErr) {
+			for _, e := range unjoin(bootErr) {
 				var fe *fx.Error
 				if !errors.As(e, &fe) {
 					t.Fatalf("boot error %T %v is not an *fx.Error", e, e)
@@ -200,8 +199,8 @@ func FuzzRoutePatterns(f *testing.F) {
 			}
 		}
 		req := "GET " + path + " HTTP/1.1\r\nHost: a\r\n\r\n"
-		out := relExchange(app, []byte(req))
-		ws, err := relCheckWire(out, nil)
+		out := exchangeRaw(app, []byte(req))
+		ws, err := checkWire(out, nil)
 		if err != nil {
 			t.Fatalf("patterns %q path %q\noutput %q\n%v", lines, path, out, err)
 		}
@@ -219,21 +218,21 @@ func FuzzRoutePatterns(f *testing.F) {
 	})
 }
 
-// relUnjoin flattens an errors.Join tree.
-func relUnjoin(err error) []error {
+// unjoin flattens an errors.Join tree.
+func unjoin(err error) []error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		var out []error
 		for _, e := range j.Unwrap() {
-			out = append(out, relUnjoin(e)...)
+			out = append(out, unjoin(e)...)
 		}
 		return out
 	}
 	return []error{err}
 }
 
-// relReplaceInvalid is what the envelope encoder promises for a string:
+// replaceInvalid is what the envelope encoder promises for a string:
 // every byte of an invalid UTF-8 sequence becomes U+FFFD.
-func relReplaceInvalid(s string) string {
+func replaceInvalid(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
@@ -247,12 +246,12 @@ func relReplaceInvalid(s string) string {
 	return b.String()
 }
 
-// relBadJSON is a details value whose MarshalJSON misbehaves.
-type relBadJSON struct {
+// badJSON is a details value whose MarshalJSON misbehaves.
+type badJSON struct {
 	Mode string
 }
 
-func (b relBadJSON) MarshalJSON() ([]byte, error) {
+func (b badJSON) MarshalJSON() ([]byte, error) {
 	switch b.Mode {
 	case "panic":
 		panic("MarshalJSON panicked (internal text)")
@@ -264,9 +263,9 @@ func (b relBadJSON) MarshalJSON() ([]byte, error) {
 	return []byte(`"ok"`), nil
 }
 
-type relCycle struct {
+type cyclicDetails struct {
 	Name string
-	Next *relCycle
+	Next *cyclicDetails
 }
 
 // FuzzAppendEnvelope encodes arbitrary code, message and details with
@@ -299,21 +298,21 @@ func FuzzAppendEnvelope(f *testing.F) {
 			want = details
 		case 1: // a string, possibly invalid UTF-8
 			details = map[string]string{"s": s}
-			want = map[string]any{"s": relReplaceInvalid(s)}
+			want = map[string]any{"s": replaceInvalid(s)}
 		case 2:
-			details = relBadJSON{Mode: s}
+			details = badJSON{Mode: s}
 			comparable = false
 		case 3:
 			details = map[string]any{"ch": make(chan int)}
 			comparable = false
 		case 4:
-			c := &relCycle{Name: s}
+			c := &cyclicDetails{Name: s}
 			c.Next = c
 			details = c
 			comparable = false
 		case 5: // invalid UTF-8 in a key
 			details = map[string]int{s: 1}
-			want = map[string]any{relReplaceInvalid(s): float64(1)}
+			want = map[string]any{replaceInvalid(s): float64(1)}
 		case 6:
 			details = []any{func() {}, s}
 			comparable = false
@@ -343,7 +342,7 @@ func FuzzAppendEnvelope(f *testing.F) {
 		var gotCode, gotMsg string
 		_ = json.Unmarshal(env.Error["code"], &gotCode)
 		_ = json.Unmarshal(env.Error["message"], &gotMsg)
-		if gotCode != relReplaceInvalid(code) || gotMsg != relReplaceInvalid(msg) {
+		if gotCode != replaceInvalid(code) || gotMsg != replaceInvalid(msg) {
 			t.Fatalf("code/message %q/%q decode to %q/%q", code, msg, gotCode, gotMsg)
 		}
 		if bytes.ContainsAny(out, "\u2028\u2029") {
@@ -376,7 +375,7 @@ func FuzzAppendEnvelope(f *testing.F) {
 }
 
 // FuzzJSONBody posts an arbitrary body (and Content-Type) to a handler that
-// decodes it with fx.JSONBody[relItem]. The answer must be a 201 echo that
+// decodes it with fx.JSONBody[fuzzItem]. The answer must be a 201 echo that
 // encoding/json agrees with, or a 422 FX_VALIDATION_ERROR envelope whose
 // issues are all at location "body" and name no Go type.
 func FuzzJSONBody(f *testing.F) {
@@ -399,7 +398,7 @@ func FuzzJSONBody(f *testing.F) {
 		if strings.ContainsAny(contentType, "\r\n\x00") || len(body) > 1<<16 {
 			t.Skip()
 		}
-		app := relFuzzAppOnce()
+		app := fuzzAppOnce()
 		var req bytes.Buffer
 		req.WriteString("POST /items HTTP/1.1\r\nHost: a\r\n")
 		if contentType != "" {
@@ -407,8 +406,8 @@ func FuzzJSONBody(f *testing.F) {
 		}
 		fmt.Fprintf(&req, "Content-Length: %d\r\n\r\n", len(body))
 		req.Write(body)
-		out := relExchange(app, req.Bytes())
-		ws, err := relCheckWire(out, relAppCodes)
+		out := exchangeRaw(app, req.Bytes())
+		ws, err := checkWire(out, fuzzAppCodes)
 		if err != nil {
 			t.Fatalf("body %q ct %q\noutput %q\n%v", body, contentType, out, err)
 		}
@@ -418,7 +417,7 @@ func FuzzJSONBody(f *testing.F) {
 		w := ws[0]
 		switch w.status {
 		case 201:
-			var std relItem
+			var std fuzzItem
 			if err := json.Unmarshal(body, &std); err != nil {
 				// go-json accepted what encoding/json refuses. Report it
 				// only for bodies that are not valid JSON at all.
@@ -427,15 +426,15 @@ func FuzzJSONBody(f *testing.F) {
 				}
 				return
 			}
-			var got relItem
+			var got fuzzItem
 			if err := json.Unmarshal(w.body, &got); err != nil {
 				t.Fatalf("201 echo is not JSON: %q", w.body)
 			}
-			if !reflect.DeepEqual(relNormItem(got), relNormItem(std)) {
+			if !reflect.DeepEqual(normItem(got), normItem(std)) {
 				t.Fatalf("body %q decoded to %+v, encoding/json says %+v", body, got, std)
 			}
 		case 422:
-			env, _ := fxtest.CheckEnvelope(w.status, w.header, w.body, relAppCodes)
+			env, _ := fxtest.CheckEnvelope(w.status, w.header, w.body, fuzzAppCodes)
 			if env.Code != fx.ErrorCodes.ValidationError || env.Message != "Request validation failed" {
 				t.Fatalf("422 with %s %q", env.Code, env.Message)
 			}
@@ -453,8 +452,8 @@ func FuzzJSONBody(f *testing.F) {
 				if is.Location == nil || *is.Location != "body" || is.Path == nil || is.Message == nil || *is.Message == "" {
 					t.Fatalf("malformed issue in %s", env.Details)
 				}
-				if relLeaky(*is.Message) != "" {
-					t.Fatalf("issue message leaks %q: %q", relLeaky(*is.Message), *is.Message)
+				if leakyText(*is.Message) != "" {
+					t.Fatalf("issue message leaks %q: %q", leakyText(*is.Message), *is.Message)
 				}
 			}
 		case 400:
@@ -470,8 +469,8 @@ func FuzzJSONBody(f *testing.F) {
 	})
 }
 
-// relNormItem makes nil and empty collections equal (JSON null vs []).
-func relNormItem(it relItem) relItem {
+// normItem makes nil and empty collections equal (JSON null vs []).
+func normItem(it fuzzItem) fuzzItem {
 	if len(it.Tags) == 0 {
 		it.Tags = nil
 	}
@@ -481,17 +480,17 @@ func relNormItem(it relItem) relItem {
 	return it
 }
 
-// relLeakMarkers are strings that betray internals in a response body.
-var relLeakMarkers = []string{
+// leakMarkers are strings that betray internals in a response body.
+var leakMarkers = []string{
 	"goroutine", "panic:", ".go:", "/usr/", "/root/", "/home/", "/tmp/", "/srv/", "runtime.",
-	"fx_test", "relItem", "relBadJSON", "relCycle", "*fx.", "fx.Ctx", "main.", "[]string", "map[",
+	"fx_test", "fuzzItem", "badJSON", "cyclicDetails", "*fx.", "fx.Ctx", "main.", "[]string", "map[",
 	"struct {", "interface {", "reflect.", "json:", "go-json", "encoding/json", "hunter2", "internal text",
 	"chan int", "func()", "unsupported type", "unsupported value", "Go value", "Go struct",
 }
 
-// relLeaky returns the first internal marker found in s, or "".
-func relLeaky(s string) string {
-	for _, m := range relLeakMarkers {
+// leakyText returns the first internal marker found in s, or "".
+func leakyText(s string) string {
+	for _, m := range leakMarkers {
 		if strings.Contains(s, m) {
 			return m
 		}

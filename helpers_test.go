@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +25,7 @@ import (
 )
 
 // result is a response: read back by do, read off the wire (rawExchange,
-// relRoundTrip) or parsed from a server's output (relParseWire).
+// roundTripRaw) or parsed from a server's output (parseWire).
 type result struct {
 	status int
 	header http.Header
@@ -63,10 +65,25 @@ type envelope struct {
 	} `json:"error"`
 }
 
-// mustEnvelope checks that r is an error envelope with the given status and
-// code ("": any code), in the wire format fxtest.CheckEnvelopeBody checks,
-// served as application/json.
-func mustEnvelope(t testing.TB, r result, status int, code string) envelope {
+// mustEnvelope checks that r was sent with status and is exactly the
+// error envelope of code ("": any catalog code) in the wire format
+// fxtest.CheckEnvelope checks (content type, shape, the code's catalog
+// status, a production 500 that says nothing more), and returns it. A code
+// outside the catalog is the application's, expected with status.
+func mustEnvelope(t testing.TB, r result, status int, code string) fxtest.Envelope {
+	t.Helper()
+	if r.status != status {
+		t.Errorf("status = %d, want %d (body %q)", r.status, status, r.body)
+	}
+	return kittest.CheckEnvelope(t, status, r.header, r.body, code)
+}
+
+// wireEnvelope is mustEnvelope without the catalog: r has status, the
+// JSON content type and the envelope of code in the wire format, but
+// neither the catalog's status for code nor a production 500's silence is
+// required (a development App, whose 500 says what failed; a test that
+// rewrites fx.ErrorStatus).
+func wireEnvelope(t testing.TB, r result, status int, code string) fxtest.Envelope {
 	t.Helper()
 	if r.status != status {
 		t.Errorf("status = %d, want %d (body %q)", r.status, status, r.body)
@@ -79,7 +96,7 @@ func mustEnvelope(t testing.TB, r result, status int, code string) envelope {
 
 // checkEnvelopeBody checks that body is an error envelope of code ("": any
 // code) with fxtest.CheckEnvelopeBody, and returns it.
-func checkEnvelopeBody(t testing.TB, body []byte, code string) envelope {
+func checkEnvelopeBody(t testing.TB, body []byte, code string) fxtest.Envelope {
 	t.Helper()
 	e, err := fxtest.CheckEnvelopeBody(body)
 	if err != nil {
@@ -88,9 +105,7 @@ func checkEnvelopeBody(t testing.TB, body []byte, code string) envelope {
 	if code != "" && e.Code != code {
 		t.Errorf("code = %q, want %q (body %q)", e.Code, code, body)
 	}
-	var env envelope
-	env.Error.Code, env.Error.Message, env.Error.Details = e.Code, e.Message, e.Details
-	return env
+	return e
 }
 
 // logBuffer is a slog handler target that tests can read concurrently.
@@ -119,23 +134,13 @@ func quiet(cfg ...fx.Config) *fx.App {
 	return fx.New(c)
 }
 
-// newRequestCtx returns a RequestCtx initialised as fasthttp's server
-// would (so Done, Value and friends work), for driving a handler directly.
-func newRequestCtx() *fasthttp.RequestCtx {
-	var rc fasthttp.RequestCtx
-	var req fasthttp.Request
-	rc.Init(&req, nil, nil)
-	return &rc
-}
-
-// relServeMem serves app with app.Serve (the production path, listener
+// serveMem serves app with app.Serve (the production path, listener
 // wrapper included) on an in-memory listener, and shuts it down at the end
 // of the test.
-func relServeMem(t testing.TB, app *fx.App) *fasthttputil.InmemoryListener {
+func serveMem(t testing.TB, app *fx.App) *fasthttputil.InmemoryListener {
 	t.Helper()
 	ln := fasthttputil.NewInmemoryListener()
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
+	served := serveOn(app, ln)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -145,10 +150,10 @@ func relServeMem(t testing.TB, app *fx.App) *fasthttputil.InmemoryListener {
 	return ln
 }
 
-// relEachEnvelope sends each raw request (method tells the response
+// eachEnvelope sends each raw request (method tells the response
 // reader what was asked) on its own connection to ln, in a subtest named
 // by its key, and requires the envelope status/code for every one.
-func relEachEnvelope(t *testing.T, ln *fasthttputil.InmemoryListener, method string, raws map[string]string, status int, code string) {
+func eachEnvelope(t *testing.T, ln *fasthttputil.InmemoryListener, method string, raws map[string]string, status int, code string) {
 	t.Helper()
 	for name, raw := range raws {
 		t.Run(name, func(t *testing.T) {
@@ -157,102 +162,98 @@ func relEachEnvelope(t *testing.T, ln *fasthttputil.InmemoryListener, method str
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			w := relRoundTrip(t, conn, bufio.NewReader(conn), method, raw)
-			relMustEnvelope(t, w, status, code)
+			w := roundTripRaw(t, conn, bufio.NewReader(conn), method, raw)
+			mustEnvelope(t, w, status, code)
 		})
 	}
 }
 
-// relRoundTrip writes raw on conn and reads one response to a request of
+// roundTripRaw writes raw on conn and reads one response to a request of
 // the given method, body included, bounded by a generous deadline.
-func relRoundTrip(t testing.TB, conn net.Conn, br *bufio.Reader, method, raw string) result {
+func roundTripRaw(t testing.TB, conn net.Conn, br *bufio.Reader, method, raw string) result {
 	t.Helper()
-	w, err := relRoundTripErr(conn, br, method, raw)
+	w, err := roundTripRawErr(conn, br, method, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return w
 }
 
-// relRoundTripErr is relRoundTrip for goroutines other than the test's.
-func relRoundTripErr(conn net.Conn, br *bufio.Reader, method, raw string) (result, error) {
+// roundTripRawErr is roundTripRaw for goroutines other than the test's.
+func roundTripRawErr(conn net.Conn, br *bufio.Reader, method, raw string) (result, error) {
 	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
 	if raw != "" {
 		go func() { _, _ = conn.Write([]byte(raw)) }() // a refused write shows as a read error
 	}
+	return readResult(br, method)
+}
+
+// errBody marks readResult's failures to read a body whose head was read.
+var errBody = errors.New("reading the body")
+
+// readResult reads from br one response to a request of method, body
+// included (net/http's reader: the tests' wire check is a second opinion
+// on fasthttp's writer). Its errors wrap the reader's, and errBody when
+// the head was read.
+func readResult(br *bufio.Reader, method string) (result, error) {
 	resp, err := http.ReadResponse(br, &http.Request{Method: method})
 	if err != nil {
-		return result{}, fmt.Errorf("reading the response: %v", err)
+		return result{}, fmt.Errorf("reading the response: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return result{}, fmt.Errorf("reading the body: %v", err)
+		return result{}, fmt.Errorf("%w: %w", errBody, err)
 	}
 	return result{resp.StatusCode, resp.Header, body, resp.Close}, nil
 }
 
-// relMustEnvelope asserts w is an envelope with status and code.
-func relMustEnvelope(t testing.TB, w result, status int, code string) fxtest.Envelope {
-	t.Helper()
-	env, err := fxtest.CheckEnvelope(w.status, w.header, w.body, relAppCodes)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	if w.status != status || env.Code != code {
-		t.Fatalf("got %d %s, want %d %s: %q", w.status, env.Code, status, code, w.body)
-	}
-	return env
-}
-
 // serveRaw runs one request with raw method and path bytes through h.
 func serveRaw(h fasthttp.RequestHandler, method, path string) *fasthttp.RequestCtx {
-	rc := newRequestCtx()
-	rc.Request.Header.SetMethod(method)
-	rc.Request.SetRequestURI(path)
+	rc := kittest.RequestCtx(method, path)
 	h(rc)
 	return rc
 }
 
-// relConn is an in-memory net.Conn for fasthttp.Server.ServeConn: reads
+// memConn is an in-memory net.Conn for fasthttp.Server.ServeConn: reads
 // return the input and then io.EOF (a client that sent its bytes and
 // half-closed), writes are collected. Deadlines are ignored, so an
 // incomplete request ends at once with EOF instead of waiting for
 // ReadTimeout: this keeps fuzzing fast and deterministic.
-type relConn struct {
+type memConn struct {
 	in  *bytes.Reader
 	out bytes.Buffer
 }
 
-func (c *relConn) Read(p []byte) (int, error)       { return c.in.Read(p) }
-func (c *relConn) Write(p []byte) (int, error)      { return c.out.Write(p) }
-func (c *relConn) Close() error                     { return nil }
-func (c *relConn) LocalAddr() net.Addr              { return relAddr{} }
-func (c *relConn) RemoteAddr() net.Addr             { return relAddr{} }
-func (c *relConn) SetDeadline(time.Time) error      { return nil }
-func (c *relConn) SetReadDeadline(time.Time) error  { return nil }
-func (c *relConn) SetWriteDeadline(time.Time) error { return nil }
+func (c *memConn) Read(p []byte) (int, error)       { return c.in.Read(p) }
+func (c *memConn) Write(p []byte) (int, error)      { return c.out.Write(p) }
+func (c *memConn) Close() error                     { return nil }
+func (c *memConn) LocalAddr() net.Addr              { return memAddr{} }
+func (c *memConn) RemoteAddr() net.Addr             { return memAddr{} }
+func (c *memConn) SetDeadline(time.Time) error      { return nil }
+func (c *memConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *memConn) SetWriteDeadline(time.Time) error { return nil }
 
-type relAddr struct{}
+type memAddr struct{}
 
-func (relAddr) Network() string { return "mem" }
-func (relAddr) String() string  { return "127.0.0.1:1" }
+func (memAddr) Network() string { return "mem" }
+func (memAddr) String() string  { return "127.0.0.1:1" }
 
-// relExchange serves raw as one client connection's whole input with the
+// exchangeRaw serves raw as one client connection's whole input with the
 // App's fasthttp server and returns everything the server wrote.
-func relExchange(app *fx.App, raw []byte) []byte {
+func exchangeRaw(app *fx.App, raw []byte) []byte {
 	_ = app.Boot() // a failed boot answers with its envelope
-	c := &relConn{in: bytes.NewReader(raw)}
+	c := &memConn{in: bytes.NewReader(raw)}
 	_ = app.Server().ServeConn(c) // the output is what is checked
 	return c.out.Bytes()
 }
 
-// relParseWire splits out into HTTP/1.1 responses with
+// parseWire splits out into HTTP/1.1 responses with
 // fxtest.ReadResponses. It fails when the bytes are not a sequence of
 // well-formed responses. Responses to HEAD requests have no body and
 // cannot be framed without the request, so callers keep HEAD out of the
 // input.
-func relParseWire(out []byte) ([]result, error) {
+func parseWire(out []byte) ([]result, error) {
 	rs, err := fxtest.ReadResponses(nil, out)
 	ws := make([]result, len(rs))
 	for i, r := range rs {
@@ -262,10 +263,10 @@ func relParseWire(out []byte) ([]result, error) {
 	return ws, err
 }
 
-// relCheckWire checks every response in out: well-formed, and each error
+// checkWire checks every response in out: well-formed, and each error
 // status carries a valid envelope.
-func relCheckWire(out []byte, appCodes map[string]int) ([]result, error) {
-	ws, err := relParseWire(out)
+func checkWire(out []byte, appCodes map[string]int) ([]result, error) {
+	ws, err := parseWire(out)
 	if err != nil {
 		return ws, err
 	}
@@ -300,4 +301,69 @@ func getAsync(url string, timeout time.Duration) <-chan string {
 		got <- string(b)
 	}()
 	return got
+}
+
+// listenLoopback opens a listener on a free loopback port, closed when
+// the test ends (Serve and Shutdown may have closed it first), for a test
+// that drives Serve itself; fxtest.Serve is the one-call form,
+// kittest.Within the bound on waiting for Serve's result.
+func listenLoopback(t testing.TB) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	return ln
+}
+
+// dialBounded connects to addr over TCP, failing the test when it cannot,
+// with bound as the connection's deadline: a test whose behaviour under
+// test is broken fails there instead of hanging. The caller closes it.
+func dialBounded(t testing.TB, addr string, bound time.Duration) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetDeadline(time.Now().Add(bound))
+	return conn
+}
+
+// serveOn serves app on ln on a goroutine and returns the channel its
+// Serve's result arrives on.
+func serveOn(app *fx.App, ln net.Listener) <-chan error {
+	served := make(chan error, 1)
+	go func() { served <- app.Serve(ln) }()
+	return served
+}
+
+// hammerConns opens clients connections to ln at once and sends on each
+// the requests raw(g, i), i < n, in turn (g numbers the connection),
+// reading every response; then, when not nil, the connection's goroutine
+// runs after. Failures are reported with t.Error; it returns when every
+// connection is done.
+func hammerConns(t testing.TB, ln *fasthttputil.InmemoryListener, clients, n int, raw func(g, i int) string, after func()) {
+	var wg sync.WaitGroup
+	for g := range clients {
+		wg.Go(func() {
+			conn, err := ln.Dial()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close()
+			br := bufio.NewReader(conn)
+			for i := range n {
+				if _, err := roundTripRawErr(conn, br, "GET", raw(g, i)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			if after != nil {
+				after()
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -4,7 +4,7 @@ package fx_test
 // each guarantees to requests in flight. The file runs past 600 lines
 // because every test drives the same real listener through a shutdown and
 // they are clearest side by side; the connection limits have their own
-// files (server_test.go, server_conn_test.go).
+// file (server_test.go).
 
 import (
 	"bufio"
@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/valyala/fasthttp/fasthttputil"
 )
 
@@ -40,12 +41,8 @@ func TestShutdownGraceful(t *testing.T) {
 		<-release
 		return c.String(200, "finished")
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
+	ln := listenLoopback(t)
+	served := serveOn(app, ln)
 
 	got := getAsync("http://"+ln.Addr().String()+"/slow", 0)
 	<-entered
@@ -101,10 +98,7 @@ func TestShutdownWithContextDeadline(t *testing.T) {
 		<-release
 		return nil
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLoopback(t)
 	go func() { _ = app.Serve(ln) }() // ends with Shutdown
 	go func() {
 		resp, err := http.Get("http://" + ln.Addr().String() + "/stuck")
@@ -115,7 +109,7 @@ func TestShutdownWithContextDeadline(t *testing.T) {
 	<-entered
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // already over: Shutdown must not wait for /stuck
-	err = app.ShutdownWithContext(ctx)
+	err := app.ShutdownWithContext(ctx)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("ShutdownWithContext = %v, want context.Canceled", err)
 	}
@@ -143,17 +137,10 @@ func TestShutdownWithContextClosesRemainingConnections(t *testing.T) {
 		<-release
 		return c.String(200, "late")
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLoopback(t)
 	go func() { _ = app.Serve(ln) }() // ends with Shutdown
-	conn, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialBounded(t, ln.Addr().String(), 10*time.Second)
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
 	br := bufio.NewReader(conn)
 	const req = "GET /stuck HTTP/1.1\r\nHost: x\r\n\r\n"
 	if _, err := io.WriteString(conn, req); err != nil {
@@ -185,10 +172,7 @@ func TestShutdownWithContextClosesRemainingConnections(t *testing.T) {
 // Listen serves on an address and returns nil after Shutdown.
 func TestListenAndShutdown(t *testing.T) {
 	t.Parallel()
-	probe, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	probe := listenLoopback(t)
 	addr := probe.Addr().String()
 	probe.Close()
 
@@ -197,6 +181,7 @@ func TestListenAndShutdown(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- app.Listen(addr) }()
 	var resp *http.Response
+	var err error
 	for range 200 { // wait (bounded) until the listener is up
 		if resp, err = http.Get("http://" + addr + "/"); err == nil {
 			break
@@ -301,10 +286,7 @@ func TestServeReturnsAfterShutdownCompletes(t *testing.T) {
 		ev.add("handler")
 		return c.String(200, body)
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLoopback(t)
 	addr := ln.Addr().String()
 	served := make(chan error, 1)
 	go func() {
@@ -313,11 +295,7 @@ func TestServeReturnsAfterShutdownCompletes(t *testing.T) {
 		served <- err
 	}()
 	got := getAsync("http://"+addr+"/slow", 0)
-	select {
-	case <-entered:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the request never reached the handler")
-	}
+	kittest.Within(t, entered, "the request never reached the handler")
 	shut := make(chan error, 1)
 	go func() { shut <- app.Shutdown() }()
 	waitClosed(t, addr)
@@ -330,13 +308,8 @@ func TestServeReturnsAfterShutdownCompletes(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	close(release)
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("Serve = %v after a clean Shutdown, want nil", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after Shutdown")
+	if err := kittest.Within(t, served, "Serve did not return after Shutdown"); err != nil {
+		t.Errorf("Serve = %v after a clean Shutdown, want nil", err)
 	}
 	if s := ev.String(); s != "handler,onshutdown,serve" {
 		t.Errorf("order %q, want handler,onshutdown,serve", s)
@@ -356,22 +329,14 @@ func TestServeReturnsShutdownError(t *testing.T) {
 	boom := errors.New("pool close failed")
 	app.OnShutdown(func() error { return boom })
 	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "up") })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
+	ln := listenLoopback(t)
+	served := serveOn(app, ln)
 	if err := app.Shutdown(); !errors.Is(err, boom) {
 		t.Errorf("Shutdown = %v, want %v", err, boom)
 	}
-	select {
-	case err := <-served:
-		if !errors.Is(err, boom) {
-			t.Errorf("Serve = %v, want the shutdown's error %v", err, boom)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after Shutdown")
+	err := kittest.Within(t, served, "Serve did not return after Shutdown")
+	if !errors.Is(err, boom) {
+		t.Errorf("Serve = %v, want the shutdown's error %v", err, boom)
 	}
 	// A second Shutdown does not run OnShutdown again; it reports the
 	// first's result.
@@ -388,19 +353,10 @@ func TestServeAfterShutdown(t *testing.T) {
 	if err := app.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("Serve after Shutdown = %v, want nil", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve after Shutdown blocked")
+	ln := listenLoopback(t)
+	served := serveOn(app, ln)
+	if err := kittest.Within(t, served, "Serve after Shutdown blocked"); err != nil {
+		t.Errorf("Serve after Shutdown = %v, want nil", err)
 	}
 	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
 		c.Close()
@@ -417,10 +373,7 @@ func TestServeRacingShutdown(t *testing.T) {
 		app := quiet()
 		app.Get("/", func(c *fx.Ctx) error { return nil })
 		_ = app.Boot()
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		ln := listenLoopback(t)
 		served := make(chan error, 1)
 		shut := make(chan error, 1)
 		go func() { served <- app.Serve(ln) }()
@@ -454,20 +407,13 @@ func TestServeListenerErrorReturns(t *testing.T) {
 	ran := make(chan struct{}, 1)
 	app.OnShutdown(func() error { ran <- struct{}{}; return nil })
 	app.Get("/", func(c *fx.Ctx) error { return nil })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLoopback(t)
 	boom := errors.New("accept: listener broke")
 	served := make(chan error, 1)
 	go func() { served <- app.Serve(failingListener{ln, boom}) }()
-	select {
-	case err := <-served:
-		if !errors.Is(err, boom) {
-			t.Errorf("Serve = %v, want %v", err, boom)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve blocked after its listener failed")
+	err := kittest.Within(t, served, "Serve blocked after its listener failed")
+	if !errors.Is(err, boom) {
+		t.Errorf("Serve = %v, want %v", err, boom)
 	}
 	select {
 	case <-ran:
@@ -488,7 +434,7 @@ func TestServeListenerErrorReturns(t *testing.T) {
 	}
 }
 
-func TestRelShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
+func TestShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
 	t.Parallel()
 	app := quiet()
 	entered := make(chan struct{})
@@ -501,8 +447,7 @@ func TestRelShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
 	})
 	app.Get("/ok", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	ln := fasthttputil.NewInmemoryListener()
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
+	served := serveOn(app, ln)
 
 	conn, err := ln.Dial()
 	if err != nil {
@@ -512,7 +457,7 @@ func TestRelShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
 	br := bufio.NewReader(conn)
 	got := make(chan result, 1)
 	go func() {
-		w, err := relRoundTripErr(conn, br, "GET", "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n")
+		w, err := roundTripRawErr(conn, br, "GET", "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n")
 		if err != nil {
 			w.body = []byte(err.Error())
 		}
@@ -536,7 +481,7 @@ func TestRelShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
 	<-served
 }
 
-func TestRelShutdownWithRequestsInFlight(t *testing.T) {
+func TestShutdownWithRequestsInFlight(t *testing.T) {
 	t.Parallel()
 	// A connection that never sends a request holds Shutdown until fasthttp
 	// counts it idle (5s after accept, as net/http) or ReadTimeout cuts it
@@ -552,8 +497,7 @@ func TestRelShutdownWithRequestsInFlight(t *testing.T) {
 		return c.JSON(200, map[string]string{"i": c.Param("i")})
 	})
 	ln := fasthttputil.NewInmemoryListener()
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
+	served := serveOn(app, ln)
 
 	type res struct {
 		i   int
@@ -568,7 +512,7 @@ func TestRelShutdownWithRequestsInFlight(t *testing.T) {
 		}
 		defer conn.Close()
 		go func() {
-			w, err := relRoundTripErr(conn, bufio.NewReader(conn), "GET", fmt.Sprintf("GET /work/%d HTTP/1.1\r\nHost: a\r\n\r\n", i))
+			w, err := roundTripRawErr(conn, bufio.NewReader(conn), "GET", fmt.Sprintf("GET /work/%d HTTP/1.1\r\nHost: a\r\n\r\n", i))
 			results <- res{i, w, err}
 		}()
 	}
@@ -625,45 +569,24 @@ func TestRelShutdownWithRequestsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatalf("idle connection not closed: %v", err)
 	}
-	if _, err := relCheckWire(b, nil); err != nil {
+	if _, err := checkWire(b, nil); err != nil {
 		t.Fatalf("idle connection: %v", err)
 	}
 	<-served
 }
 
-// TestRelContextThenShutdownRace: c.Context() followed by Shutdown must not
+// TestContextThenShutdownRace: c.Context() followed by Shutdown must not
 // race (run under -race). Context derives from an App-owned context that
 // ShutdownWithContext cancels; nothing reads fasthttp's server internals.
-func TestRelContextThenShutdownRace(t *testing.T) {
+func TestContextThenShutdownRace(t *testing.T) {
 	app := quiet()
 	app.Get("/ctx", func(c *fx.Ctx) error {
 		_ = c.Context()
 		return c.JSON(200, "ok")
 	})
 	ln := fasthttputil.NewInmemoryListener()
-	served := make(chan error, 1)
-	go func() { served <- app.Serve(ln) }()
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := ln.Dial()
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer conn.Close()
-			br := bufio.NewReader(conn)
-			for range 20 {
-				if _, err := relRoundTripErr(conn, br, "GET", "GET /ctx HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	served := serveOn(app, ln)
+	hammerConns(t, ln, 8, 20, func(int, int) string { return "GET /ctx HTTP/1.1\r\nHost: a\r\n\r\n" }, nil)
 	_ = app.Shutdown()
 	<-served
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 )
 
@@ -61,10 +62,7 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool, []byte, []byte) 
 // serveTLS serves app with ServeTLS on a loopback port until the test ends.
 func serveTLS(t *testing.T, app *fx.App, cfg *tls.Config) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLoopback(t)
 	served := make(chan error, 1)
 	go func() { served <- app.ServeTLS(ln, cfg) }()
 	t.Cleanup(func() {
@@ -184,10 +182,7 @@ func TestServeTLSRefusesBadConfig(t *testing.T) {
 		"h2":      {Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}},
 	} {
 		app := quiet()
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		ln := listenLoopback(t)
 		if err := app.ServeTLS(ln, cfg); err == nil {
 			t.Errorf("%s: ServeTLS accepted it", name)
 		}
@@ -220,13 +215,8 @@ func TestListenTLS(t *testing.T) {
 	if err := app.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("ListenTLS did not return after Shutdown")
+	if err := kittest.Within(t, served, "ListenTLS did not return after Shutdown"); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -69,8 +69,8 @@ import (
 //
 // Cost: nothing and no allocation without observers. With one observer
 // that reads Status, Route and ErrorCode, no allocation and about 120 ns
-// per request on a route, 170 ns on the 404 (BenchmarkOnResponseOne*
-// against BenchmarkOnResponseNone*, -cpu 1 on a heavily shared 2-core
+// per request on a route, 170 ns on the 404 (BenchmarkOnResponse/One*
+// against BenchmarkOnResponse/None*, -cpu 1 on a heavily shared 2-core
 // machine, best of 5; about half of it is the once-only mark, a request
 // user value); reading Duration adds one time.Now (about 200 ns on that
 // kvm-clock machine, 20-40 ns with a TSC clock source). Measure with

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 // The OnResponse benchmarks measure what observation costs per request:
@@ -36,30 +37,24 @@ func observedApp(observers int, duration bool) *fx.App {
 	return app
 }
 
-func BenchmarkOnResponseNone(b *testing.B) {
-	runBenchWith(b, observedApp(0, false).Handler(), "GET", "/hello", 200)
-}
-
-func BenchmarkOnResponseOne(b *testing.B) {
-	runBenchWith(b, observedApp(1, false).Handler(), "GET", "/hello", 200)
-}
-
-func BenchmarkOnResponseOneDuration(b *testing.B) {
-	runBenchWith(b, observedApp(1, true).Handler(), "GET", "/hello", 200)
-}
-
-func BenchmarkOnResponseNoneError(b *testing.B) {
-	runBenchWith(b, observedApp(0, false).Handler(), "GET", "/error", 409)
-}
-
-func BenchmarkOnResponseOneError(b *testing.B) {
-	runBenchWith(b, observedApp(1, false).Handler(), "GET", "/error", 409)
-}
-
-func BenchmarkOnResponseNoneNotFound(b *testing.B) {
-	runBenchWith(b, observedApp(0, false).Handler(), "GET", "/nope", 404)
-}
-
-func BenchmarkOnResponseOneNotFound(b *testing.B) {
-	runBenchWith(b, observedApp(1, false).Handler(), "GET", "/nope", 404)
+func BenchmarkOnResponse(b *testing.B) {
+	for _, bc := range []struct {
+		name      string
+		observers int
+		duration  bool
+		path      string
+		status    int
+	}{
+		{"None", 0, false, "/hello", 200},
+		{"One", 1, false, "/hello", 200},
+		{"OneDuration", 1, true, "/hello", 200},
+		{"NoneError", 0, false, "/error", 409},
+		{"OneError", 1, false, "/error", 409},
+		{"NoneNotFound", 0, false, "/nope", 404},
+		{"OneNotFound", 1, false, "/nope", 404},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			kittest.Bench(b, observedApp(bc.observers, bc.duration).Handler(), "GET", bc.path, bc.status)
+		})
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/validate"
 )
 
@@ -49,13 +49,7 @@ func recordResponses(app *fx.App) chan seen {
 // nextSeen returns the next observation, failing after a bound.
 func nextSeen(t *testing.T, ch chan seen) seen {
 	t.Helper()
-	select {
-	case s := <-ch:
-		return s
-	case <-time.After(10 * time.Second):
-		t.Fatal("no OnResponse observation")
-	}
-	return seen{}
+	return kittest.Within(t, ch, "no OnResponse observation")
 }
 
 // noMoreSeen fails if another observation arrives within a short while
@@ -117,8 +111,8 @@ func TestResolveAgreesWithTheBoundary(t *testing.T) {
 			}
 			r := do(t, app, method, "/"+name, body)
 			env := checkEnvelopeBody(t, r.body, "")
-			if int(status.Load()) != r.status || code.Load() != env.Error.Code {
-				t.Errorf("dev=%v %s: Resolve gave %d %v, the boundary sent %d %s", dev, name, status.Load(), code.Load(), r.status, env.Error.Code)
+			if int(status.Load()) != r.status || code.Load() != env.Code {
+				t.Errorf("dev=%v %s: Resolve gave %d %v, the boundary sent %d %s", dev, name, status.Load(), code.Load(), r.status, env.Code)
 			}
 		}
 		_ = app.Shutdown()
@@ -265,12 +259,8 @@ func TestOnResponseSeesTheOverCapacity503(t *testing.T) {
 	ch := recordResponses(app)
 	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
 	addr := fxtest.Serve(t, app)
-	first, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := dialBounded(t, addr, 10*time.Second) // a bound
 	defer first.Close()
-	_ = first.SetDeadline(time.Now().Add(10 * time.Second)) // a bound
 	if _, err := first.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -341,8 +331,7 @@ func TestOnResponseSeesServeError(t *testing.T) {
 	ch := recordResponses(app)
 	app.Get("/ok", func(c *fx.Ctx) error { return c.String(200, "ok") })
 	h := app.Handler()
-	rc := newRequestCtx()
-	rc.Request.SetRequestURI("/upload")
+	rc := kittest.RequestCtx("GET", "/upload")
 	app.ServeError(rc, fx.NewError(413, fx.ErrorCodes.PayloadTooLarge, "too big"))
 	s := nextSeen(t, ch)
 	if s.status != 413 || s.code != fx.ErrorCodes.PayloadTooLarge || s.path != "/upload" {
@@ -350,8 +339,7 @@ func TestOnResponseSeesServeError(t *testing.T) {
 	}
 	noMoreSeen(t, ch)
 
-	rc = newRequestCtx()
-	rc.Request.SetRequestURI("/ok")
+	rc = kittest.RequestCtx("GET", "/ok")
 	h(rc)
 	if s := nextSeen(t, ch); s.status != 200 || s.route != "/ok" {
 		t.Errorf("served request observed as %+v", s)
@@ -428,8 +416,8 @@ func TestHookFalseDecoratesTheEnvelope(t *testing.T) {
 	t.Cleanup(func() { app.Shutdown() })
 	r := do(t, app, "GET", "/", "")
 	env := mustEnvelope(t, r, 503, fx.ErrorCodes.ServiceUnavailable)
-	if env.Error.Message != "busy" {
-		t.Errorf("message %q", env.Error.Message)
+	if env.Message != "busy" {
+		t.Errorf("message %q", env.Message)
 	}
 	if r.header.Get("X-Request-Id") != "rid-1" || r.header.Get("Retry-After") != "7" {
 		t.Errorf("decorating headers dropped: %v", r.header)
@@ -489,7 +477,7 @@ func TestWriteErrorFromHookAndMiddleware(t *testing.T) {
 
 	r := do(t, app, "GET", "/panic", "")
 	env := mustEnvelope(t, r, 500, fx.ErrorCodes.InternalError)
-	if env.Error.Message != "Internal server error" || r.header.Get("X-Decorated") != "1" {
+	if env.Message != "Internal server error" || r.header.Get("X-Decorated") != "1" {
 		t.Errorf("panic: %q %v", r.body, r.header)
 	}
 	if s := nextSeen(t, ch); s.code != fx.ErrorCodes.InternalError {
@@ -497,8 +485,8 @@ func TestWriteErrorFromHookAndMiddleware(t *testing.T) {
 	}
 	r = do(t, app, "GET", "/conflict", "")
 	env = mustEnvelope(t, r, 409, "APP_CONFLICT")
-	if string(env.Error.Details) != `{"id":3}` {
-		t.Errorf("details %s", env.Error.Details)
+	if string(env.Details) != `{"id":3}` {
+		t.Errorf("details %s", env.Details)
 	}
 	nextSeen(t, ch)
 	r = do(t, app, "GET", "/swallowed", "")

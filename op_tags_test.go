@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/validate"
-	"github.com/valyala/fasthttp"
 )
 
 type tagLine struct {
@@ -57,7 +57,7 @@ func opIssuesTruncated(t *testing.T, r result) (got []string, truncated bool) {
 		Issues    []fx.ValidationIssue `json:"issues"`
 		Truncated bool                 `json:"truncated"`
 	}
-	if err := json.Unmarshal(env.Error.Details, &d); err != nil {
+	if err := json.Unmarshal(env.Details, &d); err != nil {
 		t.Fatal(err)
 	}
 	for _, is := range d.Issues {
@@ -240,27 +240,8 @@ func BenchmarkOpConstraints(b *testing.B) {
 			status     int
 		}{{"valid", valid, 200}, {"422", invalid, 422}} {
 			b.Run(app.name+"/"+body.name, func(b *testing.B) {
-				benchPost(b, app.app.Handler(), "/orders/7?sort=asc", body.body, body.status)
+				kittest.BenchPost(b, app.app.Handler(), "/orders/7?sort=asc", body.body, body.status)
 			})
-		}
-	}
-}
-
-// benchPost runs POST uri with a JSON body through h in a loop, requiring
-// status.
-func benchPost(b *testing.B, h fasthttp.RequestHandler, uri, body string, status int) {
-	var rc fasthttp.RequestCtx
-	b.ReportAllocs()
-	for b.Loop() {
-		rc.Request.Reset()
-		rc.Response.Reset()
-		rc.Request.Header.SetMethod("POST")
-		rc.Request.SetRequestURI(uri)
-		rc.Request.Header.SetContentType("application/json")
-		rc.Request.SetBodyString(body)
-		h(&rc)
-		if rc.Response.StatusCode() != status {
-			b.Fatalf("%d %s", rc.Response.StatusCode(), rc.Response.Body())
 		}
 	}
 }

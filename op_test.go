@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 type opItem struct {
@@ -64,7 +65,7 @@ func TestOpCollectsAllIssues(t *testing.T) {
 	var d struct {
 		Issues []fx.ValidationIssue `json:"issues"`
 	}
-	if err := json.Unmarshal(env.Error.Details, &d); err != nil {
+	if err := json.Unmarshal(env.Details, &d); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -94,9 +95,9 @@ func TestOpMaxIssues(t *testing.T) {
 		Issues    []fx.ValidationIssue `json:"issues"`
 		Truncated bool                 `json:"truncated"`
 	}
-	json.Unmarshal(env.Error.Details, &d)
+	json.Unmarshal(env.Details, &d)
 	if len(d.Issues) != 2 || !d.Truncated {
-		t.Errorf("%d issues, truncated %v: %s", len(d.Issues), d.Truncated, env.Error.Details)
+		t.Errorf("%d issues, truncated %v: %s", len(d.Issues), d.Truncated, env.Details)
 	}
 }
 
@@ -126,8 +127,8 @@ func TestOpBody(t *testing.T) {
 	mustEnvelope(t, do(t, app, "POST", "/opt", "null\v", "Content-Type", "application/json"), 422, fx.CodeValidationError)
 	r := do(t, opApp(), "POST", "/items/1?strict=true", "", "X-Key", "k")
 	env := mustEnvelope(t, r, 422, fx.CodeValidationError)
-	if !strings.Contains(string(env.Error.Details), "Request body is required") {
-		t.Errorf("details %s", env.Error.Details)
+	if !strings.Contains(string(env.Details), "Request body is required") {
+		t.Errorf("details %s", env.Details)
 	}
 }
 
@@ -200,7 +201,7 @@ func BenchmarkOp(b *testing.B) {
 		return c.JSON(200, &opOut{ID: id, Item: item})
 	})
 	for name, app := range map[string]*fx.App{"op": typed, "hand": hand} {
-		b.Run(name, func(b *testing.B) { benchPost(b, app.Handler(), "/items/42", `{"sku":"A-1","qty":2}`, 200) })
+		b.Run(name, func(b *testing.B) { kittest.BenchPost(b, app.Handler(), "/items/42", `{"sku":"A-1","qty":2}`, 200) })
 	}
 }
 

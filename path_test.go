@@ -15,6 +15,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/nethttp"
 )
 
@@ -149,14 +150,7 @@ func rawGet(t *testing.T, addr, target string) (int, http.Header, string) {
 // 400 FX_BAD_REQUEST.
 func TestOnePathBothTransports(t *testing.T) {
 	app := pathApp()
-	addr := fxtest.Serve(t, app)
-	std := httptest.NewServer(nethttp.Handler(app))
-	t.Cleanup(std.Close)
-
-	for _, tr := range []struct{ name, addr string }{
-		{"fasthttp", addr},
-		{"nethttp", std.Listener.Addr().String()},
-	} {
+	for _, tr := range bothTransports(t, app) {
 		for _, tc := range pathCases {
 			status, hdr, body := rawGet(t, tr.addr, tc.target)
 			where := tr.name + " GET " + tc.target
@@ -169,14 +163,9 @@ func TestOnePathBothTransports(t *testing.T) {
 				t.Errorf("%s: middleware saw %q, want %q", where, mw, tc.mw)
 			}
 			if status != 200 {
-				var env struct {
-					Error struct{ Code string } `json:"error"`
-				}
-				if err := json.Unmarshal([]byte(body), &env); err != nil || env.Error.Code == "" {
-					t.Errorf("%s: not an envelope: %q", where, body)
-				}
-				if status == 400 && env.Error.Code != fx.ErrorCodes.BadRequest {
-					t.Errorf("%s: code %q", where, env.Error.Code)
+				env := kittest.CheckEnvelope(t, status, hdr, []byte(body), "")
+				if status == 400 && env.Code != fx.ErrorCodes.BadRequest {
+					t.Errorf("%s: code %q", where, env.Code)
 				}
 				continue
 			}
@@ -228,13 +217,7 @@ func TestRefusedPathBeforeMiddleware(t *testing.T) {
 	app.OnResponse(func(c *fx.Ctx) {
 		got <- seen{c.Path(), c.Route(), c.ErrorCode(), c.Status()}
 	})
-	addr := fxtest.Serve(t, app)
-	std := httptest.NewServer(nethttp.Handler(app))
-	t.Cleanup(std.Close)
-	for _, tr := range []struct{ name, addr string }{
-		{"fasthttp", addr},
-		{"nethttp", std.Listener.Addr().String()},
-	} {
+	for _, tr := range bothTransports(t, app) {
 		for _, target := range []string{"/admin/x/..%2f..%2fpublic", "/x/..%5C..%5Cpublic", `/x/..\..\public`, "/files/%252e%252e/public"} {
 			before := calls.Load()
 			status, _, body := rawGet(t, tr.addr, target)
@@ -321,4 +304,16 @@ func FuzzOnePath(f *testing.F) {
 			}
 		}
 	})
+}
+
+// transport is an address an App is served on, named for the server.
+type transport struct{ name, addr string }
+
+// bothTransports serves app on loopback twice until the test ends: by its
+// own fasthttp server (fxtest.Serve) and through nethttp.Handler by a
+// net/http server.
+func bothTransports(t *testing.T, app *fx.App) []transport {
+	std := httptest.NewServer(nethttp.Handler(app))
+	t.Cleanup(std.Close)
+	return []transport{{"fasthttp", fxtest.Serve(t, app)}, {"nethttp", std.Listener.Addr().String()}}
 }

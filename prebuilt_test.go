@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/valyala/fasthttp"
 )
 
@@ -196,7 +197,7 @@ func BenchmarkPrebuiltEnvelope(b *testing.B) {
 			rc.SetContentType("application/json")
 			rc.SetBody(body)
 		}
-		runBenchWith(b, raw, "GET", "/e", 404)
+		kittest.Bench(b, raw, "GET", "/e", 404)
 	})
 	for _, pre := range []bool{true, false} {
 		name := "fx"
@@ -212,7 +213,7 @@ func BenchmarkPrebuiltEnvelope(b *testing.B) {
 			if !bytes.Equal(rc.Response.Body(), body) {
 				b.Fatalf("%s", rc.Response.Body())
 			}
-			runBenchWith(b, h, "GET", "/e", 404)
+			kittest.Bench(b, h, "GET", "/e", 404)
 		})
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/fxhq/fx"
 )
 
-func TestRelMiddlewareThatSwallowsAnError(t *testing.T) {
+func TestMiddlewareThatSwallowsAnError(t *testing.T) {
 	// What is true: a middleware that calls next and drops its error owns
 	// the response. fx does not resurrect the error; the client gets what
 	// was written (here nothing: 200 with an empty body, or the handler's
@@ -36,7 +36,7 @@ func TestRelMiddlewareThatSwallowsAnError(t *testing.T) {
 	app.Get("/panic", func(c *fx.Ctx) error { panic("swallowed panic (internal text)") })
 	app.Get("/partial", func(c *fx.Ctx) error {
 		_ = c.JSON(200, map[string]int{"n": 1})
-		return relErrNope
+		return errNope
 	})
 
 	for _, p := range []string{"/fail", "/panic"} {
@@ -58,36 +58,36 @@ func TestRelMiddlewareThatSwallowsAnError(t *testing.T) {
 	}
 }
 
-type relKey struct{}
+type requestKey struct{}
 
-// TestRelConcurrentRequestsKeepTheirOwnData hammers one App from many
+// TestConcurrentRequestsKeepTheirOwnData hammers one App from many
 // goroutines over mixed routes; every response must carry its own
 // request's data (a pooled Ctx or buffer reused too early would show
 // another request's id). Run it with -race.
-func TestRelConcurrentRequestsKeepTheirOwnData(t *testing.T) {
+func TestConcurrentRequestsKeepTheirOwnData(t *testing.T) {
 	t.Parallel()
 	app := quiet()
 	app.Use(func(c *fx.Ctx, next fx.Next) error {
 		id := c.Header("X-Id")
-		c.SetValue(relKey{}, id)
+		c.SetValue(requestKey{}, id)
 		c.SetHeader("X-Echo-Id", id)
 		return next()
 	})
 	app.OnError(func(c *fx.Ctx, err any) bool {
 		if fe, ok := err.(*fx.Error); ok && fe.Code == "APP_HOOKED" {
-			return c.JSON(fe.Status, map[string]any{"hooked": c.Value(relKey{}), "path": c.Path()}) == nil
+			return c.JSON(fe.Status, map[string]any{"hooked": c.Value(requestKey{}), "path": c.Path()}) == nil
 		}
 		return false
 	})
 	app.Get("/p/:id", func(c *fx.Ctx) error {
-		return c.JSON(200, map[string]any{"id": c.Param("id"), "q": c.Query("q"), "v": c.Value(relKey{})})
+		return c.JSON(200, map[string]any{"id": c.Param("id"), "q": c.Query("q"), "v": c.Value(requestKey{})})
 	})
 	app.Post("/b/:id", func(c *fx.Ctx) error {
-		it, err := fx.JSONBody[relItem](c)
+		it, err := fx.JSONBody[fuzzItem](c)
 		if err != nil {
 			return err
 		}
-		return c.JSON(200, map[string]any{"id": c.Param("id"), "name": it.Name, "v": c.Value(relKey{})})
+		return c.JSON(200, map[string]any{"id": c.Param("id"), "name": it.Name, "v": c.Value(requestKey{})})
 	})
 	app.Get("/e/:id", func(c *fx.Ctx) error {
 		return fx.NewError(409, "APP_CONFLICT", "conflict "+c.Param("id"), map[string]any{"id": c.Param("id")})
@@ -117,7 +117,7 @@ func TestRelConcurrentRequestsKeepTheirOwnData(t *testing.T) {
 			defer wg.Done()
 			for i := range per {
 				id := fmt.Sprintf("g%d-r%d-%s", g, i, strings.Repeat("x", (g*7+i)%40))
-				if err := relHammerOne(app, i%6, id); err != nil {
+				if err := hammerOne(app, i%6, id); err != nil {
 					errs <- err
 					return
 				}
@@ -131,7 +131,7 @@ func TestRelConcurrentRequestsKeepTheirOwnData(t *testing.T) {
 	}
 }
 
-func relHammerOne(app *fx.App, kind int, id string) error {
+func hammerOne(app *fx.App, kind int, id string) error {
 	var req *http.Request
 	var want func(status int, body map[string]any) bool
 	switch kind {
@@ -197,7 +197,7 @@ func TestSecondNextCall(t *testing.T) {
 	app.Get("/", func(c *fx.Ctx) error { handlerRuns++; return c.JSON(200, "ok") })
 	r := do(t, app, "GET", "/", "")
 	env := mustEnvelope(t, r, 500, fx.ErrorCodes.NextCalledMultipleTimes)
-	if env.Error.Message == "" {
+	if env.Message == "" {
 		t.Error("empty message")
 	}
 	if handlerRuns != 1 || innerRuns != 1 {

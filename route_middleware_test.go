@@ -96,7 +96,7 @@ func TestRouteMiddlewareRefusesBeforeContract(t *testing.T) {
 
 	r := do(t, app, "POST", "/admin/users", `{}`, "Content-Type", "application/json")
 	e := mustEnvelope(t, r, 401, fx.ErrorCodes.Unauthenticated)
-	if len(e.Error.Details) != 0 || strings.Contains(string(r.body), "secret-field-rule") || strings.Contains(string(r.body), "name") {
+	if len(e.Details) != 0 || strings.Contains(string(r.body), "secret-field-rule") || strings.Contains(string(r.body), "name") {
 		t.Errorf("401 describes the schema: %s", r.body)
 	}
 	if len(trace) != 0 {
@@ -159,8 +159,8 @@ func TestRouteMiddlewarePanic(t *testing.T) {
 
 	r := do(t, app, "POST", "/p", `{"name":"n"}`, "Content-Type", "application/json")
 	e := mustEnvelope(t, r, 500, fx.ErrorCodes.InternalError)
-	if e.Error.Message != "Internal server error" {
-		t.Errorf("message %q", e.Error.Message)
+	if e.Message != "Internal server error" {
+		t.Errorf("message %q", e.Message)
 	}
 	var pe *fx.PanicError
 	if !errors.As(outer, &pe) || pe.Value != boom {

@@ -251,8 +251,8 @@ func TestNotFound(t *testing.T) {
 			r := do(t, app, tc.method, tc.path, "")
 			env := mustEnvelope(t, r, 404, fx.ErrorCodes.NotFound)
 			want := "Route " + tc.method + " " + tc.path + " not found"
-			if env.Error.Message != want {
-				t.Errorf("mw=%v: message = %q, want %q", withMW, env.Error.Message, want)
+			if env.Message != want {
+				t.Errorf("mw=%v: message = %q, want %q", withMW, env.Message, want)
 			}
 			if r.header.Get("Allow") != "" || r.header.Get("Location") != "" {
 				t.Errorf("404 carries Allow/Location: %v", r.header)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 // slowBody is what the child's /slow route answers: large enough to take
@@ -311,13 +312,9 @@ func TestRunGracePeriodBoundsStuckRequest(t *testing.T) {
 	}()
 	<-entered
 	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "grace period of 200ms") {
-			t.Errorf("Run = %v, want the grace period's DeadlineExceeded", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run still waiting 10 s after a 200 ms grace period")
+	err := kittest.Within(t, done, "Run still waiting 10 s after a 200 ms grace period")
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "grace period of 200ms") {
+		t.Errorf("Run = %v, want the grace period's DeadlineExceeded", err)
 	}
 	select {
 	case <-closed:
@@ -333,22 +330,15 @@ func TestRunListenerErrorShutsDown(t *testing.T) {
 	closed := make(chan struct{})
 	app.OnShutdown(func() error { close(closed); return nil })
 	app.Get("/", func(c *fx.Ctx) error { return nil })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLoopback(t)
 	boom := errors.New("accept: listener broke")
 	done := make(chan error, 1)
 	go func() {
 		done <- app.RunListener(context.Background(), failingListener{ln, boom}, fx.RunConfig{OnListen: func(net.Addr) {}})
 	}()
-	select {
-	case err := <-done:
-		if !errors.Is(err, boom) {
-			t.Errorf("RunListener = %v, want %v", err, boom)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("RunListener blocked after its listener failed")
+	err := kittest.Within(t, done, "RunListener blocked after its listener failed")
+	if !errors.Is(err, boom) {
+		t.Errorf("RunListener = %v, want %v", err, boom)
 	}
 	select {
 	case <-closed:

@@ -3,8 +3,6 @@ package fx_test
 import (
 	"bufio"
 	"io"
-	"net"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,12 +16,8 @@ import (
 // when pause > 0) and reads one response.
 func rawExchange(t *testing.T, addr string, pause time.Duration, chunks ...string) result {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialBounded(t, addr, 10*time.Second) // a bound, not an assertion
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second)) // a bound, not an assertion
 	go func() {
 		for _, c := range chunks {
 			if _, err := io.WriteString(conn, c); err != nil {
@@ -34,13 +28,11 @@ func rawExchange(t *testing.T, addr string, pause time.Duration, chunks ...strin
 			}
 		}
 	}()
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	r, err := readResult(bufio.NewReader(conn), "GET")
 	if err != nil {
-		t.Fatalf("reading response: %v", err)
+		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return result{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close}
+	return r
 }
 
 // Transport errors carry the envelope with catalog codes, and
@@ -60,44 +52,43 @@ func TestTransportErrors(t *testing.T) {
 			t.Errorf("Server header %q sent by default", r.header.Get("Server"))
 		}
 	})
-	t.Run("body too large", func(t *testing.T) {
-		body := strings.Repeat("<secret-body>", 200)
-		r := rawExchange(t, addr, 0, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body)
-		mustEnvelope(t, r, 413, fx.ErrorCodes.PayloadTooLarge)
-		noEcho(t, r, "secret-body")
-	})
-	t.Run("headers too large", func(t *testing.T) {
-		r := rawExchange(t, addr, 0, "POST / HTTP/1.1\r\nHost: x\r\nX-Big: "+strings.Repeat("<hdr>", 1000)+"\r\n\r\n")
-		mustEnvelope(t, r, 431, fx.ErrorCodes.HeadersTooLarge)
-		noEcho(t, r, "<hdr>")
-	})
-	t.Run("malformed request line", func(t *testing.T) {
-		r := rawExchange(t, addr, 0, "GET /<script>\x01 HTTP/1.1 junk\r\nHost: x\r\n\r\n")
-		mustEnvelope(t, r, 400, fx.ErrorCodes.BadRequest)
-		noEcho(t, r, "script")
-	})
-	t.Run("malformed header", func(t *testing.T) {
-		r := rawExchange(t, addr, 0, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: <evil>\r\n\r\n")
-		mustEnvelope(t, r, 400, fx.ErrorCodes.BadRequest)
-		noEcho(t, r, "evil")
-	})
-	t.Run("read timeout (trickled headers)", func(t *testing.T) {
-		chunks := []string{"POST / HTTP/1.1\r\nHost: x\r\n"}
+	drip := func(head, piece string) []string { // head, then piece 40 times, one write each
+		chunks := []string{head}
 		for range 40 {
-			chunks = append(chunks, "X-Slow: <drip>\r\n")
+			chunks = append(chunks, piece)
 		}
-		r := rawExchange(t, addr, 50*time.Millisecond, chunks...)
-		mustEnvelope(t, r, 408, fx.ErrorCodes.RequestTimeout)
-		noEcho(t, r, "drip")
-	})
-	t.Run("read timeout (trickled body)", func(t *testing.T) {
-		chunks := []string{"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"}
-		for range 40 {
-			chunks = append(chunks, "b")
-		}
-		r := rawExchange(t, addr, 50*time.Millisecond, chunks...)
-		mustEnvelope(t, r, 408, fx.ErrorCodes.RequestTimeout)
-	})
+		return chunks
+	}
+	body := strings.Repeat("<secret-body>", 200)
+	for _, tc := range []struct {
+		name   string
+		delay  time.Duration // between the writes of chunks
+		chunks []string
+		status int
+		code   string
+		echo   string // request bytes the response must not contain ("" none)
+	}{
+		{"body too large", 0, []string{"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body},
+			413, fx.ErrorCodes.PayloadTooLarge, "secret-body"},
+		{"headers too large", 0, []string{"POST / HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("<hdr>", 1000) + "\r\n\r\n"},
+			431, fx.ErrorCodes.HeadersTooLarge, "<hdr>"},
+		{"malformed request line", 0, []string{"GET /<script>\x01 HTTP/1.1 junk\r\nHost: x\r\n\r\n"},
+			400, fx.ErrorCodes.BadRequest, "script"},
+		{"malformed header", 0, []string{"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: <evil>\r\n\r\n"},
+			400, fx.ErrorCodes.BadRequest, "evil"},
+		{"read timeout (trickled headers)", 50 * time.Millisecond, drip("POST / HTTP/1.1\r\nHost: x\r\n", "X-Slow: <drip>\r\n"),
+			408, fx.ErrorCodes.RequestTimeout, "drip"},
+		{"read timeout (trickled body)", 50 * time.Millisecond, drip("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n", "b"),
+			408, fx.ErrorCodes.RequestTimeout, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rawExchange(t, addr, tc.delay, tc.chunks...)
+			mustEnvelope(t, r, tc.status, tc.code)
+			if tc.echo != "" {
+				noEcho(t, r, tc.echo)
+			}
+		})
+	}
 }
 
 func noEcho(t *testing.T, r result, s string) {

@@ -31,6 +31,17 @@ func quietApp() *fx.App {
 	return fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 }
 
+// countedApp is a quiet App answering GET path with h, each request
+// counted in calls before h runs.
+func countedApp(path string, calls *atomic.Int64, h func(c *fx.Ctx) error) *fx.App {
+	app := quietApp()
+	app.Get(path, func(c *fx.Ctx) error {
+		calls.Add(1)
+		return h(c)
+	})
+	return app
+}
+
 // transports runs f once with the fasthttp transport and once with net/http.
 func transports(t *testing.T, f func(t *testing.T, cfg Config)) {
 	t.Run("fasthttp", func(t *testing.T) { f(t, Config{}) })
@@ -187,11 +198,7 @@ func TestRetriesOnlyWhenSafe(t *testing.T) {
 
 func TestNoRetryOnDeterministicError(t *testing.T) {
 	var calls atomic.Int64
-	app := quietApp()
-	app.Get("/x", func(c *fx.Ctx) error {
-		calls.Add(1)
-		return fx.NewError(409, "APP_CONFLICT", "conflict")
-	})
+	app := countedApp("/x", &calls, func(c *fx.Ctx) error { return fx.NewError(409, "APP_CONFLICT", "conflict") })
 	c := New(fast(Config{BaseURL: serve(t, app)}))
 	err := c.Call(context.Background(), "GET", "/x", nil, nil)
 	var e *fx.Error
@@ -202,9 +209,8 @@ func TestNoRetryOnDeterministicError(t *testing.T) {
 
 func TestHonoursRetryAfterAndDeadline(t *testing.T) {
 	var calls atomic.Int64
-	app := quietApp()
-	app.Get("/x", func(c *fx.Ctx) error {
-		if calls.Add(1) == 1 {
+	app := countedApp("/x", &calls, func(c *fx.Ctx) error {
+		if calls.Load() == 1 {
 			c.SetHeader("Retry-After", "1")
 			return fx.NewCatalogError(fx.CodeRateLimited, "slow down")
 		}
@@ -237,11 +243,7 @@ func TestHonoursRetryAfterAndDeadline(t *testing.T) {
 
 func TestBudgetBoundsRetries(t *testing.T) {
 	var calls atomic.Int64
-	app := quietApp()
-	app.Get("/x", func(c *fx.Ctx) error {
-		calls.Add(1)
-		return fx.NewCatalogError(fx.CodeServiceUnavailable, "down")
-	})
+	app := countedApp("/x", &calls, func(c *fx.Ctx) error { return fx.NewCatalogError(fx.CodeServiceUnavailable, "down") })
 	budget := NewBudget(BudgetConfig{MinRetries: 3, Ratio: 0.01, Window: time.Hour})
 	c := New(fast(Config{BaseURL: serve(t, app), Budget: budget}))
 	var exhausted int

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"strings"
@@ -49,14 +49,9 @@ func (p *losingProxy) start(t *testing.T, target string) string {
 		resp.Body, resp.ContentLength = io.NopCloser(strings.NewReader(env)), int64(len(env))
 		return nil
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: rp}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + ln.Addr().String()
+	srv := httptest.NewServer(rp)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // callers runs f with the two ways a net/http caller uses the Client:
@@ -115,11 +110,7 @@ func TestRoundTripperRetriesAtMostOnce(t *testing.T) {
 // through http.Client's *url.Error and a generated client's wrapping.
 func TestRoundTripperFinalAnswerAndErrors(t *testing.T) {
 	var down atomic.Int64
-	app := quietApp()
-	app.Get("/down", func(c *fx.Ctx) error {
-		down.Add(1)
-		return fx.NewCatalogError(fx.CodeServiceUnavailable, "down")
-	})
+	app := countedApp("/down", &down, func(c *fx.Ctx) error { return fx.NewCatalogError(fx.CodeServiceUnavailable, "down") })
 	app.Get("/missing", func(c *fx.Ctx) error { return fx.NewError(404, "APP_NOT_FOUND", "no such order") })
 	app.Get("/big", func(c *fx.Ctx) error { return c.JSON(200, strings.Repeat("x", 4096)) })
 	app.Post("/echo", func(c *fx.Ctx) error { return c.JSON(200, "ok") })

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/nethttp"
 )
 
@@ -53,7 +54,7 @@ func TestMalformedBodyIsClientError(t *testing.T) {
 			if resp.StatusCode != 400 || body != want || resp.Header.Get("Content-Type") != "application/json" {
 				t.Fatalf("%d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 			}
-			raw := bounded(t, hook, "the hook")
+			raw := kittest.Within(t, hook, "the hook")
 			ae, ok := raw.(*nethttp.AdapterError)
 			if !ok || ae.Op != nethttp.OpReadBody {
 				t.Fatalf("hook saw %T %v", raw, raw)

@@ -16,21 +16,9 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/nethttp"
 )
-
-// bounded waits for ch, failing the test instead of hanging when the
-// behaviour under test is broken (a bound, not a timing assertion).
-func bounded[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(10 * time.Second):
-		t.Fatalf("gave up waiting for %s", what)
-		panic("unreachable")
-	}
-}
 
 // hookChan is an error hook that hands every raw value to a channel.
 func hookChan(app *fx.App) <-chan any {
@@ -49,6 +37,19 @@ func quietApp(cfg ...fx.Config) *fx.App {
 	}
 	c.Logger = slog.New(slog.DiscardHandler)
 	return fx.New(c)
+}
+
+// stillAlive checks that srv's App still answers GET / with "alive"
+// after what a test did to it.
+func stillAlive(t *testing.T, srv *httptest.Server, after string) {
+	t.Helper()
+	resp, err := srv.Client().Get(srv.URL + "/")
+	if err != nil {
+		t.Fatalf("%s: %v", after, err)
+	}
+	if body := readAll(t, resp); body != "alive" {
+		t.Fatalf("%s: %q", after, body)
+	}
 }
 
 func readAll(t *testing.T, resp *http.Response) string {
@@ -149,7 +150,7 @@ func checkTranslation(t *testing.T, srvURL string, client *http.Client, clientAd
 		t.Fatal(err)
 	}
 	got := readAll(t, resp)
-	s := bounded(t, ch, "the handler")
+	s := kittest.Within(t, ch, "the handler")
 
 	host := strings.TrimPrefix(strings.TrimPrefix(srvURL, "http://"), "https://")
 	if s.method != "PATCH" || s.path != "/things/42" || s.href != wantScheme+"://"+host+"/things/42?x=1&x=2" || s.host != host {
@@ -234,7 +235,7 @@ func TestHTTP2Failures(t *testing.T) {
 		body != `{"error":{"code":"FX_NOT_FOUND","message":"Route GET /nope not found"}}` {
 		t.Fatalf("404 over h2: %s %d %q", resp.Proto, resp.StatusCode, body)
 	}
-	bounded(t, hook, "the hook on 404")
+	kittest.Within(t, hook, "the hook on 404")
 
 	big := io.MultiReader(bytes.NewReader(make([]byte, 1000)), bytes.NewReader(make([]byte, 1000)))
 	resp, err = client.Post(srv.URL+"/up", "application/octet-stream", big)
@@ -245,7 +246,7 @@ func TestHTTP2Failures(t *testing.T) {
 		body != `{"error":{"code":"FX_PAYLOAD_TOO_LARGE","message":"The request body is larger than the server accepts"}}` {
 		t.Fatalf("413 over h2: %d %q", resp.StatusCode, body)
 	}
-	if err := bounded(t, hook, "the hook on 413"); err.(*fx.Error).Code != fx.ErrorCodes.PayloadTooLarge {
+	if err := kittest.Within(t, hook, "the hook on 413"); err.(*fx.Error).Code != fx.ErrorCodes.PayloadTooLarge {
 		t.Errorf("hook saw %v", err)
 	}
 	resp, err = client.Post(srv.URL+"/up", "text/plain", strings.NewReader("small"))
@@ -342,7 +343,7 @@ func TestBodyReadFailsMidway(t *testing.T) {
 	if ran {
 		t.Error("the handler ran on a body that could not be read")
 	}
-	raw := bounded(t, hook, "the hook")
+	raw := kittest.Within(t, hook, "the hook")
 	ae, ok := raw.(*nethttp.AdapterError)
 	if !ok || ae.Op != nethttp.OpReadBody || !errors.Is(ae, errMidway) {
 		t.Fatalf("hook saw %T %v", raw, raw)
@@ -374,17 +375,11 @@ func TestBodyReadFailsMidwayRealClient(t *testing.T) {
 		resp.Body.Close()
 		t.Fatalf("the client sent a broken body and got %d", resp.StatusCode)
 	}
-	raw := bounded(t, hook, "the hook")
+	raw := kittest.Within(t, hook, "the hook")
 	if ae, ok := raw.(*nethttp.AdapterError); !ok || ae.Op != nethttp.OpReadBody {
 		t.Fatalf("hook saw %T %v", raw, raw)
 	}
-	resp, err := srv.Client().Get(srv.URL + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body := readAll(t, resp); body != "alive" {
-		t.Fatalf("after the broken upload: %q", body)
-	}
+	stillAlive(t, srv, "after the broken upload")
 }
 
 // TestClientDisconnect: a handler bounded by nethttp.Context stops when
@@ -426,21 +421,15 @@ func TestClientDisconnect(t *testing.T) {
 				}
 				done <- err
 			}()
-			bounded(t, started, "the handler to start")
+			kittest.Within(t, started, "the handler to start")
 			cancel()
-			if err := bounded(t, stopped, "the handler to see the client leave"); !errors.Is(err, context.Canceled) {
+			if err := kittest.Within(t, stopped, "the handler to see the client leave"); !errors.Is(err, context.Canceled) {
 				t.Errorf("handler context ended with %v", err)
 			}
-			if err := bounded(t, done, "the client"); !errors.Is(err, context.Canceled) {
+			if err := kittest.Within(t, done, "the client"); !errors.Is(err, context.Canceled) {
 				t.Errorf("client: %v", err)
 			}
-			resp, err := srv.Client().Get(srv.URL + "/")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if body := readAll(t, resp); body != "alive" {
-				t.Fatalf("after the disconnect: %q", body)
-			}
+			stillAlive(t, srv, "after the disconnect")
 		})
 	}
 }
@@ -517,7 +506,7 @@ func TestAdapterPanic(t *testing.T) {
 	if body := readAll(t, resp); resp.StatusCode != 500 || body != want || resp.Header.Get("X-Outer") != "kept" {
 		t.Fatalf("%d %q %v", resp.StatusCode, body, resp.Header)
 	}
-	raw := bounded(t, hook, "the hook")
+	raw := kittest.Within(t, hook, "the hook")
 	ae, ok := raw.(*nethttp.AdapterError)
 	var pe *fx.PanicError
 	if !ok || ae.Op != nethttp.OpServe || !errors.As(ae.Err, &pe) || pe.Value != errPanicValue {
@@ -553,7 +542,7 @@ func TestPanicAfterCommit(t *testing.T) {
 		}()
 		nethttp.Handler(app).ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
 	}()
-	raw := bounded(t, hook, "the hook")
+	raw := kittest.Within(t, hook, "the hook")
 	var pe *fx.PanicError
 	if ae, ok := raw.(*nethttp.AdapterError); !ok || !errors.As(ae, &pe) || pe.Value != "writer exploded" {
 		t.Fatalf("hook saw %T %v", raw, raw)
@@ -592,14 +581,8 @@ func TestStreamPanicRealServer(t *testing.T) {
 	if err == nil {
 		t.Fatal("the client read a complete response from a stream that panicked")
 	}
-	bounded(t, hook, "the hook")
-	resp, err = srv.Client().Get(srv.URL + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body := readAll(t, resp); body != "alive" {
-		t.Fatalf("after the broken stream: %q", body)
-	}
+	kittest.Within(t, hook, "the hook")
+	stillAlive(t, srv, "after the broken stream")
 }
 
 // TestStreamedResponse: SetBodyStreamWriter output reaches the client
@@ -659,7 +642,7 @@ func TestUntranslatableStatus(t *testing.T) {
 	if w.Code != 500 || w.Body.String() != want {
 		t.Fatalf("%d %q", w.Code, w.Body)
 	}
-	if ae, ok := bounded(t, hook, "the hook").(*nethttp.AdapterError); !ok || ae.Op != nethttp.OpWriteResponse {
+	if ae, ok := kittest.Within(t, hook, "the hook").(*nethttp.AdapterError); !ok || ae.Op != nethttp.OpWriteResponse {
 		t.Fatalf("hook saw %v", ae)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/nethttp"
 )
 
@@ -124,7 +125,7 @@ func TestWrapPanicRawValue(t *testing.T) {
 			resp.Header.Get("X-Before") != "kept" {
 			t.Errorf("%d %q %v", resp.StatusCode, body, resp.Header)
 		}
-		if raw := bounded(t, hook, "the hook"); raw != any(want) {
+		if raw := kittest.Within(t, hook, "the hook"); raw != any(want) {
 			t.Errorf("hook saw %T %v, want the panicked pointer", raw, raw)
 		}
 	})
@@ -157,14 +158,14 @@ func TestWrapFail(t *testing.T) {
 		if body := readAll(t, resp); resp.StatusCode != 409 || body != `{"error":{"code":"APP_CONFLICT","message":"Taken","details":{"id":"1"}}}` {
 			t.Errorf("%d %q", resp.StatusCode, body)
 		}
-		if raw := bounded(t, hook, "the hook"); raw != any(conflict) {
+		if raw := kittest.Within(t, hook, "the hook"); raw != any(conflict) {
 			t.Errorf("hook saw %v", raw)
 		}
 		resp = do(httptest.NewRequest("GET", "http://example.com/plain", nil))
 		if body := readAll(t, resp); resp.StatusCode != 500 || !strings.Contains(body, "FX_INTERNAL_ERROR") {
 			t.Errorf("%d %q", resp.StatusCode, body)
 		}
-		if raw := bounded(t, hook, "the hook"); raw != any(plain) {
+		if raw := kittest.Within(t, hook, "the hook"); raw != any(plain) {
 			t.Errorf("hook saw %v", raw)
 		}
 	})

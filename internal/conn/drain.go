@@ -16,7 +16,7 @@ import (
 // request reaches a socket that is closed, or sits unread in it, and the
 // kernel answers with RST, which the client sees as "connection reset by
 // peer" instead of a clean end it can retry. Under a replacement at load
-// that was a dozen resets in five hand-offs (TestRelDeployHandOff).
+// that was a dozen resets in five hand-offs (TestDeployHandOff).
 //
 // So, from the listener's Close on, a connection's Close half-closes it
 // (FIN: the client reads a clean end of stream), reads and discards what

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
@@ -62,6 +63,28 @@ func Bench(b *testing.B, h fasthttp.RequestHandler, method, path string, status 
 	for b.Loop() {
 		rc.Response.Reset()
 		h(rc)
+	}
+}
+
+// BenchPost runs h on POST uri with body (application/json) b.N times,
+// in process, the request rebuilt each time as a new one is (the cost of
+// setting it is in the figure); every response must have status.
+// Allocations are reported.
+func BenchPost(b *testing.B, h fasthttp.RequestHandler, uri, body string, status int) {
+	b.Helper()
+	var rc fasthttp.RequestCtx
+	b.ReportAllocs()
+	for b.Loop() {
+		rc.Request.Reset()
+		rc.Response.Reset()
+		rc.Request.Header.SetMethod("POST")
+		rc.Request.SetRequestURI(uri)
+		rc.Request.Header.SetContentType("application/json")
+		rc.Request.SetBodyString(body)
+		h(&rc)
+		if rc.Response.StatusCode() != status {
+			b.Fatalf("status %d, want %d: %s", rc.Response.StatusCode(), status, rc.Response.Body())
+		}
 	}
 }
 
@@ -130,4 +153,18 @@ func LogRecords(t testing.TB, text string) []map[string]any {
 		out = append(out, m)
 	}
 	return out
+}
+
+// Within returns the value ch delivers, failing the test with what when
+// none comes within 10 s: a bound on a test whose behaviour under test is
+// broken (a hang), not a timing assertion.
+func Within[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("gave up waiting: %s", what)
+		panic("unreachable")
+	}
 }

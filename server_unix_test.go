@@ -26,15 +26,15 @@ import (
 // end Serve (before, accept's EMFILE was fatal to fasthttp and the program
 // exited), and the server must serve again once the flood ends.
 
-const connChildEnv = "FX_CONN_CHILD_CONCURRENCY"
+const childServerEnv = "FX_CONN_CHILD_CONCURRENCY"
 
-// TestConnChildServer is the child: it lowers its descriptor limit, serves
+// TestChildServer is the child: it lowers its descriptor limit, serves
 // on 127.0.0.1 and prints its address and Config.Concurrency; it exits when
 // its stdin closes, and with status 3 if Serve ever returns.
-func TestConnChildServer(t *testing.T) {
-	conc, ok := os.LookupEnv(connChildEnv)
+func TestChildServer(t *testing.T) {
+	conc, ok := os.LookupEnv(childServerEnv)
 	if !ok {
-		t.Skip("the child of TestConnDescriptorFlood; not a test on its own")
+		t.Skip("the child of TestDescriptorFlood; not a test on its own")
 	}
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
@@ -64,13 +64,13 @@ func TestConnChildServer(t *testing.T) {
 	os.Exit(3)
 }
 
-// connChild starts the child with the given Config.Concurrency (0: the
+// childServer starts the child with the given Config.Concurrency (0: the
 // default) and returns its address, its Concurrency, its stderr so far
 // (a func) and a channel closed when it exits.
-func connChild(t *testing.T, concurrency int) (addr string, conc int, stderr func() string, exited <-chan struct{}) {
+func childServer(t *testing.T, concurrency int) (addr string, conc int, stderr func() string, exited <-chan struct{}) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestConnChildServer$", "-test.count=1")
-	cmd.Env = append(os.Environ(), connChildEnv+"="+strconv.Itoa(concurrency))
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChildServer$", "-test.count=1")
+	cmd.Env = append(os.Environ(), childServerEnv+"="+strconv.Itoa(concurrency))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -125,9 +125,9 @@ func connChild(t *testing.T, concurrency int) (addr string, conc int, stderr fun
 	return addr, conc, errBuf.String, done
 }
 
-// connFlood opens n idle connections to addr (in parallel, each bounded),
+// floodDescriptors opens n idle connections to addr (in parallel, each bounded),
 // and returns them.
-func connFlood(addr string, n int) []net.Conn {
+func floodDescriptors(addr string, n int) []net.Conn {
 	var mu sync.Mutex
 	var conns []net.Conn
 	var wg sync.WaitGroup
@@ -151,10 +151,10 @@ func connFlood(addr string, n int) []net.Conn {
 	return conns
 }
 
-// connProbe sends one GET on a fresh connection and returns its status, or
+// probeServer sends one GET on a fresh connection and returns its status, or
 // 0 when the server closed the connection without a response (which is
 // what a refusal past the refusal budget does), or -1 on another failure.
-func connProbe(addr string) (int, string) {
+func probeServer(addr string) (int, string) {
 	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 	if err != nil {
 		return -1, err.Error()
@@ -176,24 +176,24 @@ func connProbe(addr string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// TestConnDescriptorFlood floods the child (RLIMIT_NOFILE 256) with 600
+// TestDescriptorFlood floods the child (RLIMIT_NOFILE 256) with 600
 // idle connections, twice: with the default Concurrency, which the
 // descriptor budget clamps to (256-64)*3/4 = 144 so the 503 envelope fires
 // before accept runs out of descriptors, and with an explicit Concurrency
 // far above the limit, where accept fails with EMFILE and must be retried
 // (logged at most once a second) instead of ending Serve.
-func TestConnDescriptorFlood(t *testing.T) {
+func TestDescriptorFlood(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		concurrency int
 	}{{"default concurrency", 0}, {"concurrency above the descriptor limit", 100000}} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr, conc, stderr, exited := connChild(t, tc.concurrency)
+			addr, conc, stderr, exited := childServer(t, tc.concurrency)
 			if tc.concurrency == 0 && conc != 144 {
 				t.Fatalf("default Concurrency under RLIMIT_NOFILE 256 = %d, want (256-64)*3/4 = 144", conc)
 			}
 			start := time.Now()
-			flood := connFlood(addr, 600)
+			flood := floodDescriptors(addr, 600)
 			if len(flood) < 400 {
 				t.Fatalf("only %d flood connections opened", len(flood))
 			}
@@ -204,9 +204,9 @@ func TestConnDescriptorFlood(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 			if tc.concurrency != 0 {
 				// nothing to probe
-			} else if status, body := connProbe(addr); status != 503 && status != 0 {
+			} else if status, body := probeServer(addr); status != 503 && status != 0 {
 				t.Errorf("a request during the flood: %d %q; want the 503 envelope or a close", status, body)
-			} else if status == 503 && connCode([]byte(body)) != fx.ErrorCodes.ServiceUnavailable {
+			} else if status == 503 && envelopeCode([]byte(body)) != fx.ErrorCodes.ServiceUnavailable {
 				t.Errorf("503 without the envelope: %q", body)
 			}
 			for _, c := range flood {
@@ -215,7 +215,7 @@ func TestConnDescriptorFlood(t *testing.T) {
 			// After the flood: served again.
 			deadline := time.Now().Add(15 * time.Second)
 			for {
-				status, body := connProbe(addr)
+				status, body := probeServer(addr)
 				if status == 200 {
 					break
 				}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/validate"
 	"github.com/valyala/fasthttp"
 )
@@ -19,8 +20,8 @@ import (
 // order contract of examples/validation produced a 205 MB 422, 9.8 s of
 // CPU and 1.3 GB of RSS; 330,000 unknown keys under Strict a 20 MB one.
 
-// bdOrder is the contract of examples/validation's POST /orders.
-var bdOrder = validate.Object(validate.Fields{
+// boundedOrder is the contract of examples/validation's POST /orders.
+var boundedOrder = validate.Object(validate.Fields{
 	"customer": validate.String().MinLen(1).MaxLen(100),
 	"items": validate.Array(validate.Object(validate.Fields{
 		"sku": validate.String().Pattern(`^[A-Z]-\d+$`, "Must look like A-1"),
@@ -28,20 +29,20 @@ var bdOrder = validate.Object(validate.Fields{
 	})).MinItems(1),
 }).Strict()
 
-var bdNotify = validate.Query(validate.Fields{"notify": validate.Boolean().Default(false)})
+var boundedNotify = validate.Query(validate.Fields{"notify": validate.Boolean().Default(false)})
 
-type bdItem struct {
+type boundedItem struct {
 	SKU string `json:"sku"`
 	Qty int    `json:"qty"`
 }
 
-type bdOrderT struct {
-	Customer string   `json:"customer"`
-	Items    []bdItem `json:"items"`
+type boundedOrderT struct {
+	Customer string        `json:"customer"`
+	Items    []boundedItem `json:"items"`
 }
 
-// bdHugeItems is the 4 MiB attack body.
-func bdHugeItems() []byte {
+// hugeItemsBody is the 4 MiB attack body.
+func hugeItemsBody() []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"customer":"","items":[{}`)
 	for b.Len() < fx.DefaultBodyLimit-4 {
@@ -51,15 +52,15 @@ func bdHugeItems() []byte {
 	return b.Bytes()
 }
 
-// bdMistyped is 4 MiB of numbers where the items (objects) belong: the
+// mistypedBody is 4 MiB of numbers where the items (objects) belong: the
 // body go-json decodes in full before reporting its first type error.
-func bdMistyped() []byte {
+func mistypedBody() []byte {
 	b := bytes.Repeat([]byte(`1,`), (fx.DefaultBodyLimit-32)/2)
 	return append(append([]byte(`{"customer":"x","items":[`), b[:len(b)-1]...), `]}`...)
 }
 
-// bdUnknownKeys is a valid order plus n unknown keys.
-func bdUnknownKeys(n int) []byte {
+// unknownKeysBody is a valid order plus n unknown keys.
+func unknownKeysBody(n int) []byte {
 	var b strings.Builder
 	b.WriteString(`{"customer":"x","items":[{"sku":"A-1","qty":1}]`)
 	for i := range n {
@@ -69,14 +70,14 @@ func bdUnknownKeys(n int) []byte {
 	return []byte(b.String())
 }
 
-func bdApp(cfg ...fx.Config) fasthttp.RequestHandler {
+func boundedApp(cfg ...fx.Config) fasthttp.RequestHandler {
 	app := quiet(cfg...)
-	app.Route(fx.Route{Method: "POST", Path: "/orders", Body: bdOrder, Query: bdNotify,
+	app.Route(fx.Route{Method: "POST", Path: "/orders", Body: boundedOrder, Query: boundedNotify,
 		Handler: func(c *fx.Ctx) error { return c.JSON(201, "ok") }})
-	app.Route(fx.Route{Method: "POST", Path: "/typed", Body: validate.Struct[bdOrderT](),
+	app.Route(fx.Route{Method: "POST", Path: "/typed", Body: validate.Struct[boundedOrderT](),
 		Handler: func(c *fx.Ctx) error { return c.JSON(201, "ok") }})
 	app.Post("/jsonbody", func(c *fx.Ctx) error {
-		if _, err := fx.JSONBody[bdOrderT](c); err != nil {
+		if _, err := fx.JSONBody[boundedOrderT](c); err != nil {
 			return err
 		}
 		return c.JSON(201, "ok")
@@ -84,12 +85,10 @@ func bdApp(cfg ...fx.Config) fasthttp.RequestHandler {
 	return app.Handler()
 }
 
-// bdServe runs one request through h and returns the status, the body
+// boundedServe runs one request through h and returns the status, the body
 // and the bytes allocated while serving it (TotalAlloc delta, not timed).
-func bdServe(h fasthttp.RequestHandler, uri string, body []byte) (int, []byte, uint64) {
-	rc := newRequestCtx()
-	rc.Request.Header.SetMethod("POST")
-	rc.Request.SetRequestURI(uri)
+func boundedServe(h fasthttp.RequestHandler, uri string, body []byte) (int, []byte, uint64) {
+	rc := kittest.RequestCtx("POST", uri)
 	rc.Request.Header.SetContentType("application/json")
 	rc.Request.SetBody(body)
 	var a, b runtime.MemStats
@@ -100,19 +99,19 @@ func bdServe(h fasthttp.RequestHandler, uri string, body []byte) (int, []byte, u
 	return rc.Response.StatusCode(), bytes.Clone(rc.Response.Body()), b.TotalAlloc - a.TotalAlloc
 }
 
-type bdDetails struct {
-	Issues    []ctIssue `json:"issues"`
-	Truncated bool      `json:"truncated"`
+type boundedDetails struct {
+	Issues    []contractIssue `json:"issues"`
+	Truncated bool            `json:"truncated"`
 }
 
-func bdEnvelope(t *testing.T, status int, body []byte) bdDetails {
+func boundedEnvelope(t *testing.T, status int, body []byte) boundedDetails {
 	t.Helper()
 	if status != 422 {
 		t.Fatalf("status %d: %.300s", status, body)
 	}
-	var d bdDetails
+	var d boundedDetails
 	env := checkEnvelopeBody(t, body, fx.CodeValidationError)
-	if err := json.Unmarshal(env.Error.Details, &d); err != nil {
+	if err := json.Unmarshal(env.Details, &d); err != nil {
 		t.Fatalf("details (%v): %.300s", err, body)
 	}
 	return d
@@ -122,23 +121,23 @@ func bdEnvelope(t *testing.T, status int, body []byte) bdDetails {
 // path answers under 64 KiB, with MaxIssues issues and truncated: true,
 // allocating under 10 MB (it was 1.3 GB).
 func TestHugeInvalidBodyBounded(t *testing.T) {
-	h := bdApp()
+	h := boundedApp()
 	for _, c := range []struct {
 		name, uri string
 		body      []byte
 		maxAlloc  uint64
 	}{
-		{"builder", "/orders?notify=maybe", bdHugeItems(), 10 << 20},
-		{"builder strict 330k unknown keys", "/orders", bdUnknownKeys(330_000), 10 << 20},
-		{"struct", "/typed", bdMistyped(), 10 << 20},
-		{"JSONBody", "/jsonbody", bdMistyped(), 10 << 20},
+		{"builder", "/orders?notify=maybe", hugeItemsBody(), 10 << 20},
+		{"builder strict 330k unknown keys", "/orders", unknownKeysBody(330_000), 10 << 20},
+		{"struct", "/typed", mistypedBody(), 10 << 20},
+		{"JSONBody", "/jsonbody", mistypedBody(), 10 << 20},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if len(c.body) > fx.DefaultBodyLimit {
 				t.Fatalf("body %d bytes is over the limit", len(c.body))
 			}
-			status, body, alloc := bdServe(h, c.uri, c.body)
-			d := bdEnvelope(t, status, body)
+			status, body, alloc := boundedServe(h, c.uri, c.body)
+			d := boundedEnvelope(t, status, body)
 			if len(body) > 64<<10 {
 				t.Errorf("response is %d bytes, want under 64 KiB", len(body))
 			}
@@ -155,24 +154,22 @@ func TestHugeInvalidBodyBounded(t *testing.T) {
 // BenchmarkHugeInvalidBody: the 4 MiB attack body through the booted
 // handler (`go test -run x -bench BenchmarkHugeInvalidBody -benchmem .`).
 func BenchmarkHugeInvalidBody(b *testing.B) {
-	h := bdApp()
+	h := boundedApp()
 	for _, c := range []struct {
 		name, uri string
 		body      func() []byte
 	}{
-		{"builder", "/orders?notify=maybe", bdHugeItems},
-		{"strict-330k-keys", "/orders", func() []byte { return bdUnknownKeys(330_000) }},
-		{"struct", "/typed", bdMistyped},
-		{"JSONBody", "/jsonbody", bdMistyped},
+		{"builder", "/orders?notify=maybe", hugeItemsBody},
+		{"strict-330k-keys", "/orders", func() []byte { return unknownKeysBody(330_000) }},
+		{"struct", "/typed", mistypedBody},
+		{"JSONBody", "/jsonbody", mistypedBody},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			rc := newRequestCtx()
-			rc.Request.Header.SetMethod("POST")
-			rc.Request.SetRequestURI(c.uri)
+			rc := kittest.RequestCtx("POST", c.uri)
 			rc.Request.Header.SetContentType("application/json")
 			rc.Request.SetBody(c.body())
 			b.ReportAllocs()
-			cpu0 := bdCPU()
+			cpu0 := processCPU()
 			for b.Loop() {
 				rc.Response.Reset()
 				h(rc)
@@ -182,16 +179,16 @@ func BenchmarkHugeInvalidBody(b *testing.B) {
 			}
 			// CPU time of the process (GC workers included) per request: on a
 			// shared machine ns/op is wall time and includes waiting.
-			b.ReportMetric(float64(bdCPU()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 		})
 	}
 }
 
-// bdEcho is a foreign schema whose issues echo the input: a huge key as a
+// echoingSchema is a foreign schema whose issues echo the input: a huge key as a
 // path segment, a deep path, a long message, and many of them.
-type bdEcho struct{ n int }
+type echoingSchema struct{ n int }
 
-func (s bdEcho) Validate(v any) validate.Result {
+func (s echoingSchema) Validate(v any) validate.Result {
 	m, _ := v.(map[string]any)
 	var issues []validate.Issue
 	for k := range m {
@@ -212,11 +209,11 @@ func (s bdEcho) Validate(v any) validate.Result {
 func TestIssueSizeBounded(t *testing.T) {
 	key := strings.Repeat("\x01é", 300_000)
 	body, _ := json.Marshal(map[string]any{key: 1})
-	for _, s := range []validate.Schema{bdEcho{n: 1}, bdEcho{n: 50}, bdOrder} {
+	for _, s := range []validate.Schema{echoingSchema{n: 1}, echoingSchema{n: 50}, boundedOrder} {
 		app := quiet(fx.Config{MaxIssues: 1000})
 		app.Route(fx.Route{Method: "POST", Path: "/", Body: s, Handler: func(c *fx.Ctx) error { return nil }})
-		status, out, _ := bdServe(app.Handler(), "/", body)
-		d := bdEnvelope(t, status, out)
+		status, out, _ := boundedServe(app.Handler(), "/", body)
+		d := boundedEnvelope(t, status, out)
 		if len(out) > 64<<10 {
 			t.Errorf("%T: response is %d bytes", s, len(out))
 		}
@@ -229,7 +226,7 @@ func TestIssueSizeBounded(t *testing.T) {
 					s, len(is.Path), len(is.Message), len(is.Path[0]))
 			}
 		}
-		if _, many := s.(bdEcho); many && s.(bdEcho).n == 50 && !d.Truncated {
+		if _, many := s.(echoingSchema); many && s.(echoingSchema).n == 50 && !d.Truncated {
 			t.Errorf("50 issues of ~20 KiB each listed without truncated")
 		}
 	}
@@ -241,13 +238,13 @@ func TestIssueSizeBounded(t *testing.T) {
 	}
 }
 
-// bdCount counts its calls and reports n issues.
-type bdCount struct {
+// countingIssuesSchema counts its calls and reports n issues.
+type countingIssuesSchema struct {
 	calls *int
 	n     int
 }
 
-func (s bdCount) Validate(any) validate.Result {
+func (s countingIssuesSchema) Validate(any) validate.Result {
 	*s.calls++
 	var r validate.Result
 	for i := range s.n {
@@ -273,10 +270,10 @@ func TestBodyAndQueryShareTheCap(t *testing.T) {
 	for _, c := range cases {
 		var calls int
 		app := quiet(fx.Config{MaxIssues: 3})
-		app.Route(fx.Route{Method: "POST", Path: "/", Body: bdCount{new(int), c.body}, Query: bdCount{&calls, c.query},
+		app.Route(fx.Route{Method: "POST", Path: "/", Body: countingIssuesSchema{new(int), c.body}, Query: countingIssuesSchema{&calls, c.query},
 			Handler: func(c *fx.Ctx) error { return nil }})
-		status, out, _ := bdServe(app.Handler(), "/", []byte(`{}`))
-		d := bdEnvelope(t, status, out)
+		status, out, _ := boundedServe(app.Handler(), "/", []byte(`{}`))
+		d := boundedEnvelope(t, status, out)
 		if len(d.Issues) != c.want || d.Truncated != c.truncated || (calls == 1) != c.queried {
 			t.Errorf("%+v: %d issues, truncated=%v, query validated %d times", c, len(d.Issues), d.Truncated, calls)
 		}
@@ -289,8 +286,8 @@ func TestBodyAndQueryShareTheCap(t *testing.T) {
 	app.Route(fx.Route{Method: "GET", Path: "/", Query: validate.Query(validate.Fields{
 		"a": validate.Integer(), "b": validate.Integer(), "c": validate.Integer()}),
 		Handler: func(c *fx.Ctx) error { return nil }})
-	status, out := ctDo(t, app, "GET", "/?a=x&b=y&c=z", "", "")
-	if d := bdEnvelope(t, status, []byte(out)); len(d.Issues) != 2 || !d.Truncated {
+	status, out := contractDo(t, app, "GET", "/?a=x&b=y&c=z", "", "")
+	if d := boundedEnvelope(t, status, []byte(out)); len(d.Issues) != 2 || !d.Truncated {
 		t.Errorf("query: %s", out)
 	}
 }
@@ -299,10 +296,10 @@ func TestBodyAndQueryShareTheCap(t *testing.T) {
 // validate.Struct give the same issues for the same bad body.
 func TestJSONBodySameMessagesAsContract(t *testing.T) {
 	app := quiet()
-	app.Route(fx.Route{Method: "POST", Path: "/contract", Body: validate.Struct[bdOrderT](),
+	app.Route(fx.Route{Method: "POST", Path: "/contract", Body: validate.Struct[boundedOrderT](),
 		Handler: func(c *fx.Ctx) error { return c.JSON(201, "ok") }})
 	app.Post("/jsonbody", func(c *fx.Ctx) error {
-		if _, err := fx.JSONBody[bdOrderT](c); err != nil {
+		if _, err := fx.JSONBody[boundedOrderT](c); err != nil {
 			return err
 		}
 		return c.JSON(201, "ok")
@@ -317,8 +314,8 @@ func TestJSONBodySameMessagesAsContract(t *testing.T) {
 	}
 	for _, b := range bodies {
 		for _, ctype := range []string{"application/json", "text/plain"} {
-			s1, r1 := ctDo(t, app, "POST", "/contract", ctype, b)
-			s2, r2 := ctDo(t, app, "POST", "/jsonbody", ctype, b)
+			s1, r1 := contractDo(t, app, "POST", "/contract", ctype, b)
+			s2, r2 := contractDo(t, app, "POST", "/jsonbody", ctype, b)
 			if s1 != 422 || s2 != 422 {
 				t.Errorf("%q %s: statuses %d and %d, want 422", b, ctype, s1, s2)
 				continue
