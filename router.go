@@ -49,12 +49,6 @@ func (a *routes) Route(r Route) {
 		meta: newRouteMeta(r)})
 }
 
-// App returns the App these routes register on: the App itself, or a
-// Group's App. Packages that mount handlers with resources of their own
-// (static files) use it to close them at Shutdown (App.OnShutdown) and
-// to report a configuration error at Boot (App.Register).
-func (a *routes) App() *App { return a.app }
-
 func (a *routes) add(s routeSpec) {
 	s.path = a.prefix + s.path
 	s.group = a.group

@@ -118,10 +118,21 @@ type Config struct {
 	Dotfiles bool
 }
 
-// Router is what Mount mounts on: *fx.App and *fx.Group.
+// Router is what Mount mounts on: *fx.App and *fx.Group (Mount panics
+// on any other implementation, which has no App to report to).
 type Router interface {
 	Get(path string, h fx.Handler)
-	App() *fx.App
+}
+
+// appOf returns the App r registers on.
+func appOf(r Router) *fx.App {
+	switch r := r.(type) {
+	case *fx.App:
+		return r
+	case *fx.Group:
+		return r.App()
+	}
+	panic(fmt.Sprintf("static.Mount: %T is neither an *fx.App nor an *fx.Group", r))
 }
 
 // Mount serves the files under the directory root at prefix on r: GET
@@ -135,7 +146,7 @@ type Router interface {
 func Mount(r Router, prefix, root string, cfg ...Config) {
 	prefix = strings.TrimRight(prefix, "/")
 	h, closer, err := newStatic(root, cfg)
-	app := r.App()
+	app := appOf(r)
 	if err != nil {
 		e := fx.NewCatalogError(fx.CodeInternalError, fmt.Sprintf("static.Mount %q: %v", prefix+"/", err))
 		// The plugin only carries the error to Boot; the number keeps two
