@@ -68,13 +68,13 @@ func TestDeclareIsPerClosure(t *testing.T) {
 	}
 	a, b := fx.NewError(400, "A", "a"), fx.NewError(400, "B", "b")
 	ma, mb := mk(a), mk(b)
-	if got := fx.Declared(ma); len(got) != 1 || got[0] != a {
-		t.Errorf("Declared(ma) = %v", got)
+	if got := fx.DeclarationOf(ma).Errors; len(got) != 1 || got[0] != a {
+		t.Errorf("DeclarationOf(ma).Errors = %v", got)
 	}
-	if got := fx.Declared(mb); len(got) != 1 || got[0] != b {
-		t.Errorf("Declared(mb) = %v", got)
+	if got := fx.DeclarationOf(mb).Errors; len(got) != 1 || got[0] != b {
+		t.Errorf("DeclarationOf(mb).Errors = %v", got)
 	}
-	if fx.Declared(func(c *fx.Ctx, next fx.Next) error { return nil }) != nil || fx.Declare(nil) != nil {
+	if fx.DeclarationOf(func(c *fx.Ctx, next fx.Next) error { return nil }).Errors != nil || fx.Declare(nil) != nil {
 		t.Error("undeclared middleware has declarations")
 	}
 }

@@ -87,7 +87,7 @@ func ownErrors(r fx.RouteInfo) []*fx.Error {
 	for _, e := range r.Errors {
 		fromMiddleware := false
 		for _, mw := range r.Middleware {
-			if slices.Contains(fx.Declared(mw), e) {
+			if slices.Contains(fx.DeclarationOf(mw).Errors, e) {
 				fromMiddleware = true
 				break
 			}

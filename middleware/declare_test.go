@@ -14,7 +14,7 @@ import (
 func TestMiddlewareDeclareErrors(t *testing.T) {
 	codes := func(mw fx.Middleware) []string {
 		var out []string
-		for _, e := range fx.Declared(mw) {
+		for _, e := range fx.DeclarationOf(mw).Errors {
 			if s, _ := fx.StatusOf(e.Code); s != e.Status {
 				t.Errorf("%s declared with status %d", e.Code, e.Status)
 			}
