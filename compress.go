@@ -37,8 +37,8 @@ import (
 //     (static.Config.Compress);
 //   - it has no Content-Encoding already, no Content-Range, and no
 //     Cache-Control: no-transform;
-//   - the handler or a middleware did not opt the request out (Ctx.NoCompress,
-//     the NoCompression middleware), and, with SkipCredentialed, the
+//   - the handler or a middleware did not opt the request out
+//     (Ctx.NoCompress), and, with SkipCredentialed, the
 //     request carries no Cookie and no Authorization header;
 //   - its media type is not text/event-stream and not in SkipTypes;
 //   - the body is at least MinSize bytes.
@@ -66,8 +66,9 @@ import (
 // Compression cannot tell a secret from other bytes, so the defence is
 // not to compress such responses:
 //
-//   - Ctx.NoCompress, or Route.Middleware fx.NoCompression, on a route
-//     whose responses mix secrets with reflected input;
+//   - Ctx.NoCompress, in the handler or in a Route's or Group's
+//     middleware, on a route whose responses mix secrets with reflected
+//     input;
 //   - Cache-Control: no-transform on the response (also a statement to
 //     proxies, which must not compress it either);
 //   - CompressionConfig.SkipCredentialed: no response to a request that
@@ -150,7 +151,7 @@ type CompressionConfig struct {
 	// an Authorization header as they are, uncompressed, so that their
 	// length tells nothing about secrets they hold (BREACH; see
 	// docs/security.md). Credentials in another header (an API key
-	// header) are not recognised: opt those routes out with NoCompression.
+	// header) are not recognised: opt those routes out with Ctx.NoCompress.
 	// Cost: two header lookups per response that would be compressed.
 	SkipCredentialed bool
 }
@@ -349,14 +350,6 @@ var weakPrefix = []byte("W/")
 
 // noCompressKey is the RequestCtx user value that Ctx.NoCompress sets.
 type noCompressKey struct{}
-
-// NoCompression is middleware that calls Ctx.NoCompress: put it in a
-// Route's Middleware, or a Group's, to opt those routes out of
-// Config.Compression.
-func NoCompression(c *Ctx, next Next) error {
-	c.NoCompress()
-	return next()
-}
 
 // credentialed reports whether the request carries credentials a browser
 // attaches on its own or a client sends with every call: a Cookie or an
