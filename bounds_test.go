@@ -111,7 +111,7 @@ func bdEnvelope(t *testing.T, status int, body []byte) bdDetails {
 		t.Fatalf("status %d: %.300s", status, body)
 	}
 	var d bdDetails
-	env := checkEnvelopeBody(t, body, fx.CodeValidationError)
+	env := checkEnvelopeBody(t, body, fx.ErrorCodes.ValidationError)
 	if err := json.Unmarshal(env.Error.Details, &d); err != nil {
 		t.Fatalf("details (%v): %.300s", err, body)
 	}

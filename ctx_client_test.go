@@ -166,7 +166,7 @@ func TestClientIPInvalidTrustedProxyFailsBoot(t *testing.T) {
 	app.Get("/", func(c *fx.Ctx) error { return nil })
 	err := app.Boot()
 	var fe *fx.Error
-	if err == nil || !errors.As(err, &fe) || fe.Code != fx.CodeInternalError {
+	if err == nil || !errors.As(err, &fe) || fe.Code != fx.ErrorCodes.InternalError {
 		t.Fatalf("Boot = %v, want FX_INTERNAL_ERROR config errors", err)
 	}
 	for _, s := range []string{"10.0.0.0/33", "proxy.local"} {

@@ -194,7 +194,7 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 		}
 		errs = append(errs, nilMiddleware(routeWhat(s.method, s.path), s.mws)...)
 		if s.handler == nil {
-			errs = append(errs, catalogError(CodeRouteHandlerRequired,
+			errs = append(errs, catalogError(codeRouteHandlerRequired,
 				fmt.Sprintf("Route %s %s has no handler", s.method, s.path)))
 			continue
 		}

@@ -80,7 +80,7 @@ func newValidationError(issues []ValidationIssue, truncated bool) *Error {
 			break
 		}
 	}
-	return catalogError(CodeValidationError, ValidationMessage,
+	return catalogError(codeValidationError, ValidationMessage,
 		validationDetails{Issues: issues, Truncated: truncated})
 }
 

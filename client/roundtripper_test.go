@@ -118,7 +118,7 @@ func TestRoundTripperFinalAnswerAndErrors(t *testing.T) {
 	app := quietApp()
 	app.Get("/down", func(c *fx.Ctx) error {
 		down.Add(1)
-		return fx.NewCatalogError(fx.CodeServiceUnavailable, "down")
+		return fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "down")
 	})
 	app.Get("/missing", func(c *fx.Ctx) error { return fx.NewError(404, "APP_NOT_FOUND", "no such order") })
 	app.Get("/big", func(c *fx.Ctx) error { return c.JSON(200, strings.Repeat("x", 4096)) })
@@ -172,7 +172,7 @@ func TestRoundTripperFinalAnswerAndErrors(t *testing.T) {
 				}
 			}
 			var e *fx.Error
-			if !errors.Is(err, ErrBudgetExhausted) || !errors.As(err, &e) || e.Code != fx.CodeServiceUnavailable || e.Status != 503 {
+			if !errors.Is(err, ErrBudgetExhausted) || !errors.As(err, &e) || e.Code != fx.ErrorCodes.ServiceUnavailable || e.Status != 503 {
 				t.Fatalf("budget spent: %v, want the 503's *fx.Error with ErrBudgetExhausted", err)
 			}
 		})

@@ -108,8 +108,8 @@ func TestStrictReportsUndeclaredResponse(t *testing.T) {
 	mustPass(t, "declared responses", func(tb testing.TB) {
 		c := fxtest.New(tb, app)
 		post(c, "").AssertStatus(201)
-		c.Post("/orders").Header(middleware.DefaultAPIKeyHeader, key).JSON(`{"qty":0}`).Do().AssertError(422, fx.CodeValidationError)
-		c.Post("/orders").JSON(`{"qty":1}`).Do().AssertError(401, fx.CodeUnauthenticated)
+		c.Post("/orders").Header(middleware.DefaultAPIKeyHeader, key).JSON(`{"qty":0}`).Do().AssertError(422, fx.ErrorCodes.ValidationError)
+		c.Post("/orders").JSON(`{"qty":1}`).Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
 		c.Get("/orders/7").Header(middleware.DefaultAPIKeyHeader, key).Do().AssertStatus(200)
 	})
 }
@@ -135,11 +135,11 @@ func TestStrictLeavesOutWhatIsNotARoutesAnswer(t *testing.T) {
 	app, _, key := ordersApp()
 	mustPass(t, "outside the document", func(tb testing.TB) {
 		c := fxtest.New(tb, app)
-		c.Get("/nope").Do().AssertError(401, fx.CodeUnauthenticated) // app middleware runs before the 404
-		c.Get("/nope").Header(middleware.DefaultAPIKeyHeader, key).Do().AssertError(404, fx.CodeNotFound)
-		c.Put("/orders").Header(middleware.DefaultAPIKeyHeader, key).Do().AssertError(404, fx.CodeNotFound)
+		c.Get("/nope").Do().AssertError(401, fx.ErrorCodes.Unauthenticated) // app middleware runs before the 404
+		c.Get("/nope").Header(middleware.DefaultAPIKeyHeader, key).Do().AssertError(404, fx.ErrorCodes.NotFound)
+		c.Put("/orders").Header(middleware.DefaultAPIKeyHeader, key).Do().AssertError(404, fx.ErrorCodes.NotFound)
 		c.Get("/internal").Header(middleware.DefaultAPIKeyHeader, key).Do().AssertError(418, "APP_TEAPOT")
-		c.Get("/orders/7").Header(middleware.DefaultAPIKeyHeader, key).Header("Content-Length", "x").Do().AssertError(400, fx.CodeBadRequest)
+		c.Get("/orders/7").Header(middleware.DefaultAPIKeyHeader, key).Header("Content-Length", "x").Do().AssertError(400, fx.ErrorCodes.BadRequest)
 		c.Head("/orders/7").Header(middleware.DefaultAPIKeyHeader, key).Do().AssertStatus(200)
 	})
 	// The static /orders/latest outranks /orders/:id, as in the router:
@@ -153,7 +153,7 @@ func TestStrictLeavesOutWhatIsNotARoutesAnswer(t *testing.T) {
 	files.Route(fx.Route{Method: "GET", Path: "/files/*rest", Responses: []fx.Response{{}},
 		Handler: func(c *fx.Ctx) error { return fx.NewError(409, "APP_LOCKED", "Locked") }})
 	mustPass(t, "catch-all without its slash", func(tb testing.TB) {
-		fxtest.New(tb, files).Get("/files").Do().AssertError(404, fx.CodeNotFound)
+		fxtest.New(tb, files).Get("/files").Do().AssertError(404, fx.ErrorCodes.NotFound)
 	})
 	for _, p := range []string{"/files/", "/files/a/b"} {
 		mustFail(t, "catch-all "+p, func(tb testing.TB) { fxtest.New(tb, files).Get(p).Do() },
@@ -254,9 +254,9 @@ func TestCoverage(t *testing.T) {
 
 	// Another client of another App with the same routes adds to the total.
 	app2, _, _ := ordersApp()
-	fxtest.New(t, app2).Post("/orders").JSON(`{"qty":1}`).Do().AssertError(401, fx.CodeUnauthenticated)
+	fxtest.New(t, app2).Post("/orders").JSON(`{"qty":1}`).Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
 	total := fxtest.TotalCoverage()
-	if slices.Contains(total.Missed, fxtest.Outcome{Method: "POST", Path: "/orders", Status: 401, Code: fx.CodeUnauthenticated}) ||
+	if slices.Contains(total.Missed, fxtest.Outcome{Method: "POST", Path: "/orders", Status: 401, Code: fx.ErrorCodes.Unauthenticated}) ||
 		!slices.Contains(total.Missed, fxtest.Outcome{Method: "POST", Path: "/orders", Status: 404, Code: "APP_SKU_UNKNOWN"}) {
 		t.Errorf("TotalCoverage: %s", total)
 	}

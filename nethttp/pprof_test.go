@@ -96,10 +96,10 @@ func TestPprofBehindAuth(t *testing.T) {
 		}
 	}
 
-	c.Get("/debug/pprof/heap?debug=1").Do().AssertError(401, fx.CodeUnauthenticated)
-	c.Get("/debug/pprof/").Do().AssertError(401, fx.CodeUnauthenticated)
+	c.Get("/debug/pprof/heap?debug=1").Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
+	c.Get("/debug/pprof/").Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
 	c.Get("/debug/pprof/cmdline").Header(middleware.DefaultAPIKeyHeader, "fxtest_wrong-key-0123456789abcdef").Do().
-		AssertError(401, fx.CodeUnauthenticated)
+		AssertError(401, fx.ErrorCodes.Unauthenticated)
 }
 
 // profileStrings walks a pprof Profile message in the protocol buffer wire

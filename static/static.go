@@ -148,7 +148,7 @@ func Mount(r Router, prefix, root string, cfg ...Config) {
 	h, closer, err := newStatic(root, cfg)
 	app := appOf(r)
 	if err != nil {
-		e := fx.NewCatalogError(fx.CodeInternalError, fmt.Sprintf("static.Mount %q: %v", prefix+"/", err))
+		e := fx.NewCatalogError(fx.ErrorCodes.InternalError, fmt.Sprintf("static.Mount %q: %v", prefix+"/", err))
 		// The plugin only carries the error to Boot; the number keeps two
 		// failed mounts from clashing on the plugin's name.
 		name := "static.Mount #" + strconv.FormatUint(failedMounts.Add(1), 10) + " " + prefix + "/"
@@ -337,7 +337,7 @@ func (s *staticServer) serve(c *fx.Ctx) error {
 		// to open (403).
 		return fx.NotFound(c)
 	case fasthttp.StatusBadRequest:
-		return fx.NewCatalogError(fx.CodeBadRequest, "The request path holds a NUL byte")
+		return fx.NewCatalogError(fx.ErrorCodes.BadRequest, "The request path holds a NUL byte")
 	default:
 		return fmt.Errorf("static: file %s: fasthttp.FS answered %d", rc.Path(), st)
 	}
