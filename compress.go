@@ -124,8 +124,7 @@ type CompressionConfig struct {
 
 	// MinSize is the smallest body compressed, in bytes; smaller bodies
 	// are sent as they are (a compressed frame has its own overhead, and
-	// the bytes saved do not pay for the work). Default
-	// DefaultCompressionMinSize (1 KiB).
+	// the bytes saved do not pay for the work). Default 1 KiB (1024).
 	MinSize int
 
 	// SkipTypes are media types never compressed, because they are already
@@ -156,8 +155,8 @@ type CompressionConfig struct {
 	SkipCredentialed bool
 }
 
-// DefaultCompressionMinSize is CompressionConfig.MinSize's default.
-const DefaultCompressionMinSize = 1024
+// defaultCompressionMinSize is CompressionConfig.MinSize's default.
+const defaultCompressionMinSize = 1024
 
 // DefaultCompressionSkipTypes returns the media types CompressionConfig
 // skips by default: images, audio, video, compressed fonts, archives and
@@ -213,7 +212,7 @@ func newCompressor(cfg *CompressionConfig) (*compressor, []error) {
 	var errs []error
 	z := &compressor{minSize: cfg.MinSize, skipCredentialed: cfg.SkipCredentialed}
 	if z.minSize == 0 {
-		z.minSize = DefaultCompressionMinSize
+		z.minSize = defaultCompressionMinSize
 	} else if z.minSize < 0 {
 		errs = append(errs, configError(what, "MinSize %d is negative", cfg.MinSize))
 	}

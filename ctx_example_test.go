@@ -107,7 +107,7 @@ func ExampleCtx_SSE() {
 					return nil
 				case <-time.After(time.Millisecond):
 				}
-				if err := e.SendEvent(fx.Event{ID: fmt.Sprint(i), Event: "tick", Data: "line one\nline two"}); err != nil {
+				if err := e.Send(fx.Event{ID: fmt.Sprint(i), Event: "tick", Data: "line one\nline two"}); err != nil {
 					return err // the client went away
 				}
 			}
