@@ -55,9 +55,12 @@ func ExampleWrap_pprof() {
 // through its real server) with a valid key, in the text and the binary
 // formats, and gets the 401 envelope without one or with a wrong one.
 func TestPprofBehindAuth(t *testing.T) {
-	keys := fxtest.NewAPIKeys()
-	key := keys.Key(middleware.Principal{Subject: "operator"})
-	c := fxtest.New(t, pprofApp(keys.Verifier()))
+	const key = "operator-key-0123456789abcdef"
+	keys, err := middleware.NewAPIKeys(map[string]middleware.Principal{key: {Subject: "operator"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := fxtest.New(t, pprofApp(keys))
 	get := func(target string) *fxtest.Response {
 		return c.Get(target).Header(middleware.DefaultAPIKeyHeader, key).Do().AssertStatus(200)
 	}

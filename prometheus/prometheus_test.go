@@ -230,12 +230,15 @@ func TestMetricsOverSocket(t *testing.T) {
 // without the API key gets the 401 envelope (and is itself counted), one
 // with it gets the metrics.
 func TestMetricsRouteGuarded(t *testing.T) {
-	keys := fxtest.NewAPIKeys()
-	key := keys.Key(middleware.Principal{Subject: "prometheus"})
+	const key = "scrape-key-0123456789abcdef"
+	keys, err := middleware.NewAPIKeys(map[string]middleware.Principal{key: {Subject: "prometheus"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	reg := prometheus.NewRegistry()
 	app := newApp(reg, fxprom.Config{
 		Path:       "/internal/metrics",
-		Middleware: []fx.Middleware{middleware.Auth(middleware.AuthConfig{APIKeys: keys.Verifier()})},
+		Middleware: []fx.Middleware{middleware.Auth(middleware.AuthConfig{APIKeys: keys})},
 	})
 	c := fxtest.New(t, app)
 	c.Get("/internal/metrics").Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
