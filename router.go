@@ -429,8 +429,9 @@ func (s *staticRoutes) find(method, path []byte) *route {
 	return nil
 }
 
-// b2s views b as a string without copying; the result must not outlive b's
-// current contents (used only to pass request bytes to the escaper).
+// b2s views b as a string without copying, the package's one such view:
+// the result must not be kept past b's current contents (a lookup, a
+// comparison, a parse, or bytes copied into an escaper's output).
 func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // routeHeads answers "can any route match this path?" for the misses that
