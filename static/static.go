@@ -144,9 +144,9 @@ func appOf(r Router) *fx.App {
 // routed. The root directory is closed by the App's Shutdown. See Config
 // and the package documentation for the behaviour and its cost.
 func Mount(r Router, prefix, root string, cfg ...Config) {
+	app := appOf(r)
 	prefix = strings.TrimRight(prefix, "/")
 	h, closer, err := newStatic(root, cfg)
-	app := appOf(r)
 	if err != nil {
 		e := fx.NewCatalogError(fx.ErrorCodes.InternalError, fmt.Sprintf("static.Mount %q: %v", prefix+"/", err))
 		// The plugin only carries the error to Boot; the number keeps two

@@ -3,6 +3,7 @@ package static_test
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -578,4 +579,20 @@ func TestStaticHeadVary(t *testing.T) {
 			}
 		}
 	}
+}
+
+// otherRouter has Get but no App behind it.
+type otherRouter struct{}
+
+func (otherRouter) Get(string, fx.Handler) {}
+
+// Mount takes an *fx.App or an *fx.Group, whose App closes the root at
+// Shutdown and reports a bad root at Boot; any other Router is refused.
+func TestMountNeedsAnAppOrGroup(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "static_test.otherRouter") {
+			t.Fatalf("Mount(otherRouter) recovered %v, want a panic naming the type", r)
+		}
+	}()
+	static.Mount(otherRouter{}, "/files", t.TempDir())
 }
