@@ -174,8 +174,8 @@ const (
 	DefaultMaxIssues    = 100
 )
 
-// DefaultMultipartMaxParts is Config.MultipartMaxParts's default.
-const DefaultMultipartMaxParts = 1000
+// defaultMultipartMaxParts is Config.MultipartMaxParts's default.
+const defaultMultipartMaxParts = 1000
 
 func (c Config) withDefaults() Config {
 	if c.Logger == nil {
@@ -210,7 +210,7 @@ func (c Config) withRequestDefaults() Config {
 	}
 	c.clientIPForwarded = strings.EqualFold(c.ClientIPHeader, "Forwarded")
 	if c.MultipartMaxParts <= 0 {
-		c.MultipartMaxParts = DefaultMultipartMaxParts
+		c.MultipartMaxParts = defaultMultipartMaxParts
 	}
 	return c
 }

@@ -151,7 +151,7 @@ func warmUpEncoders() {
 // `Group "/x"`, `Route GET /a` (routeWhat), `Plugin "auth"`. Every boot
 // error is worded by this one helper, so they all read the same way.
 func configError(what, format string, args ...any) *Error {
-	return catalogError(CodeInternalError, what+": "+fmt.Sprintf(format, args...))
+	return catalogError(codeInternalError, what+": "+fmt.Sprintf(format, args...))
 }
 
 // routeWhat names a route in a configuration error: "Route GET /a", or,

@@ -414,7 +414,7 @@ func TestConfigErrorsShareOneWording(t *testing.T) {
 	}
 	for i, e := range joined.Unwrap() {
 		var fe *fx.Error
-		if !errors.As(e, &fe) || fe.Code != fx.CodeInternalError || fe.Message != want[i] {
+		if !errors.As(e, &fe) || fe.Code != fx.ErrorCodes.InternalError || fe.Message != want[i] {
 			t.Errorf("error %d = %v, want FX_INTERNAL_ERROR %q", i, e, want[i])
 		}
 	}

@@ -93,7 +93,7 @@ func (a *App) handleError(c *Ctx, err error) {
 // the prebuilt production 500, and a log line if logging works.
 func (a *App) boundaryFailed(c *Ctx, r any) {
 	resp := &c.rc.Response
-	c.out.code = CodeInternalError // Ctx.ErrorCode
+	c.out.code = codeInternalError // Ctx.ErrorCode
 	resp.ResetBody()
 	resp.Header.Del(fasthttp.HeaderContentEncoding)
 	resp.SetStatusCode(fasthttp.StatusInternalServerError)
@@ -120,11 +120,11 @@ func (a *App) resolve(err error, raw any) (status int, code, msg string, details
 		a.misuse("status", code, fmt.Sprintf("fx: *Error %s has status %d, outside 400-599; sent as 500", code, fe.Status))
 	}
 	if strings.HasPrefix(code, "FX_") {
-		if _, known := StatusOf(code); !known {
+		if _, known := statusOf(code); !known {
 			a.misuse("code", code, "fx: error code "+code+" uses the reserved FX_ prefix but is not a built-in code")
 		}
 	}
-	if code == CodeInternalError && !a.cfg.Development {
+	if code == codeInternalError && !a.cfg.Development {
 		msg, details = internalErrorMessage, nil
 	}
 	return status, code, msg, details
@@ -240,7 +240,7 @@ func (a *App) writeEnvelope(resp *fasthttp.Response, status int, code, msg strin
 	dropContentEncoding(resp)
 	resp.SetStatusCode(status)
 	resp.Header.SetContentTypeBytes(contentTypeJSON)
-	if code == CodeInternalError && msg == internalErrorMessage && details == nil {
+	if code == codeInternalError && msg == internalErrorMessage && details == nil {
 		resp.SetBodyRaw(prebuiltInternal) // replaces any body
 		return
 	}
@@ -271,7 +271,7 @@ func takeBody(resp *fasthttp.Response) []byte {
 }
 
 // prebuiltInternal is the production 500 body.
-var prebuiltInternal = AppendEnvelope(nil, &Error{Code: CodeInternalError, Message: internalErrorMessage})
+var prebuiltInternal = AppendEnvelope(nil, &Error{Code: codeInternalError, Message: internalErrorMessage})
 
 // What an error hook that declines keeps. The boundary
 // snapshots the response headers before calling the hook (callHook), then
@@ -347,7 +347,7 @@ func classify(err error) (fe *Error, status int, code string) {
 		fe = findError(err)
 	}
 	if fe == nil { // no *Error in the chain, or a typed nil *Error was returned
-		return nil, 500, CodeInternalError
+		return nil, 500, codeInternalError
 	}
 	status = fe.Status
 	if status < 400 || status > 599 {

@@ -1,130 +1,121 @@
 package fx
 
-// The catalog: every code the framework emits, with its status. It can
-// be named four ways that say the same thing; use the first two:
+// The catalog: every code the framework emits, with its status. Users
+// name it two ways, both of the original contract: ErrorCodes (the codes
+// by name) and ErrorStatus (code → status). Inside the package the same
+// table is the unexported constants below and statusOf, a switch over
+// them: the framework never reads the two exported variables while
+// serving, so a program that writes to them changes nothing on the wire.
 //
-//   - the constants below (CodeNotFound, ...), which code compares against
-//     and which cost nothing to read: use them to name a code;
-//   - StatusOf, the lookup the error boundary and the subpackages use: a
-//     switch over constants, so no request ever reads a map that user code
-//     could write to: use it to find a code's status;
-//   - ErrorCodes and ErrorStatus, the pinned names of the original contract,
-//     kept for compatibility and built from the constants. The framework
-//     never reads them while serving; new code should not either.
-//
-// TestCatalogIsExact keeps the four in step, and
-// TestReadmeCatalogTable keeps the README's table in step with them.
+// TestCatalogIsExact keeps the forms in step, and
+// TestDocsCatalogTable keeps the table of docs/errors.md in step with them.
 
-// The built-in error codes: name a code with these (ErrorCodes is the
-// contract's compatibility name for the same list). Application codes
-// must not start with "FX_"; use a namespace of your own ("APP_",
-// "BILLING_").
+// The built-in error codes (ErrorCodes names each; see there for what
+// each means).
 const (
-	// CodeNotFound (404): no route matches the method and path.
-	CodeNotFound string = "FX_NOT_FOUND"
-	// CodeInternalError (500): a handler or middleware failed with
+	// codeNotFound (404): no route matches the method and path.
+	codeNotFound string = "FX_NOT_FOUND"
+	// codeInternalError (500): a handler or middleware failed with
 	// something other than an *Error, or panicked.
-	CodeInternalError string = "FX_INTERNAL_ERROR"
-	// CodeValidationError (422): the body or query failed validation, or
+	codeInternalError string = "FX_INTERNAL_ERROR"
+	// codeValidationError (422): the body or query failed validation, or
 	// the body is not valid JSON.
-	CodeValidationError string = "FX_VALIDATION_ERROR"
-	// CodeUnauthenticated (401): credentials are absent, malformed, invalid
+	codeValidationError string = "FX_VALIDATION_ERROR"
+	// codeUnauthenticated (401): credentials are absent, malformed, invalid
 	// or expired.
-	CodeUnauthenticated string = "FX_UNAUTHENTICATED"
-	// CodeForbidden (403): the principal is recognised but lacks a role,
+	codeUnauthenticated string = "FX_UNAUTHENTICATED"
+	// codeForbidden (403): the principal is recognised but lacks a role,
 	// permission or tenant.
-	CodeForbidden string = "FX_FORBIDDEN"
-	// CodeTenantRequired (400): a tenant is required and none was resolved.
-	CodeTenantRequired string = "FX_TENANT_REQUIRED"
-	// CodePluginMissingDependency (500): a plugin depends on one never
+	codeForbidden string = "FX_FORBIDDEN"
+	// codeTenantRequired (400): a tenant is required and none was resolved.
+	codeTenantRequired string = "FX_TENANT_REQUIRED"
+	// codePluginMissingDependency (500): a plugin depends on one never
 	// registered.
-	CodePluginMissingDependency string = "FX_PLUGIN_MISSING_DEPENDENCY"
-	// CodePluginDependencyCycle (500): plugin dependencies form a cycle.
-	CodePluginDependencyCycle string = "FX_PLUGIN_DEPENDENCY_CYCLE"
-	// CodeWasmError (502): a WASM guest trapped, timed out or answered
+	codePluginMissingDependency string = "FX_PLUGIN_MISSING_DEPENDENCY"
+	// codePluginDependencyCycle (500): plugin dependencies form a cycle.
+	codePluginDependencyCycle string = "FX_PLUGIN_DEPENDENCY_CYCLE"
+	// codeWasmError (502): a WASM guest trapped, timed out or answered
 	// badly.
-	CodeWasmError string = "FX_WASM_ERROR"
-	// CodeRouteHandlerRequired (500): Route was given a nil Handler.
-	CodeRouteHandlerRequired string = "FX_ROUTE_HANDLER_REQUIRED"
-	// CodeNextCalledMultipleTimes (500): a middleware called next twice.
-	CodeNextCalledMultipleTimes string = "FX_NEXT_CALLED_MULTIPLE_TIMES"
-	// CodeNodeInternalError (500): the net/http adapter failed to translate
+	codeWasmError string = "FX_WASM_ERROR"
+	// codeRouteHandlerRequired (500): Route was given a nil Handler.
+	codeRouteHandlerRequired string = "FX_ROUTE_HANDLER_REQUIRED"
+	// codeNextCalledMultipleTimes (500): a middleware called next twice.
+	codeNextCalledMultipleTimes string = "FX_NEXT_CALLED_MULTIPLE_TIMES"
+	// codeNodeInternalError (500): the net/http adapter failed to translate
 	// a request or response. The name is kept from the original contract.
-	CodeNodeInternalError string = "FX_NODE_INTERNAL_ERROR"
-	// CodeBadRequest (400): the request could not be parsed, or its framing
+	codeNodeInternalError string = "FX_NODE_INTERNAL_ERROR"
+	// codeBadRequest (400): the request could not be parsed, or its framing
 	// or path is ambiguous.
-	CodeBadRequest string = "FX_BAD_REQUEST"
-	// CodePayloadTooLarge (413): the body is over Config.BodyLimit.
-	CodePayloadTooLarge string = "FX_PAYLOAD_TOO_LARGE"
-	// CodeRequestTimeout (408): the request was not read within
+	codeBadRequest string = "FX_BAD_REQUEST"
+	// codePayloadTooLarge (413): the body is over Config.BodyLimit.
+	codePayloadTooLarge string = "FX_PAYLOAD_TOO_LARGE"
+	// codeRequestTimeout (408): the request was not read within
 	// Config.ReadTimeout.
-	CodeRequestTimeout string = "FX_REQUEST_TIMEOUT"
-	// CodeHeadersTooLarge (431): the request headers are over
+	codeRequestTimeout string = "FX_REQUEST_TIMEOUT"
+	// codeHeadersTooLarge (431): the request headers are over
 	// Config.HeaderLimit.
-	CodeHeadersTooLarge string = "FX_HEADERS_TOO_LARGE"
-	// CodeServiceUnavailable (503): the server is over capacity (its
+	codeHeadersTooLarge string = "FX_HEADERS_TOO_LARGE"
+	// codeServiceUnavailable (503): the server is over capacity (its
 	// connection limit, a bounded pool) or shutting down; sent with
 	// Retry-After.
-	CodeServiceUnavailable string = "FX_SERVICE_UNAVAILABLE"
-	// CodeRateLimited (429): a rate limit refused the request; sent with
+	codeServiceUnavailable string = "FX_SERVICE_UNAVAILABLE"
+	// codeRateLimited (429): a rate limit refused the request; sent with
 	// Retry-After and the IETF RateLimit and RateLimit-Policy headers.
-	CodeRateLimited string = "FX_RATE_LIMITED"
-	// CodeTimeout (504): the handler did not finish within its route's
+	codeRateLimited string = "FX_RATE_LIMITED"
+	// codeTimeout (504): the handler did not finish within its route's
 	// deadline.
-	CodeTimeout string = "FX_TIMEOUT"
-	// CodeIdempotencyKeyReused (422): an Idempotency-Key was seen before
+	codeTimeout string = "FX_TIMEOUT"
+	// codeIdempotencyKeyReused (422): an Idempotency-Key was seen before
 	// with a different request fingerprint (method, route, path, query or
 	// body differ).
-	CodeIdempotencyKeyReused string = "FX_IDEMPOTENCY_KEY_REUSED"
-	// CodeIdempotencyInFlight (409): the first request with that
+	codeIdempotencyKeyReused string = "FX_IDEMPOTENCY_KEY_REUSED"
+	// codeIdempotencyInFlight (409): the first request with that
 	// Idempotency-Key is still running; sent with Retry-After.
-	CodeIdempotencyInFlight string = "FX_IDEMPOTENCY_IN_FLIGHT"
-	// CodeIdempotencyKeyRequired (400): the route requires an
+	codeIdempotencyInFlight string = "FX_IDEMPOTENCY_IN_FLIGHT"
+	// codeIdempotencyKeyRequired (400): the route requires an
 	// Idempotency-Key and none, or a malformed one, was sent.
-	CodeIdempotencyKeyRequired string = "FX_IDEMPOTENCY_KEY_REQUIRED"
-	// CodeUpgradeRequired (426): a WebSocket route (package websocket) was
+	codeIdempotencyKeyRequired string = "FX_IDEMPOTENCY_KEY_REQUIRED"
+	// codeUpgradeRequired (426): a WebSocket route (package websocket) was
 	// sent a request that is not a WebSocket handshake; sent with
 	// Upgrade: websocket (RFC 9110, section 15.5.22).
-	CodeUpgradeRequired string = "FX_UPGRADE_REQUIRED"
+	codeUpgradeRequired string = "FX_UPGRADE_REQUIRED"
 )
 
-// StatusOf returns the HTTP status of a built-in code, and false for any
-// other code. It is a switch over constants: no allocation, no map read,
-// and nothing user code can change. Use it, with the Code constants, to
-// look a status up; ErrorStatus is the same table under the contract's
-// compatibility name.
-func StatusOf(code string) (int, bool) {
+// statusOf returns the HTTP status of a built-in code, and false for any
+// other code: a switch over constants, no allocation, no map read, and
+// nothing user code can change.
+func statusOf(code string) (int, bool) {
 	switch code {
-	case CodeBadRequest, CodeTenantRequired, CodeIdempotencyKeyRequired:
+	case codeBadRequest, codeTenantRequired, codeIdempotencyKeyRequired:
 		return 400, true
-	case CodeUnauthenticated:
+	case codeUnauthenticated:
 		return 401, true
-	case CodeForbidden:
+	case codeForbidden:
 		return 403, true
-	case CodeNotFound:
+	case codeNotFound:
 		return 404, true
-	case CodeRequestTimeout:
+	case codeRequestTimeout:
 		return 408, true
-	case CodePayloadTooLarge:
+	case codePayloadTooLarge:
 		return 413, true
-	case CodeIdempotencyInFlight:
+	case codeIdempotencyInFlight:
 		return 409, true
-	case CodeValidationError, CodeIdempotencyKeyReused:
+	case codeValidationError, codeIdempotencyKeyReused:
 		return 422, true
-	case CodeUpgradeRequired:
+	case codeUpgradeRequired:
 		return 426, true
-	case CodeRateLimited:
+	case codeRateLimited:
 		return 429, true
-	case CodeHeadersTooLarge:
+	case codeHeadersTooLarge:
 		return 431, true
-	case CodeInternalError, CodePluginMissingDependency, CodePluginDependencyCycle,
-		CodeRouteHandlerRequired, CodeNextCalledMultipleTimes, CodeNodeInternalError:
+	case codeInternalError, codePluginMissingDependency, codePluginDependencyCycle,
+		codeRouteHandlerRequired, codeNextCalledMultipleTimes, codeNodeInternalError:
 		return 500, true
-	case CodeWasmError:
+	case codeWasmError:
 		return 502, true
-	case CodeServiceUnavailable:
+	case codeServiceUnavailable:
 		return 503, true
-	case CodeTimeout:
+	case codeTimeout:
 		return 504, true
 	}
 	return 0, false
@@ -136,7 +127,7 @@ func StatusOf(code string) (int, bool) {
 // the result then has status 500 (and the boundary reports the misuse of
 // the FX_ prefix once, as for NewError).
 func NewCatalogError(code, message string, details ...any) *Error {
-	status, ok := StatusOf(code)
+	status, ok := statusOf(code)
 	if !ok {
 		status = 500
 	}
@@ -158,8 +149,8 @@ func catalogError(code, message string, details ...any) *Error {
 // internalErrorMessage is the fixed production message of FX_INTERNAL_ERROR.
 const internalErrorMessage = "Internal server error"
 
-// errorCodes is the type of ErrorCodes: one field per built-in code (see
-// the Code constants for what each means).
+// errorCodes is the type of ErrorCodes: one field per built-in code (the
+// constants above say what each means).
 type errorCodes struct {
 	NotFound                string
 	InternalError           string
@@ -186,58 +177,63 @@ type errorCodes struct {
 	UpgradeRequired         string
 }
 
-// ErrorCodes lists every code the framework emits, by name, as in the
-// original contract (FX_ERROR_CODES). It is the contract's compatibility
-// name: use the Code constants instead, which the compiler checks and
-// which cannot be reassigned. Changing a field changes nothing the
-// framework sends.
+// ErrorCodes names every code the framework emits (FX_ERROR_CODES of the
+// original contract): compare a code with ErrorCodes.NotFound, raise one
+// with NewCatalogError(fx.ErrorCodes.RateLimited, ...). Each field is its
+// code in CamelCase (NotFound is "FX_NOT_FOUND"); docs/errors.md says
+// what each means and when it is sent. Application codes must not start
+// with "FX_"; use a namespace of your own ("APP_", "BILLING_"). Treat
+// ErrorCodes as read-only: the core never reads ErrorCodes while serving
+// (its 404s, 422s and transport errors keep their codes whatever is
+// assigned here), but the kit's packages (middleware, websocket, ...) and
+// your code name codes through it.
 var ErrorCodes = errorCodes{
-	NotFound:                CodeNotFound,
-	InternalError:           CodeInternalError,
-	ValidationError:         CodeValidationError,
-	Unauthenticated:         CodeUnauthenticated,
-	Forbidden:               CodeForbidden,
-	TenantRequired:          CodeTenantRequired,
-	PluginMissingDependency: CodePluginMissingDependency,
-	PluginDependencyCycle:   CodePluginDependencyCycle,
-	WasmError:               CodeWasmError,
-	RouteHandlerRequired:    CodeRouteHandlerRequired,
-	NextCalledMultipleTimes: CodeNextCalledMultipleTimes,
-	NodeInternalError:       CodeNodeInternalError,
-	BadRequest:              CodeBadRequest,
-	PayloadTooLarge:         CodePayloadTooLarge,
-	RequestTimeout:          CodeRequestTimeout,
-	HeadersTooLarge:         CodeHeadersTooLarge,
-	ServiceUnavailable:      CodeServiceUnavailable,
-	RateLimited:             CodeRateLimited,
-	Timeout:                 CodeTimeout,
-	IdempotencyKeyReused:    CodeIdempotencyKeyReused,
-	IdempotencyInFlight:     CodeIdempotencyInFlight,
-	IdempotencyKeyRequired:  CodeIdempotencyKeyRequired,
-	UpgradeRequired:         CodeUpgradeRequired,
+	NotFound:                "FX_NOT_FOUND",
+	InternalError:           "FX_INTERNAL_ERROR",
+	ValidationError:         "FX_VALIDATION_ERROR",
+	Unauthenticated:         "FX_UNAUTHENTICATED",
+	Forbidden:               "FX_FORBIDDEN",
+	TenantRequired:          "FX_TENANT_REQUIRED",
+	PluginMissingDependency: "FX_PLUGIN_MISSING_DEPENDENCY",
+	PluginDependencyCycle:   "FX_PLUGIN_DEPENDENCY_CYCLE",
+	WasmError:               "FX_WASM_ERROR",
+	RouteHandlerRequired:    "FX_ROUTE_HANDLER_REQUIRED",
+	NextCalledMultipleTimes: "FX_NEXT_CALLED_MULTIPLE_TIMES",
+	NodeInternalError:       "FX_NODE_INTERNAL_ERROR",
+	BadRequest:              "FX_BAD_REQUEST",
+	PayloadTooLarge:         "FX_PAYLOAD_TOO_LARGE",
+	RequestTimeout:          "FX_REQUEST_TIMEOUT",
+	HeadersTooLarge:         "FX_HEADERS_TOO_LARGE",
+	ServiceUnavailable:      "FX_SERVICE_UNAVAILABLE",
+	RateLimited:             "FX_RATE_LIMITED",
+	Timeout:                 "FX_TIMEOUT",
+	IdempotencyKeyReused:    "FX_IDEMPOTENCY_KEY_REUSED",
+	IdempotencyInFlight:     "FX_IDEMPOTENCY_IN_FLIGHT",
+	IdempotencyKeyRequired:  "FX_IDEMPOTENCY_KEY_REQUIRED",
+	UpgradeRequired:         "FX_UPGRADE_REQUIRED",
 }
 
 // ErrorStatus maps every built-in code to its HTTP status (FX_ERROR_STATUS
-// of the original contract). It lists exactly the codes the framework can
-// emit and no other. It is the contract's compatibility name: use StatusOf
-// instead. It is never read while serving (the framework uses StatusOf),
-// so writing to this map changes nothing the framework sends.
+// of the original contract): status, ok := fx.ErrorStatus[code]. It lists
+// exactly the codes the framework can emit and no other. The framework
+// never reads it while serving (it has a switch of its own), so writing
+// to this map changes nothing the framework sends. Cost: a map lookup.
 var ErrorStatus = func() map[string]int {
 	m := make(map[string]int, len(allCodes))
 	for _, code := range allCodes {
-		m[code], _ = StatusOf(code)
+		m[code], _ = statusOf(code)
 	}
 	return m
 }()
 
 // allCodes is the catalog in the order of the README's table.
 var allCodes = [...]string{
-	CodeNotFound, CodeInternalError, CodeValidationError, CodeUnauthenticated,
-	CodeForbidden, CodeTenantRequired, CodePluginMissingDependency,
-	CodePluginDependencyCycle, CodeWasmError, CodeRouteHandlerRequired,
-	CodeNextCalledMultipleTimes, CodeNodeInternalError, CodeBadRequest,
-	CodePayloadTooLarge, CodeRequestTimeout, CodeHeadersTooLarge,
-	CodeServiceUnavailable, CodeRateLimited, CodeTimeout,
-	CodeIdempotencyKeyReused, CodeIdempotencyInFlight, CodeIdempotencyKeyRequired,
-	CodeUpgradeRequired,
+	codeNotFound, codeInternalError, codeValidationError, codeUnauthenticated,
+	codeForbidden, codeTenantRequired, codePluginMissingDependency,
+	codePluginDependencyCycle, codeWasmError, codeRouteHandlerRequired,
+	codeNextCalledMultipleTimes, codeNodeInternalError, codeBadRequest,
+	codePayloadTooLarge, codeRequestTimeout, codeHeadersTooLarge,
+	codeServiceUnavailable, codeRateLimited, codeTimeout,
+	codeIdempotencyKeyReused, codeIdempotencyInFlight, codeIdempotencyKeyRequired,
+	codeUpgradeRequired,
 }

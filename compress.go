@@ -37,8 +37,8 @@ import (
 //     (static.Config.Compress);
 //   - it has no Content-Encoding already, no Content-Range, and no
 //     Cache-Control: no-transform;
-//   - the handler or a middleware did not opt the request out (Ctx.NoCompress,
-//     the NoCompression middleware), and, with SkipCredentialed, the
+//   - the handler or a middleware did not opt the request out
+//     (Ctx.NoCompress), and, with SkipCredentialed, the
 //     request carries no Cookie and no Authorization header;
 //   - its media type is not text/event-stream and not in SkipTypes;
 //   - the body is at least MinSize bytes.
@@ -66,8 +66,9 @@ import (
 // Compression cannot tell a secret from other bytes, so the defence is
 // not to compress such responses:
 //
-//   - Ctx.NoCompress, or Route.Middleware fx.NoCompression, on a route
-//     whose responses mix secrets with reflected input;
+//   - Ctx.NoCompress, in the handler or in a Route's or Group's
+//     middleware, on a route whose responses mix secrets with reflected
+//     input;
 //   - Cache-Control: no-transform on the response (also a statement to
 //     proxies, which must not compress it either);
 //   - CompressionConfig.SkipCredentialed: no response to a request that
@@ -123,8 +124,7 @@ type CompressionConfig struct {
 
 	// MinSize is the smallest body compressed, in bytes; smaller bodies
 	// are sent as they are (a compressed frame has its own overhead, and
-	// the bytes saved do not pay for the work). Default
-	// DefaultCompressionMinSize (1 KiB).
+	// the bytes saved do not pay for the work). Default 1 KiB (1024).
 	MinSize int
 
 	// SkipTypes are media types never compressed, because they are already
@@ -150,13 +150,13 @@ type CompressionConfig struct {
 	// an Authorization header as they are, uncompressed, so that their
 	// length tells nothing about secrets they hold (BREACH; see
 	// docs/security.md). Credentials in another header (an API key
-	// header) are not recognised: opt those routes out with NoCompression.
+	// header) are not recognised: opt those routes out with Ctx.NoCompress.
 	// Cost: two header lookups per response that would be compressed.
 	SkipCredentialed bool
 }
 
-// DefaultCompressionMinSize is CompressionConfig.MinSize's default.
-const DefaultCompressionMinSize = 1024
+// defaultCompressionMinSize is CompressionConfig.MinSize's default.
+const defaultCompressionMinSize = 1024
 
 // DefaultCompressionSkipTypes returns the media types CompressionConfig
 // skips by default: images, audio, video, compressed fonts, archives and
@@ -212,7 +212,7 @@ func newCompressor(cfg *CompressionConfig) (*compressor, []error) {
 	var errs []error
 	z := &compressor{minSize: cfg.MinSize, skipCredentialed: cfg.SkipCredentialed}
 	if z.minSize == 0 {
-		z.minSize = DefaultCompressionMinSize
+		z.minSize = defaultCompressionMinSize
 	} else if z.minSize < 0 {
 		errs = append(errs, configError(what, "MinSize %d is negative", cfg.MinSize))
 	}
@@ -349,14 +349,6 @@ var weakPrefix = []byte("W/")
 
 // noCompressKey is the RequestCtx user value that Ctx.NoCompress sets.
 type noCompressKey struct{}
-
-// NoCompression is middleware that calls Ctx.NoCompress: put it in a
-// Route's Middleware, or a Group's, to opt those routes out of
-// Config.Compression.
-func NoCompression(c *Ctx, next Next) error {
-	c.NoCompress()
-	return next()
-}
 
 // credentialed reports whether the request carries credentials a browser
 // attaches on its own or a client sends with every call: a Cookie or an

@@ -421,13 +421,13 @@ func TestCompressionErrorEnvelopes(t *testing.T) {
 		code   string
 		encs   []string
 	}{
-		{plainApp, long, 404, fx.CodeNotFound, all},
-		{withMW, long, 404, fx.CodeNotFound, all},
+		{plainApp, long, 404, fx.ErrorCodes.NotFound, all},
+		{withMW, long, 404, fx.ErrorCodes.NotFound, all},
 		{plainApp, "/down", 500, "APP_DB_DOWN", all},
-		{withMW, "/invalid", 422, fx.CodeValidationError, all},
+		{withMW, "/invalid", 422, fx.ErrorCodes.ValidationError, all},
 		// 73 bytes: only brotli makes it smaller; the others send it as is.
-		{tiny, "/panic", 500, fx.CodeInternalError, []string{"br"}},
-		{tiny, "/nope", 404, fx.CodeNotFound, []string{"br"}},
+		{tiny, "/panic", 500, fx.ErrorCodes.InternalError, []string{"br"}},
+		{tiny, "/nope", 404, fx.ErrorCodes.NotFound, []string{"br"}},
 	} {
 		plain, want := fetch(t, tc.app, "GET", tc.path)
 		if plain.StatusCode != tc.status || plain.Header.Get("Content-Encoding") != "" {
@@ -472,7 +472,7 @@ func TestCompressionConfigErrors(t *testing.T) {
 		}
 	}
 	var fe *fx.Error
-	if !errors.As(err, &fe) || fe.Code != fx.CodeInternalError {
+	if !errors.As(err, &fe) || fe.Code != fx.ErrorCodes.InternalError {
 		t.Errorf("not an FX_INTERNAL_ERROR *fx.Error: %v", err)
 	}
 	empty := quiet(fx.Config{Compression: &fx.CompressionConfig{Encodings: []string{}}})

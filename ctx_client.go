@@ -97,7 +97,7 @@ func (a *App) configErrors() []error { return a.cfg.trusted.errs }
 // The result is the zero Addr when the peer address is unknown: a
 // net.Conn whose RemoteAddr is not an IP, such as app.Test's in-memory
 // connection (drive the handler with a RequestCtx from Init to test
-// addresses, as ExampleCtx_ClientIP does).
+// addresses, as ExampleCtx_ClientAddr does).
 //
 // Cost: without trusted proxies, the peer's address only (no
 // allocation); with them, one pass over the header, no allocation
@@ -130,17 +130,6 @@ func (c *Ctx) ClientAddr() netip.Addr {
 		cur = hops[i].addr
 	}
 	return cur
-}
-
-// ClientIP returns ClientAddr as a string ("203.0.113.7", "2001:db8::1"),
-// or "" when the peer address is unknown. Cost: ClientAddr plus one
-// allocation for the string. The string is safe to keep.
-func (c *Ctx) ClientIP() string {
-	a := c.ClientAddr()
-	if !a.IsValid() {
-		return ""
-	}
-	return a.String()
 }
 
 // peerAddr is the IP of a connection's remote address, unmapped.

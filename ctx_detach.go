@@ -76,9 +76,9 @@ func (a *App) holdDetached(rc *fasthttp.RequestCtx, c *Ctx) bool {
 		}
 		rc.Response.Header.Del("Upgrade")
 		rc.Response.Header.Del("Sec-WebSocket-Accept")
-		status, _ := StatusOf(CodeServiceUnavailable)
-		a.writeEnvelope(&rc.Response, status, CodeServiceUnavailable, shuttingDownMessage, nil)
-		c.out.code = CodeServiceUnavailable
+		status, _ := statusOf(codeServiceUnavailable)
+		a.writeEnvelope(&rc.Response, status, codeServiceUnavailable, shuttingDownMessage, nil)
+		c.out.code = codeServiceUnavailable
 	}
 	rc.Hijack(nil)
 	c.out.detached = false

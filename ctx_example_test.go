@@ -20,9 +20,9 @@ import (
 // the client is the last address the balancer vouches for; what the
 // client wrote itself further left is ignored, and a client connecting
 // directly cannot claim any address.
-func ExampleCtx_ClientIP() {
+func ExampleCtx_ClientAddr() {
 	app := fx.New(fx.Config{TrustedProxies: []string{"10.0.0.0/8"}})
-	app.Get("/", func(c *fx.Ctx) error { return c.String(200, c.ClientIP()) })
+	app.Get("/", func(c *fx.Ctx) error { return c.String(200, c.ClientAddr().String()) })
 	h := app.Handler()
 
 	serve := func(peer, xff string) {
@@ -107,7 +107,7 @@ func ExampleCtx_SSE() {
 					return nil
 				case <-time.After(time.Millisecond):
 				}
-				if err := e.SendEvent(fx.Event{ID: fmt.Sprint(i), Event: "tick", Data: "line one\nline two"}); err != nil {
+				if err := e.Send(fx.Event{ID: fmt.Sprint(i), Event: "tick", Data: "line one\nline two"}); err != nil {
 					return err // the client went away
 				}
 			}

@@ -106,13 +106,13 @@ func TestMultipartFormRefusals(t *testing.T) {
 	many := map[string]string{"a": "1", "b": "2", "c": "3", "d": "4"}
 	big := map[string][]byte{"f": bytes.Repeat([]byte("x"), 101)}
 	for _, chunked := range []bool{false, true} {
-		mustEnvelope(t, doReq(t, app, multipartReq(t, many, nil, chunked)), 413, fx.CodePayloadTooLarge)
-		mustEnvelope(t, doReq(t, app, multipartReq(t, nil, big, chunked)), 413, fx.CodePayloadTooLarge)
+		mustEnvelope(t, doReq(t, app, multipartReq(t, many, nil, chunked)), 413, fx.ErrorCodes.PayloadTooLarge)
+		mustEnvelope(t, doReq(t, app, multipartReq(t, nil, big, chunked)), 413, fx.ErrorCodes.PayloadTooLarge)
 		if r := doReq(t, app, multipartReq(t, map[string]string{"a": "1"}, map[string][]byte{"f": make([]byte, 100)}, chunked)); r.status != 204 {
 			t.Errorf("chunked=%v: within the limits: %d %s", chunked, r.status, r.body)
 		}
 		huge := map[string][]byte{"f": bytes.Repeat([]byte("x"), 70<<10)}
-		mustEnvelope(t, doReq(t, app, multipartReq(t, nil, huge, chunked)), 413, fx.CodePayloadTooLarge)
+		mustEnvelope(t, doReq(t, app, multipartReq(t, nil, huge, chunked)), 413, fx.ErrorCodes.PayloadTooLarge)
 
 		// Malformed: the closing boundary is missing.
 		ct, body := multipartBody(t, map[string]string{"a": "1"}, nil)
@@ -122,11 +122,11 @@ func TestMultipartFormRefusals(t *testing.T) {
 		if chunked {
 			req.ContentLength, req.TransferEncoding = -1, []string{"chunked"}
 		}
-		mustEnvelope(t, doReq(t, app, req), 400, fx.CodeBadRequest)
+		mustEnvelope(t, doReq(t, app, req), 400, fx.ErrorCodes.BadRequest)
 	}
 	// Not multipart at all.
-	mustEnvelope(t, do(t, app, "POST", "/", "a=1", "Content-Type", "application/x-www-form-urlencoded"), 400, fx.CodeBadRequest)
-	mustEnvelope(t, do(t, app, "POST", "/", "x", "Content-Type", "multipart/form-data"), 400, fx.CodeBadRequest)
+	mustEnvelope(t, do(t, app, "POST", "/", "a=1", "Content-Type", "application/x-www-form-urlencoded"), 400, fx.ErrorCodes.BadRequest)
+	mustEnvelope(t, do(t, app, "POST", "/", "x", "Content-Type", "multipart/form-data"), 400, fx.ErrorCodes.BadRequest)
 }
 
 // A file too big to keep in memory goes to a temporary file, which is

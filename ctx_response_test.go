@@ -95,7 +95,7 @@ func TestSetCookieRefusesUnsafe(t *testing.T) {
 		app, logs := newLogged()
 		app.Get("/", func(c *fx.Ctx) error { return c.SetCookie(ck) })
 		r := do(t, app, "GET", "/", "")
-		mustEnvelope(t, r, 500, fx.CodeInternalError)
+		mustEnvelope(t, r, 500, fx.ErrorCodes.InternalError)
 		if sc := r.header.Values("Set-Cookie"); len(sc) != 0 {
 			t.Errorf("%+v: Set-Cookie written: %q", ck, sc)
 		}
@@ -148,7 +148,7 @@ func TestRedirectRefusesBadStatusAndLocation(t *testing.T) {
 	app.Get("/", func(c *fx.Ctx) error { return c.Redirect(cases[i].status, cases[i].loc) })
 	for i = range cases {
 		r := do(t, app, "GET", "/", "")
-		mustEnvelope(t, r, 500, fx.CodeInternalError)
+		mustEnvelope(t, r, 500, fx.ErrorCodes.InternalError)
 		if l := r.header.Get("Location"); l != "" {
 			t.Errorf("%+v: Location %q written", cases[i], l)
 		}

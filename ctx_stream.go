@@ -193,13 +193,10 @@ type EventWriter struct {
 // Done is closed when the App begins shutting down: end the stream then.
 func (e *EventWriter) Done() <-chan struct{} { return e.done }
 
-// Send writes one event with the given data and flushes it.
-func (e *EventWriter) Send(data string) error { return e.SendEvent(Event{Data: data}) }
-
-// SendEvent writes ev and flushes it. An ID or Event with a line break
-// (which would inject fields of its own) is an error and nothing is
-// written.
-func (e *EventWriter) SendEvent(ev Event) error {
+// Send writes ev and flushes it: e.Send(fx.Event{Data: "hi"}) sends one
+// message event. An ID or Event with a line break (which would inject
+// fields of its own) is an error and nothing is written.
+func (e *EventWriter) Send(ev Event) error {
 	if strings.ContainsAny(ev.ID, "\r\n\x00") || strings.ContainsAny(ev.Event, "\r\n") {
 		return errors.New("fx: SSE: event ID and type must be single lines (the ID without NUL)")
 	}

@@ -125,19 +125,19 @@ func TestSSEFormat(t *testing.T) {
 			if err := e.Comment("hello\nthere"); err != nil {
 				return err
 			}
-			if err := e.SendEvent(fx.Event{ID: "7", Event: "update", Data: "line1\nline2\r\nline3\rline4", Retry: 2500 * time.Millisecond}); err != nil {
+			if err := e.Send(fx.Event{ID: "7", Event: "update", Data: "line1\nline2\r\nline3\rline4", Retry: 2500 * time.Millisecond}); err != nil {
 				return err
 			}
-			if err := e.Send(""); err != nil {
+			if err := e.Send(fx.Event{Data: ""}); err != nil {
 				return err
 			}
-			if err := e.SendEvent(fx.Event{ID: "1\nevent: admin", Data: "x"}); err == nil {
+			if err := e.Send(fx.Event{ID: "1\nevent: admin", Data: "x"}); err == nil {
 				return errors.New("an ID with a line break was accepted")
 			}
-			if err := e.SendEvent(fx.Event{Event: "a\rb", Data: "x"}); err == nil {
+			if err := e.Send(fx.Event{Event: "a\rb", Data: "x"}); err == nil {
 				return errors.New("an event type with a line break was accepted")
 			}
-			return e.Send("end")
+			return e.Send(fx.Event{Data: "end"})
 		})
 	})
 	r := do(t, app, "GET", "/", "")
@@ -163,11 +163,11 @@ func TestSSEFlushesPerEventAndStopsOnShutdown(t *testing.T) {
 	gotFirst := make(chan struct{})
 	app.Get("/events", func(c *fx.Ctx) error {
 		return c.SSE(func(e *fx.EventWriter) error {
-			if err := e.Send("first"); err != nil {
+			if err := e.Send(fx.Event{Data: "first"}); err != nil {
 				return err
 			}
 			<-gotFirst // only once the client has read it: it was flushed
-			if err := e.Send("second"); err != nil {
+			if err := e.Send(fx.Event{Data: "second"}); err != nil {
 				return err
 			}
 			tick := time.NewTicker(10 * time.Millisecond)
@@ -175,7 +175,7 @@ func TestSSEFlushesPerEventAndStopsOnShutdown(t *testing.T) {
 			for {
 				select {
 				case <-e.Done():
-					return e.SendEvent(fx.Event{Event: "bye", Data: "shutting down"})
+					return e.Send(fx.Event{Event: "bye", Data: "shutting down"})
 				case <-tick.C:
 					if err := e.Comment("ping"); err != nil {
 						return err

@@ -133,7 +133,7 @@ func Declare(mw Middleware, errs ...*Error) Middleware {
 //
 // Limits: the declaration is keyed by the function value's identity (the
 // closure Go allocated), in a process-wide table that is only read by
-// Declared and DeclarationOf, never while serving. A closure that
+// DeclarationOf, never while serving. A closure that
 // captures variables is a new value per constructor call, so each call
 // declares its own; a function without captures (a top-level func, a
 // literal capturing nothing) is one value everywhere, and its declaration
@@ -165,12 +165,6 @@ func DeclareAll(mw Middleware, d Declaration) Middleware {
 	nd.d.RequiresIdentity = nd.d.RequiresIdentity || d.RequiresIdentity
 	declared.Store(k, nd)
 	return mw
-}
-
-// Declared returns the errors declared for mw (nil when none). The slice
-// is a copy.
-func Declared(mw Middleware) []*Error {
-	return DeclarationOf(mw).Errors
 }
 
 // DeclarationOf returns what was declared for mw (the zero Declaration

@@ -26,8 +26,8 @@ func TestDeclareAllAddsUp(t *testing.T) {
 		len(d.Parameters) != 1 || d.Parameters[0].Name != "X-Region" || !d.Anonymous || d.RequiresIdentity {
 		t.Errorf("declaration %+v", d)
 	}
-	if !slices.Equal(fx.Declared(mw), []*fx.Error{e1, e2}) {
-		t.Errorf("Declared = %v", fx.Declared(mw))
+	if !slices.Equal(fx.DeclarationOf(mw).Errors, []*fx.Error{e1, e2}) {
+		t.Errorf("DeclarationOf(mw).Errors = %v", fx.DeclarationOf(mw).Errors)
 	}
 	d.Security[0].Name = "changed"
 	if fx.DeclarationOf(mw).Security[0].Name != "partnerKey" {

@@ -41,8 +41,8 @@
 // through next(), which may be called once. A returned error or a panic,
 // anywhere, reaches one error boundary that shows the raw value to the
 // optional error hook (OnError) and then writes the envelope. The codes
-// the framework emits are the Code constants (CodeNotFound, ...), with
-// their status from StatusOf; package middleware has authentication,
+// the framework emits are named by ErrorCodes (ErrorCodes.NotFound, ...),
+// with their status in ErrorStatus; package middleware has authentication,
 // tenancy, rate limits, CORS, request IDs and the rest of the production
 // kit, each declaring the errors it can answer.
 //

@@ -167,24 +167,20 @@ func exportedRecv(fl *ast.FieldList) bool {
 	return ok && id.IsExported()
 }
 
-// TestCatalogDocsSayWhichToUse: of the four names of the catalog, the
-// docs point to the constants and StatusOf, and call ErrorCodes and
-// ErrorStatus the contract's compatibility names.
+// TestCatalogDocsSayWhichToUse: the catalog has one exported name per
+// use (ErrorCodes names a code, ErrorStatus gives its status), and their
+// docs show the use and say that writing to them changes nothing sent.
 func TestCatalogDocsSayWhichToUse(t *testing.T) {
 	t.Parallel()
 	docs := declDocs(t, "catalog.go")
-	for name, want := range map[string]string{
-		"ErrorCodes":  "use the Code constants instead",
-		"ErrorStatus": "use StatusOf instead",
-		"StatusOf":    "Use it, with the Code constants, to look a status up",
+	for name, wants := range map[string][]string{
+		"ErrorCodes":  {"compare a code with ErrorCodes.NotFound", "never reads ErrorCodes while serving"},
+		"ErrorStatus": {"status, ok := fx.ErrorStatus[code]", "never reads it while serving"},
 	} {
-		if !strings.Contains(docs[name], want) {
-			t.Errorf("the doc of %s does not say %q:\n%s", name, want, docs[name])
-		}
-	}
-	for _, name := range []string{"ErrorCodes", "ErrorStatus"} {
-		if !strings.Contains(docs[name], "compatibility name") {
-			t.Errorf("the doc of %s does not call it a compatibility name", name)
+		for _, want := range wants {
+			if !strings.Contains(docs[name], want) {
+				t.Errorf("the doc of %s does not say %q:\n%s", name, want, docs[name])
+			}
 		}
 	}
 }

@@ -32,24 +32,24 @@ func TestEveryEndFinishes(t *testing.T) {
 	}{
 		{"route", nil, "GET /ok HTTP/1.1\r\n" + accept + "\r\n", 200, "", true},
 		{"route error through the boundary", nil, "GET /fail HTTP/1.1\r\n" + accept + "\r\n", 418, "APP_TEAPOT", true},
-		{"404 without a Ctx", nil, "GET /nope HTTP/1.1\r\n" + accept + "\r\n", 404, CodeNotFound, true},
+		{"404 without a Ctx", nil, "GET /nope HTTP/1.1\r\n" + accept + "\r\n", 404, codeNotFound, true},
 		{"404 through the middleware", func() *App {
 			a := newFinishApp(Config{})
 			a.Use(func(c *Ctx, next Next) error { return next() })
 			return a
-		}, "GET /nope HTTP/1.1\r\n" + accept + "\r\n", 404, CodeNotFound, true},
-		{"refused path", nil, "GET /a%2fb HTTP/1.1\r\n" + accept + "\r\n", 400, CodeBadRequest, true},
+		}, "GET /nope HTTP/1.1\r\n" + accept + "\r\n", 404, codeNotFound, true},
+		{"refused path", nil, "GET /a%2fb HTTP/1.1\r\n" + accept + "\r\n", 400, codeBadRequest, true},
 		{"router redirect", func() *App {
 			return newFinishApp(Config{RedirectTrailingSlash: true})
 		}, "GET /ok/ HTTP/1.1\r\n" + accept + "\r\n", 301, "", false},
 		{"transport error", func() *App {
 			return newFinishApp(Config{BodyLimit: 8})
-		}, "POST /ok HTTP/1.1\r\n" + accept + "Content-Length: 20\r\n\r\n01234567890123456789", 413, CodePayloadTooLarge, true},
+		}, "POST /ok HTTP/1.1\r\n" + accept + "Content-Length: 20\r\n\r\n01234567890123456789", 413, codePayloadTooLarge, true},
 		{"failed boot", func() *App {
 			a := newFinishApp(Config{})
 			a.Get("/broken", nil)
 			return a
-		}, "GET /ok HTTP/1.1\r\n" + accept + "\r\n", 500, CodeRouteHandlerRequired, true},
+		}, "GET /ok HTTP/1.1\r\n" + accept + "\r\n", 500, codeRouteHandlerRequired, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

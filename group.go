@@ -43,6 +43,12 @@ func newGroup(a *App, parent *Group, prefix string, mw []Middleware) *Group {
 	return g
 }
 
+// App returns the App the group's routes register on. Packages that
+// mount handlers with resources of their own (static files) use it to
+// close them at Shutdown (App.OnShutdown) and to report a configuration
+// error at Boot (App.Register).
+func (g *Group) App() *App { return g.app }
+
 // Use appends middleware to the group (before Boot, like App.Use; it
 // applies to the group's routes whether registered before or after).
 func (g *Group) Use(mw ...Middleware) {

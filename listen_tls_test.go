@@ -124,7 +124,7 @@ func TestServeTLS(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	client.CloseIdleConnections()
-	checkEnvelopeBody(t, b, fx.CodeNotFound)
+	checkEnvelopeBody(t, b, fx.ErrorCodes.NotFound)
 
 	// TLS 1.1 is refused at the handshake.
 	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool, MaxVersion: tls.VersionTLS11})
@@ -164,7 +164,7 @@ func TestServeTLSConnectionLimit(t *testing.T) {
 	second.SetDeadline(time.Now().Add(5 * time.Second))
 	second.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
 	b, _ := io.ReadAll(second)
-	if !strings.HasPrefix(string(b), "HTTP/1.1 503") || !strings.Contains(string(b), fx.CodeServiceUnavailable) {
+	if !strings.HasPrefix(string(b), "HTTP/1.1 503") || !strings.Contains(string(b), fx.ErrorCodes.ServiceUnavailable) {
 		t.Fatalf("second connection: %q", b)
 	}
 	// MinVersion below 1.2 was raised.

@@ -186,7 +186,7 @@ func (a *App) observeRefusal(c net.Conn, head []byte, start time.Time) {
 	resp.Header.Set("Retry-After", "1")
 	resp.SetConnectionClose()
 	resp.SetBodyRaw(overloadBody)
-	a.observeAlone(rc, CodeServiceUnavailable, start)
+	a.observeAlone(rc, codeServiceUnavailable, start)
 	rc.Request.Reset()
 	rc.Response.Reset()
 	rc.Init2(nil, nil, false) // do not keep the connection reachable from the pool

@@ -364,7 +364,7 @@ func setScalar(t reflect.Type, at unsafe.Pointer, s string, raw []byte) string {
 			*(*string)(at) = string(raw)
 			return ""
 		}
-		s = unsafeString(raw) // parsed, not kept
+		s = b2s(raw) // parsed, not kept
 	}
 	switch t.Kind() {
 	case reflect.String:
@@ -413,5 +413,3 @@ func intIssue(s string, err error, t reflect.Type) string {
 
 // quoteShort quotes client input for a message, cut to 40 bytes.
 func quoteShort(s string) string { return strconv.Quote(cutText(s, 40)) }
-
-func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

@@ -52,7 +52,7 @@ func opIssues(t *testing.T, r result) []string {
 
 func opIssuesTruncated(t *testing.T, r result) (got []string, truncated bool) {
 	t.Helper()
-	env := mustEnvelope(t, r, 422, fx.CodeValidationError)
+	env := mustEnvelope(t, r, 422, fx.ErrorCodes.ValidationError)
 	var d struct {
 		Issues    []fx.ValidationIssue `json:"issues"`
 		Truncated bool                 `json:"truncated"`
@@ -159,7 +159,7 @@ func TestOpTagsBootError(t *testing.T) {
 			t.Errorf("boot error %q does not name %s", err, want)
 		}
 	}
-	mustEnvelope(t, do(t, app, "POST", "/bad", "{}"), 500, fx.CodeInternalError)
+	mustEnvelope(t, do(t, app, "POST", "/bad", "{}"), 500, fx.ErrorCodes.InternalError)
 }
 
 // TestOpTagsRouteInfo: parameter and body schemas carry their tags;

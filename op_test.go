@@ -61,7 +61,7 @@ func TestOpBindsEverySource(t *testing.T) {
 func TestOpCollectsAllIssues(t *testing.T) {
 	r := do(t, opApp(), "POST", "/items/x?limit=300&ratio=half&strict=maybe",
 		`{"sku":1,"qty":"2"}`, "Content-Type", "application/json")
-	env := mustEnvelope(t, r, 422, fx.CodeValidationError)
+	env := mustEnvelope(t, r, 422, fx.ErrorCodes.ValidationError)
 	var d struct {
 		Issues []fx.ValidationIssue `json:"issues"`
 	}
@@ -90,7 +90,7 @@ func TestOpCollectsAllIssues(t *testing.T) {
 func TestOpMaxIssues(t *testing.T) {
 	r := do(t, opApp(fx.Config{MaxIssues: 2}), "POST", "/items/x?limit=300",
 		`{"sku":1,"qty":"2"}`, "Content-Type", "application/json")
-	env := mustEnvelope(t, r, 422, fx.CodeValidationError)
+	env := mustEnvelope(t, r, 422, fx.ErrorCodes.ValidationError)
 	var d struct {
 		Issues    []fx.ValidationIssue `json:"issues"`
 		Truncated bool                 `json:"truncated"`
@@ -118,15 +118,15 @@ func TestOpBody(t *testing.T) {
 	if r := do(t, app, "POST", "/opt", `{"sku":"s","qty":1}`, "Content-Type", "application/json"); string(r.body) != `{"sku":"s","qty":1}` {
 		t.Errorf("optional body sent: %d %s", r.status, r.body)
 	}
-	mustEnvelope(t, do(t, app, "POST", "/opt", `{"sku":`, "Content-Type", "application/json"), 422, fx.CodeValidationError)
+	mustEnvelope(t, do(t, app, "POST", "/opt", `{"sku":`, "Content-Type", "application/json"), 422, fx.ErrorCodes.ValidationError)
 	if r := do(t, app, "POST", "/opt", " null\n", "Content-Type", "application/json"); string(r.body) != `{"sku":"none","qty":0}` {
 		t.Errorf("optional body null: %d %s", r.status, r.body)
 	}
 	// null beside white space JSON does not have is malformed, not absent
-	mustEnvelope(t, do(t, app, "POST", "/opt", "\fnull", "Content-Type", "application/json"), 422, fx.CodeValidationError)
-	mustEnvelope(t, do(t, app, "POST", "/opt", "null\v", "Content-Type", "application/json"), 422, fx.CodeValidationError)
+	mustEnvelope(t, do(t, app, "POST", "/opt", "\fnull", "Content-Type", "application/json"), 422, fx.ErrorCodes.ValidationError)
+	mustEnvelope(t, do(t, app, "POST", "/opt", "null\v", "Content-Type", "application/json"), 422, fx.ErrorCodes.ValidationError)
 	r := do(t, opApp(), "POST", "/items/1?strict=true", "", "X-Key", "k")
-	env := mustEnvelope(t, r, 422, fx.CodeValidationError)
+	env := mustEnvelope(t, r, 422, fx.ErrorCodes.ValidationError)
 	if !strings.Contains(string(env.Details), "Request body is required") {
 		t.Errorf("details %s", env.Details)
 	}

@@ -38,7 +38,7 @@ func orderPlugins(ps []Plugin) ([]Plugin, []error) {
 	for _, p := range ps {
 		for _, d := range p.DependsOn {
 			if _, ok := index[d]; !ok {
-				errs = append(errs, catalogError(CodePluginMissingDependency,
+				errs = append(errs, catalogError(codePluginMissingDependency,
 					fmt.Sprintf("Plugin %q depends on %q, which is not registered", p.Name, d)))
 			}
 		}
@@ -47,7 +47,7 @@ func orderPlugins(ps []Plugin) ([]Plugin, []error) {
 		return nil, errs
 	}
 	if cycle := findCycle(ps, index); cycle != nil {
-		return nil, []error{catalogError(CodePluginDependencyCycle,
+		return nil, []error{catalogError(codePluginDependencyCycle,
 			"Plugin dependency cycle: "+strings.Join(cycle, " -> "))}
 	}
 	// Repeatedly take the first registered plugin whose dependencies are

@@ -89,7 +89,7 @@ func (a *App) notFound(rc *fasthttp.RequestCtx) {
 	b = appendJSONInner(b, b2s(rc.URI().PathOriginal()))
 	b = append(b, notFoundSuffix...)
 	resp.SwapBody(b)
-	a.finish(rc, nil, unserved, CodeNotFound)
+	a.finish(rc, nil, unserved, codeNotFound)
 }
 
 var (
@@ -100,7 +100,7 @@ var (
 // notFoundHandler is the handler of the not-found route (used when there is
 // middleware or a hook).
 func notFoundHandler(c *Ctx) error {
-	return catalogError(CodeNotFound,
+	return catalogError(codeNotFound,
 		"Route "+c.Method()+" "+string(c.rc.URI().PathOriginal())+" not found")
 }
 
@@ -113,9 +113,9 @@ func notFoundHandler(c *Ctx) error {
 // /public), and Route "". Cost: the envelope, written without a Ctx (no
 // allocation without observers).
 func (a *App) refusePath(rc *fasthttp.RequestCtx) {
-	status, _ := StatusOf(CodeBadRequest)
-	a.writeEnvelope(&rc.Response, status, CodeBadRequest, badPathMessage, nil)
-	a.finish(rc, nil, refusedPath, CodeBadRequest)
+	status, _ := statusOf(codeBadRequest)
+	a.writeEnvelope(&rc.Response, status, codeBadRequest, badPathMessage, nil)
+	a.finish(rc, nil, refusedPath, codeBadRequest)
 }
 
 // badPathMessage is the message of refusePath's envelope.
@@ -280,7 +280,7 @@ func (c *Ctx) callNext() Next {
 	return func() (err error) {
 		d := c.depth
 		if c.started > d {
-			return catalogError(CodeNextCalledMultipleTimes,
+			return catalogError(codeNextCalledMultipleTimes,
 				"next() was called more than once by the same middleware")
 		}
 		i := d + 1

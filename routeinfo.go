@@ -274,12 +274,12 @@ func (r RouteInfo) DeclaredResponses() []DeclaredResponse {
 		readsBody = readsBody || f.In == "body"
 	}
 	if r.Body != nil || r.Query != nil || inputCanFail(r.Input) {
-		addError(422, CodeValidationError, false)
+		addError(422, codeValidationError, false)
 	}
 	if readsBody {
-		addError(413, CodePayloadTooLarge, true)
+		addError(413, codePayloadTooLarge, true)
 	}
-	addError(500, CodeInternalError, true)
+	addError(500, codeInternalError, true)
 	for _, e := range r.Errors {
 		addError(e.Status, e.Code, false)
 	}

@@ -16,7 +16,7 @@ var errUserNotFound = fx.NewError(404, "USER_NOT_FOUND", "No such user")
 // errors, without the HEAD twin of a GET.
 func TestRoutesListsBootedRoutes(t *testing.T) {
 	app := fx.New()
-	deny := fx.NewError(403, fx.CodeForbidden, "no")
+	deny := fx.NewError(403, fx.ErrorCodes.Forbidden, "no")
 	guard := fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() }, deny)
 	app.Use(func(c *fx.Ctx, next fx.Next) error { return next() })
 	api := app.Group("/api", guard).Tags("api")
@@ -68,13 +68,13 @@ func TestDeclareIsPerClosure(t *testing.T) {
 	}
 	a, b := fx.NewError(400, "A", "a"), fx.NewError(400, "B", "b")
 	ma, mb := mk(a), mk(b)
-	if got := fx.Declared(ma); len(got) != 1 || got[0] != a {
-		t.Errorf("Declared(ma) = %v", got)
+	if got := fx.DeclarationOf(ma).Errors; len(got) != 1 || got[0] != a {
+		t.Errorf("DeclarationOf(ma).Errors = %v", got)
 	}
-	if got := fx.Declared(mb); len(got) != 1 || got[0] != b {
-		t.Errorf("Declared(mb) = %v", got)
+	if got := fx.DeclarationOf(mb).Errors; len(got) != 1 || got[0] != b {
+		t.Errorf("DeclarationOf(mb).Errors = %v", got)
 	}
-	if fx.Declared(func(c *fx.Ctx, next fx.Next) error { return nil }) != nil || fx.Declare(nil) != nil {
+	if fx.DeclarationOf(func(c *fx.Ctx, next fx.Next) error { return nil }).Errors != nil || fx.Declare(nil) != nil {
 		t.Error("undeclared middleware has declarations")
 	}
 }
@@ -106,7 +106,7 @@ func TestDeclaredResponsesIsTheContract(t *testing.T) {
 	}
 	conflict := fx.NewError(409, "APP_CONFLICT", "taken")
 	weird := fx.NewError(302, "APP_WEIRD", "not an error status")
-	guard := fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.NewError(401, fx.CodeUnauthenticated, "no"), conflict)
+	guard := fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.NewError(401, fx.ErrorCodes.Unauthenticated, "no"), conflict)
 	app := fx.New()
 	app.Use(guard)
 	fx.Op(app, "POST", "/orders", func(c *fx.Ctx, _ *in) (*order, error) { return &order{}, nil },
@@ -135,17 +135,17 @@ func TestDeclaredResponsesIsTheContract(t *testing.T) {
 	want := []row{
 		{201, "", reflect.TypeFor[order](), false},
 		{202, "", nil, false},
-		{422, fx.CodeValidationError, nil, false},
-		{413, fx.CodePayloadTooLarge, nil, true},
-		{500, fx.CodeInternalError, nil, true},
+		{422, fx.ErrorCodes.ValidationError, nil, false},
+		{413, fx.ErrorCodes.PayloadTooLarge, nil, true},
+		{500, fx.ErrorCodes.InternalError, nil, true},
 		{409, "APP_CONFLICT", nil, false},
 		{500, "APP_WEIRD", nil, false},
-		{401, fx.CodeUnauthenticated, nil, false},
+		{401, fx.ErrorCodes.Unauthenticated, nil, false},
 	}
 	if got := rows(routes[0]); !slices.Equal(got, want) {
 		t.Errorf("POST /orders:\n got %v\nwant %v", got, want)
 	}
-	want = []row{{200, "", nil, false}, {500, fx.CodeInternalError, nil, true}, {401, fx.CodeUnauthenticated, nil, false}, {409, "APP_CONFLICT", nil, false}}
+	want = []row{{200, "", nil, false}, {500, fx.ErrorCodes.InternalError, nil, true}, {401, fx.ErrorCodes.Unauthenticated, nil, false}, {409, "APP_CONFLICT", nil, false}}
 	if got := rows(routes[1]); !slices.Equal(got, want) {
 		t.Errorf("GET /plain:\n got %v\nwant %v", got, want)
 	}

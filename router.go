@@ -49,12 +49,6 @@ func (a *routes) Route(r Route) {
 		meta: newRouteMeta(r)})
 }
 
-// App returns the App these routes register on: the App itself, or a
-// Group's App. Packages that mount handlers with resources of their own
-// (static files) use it to close them at Shutdown (App.OnShutdown) and
-// to report a configuration error at Boot (App.Register).
-func (a *routes) App() *App { return a.app }
-
 func (a *routes) add(s routeSpec) {
 	s.path = a.prefix + s.path
 	s.group = a.group
@@ -200,7 +194,7 @@ func (a *App) buildRouter(specs []routeSpec, mws []Middleware) (*router.Router, 
 		}
 		errs = append(errs, nilMiddleware(routeWhat(s.method, s.path), s.mws)...)
 		if s.handler == nil {
-			errs = append(errs, catalogError(CodeRouteHandlerRequired,
+			errs = append(errs, catalogError(codeRouteHandlerRequired,
 				fmt.Sprintf("Route %s %s has no handler", s.method, s.path)))
 			continue
 		}
@@ -435,8 +429,9 @@ func (s *staticRoutes) find(method, path []byte) *route {
 	return nil
 }
 
-// b2s views b as a string without copying; the result must not outlive b's
-// current contents (used only to pass request bytes to the escaper).
+// b2s views b as a string without copying, the package's one such view:
+// the result must not be kept past b's current contents (a lookup, a
+// comparison, a parse, or bytes copied into an escaper's output).
 func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // routeHeads answers "can any route match this path?" for the misses that

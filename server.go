@@ -139,7 +139,7 @@ const overloadMessage = "The server is serving its maximum number of connections
 // header: one built once would carry the process start time (a 5xx may
 // omit Date, RFC 9110 6.6.1).
 var (
-	overloadBody     = AppendEnvelope(nil, &Error{Code: CodeServiceUnavailable, Message: overloadMessage})
+	overloadBody     = AppendEnvelope(nil, &Error{Code: codeServiceUnavailable, Message: overloadMessage})
 	overloadResponse = append([]byte("HTTP/1.1 503 Service Unavailable\r\n"+
 		"Content-Type: application/json\r\n"+
 		"Content-Length: "+strconv.Itoa(len(overloadBody))+"\r\n"+
@@ -291,27 +291,27 @@ func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
 	if !conn.ErrorResponse(rc.Conn()) {
 		return
 	}
-	code := CodeBadRequest
+	code := codeBadRequest
 	msg := "The request could not be parsed"
 	var small *fasthttp.ErrSmallBuffer
 	var timeout interface{ Timeout() bool } // net.Error, and in-memory conns that only have Timeout
 	switch f := conn.MarkedFault(&rc.Request.Header); {
 	case f != conn.FaultNone: // refused by the framing guard
-		code, msg = CodeBadRequest, f.Message()
+		code, msg = codeBadRequest, f.Message()
 		if f == conn.FaultTooLarge { // a body over the limit, announced
-			code = CodePayloadTooLarge
+			code = codePayloadTooLarge
 		}
 	case errors.Is(err, conn.ErrBareLFHead): // answered at once, not at the read timeout
-		code, msg = CodeBadRequest, conn.BareLFHeadMessage
+		code, msg = codeBadRequest, conn.BareLFHeadMessage
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		code, msg = CodePayloadTooLarge, "The request body is larger than the server accepts"
+		code, msg = codePayloadTooLarge, "The request body is larger than the server accepts"
 	case errors.As(err, &small):
-		code, msg = CodeHeadersTooLarge, "The request headers are larger than the server accepts"
+		code, msg = codeHeadersTooLarge, "The request headers are larger than the server accepts"
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &timeout) && timeout.Timeout():
-		code, msg = CodeRequestTimeout, "The request was not received in time"
+		code, msg = codeRequestTimeout, "The request was not received in time"
 	}
 	rc.Response.Reset()
-	status, _ := StatusOf(code)
+	status, _ := statusOf(code)
 	a.writeEnvelope(&rc.Response, status, code, msg, nil)
 	a.finish(rc, nil, transport, code)
 }

@@ -40,7 +40,7 @@ import (
 // same addr take the inherited socket instead of listening; once every
 // inherited socket is served the new process reports ready. A new process
 // that fails before that (a boot error, a crash) or does not report
-// within UpgradeTimeout leaves the old one serving: Upgrade returns the
+// within a minute leaves the old one serving: Upgrade returns the
 // error and the old process carries on as if nothing happened.
 //
 // This is what cloudflare/tableflip does for Go services; fx implements
@@ -56,9 +56,9 @@ import (
 //
 // Cost: nothing per connection or request; Upgrade costs a process start.
 
-// UpgradeTimeout bounds how long Upgrade waits for the new process to
+// upgradeTimeout bounds how long Upgrade waits for the new process to
 // report ready before it ends that process and gives up.
-const UpgradeTimeout = time.Minute
+const upgradeTimeout = time.Minute
 
 // envHandoff describes the inherited sockets: the parent's PID, then the
 // key (the addr given to Run or Listen, URL-escaped) of each descriptor
@@ -184,8 +184,9 @@ func (u *upgrader) watch(delta int) {
 // without refusing or resetting a connection (see the hand-off above): it
 // starts the new process with the listening sockets Run, Listen or
 // ListenTLS opened, waits until it reports that it serves them (at most
-// UpgradeTimeout), and then begins this App's shutdown: under Run, Run
-// drains within its GracePeriod and returns nil; otherwise Upgrade starts
+// one minute; then it ends the new process and returns an error), and
+// then begins this App's shutdown: under Run, Run drains within its
+// GracePeriod and returns nil; otherwise Upgrade starts
 // Shutdown, and Listen returns when it completes. The new process shares
 // this one's standard input, output and error.
 //
@@ -279,7 +280,7 @@ func (a *App) startSuccessor(lns []keyedListener) (int, error) {
 		line, _ := bufio.NewReader(io.LimitReader(r, 32)).ReadString('\n')
 		report <- strings.TrimSpace(line)
 	}()
-	t := time.NewTimer(UpgradeTimeout)
+	t := time.NewTimer(upgradeTimeout)
 	defer t.Stop()
 	select {
 	case s := <-report:
@@ -295,6 +296,6 @@ func (a *App) startSuccessor(lns []keyedListener) (int, error) {
 	case <-t.C:
 		proc.Kill()
 		proc.Wait()
-		return 0, fmt.Errorf("fx: Upgrade: the new process (pid %d) was not ready within %v; killed", proc.Pid, UpgradeTimeout)
+		return 0, fmt.Errorf("fx: Upgrade: the new process (pid %d) was not ready within %v; killed", proc.Pid, upgradeTimeout)
 	}
 }

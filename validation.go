@@ -29,8 +29,8 @@ type validationDetails struct {
 	Truncated bool              `json:"truncated,omitempty"`
 }
 
-// ValidationMessage is the fixed message of FX_VALIDATION_ERROR.
-const ValidationMessage = "Request validation failed"
+// validationMessage is the fixed message of FX_VALIDATION_ERROR.
+const validationMessage = "Request validation failed"
 
 // NewValidationError returns the 422 FX_VALIDATION_ERROR *Error with
 // message "Request validation failed" and details {"issues": issues}: the
@@ -80,7 +80,7 @@ func newValidationError(issues []ValidationIssue, truncated bool) *Error {
 			break
 		}
 	}
-	return catalogError(CodeValidationError, ValidationMessage,
+	return catalogError(codeValidationError, validationMessage,
 		validationDetails{Issues: issues, Truncated: truncated})
 }
 

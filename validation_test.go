@@ -110,7 +110,7 @@ func boundedEnvelope(t *testing.T, status int, body []byte) boundedDetails {
 		t.Fatalf("status %d: %.300s", status, body)
 	}
 	var d boundedDetails
-	env := checkEnvelopeBody(t, body, fx.CodeValidationError)
+	env := checkEnvelopeBody(t, body, fx.ErrorCodes.ValidationError)
 	if err := json.Unmarshal(env.Details, &d); err != nil {
 		t.Fatalf("details (%v): %.300s", err, body)
 	}

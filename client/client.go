@@ -8,7 +8,7 @@
 // constants with errors.As, never on strings:
 //
 //	var e *fx.Error
-//	if errors.As(err, &e) && e.Code == fx.CodeNotFound { ... }
+//	if errors.As(err, &e) && e.Code == fx.ErrorCodes.NotFound { ... }
 //
 // and it retries only when a retry is safe (see Retry): idempotent
 // methods, and POST or PATCH calls carrying an Idempotency-Key that the

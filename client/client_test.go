@@ -88,11 +88,11 @@ func TestEnvelopeBecomesFxError(t *testing.T) {
 
 		// A catalog code: the framework's own 404 and 422.
 		err = c.Call(context.Background(), "GET", "/nope", nil, nil)
-		if !errors.As(err, &e) || e.Code != fx.CodeNotFound || e.Status != 404 {
+		if !errors.As(err, &e) || e.Code != fx.ErrorCodes.NotFound || e.Status != 404 {
 			t.Fatalf("unmatched route: %v", err)
 		}
 		err = c.Do2(t, "POST", "/orders", "{bad")
-		if !errors.As(err, &e) || e.Code != fx.CodeValidationError || e.Status != 422 {
+		if !errors.As(err, &e) || e.Code != fx.ErrorCodes.ValidationError || e.Status != 422 {
 			t.Fatalf("bad body: %v", err)
 		}
 
@@ -149,7 +149,7 @@ func (f *flaky) app() *fx.App {
 		f.mu.Unlock()
 		if k <= f.n {
 			c.SetHeader("Retry-After", "0")
-			return fx.NewCatalogError(fx.CodeServiceUnavailable, "draining")
+			return fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "draining")
 		}
 		return c.JSON(201, map[string]string{"ok": "yes"})
 	}
@@ -187,7 +187,7 @@ func TestRetriesOnlyWhenSafe(t *testing.T) {
 		before := f.calls.Load()
 		_, err = c2.Do(context.Background(), &Request{Method: "POST", Path: "/x"})
 		var e *fx.Error
-		if !errors.As(err, &e) || e.Code != fx.CodeServiceUnavailable || e.Status != 503 {
+		if !errors.As(err, &e) || e.Code != fx.ErrorCodes.ServiceUnavailable || e.Status != 503 {
 			t.Fatalf("POST without key: %v", err)
 		}
 		if got := f.calls.Load() - before; got != 1 {
@@ -212,7 +212,7 @@ func TestHonoursRetryAfterAndDeadline(t *testing.T) {
 	app := countedApp("/x", &calls, func(c *fx.Ctx) error {
 		if calls.Load() == 1 {
 			c.SetHeader("Retry-After", "1")
-			return fx.NewCatalogError(fx.CodeRateLimited, "slow down")
+			return fx.NewCatalogError(fx.ErrorCodes.RateLimited, "slow down")
 		}
 		return c.JSON(200, "ok")
 	})
@@ -233,7 +233,7 @@ func TestHonoursRetryAfterAndDeadline(t *testing.T) {
 	start = time.Now()
 	err := c.Call(ctx, "GET", "/x", nil, nil)
 	var e *fx.Error
-	if !errors.As(err, &e) || e.Code != fx.CodeRateLimited {
+	if !errors.As(err, &e) || e.Code != fx.ErrorCodes.RateLimited {
 		t.Fatalf("err = %v", err)
 	}
 	if el := time.Since(start); el > 200*time.Millisecond {
@@ -243,7 +243,7 @@ func TestHonoursRetryAfterAndDeadline(t *testing.T) {
 
 func TestBudgetBoundsRetries(t *testing.T) {
 	var calls atomic.Int64
-	app := countedApp("/x", &calls, func(c *fx.Ctx) error { return fx.NewCatalogError(fx.CodeServiceUnavailable, "down") })
+	app := countedApp("/x", &calls, func(c *fx.Ctx) error { return fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "down") })
 	budget := NewBudget(BudgetConfig{MinRetries: 3, Ratio: 0.01, Window: time.Hour})
 	c := New(fast(Config{BaseURL: serve(t, app), Budget: budget}))
 	var exhausted int
@@ -252,7 +252,7 @@ func TestBudgetBoundsRetries(t *testing.T) {
 		if errors.Is(err, ErrBudgetExhausted) {
 			exhausted++
 			var e *fx.Error
-			if !errors.As(err, &e) || e.Code != fx.CodeServiceUnavailable {
+			if !errors.As(err, &e) || e.Code != fx.ErrorCodes.ServiceUnavailable {
 				t.Fatalf("the last answer must stay reachable: %v", err)
 			}
 		}
@@ -366,14 +366,14 @@ func TestDecideTable(t *testing.T) {
 		{"sent, unsafe", sent, false, false},
 		{"sent, safe", sent, true, true},
 		{"not sent, unsafe", unsent, false, true},
-		{"503 safe", st(503, fx.CodeServiceUnavailable), true, true},
-		{"503 unsafe", st(503, fx.CodeServiceUnavailable), false, false},
-		{"429 safe", st(429, fx.CodeRateLimited), true, true},
-		{"504 safe", st(504, fx.CodeTimeout), true, true},
-		{"500 safe", st(500, fx.CodeInternalError), true, false},
-		{"422 safe", st(422, fx.CodeValidationError), true, false},
+		{"503 safe", st(503, fx.ErrorCodes.ServiceUnavailable), true, true},
+		{"503 unsafe", st(503, fx.ErrorCodes.ServiceUnavailable), false, false},
+		{"429 safe", st(429, fx.ErrorCodes.RateLimited), true, true},
+		{"504 safe", st(504, fx.ErrorCodes.Timeout), true, true},
+		{"500 safe", st(500, fx.ErrorCodes.InternalError), true, false},
+		{"422 safe", st(422, fx.ErrorCodes.ValidationError), true, false},
 		{"409 app", st(409, "APP_CONFLICT"), true, false},
-		{"409 in flight", st(409, fx.CodeIdempotencyInFlight), true, true},
+		{"409 in flight", st(409, fx.ErrorCodes.IdempotencyInFlight), true, true},
 		{"other error", errors.New("x"), true, false},
 		{"too large, safe", &TransportError{Sent: true, Err: ErrResponseTooLarge}, true, false},
 		{"redirect loop, safe", &TransportError{Sent: true, Err: ErrTooManyRedirects}, true, false},

@@ -49,7 +49,7 @@ func ExampleClient_HTTPClient() {
 		key := c.Header("Idempotency-Key")
 		if keys[key]++; keys[key] == 1 {
 			c.SetHeader("Retry-After", "0")
-			return fx.NewCatalogError(fx.CodeServiceUnavailable, "busy")
+			return fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "busy")
 		}
 		return c.JSON(201, map[string]string{"id": "o-1"})
 	})

@@ -117,7 +117,7 @@ func transientStatus(err error) bool {
 		case 408, 429, 502, 503, 504:
 			return true
 		case 409:
-			return e.Code == fx.CodeIdempotencyInFlight
+			return e.Code == fx.ErrorCodes.IdempotencyInFlight
 		}
 		return false
 	}

@@ -110,7 +110,7 @@ func TestRoundTripperRetriesAtMostOnce(t *testing.T) {
 // through http.Client's *url.Error and a generated client's wrapping.
 func TestRoundTripperFinalAnswerAndErrors(t *testing.T) {
 	var down atomic.Int64
-	app := countedApp("/down", &down, func(c *fx.Ctx) error { return fx.NewCatalogError(fx.CodeServiceUnavailable, "down") })
+	app := countedApp("/down", &down, func(c *fx.Ctx) error { return fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "down") })
 	app.Get("/missing", func(c *fx.Ctx) error { return fx.NewError(404, "APP_NOT_FOUND", "no such order") })
 	app.Get("/big", func(c *fx.Ctx) error { return c.JSON(200, strings.Repeat("x", 4096)) })
 	app.Post("/echo", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
@@ -163,7 +163,7 @@ func TestRoundTripperFinalAnswerAndErrors(t *testing.T) {
 				}
 			}
 			var e *fx.Error
-			if !errors.Is(err, ErrBudgetExhausted) || !errors.As(err, &e) || e.Code != fx.CodeServiceUnavailable || e.Status != 503 {
+			if !errors.Is(err, ErrBudgetExhausted) || !errors.As(err, &e) || e.Code != fx.ErrorCodes.ServiceUnavailable || e.Status != 503 {
 				t.Fatalf("budget spent: %v, want the 503's *fx.Error with ErrBudgetExhausted", err)
 			}
 		})

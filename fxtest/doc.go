@@ -1,6 +1,6 @@
 // Package fxtest tests fx applications: a client that sends requests to an
-// App in memory, assertions that know fx's error contract, and helpers
-// that mint credentials for the middleware package.
+// App in memory, a loopback server, and assertions that know fx's error
+// contract.
 //
 //	func TestGetUser(t *testing.T) {
 //		c := fxtest.New(t, newApp())
@@ -166,8 +166,9 @@
 //
 // # Credentials
 //
-// APIKeys mints API keys for principals and builds middleware.APIKeys.
-// JWTs come from package middleware/jwt/jwttest (a Signer with roles,
-// permissions and tenant claims, and the forgeries a verifier must
-// refuse), so that fxtest itself links no JWT library.
+// fxtest mints none and links neither the middleware package nor a JWT
+// library. An API key verifier for a test is middleware.NewAPIKeys given
+// the keys the test chooses; JWTs come from package middleware/jwt/jwttest
+// (a Signer with roles, permissions and tenant claims, and the forgeries
+// a verifier must refuse).
 package fxtest

@@ -6,7 +6,6 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
-	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/validate"
 )
 
@@ -56,21 +55,6 @@ func Example() {
 	env := resp.Envelope()
 	fmt.Println(resp.Status, env.Code, env.Message)
 	// Output: 404 APP_USER_NOT_FOUND User not found
-}
-
-func ExampleAPIKeys() {
-	keys := fxtest.NewAPIKeys()
-	key := keys.Key(middleware.Principal{Subject: "billing-job"})
-	app := fx.New()
-	app.Use(middleware.Auth(middleware.AuthConfig{APIKeys: keys.Verifier()}))
-	app.Get("/me", func(c *fx.Ctx) error {
-		p, _ := middleware.PrincipalFrom(c)
-		return c.String(200, p.Subject)
-	})
-	c := fxtest.New(t, app)
-
-	fmt.Println(string(c.Get("/me").Header(middleware.DefaultAPIKeyHeader, key).Do().Body))
-	// Output: billing-job
 }
 
 // Strict mode: the App documents its routes (Responses, Errors), so every

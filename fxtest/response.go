@@ -137,7 +137,7 @@ func decodeEnvelope(body []byte) (Envelope, error) {
 //   - that value is {"error":{...}} with a string "code", a string
 //     "message" and, optionally, "details" (never null, never {}), and no
 //     other key;
-//   - the code is a catalog code sent with its status (fx.StatusOf), or
+//   - the code is a catalog code sent with its status (fx.ErrorStatus), or
 //     one of appCodes sent with the status appCodes gives it;
 //   - a 500 FX_INTERNAL_ERROR says only "Internal server error", with no
 //     details (what production sends; pass a development App's responses
@@ -164,7 +164,7 @@ func CheckEnvelope(status int, header http.Header, body []byte, appCodes map[str
 	if want != status {
 		return env, fmt.Errorf("code %s came with status %d, want %d", env.Code, status, want)
 	}
-	if env.Code == fx.CodeInternalError && (env.Message != "Internal server error" || env.Details != nil) {
+	if env.Code == fx.ErrorCodes.InternalError && (env.Message != "Internal server error" || env.Details != nil) {
 		return env, fmt.Errorf("a production 500 says more than %q: %q", "Internal server error", body)
 	}
 	return env, nil

@@ -24,7 +24,7 @@ func TestServeAndCheckEnvelope(t *testing.T) {
 	for path, want := range map[string]struct {
 		status int
 		code   string
-	}{"/nope": {404, fx.CodeNotFound}, "/teapot": {418, "APP_TEAPOT"}} {
+	}{"/nope": {404, fx.ErrorCodes.NotFound}, "/teapot": {418, "APP_TEAPOT"}} {
 		resp, err := http.Get("http://" + addr + path)
 		if err != nil {
 			t.Fatal(err)

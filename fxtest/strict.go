@@ -38,13 +38,12 @@ func Strict() Option { return func(o *options) { o.strict = 1 } }
 // transportRefusals are the codes the server answers before routing, at
 // their catalog status, outside any route's contract (see
 // fx.RouteInfo.DeclaredResponses).
-var transportRefusals = []string{fx.CodeBadRequest, fx.CodeRequestTimeout, fx.CodePayloadTooLarge, fx.CodeHeadersTooLarge}
+var transportRefusals = []string{fx.ErrorCodes.BadRequest, fx.ErrorCodes.RequestTimeout, fx.ErrorCodes.PayloadTooLarge, fx.ErrorCodes.HeadersTooLarge}
 
 // isTransportRefusal reports whether status and code are one of
 // transportRefusals.
 func isTransportRefusal(status int, code string) bool {
-	st, _ := fx.StatusOf(code)
-	return st == status && slices.Contains(transportRefusals, code)
+	return fx.ErrorStatus[code] == status && slices.Contains(transportRefusals, code)
 }
 
 // contract is what strict mode knows of an App: its routes' contracts,
@@ -87,7 +86,7 @@ func ownErrors(r fx.RouteInfo) []*fx.Error {
 	for _, e := range r.Errors {
 		fromMiddleware := false
 		for _, mw := range r.Middleware {
-			if slices.Contains(fx.Declared(mw), e) {
+			if slices.Contains(fx.DeclarationOf(mw).Errors, e) {
 				fromMiddleware = true
 				break
 			}

@@ -17,13 +17,23 @@ type order struct {
 	Qty int    `json:"qty"`
 }
 
+// clerkKey returns an API key and the verifier that accepts it for the
+// principal "clerk".
+func clerkKey() (string, *middleware.APIKeys) {
+	const key = "clerk-key-0123456789abcdef"
+	keys, err := middleware.NewAPIKeys(map[string]middleware.Principal{key: {Subject: "clerk"}})
+	if err != nil {
+		panic(err)
+	}
+	return key, keys
+}
+
 // ordersApp declares its orders contract; the handlers answer whatever
 // the request asks for in ?answer=, declared or not.
-func ordersApp() (*fx.App, *fxtest.APIKeys, string) {
-	keys := fxtest.NewAPIKeys()
-	key := keys.Key(middleware.Principal{Subject: "clerk"})
+func ordersApp() (*fx.App, string) {
+	key, keys := clerkKey()
 	app := quietApp()
-	app.Use(middleware.Auth(middleware.AuthConfig{APIKeys: keys.Verifier()}))
+	app.Use(middleware.Auth(middleware.AuthConfig{APIKeys: keys}))
 	app.Route(fx.Route{
 		Method: "POST", Path: "/orders",
 		Body:      validate.Object(validate.Fields{"qty": validate.Integer().Min(1)}),
@@ -63,7 +73,7 @@ func ordersApp() (*fx.App, *fxtest.APIKeys, string) {
 		Method: "GET", Path: "/internal", Doc: fx.RouteDoc{Hidden: true},
 		Handler: func(c *fx.Ctx) error { return fx.NewError(418, "APP_TEAPOT", "Hidden routes are not in the document") },
 	})
-	return app, keys, key
+	return app, key
 }
 
 // TestStrictReportsUndeclaredResponse: a response whose status, or whose
@@ -71,7 +81,7 @@ func ordersApp() (*fx.App, *fxtest.APIKeys, string) {
 // with the message naming the answer and the contract; Lenient reports
 // nothing; declared responses pass.
 func TestStrictReportsUndeclaredResponse(t *testing.T) {
-	app, _, key := ordersApp()
+	app, key := ordersApp()
 	post := func(c *fxtest.Client, answer string) *fxtest.Response {
 		r := c.Post("/orders").Header(middleware.DefaultAPIKeyHeader, key).JSON(`{"qty":1}`)
 		if answer != "" {
@@ -108,8 +118,8 @@ func TestStrictReportsUndeclaredResponse(t *testing.T) {
 	mustPass(t, "declared responses", func(tb testing.TB) {
 		c := fxtest.New(tb, app)
 		post(c, "").AssertStatus(201)
-		c.Post("/orders").Header(middleware.DefaultAPIKeyHeader, key).JSON(`{"qty":0}`).Do().AssertError(422, fx.CodeValidationError)
-		c.Post("/orders").JSON(`{"qty":1}`).Do().AssertError(401, fx.CodeUnauthenticated)
+		c.Post("/orders").Header(middleware.DefaultAPIKeyHeader, key).JSON(`{"qty":0}`).Do().AssertError(422, fx.ErrorCodes.ValidationError)
+		c.Post("/orders").JSON(`{"qty":1}`).Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
 		c.Get("/orders/7").Header(middleware.DefaultAPIKeyHeader, key).Do().AssertStatus(200)
 	})
 }
@@ -118,7 +128,7 @@ func TestStrictReportsUndeclaredResponse(t *testing.T) {
 // declared Go type, or its declared validate.Schema, is reported with
 // every issue.
 func TestStrictChecksTheBodySchema(t *testing.T) {
-	app, _, key := ordersApp()
+	app, key := ordersApp()
 	mustFail(t, "Go type", func(tb testing.TB) {
 		fxtest.New(tb, app).Post("/orders").Header(middleware.DefaultAPIKeyHeader, key).JSON(`{"qty":1}`).Query("answer", "badbody").Do()
 	}, "POST /orders?answer=badbody answered 201 with a body that the contract of POST /orders does not declare (fxtest_test.order): id: ", "; qty: ",
@@ -132,14 +142,14 @@ func TestStrictChecksTheBodySchema(t *testing.T) {
 // routes and the transport's refusals are not any route's contract;
 // HEAD is held to its GET's statuses.
 func TestStrictLeavesOutWhatIsNotARoutesAnswer(t *testing.T) {
-	app, _, key := ordersApp()
+	app, key := ordersApp()
 	mustPass(t, "outside the document", func(tb testing.TB) {
 		c := fxtest.New(tb, app)
-		c.Get("/nope").Do().AssertError(401, fx.CodeUnauthenticated) // app middleware runs before the 404
-		c.Get("/nope").Header(middleware.DefaultAPIKeyHeader, key).Do().AssertError(404, fx.CodeNotFound)
-		c.Put("/orders").Header(middleware.DefaultAPIKeyHeader, key).Do().AssertError(404, fx.CodeNotFound)
+		c.Get("/nope").Do().AssertError(401, fx.ErrorCodes.Unauthenticated) // app middleware runs before the 404
+		c.Get("/nope").Header(middleware.DefaultAPIKeyHeader, key).Do().AssertError(404, fx.ErrorCodes.NotFound)
+		c.Put("/orders").Header(middleware.DefaultAPIKeyHeader, key).Do().AssertError(404, fx.ErrorCodes.NotFound)
 		c.Get("/internal").Header(middleware.DefaultAPIKeyHeader, key).Do().AssertError(418, "APP_TEAPOT")
-		c.Get("/orders/7").Header(middleware.DefaultAPIKeyHeader, key).Header("Content-Length", "x").Do().AssertError(400, fx.CodeBadRequest)
+		c.Get("/orders/7").Header(middleware.DefaultAPIKeyHeader, key).Header("Content-Length", "x").Do().AssertError(400, fx.ErrorCodes.BadRequest)
 		c.Head("/orders/7").Header(middleware.DefaultAPIKeyHeader, key).Do().AssertStatus(200)
 	})
 	// The static /orders/latest outranks /orders/:id, as in the router:
@@ -153,7 +163,7 @@ func TestStrictLeavesOutWhatIsNotARoutesAnswer(t *testing.T) {
 	files.Route(fx.Route{Method: "GET", Path: "/files/*rest", Responses: []fx.Response{{}},
 		Handler: func(c *fx.Ctx) error { return fx.NewError(409, "APP_LOCKED", "Locked") }})
 	mustPass(t, "catch-all without its slash", func(tb testing.TB) {
-		fxtest.New(tb, files).Get("/files").Do().AssertError(404, fx.CodeNotFound)
+		fxtest.New(tb, files).Get("/files").Do().AssertError(404, fx.ErrorCodes.NotFound)
 	})
 	for _, p := range []string{"/files/", "/files/a/b"} {
 		mustFail(t, "catch-all "+p, func(tb testing.TB) { fxtest.New(tb, files).Get(p).Do() },
@@ -170,11 +180,10 @@ func TestStrictLeavesOutWhatIsNotARoutesAnswer(t *testing.T) {
 // are its middleware's; Strict and Lenient override.
 func TestStrictIsOnWhenTheAppHasADocument(t *testing.T) {
 	undeclared := func(c *fx.Ctx) error { return fx.NewError(409, "APP_CONFLICT", "Order exists") }
-	keys := fxtest.NewAPIKeys()
-	key := keys.Key(middleware.Principal{Subject: "clerk"})
+	key, keys := clerkKey()
 	build := func(extra func(app *fx.App)) *fx.App {
 		app := quietApp()
-		app.Use(middleware.Auth(middleware.AuthConfig{APIKeys: keys.Verifier()}))
+		app.Use(middleware.Auth(middleware.AuthConfig{APIKeys: keys}))
 		app.Get("/x", undeclared)
 		if extra != nil {
 			extra(app)
@@ -220,7 +229,7 @@ func TestStrictIsOnWhenTheAppHasADocument(t *testing.T) {
 // exercised (not the generic 500 and 413), RequireFullCoverage reports
 // them at the end of the test, and TotalCoverage adds up every client.
 func TestCoverage(t *testing.T) {
-	app, _, key := ordersApp()
+	app, key := ordersApp()
 	var rec *recorder
 	t.Run("walk", func(t *testing.T) {
 		rec = &recorder{TB: t}
@@ -253,10 +262,10 @@ func TestCoverage(t *testing.T) {
 	}
 
 	// Another client of another App with the same routes adds to the total.
-	app2, _, _ := ordersApp()
-	fxtest.New(t, app2).Post("/orders").JSON(`{"qty":1}`).Do().AssertError(401, fx.CodeUnauthenticated)
+	app2, _ := ordersApp()
+	fxtest.New(t, app2).Post("/orders").JSON(`{"qty":1}`).Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
 	total := fxtest.TotalCoverage()
-	if slices.Contains(total.Missed, fxtest.Outcome{Method: "POST", Path: "/orders", Status: 401, Code: fx.CodeUnauthenticated}) ||
+	if slices.Contains(total.Missed, fxtest.Outcome{Method: "POST", Path: "/orders", Status: 401, Code: fx.ErrorCodes.Unauthenticated}) ||
 		!slices.Contains(total.Missed, fxtest.Outcome{Method: "POST", Path: "/orders", Status: 404, Code: "APP_SKU_UNKNOWN"}) {
 		t.Errorf("TotalCoverage: %s", total)
 	}

@@ -83,7 +83,7 @@ func TestReadResponses(t *testing.T) {
 	if rs[1].Status != 200 || string(rs[1].Body) != "streamed" || rs[1].Header().Get("Transfer-Encoding") != "chunked" {
 		t.Errorf("streamed: %d %q %v", rs[1].Status, rs[1].Body, rs[1].Header())
 	}
-	rs[2].AssertError(404, fx.CodeNotFound)
+	rs[2].AssertError(404, fx.ErrorCodes.NotFound)
 }
 
 // ReadResponses refuses what is not a sequence of well-formed responses,

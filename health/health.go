@@ -245,7 +245,7 @@ func (h *Probes) Readiness(c *fx.Ctx) error {
 
 // errShuttingDown is the readiness answer during Shutdown, kept in a
 // variable: answering it costs no allocation.
-var errShuttingDown = fx.NewCatalogError(fx.CodeServiceUnavailable, "The server is shutting down")
+var errShuttingDown = fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "The server is shutting down")
 
 // healthOK is the body of a probe without checks.
 var healthOK = []byte(`{"status":"ok"}`)
@@ -272,7 +272,7 @@ func (h *Probes) serve(c *fx.Ctx, p *healthProbe) error {
 		return c.JSON(fasthttp.StatusOK, healthBody{Status: "ok", Checks: results})
 	}
 	c.SetHeader(fasthttp.HeaderRetryAfter, h.retryAfter)
-	return fx.NewCatalogError(fx.CodeServiceUnavailable, p.kind+" check failed: "+joinNames(r.failed),
+	return fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, p.kind+" check failed: "+joinNames(r.failed),
 		healthDetails{Checks: results})
 }
 

@@ -69,7 +69,7 @@ func TestHealthReadinessResults(t *testing.T) {
 		t.Cleanup(func() { app.Shutdown() })
 
 		r := get(t, app, "/readyz")
-		env := r.AssertError(503, fx.CodeServiceUnavailable).Envelope()
+		env := r.AssertError(503, fx.ErrorCodes.ServiceUnavailable).Envelope()
 		if r.Header().Get("Retry-After") != "5" {
 			t.Errorf("dev=%v: Retry-After %q", dev, r.Header().Get("Retry-After"))
 		}
@@ -155,12 +155,12 @@ func TestHealthHungCheckTimesOut(t *testing.T) {
 	t.Cleanup(func() { app.Shutdown() })
 
 	r := get(t, app, "/readyz")
-	d := probeDetails(t, r.AssertError(503, fx.CodeServiceUnavailable).Envelope())
+	d := probeDetails(t, r.AssertError(503, fx.ErrorCodes.ServiceUnavailable).Envelope())
 	if got := d.Checks["stuck"]; got.Status != "fail" || got.Error != "check timed out after 20ms" || got.DurationMS < 20 {
 		t.Errorf("first probe: %+v", got)
 	}
 	r = get(t, app, "/readyz")
-	d = probeDetails(t, r.AssertError(503, fx.CodeServiceUnavailable).Envelope())
+	d = probeDetails(t, r.AssertError(503, fx.ErrorCodes.ServiceUnavailable).Envelope())
 	if got := d.Checks["stuck"]; got.Error != "previous run has not returned" {
 		t.Errorf("second probe: %+v", got)
 	}
@@ -219,7 +219,7 @@ func TestHealthPanickingCheck(t *testing.T) {
 	h.Register(app)
 	t.Cleanup(func() { app.Shutdown() })
 	r := get(t, app, "/livez")
-	d := probeDetails(t, r.AssertError(503, fx.CodeServiceUnavailable).Envelope())
+	d := probeDetails(t, r.AssertError(503, fx.ErrorCodes.ServiceUnavailable).Envelope())
 	if d.Checks["boom"].Status != "fail" || d.Checks["boom"].Error != "" {
 		t.Errorf("%+v", d.Checks)
 	}
@@ -273,7 +273,7 @@ func TestReadinessFailsWhenShutdownBegins(t *testing.T) {
 	}
 	before := checks.Load()
 	st, body, hdr := probe("/readyz")
-	kittest.CheckEnvelope(t, st, hdr, body, fx.CodeServiceUnavailable)
+	kittest.CheckEnvelope(t, st, hdr, body, fx.ErrorCodes.ServiceUnavailable)
 	if retry := hdr.Get("Retry-After"); st != 503 || retry != "1" {
 		t.Errorf("during shutdown: /readyz %d, Retry-After %q, %s", st, retry, body)
 	}

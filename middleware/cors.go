@@ -200,7 +200,7 @@ func CORS(cfg CORSConfig) fx.Middleware {
 // and which one an intermediary and fx would each read is anyone's guess,
 // so CORS refuses the request (preflight or not) with 400 FX_BAD_REQUEST
 // instead of allowing the first.
-var errRepeatedOrigin = fx.NewCatalogError(fx.CodeBadRequest,
+var errRepeatedOrigin = fx.NewCatalogError(fx.ErrorCodes.BadRequest,
 	"More than one Origin header was sent", FailureDetails{Reason: ReasonRepeatedOrigin})
 
 func newCORSPolicy(cfg CORSConfig) (*corsPolicy, error) {

@@ -9,12 +9,12 @@ import "github.com/fxhq/fx"
 // (FailureDetails: the document types "details" by it) matter here; the
 // messages a request gets are the ones documented on each constructor.
 var (
-	declUnauthenticated = fx.NewCatalogError(fx.CodeUnauthenticated, "Authentication required", FailureDetails{})
-	declForbidden       = fx.NewCatalogError(fx.CodeForbidden, "Forbidden", FailureDetails{})
-	declTenantRequired  = fx.NewCatalogError(fx.CodeTenantRequired, "Tenant required", FailureDetails{})
-	declBadRequest      = fx.NewCatalogError(fx.CodeBadRequest, "Bad request", FailureDetails{})
-	declRateLimited     = fx.NewCatalogError(fx.CodeRateLimited, "Rate limit exceeded", FailureDetails{})
-	declUnavailable     = fx.NewCatalogError(fx.CodeServiceUnavailable, "Service unavailable", FailureDetails{})
+	declUnauthenticated = fx.NewCatalogError(fx.ErrorCodes.Unauthenticated, "Authentication required", FailureDetails{})
+	declForbidden       = fx.NewCatalogError(fx.ErrorCodes.Forbidden, "Forbidden", FailureDetails{})
+	declTenantRequired  = fx.NewCatalogError(fx.ErrorCodes.TenantRequired, "Tenant required", FailureDetails{})
+	declBadRequest      = fx.NewCatalogError(fx.ErrorCodes.BadRequest, "Bad request", FailureDetails{})
+	declRateLimited     = fx.NewCatalogError(fx.ErrorCodes.RateLimited, "Rate limit exceeded", FailureDetails{})
+	declUnavailable     = fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "Service unavailable", FailureDetails{})
 )
 
 // challengeHeader is the WWW-Authenticate challenge of a 401 (and, for a

@@ -14,8 +14,8 @@ import (
 func TestMiddlewareDeclareErrors(t *testing.T) {
 	codes := func(mw fx.Middleware) []string {
 		var out []string
-		for _, e := range fx.Declared(mw) {
-			if s, _ := fx.StatusOf(e.Code); s != e.Status {
+		for _, e := range fx.DeclarationOf(mw).Errors {
+			if s := fx.ErrorStatus[e.Code]; s != e.Status {
 				t.Errorf("%s declared with status %d", e.Code, e.Status)
 			}
 			out = append(out, e.Code)
@@ -26,16 +26,16 @@ func TestMiddlewareDeclareErrors(t *testing.T) {
 		mw   fx.Middleware
 		want []string
 	}{
-		"Auth":                  {middleware.Auth(middleware.AuthConfig{APIKeys: apiKeys(t)}), []string{fx.CodeUnauthenticated}},
-		"RequireRoles":          {middleware.RequireRoles("admin"), []string{fx.CodeUnauthenticated, fx.CodeForbidden}},
-		"RequirePermissions":    {middleware.RequirePermissions("x"), []string{fx.CodeUnauthenticated, fx.CodeForbidden}},
-		"Tenant":                {middleware.Tenant(middleware.TenantConfig{Required: true}), []string{fx.CodeTenantRequired}},
-		"Tenant+Match":          {middleware.Tenant(middleware.TenantConfig{MatchPrincipal: true}), []string{fx.CodeTenantRequired, fx.CodeUnauthenticated, fx.CodeForbidden}},
-		"Tenant+Subdomain":      {middleware.Tenant(middleware.TenantConfig{BaseDomain: "api.example.com"}), []string{fx.CodeTenantRequired, fx.CodeBadRequest}},
-		"Tenant subdomain only": {middleware.Tenant(middleware.TenantConfig{Header: "-", BaseDomain: "api.example.com"}), []string{fx.CodeTenantRequired}},
+		"Auth":                  {middleware.Auth(middleware.AuthConfig{APIKeys: apiKeys(t)}), []string{fx.ErrorCodes.Unauthenticated}},
+		"RequireRoles":          {middleware.RequireRoles("admin"), []string{fx.ErrorCodes.Unauthenticated, fx.ErrorCodes.Forbidden}},
+		"RequirePermissions":    {middleware.RequirePermissions("x"), []string{fx.ErrorCodes.Unauthenticated, fx.ErrorCodes.Forbidden}},
+		"Tenant":                {middleware.Tenant(middleware.TenantConfig{Required: true}), []string{fx.ErrorCodes.TenantRequired}},
+		"Tenant+Match":          {middleware.Tenant(middleware.TenantConfig{MatchPrincipal: true}), []string{fx.ErrorCodes.TenantRequired, fx.ErrorCodes.Unauthenticated, fx.ErrorCodes.Forbidden}},
+		"Tenant+Subdomain":      {middleware.Tenant(middleware.TenantConfig{BaseDomain: "api.example.com"}), []string{fx.ErrorCodes.TenantRequired, fx.ErrorCodes.BadRequest}},
+		"Tenant subdomain only": {middleware.Tenant(middleware.TenantConfig{Header: "-", BaseDomain: "api.example.com"}), []string{fx.ErrorCodes.TenantRequired}},
 		"RateLimit": {middleware.RateLimit(middleware.RateLimitConfig{
-			Limit: middleware.Limit{Name: "l", Requests: 1, Period: time.Second}}), []string{fx.CodeRateLimited}},
-		"Timeout": {middleware.Timeout(time.Second), []string{fx.CodeTimeout}},
+			Limit: middleware.Limit{Name: "l", Requests: 1, Period: time.Second}}), []string{fx.ErrorCodes.RateLimited}},
+		"Timeout": {middleware.Timeout(time.Second), []string{fx.ErrorCodes.Timeout}},
 	} {
 		if got := codes(c.mw); !slices.Equal(got, c.want) {
 			t.Errorf("%s declares %v, want %v", name, got, c.want)

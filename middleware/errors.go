@@ -198,21 +198,21 @@ var authFailures = func() (t [numSchemes][numKinds]*fx.Error) {
 			kClaims:            ReasonInvalidClaims,
 		}
 		for k := range numKinds {
-			t[s][k] = fx.NewCatalogError(fx.CodeUnauthenticated, msg[k], FailureDetails{Reason: reason[k]})
+			t[s][k] = fx.NewCatalogError(fx.ErrorCodes.Unauthenticated, msg[k], FailureDetails{Reason: reason[k]})
 		}
 	}
 	return t
 }()
 
 var (
-	errMissingRole = fx.NewCatalogError(fx.CodeForbidden,
+	errMissingRole = fx.NewCatalogError(fx.ErrorCodes.Forbidden,
 		"Forbidden: the principal lacks a required role", FailureDetails{Reason: ReasonMissingRole})
-	errMissingPermission = fx.NewCatalogError(fx.CodeForbidden,
+	errMissingPermission = fx.NewCatalogError(fx.ErrorCodes.Forbidden,
 		"Forbidden: the principal lacks a required permission", FailureDetails{Reason: ReasonMissingPermission})
-	errTenantMismatch = fx.NewCatalogError(fx.CodeForbidden,
+	errTenantMismatch = fx.NewCatalogError(fx.ErrorCodes.Forbidden,
 		"Forbidden: the principal does not belong to the requested tenant", FailureDetails{Reason: ReasonTenantMismatch})
-	errConflictingTenant = fx.NewCatalogError(fx.CodeBadRequest,
+	errConflictingTenant = fx.NewCatalogError(fx.ErrorCodes.BadRequest,
 		"Tenant header and subdomain name different tenants", FailureDetails{Reason: ReasonConflictingTenant})
-	errNilPrincipal = fx.NewCatalogError(fx.CodeInternalError,
+	errNilPrincipal = fx.NewCatalogError(fx.ErrorCodes.InternalError,
 		"middleware: Verifier returned neither a principal nor an error")
 )

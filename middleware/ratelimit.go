@@ -148,16 +148,16 @@ const (
 )
 
 var (
-	errRateLimited = fx.NewCatalogError(fx.CodeRateLimited,
+	errRateLimited = fx.NewCatalogError(fx.ErrorCodes.RateLimited,
 		"Too many requests: the rate limit is exceeded; retry after the time in Retry-After",
 		FailureDetails{Reason: ReasonRateLimited})
-	errRateLimitUnavailable = fx.NewCatalogError(fx.CodeServiceUnavailable,
+	errRateLimitUnavailable = fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable,
 		"The rate limit cannot be checked right now; retry later",
 		FailureDetails{Reason: ReasonRateLimitUnavailable})
-	errAPIKeyRequired = fx.NewCatalogError(fx.CodeUnauthenticated,
+	errAPIKeyRequired = fx.NewCatalogError(fx.ErrorCodes.Unauthenticated,
 		"Authentication required: this route is rate limited per API key; send one",
 		FailureDetails{Reason: ReasonMissingCredentials})
-	errNoTenantKey = fx.NewCatalogError(fx.CodeTenantRequired,
+	errNoTenantKey = fx.NewCatalogError(fx.ErrorCodes.TenantRequired,
 		"Tenant required: the rate limit is per tenant and no tenant was resolved",
 		FailureDetails{Reason: ReasonMissingTenant})
 )

@@ -83,7 +83,7 @@ func rlApp(cfg middleware.RateLimitConfig) *fx.App {
 	app.Use(middleware.RateLimit(cfg))
 	app.Get("/r", func(c *fx.Ctx) error {
 		if c.Query("fail") != "" {
-			return fx.NewCatalogError(fx.CodeForbidden, "no")
+			return fx.NewCatalogError(fx.ErrorCodes.Forbidden, "no")
 		}
 		return c.JSON(200, map[string]string{"ok": "yes"})
 	})
@@ -118,16 +118,16 @@ func TestRateLimitHeaders(t *testing.T) {
 	r = do(t, app, "GET", "/r", nil)
 	check(r, `"api";r=0;t=60`, "")
 	r = do(t, app, "GET", "/r", nil)
-	expectError(t, r, 429, fx.CodeRateLimited, middleware.ReasonRateLimited)
+	expectError(t, r, 429, fx.ErrorCodes.RateLimited, middleware.ReasonRateLimited)
 	check(r, `"api";r=0;t=30`, "30")
 	clk.Advance(29*time.Second + 500*time.Millisecond) // 0.5 s left: rounded up
 	r = do(t, app, "GET", "/r", nil)
-	expectError(t, r, 429, fx.CodeRateLimited, middleware.ReasonRateLimited)
+	expectError(t, r, 429, fx.ErrorCodes.RateLimited, middleware.ReasonRateLimited)
 	check(r, `"api";r=0;t=1`, "1")
 	clk.Advance(500 * time.Millisecond)
 	// Allowed, and the handler fails: the headers set before next survive.
 	r = do(t, app, "GET", "/r?fail=1", nil)
-	expectError(t, r, 403, fx.CodeForbidden, "")
+	expectError(t, r, 403, fx.ErrorCodes.Forbidden, "")
 	check(r, `"api";r=0;t=60`, "")
 }
 
@@ -156,7 +156,7 @@ func TestRateLimitKeys(t *testing.T) {
 	t.Run("principal", func(t *testing.T) {
 		app := build(middleware.KeyByPrincipal, setPrincipal)
 		r := do(t, app, "GET", "/r", nil)
-		expectError(t, r, 401, fx.CodeUnauthenticated, middleware.ReasonMissingCredentials)
+		expectError(t, r, 401, fx.ErrorCodes.Unauthenticated, middleware.ReasonMissingCredentials)
 		if ch := r.header.Get("WWW-Authenticate"); ch == "" {
 			t.Fatal("401 without WWW-Authenticate")
 		}
@@ -172,7 +172,7 @@ func TestRateLimitKeys(t *testing.T) {
 	t.Run("apikey", func(t *testing.T) {
 		app := build(middleware.KeyByAPIKey, setPrincipal)
 		r := do(t, app, "GET", "/r", map[string]string{"X-Sub": "alice", "X-Scheme": middleware.SchemeBearer})
-		expectError(t, r, 401, fx.CodeUnauthenticated, middleware.ReasonMissingCredentials)
+		expectError(t, r, 401, fx.ErrorCodes.Unauthenticated, middleware.ReasonMissingCredentials)
 		if ch := r.header.Get("WWW-Authenticate"); !strings.HasPrefix(ch, "APIKey realm=") {
 			t.Fatalf("WWW-Authenticate %q, want an APIKey challenge", ch)
 		}
@@ -183,7 +183,7 @@ func TestRateLimitKeys(t *testing.T) {
 	})
 	t.Run("tenant", func(t *testing.T) {
 		app := build(middleware.KeyByTenant, middleware.Tenant(middleware.TenantConfig{}))
-		expectError(t, do(t, app, "GET", "/r", nil), 400, fx.CodeTenantRequired, middleware.ReasonMissingTenant)
+		expectError(t, do(t, app, "GET", "/r", nil), 400, fx.ErrorCodes.TenantRequired, middleware.ReasonMissingTenant)
 		for _, c := range []struct {
 			tenant string
 			want   int
@@ -207,9 +207,9 @@ func TestRateLimitKeys(t *testing.T) {
 	})
 	t.Run("custom error", func(t *testing.T) {
 		app := build(func(c *fx.Ctx) (string, error) {
-			return "", fx.NewCatalogError(fx.CodeBadRequest, "no client id")
+			return "", fx.NewCatalogError(fx.ErrorCodes.BadRequest, "no client id")
 		})
-		expectError(t, do(t, app, "GET", "/r", nil), 400, fx.CodeBadRequest, "")
+		expectError(t, do(t, app, "GET", "/r", nil), 400, fx.ErrorCodes.BadRequest, "")
 	})
 }
 
@@ -328,7 +328,7 @@ func TestRateLimitStoreFailure(t *testing.T) {
 			}
 			continue
 		}
-		expectError(t, r, 503, fx.CodeServiceUnavailable, middleware.ReasonRateLimitUnavailable)
+		expectError(t, r, 503, fx.ErrorCodes.ServiceUnavailable, middleware.ReasonRateLimitUnavailable)
 		if r.header.Get("Retry-After") != "1" || r.header.Get("RateLimit") != "" {
 			t.Fatalf("fail closed: Retry-After %q RateLimit %q", r.header.Get("Retry-After"), r.header.Get("RateLimit"))
 		}

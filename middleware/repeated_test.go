@@ -129,7 +129,7 @@ func TestCORSRepeatedOrigin(t *testing.T) {
 
 // declares reports whether mw declared status and code (fx.Declare).
 func declares(mw fx.Middleware, status int, code string) bool {
-	for _, e := range fx.Declared(mw) {
+	for _, e := range fx.DeclarationOf(mw).Errors {
 		if e.Status == status && e.Code == code {
 			return true
 		}

@@ -150,9 +150,9 @@ func Tenant(cfg TenantConfig) fx.Middleware {
 	default:
 		how = "use a tenant subdomain of " + t.base
 	}
-	t.errMissing = fx.NewCatalogError(fx.CodeTenantRequired,
+	t.errMissing = fx.NewCatalogError(fx.ErrorCodes.TenantRequired,
 		"Tenant required: "+how, FailureDetails{Reason: ReasonMissingTenant})
-	t.errBad = fx.NewCatalogError(fx.CodeTenantRequired,
+	t.errBad = fx.NewCatalogError(fx.ErrorCodes.TenantRequired,
 		"Tenant required: the tenant ID is malformed", FailureDetails{Reason: ReasonMalformedTenant})
 	return fx.DeclareAll(t.handle, tenantDeclaration(cfg, t.header, t.base))
 }

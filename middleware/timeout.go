@@ -94,7 +94,7 @@ func Timeout(d time.Duration) fx.Middleware {
 // Its message names no duration: with nested timeouts the deadline that
 // fired may be another Timeout's (or the transport's), and a wrong figure
 // would mislead whoever reads the response.
-var errTimeout = fx.NewCatalogError(fx.CodeTimeout, "The request was not handled in time")
+var errTimeout = fx.NewCatalogError(fx.ErrorCodes.Timeout, "The request was not handled in time")
 
 // isTimeout reports whether err is a Timeout's answer.
 func isTimeout(err error) bool {

@@ -121,7 +121,7 @@ func TestTimeoutDiscardsLateAnswer(t *testing.T) {
 	}
 	err, _ := hookErr.(error)
 	var fe *fx.Error
-	if !errors.Is(err, cause) || !errors.As(err, &fe) || fe.Code != fx.CodeTimeout {
+	if !errors.Is(err, cause) || !errors.As(err, &fe) || fe.Code != fx.ErrorCodes.Timeout {
 		t.Errorf("hook saw %v, want the 504 wrapping %v", hookErr, cause)
 	}
 }

@@ -55,13 +55,13 @@ func TestMultipartPartLimitOnBothListeners(t *testing.T) {
 		want            string // the body on 200, the envelope's code otherwise
 	}{
 		{0, 1001, "/ignore", 200, "ran"},
-		{0, 1001, "/read", 413, fx.CodePayloadTooLarge},
+		{0, 1001, "/read", 413, fx.ErrorCodes.PayloadTooLarge},
 		{0, 1000, "/read", 200, "1000"},
 		{5000, 2000, "/read", 200, "2000"},
 		{5000, 2000, "/ignore", 200, "ran"},
-		{5000, 5001, "/read", 413, fx.CodePayloadTooLarge},
+		{5000, 5001, "/read", 413, fx.ErrorCodes.PayloadTooLarge},
 		{1500, 1500, "/read", 200, "1500"},
-		{1500, 1501, "/read", 413, fx.CodePayloadTooLarge},
+		{1500, 1501, "/read", 413, fx.ErrorCodes.PayloadTooLarge},
 	} {
 		ct, body := formOf(t, tc.parts)
 		for listener, base := range bothListeners(t, formApp(tc.maxParts)) {

@@ -75,13 +75,13 @@ var (
 	// errTooLarge, errBadBody and errBodyTimeout are what fasthttp's own
 	// transport answers for the same request (fx's transport error
 	// handler), word for word.
-	errTooLarge    = fx.NewCatalogError(fx.CodePayloadTooLarge, "The request body is larger than the server accepts")
-	errBadBody     = fx.NewCatalogError(fx.CodeBadRequest, "The request could not be parsed")
-	errBodyTimeout = fx.NewCatalogError(fx.CodeRequestTimeout, "The request was not received in time")
+	errTooLarge    = fx.NewCatalogError(fx.ErrorCodes.PayloadTooLarge, "The request body is larger than the server accepts")
+	errBadBody     = fx.NewCatalogError(fx.ErrorCodes.BadRequest, "The request could not be parsed")
+	errBodyTimeout = fx.NewCatalogError(fx.ErrorCodes.RequestTimeout, "The request was not received in time")
 )
 
 func nodeError(msg string) *fx.Error {
-	return fx.NewCatalogError(fx.CodeNodeInternalError, msg)
+	return fx.NewCatalogError(fx.ErrorCodes.NodeInternalError, msg)
 }
 
 var errNotAConn = errors.New("nethttp: the connection belongs to net/http; RequestCtx.Conn cannot be read or written")

@@ -55,9 +55,12 @@ func ExampleWrap_pprof() {
 // through its real server) with a valid key, in the text and the binary
 // formats, and gets the 401 envelope without one or with a wrong one.
 func TestPprofBehindAuth(t *testing.T) {
-	keys := fxtest.NewAPIKeys()
-	key := keys.Key(middleware.Principal{Subject: "operator"})
-	c := fxtest.New(t, pprofApp(keys.Verifier()))
+	const key = "operator-key-0123456789abcdef"
+	keys, err := middleware.NewAPIKeys(map[string]middleware.Principal{key: {Subject: "operator"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := fxtest.New(t, pprofApp(keys))
 	get := func(target string) *fxtest.Response {
 		return c.Get(target).Header(middleware.DefaultAPIKeyHeader, key).Do().AssertStatus(200)
 	}
@@ -96,10 +99,10 @@ func TestPprofBehindAuth(t *testing.T) {
 		}
 	}
 
-	c.Get("/debug/pprof/heap?debug=1").Do().AssertError(401, fx.CodeUnauthenticated)
-	c.Get("/debug/pprof/").Do().AssertError(401, fx.CodeUnauthenticated)
+	c.Get("/debug/pprof/heap?debug=1").Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
+	c.Get("/debug/pprof/").Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
 	c.Get("/debug/pprof/cmdline").Header(middleware.DefaultAPIKeyHeader, "fxtest_wrong-key-0123456789abcdef").Do().
-		AssertError(401, fx.CodeUnauthenticated)
+		AssertError(401, fx.ErrorCodes.Unauthenticated)
 }
 
 // profileStrings walks a pprof Profile message in the protocol buffer wire

@@ -26,7 +26,7 @@ func TestStreamAndSSEThroughAdapter(t *testing.T) {
 		})
 	})
 	app.Get("/sse", func(c *fx.Ctx) error {
-		return c.SSE(func(e *fx.EventWriter) error { return e.Send("hi") })
+		return c.SSE(func(e *fx.EventWriter) error { return e.Send(fx.Event{Data: "hi"}) })
 	})
 	srv := httptest.NewServer(nethttp.Handler(app))
 	defer srv.Close()

@@ -41,7 +41,7 @@ func testApp() *fx.App {
 		Errors: []*fx.Error{errUserNotFound}, Responses: []fx.Response{{Body: User{}}}})
 	app.Get("/files/*rest", ok)
 	guard := fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.Declaration{
-		Errors:  []*fx.Error{fx.NewCatalogError(fx.CodeUnauthenticated, "x"), fx.NewCatalogError(fx.CodeForbidden, "x")},
+		Errors:  []*fx.Error{fx.NewCatalogError(fx.ErrorCodes.Unauthenticated, "x"), fx.NewCatalogError(fx.ErrorCodes.Forbidden, "x")},
 		Headers: []fx.Header{{Name: "WWW-Authenticate", Required: true, Statuses: []int{401}}},
 	})
 	admin := app.Group("/admin", guard).Doc(fx.RouteDoc{Tags: []string{"admin"}})
@@ -192,7 +192,7 @@ func TestGenerateErrorResponses(t *testing.T) {
 	paths := get(t, generate(t, testApp()), "paths")
 	post := get(t, paths, "/orders", "post")
 	for status, want := range map[string][]string{
-		"422": {fx.CodeValidationError}, "413": {fx.CodePayloadTooLarge}, "500": {fx.CodeInternalError},
+		"422": {fx.ErrorCodes.ValidationError}, "413": {fx.ErrorCodes.PayloadTooLarge}, "500": {fx.ErrorCodes.InternalError},
 	} {
 		if got := codesAt(t, post, status); !slices.Equal(got, want) {
 			t.Errorf("POST /orders %s: %v, want %v", status, got, want)
@@ -209,10 +209,10 @@ func TestGenerateErrorResponses(t *testing.T) {
 		t.Errorf("declared error: %v", got)
 	}
 	put := get(t, paths, "/admin/users/{id}", "put")
-	if got := codesAt(t, put, "401"); !slices.Equal(got, []string{fx.CodeUnauthenticated}) {
+	if got := codesAt(t, put, "401"); !slices.Equal(got, []string{fx.ErrorCodes.Unauthenticated}) {
 		t.Errorf("401: %v", got)
 	}
-	if got := codesAt(t, put, "403"); !slices.Equal(got, []string{fx.CodeForbidden}) {
+	if got := codesAt(t, put, "403"); !slices.Equal(got, []string{fx.ErrorCodes.Forbidden}) {
 		t.Errorf("403: %v", got)
 	}
 	if get(t, put, "responses", "401", "headers", "WWW-Authenticate") == nil {
@@ -235,10 +235,10 @@ func TestGenerateTimeoutAndRateLimit(t *testing.T) {
 	app.Get("/fast", func(c *fx.Ctx) error { return nil })
 	paths := get(t, generate(t, app), "paths")
 	slow := get(t, paths, "/slow", "get")
-	if got := codesAt(t, slow, "504"); !slices.Equal(got, []string{fx.CodeTimeout}) {
+	if got := codesAt(t, slow, "504"); !slices.Equal(got, []string{fx.ErrorCodes.Timeout}) {
 		t.Errorf("GET /slow 504: %v", got)
 	}
-	if got := codesAt(t, slow, "429"); !slices.Equal(got, []string{fx.CodeRateLimited}) {
+	if got := codesAt(t, slow, "429"); !slices.Equal(got, []string{fx.ErrorCodes.RateLimited}) {
 		t.Errorf("GET /slow 429: %v", got)
 	}
 	if got := keysOf(get(t, paths, "/fast", "get", "responses").(map[string]any)); !slices.Equal(got, []string{"200", "500"}) {
@@ -272,7 +272,7 @@ func TestGenerateTypedOperation(t *testing.T) {
 		get(t, params[1], "in") != "query" || get(t, params[2], "in") != "header" || get(t, params[2], "required") != true {
 		t.Errorf("parameters %v", params)
 	}
-	if got := codesAt(t, op, "422"); !slices.Equal(got, []string{fx.CodeValidationError}) {
+	if got := codesAt(t, op, "422"); !slices.Equal(got, []string{fx.ErrorCodes.ValidationError}) {
 		t.Errorf("422: %v", got)
 	}
 	if get(t, op, "responses", "200", "content", "application/json", "schema", "properties", "name", "type") != "string" {
@@ -362,7 +362,7 @@ func TestGenerateHealth(t *testing.T) {
 	paths := get(t, generate(t, app), "paths")
 	for _, p := range []string{"/livez", "/readyz"} {
 		op := get(t, paths, p, "get")
-		if got := codesAt(t, op, "503"); !slices.Equal(got, []string{fx.CodeServiceUnavailable}) {
+		if got := codesAt(t, op, "503"); !slices.Equal(got, []string{fx.ErrorCodes.ServiceUnavailable}) {
 			t.Errorf("%s 503: %v", p, got)
 		}
 		if get(t, op, "responses", "503", "headers", "Retry-After") == nil {
@@ -414,7 +414,7 @@ func TestGenerateHeaders(t *testing.T) {
 	if p := params(list); len(p) != 1 {
 		t.Errorf("GET: header parameters %v, want X-Request-ID only (idempotency acts on POST and PATCH)", p)
 	}
-	if got := codesAt(t, post, "422"); !slices.Equal(got, []string{fx.CodeIdempotencyKeyReused}) {
+	if got := codesAt(t, post, "422"); !slices.Equal(got, []string{fx.ErrorCodes.IdempotencyKeyReused}) {
 		t.Errorf("POST 422: %v (a route without a contract validates nothing)", got)
 	}
 	if _, has := get(t, list, "responses").(map[string]any)["409"]; has {

@@ -208,7 +208,7 @@ func errorObject(codes []string, details map[string]any) map[string]any {
 // ValidationDetails of FX_VALIDATION_ERROR, else the type of the Details
 // of the route's declared error of that code; nil when it declares none.
 func detailsSchema(r fx.RouteInfo, code string) map[string]any {
-	if code == fx.CodeValidationError {
+	if code == fx.ErrorCodes.ValidationError {
 		return ref("ValidationDetails")
 	}
 	for _, e := range r.Errors {

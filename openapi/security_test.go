@@ -61,7 +61,7 @@ func TestGenerateSecurity(t *testing.T) {
 	optional.Get("/anyone", ok)
 	optional.Route(fx.Route{Method: "GET", Path: "/signed-in", Handler: ok, Middleware: []fx.Middleware{middleware.RequireRoles()}})
 	partner := fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.Declaration{
-		Errors:     []*fx.Error{fx.NewCatalogError(fx.CodeUnauthenticated, "x")},
+		Errors:     []*fx.Error{fx.NewCatalogError(fx.ErrorCodes.Unauthenticated, "x")},
 		Security:   []fx.SecurityScheme{{Name: middleware.APIKeySchemeName, Type: "apiKey", In: "query", Param: "partner_key"}},
 		Parameters: []fx.Parameter{{Name: "X-Region", In: "header", Required: true}, {Name: "x-tenant-id", In: "header"}},
 	})

@@ -151,7 +151,7 @@ func TestSpanAndMetricPerOutcome(t *testing.T) {
 	r := newRig(t)
 	r.app.Get("/users/:id", func(c *fx.Ctx) error { return c.JSON(200, map[string]string{"id": c.Param("id")}) })
 	r.app.Post("/users", func(c *fx.Ctx) error {
-		return fx.NewError(422, fx.CodeValidationError, "bad user")
+		return fx.NewError(422, fx.ErrorCodes.ValidationError, "bad user")
 	})
 	r.app.Get("/boom", func(c *fx.Ctx) error { panic("boom") })
 	r.app.Get("/fail", func(c *fx.Ctx) error { return errors.New("db down") })

@@ -206,7 +206,7 @@ func increasing(b []float64) bool {
 }
 
 func configError(msg string) error {
-	return fx.NewCatalogError(fx.CodeInternalError, "fxprom: "+msg)
+	return fx.NewCatalogError(fx.ErrorCodes.InternalError, "fxprom: "+msg)
 }
 
 // Handler serves g in the Prometheus exposition formats: promhttp's

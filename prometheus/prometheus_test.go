@@ -189,14 +189,14 @@ func TestMetricsOverSocket(t *testing.T) {
 
 	requests, observed := counts(t, scrape(t, client, base+"/metrics"))
 	want := map[labels]uint64{
-		{"GET", "/hello/:name", "200", ""}:                2, // the pattern, not /hello/ada
-		{"GET", "", "404", fx.CodeNotFound}:               1, // not /no/such/path
-		{"POST", "/items", "422", fx.CodeValidationError}: 1,
-		{"POST", "/items", "201", ""}:                     1,
-		{"GET", "/panic", "500", fx.CodeInternalError}:    1,
-		{"GET", "/teapot", "503", "APP_TEAPOT"}:           1, // the hook's status, the error's code
-		{"_OTHER", "", "404", fx.CodeNotFound}:            1, // PURGE
-		{"POST", "", "413", fx.CodePayloadTooLarge}:       1, // transport error, route ""
+		{"GET", "/hello/:name", "200", ""}:                       2, // the pattern, not /hello/ada
+		{"GET", "", "404", fx.ErrorCodes.NotFound}:               1, // not /no/such/path
+		{"POST", "/items", "422", fx.ErrorCodes.ValidationError}: 1,
+		{"POST", "/items", "201", ""}:                            1,
+		{"GET", "/panic", "500", fx.ErrorCodes.InternalError}:    1,
+		{"GET", "/teapot", "503", "APP_TEAPOT"}:                  1, // the hook's status, the error's code
+		{"_OTHER", "", "404", fx.ErrorCodes.NotFound}:            1, // PURGE
+		{"POST", "", "413", fx.ErrorCodes.PayloadTooLarge}:       1, // transport error, route ""
 	}
 	for l, n := range want {
 		if requests[l] != n {
@@ -230,22 +230,25 @@ func TestMetricsOverSocket(t *testing.T) {
 // without the API key gets the 401 envelope (and is itself counted), one
 // with it gets the metrics.
 func TestMetricsRouteGuarded(t *testing.T) {
-	keys := fxtest.NewAPIKeys()
-	key := keys.Key(middleware.Principal{Subject: "prometheus"})
+	const key = "scrape-key-0123456789abcdef"
+	keys, err := middleware.NewAPIKeys(map[string]middleware.Principal{key: {Subject: "prometheus"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	reg := prometheus.NewRegistry()
 	app := newApp(reg, fxprom.Config{
 		Path:       "/internal/metrics",
-		Middleware: []fx.Middleware{middleware.Auth(middleware.AuthConfig{APIKeys: keys.Verifier()})},
+		Middleware: []fx.Middleware{middleware.Auth(middleware.AuthConfig{APIKeys: keys})},
 	})
 	c := fxtest.New(t, app)
-	c.Get("/internal/metrics").Do().AssertError(401, fx.CodeUnauthenticated)
-	c.Get("/metrics").Do().AssertError(404, fx.CodeNotFound)
+	c.Get("/internal/metrics").Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
+	c.Get("/metrics").Do().AssertError(404, fx.ErrorCodes.NotFound)
 
 	base := "http://" + fxtest.Serve(t, app)
 	client := &http.Client{Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
 	requests, _ := counts(t, scrape(t, client, base+"/internal/metrics", middleware.DefaultAPIKeyHeader, key))
-	if l := (labels{"GET", "/internal/metrics", "401", fx.CodeUnauthenticated}); requests[l] != 1 {
+	if l := (labels{"GET", "/internal/metrics", "401", fx.ErrorCodes.Unauthenticated}); requests[l] != 1 {
 		t.Errorf("refused scrape %v counted %d times, want 1", l, requests[l])
 	}
 }
@@ -280,7 +283,7 @@ func TestRegisterConfigErrors(t *testing.T) {
 			tc.setup(app)
 			err := app.Boot()
 			var fe *fx.Error
-			if err == nil || !errors.As(err, &fe) || fe.Code != fx.CodeInternalError || !strings.Contains(err.Error(), tc.want) {
+			if err == nil || !errors.As(err, &fe) || fe.Code != fx.ErrorCodes.InternalError || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Boot: %v; want an FX_INTERNAL_ERROR saying %q", err, tc.want)
 			}
 		})
@@ -369,7 +372,7 @@ func TestGatherFailureIsEnvelope(t *testing.T) {
 	})
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 	fxprom.Register(app, fxprom.Config{Registry: prometheus.NewRegistry(), Gatherer: failing})
-	r := fxtest.New(t, app).Get("/metrics").Do().AssertError(500, fx.CodeInternalError)
+	r := fxtest.New(t, app).Get("/metrics").Do().AssertError(500, fx.ErrorCodes.InternalError)
 	if ct := r.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Errorf("Content-Type %q, want the envelope's", ct)
 	}

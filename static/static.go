@@ -118,10 +118,21 @@ type Config struct {
 	Dotfiles bool
 }
 
-// Router is what Mount mounts on: *fx.App and *fx.Group.
+// Router is what Mount mounts on: *fx.App and *fx.Group (Mount panics
+// on any other implementation, which has no App to report to).
 type Router interface {
 	Get(path string, h fx.Handler)
-	App() *fx.App
+}
+
+// appOf returns the App r registers on.
+func appOf(r Router) *fx.App {
+	switch r := r.(type) {
+	case *fx.App:
+		return r
+	case *fx.Group:
+		return r.App()
+	}
+	panic(fmt.Sprintf("static.Mount: %T is neither an *fx.App nor an *fx.Group", r))
 }
 
 // Mount serves the files under the directory root at prefix on r: GET
@@ -133,11 +144,11 @@ type Router interface {
 // routed. The root directory is closed by the App's Shutdown. See Config
 // and the package documentation for the behaviour and its cost.
 func Mount(r Router, prefix, root string, cfg ...Config) {
+	app := appOf(r)
 	prefix = strings.TrimRight(prefix, "/")
 	h, closer, err := newStatic(root, cfg)
-	app := r.App()
 	if err != nil {
-		e := fx.NewCatalogError(fx.CodeInternalError, fmt.Sprintf("static.Mount %q: %v", prefix+"/", err))
+		e := fx.NewCatalogError(fx.ErrorCodes.InternalError, fmt.Sprintf("static.Mount %q: %v", prefix+"/", err))
 		// The plugin only carries the error to Boot; the number keeps two
 		// failed mounts from clashing on the plugin's name.
 		name := "static.Mount #" + strconv.FormatUint(failedMounts.Add(1), 10) + " " + prefix + "/"
@@ -326,7 +337,7 @@ func (s *staticServer) serve(c *fx.Ctx) error {
 		// to open (403).
 		return fx.NotFound(c)
 	case fasthttp.StatusBadRequest:
-		return fx.NewCatalogError(fx.CodeBadRequest, "The request path holds a NUL byte")
+		return fx.NewCatalogError(fx.ErrorCodes.BadRequest, "The request path holds a NUL byte")
 	default:
 		return fmt.Errorf("static: file %s: fasthttp.FS answered %d", rc.Path(), st)
 	}

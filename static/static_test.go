@@ -3,6 +3,7 @@ package static_test
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -157,7 +158,7 @@ func TestStaticIndexAndDirectories(t *testing.T) {
 	// middleware's headers.
 	for _, p := range []string{"/static/missing.txt", "/static/empty/", "/static/docs/nope/", "/static/hello.txt/x"} {
 		r := do(t, app, "GET", p, "")
-		env := mustEnvelope(t, r, 404, fx.CodeNotFound)
+		env := mustEnvelope(t, r, 404, fx.ErrorCodes.NotFound)
 		if env.Message != "Route GET "+p+" not found" {
 			t.Errorf("%s: message %q", p, env.Message)
 		}
@@ -166,7 +167,7 @@ func TestStaticIndexAndDirectories(t *testing.T) {
 		}
 	}
 	// Other methods are not routed.
-	mustEnvelope(t, do(t, app, "POST", "/static/hello.txt", "x"), 404, fx.CodeNotFound)
+	mustEnvelope(t, do(t, app, "POST", "/static/hello.txt", "x"), 404, fx.ErrorCodes.NotFound)
 }
 
 func TestStaticRanges(t *testing.T) {
@@ -321,9 +322,9 @@ func TestStaticNoTraversal(t *testing.T) {
 		if hdr.Get("Content-Type") != "application/json" {
 			t.Errorf("GET %s: Content-Type %q: %s", target, hdr.Get("Content-Type"), body)
 		}
-		want := fx.CodeNotFound
+		want := fx.ErrorCodes.NotFound
 		if status == 400 {
-			want = fx.CodeBadRequest
+			want = fx.ErrorCodes.BadRequest
 		}
 		kittest.CheckEnvelope(t, status, hdr, []byte(body), want)
 	}
@@ -340,7 +341,7 @@ func TestStaticIsARoute(t *testing.T) {
 	app := quiet()
 	app.Use(func(c *fx.Ctx, next fx.Next) error {
 		if strings.HasSuffix(c.Path(), "/docs/") {
-			return fx.NewError(403, fx.CodeForbidden, "no docs")
+			return fx.NewError(403, fx.ErrorCodes.Forbidden, "no docs")
 		}
 		return next()
 	})
@@ -351,7 +352,7 @@ func TestStaticIsARoute(t *testing.T) {
 	if r := do(t, app, "GET", "/v1/files/hello.txt", ""); r.status != 200 {
 		t.Errorf("group: %d %s", r.status, r.body)
 	}
-	mustEnvelope(t, do(t, app, "GET", "/v1/files/docs/", ""), 403, fx.CodeForbidden)
+	mustEnvelope(t, do(t, app, "GET", "/v1/files/docs/", ""), 403, fx.ErrorCodes.Forbidden)
 }
 
 func TestStaticHandlerAndFS(t *testing.T) {
@@ -382,8 +383,8 @@ func TestStaticHandlerAndFS(t *testing.T) {
 			t.Errorf("%s: %d %q", tc.path, r.status, r.body)
 		}
 	}
-	mustEnvelope(t, do(t, app, "GET", "/mem/a/c.txt", ""), 404, fx.CodeNotFound)
-	mustEnvelope(t, do(t, app, "POST", "/p", "x"), 404, fx.CodeNotFound)
+	mustEnvelope(t, do(t, app, "GET", "/mem/a/c.txt", ""), 404, fx.ErrorCodes.NotFound)
+	mustEnvelope(t, do(t, app, "POST", "/p", "x"), 404, fx.ErrorCodes.NotFound)
 
 	if _, err := static.Handler(filepath.Join(root, "no-such-dir")); err == nil {
 		t.Error("StaticHandler: missing root accepted")
@@ -420,7 +421,7 @@ func TestStaticOverNethttp(t *testing.T) {
 		t.Errorf("range: %d %q", resp.StatusCode, b)
 	}
 	resp, b := get("/static/missing.txt")
-	kittest.CheckEnvelope(t, resp.StatusCode, resp.Header, b, fx.CodeNotFound)
+	kittest.CheckEnvelope(t, resp.StatusCode, resp.Header, b, fx.ErrorCodes.NotFound)
 	if resp.StatusCode != 404 || resp.Header.Get("X-Request-ID") != "req-1" {
 		t.Errorf("missing: %d %v", resp.StatusCode, resp.Header)
 	}
@@ -443,7 +444,7 @@ func TestStaticAtRoot(t *testing.T) {
 	}
 	for _, p := range []string{"/../secret.txt", "/%2e%2e/secret.txt", "/secret.txt"} {
 		r := do(t, app, "GET", p, "")
-		mustEnvelope(t, r, 404, fx.CodeNotFound)
+		mustEnvelope(t, r, 404, fx.ErrorCodes.NotFound)
 	}
 	if r := do(t, app, "GET", "/style.css", "", "Accept-Encoding", "gzip"); r.header.Get("Content-Encoding") != "gzip" {
 		t.Errorf("style.css not compressed: %v", r.header)
@@ -535,7 +536,7 @@ func TestStaticHidesDotfiles(t *testing.T) {
 			r := do(t, app, "GET", path, "")
 			switch {
 			case !allow:
-				kittest.CheckEnvelope(t, r.status, r.header, r.body, fx.CodeNotFound)
+				kittest.CheckEnvelope(t, r.status, r.header, r.body, fx.ErrorCodes.NotFound)
 				if r.status != 404 || strings.Contains(string(r.body), "hunter2") {
 					t.Errorf("%s: %d %q", path, r.status, r.body)
 				}
@@ -578,4 +579,20 @@ func TestStaticHeadVary(t *testing.T) {
 			}
 		}
 	}
+}
+
+// otherRouter has Get but no App behind it.
+type otherRouter struct{}
+
+func (otherRouter) Get(string, fx.Handler) {}
+
+// Mount takes an *fx.App or an *fx.Group, whose App closes the root at
+// Shutdown and reports a bad root at Boot; any other Router is refused.
+func TestMountNeedsAnAppOrGroup(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "static_test.otherRouter") {
+			t.Fatalf("Mount(otherRouter) recovered %v, want a panic naming the type", r)
+		}
+	}()
+	static.Mount(otherRouter{}, "/files", t.TempDir())
 }

@@ -70,7 +70,7 @@ func TestStaticRefusesFIFO(t *testing.T) {
 		if t.Failed() {
 			return
 		}
-		mustEnvelope(t, do(t, app, "GET", "/s/pipe", ""), 404, fx.CodeNotFound)
+		mustEnvelope(t, do(t, app, "GET", "/s/pipe", ""), 404, fx.ErrorCodes.NotFound)
 		if r := do(t, app, "GET", "/s/ok.txt", ""); r.status != 200 || string(r.body) != "ok" {
 			t.Fatalf("%+v ok.txt: %d %q", cfg, r.status, r.body)
 		}

@@ -31,9 +31,9 @@ var ErrInvalidModule = errors.New("wasm: invalid module")
 
 var (
 	// errGuestFailed is the client-facing error of every guest failure.
-	errGuestFailed = fx.NewCatalogError(fx.CodeWasmError, "WASM guest failed")
+	errGuestFailed = fx.NewCatalogError(fx.ErrorCodes.WasmError, "WASM guest failed")
 	// errUnavailable is returned when no instance frees up in time.
-	errUnavailable = fx.NewCatalogError(fx.CodeServiceUnavailable, "No WASM instance available")
+	errUnavailable = fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "No WASM instance available")
 )
 
 // GuestError is the error a Module's Handler returns when the guest fails.

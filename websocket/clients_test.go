@@ -33,7 +33,7 @@ func clientApp(t *testing.T, report chan<- string) *served {
 					return nil
 				}
 				if string(p) == "who?" {
-					return fx.NewCatalogError(fx.CodeUnauthenticated, "who are you")
+					return fx.NewCatalogError(fx.ErrorCodes.Unauthenticated, "who are you")
 				}
 				if err := c.WriteMessage(typ, p); err != nil {
 					return nil

@@ -479,7 +479,7 @@ func outcome(err error, panicked bool) (code int, reason string) {
 		errors.Is(err, ErrQueueFull) || errors.Is(err, ErrClosed) || isNetErr(err)) {
 		return ws.CloseNormalClosure, "" // the read's own failure: already closed
 	}
-	return ws.CloseInternalServerErr, fx.CodeInternalError
+	return ws.CloseInternalServerErr, fx.ErrorCodes.InternalError
 }
 
 func isNetErr(err error) bool {
@@ -547,7 +547,7 @@ func (c *Conn) observe(fc *fx.Ctx) string {
 		return reason // the *fx.Error's code
 	}
 	if code == ws.CloseInternalServerErr {
-		return fx.CodeInternalError
+		return fx.ErrorCodes.InternalError
 	}
 	return ""
 }
@@ -562,7 +562,7 @@ func (s *server) logFailure(fc *fx.Ctx, err error, stack []byte) {
 	attrs := []slog.Attr{
 		slog.String("method", fc.Method()),
 		slog.String("path", fc.Path()),
-		slog.String("code", fx.CodeInternalError),
+		slog.String("code", fx.ErrorCodes.InternalError),
 		slog.Int("ws_close_code", ws.CloseInternalServerErr),
 		slog.Any("error", err),
 	}

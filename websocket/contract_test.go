@@ -130,7 +130,7 @@ func TestOutcomeIsTheCloseFrame(t *testing.T) {
 		app.Get("/nil", websocket.New(func(c *websocket.Conn) error { return nil }))
 		app.Get("/err", websocket.New(func(c *websocket.Conn) error { return errSlow }))
 		app.Get("/forbidden", websocket.New(func(c *websocket.Conn) error {
-			return fx.NewCatalogError(fx.CodeForbidden, "no")
+			return fx.NewCatalogError(fx.ErrorCodes.Forbidden, "no")
 		}))
 		app.Get("/plain", websocket.New(func(c *websocket.Conn) error { return errors.New("database down") }))
 		app.Get("/panic", websocket.New(func(c *websocket.Conn) error { panic("boom") }))
@@ -239,7 +239,7 @@ func TestNetHTTPAdapter(t *testing.T) {
 		if err := c.WriteMessage(t, p); err != nil {
 			return nil
 		}
-		return fx.NewCatalogError(fx.CodeForbidden, "enough")
+		return fx.NewCatalogError(fx.ErrorCodes.Forbidden, "enough")
 	}))
 	h := nethttp.Handler(app)
 	srv := httptest.NewServer(h)

@@ -30,7 +30,7 @@ func TestFxtestDialsInMemory(t *testing.T) {
 			case "bye":
 				return nil
 			case "who?":
-				return fx.NewCatalogError(fx.CodeUnauthenticated, "who are you")
+				return fx.NewCatalogError(fx.ErrorCodes.Unauthenticated, "who are you")
 			case "boom":
 				panic("boom")
 			}

@@ -52,7 +52,7 @@ func TestConnectionIsObservedOnceAtItsEnd(t *testing.T) {
 					return nil
 				}
 				if string(p) == "quit" {
-					return fx.NewCatalogError(fx.CodeForbidden, "no more")
+					return fx.NewCatalogError(fx.ErrorCodes.Forbidden, "no more")
 				}
 				_ = c.WriteMessage(websocket.TextMessage, append(p, '!'))
 			}

@@ -144,17 +144,17 @@ func (cfg Config) withDefaults() Config {
 // OpenAPI document and fxtest's strict mode.
 var (
 	// ErrUpgradeRequired (426): the request is not a WebSocket handshake.
-	ErrUpgradeRequired = fx.NewCatalogError(fx.CodeUpgradeRequired, "This route speaks WebSocket: send a WebSocket handshake (Upgrade: websocket)")
+	ErrUpgradeRequired = fx.NewCatalogError(fx.ErrorCodes.UpgradeRequired, "This route speaks WebSocket: send a WebSocket handshake (Upgrade: websocket)")
 	// ErrBadHandshake (400): the handshake is malformed (version, key).
-	ErrBadHandshake = fx.NewCatalogError(fx.CodeBadRequest, "Malformed WebSocket handshake")
+	ErrBadHandshake = fx.NewCatalogError(fx.ErrorCodes.BadRequest, "Malformed WebSocket handshake")
 	// ErrOrigin (403): the Origin is not allowed (Config.Origins).
-	ErrOrigin = fx.NewCatalogError(fx.CodeForbidden, "WebSocket connections from this Origin are not allowed")
+	ErrOrigin = fx.NewCatalogError(fx.ErrorCodes.Forbidden, "WebSocket connections from this Origin are not allowed")
 	// ErrShuttingDown (503): Shutdown has begun; no new connection.
-	ErrShuttingDown = fx.NewCatalogError(fx.CodeServiceUnavailable, "The server is shutting down")
+	ErrShuttingDown = fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "The server is shutting down")
 	// ErrNoHijack (500): under the nethttp adapter, the
 	// http.ResponseWriter cannot hand the connection over (HTTP/2, or a
 	// wrapper that hides http.Hijacker).
-	ErrNoHijack = fx.NewCatalogError(fx.CodeNodeInternalError, "This net/http connection cannot be taken over for a WebSocket (HTTP/2, or a ResponseWriter without http.Hijacker)")
+	ErrNoHijack = fx.NewCatalogError(fx.ErrorCodes.NodeInternalError, "This net/http connection cannot be taken over for a WebSocket (HTTP/2, or a ResponseWriter without http.Hijacker)")
 )
 
 // New returns a handler that upgrades the request to a WebSocket and runs

@@ -61,7 +61,7 @@ var note = validate.Object(validate.Fields{
 func newApp(public string) *fx.App {
 	app := fx.New(fx.Config{
 		// Behind a load balancer on the private network, its
-		// X-Forwarded-For names the client (c.ClientIP, KeyByIP).
+		// X-Forwarded-For names the client (c.ClientAddr, KeyByIP).
 		TrustedProxies: []string{"10.0.0.0/8"},
 		// Responses of 1 KiB and more, error envelopes included, are
 		// compressed with zstd, brotli or gzip as the client accepts.
@@ -95,7 +95,7 @@ func newApp(public string) *fx.App {
 	api.Route(fx.Route{Method: "POST", Path: "/notes", Body: note, Handler: func(c *fx.Ctx) error {
 		body, _ := fx.ValidBody[map[string]any](c)
 		text, _ := body["text"].(string)
-		return c.JSON(201, store.add(text, c.ClientIP()))
+		return c.JSON(201, store.add(text, c.ClientAddr().String()))
 	}})
 
 	static.Mount(app, "/", public, static.Config{MaxAge: time.Hour})

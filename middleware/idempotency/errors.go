@@ -21,19 +21,19 @@ const (
 // its own 400, and a client that branches on the code learns that the key
 // is what to fix (the reason tells a missing one from a malformed one).
 var (
-	errKeyReused = fx.NewCatalogError(fx.CodeIdempotencyKeyReused,
+	errKeyReused = fx.NewCatalogError(fx.ErrorCodes.IdempotencyKeyReused,
 		"This Idempotency-Key was already used for a different request; use a new key for a new request",
 		middleware.FailureDetails{Reason: ReasonKeyReused})
-	errInFlight = fx.NewCatalogError(fx.CodeIdempotencyInFlight,
+	errInFlight = fx.NewCatalogError(fx.ErrorCodes.IdempotencyInFlight,
 		"A request with this Idempotency-Key is still being processed; retry after the time in Retry-After",
 		middleware.FailureDetails{Reason: ReasonInFlight})
-	errMissingKey = fx.NewCatalogError(fx.CodeIdempotencyKeyRequired,
+	errMissingKey = fx.NewCatalogError(fx.ErrorCodes.IdempotencyKeyRequired,
 		"This operation requires an Idempotency-Key header",
 		middleware.FailureDetails{Reason: ReasonMissingKey})
-	errMalformedKey = fx.NewCatalogError(fx.CodeIdempotencyKeyRequired,
+	errMalformedKey = fx.NewCatalogError(fx.ErrorCodes.IdempotencyKeyRequired,
 		"The Idempotency-Key header is malformed: send one key of 1 to 255 printable ASCII characters, quoted or bare",
 		middleware.FailureDetails{Reason: ReasonMalformedKey})
-	errUnavailable = fx.NewCatalogError(fx.CodeServiceUnavailable,
+	errUnavailable = fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable,
 		"Idempotency keys cannot be checked right now; retry later with the same key",
 		middleware.FailureDetails{Reason: ReasonUnavailable})
 )

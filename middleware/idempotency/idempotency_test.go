@@ -125,7 +125,7 @@ func TestKeyReusedForAnotherRequest(t *testing.T) {
 		{"/orders/a?dry=1", `{"qty":1}`},
 	} {
 		r := do(app, "POST", tc.path, "k", tc.body)
-		if r.status != 422 || r.code != fx.CodeIdempotencyKeyReused || r.reason != idempotency.ReasonKeyReused {
+		if r.status != 422 || r.code != fx.ErrorCodes.IdempotencyKeyReused || r.reason != idempotency.ReasonKeyReused {
 			t.Errorf("%s %s: %+v", tc.path, tc.body, r)
 		}
 	}
@@ -152,7 +152,7 @@ func TestDuplicateInFlight(t *testing.T) {
 	wg.Go(func() { first = do(app, "POST", "/pay", "k", "{}") })
 	<-started
 	r := do(app, "POST", "/pay", "k", "{}")
-	if r.status != 409 || r.code != fx.CodeIdempotencyInFlight || r.reason != idempotency.ReasonInFlight || r.retryAfter != "2" {
+	if r.status != 409 || r.code != fx.ErrorCodes.IdempotencyInFlight || r.reason != idempotency.ReasonInFlight || r.retryAfter != "2" {
 		t.Fatalf("duplicate in flight: %+v", r)
 	}
 	close(release)
@@ -171,7 +171,7 @@ func TestRequiredAndMethods(t *testing.T) {
 	var runs atomic.Int64
 	req := orderApp(t, &runs, idempotency.New(idempotency.Config{ShareAnonymous: true, Required: true}))
 	r := do(req, "POST", "/orders/a", "", "{}")
-	if r.status != 400 || r.code != fx.CodeIdempotencyKeyRequired || r.reason != idempotency.ReasonMissingKey || runs.Load() != 0 {
+	if r.status != 400 || r.code != fx.ErrorCodes.IdempotencyKeyRequired || r.reason != idempotency.ReasonMissingKey || runs.Load() != 0 {
 		t.Fatalf("no key, Required: %+v runs %d", r, runs.Load())
 	}
 	opt := orderApp(t, &runs, idempotency.New(idempotency.Config{ShareAnonymous: true}))
@@ -202,7 +202,7 @@ func TestMalformedKey(t *testing.T) {
 		"a b", "caf\xc3\xa9", "a\x01", `""`, `"a`, `"a"b"`, `"a\n"`, `"a\x"`, `a\b`, "\x7f",
 	} {
 		r := do(app, "POST", "/orders/a", key, "{}")
-		if r.status != 400 || r.code != fx.CodeIdempotencyKeyRequired || r.reason != idempotency.ReasonMalformedKey {
+		if r.status != 400 || r.code != fx.ErrorCodes.IdempotencyKeyRequired || r.reason != idempotency.ReasonMalformedKey {
 			t.Errorf("key %q: %+v", key, r)
 		}
 	}
@@ -289,13 +289,13 @@ func TestStoredOutcomes(t *testing.T) {
 		{status: 204, stored: true},
 		{err: fx.NewError(409, "APP_CONFLICT", "taken"), stored: true},
 		{err: fx.NewError(422, "APP_OUT_OF_STOCK", "none left", map[string]int{"left": 0}), stored: true},
-		{err: fx.NewCatalogError(fx.CodeNotFound, "no such shop"), stored: true},
+		{err: fx.NewCatalogError(fx.ErrorCodes.NotFound, "no such shop"), stored: true},
 		{status: 400, stored: true},
 		{err: fx.NewError(500, "APP_DB", "db down")},
-		{err: fx.NewCatalogError(fx.CodeServiceUnavailable, "busy")},
-		{err: fx.NewCatalogError(fx.CodeTimeout, "slow")},
-		{err: fx.NewCatalogError(fx.CodeRateLimited, "later")},
-		{err: fx.NewCatalogError(fx.CodeRequestTimeout, "later")},
+		{err: fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "busy")},
+		{err: fx.NewCatalogError(fx.ErrorCodes.Timeout, "slow")},
+		{err: fx.NewCatalogError(fx.ErrorCodes.RateLimited, "later")},
+		{err: fx.NewCatalogError(fx.ErrorCodes.RequestTimeout, "later")},
 		{status: 502},
 	} {
 		var runs atomic.Int64
@@ -334,7 +334,7 @@ func TestStoreFailure(t *testing.T) {
 	var runs atomic.Int64
 	closed := orderApp(t, &runs, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: failingStore{}}))
 	r := do(closed, "POST", "/orders/a", "k", "{}")
-	if r.status != 503 || r.code != fx.CodeServiceUnavailable || r.reason != idempotency.ReasonUnavailable || r.retryAfter != "1" || runs.Load() != 0 {
+	if r.status != 503 || r.code != fx.ErrorCodes.ServiceUnavailable || r.reason != idempotency.ReasonUnavailable || r.retryAfter != "1" || runs.Load() != 0 {
 		t.Fatalf("fail closed: %+v runs %d", r, runs.Load())
 	}
 	open := orderApp(t, &runs, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: failingStore{}, FailOpen: true}))
@@ -346,12 +346,12 @@ func TestStoreFailure(t *testing.T) {
 // The middleware declares every error it can raise, for OpenAPI.
 func TestDeclared(t *testing.T) {
 	got := map[string]int{}
-	for _, e := range fx.Declared(idempotency.New(idempotency.Config{ShareAnonymous: true})) {
+	for _, e := range fx.DeclarationOf(idempotency.New(idempotency.Config{ShareAnonymous: true})).Errors {
 		got[e.Code] = e.Status
 	}
 	want := map[string]int{
-		fx.CodeIdempotencyKeyRequired: 400, fx.CodeIdempotencyInFlight: 409,
-		fx.CodeIdempotencyKeyReused: 422, fx.CodeServiceUnavailable: 503,
+		fx.ErrorCodes.IdempotencyKeyRequired: 400, fx.ErrorCodes.IdempotencyInFlight: 409,
+		fx.ErrorCodes.IdempotencyKeyReused: 422, fx.ErrorCodes.ServiceUnavailable: 503,
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("declared %v, want %v", got, want)

@@ -46,10 +46,10 @@ func TestTimeoutOverrunRunsOnce(t *testing.T) {
 	time.Sleep(80 * time.Millisecond) // past the 50 ms deadline, the handler still running
 	r := do(app, "POST", "/orders", "k", "{}")
 	close(release)
-	if r.status != 409 || r.code != fx.CodeIdempotencyInFlight || r.retryAfter == "" {
+	if r.status != 409 || r.code != fx.ErrorCodes.IdempotencyInFlight || r.retryAfter == "" {
 		t.Fatalf("retry while the late handler runs: %+v, want 409 with Retry-After", r)
 	}
-	if r := <-first; r.status != 504 || r.code != fx.CodeTimeout {
+	if r := <-first; r.status != 504 || r.code != fx.ErrorCodes.Timeout {
 		t.Fatalf("first: %+v, want 504", r)
 	}
 	r = do(app, "POST", "/orders", "k", "{}")

@@ -221,29 +221,29 @@ func TestResponsesConformToDocument(t *testing.T) {
 	goodOrder := `{"customer":"Ada","items":[{"sku":"A-1","qty":2}]}`
 	for _, x := range []exchange{
 		{method: "POST", target: "/orders?notify=true", body: goodOrder, status: 201, validRequest: true},
-		{method: "POST", target: "/orders?notify=maybe", body: `{"customer":"","items":[{"qty":0}],"coupon":1}`, status: 422, code: fx.CodeValidationError},
-		{method: "POST", target: "/orders", body: `{"customer":`, status: 422, code: fx.CodeValidationError},
-		{method: "POST", target: "/orders", body: strings.Repeat(" ", 5<<20), status: 413, code: fx.CodePayloadTooLarge},
+		{method: "POST", target: "/orders?notify=maybe", body: `{"customer":"","items":[{"qty":0}],"coupon":1}`, status: 422, code: fx.ErrorCodes.ValidationError},
+		{method: "POST", target: "/orders", body: `{"customer":`, status: 422, code: fx.ErrorCodes.ValidationError},
+		{method: "POST", target: "/orders", body: strings.Repeat(" ", 5<<20), status: 413, code: fx.ErrorCodes.PayloadTooLarge},
 		{method: "POST", target: "/orders/typed", body: goodOrder, status: 201, validRequest: true},
-		{method: "POST", target: "/orders/typed", body: `{"customer":1,"items":[{"sku":2}]}`, status: 422, code: fx.CodeValidationError},
+		{method: "POST", target: "/orders/typed", body: `{"customer":1,"items":[{"sku":2}]}`, status: 422, code: fx.ErrorCodes.ValidationError},
 		{method: "POST", target: "/signup", body: `{"email":"a@b.c","password":"correct horse"}`, status: 201, validRequest: true},
-		{method: "POST", target: "/signup", body: `{"password":"short"}`, status: 422, code: fx.CodeValidationError},
+		{method: "POST", target: "/signup", body: `{"password":"short"}`, status: 422, code: fx.ErrorCodes.ValidationError},
 		{method: "GET", target: "/products?limit=10&tag=a&tag=b", status: 200, validRequest: true},
-		{method: "GET", target: "/products?limit=ten", status: 422, code: fx.CodeValidationError},
+		{method: "GET", target: "/products?limit=ten", status: 422, code: fx.ErrorCodes.ValidationError},
 		// OpenAPI path templates match one segment: a catch-all value with
 		// a '/' is served but no OpenAPI tool can match it to {rest}.
 		{method: "GET", target: "/files/readme.txt", status: 200, validRequest: true},
 		{method: "GET", target: "/files/nope", status: 404, code: "FILE_NOT_FOUND"},
 		{method: "PUT", target: "/carts/7/items?currency=EUR&tag=a&tag=b", body: `{"sku":"A-1","qty":2}`, header: []string{"X-Idempotency-Key", "k"}, status: 201, validRequest: true},
-		{method: "PUT", target: "/carts/x/items", body: `{"sku":1}`, status: 422, code: fx.CodeValidationError},
-		{method: "PUT", target: "/carts/7/items?currency=EUR", status: 422, code: fx.CodeValidationError},
+		{method: "PUT", target: "/carts/x/items", body: `{"sku":1}`, status: 422, code: fx.ErrorCodes.ValidationError},
+		{method: "PUT", target: "/carts/7/items?currency=EUR", status: 422, code: fx.ErrorCodes.ValidationError},
 		{method: "GET", target: "/api/me", header: []string{"X-API-Key", "key-grace-0123456789"}, status: 200, validRequest: true},
-		{method: "GET", target: "/api/me", status: 401, code: fx.CodeUnauthenticated},
-		{method: "GET", target: "/api/me", header: []string{"X-API-Key", "wrong"}, status: 401, code: fx.CodeUnauthenticated},
+		{method: "GET", target: "/api/me", status: 401, code: fx.ErrorCodes.Unauthenticated},
+		{method: "GET", target: "/api/me", header: []string{"X-API-Key", "wrong"}, status: 401, code: fx.ErrorCodes.Unauthenticated},
 		{method: "GET", target: "/api/admin/stats", header: []string{"X-API-Key", "key-ada-0123456789"}, status: 200, validRequest: true},
-		{method: "GET", target: "/api/admin/stats", header: []string{"X-API-Key", "key-grace-0123456789"}, status: 403, code: fx.CodeForbidden},
+		{method: "GET", target: "/api/admin/stats", header: []string{"X-API-Key", "key-grace-0123456789"}, status: 403, code: fx.ErrorCodes.Forbidden},
 		{method: "GET", target: "/api/t/projects/7", header: []string{"X-API-Key", "key-grace-0123456789", "X-Tenant-ID", "acme"}, status: 200, validRequest: true},
-		{method: "GET", target: "/api/t/projects/7", header: []string{"X-API-Key", "key-grace-0123456789"}, status: 400, code: fx.CodeTenantRequired},
+		{method: "GET", target: "/api/t/projects/7", header: []string{"X-API-Key", "key-grace-0123456789"}, status: 400, code: fx.ErrorCodes.TenantRequired},
 	} {
 		name := fmt.Sprintf("%s %s → %d", x.method, x.target, x.status)
 		if len(name) > 80 {

@@ -129,16 +129,3 @@ func TestSignerConfigAndHeaders(t *testing.T) {
 	}()
 	jwttest.NewSigner(jwttest.RS256, jwttest.SignerConfig{Key: secret}).Token()
 }
-
-func TestAPIKeys(t *testing.T) {
-	keys := fxtest.NewAPIKeys()
-	admin := keys.Key(middleware.Principal{Subject: "svc-admin", Roles: []string{"admin"}, Tenant: "acme"})
-	reader := keys.Key(middleware.Principal{Subject: "svc-reader"})
-	if admin == reader || len(admin) < middleware.MinAPIKeyLength {
-		t.Fatalf("keys %q %q", admin, reader)
-	}
-	c := authClient(t, middleware.AuthConfig{APIKeys: keys.Verifier()})
-	c.Get("/me").Header(middleware.DefaultAPIKeyHeader, admin).Do().
-		AssertJSON(200, `{"sub":"svc-admin","roles":["admin"],"permissions":null,"tenant":"acme"}`)
-	c.Get("/me").Header(middleware.DefaultAPIKeyHeader, reader+"x").Do().AssertError(401, fx.ErrorCodes.Unauthenticated)
-}

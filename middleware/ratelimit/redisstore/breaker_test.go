@@ -87,7 +87,7 @@ func expectFastRefusals(t *testing.T, app *fx.App) time.Duration {
 	var first time.Duration
 	for i := range 40 {
 		r, d := timed(app)
-		if r.status != 503 || r.code != fx.CodeServiceUnavailable || r.reason != middleware.ReasonRateLimitUnavailable {
+		if r.status != 503 || r.code != fx.ErrorCodes.ServiceUnavailable || r.reason != middleware.ReasonRateLimitUnavailable {
 			t.Fatalf("request %d with Redis down: %d %s", i+1, r.status, r.body)
 		}
 		switch {

@@ -73,7 +73,7 @@ func TestIdempotencyCompleteAfterResponseFailureExpires(t *testing.T) {
 		t.Fatalf("first: %+v", first)
 	}
 	time.Sleep(time.Until(paused.Add(pause + 50*time.Millisecond)))
-	if r := post(app, "order-9", `{}`); r.status != 409 || r.code != fx.CodeIdempotencyInFlight {
+	if r := post(app, "order-9", `{}`); r.status != 409 || r.code != fx.ErrorCodes.IdempotencyInFlight {
 		t.Fatalf("retry before LockTimeout: %+v (want 409: the failed completion left the claim)", r)
 	}
 	time.Sleep(time.Until(paused.Add(lock + 100*time.Millisecond)))

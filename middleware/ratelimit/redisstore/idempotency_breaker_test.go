@@ -43,7 +43,7 @@ func expectFastIdempotencyRefusals(t *testing.T, app *fx.App, runs *atomic.Int64
 		began := time.Now()
 		r := post(app, "down-"+itoa(i), "{}")
 		took := time.Since(began)
-		if r.status != 503 || r.code != fx.CodeServiceUnavailable {
+		if r.status != 503 || r.code != fx.ErrorCodes.ServiceUnavailable {
 			t.Fatalf("request %d with Redis not answering: %+v", i+1, r)
 		}
 		switch {

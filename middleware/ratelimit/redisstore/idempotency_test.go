@@ -117,7 +117,7 @@ func TestIdempotencyTwoInstancesRunOnce(t *testing.T) {
 			created++
 		case r.status == 201 && r.replayed == "true" && r.body == `{"run":1}` && r.loc == "/orders/1":
 			replayed++
-		case r.status == 409 && r.code == fx.CodeIdempotencyInFlight && r.retryAfter == "1":
+		case r.status == 409 && r.code == fx.ErrorCodes.IdempotencyInFlight && r.retryAfter == "1":
 			inFlight++
 		default:
 			t.Errorf("unexpected answer %+v", r)
@@ -132,7 +132,7 @@ func TestIdempotencyTwoInstancesRunOnce(t *testing.T) {
 			t.Fatalf("later retry: %+v", r)
 		}
 	}
-	if r := post(apps[1], "order-42", `{"item":"pen"}`); r.status != 422 || r.code != fx.CodeIdempotencyKeyReused {
+	if r := post(apps[1], "order-42", `{"item":"pen"}`); r.status != 422 || r.code != fx.ErrorCodes.IdempotencyKeyReused {
 		t.Fatalf("other body: %+v", r)
 	}
 }
@@ -231,7 +231,7 @@ func TestIdempotencyRedisDown(t *testing.T) {
 	srv.stop()
 	began := time.Now()
 	r := post(closed, "down", "{}")
-	if took := time.Since(began); r.status != 503 || r.code != fx.CodeServiceUnavailable || r.retryAfter != "1" || took > 300*time.Millisecond {
+	if took := time.Since(began); r.status != 503 || r.code != fx.ErrorCodes.ServiceUnavailable || r.retryAfter != "1" || took > 300*time.Millisecond {
 		t.Fatalf("fail closed: %+v in %v", r, took)
 	}
 	if r := post(open, "down", "{}"); r.status != 201 {
@@ -243,7 +243,7 @@ func TestIdempotencyRedisDown(t *testing.T) {
 	before := runs.Load()
 	began = time.Now()
 	r = post(app, "k", "{}")
-	if took := time.Since(began); r.status != 503 || r.code != fx.CodeServiceUnavailable || took > 300*time.Millisecond || runs.Load() != before {
+	if took := time.Since(began); r.status != 503 || r.code != fx.ErrorCodes.ServiceUnavailable || took > 300*time.Millisecond || runs.Load() != before {
 		t.Fatalf("hung Redis: %+v in %v", r, took)
 	}
 }

@@ -208,7 +208,7 @@ func TestSharedLimitExact(t *testing.T) {
 				switch r := serve(app, "shared-client"); {
 				case r.status == 200:
 					allowed.Add(1)
-				case r.status == 429 && r.code == fx.CodeRateLimited:
+				case r.status == 429 && r.code == fx.ErrorCodes.RateLimited:
 					refused.Add(1)
 				default:
 					other.Add(1)
@@ -326,7 +326,7 @@ func TestRedisDown(t *testing.T) {
 	}
 	srv.stop()
 	r := serve(closed, "c")
-	if r.status != 503 || r.code != fx.CodeServiceUnavailable || r.reason != middleware.ReasonRateLimitUnavailable ||
+	if r.status != 503 || r.code != fx.ErrorCodes.ServiceUnavailable || r.reason != middleware.ReasonRateLimitUnavailable ||
 		r.retry != "1" || r.rateLimit != "" {
 		t.Fatalf("fail closed: %d %q Retry-After %q RateLimit %q", r.status, r.body, r.retry, r.rateLimit)
 	}

@@ -131,7 +131,7 @@ func TestRetriesAcrossInstancesCreateEachOrderOnce(t *testing.T) {
 	draining := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 	draining.Use(func(c *fx.Ctx, next fx.Next) error {
 		c.SetHeader("Retry-After", "0")
-		return fx.NewCatalogError(fx.CodeServiceUnavailable, "Draining")
+		return fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "Draining")
 	})
 	p := &cutProxy{
 		backends: []string{serveApp(t, instance()), serveApp(t, instance())},
