@@ -137,6 +137,6 @@ func TestCatalogMapIsNotReadWhileServing(t *testing.T) {
 	defer func() { fx.ErrorCodes = savedCodes }()
 	app := quiet()
 	app.Post("/b", func(c *fx.Ctx) error { _, err := fx.JSONBody[map[string]any](c); return err })
-	wireEnvelope(t, do(t, app, "GET", "/nope", ""), 404, fx.ErrorCodes.NotFound)
-	wireEnvelope(t, do(t, app, "POST", "/b", "{"), 422, fx.ErrorCodes.ValidationError)
+	wireEnvelope(t, do(t, app, "GET", "/nope", ""), 404, "FX_NOT_FOUND")
+	wireEnvelope(t, do(t, app, "POST", "/b", "{"), 422, "FX_VALIDATION_ERROR")
 }
