@@ -115,12 +115,12 @@ var importPaths = map[string]string{
 // moduleOf names the module directory a block's imports need: the nested
 // modules' packages are not in the root module's build list.
 var moduleOf = map[string]string{
-	"github.com/fxhq/fx/otel":                            "otel",
-	"github.com/fxhq/fx/prometheus":                      "prometheus",
-	"github.com/prometheus/client_golang/prometheus":     "prometheus",
-	"github.com/fxhq/fx/middleware/ratelimit/redisstore": "middleware/ratelimit/redisstore",
-	"github.com/redis/go-redis/v9":                       "middleware/ratelimit/redisstore",
-	"github.com/fxhq/fx/websocket":                       "websocket",
+	"github.com/fxhq/fx/otel":                        "otel",
+	"github.com/fxhq/fx/prometheus":                  "prometheus",
+	"github.com/prometheus/client_golang/prometheus": "prometheus",
+	"github.com/fxhq/fx/middleware/redisstore":       "middleware/redisstore",
+	"github.com/redis/go-redis/v9":                   "middleware/redisstore",
+	"github.com/fxhq/fx/websocket":                   "websocket",
 }
 
 var lineComment = regexp.MustCompile(`(?m)//.*$`)

@@ -127,7 +127,7 @@ type Decision struct {
 //
 // Cost per call: NewMemoryStore's is a hash, a clock read, one shard lock
 // and a map lookup, with no allocation for a known key. A networked store (the Redis store
-// of the module github.com/fxhq/fx/middleware/ratelimit/redisstore) costs
+// of the module github.com/fxhq/fx/middleware/redisstore) costs
 // one round trip running one script.
 type Store interface {
 	Allow(ctx context.Context, key string, limit Limit) (Decision, error)

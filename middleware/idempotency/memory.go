@@ -34,7 +34,7 @@ type MemoryConfig struct {
 
 // MemoryStore is a Store in this process's memory: right for one
 // instance, or for tests. Several instances of an app need a shared store
-// (the Redis one in github.com/fxhq/fx/middleware/ratelimit/redisstore),
+// (the Redis one in github.com/fxhq/fx/middleware/redisstore),
 // or each runs a retry that lands on it once more.
 //
 // It is bounded twice: it never holds more than MaxKeys keys nor more than

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/redistest"
 	"github.com/fxhq/fx/middleware/idempotency"
 )
 
@@ -27,9 +28,9 @@ func waitReplay(t *testing.T, app *fx.App, key, body string) idemResult {
 // With CompleteAfterResponse on Redis, the response is stored in the
 // background and a retry gets it replayed: the handler ran once.
 func TestIdempotencyCompleteAfterResponseReplays(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	var runs atomic.Int64
-	app := idemApp(t, srv.addr, idempotency.Config{ShareAnonymous: true, CompleteAfterResponse: true}, &runs, nil)
+	app := idemApp(t, srv.Addr, idempotency.Config{ShareAnonymous: true, CompleteAfterResponse: true}, &runs, nil)
 	first := post(app, "order-7", `{"item":"book"}`)
 	if first.status != 201 || first.replayed != "" {
 		t.Fatalf("first: %+v", first)
@@ -49,18 +50,18 @@ func TestIdempotencyCompleteAfterResponseReplays(t *testing.T) {
 // LockTimeout (a retry is 409), after which a retry runs the handler once
 // more and that run's response is replayed.
 func TestIdempotencyCompleteAfterResponseFailureExpires(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	var runs atomic.Int64
 	gate := make(chan struct{})
 	const storeTimeout, pause, lock = 300 * time.Millisecond, 900 * time.Millisecond, 2 * time.Second
-	app := idemApp(t, srv.addr, idempotency.Config{ShareAnonymous: true, CompleteAfterResponse: true, StoreTimeout: storeTimeout, LockTimeout: lock}, &runs, gate)
+	app := idemApp(t, srv.Addr, idempotency.Config{ShareAnonymous: true, CompleteAfterResponse: true, StoreTimeout: storeTimeout, LockTimeout: lock}, &runs, gate)
 	answered := make(chan time.Time, 1)
 	var first idemResult
 	go func() { first = post(app, "order-9", `{}`); answered <- time.Now() }()
 	for runs.Load() == 0 { // the claim is taken, the handler waits on gate
 		time.Sleep(time.Millisecond)
 	}
-	admin := idemClient(t, srv.addr)
+	admin := idemClient(t, srv.Addr)
 	if err := admin.Do(context.Background(), "CLIENT", "PAUSE", pause.Milliseconds(), "WRITE").Err(); err != nil {
 		t.Fatal(err)
 	}

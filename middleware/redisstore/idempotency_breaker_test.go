@@ -4,13 +4,13 @@ import (
 	"context"
 	"log/slog"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/redistest"
 	"github.com/fxhq/fx/middleware/idempotency"
-	"github.com/fxhq/fx/middleware/ratelimit/redisstore"
+	"github.com/fxhq/fx/middleware/redisstore"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -71,39 +71,33 @@ func expectFastIdempotencyRefusals(t *testing.T, app *fx.App, runs *atomic.Int64
 // at once; the breaker opens once and closes once Redis answers again.
 func TestIdempotencyRedisDownFailsFast(t *testing.T) {
 	t.Run("killed", func(t *testing.T) {
-		srv := startRedis(t)
+		srv := redistest.Start(t)
 		var runs atomic.Int64
 		log := &stateLog{}
-		app := defaultOptionsApp(t, srv.addr, &runs, log)
+		app := defaultOptionsApp(t, srv.Addr, &runs, log)
 		if r := post(app, "up", "{}"); r.status != 201 {
 			t.Fatalf("Redis up: %+v", r)
 		}
-		srv.stop()
+		srv.Stop()
 		first := expectFastIdempotencyRefusals(t, app, &runs)
 		if n := log.count("open"); n != 1 {
 			t.Fatalf(`%d "open" log lines, want 1 (%q)`, n, log.states)
 		}
-		if _, err := startRedisOn(t, srv.addr[len("127.0.0.1:"):]); err != nil {
-			t.Fatal(err)
-		}
+		srv.Restart()
 		awaitIdempotencyRecovery(t, app)
 		t.Logf("Redis killed: first 503 after %v", first)
 	})
 	t.Run("stopped", func(t *testing.T) {
-		srv := startRedis(t)
+		srv := redistest.Start(t)
 		var runs atomic.Int64
 		log := &stateLog{}
-		app := defaultOptionsApp(t, srv.addr, &runs, log)
+		app := defaultOptionsApp(t, srv.Addr, &runs, log)
 		if r := post(app, "up", "{}"); r.status != 201 {
 			t.Fatalf("Redis up: %+v", r)
 		}
-		if err := srv.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
-		}
+		srv.Pause()
 		first := expectFastIdempotencyRefusals(t, app, &runs)
-		if err := srv.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-			t.Fatal(err)
-		}
+		srv.Resume()
 		awaitIdempotencyRecovery(t, app)
 		if o, c := log.count("open"), log.count("closed"); o != 1 || c != 1 {
 			t.Fatalf("log states %q, want one open and one closed", log.states)
@@ -135,8 +129,8 @@ func awaitIdempotencyRecovery(t *testing.T, app *fx.App) {
 // deadlines to its sockets and with go-redis's default options.
 func TestIdempotencyGhostClaim(t *testing.T) {
 	for _, ctxTimeout := range []bool{true, false} {
-		srv := startRedis(t)
-		watch := redis.NewClient(&redis.Options{Addr: srv.addr})
+		srv := redistest.Start(t)
+		watch := redis.NewClient(&redis.Options{Addr: srv.Addr})
 		t.Cleanup(func() { watch.Close() })
 		ctx := context.Background()
 		if err := watch.ConfigSet(ctx, "notify-keyspace-events", "KA").Err(); err != nil {
@@ -148,7 +142,7 @@ func TestIdempotencyGhostClaim(t *testing.T) {
 		}
 		events := sub.Channel()
 
-		c := redis.NewClient(&redis.Options{Addr: srv.addr, ContextTimeoutEnabled: ctxTimeout, MaxRetries: -1})
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeout, MaxRetries: -1})
 		t.Cleanup(func() { c.Close() })
 		var runs atomic.Int64
 		app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
@@ -159,16 +153,12 @@ func TestIdempotencyGhostClaim(t *testing.T) {
 			t.Fatalf("Redis up: %+v", r)
 		}
 
-		if err := srv.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
-		}
+		srv.Pause()
 		if r := post(app, "ghost", "{}"); r.status != 503 {
 			t.Fatalf("claim while Redis is paused: %+v, want 503", r)
 		}
 		time.Sleep(300 * time.Millisecond) // the claim waits in Redis's socket
-		if err := srv.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-			t.Fatal(err)
-		}
+		srv.Resume()
 		if err := watch.Ping(ctx).Err(); err != nil { // Redis has read what waited
 			t.Fatal(err)
 		}
@@ -185,6 +175,6 @@ func TestIdempotencyGhostClaim(t *testing.T) {
 			t.Fatalf("second retry: %+v, want the replay", r)
 		}
 		sub.Close()
-		srv.stop()
+		srv.Stop()
 	}
 }

@@ -13,8 +13,9 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/redistest"
 	"github.com/fxhq/fx/middleware/idempotency"
-	"github.com/fxhq/fx/middleware/ratelimit/redisstore"
+	"github.com/fxhq/fx/middleware/redisstore"
 	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
 )
@@ -84,14 +85,14 @@ func post(app *fx.App, key, body string) idemResult {
 // gets the replay or 409 FX_IDEMPOTENCY_IN_FLIGHT. The callers start
 // 3 ms apart and the first run is held 75 ms, so both answers occur.
 func TestIdempotencyTwoInstancesRunOnce(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	var runs atomic.Int64
 	gate := make(chan struct{})
 	apps := []*fx.App{
 		// Decisions, not timing: a generous deadline, so that a loaded
 		// machine does not turn slow calls into 503s.
-		idemApp(t, srv.addr, idempotency.Config{ShareAnonymous: true, StoreTimeout: testTimeout}, &runs, gate),
-		idemApp(t, srv.addr, idempotency.Config{ShareAnonymous: true, StoreTimeout: testTimeout}, &runs, gate),
+		idemApp(t, srv.Addr, idempotency.Config{ShareAnonymous: true, StoreTimeout: testTimeout}, &runs, gate),
+		idemApp(t, srv.Addr, idempotency.Config{ShareAnonymous: true, StoreTimeout: testTimeout}, &runs, gate),
 	}
 	const callers = 50
 	results := make([]idemResult, callers)
@@ -143,12 +144,12 @@ func TestIdempotencyTwoInstancesRunOnce(t *testing.T) {
 // not stored (its fencing token lost the key): retries keep getting the
 // second run's response.
 func TestIdempotencyExpiredClaimTakenOver(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	cfg := idempotency.Config{ShareAnonymous: true, LockTimeout: 300 * time.Millisecond}
 	var deadRuns, liveRuns atomic.Int64
 	hang := make(chan struct{})
-	dead := idemApp(t, srv.addr, cfg, &deadRuns, hang)
-	live := idemApp(t, srv.addr, cfg, &liveRuns, nil)
+	dead := idemApp(t, srv.Addr, cfg, &deadRuns, hang)
+	live := idemApp(t, srv.Addr, cfg, &liveRuns, nil)
 
 	late := make(chan idemResult)
 	go func() { late <- post(dead, "k", "{}") }()
@@ -180,8 +181,8 @@ func TestIdempotencyExpiredClaimTakenOver(t *testing.T) {
 // The store's fencing directly: a stale token's Complete and Release fail
 // with ErrFenced and leave the new claim intact.
 func TestIdempotencyStoreFencing(t *testing.T) {
-	srv := startRedis(t)
-	s := redisstore.NewIdempotency(idemClient(t, srv.addr), redisstore.IdempotencyConfig{})
+	srv := redistest.Start(t)
+	s := redisstore.NewIdempotency(idemClient(t, srv.Addr), redisstore.IdempotencyConfig{})
 	ctx := context.Background()
 	fp := idempotency.Fingerprint{1, 2, 3}
 	old, _, err := s.Claim(ctx, "k", fp, 50*time.Millisecond)
@@ -221,14 +222,14 @@ func TestIdempotencyStoreFencing(t *testing.T) {
 // peer that accepts and never answers) is decided within StoreTimeout
 // (100 ms by default): the test allows 300 ms.
 func TestIdempotencyRedisDown(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	var runs atomic.Int64
-	closed := idemApp(t, srv.addr, idempotency.Config{ShareAnonymous: true}, &runs, nil)
-	open := idemApp(t, srv.addr, idempotency.Config{ShareAnonymous: true, FailOpen: true}, &runs, nil)
+	closed := idemApp(t, srv.Addr, idempotency.Config{ShareAnonymous: true}, &runs, nil)
+	open := idemApp(t, srv.Addr, idempotency.Config{ShareAnonymous: true, FailOpen: true}, &runs, nil)
 	if r := post(closed, "up", "{}"); r.status != 201 {
 		t.Fatalf("Redis up: %+v", r)
 	}
-	srv.stop()
+	srv.Stop()
 	began := time.Now()
 	r := post(closed, "down", "{}")
 	if took := time.Since(began); r.status != 503 || r.code != fx.CodeServiceUnavailable || r.retryAfter != "1" || took > 300*time.Millisecond {
@@ -284,8 +285,8 @@ func hangingPeer(t *testing.T) string {
 // BenchmarkIdempotency in package idempotency; BenchmarkAllow is one round
 // trip for comparison.
 func BenchmarkIdempotencyRedis(b *testing.B) {
-	srv := startRedis(b)
-	s := redisstore.NewIdempotency(idemClient(b, srv.addr), redisstore.IdempotencyConfig{Timeout: testTimeout})
+	srv := redistest.Start(b)
+	s := redisstore.NewIdempotency(idemClient(b, srv.Addr), redisstore.IdempotencyConfig{Timeout: testTimeout})
 	ctx := context.Background()
 	resp := idempotency.Response{
 		Status: 201, Body: []byte(`{"id":1}`),

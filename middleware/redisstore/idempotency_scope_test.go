@@ -6,9 +6,10 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/redistest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/idempotency"
-	"github.com/fxhq/fx/middleware/ratelimit/redisstore"
+	"github.com/fxhq/fx/middleware/redisstore"
 	"github.com/valyala/fasthttp"
 )
 
@@ -19,7 +20,7 @@ import (
 // their own response for the same key and body; each one's retry is its
 // own replay.
 func TestIdempotencyRedisScopeWithoutStringSubject(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	keys, err := middleware.NewAPIKeys(map[string]middleware.Principal{
 		"key-one-0123456789abcdef": {}, "key-two-0123456789abcdef": {},
 	})
@@ -33,7 +34,7 @@ func TestIdempotencyRedisScopeWithoutStringSubject(t *testing.T) {
 	var runs atomic.Int64
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 	app.Use(middleware.Auth(middleware.AuthConfig{APIKeys: keys, Bearer: numericSub}),
-		idempotency.New(idempotency.Config{Store: redisstore.NewIdempotency(idemClient(t, srv.addr), redisstore.IdempotencyConfig{})}))
+		idempotency.New(idempotency.Config{Store: redisstore.NewIdempotency(idemClient(t, srv.Addr), redisstore.IdempotencyConfig{})}))
 	app.Post("/orders", func(c *fx.Ctx) error { return c.JSON(201, map[string]int64{"run": runs.Add(1)}) })
 	send := func(name, value string) (status int, body, replayed string) {
 		var rc fasthttp.RequestCtx

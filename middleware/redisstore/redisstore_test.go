@@ -1,13 +1,10 @@
 package redisstore_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"os"
-	"os/exec"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -15,8 +12,9 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/redistest"
 	"github.com/fxhq/fx/middleware"
-	"github.com/fxhq/fx/middleware/ratelimit/redisstore"
+	"github.com/fxhq/fx/middleware/redisstore"
 	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
 )
@@ -31,101 +29,6 @@ func TestMain(m *testing.M) {
 type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
-
-// redisServer is a redis-server child process on a free loopback port.
-type redisServer struct {
-	addr string
-	cmd  *exec.Cmd
-	stop func() // kills the server and waits for it; idempotent
-}
-
-// startRedis starts redis-server from PATH on a free loopback port (never
-// 6379), without persistence, and waits until it answers PING. The server
-// is killed when the test ends. Without redis-server the test is skipped,
-// except under CI (CI=true), where that is a failure: CI installs it.
-func startRedis(t testing.TB) *redisServer {
-	t.Helper()
-	var lastErr error
-	for range 3 { // the free port can be taken between Close and redis binding it
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-		l.Close()
-		srv, err := startRedisOn(t, port)
-		if err == nil {
-			return srv
-		}
-		lastErr = err
-	}
-	t.Fatalf("redis-server did not start: %v", lastErr)
-	return nil
-}
-
-// startRedisOn starts redis-server on 127.0.0.1:port (see startRedis) and
-// waits until it answers PING.
-func startRedisOn(t testing.TB, port string) (*redisServer, error) {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server is not on PATH; CI must install it (apt-get install redis-server)")
-		}
-		t.Skip("redis-server is not on PATH: install it (apt-get install redis-server) to run the Redis store tests")
-	}
-	var out bytes.Buffer
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }() // killed on purpose: its error says so
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			_ = cmd.Process.Kill() // may have exited already
-			<-exited
-		})
-	}
-	t.Cleanup(stop)
-	addr := "127.0.0.1:" + port
-	if err := waitPing(addr, exited); err != nil {
-		stop()
-		return nil, &startError{err, out.String()}
-	}
-	return &redisServer{addr: addr, cmd: cmd, stop: stop}, nil
-}
-
-type startError struct {
-	err    error
-	output string
-}
-
-func (e *startError) Error() string { return e.err.Error() + "; output: " + e.output }
-
-// waitPing waits up to 10 s for PING to answer, or for the process to exit.
-func waitPing(addr string, exited <-chan struct{}) error {
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := c.Ping(context.Background()).Err()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-exited:
-			return err
-		default:
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // testTimeout is the store's deadline in the tests that check decisions,
 // not timing: generous, because the machine running them may be loaded
@@ -196,9 +99,9 @@ func serve(app *fx.App, client string) response {
 // with a burst of 50 and a one-hour period, and exactly 50 are allowed in
 // total, the rest refused with 429.
 func TestSharedLimitExact(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	lim := middleware.Limit{Requests: 50, Period: time.Hour}
-	apps := []*fx.App{newApp(t, srv.addr, lim, false), newApp(t, srv.addr, lim, false)}
+	apps := []*fx.App{newApp(t, srv.Addr, lim, false), newApp(t, srv.Addr, lim, false)}
 	var allowed, refused, other atomic.Int64
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -231,8 +134,8 @@ func TestSharedLimitExact(t *testing.T) {
 // its script cache (SCRIPT FLUSH, a restart, a failover) is served by the
 // EVAL fallback.
 func TestDecisions(t *testing.T) {
-	srv := startRedis(t)
-	c := newClient(t, srv.addr)
+	srv := redistest.Start(t)
+	c := newClient(t, srv.Addr)
 	s := redisstore.New(c, redisstore.Config{Prefix: "test:", Timeout: testTimeout})
 	ctx := context.Background()
 	lim := middleware.Limit{Requests: 3, Period: 3 * time.Hour} // T = 1h, burst 3
@@ -269,8 +172,8 @@ func TestDecisions(t *testing.T) {
 // theoretical arrival time, and that an idle key vanishes and its client
 // gets a full burst again.
 func TestKeysExpire(t *testing.T) {
-	srv := startRedis(t)
-	c := newClient(t, srv.addr)
+	srv := redistest.Start(t)
+	c := newClient(t, srv.Addr)
 	s := redisstore.New(c, redisstore.Config{Timeout: testTimeout})
 	ctx := context.Background()
 
@@ -315,16 +218,16 @@ func TestKeysExpire(t *testing.T) {
 // FX_SERVICE_UNAVAILABLE with Retry-After: 1; FailOpen lets the request
 // through without RateLimit headers.
 func TestRedisDown(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	lim := middleware.Limit{Requests: 100, Period: time.Minute}
-	closed := newApp(t, srv.addr, lim, false)
-	open := newApp(t, srv.addr, lim, true)
+	closed := newApp(t, srv.Addr, lim, false)
+	open := newApp(t, srv.Addr, lim, true)
 	for _, app := range []*fx.App{closed, open} {
 		if r := serve(app, "c"); r.status != 200 || r.rateLimit == "" {
 			t.Fatalf("Redis up: %d RateLimit %q", r.status, r.rateLimit)
 		}
 	}
-	srv.stop()
+	srv.Stop()
 	r := serve(closed, "c")
 	if r.status != 503 || r.code != fx.CodeServiceUnavailable || r.reason != middleware.ReasonRateLimitUnavailable ||
 		r.retry != "1" || r.rateLimit != "" {
@@ -342,10 +245,10 @@ func TestRedisDown(t *testing.T) {
 // options the store bounds the call on a goroutine of its own; with
 // ContextTimeoutEnabled the client applies the deadline itself.
 func BenchmarkAllow(b *testing.B) {
-	srv := startRedis(b)
+	srv := redistest.Start(b)
 	for _, ctxTimeout := range []bool{false, true} {
 		b.Run("ContextTimeoutEnabled="+strconv.FormatBool(ctxTimeout), func(b *testing.B) {
-			c := redis.NewClient(&redis.Options{Addr: srv.addr, ContextTimeoutEnabled: ctxTimeout})
+			c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeout})
 			defer c.Close()
 			s := redisstore.New(c, redisstore.Config{Timeout: testTimeout})
 			lim := middleware.Limit{Requests: 1 << 30, Period: time.Hour}

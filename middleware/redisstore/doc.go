@@ -15,7 +15,7 @@
 // deadline and circuit breaker as Allow's (below), and a claim Redis runs
 // after its request gave up writes nothing (clock.go).
 //
-// It is a module of its own (github.com/fxhq/fx/middleware/ratelimit/redisstore)
+// It is a module of its own (github.com/fxhq/fx/middleware/redisstore)
 // so that go-redis is a dependency of the applications that use it only.
 //
 // # How a decision is made
