@@ -104,7 +104,7 @@ var importPaths = map[string]string{
 	"openapi": "github.com/fxhq/fx/openapi", "fxotel": "github.com/fxhq/fx/otel",
 	"client": "github.com/fxhq/fx/client", "websocket": "github.com/fxhq/fx/websocket",
 	"health": "github.com/fxhq/fx/health", "static": "github.com/fxhq/fx/static",
-	"jwt":        "github.com/fxhq/fx/middleware/jwt",
+	"jwt": "github.com/fxhq/fx/middleware/jwt", "ratelimit": "github.com/fxhq/fx/middleware/ratelimit",
 	"prometheus": "github.com/prometheus/client_golang/prometheus",
 	"trace":      "go.opentelemetry.io/otel/trace", "metric": "go.opentelemetry.io/otel/metric",
 	"context": "context", "errors": "errors", "fmt": "fmt", "log": "log", "slog": "log/slog",

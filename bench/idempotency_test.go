@@ -29,12 +29,12 @@ import (
 func BenchmarkIdempotencyAdded(b *testing.B) {
 	b.Run("Bare", func(b *testing.B) { benchOrders(b, nil) })
 	b.Run("Memory", func(b *testing.B) {
-		benchOrders(b, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: idempotency.NewMemoryStore(idempotency.MemoryConfig{MaxKeys: 1 << 16})}))
+		benchOrders(b, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{MaxKeys: 1 << 16})}))
 	})
 	addr := redistest.Start(b).Addr
 	client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, PoolSize: 16})
 	b.Cleanup(func() { client.Close() })
-	store := redisstore.NewIdempotency(client, redisstore.IdempotencyConfig{})
+	store := redisstore.NewIdempotencyStore(client, redisstore.IdempotencyStoreConfig{})
 	b.Run("RedisSync", func(b *testing.B) {
 		benchOrders(b, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: store}))
 	})

@@ -13,20 +13,12 @@ var (
 	declForbidden       = fx.NewCatalogError(fx.CodeForbidden, "Forbidden", FailureDetails{})
 	declTenantRequired  = fx.NewCatalogError(fx.CodeTenantRequired, "Tenant required", FailureDetails{})
 	declBadRequest      = fx.NewCatalogError(fx.CodeBadRequest, "Bad request", FailureDetails{})
-	declRateLimited     = fx.NewCatalogError(fx.CodeRateLimited, "Rate limit exceeded", FailureDetails{})
-	declUnavailable     = fx.NewCatalogError(fx.CodeServiceUnavailable, "Service unavailable", FailureDetails{})
 )
 
 // challengeHeader is the WWW-Authenticate challenge of a 401 (and, for a
 // bearer principal, of RequireRoles' 403: RFC 6750's insufficient_scope).
 var challengeHeader = fx.Header{Name: "WWW-Authenticate", Required: true, Statuses: []int{401},
 	Description: "The challenge of the credentials the route accepts (RFC 9110 §11.6.1)."}
-
-// retryAfterHeader documents Retry-After on the given statuses.
-func retryAfterHeader(statuses ...int) fx.Header {
-	return fx.Header{Name: "Retry-After", Required: true, Statuses: statuses,
-		Description: "Seconds to wait before retrying.", Schema: map[string]any{"type": "string", "pattern": "^[0-9]+$"}}
-}
 
 // Names of the security schemes Auth declares (the keys of the OpenAPI
 // document's components.securitySchemes).
@@ -72,23 +64,6 @@ var requireDeclaration = fx.Declaration{
 	Errors:           []*fx.Error{declUnauthenticated, declForbidden},
 	RequiresIdentity: true,
 	Headers:          []fx.Header{challengeHeader},
-}
-
-// rateLimitDeclaration is what RateLimit declares: 429 with Retry-After,
-// the RateLimit and RateLimit-Policy fields on every answer it decided,
-// and 503 with Retry-After when a store of its own that can fail is not
-// FailOpen (the memory store cannot fail).
-func rateLimitDeclaration(local, failOpen bool) fx.Declaration {
-	d := fx.Declaration{Errors: []*fx.Error{declRateLimited}, Headers: []fx.Header{
-		{Name: "RateLimit", Description: `The remaining quota: "policy";r=remaining;t=seconds until it is whole again (IETF draft-ietf-httpapi-ratelimit-headers).`},
-		{Name: "RateLimit-Policy", Description: `The quota policy: "policy";q=requests;w=window in seconds.`},
-		retryAfterHeader(429),
-	}}
-	if !local && !failOpen {
-		d.Errors = append(d.Errors, declUnavailable)
-		d.Headers[2].Statuses = []int{429, 503}
-	}
-	return d
 }
 
 // requestIDDeclaration is what RequestID declares: the header it reads

@@ -33,9 +33,7 @@ func TestMiddlewareDeclareErrors(t *testing.T) {
 		"Tenant+Match":          {middleware.Tenant(middleware.TenantConfig{MatchPrincipal: true}), []string{fx.CodeTenantRequired, fx.CodeUnauthenticated, fx.CodeForbidden}},
 		"Tenant+Subdomain":      {middleware.Tenant(middleware.TenantConfig{BaseDomain: "api.example.com"}), []string{fx.CodeTenantRequired, fx.CodeBadRequest}},
 		"Tenant subdomain only": {middleware.Tenant(middleware.TenantConfig{Header: "-", BaseDomain: "api.example.com"}), []string{fx.CodeTenantRequired}},
-		"RateLimit": {middleware.RateLimit(middleware.RateLimitConfig{
-			Limit: middleware.Limit{Name: "l", Requests: 1, Period: time.Second}}), []string{fx.CodeRateLimited}},
-		"Timeout": {middleware.Timeout(time.Second), []string{fx.CodeTimeout}},
+		"Timeout":               {middleware.Timeout(time.Second), []string{fx.CodeTimeout}},
 	} {
 		if got := codes(c.mw); !slices.Equal(got, c.want) {
 			t.Errorf("%s declares %v, want %v", name, got, c.want)

@@ -13,7 +13,7 @@
 //
 // The keys live in this process's memory (idempotency.MemoryStore). With
 // several instances behind a load balancer, give idempotency.Config a
-// shared store: redisstore.NewIdempotency from the module
+// shared store: redisstore.NewIdempotencyStore from the module
 // github.com/fxhq/fx/middleware/redisstore (docs/idempotency.md).
 package main
 

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Defaults of MemoryConfig.
+// Defaults of MemoryStoreConfig.
 const (
 	DefaultMaxKeys  = 65536
 	DefaultMaxBytes = 64 << 20 // 64 MiB
@@ -17,8 +17,8 @@ const (
 // links, rounded up.
 const entryOverhead = 192
 
-// MemoryConfig configures NewMemoryStore.
-type MemoryConfig struct {
+// MemoryStoreConfig configures NewMemoryStore.
+type MemoryStoreConfig struct {
 	// MaxKeys caps how many keys the store holds (in flight and completed
 	// together). Default DefaultMaxKeys. See MemoryStore for what happens
 	// at the cap.
@@ -83,7 +83,7 @@ type memEntry struct {
 }
 
 // NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore(cfg MemoryConfig) *MemoryStore {
+func NewMemoryStore(cfg MemoryStoreConfig) *MemoryStore {
 	if cfg.MaxKeys <= 0 {
 		cfg.MaxKeys = DefaultMaxKeys
 	}

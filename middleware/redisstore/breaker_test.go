@@ -11,7 +11,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/internal/redistest"
-	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/ratelimit"
 	"github.com/fxhq/fx/middleware/redisstore"
 	"github.com/redis/go-redis/v9"
 )
@@ -52,15 +52,15 @@ func (l *stateLog) count(s string) int {
 	return n
 }
 
-// storeApp is an app with RateLimit (fail closed) on a store over a
+// storeApp is an app with a rate limit (fail closed) on a store over a
 // client with go-redis's default options, logging to log.
 func storeApp(t *testing.T, opt *redis.Options, log *stateLog) *fx.App {
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { c.Close() })
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
-	app.Use(middleware.RateLimit(middleware.RateLimitConfig{
-		Limit: middleware.Limit{Requests: 1000, Period: time.Minute},
-		Store: redisstore.New(c, redisstore.Config{Logger: slog.New(log)}),
+	app.Use(ratelimit.New(ratelimit.Config{
+		Limit: ratelimit.Limit{Requests: 1000, Period: time.Minute},
+		Store: redisstore.NewRateLimitStore(c, redisstore.RateLimitStoreConfig{Logger: slog.New(log)}),
 		Key:   func(c *fx.Ctx) (string, error) { return c.Header("X-Client"), nil },
 	}))
 	app.Get("/r", func(c *fx.Ctx) error { return c.String(200, "ok") })
@@ -87,7 +87,7 @@ func expectFastRefusals(t *testing.T, app *fx.App) time.Duration {
 	var first time.Duration
 	for i := range 40 {
 		r, d := timed(app)
-		if r.status != 503 || r.code != fx.CodeServiceUnavailable || r.reason != middleware.ReasonRateLimitUnavailable {
+		if r.status != 503 || r.code != fx.CodeServiceUnavailable || r.reason != ratelimit.ReasonUnavailable {
 			t.Fatalf("request %d with Redis down: %d %s", i+1, r.status, r.body)
 		}
 		switch {

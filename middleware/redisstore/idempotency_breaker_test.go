@@ -22,7 +22,7 @@ func defaultOptionsApp(t *testing.T, addr string, runs *atomic.Int64, log *state
 	t.Cleanup(func() { c.Close() })
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 	app.Use(idempotency.New(idempotency.Config{ShareAnonymous: true,
-		Store: redisstore.NewIdempotency(c, redisstore.IdempotencyConfig{Logger: slog.New(log)})}))
+		Store: redisstore.NewIdempotencyStore(c, redisstore.IdempotencyStoreConfig{Logger: slog.New(log)})}))
 	app.Post("/orders", func(c *fx.Ctx) error { return c.JSON(201, map[string]int64{"run": runs.Add(1)}) })
 	if err := app.Boot(); err != nil {
 		t.Fatal(err)
@@ -147,7 +147,7 @@ func TestIdempotencyGhostClaim(t *testing.T) {
 		var runs atomic.Int64
 		app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 		app.Use(idempotency.New(idempotency.Config{ShareAnonymous: true,
-			Store: redisstore.NewIdempotency(c, redisstore.IdempotencyConfig{})}))
+			Store: redisstore.NewIdempotencyStore(c, redisstore.IdempotencyStoreConfig{})}))
 		app.Post("/orders", func(c *fx.Ctx) error { return c.JSON(201, map[string]int64{"run": runs.Add(1)}) })
 		if r := post(app, "warm-up", "{}"); r.status != 201 {
 			t.Fatalf("Redis up: %+v", r)

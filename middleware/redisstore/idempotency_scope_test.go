@@ -34,7 +34,7 @@ func TestIdempotencyRedisScopeWithoutStringSubject(t *testing.T) {
 	var runs atomic.Int64
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 	app.Use(middleware.Auth(middleware.AuthConfig{APIKeys: keys, Bearer: numericSub}),
-		idempotency.New(idempotency.Config{Store: redisstore.NewIdempotency(idemClient(t, srv.Addr), redisstore.IdempotencyConfig{})}))
+		idempotency.New(idempotency.Config{Store: redisstore.NewIdempotencyStore(idemClient(t, srv.Addr), redisstore.IdempotencyStoreConfig{})}))
 	app.Post("/orders", func(c *fx.Ctx) error { return c.JSON(201, map[string]int64{"run": runs.Add(1)}) })
 	send := func(name, value string) (status int, body, replayed string) {
 		var rc fasthttp.RequestCtx

@@ -36,7 +36,7 @@ func idemClient(t testing.TB, addr string) *redis.Client {
 func idemApp(t testing.TB, addr string, cfg idempotency.Config, runs *atomic.Int64, gate <-chan struct{}) *fx.App {
 	// The store's own deadline follows the test's StoreTimeout (0: both
 	// default to 100 ms).
-	cfg.Store = redisstore.NewIdempotency(idemClient(t, addr), redisstore.IdempotencyConfig{Timeout: cfg.StoreTimeout})
+	cfg.Store = redisstore.NewIdempotencyStore(idemClient(t, addr), redisstore.IdempotencyStoreConfig{Timeout: cfg.StoreTimeout})
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 	app.Use(idempotency.New(cfg))
 	app.Post("/orders", func(c *fx.Ctx) error {
@@ -182,7 +182,7 @@ func TestIdempotencyExpiredClaimTakenOver(t *testing.T) {
 // with ErrFenced and leave the new claim intact.
 func TestIdempotencyStoreFencing(t *testing.T) {
 	srv := redistest.Start(t)
-	s := redisstore.NewIdempotency(idemClient(t, srv.Addr), redisstore.IdempotencyConfig{})
+	s := redisstore.NewIdempotencyStore(idemClient(t, srv.Addr), redisstore.IdempotencyStoreConfig{})
 	ctx := context.Background()
 	fp := idempotency.Fingerprint{1, 2, 3}
 	old, _, err := s.Claim(ctx, "k", fp, 50*time.Millisecond)
@@ -286,7 +286,7 @@ func hangingPeer(t *testing.T) string {
 // trip for comparison.
 func BenchmarkIdempotencyRedis(b *testing.B) {
 	srv := redistest.Start(b)
-	s := redisstore.NewIdempotency(idemClient(b, srv.Addr), redisstore.IdempotencyConfig{Timeout: testTimeout})
+	s := redisstore.NewIdempotencyStore(idemClient(b, srv.Addr), redisstore.IdempotencyStoreConfig{Timeout: testTimeout})
 	ctx := context.Background()
 	resp := idempotency.Response{
 		Status: 201, Body: []byte(`{"id":1}`),

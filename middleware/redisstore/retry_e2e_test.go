@@ -110,7 +110,7 @@ func TestRetriesAcrossInstancesCreateEachOrderOnce(t *testing.T) {
 		app.Use(idempotency.New(idempotency.Config{
 			// Decisions, not timing: generous deadlines, so that a loaded
 			// machine does not turn slow Redis calls into 503s.
-			Store:          redisstore.NewIdempotency(idemClient(t, srv.Addr), redisstore.IdempotencyConfig{Timeout: testTimeout}),
+			Store:          redisstore.NewIdempotencyStore(idemClient(t, srv.Addr), redisstore.IdempotencyStoreConfig{Timeout: testTimeout}),
 			StoreTimeout:   testTimeout,
 			Required:       true,
 			ShareAnonymous: true, // the test's callers are anonymous

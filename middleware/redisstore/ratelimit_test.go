@@ -13,7 +13,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/internal/redistest"
-	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/ratelimit"
 	"github.com/fxhq/fx/middleware/redisstore"
 	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
@@ -46,13 +46,13 @@ func newClient(t *testing.T, addr string) *redis.Client {
 	return c
 }
 
-// newApp is an app instance with its own client, Store and RateLimit on
+// newApp is an app instance with its own client, RateLimitStore and rate limit on
 // GET /r, keyed by the X-Client header.
-func newApp(t *testing.T, addr string, lim middleware.Limit, failOpen bool) *fx.App {
+func newApp(t *testing.T, addr string, lim ratelimit.Limit, failOpen bool) *fx.App {
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
-	app.Use(middleware.RateLimit(middleware.RateLimitConfig{
+	app.Use(ratelimit.New(ratelimit.Config{
 		Limit:    lim,
-		Store:    redisstore.New(newClient(t, addr), redisstore.Config{Timeout: testTimeout}),
+		Store:    redisstore.NewRateLimitStore(newClient(t, addr), redisstore.RateLimitStoreConfig{Timeout: testTimeout}),
 		FailOpen: failOpen,
 		Key:      func(c *fx.Ctx) (string, error) { return c.Header("X-Client"), nil },
 	}))
@@ -100,7 +100,7 @@ func serve(app *fx.App, client string) response {
 // total, the rest refused with 429.
 func TestSharedLimitExact(t *testing.T) {
 	srv := redistest.Start(t)
-	lim := middleware.Limit{Requests: 50, Period: time.Hour}
+	lim := ratelimit.Limit{Requests: 50, Period: time.Hour}
 	apps := []*fx.App{newApp(t, srv.Addr, lim, false), newApp(t, srv.Addr, lim, false)}
 	var allowed, refused, other atomic.Int64
 	var wg sync.WaitGroup
@@ -136,9 +136,9 @@ func TestSharedLimitExact(t *testing.T) {
 func TestDecisions(t *testing.T) {
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Addr)
-	s := redisstore.New(c, redisstore.Config{Prefix: "test:", Timeout: testTimeout})
+	s := redisstore.NewRateLimitStore(c, redisstore.RateLimitStoreConfig{Prefix: "test:", Timeout: testTimeout})
 	ctx := context.Background()
-	lim := middleware.Limit{Requests: 3, Period: 3 * time.Hour} // T = 1h, burst 3
+	lim := ratelimit.Limit{Requests: 3, Period: 3 * time.Hour} // T = 1h, burst 3
 	for i, want := range []int{2, 1, 0} {
 		if i == 1 {
 			if err := c.ScriptFlush(ctx).Err(); err != nil {
@@ -163,7 +163,7 @@ func TestDecisions(t *testing.T) {
 	if n, _ := c.Exists(ctx, "test:default:k").Result(); n != 1 {
 		t.Fatal(`key "test:default:k" not written`)
 	}
-	if _, err := s.Allow(ctx, "k", middleware.Limit{}); err == nil {
+	if _, err := s.Allow(ctx, "k", ratelimit.Limit{}); err == nil {
 		t.Fatal("an invalid limit was accepted")
 	}
 }
@@ -174,21 +174,21 @@ func TestDecisions(t *testing.T) {
 func TestKeysExpire(t *testing.T) {
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Addr)
-	s := redisstore.New(c, redisstore.Config{Timeout: testTimeout})
+	s := redisstore.NewRateLimitStore(c, redisstore.RateLimitStoreConfig{Timeout: testTimeout})
 	ctx := context.Background()
 
 	// T = 6 min: after one request the state matters for 6 more minutes.
-	if _, err := s.Allow(ctx, "slow", middleware.Limit{Requests: 10, Period: time.Hour}); err != nil {
+	if _, err := s.Allow(ctx, "slow", ratelimit.Limit{Requests: 10, Period: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	ttl, err := c.PTTL(ctx, redisstore.DefaultPrefix+"default:slow").Result()
+	ttl, err := c.PTTL(ctx, redisstore.DefaultRateLimitPrefix+"default:slow").Result()
 	if err != nil || ttl > 6*time.Minute || ttl < 6*time.Minute-2*time.Second {
 		t.Fatalf("PTTL %v (%v), want just under 6m", ttl, err)
 	}
 
 	// T = 1 s: the key is gone a second later and the client starts over.
-	lim := middleware.Limit{Requests: 1, Period: time.Second}
-	key := redisstore.DefaultPrefix + "default:fast"
+	lim := ratelimit.Limit{Requests: 1, Period: time.Second}
+	key := redisstore.DefaultRateLimitPrefix + "default:fast"
 	if d, _ := s.Allow(ctx, "fast", lim); !d.Allowed {
 		t.Fatal("first request refused")
 	}
@@ -219,7 +219,7 @@ func TestKeysExpire(t *testing.T) {
 // through without RateLimit headers.
 func TestRedisDown(t *testing.T) {
 	srv := redistest.Start(t)
-	lim := middleware.Limit{Requests: 100, Period: time.Minute}
+	lim := ratelimit.Limit{Requests: 100, Period: time.Minute}
 	closed := newApp(t, srv.Addr, lim, false)
 	open := newApp(t, srv.Addr, lim, true)
 	for _, app := range []*fx.App{closed, open} {
@@ -229,7 +229,7 @@ func TestRedisDown(t *testing.T) {
 	}
 	srv.Stop()
 	r := serve(closed, "c")
-	if r.status != 503 || r.code != fx.CodeServiceUnavailable || r.reason != middleware.ReasonRateLimitUnavailable ||
+	if r.status != 503 || r.code != fx.CodeServiceUnavailable || r.reason != ratelimit.ReasonUnavailable ||
 		r.retry != "1" || r.rateLimit != "" {
 		t.Fatalf("fail closed: %d %q Retry-After %q RateLimit %q", r.status, r.body, r.retry, r.rateLimit)
 	}
@@ -250,8 +250,8 @@ func BenchmarkAllow(b *testing.B) {
 		b.Run("ContextTimeoutEnabled="+strconv.FormatBool(ctxTimeout), func(b *testing.B) {
 			c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeout})
 			defer c.Close()
-			s := redisstore.New(c, redisstore.Config{Timeout: testTimeout})
-			lim := middleware.Limit{Requests: 1 << 30, Period: time.Hour}
+			s := redisstore.NewRateLimitStore(c, redisstore.RateLimitStoreConfig{Timeout: testTimeout})
+			lim := ratelimit.Limit{Requests: 1 << 30, Period: time.Hour}
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
