@@ -64,3 +64,11 @@
 // *fx.Error values are package-level and shared, so failing requests do
 // not allocate for them. Treat them as read-only.
 package middleware
+
+// FailureDetails is the Details of every *fx.Error this package (and
+// package middleware/ratelimit) returns: on the wire,
+// "details":{"reason":"expired"}. Each middleware's Reason constants
+// stand beside it.
+type FailureDetails struct {
+	Reason string `json:"reason"`
+}

@@ -152,3 +152,15 @@ func encodeBase32(dst []byte, v uint64) {
 		v >>= 5
 	}
 }
+
+// requestIDDeclaration is what RequestID declares: the header it reads
+// (unless it ignores incoming IDs) and sets on every answer.
+func requestIDDeclaration(header string, ignoreIncoming bool) fx.Declaration {
+	d := fx.Declaration{Headers: []fx.Header{{Name: header, Required: true,
+		Description: "The request's ID: the one the request sent when it was safe, else a new one."}}}
+	if !ignoreIncoming {
+		d.Parameters = []fx.Parameter{{Name: header, In: "header",
+			Description: "An ID for the request, kept when safe (ValidRequestID: at most 128 printable ASCII characters, no quotes, backslash, comma, semicolon or angle brackets), else replaced."}}
+	}
+	return d
+}

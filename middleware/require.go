@@ -124,3 +124,29 @@ func forbid(c *fx.Ctx, p *Principal, e *fx.Error) error {
 	}
 	return e
 }
+
+// Reasons of RequireRoles' and RequirePermissions' 403s (details.reason).
+const (
+	ReasonMissingRole       = "missing_role"       // 403
+	ReasonMissingPermission = "missing_permission" // 403
+)
+
+var (
+	errMissingRole = fx.NewCatalogError(fx.CodeForbidden,
+		"Forbidden: the principal lacks a required role", FailureDetails{Reason: ReasonMissingRole})
+	errMissingPermission = fx.NewCatalogError(fx.CodeForbidden,
+		"Forbidden: the principal lacks a required permission", FailureDetails{Reason: ReasonMissingPermission})
+)
+
+// declForbidden is the 403 RequireRoles, RequirePermissions and Tenant
+// (MatchPrincipal) declare.
+var declForbidden = fx.NewCatalogError(fx.CodeForbidden, "Forbidden", FailureDetails{})
+
+// requireDeclaration is what RequireRoles and RequirePermissions declare:
+// 401 without a principal, 403 without the role or permission; they need
+// an identity, so the route's security is not optional.
+var requireDeclaration = fx.Declaration{
+	Errors:           []*fx.Error{declUnauthenticated, declForbidden},
+	RequiresIdentity: true,
+	Headers:          []fx.Header{challengeHeader},
+}
