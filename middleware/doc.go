@@ -48,7 +48,7 @@
 // [RequestID] gives every request an ID (a safe incoming X-Request-ID, or
 // a generated one), sends it on every response, errors included, and adds
 // it to the request's log attributes so fx's own log lines carry it;
-// [RequestIDFrom] reads it. [AccessLog] registers an fx.App.OnResponse
+// [RequestIDFrom] reads it. [AccessLog] is an fx.App.OnResponse
 // observer that logs one slog line per request with its final status and
 // error code, the 404s and transport errors included.
 //

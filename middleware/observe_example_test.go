@@ -14,9 +14,10 @@ import (
 // handlers; otherwise one is generated.
 func ExampleRequestID() {
 	app := fx.New()
-	app.Use(middleware.RequestID())
+	app.Use(middleware.RequestID(middleware.RequestIDConfig{}))
 	app.Get("/whoami", func(c *fx.Ctx) error {
-		return c.String(200, "request "+middleware.RequestIDFrom(c))
+		id, _ := middleware.RequestIDFrom(c)
+		return c.String(200, "request "+id)
 	})
 	show(app, "/whoami", "X-Request-ID", "checkout-7f3a")
 	show(app, "/nope", "X-Request-ID", "checkout-7f3b")
@@ -38,10 +39,10 @@ func ExampleAccessLog() {
 		},
 	}))
 	app := fx.New(fx.Config{Logger: logger})
-	app.Use(middleware.RequestID())
-	middleware.AccessLog(app, middleware.AccessLogConfig{
+	app.Use(middleware.RequestID(middleware.RequestIDConfig{}))
+	app.OnResponse(middleware.AccessLog(middleware.AccessLogConfig{
 		Skip: func(c *fx.Ctx) bool { return c.Route() == "/livez" },
-	})
+	}))
 	app.Get("/livez", func(c *fx.Ctx) error { return c.String(200, "ok") })
 	app.Get("/users/:id", func(c *fx.Ctx) error {
 		return fx.NewError(404, "APP_USER_NOT_FOUND", "User not found")

@@ -381,7 +381,7 @@ func TestGenerateHealth(t *testing.T) {
 // too.
 func TestGenerateHeaders(t *testing.T) {
 	app := fx.New()
-	app.Use(middleware.RequestID())
+	app.Use(middleware.RequestID(middleware.RequestIDConfig{}))
 	keys, err := middleware.NewAPIKeys(map[string]middleware.Principal{"k_0123456789abcdef": {Subject: "s"}})
 	if err != nil {
 		t.Fatal(err)

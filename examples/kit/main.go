@@ -69,7 +69,7 @@ func newApp(public string) *fx.App {
 		Compression: &fx.CompressionConfig{},
 	})
 	app.Use(
-		middleware.RequestID(),
+		middleware.RequestID(middleware.RequestIDConfig{}),
 		middleware.SecurityHeaders(middleware.SecurityHeadersConfig{}),
 		middleware.CORS(middleware.CORSConfig{
 			AllowOrigins: []string{"https://app.example.com", "https://*.preview.example.com"},
