@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 )
 
@@ -56,7 +57,7 @@ func TestAuthDeclaresSecurity(t *testing.T) {
 		cfg  middleware.AuthConfig
 		want []fx.SecurityScheme
 	}{
-		"JWT and API key": {middleware.AuthConfig{Bearer: hsVerifier(t), APIKeys: apiKeys(t), APIKeyHeader: "X-Org-Key", Optional: true}, []fx.SecurityScheme{jwtBearer, key}},
+		"JWT and API key": {middleware.AuthConfig{Bearer: kittest.HSVerifier(), APIKeys: apiKeys(t), APIKeyHeader: "X-Org-Key", Optional: true}, []fx.SecurityScheme{jwtBearer, key}},
 		"opaque bearer":   {middleware.AuthConfig{Bearer: custom}, []fx.SecurityScheme{bearer}},
 		"stated format":   {middleware.AuthConfig{Bearer: formatted{custom, "PASETO"}}, []fx.SecurityScheme{paseto}},
 		"empty format":    {middleware.AuthConfig{Bearer: formatted{custom, ""}}, []fx.SecurityScheme{bearer}},

@@ -12,47 +12,26 @@ import (
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
-	"github.com/fxhq/fx/middleware/jwt"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
-// Test fixtures shared by the tests, examples and benchmarks.
+// The API keys of the tests, examples and benchmarks (the JWT fixtures
+// are kittest's).
 var (
-	hsSecret   = kittest.JWTSecret
-	otherKey   = kittest.OtherKey
-	fixedNow   = kittest.FixedNow
-	testIssuer = kittest.Issuer
-	testAud    = kittest.Audience
-	adminKey   = "ak_live_0123456789abcdef0123"
-	readerKey  = "ak_live_fedcba9876543210fedc"
+	adminKey  = "ak_live_0123456789abcdef0123"
+	readerKey = "ak_live_fedcba9876543210fedc"
 )
 
 // quiet is an fx.Config whose logger drops everything, for tests that
 // provoke 5xx on purpose.
 var quiet = fx.Config{Logger: slog.New(slog.DiscardHandler)}
 
-// signer is the HS256 Signer of the tests' tokens with key (hsSecret when
-// nil): issuer testIssuer, audience testAud, clock fixedNow, so every token
+// signer is the HS256 Signer of the tests' tokens with key
+// (kittest.JWTSecret when nil; kittest.SignerFor), so every token
 // carries sub "user-1", iss, aud, iat and exp unless a claim says otherwise.
 func signer(key []byte) *jwttest.Signer {
-	return signerFor(jwttest.HS256, key, "")
+	return kittest.SignerFor(jwttest.HS256, key, "")
 }
-
-// signerFor is signer for any algorithm and key, with kid (when not "").
-func signerFor(alg jwttest.Alg, key any, kid string) *jwttest.Signer {
-	return kittest.SignerFor(alg, key, kid)
-}
-
-// sign returns an HS256 token over the default claims changed by claims (a
-// nil value removes a claim), signed with key (hsSecret when nil).
-func sign(t testing.TB, claims jwttest.Claims, key []byte) string {
-	t.Helper()
-	return signer(key).Token(claims)
-}
-
-// hsVerifier accepts the tokens sign mints (the Signer's configuration:
-// issuer, audience and clock checked, cache on).
-func hsVerifier(testing.TB) *jwt.Verifier { return signer(nil).Verifier() }
 
 func apiKeys(t testing.TB) *middleware.APIKeys {
 	t.Helper()

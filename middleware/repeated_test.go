@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/nethttp"
 )
@@ -63,14 +64,14 @@ func doRepeated(t *testing.T, app *fx.App, target string, lines ...string) map[s
 // when the first would verify and even with Optional; never is the first
 // one silently used. One line of each kind still authenticates.
 func TestAuthRepeatedCredentialHeader(t *testing.T) {
-	valid := sign(t, nil, nil)
+	valid := kittest.Sign(nil, nil)
 	for _, optional := range []bool{false, true} {
-		app := authApp(t, middleware.AuthConfig{Bearer: hsVerifier(t), APIKeys: apiKeys(t), Optional: optional})
+		app := authApp(t, middleware.AuthConfig{Bearer: kittest.HSVerifier(), APIKeys: apiKeys(t), Optional: optional})
 		for _, tc := range []struct {
 			lines            []string
 			challenge, msgOf string
 		}{
-			{[]string{"Authorization", "Bearer " + valid, "Authorization", "Bearer " + sign(t, nil, otherKey)}, "Bearer", "Authorization"},
+			{[]string{"Authorization", "Bearer " + valid, "Authorization", "Bearer " + kittest.Sign(nil, kittest.OtherKey)}, "Bearer", "Authorization"},
 			{[]string{"Authorization", "Bearer " + valid, "Authorization", "Bearer " + valid}, "Bearer", "Authorization"},
 			{[]string{"X-API-Key", adminKey, "X-API-Key", readerKey}, "APIKey", "API key"},
 		} {
@@ -92,7 +93,7 @@ func TestAuthRepeatedCredentialHeader(t *testing.T) {
 	}
 	// The refusal's status and code are declared: the OpenAPI document
 	// lists 401 FX_UNAUTHENTICATED for every guarded route.
-	if !declares(middleware.Auth(middleware.AuthConfig{Bearer: hsVerifier(t)}), 401, fx.ErrorCodes.Unauthenticated) {
+	if !declares(middleware.Auth(middleware.AuthConfig{Bearer: kittest.HSVerifier()}), 401, fx.ErrorCodes.Unauthenticated) {
 		t.Error("Auth does not declare 401 FX_UNAUTHENTICATED")
 	}
 }

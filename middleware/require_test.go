@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
@@ -13,7 +14,7 @@ import (
 func authzApp(t *testing.T) *fx.App {
 	t.Helper()
 	app := fx.New()
-	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: hsVerifier(t), APIKeys: apiKeys(t), Optional: true}))
+	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: kittest.HSVerifier(), APIKeys: apiKeys(t), Optional: true}))
 	app.Get("/public", whoami)
 	guard(app, "/admin", whoami, middleware.RequireRoles("admin"))
 	guard(app, "/ops", whoami, middleware.RequireRoles("admin", "ops"))
@@ -30,7 +31,7 @@ func guard(app *fx.App, path string, h fx.Handler, mw ...fx.Middleware) {
 func TestRequireRolesAndPermissions(t *testing.T) {
 	app := authzApp(t)
 	tok := func(c jwttest.Claims) map[string]string {
-		return map[string]string{"Authorization": "Bearer " + sign(t, c, nil)}
+		return map[string]string{"Authorization": "Bearer " + kittest.Sign(c, nil)}
 	}
 	admin := tok(jwttest.Claims{"roles": []string{"admin"}})
 	adminOps := tok(jwttest.Claims{"roles": []string{"ops", "admin"}})
@@ -62,7 +63,7 @@ func TestRequireRolesAndPermissions(t *testing.T) {
 		{"token lacks the permission", "/reports", admin, 403, "missing_permission", true},
 		{"API key lacks the role", "/admin", readerKeyH, 403, "missing_role", false},
 		{"API key lacks the permission", "/reports", adminKeyH, 403, "missing_permission", false},
-		{"bad token is 401, not 403", "/admin", map[string]string{"Authorization": "Bearer " + sign(t, jwttest.Claims{"roles": []string{"admin"}}, otherKey)},
+		{"bad token is 401, not 403", "/admin", map[string]string{"Authorization": "Bearer " + kittest.Sign(jwttest.Claims{"roles": []string{"admin"}}, kittest.OtherKey)},
 			401, "invalid_credentials", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -142,8 +143,8 @@ func TestPrincipalNilSafe(t *testing.T) {
 // request must never leak into another's authorization decision.
 func TestRequireConcurrent(t *testing.T) {
 	app := authzApp(t)
-	admin := "Bearer " + sign(t, jwttest.Claims{"roles": []string{"admin"}}, nil)
-	reader := "Bearer " + sign(t, jwttest.Claims{"permissions": []string{"reports:read"}}, nil)
+	admin := "Bearer " + kittest.Sign(jwttest.Claims{"roles": []string{"admin"}}, nil)
+	reader := "Bearer " + kittest.Sign(jwttest.Claims{"permissions": []string{"reports:read"}}, nil)
 	errs := make(chan string, 64)
 	done := make(chan struct{})
 	for g := range 8 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
 	"github.com/fxhq/fx/validate"
@@ -19,7 +20,7 @@ import (
 // names, rules and the request's shape, i.e. the contract leaked to anyone.
 func TestRouteMiddlewareAuthBeforeContract(t *testing.T) {
 	app := fx.New()
-	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: hsVerifier(t), Optional: true}))
+	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: kittest.HSVerifier(), Optional: true}))
 	var ran int
 	app.Route(fx.Route{
 		Method: "POST",
@@ -36,7 +37,7 @@ func TestRouteMiddlewareAuthBeforeContract(t *testing.T) {
 		req := httptest.NewRequest("POST", "/admin/users", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		if token != nil {
-			req.Header.Set("Authorization", "Bearer "+sign(t, token, nil))
+			req.Header.Set("Authorization", "Bearer "+kittest.Sign(token, nil))
 		}
 		resp, err := app.Test(req)
 		if err != nil {
