@@ -20,8 +20,7 @@ import (
 // at debug level into the returned buffer, and the routes the tests use.
 func accessApp(t *testing.T, cfg middleware.AccessLogConfig) (*fx.App, *syncBuffer) {
 	t.Helper()
-	logs := &syncBuffer{}
-	app := fx.New(fx.Config{Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), BodyLimit: 64})
+	app, logs := loggedApp(t, fx.Config{BodyLimit: 64})
 	app.Use(middleware.RequestID(middleware.RequestIDConfig{}))
 	app.OnResponse(middleware.AccessLog(cfg))
 	app.Get("/users/:id", func(c *fx.Ctx) error { return c.JSON(200, map[string]string{"id": c.Param("id")}) })
@@ -36,7 +35,6 @@ func accessApp(t *testing.T, cfg middleware.AccessLogConfig) (*fx.App, *syncBuff
 		}
 		return false
 	})
-	t.Cleanup(func() { app.Shutdown() })
 	return app, logs
 }
 

@@ -290,14 +290,7 @@ func TestAuthConfigPanics(t *testing.T) {
 		"NUL in realm":   {Bearer: kittest.HSVerifier(), Realm: "a\x00b"},
 		"DEL in realm":   {Bearer: kittest.HSVerifier(), Realm: "a\x7fb"},
 	} {
-		t.Run(name, func(t *testing.T) {
-			defer func() {
-				if recover() == nil {
-					t.Fatal("no panic")
-				}
-			}()
-			middleware.Auth(cfg)
-		})
+		t.Run(name, func(t *testing.T) { expectPanic(t, func() { middleware.Auth(cfg) }) })
 	}
 }
 

@@ -160,3 +160,29 @@ func assertConfigPanic(t *testing.T, prefix string, cfg any, build func(), want 
 		t.Errorf("panic lists %d problems, want %d: %q", n, len(want), msg)
 	}
 }
+
+// expectPanic fails the test unless build panics: how a constructor
+// refuses a configuration that is a programming error.
+func expectPanic(t *testing.T, build func()) {
+	t.Helper()
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic")
+		}
+	}()
+	build()
+}
+
+// syncBuffer is the log sink the tests read while the App writes.
+type syncBuffer = kittest.LogBuffer
+
+// loggedApp is an App on cfg whose logger writes JSON records, debug level
+// and up, into the returned buffer; it is shut down when the test ends.
+func loggedApp(t *testing.T, cfg fx.Config) (*fx.App, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	cfg.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	app := fx.New(cfg)
+	t.Cleanup(func() { app.Shutdown() })
+	return app, logs
+}

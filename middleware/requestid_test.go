@@ -2,13 +2,11 @@ package middleware_test
 
 import (
 	"errors"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 )
 
@@ -16,8 +14,7 @@ import (
 // writes JSON records into the returned buffer.
 func ridApp(t *testing.T, cfg middleware.RequestIDConfig) (*fx.App, *syncBuffer) {
 	t.Helper()
-	logs := &syncBuffer{}
-	app := fx.New(fx.Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	app, logs := loggedApp(t, fx.Config{})
 	app.Use(middleware.RequestID(cfg))
 	app.Get("/id", func(c *fx.Ctx) error {
 		id, ok := middleware.RequestIDFrom(c)
@@ -28,12 +25,8 @@ func ridApp(t *testing.T, cfg middleware.RequestIDConfig) (*fx.App, *syncBuffer)
 	})
 	app.Get("/fail", func(c *fx.Ctx) error { return errors.New("db down") })
 	app.Get("/panic", func(c *fx.Ctx) error { panic("boom") })
-	t.Cleanup(func() { app.Shutdown() })
 	return app, logs
 }
-
-// syncBuffer is the log sink the tests read while the App writes.
-type syncBuffer = kittest.LogBuffer
 
 func TestRequestIDKeepsASafeIncomingID(t *testing.T) {
 	app, _ := ridApp(t, middleware.RequestIDConfig{})

@@ -243,14 +243,7 @@ func TestTenantConfigPanics(t *testing.T) {
 		"no source":  {Header: "-"},
 		"bad header": {Header: "X Tenant"},
 	} {
-		t.Run(name, func(t *testing.T) {
-			defer func() {
-				if recover() == nil {
-					t.Fatal("no panic")
-				}
-			}()
-			middleware.Tenant(cfg)
-		})
+		t.Run(name, func(t *testing.T) { expectPanic(t, func() { middleware.Tenant(cfg) }) })
 	}
 }
 
