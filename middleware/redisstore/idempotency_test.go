@@ -14,6 +14,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/internal/redistest"
+	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/idempotency"
 	"github.com/fxhq/fx/middleware/redisstore"
 	"github.com/redis/go-redis/v9"
@@ -312,5 +313,293 @@ func BenchmarkIdempotencyRedis(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// waitReplay retries key on app until the answer is a replay (the
+// background completion landed), for up to 5 s.
+func waitReplay(t *testing.T, app *fx.App, key, body string) idemResult {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r := post(app, key, body)
+		if r.replayed == "true" || time.Now().After(deadline) {
+			return r
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// With CompleteAfterResponse on Redis, the response is stored in the
+// background and a retry gets it replayed: the handler ran once.
+func TestIdempotencyCompleteAfterResponseReplays(t *testing.T) {
+	srv := redistest.Start(t)
+	var runs atomic.Int64
+	app := idemApp(t, srv.Addr, idempotency.Config{ShareAnonymous: true, CompleteAfterResponse: true}, &runs, nil)
+	first := post(app, "order-7", `{"item":"book"}`)
+	if first.status != 201 || first.replayed != "" {
+		t.Fatalf("first: %+v", first)
+	}
+	r := waitReplay(t, app, "order-7", `{"item":"book"}`)
+	if r.status != 201 || r.replayed != "true" || r.body != first.body || r.loc != first.loc || runs.Load() != 1 {
+		t.Fatalf("retry: %+v (first %+v), handler ran %d times", r, first, runs.Load())
+	}
+	if err := app.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The weakened window, on a real Redis: Redis stops taking writes (CLIENT
+// PAUSE WRITE) while the handler answers. The response is not held by the
+// completion, which fails at StoreTimeout; the claim then stays until
+// LockTimeout (a retry is 409), after which a retry runs the handler once
+// more and that run's response is replayed.
+func TestIdempotencyCompleteAfterResponseFailureExpires(t *testing.T) {
+	srv := redistest.Start(t)
+	var runs atomic.Int64
+	gate := make(chan struct{})
+	const storeTimeout, pause, lock = 300 * time.Millisecond, 900 * time.Millisecond, 2 * time.Second
+	app := idemApp(t, srv.Addr, idempotency.Config{ShareAnonymous: true, CompleteAfterResponse: true, StoreTimeout: storeTimeout, LockTimeout: lock}, &runs, gate)
+	answered := make(chan time.Time, 1)
+	var first idemResult
+	go func() { first = post(app, "order-9", `{}`); answered <- time.Now() }()
+	for runs.Load() == 0 { // the claim is taken, the handler waits on gate
+		time.Sleep(time.Millisecond)
+	}
+	admin := idemClient(t, srv.Addr)
+	if err := admin.Do(context.Background(), "CLIENT", "PAUSE", pause.Milliseconds(), "WRITE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	close(gate)
+	if took := (<-answered).Sub(paused); took >= storeTimeout {
+		t.Fatalf("the response took %v: it waited for the completion", took)
+	}
+	if first.status != 201 {
+		t.Fatalf("first: %+v", first)
+	}
+	time.Sleep(time.Until(paused.Add(pause + 50*time.Millisecond)))
+	if r := post(app, "order-9", `{}`); r.status != 409 || r.code != fx.CodeIdempotencyInFlight {
+		t.Fatalf("retry before LockTimeout: %+v (want 409: the failed completion left the claim)", r)
+	}
+	time.Sleep(time.Until(paused.Add(lock + 100*time.Millisecond)))
+	second := post(app, "order-9", `{}`)
+	if second.status != 201 || second.replayed != "" || runs.Load() != 2 {
+		t.Fatalf("retry after LockTimeout: %+v, handler ran %d times (want 2)", second, runs.Load())
+	}
+	if r := waitReplay(t, app, "order-9", `{}`); r.replayed != "true" || r.body != second.body || runs.Load() != 2 {
+		t.Fatalf("later retry: %+v, handler ran %d times", r, runs.Load())
+	}
+	if err := app.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// defaultOptionsApp is one app instance on Redis at addr through a client
+// with go-redis's default options (no ContextTimeoutEnabled, 3 retries,
+// 5 s dial timeout), the store's breaker logging to log.
+func defaultOptionsApp(t *testing.T, addr string, runs *atomic.Int64, log *stateLog) *fx.App {
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { c.Close() })
+	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+	app.Use(idempotency.New(idempotency.Config{ShareAnonymous: true,
+		Store: redisstore.NewIdempotencyStore(c, redisstore.IdempotencyStoreConfig{Logger: slog.New(log)})}))
+	app.Post("/orders", func(c *fx.Ctx) error { return c.JSON(201, map[string]int64{"run": runs.Add(1)}) })
+	if err := app.Boot(); err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
+// expectFastIdempotencyRefusals sends 20 keyed requests while Redis does
+// not answer: each is 503 FX_SERVICE_UNAVAILABLE, the first within 250 ms
+// (one call's 100 ms deadline), and once the circuit is open (after
+// DefaultFailureThreshold failures) each within 20 ms (no wait for Redis;
+// the bound allows for a loaded machine). The handler never runs.
+func expectFastIdempotencyRefusals(t *testing.T, app *fx.App, runs *atomic.Int64) time.Duration {
+	t.Helper()
+	before := runs.Load()
+	var first time.Duration
+	for i := range 20 {
+		began := time.Now()
+		r := post(app, "down-"+itoa(i), "{}")
+		took := time.Since(began)
+		if r.status != 503 || r.code != fx.CodeServiceUnavailable {
+			t.Fatalf("request %d with Redis not answering: %+v", i+1, r)
+		}
+		switch {
+		case i == 0:
+			first = took
+			fallthrough
+		case i < redisstore.DefaultFailureThreshold:
+			if took > 250*time.Millisecond {
+				t.Fatalf("refusal %d took %v, want < 250ms", i+1, took)
+			}
+		case took > 20*time.Millisecond:
+			t.Fatalf("refusal %d (circuit open) took %v, want < 20ms", i+1, took)
+		}
+	}
+	if runs.Load() != before {
+		t.Fatalf("the handler ran %d times without idempotency", runs.Load()-before)
+	}
+	return first
+}
+
+// The Redis idempotency store has the rate-limit store's deadline and
+// breaker: with Redis killed, and with Redis stopped (SIGSTOP), through a
+// client on go-redis's default options, a keyed request is refused within
+// 100 ms (not the client's seconds of retries and dial timeout), later ones
+// at once; the breaker opens once and closes once Redis answers again.
+func TestIdempotencyRedisDownFailsFast(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		down, up func(*redistest.Server)
+	}{
+		{"killed", (*redistest.Server).Stop, (*redistest.Server).Restart},
+		{"stopped", (*redistest.Server).Pause, (*redistest.Server).Resume},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			var runs atomic.Int64
+			log := &stateLog{}
+			app := defaultOptionsApp(t, srv.Addr, &runs, log)
+			if r := post(app, "up", "{}"); r.status != 201 {
+				t.Fatalf("Redis up: %+v", r)
+			}
+			c.down(srv)
+			first := expectFastIdempotencyRefusals(t, app, &runs)
+			c.up(srv)
+			awaitIdempotencyRecovery(t, app)
+			if o, cl := log.count("open"), log.count("closed"); o != 1 || cl != 1 {
+				t.Fatalf("log states %q, want one open and one closed", log.states)
+			}
+			t.Logf("Redis %s: first 503 after %v", c.name, first)
+		})
+	}
+}
+
+// awaitIdempotencyRecovery sends a fresh key every 10 ms until one runs
+// (201), failing after 5 s.
+func awaitIdempotencyRecovery(t *testing.T, app *fx.App) {
+	t.Helper()
+	for i := 0; ; i++ {
+		if r := post(app, "recovered-"+itoa(i), "{}"); r.status == 201 {
+			return
+		}
+		if i == 500 {
+			t.Fatal("no keyed request ran within 5 s of Redis answering again")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A claim sent while Redis is paused (SIGSTOP) reaches it after the
+// request gave up with 503; when Redis resumes it runs the claim, which
+// must not take the key: Redis never writes it (a keyspace notification
+// would say so), and the retry runs the handler at once instead of getting
+// 409 for the whole LockTimeout. Both with a client that passes context
+// deadlines to its sockets and with go-redis's default options.
+func TestIdempotencyGhostClaim(t *testing.T) {
+	for _, ctxTimeout := range []bool{true, false} {
+		srv := redistest.Start(t)
+		watch := redis.NewClient(&redis.Options{Addr: srv.Addr})
+		t.Cleanup(func() { watch.Close() })
+		ctx := context.Background()
+		if err := watch.ConfigSet(ctx, "notify-keyspace-events", "KA").Err(); err != nil {
+			t.Fatal(err)
+		}
+		sub := watch.PSubscribe(ctx, "__keyspace@0__:"+redisstore.DefaultIdempotencyPrefix+"*ghost*")
+		if _, err := sub.Receive(ctx); err != nil {
+			t.Fatal(err)
+		}
+		events := sub.Channel()
+
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeout, MaxRetries: -1})
+		t.Cleanup(func() { c.Close() })
+		var runs atomic.Int64
+		app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+		app.Use(idempotency.New(idempotency.Config{ShareAnonymous: true,
+			Store: redisstore.NewIdempotencyStore(c, redisstore.IdempotencyStoreConfig{})}))
+		app.Post("/orders", func(c *fx.Ctx) error { return c.JSON(201, map[string]int64{"run": runs.Add(1)}) })
+		if r := post(app, "warm-up", "{}"); r.status != 201 {
+			t.Fatalf("Redis up: %+v", r)
+		}
+
+		srv.Pause()
+		if r := post(app, "ghost", "{}"); r.status != 503 {
+			t.Fatalf("claim while Redis is paused: %+v, want 503", r)
+		}
+		time.Sleep(300 * time.Millisecond) // the claim waits in Redis's socket
+		srv.Resume()
+		if err := watch.Ping(ctx).Err(); err != nil { // Redis has read what waited
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		select {
+		case ev := <-events:
+			t.Fatalf("ContextTimeoutEnabled %v: the late claim wrote the key: %s %s", ctxTimeout, ev.Channel, ev.Payload)
+		default:
+		}
+		if r := post(app, "ghost", "{}"); r.status != 201 || r.replayed != "" {
+			t.Fatalf("ContextTimeoutEnabled %v: retry after Redis resumed: %+v, want the handler to run (201)", ctxTimeout, r)
+		}
+		if r := post(app, "ghost", "{}"); r.replayed != "true" {
+			t.Fatalf("second retry: %+v, want the replay", r)
+		}
+		sub.Close()
+		srv.Stop()
+	}
+}
+
+// Principals without a string subject do not share one scope on the
+// Redis store either: two API keys configured without a Subject, and
+// bearer principals whose "sub" claim is the number 1001 or 1002 (what
+// middleware/jwt decodes from such a token), each run the handler and get
+// their own response for the same key and body; each one's retry is its
+// own replay.
+func TestIdempotencyRedisScopeWithoutStringSubject(t *testing.T) {
+	srv := redistest.Start(t)
+	keys, err := middleware.NewAPIKeys(map[string]middleware.Principal{
+		"key-one-0123456789abcdef": {}, "key-two-0123456789abcdef": {},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	numericSub := middleware.VerifierFunc(func(_ *fx.Ctx, tok string) (*middleware.Principal, error) {
+		sub := map[string]float64{"tok1001": 1001, "tok1002": 1002}[tok]
+		return &middleware.Principal{Scheme: middleware.SchemeBearer, Claims: map[string]any{"sub": sub}}, nil
+	})
+	var runs atomic.Int64
+	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+	app.Use(middleware.Auth(middleware.AuthConfig{APIKeys: keys, Bearer: numericSub}),
+		idempotency.New(idempotency.Config{Store: redisstore.NewIdempotencyStore(idemClient(t, srv.Addr), redisstore.IdempotencyStoreConfig{})}))
+	app.Post("/orders", func(c *fx.Ctx) error { return c.JSON(201, map[string]int64{"run": runs.Add(1)}) })
+	send := func(name, value string) (status int, body, replayed string) {
+		var rc fasthttp.RequestCtx
+		rc.Request.Header.SetMethod("POST")
+		rc.Request.SetRequestURI("/orders")
+		rc.Request.Header.Set(idempotency.HeaderKey, "shared-key")
+		rc.Request.Header.Set(name, value)
+		rc.Request.SetBodyString("{}")
+		app.Handler()(&rc)
+		return rc.Response.StatusCode(), string(rc.Response.Body()), string(rc.Response.Header.Peek(idempotency.HeaderReplayed))
+	}
+	for _, pair := range [][2][2]string{
+		{{"X-API-Key", "key-one-0123456789abcdef"}, {"X-API-Key", "key-two-0123456789abcdef"}},
+		{{"Authorization", "Bearer tok1001"}, {"Authorization", "Bearer tok1002"}},
+	} {
+		_, a, _ := send(pair[0][0], pair[0][1])
+		status, b, replayed := send(pair[1][0], pair[1][1])
+		if status != 201 || replayed != "" || b == a {
+			t.Fatalf("%v: B got %d %s (replayed %q), A got %s", pair, status, b, replayed, a)
+		}
+		for i, first := range []string{a, b} {
+			if _, again, replayed := send(pair[i][0], pair[i][1]); again != first || replayed != "true" {
+				t.Fatalf("%v retry: %s (replayed %q), want %s", pair[i], again, replayed, first)
+			}
+		}
+	}
+	if runs.Load() != 4 {
+		t.Fatalf("handler ran %d times, want 4", runs.Load())
 	}
 }
