@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -336,3 +337,90 @@ func TestAuthHandBuiltNoneVariants(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthRepeatedCredentialHeader: two Authorization lines, or two API
+// key lines, are refused on both listeners with 401 FX_UNAUTHENTICATED
+// (reason multiple_credentials, challenge error="invalid_request"), even
+// when the first would verify and even with Optional; never is the first
+// one silently used. One line of each kind still authenticates.
+func TestAuthRepeatedCredentialHeader(t *testing.T) {
+	valid := kittest.Sign(nil, nil)
+	for _, optional := range []bool{false, true} {
+		app := authApp(t, middleware.AuthConfig{Bearer: kittest.HSVerifier(), APIKeys: apiKeys(t), Optional: optional})
+		for _, tc := range []struct {
+			lines            []string
+			challenge, msgOf string
+		}{
+			{[]string{"Authorization", "Bearer " + valid, "Authorization", "Bearer " + kittest.Sign(nil, kittest.OtherKey)}, "Bearer", "Authorization"},
+			{[]string{"Authorization", "Bearer " + valid, "Authorization", "Bearer " + valid}, "Bearer", "Authorization"},
+			{[]string{"X-API-Key", adminKey, "X-API-Key", readerKey}, "APIKey", "API key"},
+		} {
+			for listener, r := range doRepeated(t, app, "/me", tc.lines...) {
+				if r.status != 401 || r.code != fx.ErrorCodes.Unauthenticated || r.reason != middleware.ReasonMultipleCredentials ||
+					r.msg != "More than one "+tc.msgOf+" header was sent: send exactly one" {
+					t.Errorf("%s, optional %t, %s twice: %d %s", listener, optional, tc.msgOf, r.status, r.raw)
+				}
+				if ch := r.header.Get("WWW-Authenticate"); !containsAll(ch, tc.challenge+` realm="api"`, `error="invalid_request"`) {
+					t.Errorf("%s, %s twice: challenge %q", listener, tc.msgOf, ch)
+				}
+			}
+		}
+		for listener, r := range doRepeated(t, app, "/me", "Authorization", "Bearer "+valid) {
+			if r.status != 200 {
+				t.Errorf("%s, one Authorization: %d %s", listener, r.status, r.raw)
+			}
+		}
+	}
+	// The refusal's status and code are declared: the OpenAPI document
+	// lists 401 FX_UNAUTHENTICATED for every guarded route.
+	if !declares(middleware.Auth(middleware.AuthConfig{Bearer: kittest.HSVerifier()}), 401, fx.ErrorCodes.Unauthenticated) {
+		t.Error("Auth does not declare 401 FX_UNAUTHENTICATED")
+	}
+}
+
+// TestAuthDeclaresSecurity: Auth declares one security scheme per
+// credential it accepts (bearer tokens with the format their verifier
+// states through BearerFormatter — JWT for package middleware/jwt's —, the
+// API key in its configured header), and whether anonymous requests get
+// through; RequireRoles cancels that.
+func TestAuthDeclaresSecurity(t *testing.T) {
+	jwtBearer := fx.SecurityScheme{Name: middleware.BearerSchemeName, Type: "http", Scheme: "bearer", BearerFormat: "JWT"}
+	bearer := fx.SecurityScheme{Name: middleware.BearerSchemeName, Type: "http", Scheme: "bearer"}
+	paseto := fx.SecurityScheme{Name: middleware.BearerSchemeName, Type: "http", Scheme: "bearer", BearerFormat: "PASETO"}
+	key := fx.SecurityScheme{Name: middleware.APIKeySchemeName, Type: "apiKey", In: "header", Param: "X-Org-Key"}
+	custom := middleware.VerifierFunc(func(*fx.Ctx, string) (*middleware.Principal, error) { return nil, middleware.ErrInvalidCredential })
+	for name, c := range map[string]struct {
+		cfg  middleware.AuthConfig
+		want []fx.SecurityScheme
+	}{
+		"JWT and API key": {middleware.AuthConfig{Bearer: kittest.HSVerifier(), APIKeys: apiKeys(t), APIKeyHeader: "X-Org-Key", Optional: true}, []fx.SecurityScheme{jwtBearer, key}},
+		"opaque bearer":   {middleware.AuthConfig{Bearer: custom}, []fx.SecurityScheme{bearer}},
+		"stated format":   {middleware.AuthConfig{Bearer: formatted{custom, "PASETO"}}, []fx.SecurityScheme{paseto}},
+		"empty format":    {middleware.AuthConfig{Bearer: formatted{custom, ""}}, []fx.SecurityScheme{bearer}},
+	} {
+		d := fx.DeclarationOf(middleware.Auth(c.cfg))
+		got := d.Security
+		for i := range got {
+			if got[i].Description == "" {
+				t.Errorf("%s: scheme %s has no description", name, got[i].Name)
+			}
+			got[i].Description = ""
+		}
+		if !slices.Equal(got, c.want) || d.Anonymous != c.cfg.Optional || d.RequiresIdentity {
+			t.Errorf("%s: %+v, want %+v (Anonymous %v)", name, d, c.want, c.cfg.Optional)
+		}
+	}
+	for _, mw := range []fx.Middleware{middleware.RequireRoles(), middleware.RequirePermissions("x")} {
+		if d := fx.DeclarationOf(mw); !d.RequiresIdentity || len(d.Security) != 0 {
+			t.Errorf("Require*: %+v", d)
+		}
+	}
+}
+
+// formatted is a custom Verifier stating its bearer format.
+type formatted struct {
+	middleware.Verifier
+	format string
+}
+
+func (f formatted) BearerFormat() string { return f.format }

@@ -13,6 +13,7 @@ import (
 	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
+	"github.com/fxhq/fx/nethttp"
 )
 
 // The API keys of the tests, examples and benchmarks (the JWT fixtures
@@ -185,4 +186,68 @@ func loggedApp(t *testing.T, cfg fx.Config) (*fx.App, *syncBuffer) {
 	app := fx.New(cfg)
 	t.Cleanup(func() { app.Shutdown() })
 	return app, logs
+}
+
+// doRepeated sends GET target with the header lines given (name, value,
+// name, value, ...: a name may repeat) to app on both listeners — the
+// fasthttp server (app.Test) and the standard library's through
+// nethttp.Handler — and returns each decoded answer.
+func doRepeated(t *testing.T, app *fx.App, target string, lines ...string) map[string]result {
+	t.Helper()
+	srv := httptest.NewServer(nethttp.Handler(app))
+	defer srv.Close()
+	out := map[string]result{}
+	for _, listener := range []string{"fasthttp", "net/http"} {
+		req := httptest.NewRequest("GET", target, nil)
+		if listener == "net/http" {
+			req, _ = http.NewRequest("GET", srv.URL+target, nil)
+		}
+		for i := 0; i+1 < len(lines); i += 2 {
+			req.Header.Add(lines[i], lines[i+1])
+		}
+		var resp *http.Response
+		var err error
+		if listener == "fasthttp" {
+			resp, err = app.Test(req)
+		} else {
+			resp, err = http.DefaultClient.Do(req)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", listener, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		r := result{status: resp.StatusCode, header: resp.Header, raw: string(b)}
+		var env struct {
+			Error struct {
+				Code, Message string
+				Details       struct{ Reason string }
+			}
+		}
+		if json.Unmarshal(b, &env) == nil {
+			r.code, r.msg, r.reason = env.Error.Code, env.Error.Message, env.Error.Details.Reason
+		}
+		out[listener] = r
+	}
+	return out
+}
+
+// declares reports whether mw declared status and code (fx.Declare).
+func declares(mw fx.Middleware, status int, code string) bool {
+	for _, e := range fx.DeclarationOf(mw).Errors {
+		if e.Status == status && e.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// containsAll reports whether s contains every one of parts.
+func containsAll(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
 }

@@ -259,3 +259,24 @@ func TestValidTenantID(t *testing.T) {
 		}
 	}
 }
+
+// TestTenantDeclaresHeader: Tenant declares the header it reads as a
+// parameter, required when it alone can name a Required tenant, with the
+// default ID pattern unless Validate replaces it.
+func TestTenantDeclaresHeader(t *testing.T) {
+	param := func(cfg middleware.TenantConfig) []fx.Parameter {
+		return fx.DeclarationOf(middleware.Tenant(cfg)).Parameters
+	}
+	p := param(middleware.TenantConfig{Required: true})
+	if len(p) != 1 || p[0].Name != "X-Tenant-ID" || p[0].In != "header" || !p[0].Required ||
+		p[0].Schema["pattern"] != "^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$" {
+		t.Errorf("default: %+v", p)
+	}
+	if p := param(middleware.TenantConfig{Required: true, Header: "X-Org", BaseDomain: "api.example.com", Validate: func(string) bool { return true }}); len(p) != 1 ||
+		p[0].Name != "X-Org" || p[0].Required || p[0].Schema["pattern"] != nil {
+		t.Errorf("header or subdomain, custom IDs: %+v", p)
+	}
+	if p := param(middleware.TenantConfig{Header: "-", BaseDomain: "api.example.com"}); len(p) != 0 {
+		t.Errorf("subdomain only: %+v", p)
+	}
+}

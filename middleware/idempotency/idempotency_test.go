@@ -346,7 +346,7 @@ func TestStoreFailure(t *testing.T) {
 // The middleware declares every error it can raise, for OpenAPI.
 func TestDeclared(t *testing.T) {
 	got := map[string]int{}
-	for _, e := range fx.Declared(idempotency.New(idempotency.Config{ShareAnonymous: true})) {
+	for _, e := range fx.DeclarationOf(idempotency.New(idempotency.Config{ShareAnonymous: true})).Errors {
 		got[e.Code] = e.Status
 	}
 	want := map[string]int{
