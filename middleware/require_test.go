@@ -250,3 +250,50 @@ func TestRouteMiddlewareAuthBeforeContract(t *testing.T) {
 		t.Fatalf("admin, valid body: %d %s (handler ran %d times)", status, body, ran)
 	}
 }
+
+// TestAuthenticatedSubject: the subject of the principal of the scheme
+// asked for, else the 401 with the challenge of that scheme; a principal
+// without a subject is refused, never keyed as "".
+func TestAuthenticatedSubject(t *testing.T) {
+	app := fx.New()
+	app.Use(func(c *fx.Ctx, next fx.Next) error {
+		if s := c.Header("X-Scheme"); s != "" {
+			middleware.SetPrincipal(c, &middleware.Principal{Subject: c.Header("X-Sub"), Scheme: s})
+		}
+		return next()
+	})
+	app.Get("/:scheme", func(c *fx.Ctx) error {
+		scheme := c.Param("scheme")
+		if scheme == "any" {
+			scheme = ""
+		}
+		sub, err := middleware.AuthenticatedSubject(c, scheme)
+		if err != nil {
+			return err
+		}
+		return c.JSON(200, map[string]string{"sub": sub})
+	})
+	for _, c := range []struct {
+		target, scheme, sub string
+		reason, challenge   string // "" reason: 200 with sub
+	}{
+		{"/any", "", "", middleware.ReasonMissingCredentials, `Bearer realm="api"`},
+		{"/any", middleware.SchemeBearer, "alice", "", ""},
+		{"/any", middleware.SchemeBearer, "", middleware.ReasonInvalidCredentials, `Bearer realm="api"`},
+		{"/APIKey", middleware.SchemeAPIKey, "billing", "", ""},
+		{"/APIKey", middleware.SchemeBearer, "alice", middleware.ReasonMissingCredentials, `APIKey realm="api", header="X-API-Key"`},
+		{"/Bearer", middleware.SchemeAPIKey, "billing", middleware.ReasonMissingCredentials, `Bearer realm="api"`},
+	} {
+		r := do(t, app, "GET", c.target, map[string]string{"X-Scheme": c.scheme, "X-Sub": c.sub})
+		if c.reason == "" {
+			if r.status != 200 || r.body["sub"] != c.sub {
+				t.Errorf("%s as %s %q: %d %s", c.target, c.scheme, c.sub, r.status, r.raw)
+			}
+			continue
+		}
+		expectError(t, r, 401, fx.CodeUnauthenticated, c.reason)
+		if got := r.header.Get("WWW-Authenticate"); got != c.challenge {
+			t.Errorf("%s as %s %q: challenge %q, want %q", c.target, c.scheme, c.sub, got, c.challenge)
+		}
+	}
+}
