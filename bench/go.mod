@@ -30,7 +30,7 @@ require (
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
 	github.com/fasthttp/router v1.5.4 // indirect
-	github.com/fxhq/fx/middleware/ratelimit/redisstore v0.1.0
+	github.com/fxhq/fx/middleware/redisstore v0.1.0
 	github.com/fxhq/fx/websocket v0.1.0
 	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
 	github.com/gin-contrib/sse v1.1.0 // indirect

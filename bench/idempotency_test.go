@@ -2,16 +2,15 @@ package bench
 
 import (
 	"context"
-	"net"
-	"os/exec"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/redistest"
 	"github.com/fxhq/fx/middleware/idempotency"
-	"github.com/fxhq/fx/middleware/ratelimit/redisstore"
+	"github.com/fxhq/fx/middleware/redisstore"
 	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
 )
@@ -30,12 +29,12 @@ import (
 func BenchmarkIdempotencyAdded(b *testing.B) {
 	b.Run("Bare", func(b *testing.B) { benchOrders(b, nil) })
 	b.Run("Memory", func(b *testing.B) {
-		benchOrders(b, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: idempotency.NewMemoryStore(idempotency.MemoryConfig{MaxKeys: 1 << 16})}))
+		benchOrders(b, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{MaxKeys: 1 << 16})}))
 	})
-	addr := benchRedis(b)
+	addr := redistest.Start(b).Addr
 	client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, PoolSize: 16})
 	b.Cleanup(func() { client.Close() })
-	store := redisstore.NewIdempotency(client, redisstore.IdempotencyConfig{})
+	store := redisstore.NewIdempotencyStore(client, redisstore.IdempotencyStoreConfig{})
 	b.Run("RedisSync", func(b *testing.B) {
 		benchOrders(b, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: store}))
 	})
@@ -99,37 +98,4 @@ func reportMedian(b *testing.B, times []time.Duration) {
 	}
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2].Nanoseconds()), "med-ns/req")
-}
-
-// benchRedis starts redis-server (no persistence) on a free loopback port
-// for the benchmark and returns its address; it skips the benchmark when
-// redis-server is not on PATH.
-func benchRedis(b *testing.B) string {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		b.Skip("redis-server is not on PATH: the Redis cases need it")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	addr := "127.0.0.1:" + port
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-		err := c.Ping(context.Background()).Err()
-		c.Close()
-		if err == nil {
-			return addr
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("redis-server on %s did not answer: %v", addr, err)
-		}
-	}
 }

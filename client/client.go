@@ -92,7 +92,8 @@ type Config struct {
 	// AttemptTimeout bounds each attempt; 0 means 10 s. The whole call is
 	// bounded by the context's deadline.
 	AttemptTimeout time.Duration
-	// Retry is the retry policy; the zero value is DefaultRetry.
+	// Retry is the retry policy; zero fields take the Default* constants
+	// of Retry (4 attempts, 50 ms to 2 s of backoff, 30 s at most per wait).
 	Retry Retry
 	// Budget, shared by every call of the Client, bounds how many retries
 	// it sends per window; nil means NewBudget(BudgetConfig{}). Share one

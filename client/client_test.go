@@ -321,8 +321,8 @@ func TestCutConnectionRetriedOnlyWhenSafe(t *testing.T) {
 		}
 		srv.count.Store(0)
 		_, err = c.Do(context.Background(), &Request{Method: "POST", Path: "/orders", Body: []byte("{}"), IdempotencyKey: "k1"})
-		if err == nil || srv.count.Load() != int64(DefaultRetry.MaxAttempts) {
-			t.Fatalf("POST with a key: %v after %d attempts, want %d", err, srv.count.Load(), DefaultRetry.MaxAttempts)
+		if err == nil || srv.count.Load() != int64(DefaultMaxAttempts) {
+			t.Fatalf("POST with a key: %v after %d attempts, want %d", err, srv.count.Load(), DefaultMaxAttempts)
 		}
 	})
 }
@@ -346,8 +346,8 @@ func TestRefusedConnectionIsRetriedEvenForPOST(t *testing.T) {
 		t.Fatalf("err = %v, want a TransportError never sent", err)
 	}
 	// The request never left: retrying it is safe whatever its method.
-	if n := dials.Load(); n != int64(DefaultRetry.MaxAttempts) {
-		t.Fatalf("%d dials, want %d", n, DefaultRetry.MaxAttempts)
+	if n := dials.Load(); n != int64(DefaultMaxAttempts) {
+		t.Fatalf("%d dials, want %d", n, DefaultMaxAttempts)
 	}
 }
 
@@ -379,11 +379,11 @@ func TestDecideTable(t *testing.T) {
 		{"redirect loop, safe", &TransportError{Sent: true, Err: ErrTooManyRedirects}, true, false},
 	}
 	for _, tc := range cases {
-		if _, got := DefaultRetry.decide(tc.err, 1, tc.safe); got != tc.retry {
+		if _, got := (Retry{}).withDefaults().decide(tc.err, 1, tc.safe); got != tc.retry {
 			t.Errorf("%s: retry = %v, want %v", tc.name, got, tc.retry)
 		}
 	}
-	if _, got := DefaultRetry.decide(sent, DefaultRetry.MaxAttempts, true); got {
+	if _, got := (Retry{}).withDefaults().decide(sent, DefaultMaxAttempts, true); got {
 		t.Error("retried past MaxAttempts")
 	}
 }

@@ -40,37 +40,44 @@ import (
 // waited: the call ends at once with the answer that asked for it.
 type Retry struct {
 	// MaxAttempts is the most attempts a call makes, the first included;
-	// 0 means 4; 1 turns retries off.
+	// 0 means DefaultMaxAttempts (4); 1 turns retries off.
 	MaxAttempts int
-	// BaseDelay is the backoff's first ceiling; 0 means 50 ms.
+	// BaseDelay is the backoff's first ceiling; 0 means DefaultBaseDelay
+	// (50 ms).
 	BaseDelay time.Duration
-	// MaxDelay caps the backoff (not a server's hint); 0 means 2 s.
+	// MaxDelay caps the backoff (not a server's hint); 0 means
+	// DefaultMaxDelay (2 s).
 	MaxDelay time.Duration
 	// MaxWait is the longest the client waits before one retry, a
 	// server's Retry-After or RateLimit hint included: a call whose next
 	// wait would be longer ends at once with the answer that asked for
 	// it, so that a call without a context deadline is not parked for as
-	// long as the server says. 0 means 30 s; a negative value lifts the
-	// bound (hints stay capped at one hour, and the context's deadline
-	// still applies).
+	// long as the server says. 0 means DefaultMaxWait (30 s); a negative
+	// value lifts the bound (hints stay capped at one hour, and the
+	// context's deadline still applies).
 	MaxWait time.Duration
 }
 
-// DefaultRetry is the policy of a Config whose Retry is the zero value.
-var DefaultRetry = Retry{MaxAttempts: 4, BaseDelay: 50 * time.Millisecond, MaxDelay: 2 * time.Second, MaxWait: 30 * time.Second}
+// Defaults of Retry: the policy of a Config whose Retry is the zero value.
+const (
+	DefaultMaxAttempts = 4
+	DefaultBaseDelay   = 50 * time.Millisecond
+	DefaultMaxDelay    = 2 * time.Second
+	DefaultMaxWait     = 30 * time.Second
+)
 
 func (r Retry) withDefaults() Retry {
 	if r.MaxAttempts == 0 {
-		r.MaxAttempts = DefaultRetry.MaxAttempts
+		r.MaxAttempts = DefaultMaxAttempts
 	}
 	if r.BaseDelay <= 0 {
-		r.BaseDelay = DefaultRetry.BaseDelay
+		r.BaseDelay = DefaultBaseDelay
 	}
 	if r.MaxDelay <= 0 {
-		r.MaxDelay = DefaultRetry.MaxDelay
+		r.MaxDelay = DefaultMaxDelay
 	}
 	if r.MaxWait == 0 {
-		r.MaxWait = DefaultRetry.MaxWait
+		r.MaxWait = DefaultMaxWait
 	}
 	return r
 }

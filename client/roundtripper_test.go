@@ -130,7 +130,7 @@ func TestRoundTripperFinalAnswerAndErrors(t *testing.T) {
 			down.Store(0)
 			resp, body, err := get(hc, "/down")
 			if err != nil || resp.StatusCode != 503 || !strings.Contains(body, `"code":"FX_SERVICE_UNAVAILABLE"`) ||
-				down.Load() != int64(DefaultRetry.MaxAttempts) {
+				down.Load() != int64(DefaultMaxAttempts) {
 				t.Fatalf("attempts used up: %v %v %q after %d attempts", err, resp, body, down.Load())
 			}
 			resp, body, err = get(hc, "/missing")

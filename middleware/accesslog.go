@@ -11,7 +11,8 @@ import (
 // AccessLogConfig configures AccessLog. The zero value logs every request
 // to the App's logger.
 type AccessLogConfig struct {
-	// Logger receives the lines. Nil: the App's logger (fx.Config.Logger).
+	// Logger receives the lines. Nil: the logger of the App that serves
+	// the request (fx.Config.Logger).
 	Logger *slog.Logger
 
 	// Message is the message of every line. Default "request".
@@ -32,8 +33,9 @@ type AccessLogConfig struct {
 	SampleSuccesses int
 }
 
-// AccessLog registers, with app.OnResponse, an access log on log/slog: one
-// line per request, after the response is final, with
+// AccessLog returns an access log on log/slog, an observer to register
+// with app.OnResponse: one line per request, after the response is final,
+// with
 //
 //	method, route (the registered pattern, "" when unmatched), path,
 //	status, code (the error code, only on failures), duration, bytes_in
@@ -51,8 +53,10 @@ type AccessLogConfig struct {
 // chain unwinds (a middleware could call fx.Resolve, but would still miss
 // what a hook wrote), and the transport errors (400, 408, 413, 431), the
 // over-capacity 503 and the 404 without middleware never run middleware
-// at all. OnResponse sees every one of them, once. Call it before the App
-// boots, like any registration.
+// at all. OnResponse sees every one of them, once. Register it before the
+// App boots, like any observer:
+//
+//	app.OnResponse(middleware.AccessLog(middleware.AccessLogConfig{}))
 //
 // Cost (BenchmarkAccessLog* against BenchmarkRequestIDBaseline, -cpu 1 on
 // a heavily shared 2-core machine): when the logger's level disables the
@@ -63,16 +67,13 @@ type AccessLogConfig struct {
 // allocations per request here, of which slog itself, logging the same
 // attributes directly, takes 6-7 µs. Sampling and Skip save the handler's
 // cost for the requests they leave out.
-func AccessLog(app *fx.App, cfg AccessLogConfig) {
+func AccessLog(cfg AccessLogConfig) func(c *fx.Ctx) {
 	l := &accessLog{cfg: cfg, logger: cfg.Logger, msg: cfg.Message}
-	if l.logger == nil {
-		l.logger = app.Logger()
-	}
 	if l.msg == "" {
 		l.msg = "request"
 	}
 	l.sample = uint64(max(cfg.SampleSuccesses, 1))
-	app.OnResponse(l.observe)
+	return l.observe
 }
 
 type accessLog struct {
@@ -92,8 +93,12 @@ func (l *accessLog) observe(c *fx.Ctx) {
 	case status >= 400 && !l.cfg.ClientErrorsAtInfo:
 		level = slog.LevelWarn
 	}
+	logger := l.logger
+	if logger == nil {
+		logger = c.App().Logger()
+	}
 	ctx := context.Background()
-	if !l.logger.Enabled(ctx, level) {
+	if !logger.Enabled(ctx, level) {
 		return
 	}
 	if l.cfg.Skip != nil && l.cfg.Skip(c) {
@@ -129,5 +134,5 @@ func (l *accessLog) observe(c *fx.Ctx) {
 		slog.String("ip", rc.RemoteIP().String()),
 	)
 	attrs = append(attrs, extra...)
-	l.logger.LogAttrs(ctx, level, l.msg, attrs...)
+	logger.LogAttrs(ctx, level, l.msg, attrs...)
 }

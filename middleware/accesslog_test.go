@@ -20,10 +20,9 @@ import (
 // at debug level into the returned buffer, and the routes the tests use.
 func accessApp(t *testing.T, cfg middleware.AccessLogConfig) (*fx.App, *syncBuffer) {
 	t.Helper()
-	logs := &syncBuffer{}
-	app := fx.New(fx.Config{Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), BodyLimit: 64})
-	app.Use(middleware.RequestID())
-	middleware.AccessLog(app, cfg)
+	app, logs := loggedApp(t, fx.Config{BodyLimit: 64})
+	app.Use(middleware.RequestID(middleware.RequestIDConfig{}))
+	app.OnResponse(middleware.AccessLog(cfg))
 	app.Get("/users/:id", func(c *fx.Ctx) error { return c.JSON(200, map[string]string{"id": c.Param("id")}) })
 	app.Route(fx.Route{Method: "POST", Path: "/items", Body: validate.Object(validate.Fields{"name": validate.String()}),
 		Handler: func(c *fx.Ctx) error { return c.JSON(201, "made") }})
@@ -36,7 +35,6 @@ func accessApp(t *testing.T, cfg middleware.AccessLogConfig) (*fx.App, *syncBuff
 		}
 		return false
 	})
-	t.Cleanup(func() { app.Shutdown() })
 	return app, logs
 }
 
@@ -166,7 +164,7 @@ func TestAccessLogDisabledAllocatesNothing(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	app := fx.New(fx.Config{Logger: slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))})
-	middleware.AccessLog(app, middleware.AccessLogConfig{})
+	app.OnResponse(middleware.AccessLog(middleware.AccessLogConfig{}))
 	app.Get("/me", func(c *fx.Ctx) error { return c.String(200, "ok") })
 	h := app.Handler()
 	var rc fasthttp.RequestCtx

@@ -58,11 +58,11 @@ func BenchmarkBaseline(b *testing.B) {
 // checked for signature, exp, nbf, iat, iss and aud. Every request sends
 // the same token, so after the first one the verifier's cache answers.
 func BenchmarkAuthJWTHS256(b *testing.B) {
-	tok := sign(b, jwttest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
-	benchServe(b, benchApp(middleware.Auth(middleware.AuthConfig{Bearer: hsVerifier(b)})), "Authorization", "Bearer "+tok)
+	tok := kittest.Sign(jwttest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
+	benchServe(b, benchApp(middleware.Auth(middleware.AuthConfig{Bearer: kittest.HSVerifier()})), "Authorization", "Bearer "+tok)
 }
 
-// cachedVerifier is hsVerifier with a cache of size entries (negative:
+// cachedVerifier is kittest.HSVerifier with a cache of size entries (negative:
 // none).
 func cachedVerifier(b *testing.B, size int) *jwt.Verifier {
 	cfg := signer(nil).JWTConfig()
@@ -77,7 +77,7 @@ func cachedVerifier(b *testing.B, size int) *jwt.Verifier {
 // BenchmarkAuthJWTHS256NoCache is BenchmarkAuthJWTHS256 with the cache
 // disabled (CacheSize < 0): golang-jwt verifies every request.
 func BenchmarkAuthJWTHS256NoCache(b *testing.B) {
-	tok := sign(b, jwttest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
+	tok := kittest.Sign(jwttest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
 	v := cachedVerifier(b, -1)
 	benchServe(b, benchApp(middleware.Auth(middleware.AuthConfig{Bearer: v})), "Authorization", "Bearer "+tok)
 }
@@ -91,7 +91,7 @@ func BenchmarkAuthJWTHS256FirstSighting(b *testing.B) {
 	for i := range toks {
 		// The same claims as BenchmarkAuthJWTHS256's token, only "sub"
 		// differs: the same decoding work.
-		toks[i] = "Bearer " + sign(b, jwttest.Claims{"roles": []string{"admin"}, "tenant_id": "acme", "sub": "user-" + strconv.Itoa(i)}, nil)
+		toks[i] = "Bearer " + kittest.Sign(jwttest.Claims{"roles": []string{"admin"}, "tenant_id": "acme", "sub": "user-" + strconv.Itoa(i)}, nil)
 	}
 	v := cachedVerifier(b, 8)
 	app := benchApp(middleware.Auth(middleware.AuthConfig{Bearer: v}))
@@ -140,8 +140,8 @@ func BenchmarkAuthAPIKeyRequireRoleTenant(b *testing.B) {
 
 // BenchmarkAuthRefusedExpired is the cost of refusing an expired token.
 func BenchmarkAuthRefusedExpired(b *testing.B) {
-	app := benchApp(middleware.Auth(middleware.AuthConfig{Bearer: hsVerifier(b)}))
-	tok := sign(b, jwttest.Claims{"exp": fixedNow.Unix() - 3600}, nil)
+	app := benchApp(middleware.Auth(middleware.AuthConfig{Bearer: kittest.HSVerifier()}))
+	tok := kittest.Sign(jwttest.Claims{"exp": kittest.FixedNow.Unix() - 3600}, nil)
 	if err := app.Boot(); err != nil {
 		b.Fatal(err)
 	}

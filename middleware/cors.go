@@ -195,6 +195,10 @@ func CORS(cfg CORSConfig) fx.Middleware {
 	return fx.Declare(p.handle, errRepeatedOrigin)
 }
 
+// ReasonRepeatedOrigin is details.reason of CORS's 400 for a request with
+// more than one Origin header.
+const ReasonRepeatedOrigin = "repeated_origin"
+
 // errRepeatedOrigin answers a request with more than one Origin header.
 // Origin is a single value (RFC 6454 section 7): no browser sends two,
 // and which one an intermediary and fx would each read is anyone's guess,

@@ -461,3 +461,33 @@ func TestCORSNullWithCredentials(t *testing.T) {
 		t.Errorf("null without credentials: %v", corsHeaders(r.header))
 	}
 }
+
+// TestCORSRepeatedOrigin: two Origin lines (on an actual request or a
+// preflight) are refused on both listeners with 400 FX_BAD_REQUEST
+// (reason repeated_origin) and no Access-Control-Allow-Origin, even when
+// the first origin is allowed; the refusal is declared.
+func TestCORSRepeatedOrigin(t *testing.T) {
+	cors := middleware.CORS(middleware.CORSConfig{AllowOrigins: []string{appOrigin}, AllowCredentials: true})
+	app := fx.New()
+	app.Use(cors)
+	app.Get("/r", func(c *fx.Ctx) error { return c.String(200, "ok") })
+	for _, lines := range [][]string{
+		{"Origin", appOrigin, "Origin", "https://evil.example"},
+		{"Origin", appOrigin, "Origin", appOrigin},
+	} {
+		for listener, r := range doRepeated(t, app, "/r", lines...) {
+			if r.status != 400 || r.code != fx.ErrorCodes.BadRequest || r.reason != middleware.ReasonRepeatedOrigin ||
+				r.header.Get("Access-Control-Allow-Origin") != "" || r.header.Get("Access-Control-Allow-Credentials") != "" {
+				t.Errorf("%s, %q: %d %v %s", listener, lines, r.status, corsHeaders(r.header), r.raw)
+			}
+		}
+	}
+	for listener, r := range doRepeated(t, app, "/r", "Origin", appOrigin) {
+		if r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != appOrigin {
+			t.Errorf("%s, one Origin: %d %v", listener, r.status, corsHeaders(r.header))
+		}
+	}
+	if !declares(cors, 400, fx.ErrorCodes.BadRequest) {
+		t.Error("CORS does not declare 400 FX_BAD_REQUEST")
+	}
+}

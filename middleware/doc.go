@@ -48,7 +48,7 @@
 // [RequestID] gives every request an ID (a safe incoming X-Request-ID, or
 // a generated one), sends it on every response, errors included, and adds
 // it to the request's log attributes so fx's own log lines carry it;
-// [RequestIDFrom] reads it. [AccessLog] registers an fx.App.OnResponse
+// [RequestIDFrom] reads it. [AccessLog] is an fx.App.OnResponse
 // observer that logs one slog line per request with its final status and
 // error code, the 404s and transport errors included.
 //
@@ -64,3 +64,11 @@
 // *fx.Error values are package-level and shared, so failing requests do
 // not allocate for them. Treat them as read-only.
 package middleware
+
+// FailureDetails is the Details of every *fx.Error this package (and
+// package middleware/ratelimit) returns: on the wire,
+// "details":{"reason":"expired"}. Each middleware's Reason constants
+// stand beside it.
+type FailureDetails struct {
+	Reason string `json:"reason"`
+}

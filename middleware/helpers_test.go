@@ -12,47 +12,27 @@ import (
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
-	"github.com/fxhq/fx/middleware/jwt"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
+	"github.com/fxhq/fx/nethttp"
 )
 
-// Test fixtures shared by the tests, examples and benchmarks.
+// The API keys of the tests, examples and benchmarks (the JWT fixtures
+// are kittest's).
 var (
-	hsSecret   = kittest.JWTSecret
-	otherKey   = kittest.OtherKey
-	fixedNow   = kittest.FixedNow
-	testIssuer = kittest.Issuer
-	testAud    = kittest.Audience
-	adminKey   = "ak_live_0123456789abcdef0123"
-	readerKey  = "ak_live_fedcba9876543210fedc"
+	adminKey  = "ak_live_0123456789abcdef0123"
+	readerKey = "ak_live_fedcba9876543210fedc"
 )
 
 // quiet is an fx.Config whose logger drops everything, for tests that
 // provoke 5xx on purpose.
 var quiet = fx.Config{Logger: slog.New(slog.DiscardHandler)}
 
-// signer is the HS256 Signer of the tests' tokens with key (hsSecret when
-// nil): issuer testIssuer, audience testAud, clock fixedNow, so every token
+// signer is the HS256 Signer of the tests' tokens with key
+// (kittest.JWTSecret when nil; kittest.SignerFor), so every token
 // carries sub "user-1", iss, aud, iat and exp unless a claim says otherwise.
 func signer(key []byte) *jwttest.Signer {
-	return signerFor(jwttest.HS256, key, "")
+	return kittest.SignerFor(jwttest.HS256, key, "")
 }
-
-// signerFor is signer for any algorithm and key, with kid (when not "").
-func signerFor(alg jwttest.Alg, key any, kid string) *jwttest.Signer {
-	return kittest.SignerFor(alg, key, kid)
-}
-
-// sign returns an HS256 token over the default claims changed by claims (a
-// nil value removes a claim), signed with key (hsSecret when nil).
-func sign(t testing.TB, claims jwttest.Claims, key []byte) string {
-	t.Helper()
-	return signer(key).Token(claims)
-}
-
-// hsVerifier accepts the tokens sign mints (the Signer's configuration:
-// issuer, audience and clock checked, cache on).
-func hsVerifier(testing.TB) *jwt.Verifier { return signer(nil).Verifier() }
 
 func apiKeys(t testing.TB) *middleware.APIKeys {
 	t.Helper()
@@ -180,4 +160,94 @@ func assertConfigPanic(t *testing.T, prefix string, cfg any, build func(), want 
 	if n := strings.Count(msg, "\n") + 1; n != len(want) {
 		t.Errorf("panic lists %d problems, want %d: %q", n, len(want), msg)
 	}
+}
+
+// expectPanic fails the test unless build panics: how a constructor
+// refuses a configuration that is a programming error.
+func expectPanic(t *testing.T, build func()) {
+	t.Helper()
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic")
+		}
+	}()
+	build()
+}
+
+// syncBuffer is the log sink the tests read while the App writes.
+type syncBuffer = kittest.LogBuffer
+
+// loggedApp is an App on cfg whose logger writes JSON records, debug level
+// and up, into the returned buffer; it is shut down when the test ends.
+func loggedApp(t *testing.T, cfg fx.Config) (*fx.App, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	cfg.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	app := fx.New(cfg)
+	t.Cleanup(func() { app.Shutdown() })
+	return app, logs
+}
+
+// doRepeated sends GET target with the header lines given (name, value,
+// name, value, ...: a name may repeat) to app on both listeners — the
+// fasthttp server (app.Test) and the standard library's through
+// nethttp.Handler — and returns each decoded answer.
+func doRepeated(t *testing.T, app *fx.App, target string, lines ...string) map[string]result {
+	t.Helper()
+	srv := httptest.NewServer(nethttp.Handler(app))
+	defer srv.Close()
+	out := map[string]result{}
+	for _, listener := range []string{"fasthttp", "net/http"} {
+		req := httptest.NewRequest("GET", target, nil)
+		if listener == "net/http" {
+			req, _ = http.NewRequest("GET", srv.URL+target, nil)
+		}
+		for i := 0; i+1 < len(lines); i += 2 {
+			req.Header.Add(lines[i], lines[i+1])
+		}
+		var resp *http.Response
+		var err error
+		if listener == "fasthttp" {
+			resp, err = app.Test(req)
+		} else {
+			resp, err = http.DefaultClient.Do(req)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", listener, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		r := result{status: resp.StatusCode, header: resp.Header, raw: string(b)}
+		var env struct {
+			Error struct {
+				Code, Message string
+				Details       struct{ Reason string }
+			}
+		}
+		if json.Unmarshal(b, &env) == nil {
+			r.code, r.msg, r.reason = env.Error.Code, env.Error.Message, env.Error.Details.Reason
+		}
+		out[listener] = r
+	}
+	return out
+}
+
+// declares reports whether mw declared status and code (fx.Declare).
+func declares(mw fx.Middleware, status int, code string) bool {
+	for _, e := range fx.DeclarationOf(mw).Errors {
+		if e.Status == status && e.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// containsAll reports whether s contains every one of parts.
+func containsAll(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
 }

@@ -29,12 +29,12 @@ func BenchmarkRequestIDBaseline(b *testing.B) {
 
 // BenchmarkRequestIDGenerated: no incoming ID, one is generated.
 func BenchmarkRequestIDGenerated(b *testing.B) {
-	benchServe(b, observeBenchApp(slog.LevelInfo, func(app *fx.App) { app.Use(middleware.RequestID()) }), "", "")
+	benchServe(b, observeBenchApp(slog.LevelInfo, func(app *fx.App) { app.Use(middleware.RequestID(middleware.RequestIDConfig{})) }), "", "")
 }
 
 // BenchmarkRequestIDIncoming: a UUID arrives and is kept.
 func BenchmarkRequestIDIncoming(b *testing.B) {
-	benchServe(b, observeBenchApp(slog.LevelInfo, func(app *fx.App) { app.Use(middleware.RequestID()) }),
+	benchServe(b, observeBenchApp(slog.LevelInfo, func(app *fx.App) { app.Use(middleware.RequestID(middleware.RequestIDConfig{})) }),
 		"X-Request-ID", "3f2c9a1e-7b4d-4c8e-9f10-2a3b4c5d6e7f")
 }
 
@@ -42,7 +42,7 @@ func BenchmarkRequestIDIncoming(b *testing.B) {
 // line of a 200 is not produced.
 func BenchmarkAccessLogDisabled(b *testing.B) {
 	benchServe(b, observeBenchApp(slog.LevelError, func(app *fx.App) {
-		middleware.AccessLog(app, middleware.AccessLogConfig{})
+		app.OnResponse(middleware.AccessLog(middleware.AccessLogConfig{}))
 	}), "", "")
 }
 
@@ -50,14 +50,14 @@ func BenchmarkAccessLogDisabled(b *testing.B) {
 // handler into io.Discard.
 func BenchmarkAccessLogJSON(b *testing.B) {
 	benchServe(b, observeBenchApp(slog.LevelInfo, func(app *fx.App) {
-		middleware.AccessLog(app, middleware.AccessLogConfig{})
+		app.OnResponse(middleware.AccessLog(middleware.AccessLogConfig{}))
 	}), "", "")
 }
 
 // BenchmarkAccessLogJSONWithRequestID: both together, the usual setup.
 func BenchmarkAccessLogJSONWithRequestID(b *testing.B) {
 	benchServe(b, observeBenchApp(slog.LevelInfo, func(app *fx.App) {
-		app.Use(middleware.RequestID())
-		middleware.AccessLog(app, middleware.AccessLogConfig{})
+		app.Use(middleware.RequestID(middleware.RequestIDConfig{}))
+		app.OnResponse(middleware.AccessLog(middleware.AccessLogConfig{}))
 	}), "", "")
 }

@@ -2,35 +2,34 @@ package middleware_test
 
 import (
 	"errors"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 )
 
 // ridApp is an App with RequestID whose handler answers its ID; its logger
 // writes JSON records into the returned buffer.
-func ridApp(t *testing.T, cfg ...middleware.RequestIDConfig) (*fx.App, *syncBuffer) {
+func ridApp(t *testing.T, cfg middleware.RequestIDConfig) (*fx.App, *syncBuffer) {
 	t.Helper()
-	logs := &syncBuffer{}
-	app := fx.New(fx.Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-	app.Use(middleware.RequestID(cfg...))
-	app.Get("/id", func(c *fx.Ctx) error { return c.JSON(200, map[string]string{"id": middleware.RequestIDFrom(c)}) })
+	app, logs := loggedApp(t, fx.Config{})
+	app.Use(middleware.RequestID(cfg))
+	app.Get("/id", func(c *fx.Ctx) error {
+		id, ok := middleware.RequestIDFrom(c)
+		if !ok {
+			return c.JSON(500, "RequestIDFrom reports no ID under RequestID")
+		}
+		return c.JSON(200, map[string]string{"id": id})
+	})
 	app.Get("/fail", func(c *fx.Ctx) error { return errors.New("db down") })
 	app.Get("/panic", func(c *fx.Ctx) error { panic("boom") })
-	t.Cleanup(func() { app.Shutdown() })
 	return app, logs
 }
 
-// syncBuffer is the log sink the tests read while the App writes.
-type syncBuffer = kittest.LogBuffer
-
 func TestRequestIDKeepsASafeIncomingID(t *testing.T) {
-	app, _ := ridApp(t)
+	app, _ := ridApp(t, middleware.RequestIDConfig{})
 	for _, id := range []string{
 		"3f2c9a1e-7b4d-4c8e-9f10-2a3b4c5d6e7f",                    // UUID
 		"01ARZ3NDEKTSV4RRFFQ69G5FAV",                              // ULID
@@ -46,7 +45,7 @@ func TestRequestIDKeepsASafeIncomingID(t *testing.T) {
 }
 
 func TestRequestIDReplacesAnUnsafeIncomingID(t *testing.T) {
-	app, _ := ridApp(t)
+	app, _ := ridApp(t, middleware.RequestIDConfig{})
 	for _, id := range []string{
 		"has space", `quo"te`, "it's", `back\slash`, "a,b", "a;b", "<script>", "tick`",
 		"caf\u00e9", "tab\there", strings.Repeat("a", middleware.MaxRequestIDLength+1),
@@ -106,7 +105,7 @@ func TestRequestIDUniqueUnderConcurrency(t *testing.T) {
 // The ID is on every response, failures included: the 404, a 500
 // envelope, a panic's 500.
 func TestRequestIDOnErrorResponses(t *testing.T) {
-	app, _ := ridApp(t)
+	app, _ := ridApp(t, middleware.RequestIDConfig{})
 	for _, tc := range []struct {
 		target string
 		status int
@@ -127,7 +126,7 @@ func TestRequestIDOnErrorResponses(t *testing.T) {
 // The boundary's 5xx log line carries the request ID (through the
 // request's log attributes).
 func TestRequestIDOnTheBoundaryLogLine(t *testing.T) {
-	app, logs := ridApp(t)
+	app, logs := ridApp(t, middleware.RequestIDConfig{})
 	do(t, app, "GET", "/fail", map[string]string{"X-Request-ID": "rid-logged"})
 	r := do(t, app, "GET", "/panic", nil)
 	generated := r.header.Get("X-Request-ID")
@@ -151,5 +150,20 @@ func TestRequestIDOnTheBoundaryLogLine(t *testing.T) {
 func TestValidRequestID(t *testing.T) {
 	if middleware.ValidRequestID("") || !middleware.ValidRequestID("a-b_c.d~e:f/g+h=i@j") {
 		t.Error("ValidRequestID disagrees with its documented alphabet")
+	}
+}
+
+// TestRequestIDFromWithoutRequestID: a request RequestID did not run for
+// has no ID, and RequestIDFrom says so rather than answering "".
+func TestRequestIDFromWithoutRequestID(t *testing.T) {
+	app := fx.New()
+	app.Get("/id", func(c *fx.Ctx) error {
+		if id, ok := middleware.RequestIDFrom(c); ok || id != "" {
+			return c.JSON(500, map[string]any{"id": id, "ok": ok})
+		}
+		return c.JSON(200, map[string]string{})
+	})
+	if r := do(t, app, "GET", "/id", nil); r.status != 200 {
+		t.Fatalf("without RequestID: %d %s", r.status, r.raw)
 	}
 }

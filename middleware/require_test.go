@@ -2,18 +2,22 @@ package middleware_test
 
 import (
 	"fmt"
+	"io"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
+	"github.com/fxhq/fx/validate"
 )
 
 func authzApp(t *testing.T) *fx.App {
 	t.Helper()
 	app := fx.New()
-	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: hsVerifier(t), APIKeys: apiKeys(t), Optional: true}))
+	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: kittest.HSVerifier(), APIKeys: apiKeys(t), Optional: true}))
 	app.Get("/public", whoami)
 	guard(app, "/admin", whoami, middleware.RequireRoles("admin"))
 	guard(app, "/ops", whoami, middleware.RequireRoles("admin", "ops"))
@@ -30,7 +34,7 @@ func guard(app *fx.App, path string, h fx.Handler, mw ...fx.Middleware) {
 func TestRequireRolesAndPermissions(t *testing.T) {
 	app := authzApp(t)
 	tok := func(c jwttest.Claims) map[string]string {
-		return map[string]string{"Authorization": "Bearer " + sign(t, c, nil)}
+		return map[string]string{"Authorization": "Bearer " + kittest.Sign(c, nil)}
 	}
 	admin := tok(jwttest.Claims{"roles": []string{"admin"}})
 	adminOps := tok(jwttest.Claims{"roles": []string{"ops", "admin"}})
@@ -62,7 +66,7 @@ func TestRequireRolesAndPermissions(t *testing.T) {
 		{"token lacks the permission", "/reports", admin, 403, "missing_permission", true},
 		{"API key lacks the role", "/admin", readerKeyH, 403, "missing_role", false},
 		{"API key lacks the permission", "/reports", adminKeyH, 403, "missing_permission", false},
-		{"bad token is 401, not 403", "/admin", map[string]string{"Authorization": "Bearer " + sign(t, jwttest.Claims{"roles": []string{"admin"}}, otherKey)},
+		{"bad token is 401, not 403", "/admin", map[string]string{"Authorization": "Bearer " + kittest.Sign(jwttest.Claims{"roles": []string{"admin"}}, kittest.OtherKey)},
 			401, "invalid_credentials", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -142,8 +146,8 @@ func TestPrincipalNilSafe(t *testing.T) {
 // request must never leak into another's authorization decision.
 func TestRequireConcurrent(t *testing.T) {
 	app := authzApp(t)
-	admin := "Bearer " + sign(t, jwttest.Claims{"roles": []string{"admin"}}, nil)
-	reader := "Bearer " + sign(t, jwttest.Claims{"permissions": []string{"reports:read"}}, nil)
+	admin := "Bearer " + kittest.Sign(jwttest.Claims{"roles": []string{"admin"}}, nil)
+	reader := "Bearer " + kittest.Sign(jwttest.Claims{"permissions": []string{"reports:read"}}, nil)
 	errs := make(chan string, 64)
 	done := make(chan struct{})
 	for g := range 8 {
@@ -175,5 +179,121 @@ func TestRequireConcurrent(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// TestRouteMiddlewareAuthBeforeContract: RequireRoles on a route contract
+// (Route.Middleware) runs before body validation. When the
+// check wrapped the handler instead, it ran inside the contract: an
+// anonymous caller sending a bad body got 422 with the schema's field
+// names, rules and the request's shape, i.e. the contract leaked to anyone.
+func TestRouteMiddlewareAuthBeforeContract(t *testing.T) {
+	app := fx.New()
+	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: kittest.HSVerifier(), Optional: true}))
+	var ran int
+	app.Route(fx.Route{
+		Method: "POST",
+		Path:   "/admin/users",
+		Body: validate.Object(validate.Fields{
+			"email":         validate.String().Pattern(`^[^@]+@[^@]+$`, "Must be an e-mail address"),
+			"internal_tier": validate.Integer().Min(1),
+		}),
+		Middleware: []fx.Middleware{middleware.RequireRoles("admin")},
+		Handler:    func(c *fx.Ctx) error { ran++; return c.String(201, "created") },
+	})
+	post := func(body string, token jwttest.Claims) (int, string) {
+		t.Helper()
+		req := httptest.NewRequest("POST", "/admin/users", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if token != nil {
+			req.Header.Set("Authorization", "Bearer "+kittest.Sign(token, nil))
+		}
+		resp, err := app.Test(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	admin := jwttest.Claims{"roles": []string{"admin"}}
+	user := jwttest.Claims{"roles": []string{"user"}}
+	bad := `{"email":"nope"}`
+
+	for _, c := range []struct {
+		name, body string
+		token      jwttest.Claims
+		status     int
+		code       string
+	}{
+		{"anonymous, bad body", bad, nil, 401, fx.ErrorCodes.Unauthenticated},
+		{"anonymous, empty body", "", nil, 401, fx.ErrorCodes.Unauthenticated},
+		{"wrong role, bad body", bad, user, 403, fx.ErrorCodes.Forbidden},
+		{"right role, bad body", bad, admin, 422, fx.ErrorCodes.ValidationError},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			status, body := post(c.body, c.token)
+			if status != c.status || !strings.Contains(body, `"code":"`+c.code+`"`) {
+				t.Fatalf("%d %s, want %d %s", status, body, c.status, c.code)
+			}
+			leaks := strings.Contains(body, "email") || strings.Contains(body, "internal_tier") ||
+				strings.Contains(body, "issues") || strings.Contains(body, "e-mail")
+			if c.status != 422 && leaks {
+				t.Fatalf("a refused caller learns the schema: %s", body)
+			}
+			if c.status == 422 && !(strings.Contains(body, `"path":["email"]`) && strings.Contains(body, `"path":["internal_tier"]`)) {
+				t.Fatalf("422 lacks the issues: %s", body)
+			}
+		})
+	}
+	if status, body := post(`{"email":"a@b.c","internal_tier":2}`, admin); status != 201 || ran != 1 {
+		t.Fatalf("admin, valid body: %d %s (handler ran %d times)", status, body, ran)
+	}
+}
+
+// TestAuthenticatedSubject: the subject of the principal of the scheme
+// asked for, else the 401 with the challenge of that scheme; a principal
+// without a subject is refused, never keyed as "".
+func TestAuthenticatedSubject(t *testing.T) {
+	app := fx.New()
+	app.Use(func(c *fx.Ctx, next fx.Next) error {
+		if s := c.Header("X-Scheme"); s != "" {
+			middleware.SetPrincipal(c, &middleware.Principal{Subject: c.Header("X-Sub"), Scheme: s})
+		}
+		return next()
+	})
+	app.Get("/:scheme", func(c *fx.Ctx) error {
+		scheme := c.Param("scheme")
+		if scheme == "any" {
+			scheme = ""
+		}
+		sub, err := middleware.AuthenticatedSubject(c, scheme)
+		if err != nil {
+			return err
+		}
+		return c.JSON(200, map[string]string{"sub": sub})
+	})
+	for _, c := range []struct {
+		target, scheme, sub string
+		reason, challenge   string // "" reason: 200 with sub
+	}{
+		{"/any", "", "", middleware.ReasonMissingCredentials, `Bearer realm="api"`},
+		{"/any", middleware.SchemeBearer, "alice", "", ""},
+		{"/any", middleware.SchemeBearer, "", middleware.ReasonInvalidCredentials, `Bearer realm="api"`},
+		{"/APIKey", middleware.SchemeAPIKey, "billing", "", ""},
+		{"/APIKey", middleware.SchemeBearer, "alice", middleware.ReasonMissingCredentials, `APIKey realm="api", header="X-API-Key"`},
+		{"/Bearer", middleware.SchemeAPIKey, "billing", middleware.ReasonMissingCredentials, `Bearer realm="api"`},
+	} {
+		r := do(t, app, "GET", c.target, map[string]string{"X-Scheme": c.scheme, "X-Sub": c.sub})
+		if c.reason == "" {
+			if r.status != 200 || r.body["sub"] != c.sub {
+				t.Errorf("%s as %s %q: %d %s", c.target, c.scheme, c.sub, r.status, r.raw)
+			}
+			continue
+		}
+		expectError(t, r, 401, fx.ErrorCodes.Unauthenticated, c.reason)
+		if got := r.header.Get("WWW-Authenticate"); got != c.challenge {
+			t.Errorf("%s as %s %q: challenge %q, want %q", c.target, c.scheme, c.sub, got, c.challenge)
+		}
 	}
 }

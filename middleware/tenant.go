@@ -14,6 +14,14 @@ const DefaultTenantHeader = "X-Tenant-ID"
 // label's limit, so every valid ID can also be a subdomain).
 const MaxTenantIDLength = 63
 
+// Reasons of Tenant's refusals (details.reason).
+const (
+	ReasonMissingTenant     = "missing_tenant"     // 400: none resolved
+	ReasonMalformedTenant   = "malformed_tenant"   // 400: present but not a valid tenant ID
+	ReasonConflictingTenant = "conflicting_tenant" // 400: header and subdomain disagree
+	ReasonTenantMismatch    = "tenant_mismatch"    // 403: principal of another tenant
+)
+
 // TenantConfig configures Tenant.
 type TenantConfig struct {
 	// Required answers 400 FX_TENANT_REQUIRED when no valid tenant ID is
@@ -281,4 +289,47 @@ func (t *tenantResolver) subdomain(host []byte) ([]byte, bool) {
 		}
 	}
 	return sub, true
+}
+
+var (
+	errTenantMismatch = fx.NewCatalogError(fx.ErrorCodes.Forbidden,
+		"Forbidden: the principal does not belong to the requested tenant", FailureDetails{Reason: ReasonTenantMismatch})
+	errConflictingTenant = fx.NewCatalogError(fx.ErrorCodes.BadRequest,
+		"Tenant header and subdomain name different tenants", FailureDetails{Reason: ReasonConflictingTenant})
+)
+
+// What Tenant declares besides auth's 401 and the 403 (Status, Code and
+// the type of Details matter; the messages are the ones above).
+var (
+	declTenantRequired = fx.NewCatalogError(fx.ErrorCodes.TenantRequired, "Tenant required", FailureDetails{})
+	declBadRequest     = fx.NewCatalogError(fx.ErrorCodes.BadRequest, "Bad request", FailureDetails{})
+)
+
+// tenantDeclaration is what Tenant under cfg declares: 400
+// FX_TENANT_REQUIRED for a missing (Required) or malformed tenant; 400
+// FX_BAD_REQUEST when both the header and the subdomain can name one and
+// they differ; 401 and 403 with MatchPrincipal; and its header (header,
+// after defaults; "" when disabled) as a parameter, required when it is
+// the only source of a Required tenant, with the pattern of ValidTenantID
+// unless cfg.Validate replaces it.
+func tenantDeclaration(cfg TenantConfig, header, base string) fx.Declaration {
+	d := fx.Declaration{Errors: []*fx.Error{declTenantRequired}}
+	if header != "" && base != "" {
+		d.Errors = append(d.Errors, declBadRequest)
+	}
+	if cfg.MatchPrincipal {
+		d.Errors = append(d.Errors, declUnauthenticated, declForbidden)
+	}
+	if header != "" {
+		p := fx.Parameter{Name: header, In: "header", Required: cfg.Required && base == "",
+			Description: "The tenant the request is for.", Schema: map[string]any{"type": "string"}}
+		if base != "" {
+			p.Description += " A tenant subdomain of " + base + " may name it instead; both must then agree."
+		}
+		if cfg.Validate == nil {
+			p.Schema = map[string]any{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$"}
+		}
+		d.Parameters = []fx.Parameter{p}
+	}
+	return d
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
@@ -185,12 +186,12 @@ func TestTenantSubdomainDepth(t *testing.T) {
 func TestTenantMatchPrincipal(t *testing.T) {
 	app := fx.New()
 	app.Use(
-		middleware.Auth(middleware.AuthConfig{Bearer: hsVerifier(t), APIKeys: apiKeys(t), Optional: true}),
+		middleware.Auth(middleware.AuthConfig{Bearer: kittest.HSVerifier(), APIKeys: apiKeys(t), Optional: true}),
 		middleware.Tenant(middleware.TenantConfig{MatchPrincipal: true, BaseDomain: "api.example.com"}),
 	)
 	app.Get("/t", whoami)
-	acme := map[string]string{"Authorization": "Bearer " + sign(t, jwttest.Claims{"tenant_id": "acme"}, nil)}
-	noClaim := map[string]string{"Authorization": "Bearer " + sign(t, nil, nil)}
+	acme := map[string]string{"Authorization": "Bearer " + kittest.Sign(jwttest.Claims{"tenant_id": "acme"}, nil)}
+	noClaim := map[string]string{"Authorization": "Bearer " + kittest.Sign(nil, nil)}
 	with := func(h map[string]string, k, v string) map[string]string {
 		out := map[string]string{k: v}
 		for a, b := range h {
@@ -242,14 +243,7 @@ func TestTenantConfigPanics(t *testing.T) {
 		"no source":  {Header: "-"},
 		"bad header": {Header: "X Tenant"},
 	} {
-		t.Run(name, func(t *testing.T) {
-			defer func() {
-				if recover() == nil {
-					t.Fatal("no panic")
-				}
-			}()
-			middleware.Tenant(cfg)
-		})
+		t.Run(name, func(t *testing.T) { expectPanic(t, func() { middleware.Tenant(cfg) }) })
 	}
 }
 
@@ -263,5 +257,26 @@ func TestValidTenantID(t *testing.T) {
 		if middleware.ValidTenantID(bad) {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// TestTenantDeclaresHeader: Tenant declares the header it reads as a
+// parameter, required when it alone can name a Required tenant, with the
+// default ID pattern unless Validate replaces it.
+func TestTenantDeclaresHeader(t *testing.T) {
+	param := func(cfg middleware.TenantConfig) []fx.Parameter {
+		return fx.DeclarationOf(middleware.Tenant(cfg)).Parameters
+	}
+	p := param(middleware.TenantConfig{Required: true})
+	if len(p) != 1 || p[0].Name != "X-Tenant-ID" || p[0].In != "header" || !p[0].Required ||
+		p[0].Schema["pattern"] != "^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$" {
+		t.Errorf("default: %+v", p)
+	}
+	if p := param(middleware.TenantConfig{Required: true, Header: "X-Org", BaseDomain: "api.example.com", Validate: func(string) bool { return true }}); len(p) != 1 ||
+		p[0].Name != "X-Org" || p[0].Required || p[0].Schema["pattern"] != nil {
+		t.Errorf("header or subdomain, custom IDs: %+v", p)
+	}
+	if p := param(middleware.TenantConfig{Header: "-", BaseDomain: "api.example.com"}); len(p) != 0 {
+		t.Errorf("subdomain only: %+v", p)
 	}
 }

@@ -289,13 +289,6 @@ func TestTimeoutNoCrossTalk(t *testing.T) {
 
 func TestTimeoutRefusesNonPositive(t *testing.T) {
 	for _, d := range []time.Duration{0, -time.Second} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("Timeout(%v) did not panic", d)
-				}
-			}()
-			middleware.Timeout(d)
-		}()
+		t.Run(d.String(), func(t *testing.T) { expectPanic(t, func() { middleware.Timeout(d) }) })
 	}
 }

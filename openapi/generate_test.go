@@ -10,6 +10,7 @@ import (
 	"github.com/fxhq/fx/health"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/idempotency"
+	"github.com/fxhq/fx/middleware/ratelimit"
 	"github.com/fxhq/fx/openapi"
 	"github.com/fxhq/fx/validate"
 )
@@ -230,7 +231,7 @@ func TestGenerateTimeoutAndRateLimit(t *testing.T) {
 	app := fx.New()
 	app.Route(fx.Route{Method: "GET", Path: "/slow", Middleware: []fx.Middleware{
 		middleware.Timeout(time.Second),
-		middleware.RateLimit(middleware.RateLimitConfig{Limit: middleware.Limit{Requests: 1, Period: time.Second}}),
+		ratelimit.New(ratelimit.Config{Limit: ratelimit.Limit{Requests: 1, Period: time.Second}}),
 	}, Handler: func(c *fx.Ctx) error { return nil }})
 	app.Get("/fast", func(c *fx.Ctx) error { return nil })
 	paths := get(t, generate(t, app), "paths")
@@ -380,14 +381,14 @@ func TestGenerateHealth(t *testing.T) {
 // too.
 func TestGenerateHeaders(t *testing.T) {
 	app := fx.New()
-	app.Use(middleware.RequestID())
+	app.Use(middleware.RequestID(middleware.RequestIDConfig{}))
 	keys, err := middleware.NewAPIKeys(map[string]middleware.Principal{"k_0123456789abcdef": {Subject: "s"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := app.Group("/orders",
 		middleware.Auth(middleware.AuthConfig{APIKeys: keys}),
-		middleware.RateLimit(middleware.RateLimitConfig{Limit: middleware.Limit{Requests: 10, Period: time.Minute}}),
+		ratelimit.New(ratelimit.Config{Limit: ratelimit.Limit{Requests: 10, Period: time.Minute}}),
 		idempotency.New(idempotency.Config{Required: true}))
 	ok := func(c *fx.Ctx) error { return c.JSON(201, created{}) }
 	g.Route(fx.Route{Method: "POST", Path: "", Handler: ok, Responses: []fx.Response{{Status: 201, Body: created{},

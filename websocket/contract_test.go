@@ -10,6 +10,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/ratelimit"
 	"github.com/fxhq/fx/nethttp"
 	"github.com/fxhq/fx/websocket"
 	gws "github.com/gorilla/websocket"
@@ -91,7 +92,7 @@ func TestMiddlewareRunsBeforeTheUpgrade(t *testing.T) {
 		g := app.Group("/t")
 		g.Use(middleware.Auth(middleware.AuthConfig{APIKeys: keys}))
 		g.Use(middleware.Tenant(middleware.TenantConfig{Required: true}))
-		g.Use(middleware.RateLimit(middleware.RateLimitConfig{Limit: middleware.Limit{Requests: 1, Period: time.Minute}}))
+		g.Use(ratelimit.New(ratelimit.Config{Limit: ratelimit.Limit{Requests: 1, Period: time.Minute}}))
 		g.Get("/ws", websocket.New(func(c *websocket.Conn) error {
 			p, _ := middleware.PrincipalFrom(c.Ctx())
 			tenant, _ := middleware.TenantFrom(c.Ctx())

@@ -33,7 +33,7 @@ func TestConnectionIsObservedOnceAtItsEnd(t *testing.T) {
 	var seen []observed
 	access := &syncBuffer{}
 	s := serve(t, func(app *fx.App) {
-		middleware.AccessLog(app, middleware.AccessLogConfig{Logger: slog.New(slog.NewJSONHandler(access, nil))})
+		app.OnResponse(middleware.AccessLog(middleware.AccessLogConfig{Logger: slog.New(slog.NewJSONHandler(access, nil))}))
 		app.OnResponse(func(c *fx.Ctx) {
 			o := observed{status: c.Status(), code: c.ErrorCode(), route: c.Route(), duration: c.Duration(), attrs: map[string]any{}}
 			for _, a := range c.LogAttrs() {

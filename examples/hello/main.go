@@ -126,8 +126,8 @@ var errUserNotFound = fx.NewError(404, "APP_USER_NOT_FOUND", "User not found")
 // newApp builds the demo app (shared with main_test.go).
 func newApp(cfg fx.Config) *fx.App {
 	app := fx.New(cfg)
-	middleware.AccessLog(app, middleware.AccessLogConfig{}) // one line per request, 404s and 500s included
-	app.Use(middleware.RequestID())                         // X-Request-ID, and request_id in every log line
+	app.OnResponse(middleware.AccessLog(middleware.AccessLogConfig{})) // one line per request, 404s and 500s included
+	app.Use(middleware.RequestID(middleware.RequestIDConfig{}))        // X-Request-ID, and request_id in every log line
 
 	app.Get("/", func(c *fx.Ctx) error {
 		host := curlHost(c)

@@ -33,6 +33,7 @@ import (
 	_ "github.com/fxhq/fx/compression/zstd"
 	"github.com/fxhq/fx/health"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/ratelimit"
 	"github.com/fxhq/fx/static"
 	"github.com/fxhq/fx/validate"
 )
@@ -68,7 +69,7 @@ func newApp(public string) *fx.App {
 		Compression: &fx.CompressionConfig{},
 	})
 	app.Use(
-		middleware.RequestID(),
+		middleware.RequestID(middleware.RequestIDConfig{}),
 		middleware.SecurityHeaders(middleware.SecurityHeadersConfig{}),
 		middleware.CORS(middleware.CORSConfig{
 			AllowOrigins: []string{"https://app.example.com", "https://*.preview.example.com"},
@@ -83,9 +84,9 @@ func newApp(public string) *fx.App {
 	probes.Register(app)
 
 	api := app.Group("/api",
-		middleware.RateLimit(middleware.RateLimitConfig{
-			Limit: middleware.Limit{Name: "api", Requests: 10, Period: time.Minute},
-			Key:   middleware.KeyByIP,
+		ratelimit.New(ratelimit.Config{
+			Limit: ratelimit.Limit{Name: "api", Requests: 10, Period: time.Minute},
+			Key:   ratelimit.KeyByIP,
 		}),
 		// A handler that overruns answers 504 FX_TIMEOUT; c.Context()
 		// carries the deadline to the store.

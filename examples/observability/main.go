@@ -62,10 +62,10 @@ func newApp(logger *slog.Logger, tp *sdktrace.TracerProvider, reg *prometheus.Re
 	if err := fxotel.Instrument(app, fxotel.Config{TracerProvider: tp}); err != nil {
 		return nil, err
 	}
-	app.Use(middleware.RequestID())
-	middleware.AccessLog(app, middleware.AccessLogConfig{
+	app.Use(middleware.RequestID(middleware.RequestIDConfig{}))
+	app.OnResponse(middleware.AccessLog(middleware.AccessLogConfig{
 		Skip: func(c *fx.Ctx) bool { return c.Route() == "/metrics" }, // scrapes are not traffic
-	})
+	}))
 	fxprom.Register(app, fxprom.Config{Registry: reg})
 
 	app.Get("/users/:id", func(c *fx.Ctx) error {
@@ -73,7 +73,8 @@ func newApp(logger *slog.Logger, tp *sdktrace.TracerProvider, reg *prometheus.Re
 		if id == "missing" {
 			return fx.NewError(404, "APP_USER_NOT_FOUND", "User not found", map[string]string{"id": id})
 		}
-		return c.JSON(200, map[string]string{"id": id, "request_id": middleware.RequestIDFrom(c)})
+		rid, _ := middleware.RequestIDFrom(c)
+		return c.JSON(200, map[string]string{"id": id, "request_id": rid})
 	})
 	app.Get("/panic", func(c *fx.Ctx) error {
 		panic(errors.New("something broke"))

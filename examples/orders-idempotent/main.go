@@ -13,8 +13,8 @@
 //
 // The keys live in this process's memory (idempotency.MemoryStore). With
 // several instances behind a load balancer, give idempotency.Config a
-// shared store: redisstore.NewIdempotency from the module
-// github.com/fxhq/fx/middleware/ratelimit/redisstore (docs/idempotency.md).
+// shared store: redisstore.NewIdempotencyStore from the module
+// github.com/fxhq/fx/middleware/redisstore (docs/idempotency.md).
 package main
 
 import (

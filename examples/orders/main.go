@@ -11,7 +11,7 @@
 //
 // Every /orders route authenticates an API key (middleware.Auth), resolves
 // the tenant from X-Tenant-ID and checks it is the key's (middleware.Tenant),
-// and counts against the tenant's rate limit (middleware.RateLimit, a
+// and counts against the tenant's rate limit (ratelimit.New, a
 // memory store); POST is idempotent (middleware/idempotency). Run it:
 //
 //	go run ./examples/orders              # 127.0.0.1:8080; -addr or ADDR to change
@@ -49,6 +49,7 @@ import (
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/idempotency"
+	"github.com/fxhq/fx/middleware/ratelimit"
 	"github.com/fxhq/fx/openapi"
 )
 
@@ -118,7 +119,7 @@ var ErrOrderNotFound = fx.NewError(404, "APP_ORDER_NOT_FOUND", "No such order")
 // config is what the service is built from; the zero value is main's.
 type config struct {
 	keys  map[string]middleware.Principal // API key → principal; nil: the demo keys
-	limit middleware.Limit                // per tenant; zero: 600 a minute
+	limit ratelimit.Limit                 // per tenant; zero: 600 a minute
 	idem  idempotency.Store               // nil: a memory store
 	db    *store                          // nil: an empty one
 }
@@ -139,7 +140,7 @@ func newApp(cfg config) (*fx.App, error) {
 		return nil, err
 	}
 	if cfg.limit.Requests == 0 {
-		cfg.limit = middleware.Limit{Name: "tenant", Requests: 600, Period: time.Minute}
+		cfg.limit = ratelimit.Limit{Name: "tenant", Requests: 600, Period: time.Minute}
 	}
 	db := cfg.db
 	if db == nil {
@@ -154,7 +155,7 @@ func newApp(cfg config) (*fx.App, error) {
 	orders := app.Group("",
 		middleware.Auth(middleware.AuthConfig{APIKeys: keys}),
 		middleware.Tenant(middleware.TenantConfig{Required: true, MatchPrincipal: true}),
-		middleware.RateLimit(middleware.RateLimitConfig{Limit: cfg.limit, Key: middleware.KeyByTenant}),
+		ratelimit.New(ratelimit.Config{Limit: cfg.limit, Key: ratelimit.KeyByTenant}),
 	).Tags("orders")
 	idem := idempotency.New(idempotency.Config{Required: true, Store: cfg.idem})
 

@@ -11,6 +11,7 @@ import (
 	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/idempotency"
+	"github.com/fxhq/fx/middleware/ratelimit"
 )
 
 const (
@@ -30,13 +31,13 @@ func TestContract(t *testing.T) {
 	db := newStore()
 	// MaxKeys 1: with one request in flight the store is full, which is
 	// how the 503 of an unavailable store is provoked without faking one.
-	idem := idempotency.NewMemoryStore(idempotency.MemoryConfig{MaxKeys: 1})
+	idem := idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{MaxKeys: 1})
 	app, err := newApp(config{
 		keys: map[string]middleware.Principal{
 			acmeKey:    {Subject: "acme-shop", Tenant: "acme"},
 			initechKey: {Subject: "initech-shop", Tenant: "initech"},
 		},
-		limit: middleware.Limit{Name: "tenant", Requests: testLimit, Period: time.Hour},
+		limit: ratelimit.Limit{Name: "tenant", Requests: testLimit, Period: time.Hour},
 		idem:  idem,
 		db:    db,
 	})

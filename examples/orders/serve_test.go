@@ -31,7 +31,7 @@ func TestServeForClients(t *testing.T) {
 		t.Skip("run by scripts/openapi-clients' tests (FX_SERVE_FOR_CLIENTS=1)")
 	}
 	db := newStore()
-	idem := idempotency.NewMemoryStore(idempotency.MemoryConfig{MaxKeys: 1})
+	idem := idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{MaxKeys: 1})
 	app, err := newApp(config{idem: idem, db: db})
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,11 @@
 package kittest
 
 import (
+	"crypto/rsa"
+	"sync"
 	"time"
 
+	"github.com/fxhq/fx/middleware/jwt"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
@@ -33,3 +36,20 @@ func SignerFor(alg jwttest.Alg, key any, kid string) *jwttest.Signer {
 		Now: func() time.Time { return FixedNow },
 	})
 }
+
+// RSAKey is one 2048-bit RSA key per test binary, from a jwttest Signer:
+// generating one takes a while, so the tests that need an RSA key share
+// it.
+var RSAKey = sync.OnceValue(func() *rsa.PrivateKey {
+	return jwttest.NewSigner(jwttest.RS256).Key().(*rsa.PrivateKey)
+})
+
+// Sign returns an HS256 token over the default claims changed by claims
+// (a nil value removes a claim), signed with key (JWTSecret when nil).
+func Sign(claims jwttest.Claims, key []byte) string {
+	return SignerFor(jwttest.HS256, key, "").Token(claims)
+}
+
+// HSVerifier accepts the tokens Sign mints with JWTSecret (the Signer's
+// configuration: issuer, audience and clock checked, cache on).
+func HSVerifier() *jwt.Verifier { return SignerFor(jwttest.HS256, JWTSecret, "").Verifier() }

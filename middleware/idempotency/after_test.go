@@ -20,7 +20,7 @@ type gatedStore struct {
 
 func newGatedStore() *gatedStore {
 	return &gatedStore{
-		MemoryStore: idempotency.NewMemoryStore(idempotency.MemoryConfig{}),
+		MemoryStore: idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{}),
 		gate:        make(chan struct{}), entered: make(chan struct{}, 16), keys: make(chan string, 16),
 	}
 }

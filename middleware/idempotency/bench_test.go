@@ -29,7 +29,7 @@ func BenchmarkIdempotency(b *testing.B) {
 			app := quietApp()
 			if tc.mw {
 				// MaxKeys bounds the store, so a long run measures eviction too.
-				app.Use(idempotency.New(idempotency.Config{ShareAnonymous: true, Store: idempotency.NewMemoryStore(idempotency.MemoryConfig{MaxKeys: 1 << 16})}))
+				app.Use(idempotency.New(idempotency.Config{ShareAnonymous: true, Store: idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{MaxKeys: 1 << 16})}))
 			}
 			app.Post("/orders", func(c *fx.Ctx) error { return c.Send(201, "application/json", []byte(`{"id":1}`)) })
 			h := app.Handler()

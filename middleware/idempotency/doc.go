@@ -9,7 +9,7 @@
 // It is a package of its own so that the applications that do not use it
 // link nothing of it; it depends on the root module only. Its Store is
 // pluggable: MemoryStore (here) serves one instance, the Redis store of
-// the module github.com/fxhq/fx/middleware/ratelimit/redisstore serves
+// the module github.com/fxhq/fx/middleware/redisstore serves
 // many. docs/idempotency.md walks through the protocol, what is stored,
 // the fingerprint, the scoping and what happens when the store is down.
 package idempotency

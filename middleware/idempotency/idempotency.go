@@ -255,7 +255,7 @@ func New(cfg Config) fx.Middleware {
 		m.after = newAfterResponse(cmp.Or(cfg.MaxPendingCompletions, DefaultMaxPendingCompletions))
 	}
 	if m.store == nil {
-		m.store = NewMemoryStore(MemoryConfig{})
+		m.store = NewMemoryStore(MemoryStoreConfig{})
 	}
 	_, m.local = m.store.(*MemoryStore)
 	if m.methods == nil {

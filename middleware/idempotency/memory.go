@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Defaults of MemoryConfig.
+// Defaults of MemoryStoreConfig.
 const (
 	DefaultMaxKeys  = 65536
 	DefaultMaxBytes = 64 << 20 // 64 MiB
@@ -17,8 +17,8 @@ const (
 // links, rounded up.
 const entryOverhead = 192
 
-// MemoryConfig configures NewMemoryStore.
-type MemoryConfig struct {
+// MemoryStoreConfig configures NewMemoryStore.
+type MemoryStoreConfig struct {
 	// MaxKeys caps how many keys the store holds (in flight and completed
 	// together). Default DefaultMaxKeys. See MemoryStore for what happens
 	// at the cap.
@@ -34,7 +34,7 @@ type MemoryConfig struct {
 
 // MemoryStore is a Store in this process's memory: right for one
 // instance, or for tests. Several instances of an app need a shared store
-// (the Redis one in github.com/fxhq/fx/middleware/ratelimit/redisstore),
+// (the Redis one in github.com/fxhq/fx/middleware/redisstore),
 // or each runs a retry that lands on it once more.
 //
 // It is bounded twice: it never holds more than MaxKeys keys nor more than
@@ -83,7 +83,7 @@ type memEntry struct {
 }
 
 // NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore(cfg MemoryConfig) *MemoryStore {
+func NewMemoryStore(cfg MemoryStoreConfig) *MemoryStore {
 	if cfg.MaxKeys <= 0 {
 		cfg.MaxKeys = DefaultMaxKeys
 	}

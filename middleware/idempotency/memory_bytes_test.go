@@ -16,7 +16,7 @@ import (
 // at most DefaultMaxBytes (64 MiB) and a little more on the heap, the
 // newest still replayable.
 func TestMemoryStoreDefaultBoundedByBytes(t *testing.T) {
-	s := idempotency.NewMemoryStore(idempotency.MemoryConfig{})
+	s := idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{})
 	ctx := context.Background()
 	var before runtime.MemStats
 	runtime.GC()
@@ -51,7 +51,7 @@ func TestMemoryStoreDefaultBoundedByBytes(t *testing.T) {
 // response larger than MaxBytes alone never evicts anything.
 func TestMemoryStoreMaxBytesPolicy(t *testing.T) {
 	ctx := context.Background()
-	s := idempotency.NewMemoryStore(idempotency.MemoryConfig{MaxBytes: 64 << 10})
+	s := idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{MaxBytes: 64 << 10})
 	claim := func(key string) uint64 {
 		t.Helper()
 		tok, _, err := s.Claim(ctx, key, idempotency.Fingerprint{}, time.Minute)
@@ -98,7 +98,7 @@ func TestMemoryStoreMaxBytesPolicy(t *testing.T) {
 
 	// Live claims fill the store: completed entries go, claims stay, and
 	// then neither a claim nor a response fits.
-	s = idempotency.NewMemoryStore(idempotency.MemoryConfig{MaxBytes: 4 << 10})
+	s = idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{MaxBytes: 4 << 10})
 	var claims []string
 	for i := 0; ; i++ {
 		key := "live" + strconv.Itoa(i)

@@ -14,7 +14,7 @@ import (
 // keys, claimed and completed, in a store capped at 10,000.
 func TestMemoryStoreBounded(t *testing.T) {
 	const keys, limit = 100_000, 10_000
-	s := idempotency.NewMemoryStore(idempotency.MemoryConfig{MaxKeys: limit})
+	s := idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{MaxKeys: limit})
 	ctx := context.Background()
 	resp := idempotency.Response{Status: 201, Body: []byte(`{"id":1}`)}
 	for i := range keys {
@@ -49,7 +49,7 @@ func TestMemoryStoreBounded(t *testing.T) {
 // Live claims are never evicted: a store full of requests in flight
 // refuses new keys with ErrStoreFull rather than forget one.
 func TestMemoryStoreFullOfClaims(t *testing.T) {
-	s := idempotency.NewMemoryStore(idempotency.MemoryConfig{MaxKeys: 3})
+	s := idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{MaxKeys: 3})
 	ctx := context.Background()
 	for i := range 3 {
 		if _, _, err := s.Claim(ctx, strconv.Itoa(i), idempotency.Fingerprint{}, time.Minute); err != nil {
@@ -67,7 +67,7 @@ func TestMemoryStoreFullOfClaims(t *testing.T) {
 // An expired claim is taken over with a new token; the late finisher's
 // Complete and Release fail with ErrFenced and leave the new claim alone.
 func TestMemoryStoreFencing(t *testing.T) {
-	s := idempotency.NewMemoryStore(idempotency.MemoryConfig{})
+	s := idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{})
 	ctx := context.Background()
 	fp := idempotency.Fingerprint{7}
 	old, _, err := s.Claim(ctx, "k", fp, 10*time.Millisecond)

@@ -7,35 +7,25 @@ import (
 	"encoding/pem"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
-var (
-	rsaOnce sync.Once
-	rsaKey  *rsa.PrivateKey
-)
-
-// testRSAKey is one 2048-bit RSA key for the package (generated once: it
-// takes a while), from an fxtest Signer.
-func testRSAKey(t *testing.T) *rsa.PrivateKey {
-	t.Helper()
-	rsaOnce.Do(func() { rsaKey = jwttest.NewSigner(jwttest.RS256).Key().(*rsa.PrivateKey) })
-	return rsaKey
-}
+// testRSAKey is the tests' shared RSA key (kittest.RSAKey).
+func testRSAKey(*testing.T) *rsa.PrivateKey { return kittest.RSAKey() }
 
 // signWith returns a token signed with alg and key, with kid (when not
 // ""), over the default claims changed by claims.
 func signWith(t *testing.T, alg jwttest.Alg, key any, kid string, claims jwttest.Claims) string {
 	t.Helper()
-	return signerFor(alg, key, kid).Token(claims)
+	return kittest.SignerFor(alg, key, kid).Token(claims)
 }
 
 func verifyErr(t *testing.T, v *jwt.Verifier, tok string) error {
@@ -55,7 +45,7 @@ func verifyErr(t *testing.T, v *jwt.Verifier, tok string) error {
 func TestJWTAlgorithmConfusion(t *testing.T) {
 	priv := testRSAKey(t)
 	v, err := jwt.NewVerifier(jwt.Config{
-		Algorithms: []string{"RS256"}, Key: &priv.PublicKey, Now: func() time.Time { return fixedNow },
+		Algorithms: []string{"RS256"}, Key: &priv.PublicKey, Now: func() time.Time { return kittest.FixedNow },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +68,7 @@ func TestJWTAlgorithmConfusion(t *testing.T) {
 	// be checked against it, whatever it claims.
 	ec := jwttest.NewSigner(jwttest.ES256)
 	v2, err := jwt.NewVerifier(jwt.Config{
-		Algorithms: []string{"RS256", "ES256"}, Key: &priv.PublicKey, Now: func() time.Time { return fixedNow },
+		Algorithms: []string{"RS256", "ES256"}, Key: &priv.PublicKey, Now: func() time.Time { return kittest.FixedNow },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -93,12 +83,12 @@ func TestJWTAlgorithmConfusion(t *testing.T) {
 }
 
 func TestJWTKeyRotation(t *testing.T) {
-	k1 := hsSecret
-	k2 := otherKey
+	k1 := kittest.JWTSecret
+	k2 := kittest.OtherKey
 	v, err := jwt.NewVerifier(jwt.Config{
 		Algorithms: []string{"HS256"},
 		Keys:       map[string]any{"2025": k1, "2026": k2},
-		Now:        func() time.Time { return fixedNow },
+		Now:        func() time.Time { return kittest.FixedNow },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +113,7 @@ func TestJWTKeyRotation(t *testing.T) {
 
 func TestJWTAsymmetricFamilies(t *testing.T) {
 	for _, s := range []*jwttest.Signer{jwttest.NewSigner(jwttest.ES256), jwttest.NewSigner(jwttest.EdDSA)} {
-		v, err := jwt.NewVerifier(jwt.Config{Algorithms: []string{string(s.Alg())}, Key: s.PublicKey(), Now: func() time.Time { return fixedNow }})
+		v, err := jwt.NewVerifier(jwt.Config{Algorithms: []string{string(s.Alg())}, Key: s.PublicKey(), Now: func() time.Time { return kittest.FixedNow }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,21 +129,21 @@ func TestNewJWTVerifierRefuses(t *testing.T) {
 	der, _ := x509.MarshalPKIXPublicKey(&priv.PublicKey)
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
 	for name, cfg := range map[string]jwt.Config{
-		"no algorithms":        {Key: hsSecret},
-		"none":                 {Algorithms: []string{"none"}, Key: hsSecret},
-		"none among others":    {Algorithms: []string{"HS256", "none"}, Key: hsSecret},
-		"unknown algorithm":    {Algorithms: []string{"HS1024"}, Key: hsSecret},
-		"HS and RS together":   {Algorithms: []string{"HS256", "RS256"}, Key: hsSecret},
+		"no algorithms":        {Key: kittest.JWTSecret},
+		"none":                 {Algorithms: []string{"none"}, Key: kittest.JWTSecret},
+		"none among others":    {Algorithms: []string{"HS256", "none"}, Key: kittest.JWTSecret},
+		"unknown algorithm":    {Algorithms: []string{"HS1024"}, Key: kittest.JWTSecret},
+		"HS and RS together":   {Algorithms: []string{"HS256", "RS256"}, Key: kittest.JWTSecret},
 		"no key":               {Algorithms: []string{"HS256"}},
-		"RS256 with a secret":  {Algorithms: []string{"RS256"}, Key: hsSecret},
+		"RS256 with a secret":  {Algorithms: []string{"RS256"}, Key: kittest.JWTSecret},
 		"HS256 with RSA key":   {Algorithms: []string{"HS256"}, Key: &priv.PublicKey},
 		"RSA private key":      {Algorithms: []string{"RS256"}, Key: priv},
 		"short HMAC secret":    {Algorithms: []string{"HS256"}, Key: []byte("secret")},
-		"HS512 with 32 bytes":  {Algorithms: []string{"HS256", "HS512"}, Key: hsSecret},
+		"HS512 with 32 bytes":  {Algorithms: []string{"HS256", "HS512"}, Key: kittest.JWTSecret},
 		"PEM as HMAC secret":   {Algorithms: []string{"HS256"}, Key: pemKey},
 		"RSA under 2048 bits":  {Algorithms: []string{"RS256"}, Key: &small.PublicKey},
-		"bad key among Keys":   {Algorithms: []string{"HS256"}, Keys: map[string]any{"a": hsSecret, "b": "string"}},
-		"string instead of []": {Algorithms: []string{"HS256"}, Key: string(hsSecret)},
+		"bad key among Keys":   {Algorithms: []string{"HS256"}, Keys: map[string]any{"a": kittest.JWTSecret, "b": "string"}},
+		"string instead of []": {Algorithms: []string{"HS256"}, Key: string(kittest.JWTSecret)},
 	} {
 		if _, err := jwt.NewVerifier(cfg); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -163,17 +153,17 @@ func TestNewJWTVerifierRefuses(t *testing.T) {
 
 func TestJWTNoExpiryAllowedAndLeeway(t *testing.T) {
 	v, err := jwt.NewVerifier(jwt.Config{
-		Algorithms: []string{"HS256"}, Key: hsSecret, AllowNoExpiry: true, Leeway: -1,
-		Now: func() time.Time { return fixedNow },
+		Algorithms: []string{"HS256"}, Key: kittest.JWTSecret, AllowNoExpiry: true, Leeway: -1,
+		Now: func() time.Time { return kittest.FixedNow },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := verifyErr(t, v, sign(t, jwttest.Claims{"exp": nil}, nil)); err != nil {
+	if err := verifyErr(t, v, kittest.Sign(jwttest.Claims{"exp": nil}, nil)); err != nil {
 		t.Fatalf("AllowNoExpiry: %v", err)
 	}
 	// No leeway: one second past exp is expired.
-	if err := verifyErr(t, v, sign(t, jwttest.Claims{"exp": fixedNow.Add(-time.Second).Unix()}, nil)); !errors.Is(err, middleware.ErrExpired) {
+	if err := verifyErr(t, v, kittest.Sign(jwttest.Claims{"exp": kittest.FixedNow.Add(-time.Second).Unix()}, nil)); !errors.Is(err, middleware.ErrExpired) {
 		t.Fatalf("Leeway<0: err %v", err)
 	}
 }
@@ -182,8 +172,8 @@ func TestJWTNoExpiryAllowedAndLeeway(t *testing.T) {
 func TestJWTThroughAuthRS256(t *testing.T) {
 	priv := testRSAKey(t)
 	v, err := jwt.NewVerifier(jwt.Config{
-		Algorithms: []string{"RS256"}, Key: &priv.PublicKey, Issuer: testIssuer, Audience: []string{testAud},
-		Now: func() time.Time { return fixedNow },
+		Algorithms: []string{"RS256"}, Key: &priv.PublicKey, Issuer: kittest.Issuer, Audience: []string{kittest.Audience},
+		Now: func() time.Time { return kittest.FixedNow },
 	})
 	if err != nil {
 		t.Fatal(err)

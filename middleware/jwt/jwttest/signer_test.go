@@ -4,27 +4,21 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
-var (
-	rsOnce   sync.Once
-	rsSigner *jwttest.Signer
-)
-
-// rs256 is one RS256 Signer for the package (a 2048-bit key takes a while
-// to generate).
+// rs256 is an RS256 Signer on the tests' shared key (kittest.RSAKey: a
+// 2048-bit key takes a while to generate).
 func rs256() *jwttest.Signer {
-	rsOnce.Do(func() { rsSigner = jwttest.NewSigner(jwttest.RS256) })
-	return rsSigner
+	return jwttest.NewSigner(jwttest.RS256, jwttest.SignerConfig{Key: kittest.RSAKey()})
 }
 
 // whoami answers the principal the handler sees.

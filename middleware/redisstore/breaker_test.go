@@ -6,13 +6,13 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/middleware"
-	"github.com/fxhq/fx/middleware/ratelimit/redisstore"
+	"github.com/fxhq/fx/internal/redistest"
+	"github.com/fxhq/fx/middleware/ratelimit"
+	"github.com/fxhq/fx/middleware/redisstore"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -52,15 +52,15 @@ func (l *stateLog) count(s string) int {
 	return n
 }
 
-// storeApp is an app with RateLimit (fail closed) on a store over a
+// storeApp is an app with a rate limit (fail closed) on a store over a
 // client with go-redis's default options, logging to log.
 func storeApp(t *testing.T, opt *redis.Options, log *stateLog) *fx.App {
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { c.Close() })
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
-	app.Use(middleware.RateLimit(middleware.RateLimitConfig{
-		Limit: middleware.Limit{Requests: 1000, Period: time.Minute},
-		Store: redisstore.New(c, redisstore.Config{Logger: slog.New(log)}),
+	app.Use(ratelimit.New(ratelimit.Config{
+		Limit: ratelimit.Limit{Requests: 1000, Period: time.Minute},
+		Store: redisstore.NewRateLimitStore(c, redisstore.RateLimitStoreConfig{Logger: slog.New(log)}),
 		Key:   func(c *fx.Ctx) (string, error) { return c.Header("X-Client"), nil },
 	}))
 	app.Get("/r", func(c *fx.Ctx) error { return c.String(200, "ok") })
@@ -87,7 +87,7 @@ func expectFastRefusals(t *testing.T, app *fx.App) time.Duration {
 	var first time.Duration
 	for i := range 40 {
 		r, d := timed(app)
-		if r.status != 503 || r.code != fx.ErrorCodes.ServiceUnavailable || r.reason != middleware.ReasonRateLimitUnavailable {
+		if r.status != 503 || r.code != fx.ErrorCodes.ServiceUnavailable || r.reason != ratelimit.ReasonUnavailable {
 			t.Fatalf("request %d with Redis down: %d %s", i+1, r.status, r.body)
 		}
 		switch {
@@ -131,22 +131,19 @@ func awaitRecovery(t *testing.T, app *fx.App) time.Duration {
 // after Redis restarts on the same port requests are allowed again
 // within about one ProbeInterval, the closing logged once.
 func TestRedisDownFailsFast(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	log := &stateLog{}
-	app := storeApp(t, &redis.Options{Addr: srv.addr}, log)
+	app := storeApp(t, &redis.Options{Addr: srv.Addr}, log)
 	if r := serve(app, "c"); r.status != 200 {
 		t.Fatalf("Redis up: %d %s", r.status, r.body)
 	}
-	srv.stop()
+	srv.Stop()
 	first := expectFastRefusals(t, app)
 	if n := log.count("open"); n != 1 {
 		t.Fatalf(`%d "open" log lines after 40 refusals, want 1 (%q)`, n, log.states)
 	}
 
-	port := srv.addr[len("127.0.0.1:"):]
-	if _, err := startRedisOn(t, port); err != nil {
-		t.Fatalf("restart on %s: %v", port, err)
-	}
+	srv.Restart()
 	recovery := awaitRecovery(t, app)
 	if recovery > 2*time.Second {
 		t.Fatalf("recovery took %v, want < 2s (ProbeInterval %v)", recovery, redisstore.DefaultProbeInterval)
@@ -164,24 +161,20 @@ func TestRedisDownFailsFast(t *testing.T) {
 // once; after SIGCONT requests are allowed again.
 func TestRedisHungFailsFast(t *testing.T) {
 	for _, ctxTimeout := range []bool{false, true} {
-		srv := startRedis(t)
+		srv := redistest.Start(t)
 		log := &stateLog{}
-		app := storeApp(t, &redis.Options{Addr: srv.addr, ContextTimeoutEnabled: ctxTimeout}, log)
+		app := storeApp(t, &redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeout}, log)
 		if r := serve(app, "c"); r.status != 200 {
 			t.Fatalf("Redis up: %d %s", r.status, r.body)
 		}
-		if err := srv.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
-		}
+		srv.Pause()
 		first := expectFastRefusals(t, app)
-		if err := srv.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-			t.Fatal(err)
-		}
+		srv.Resume()
 		recovery := awaitRecovery(t, app)
 		if o, c := log.count("open"), log.count("closed"); o != 1 || c != 1 {
 			t.Fatalf("log states %q, want one open and one closed", log.states)
 		}
 		t.Logf("ContextTimeoutEnabled %v: Redis stopped: first 503 after %v; continued: first 200 after %v", ctxTimeout, first, recovery)
-		srv.stop()
+		srv.Stop()
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/middleware"
-	"github.com/fxhq/fx/middleware/ratelimit/redisstore"
+	"github.com/fxhq/fx/middleware/ratelimit"
+	"github.com/fxhq/fx/middleware/redisstore"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -23,9 +23,9 @@ func ExampleNew() {
 	defer rdb.Close()
 
 	app := fx.New()
-	app.Use(middleware.RateLimit(middleware.RateLimitConfig{
-		Limit: middleware.Limit{Requests: 100, Period: time.Minute},
-		Store: redisstore.New(rdb, redisstore.Config{}),
+	app.Use(ratelimit.New(ratelimit.Config{
+		Limit: ratelimit.Limit{Requests: 100, Period: time.Minute},
+		Store: redisstore.NewRateLimitStore(rdb, redisstore.RateLimitStoreConfig{}),
 	}))
 	app.Get("/orders", func(c *fx.Ctx) error { return c.String(200, "orders") })
 	_ = app.Listen(":8080")

@@ -13,16 +13,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DefaultIdempotencyPrefix is IdempotencyConfig.Prefix's default.
+// DefaultIdempotencyPrefix is IdempotencyStoreConfig.Prefix's default.
 const DefaultIdempotencyPrefix = "fx:idempotency:"
 
-// IdempotencyConfig configures NewIdempotency.
-type IdempotencyConfig struct {
+// IdempotencyStoreConfig configures NewIdempotencyStore.
+type IdempotencyStoreConfig struct {
 	// Prefix starts every key the store writes. Default "fx:idempotency:".
 	Prefix string
 
 	// Timeout, FailureThreshold, ProbeInterval and Logger bound each call
-	// as the rate-limit store's Config fields of the same names do, with
+	// as RateLimitStoreConfig's fields of the same names do, with
 	// the same defaults: a call waits at most 100 ms whatever the client's
 	// options (go-redis's defaults alone hold a call for seconds with
 	// Redis down), and after 3 failures in a row calls fail at once with
@@ -64,7 +64,7 @@ type IdempotencyConfig struct {
 // later (a script that writes after TIME).
 //
 // Every call goes through the rate-limit store's deadline and circuit
-// breaker (IdempotencyConfig.Timeout, 100 ms, and FailureThreshold, 3):
+// breaker (IdempotencyStoreConfig.Timeout, 100 ms, and FailureThreshold, 3):
 // with Redis down or paused a keyed request is refused (503, or run as
 // Config.FailOpen says) within 100 ms whatever the client's options, and
 // at once while the circuit is open.
@@ -88,15 +88,15 @@ type IdempotencyStore struct {
 	clock  redisClock
 }
 
-// NewIdempotency returns an IdempotencyStore that runs its scripts through
+// NewIdempotencyStore returns an IdempotencyStore that runs its scripts through
 // client (a *redis.Client, *redis.ClusterClient, *redis.Ring or any other
 // redis.Scripter). The store does not close the client.
-func NewIdempotency(client redis.Scripter, cfg IdempotencyConfig) *IdempotencyStore {
+func NewIdempotencyStore(client redis.Scripter, cfg IdempotencyStoreConfig) *IdempotencyStore {
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultIdempotencyPrefix
 	}
 	s := &IdempotencyStore{client: client, prefix: cfg.Prefix}
-	s.guard = newGuard(client, Config{
+	s.guard = newGuard(client, RateLimitStoreConfig{
 		Timeout: cfg.Timeout, FailureThreshold: cfg.FailureThreshold,
 		ProbeInterval: cfg.ProbeInterval, Logger: cfg.Logger,
 	}, func(ctx context.Context) error { return claimScript.Load(ctx, client).Err() })

@@ -1,4 +1,4 @@
-package middleware_test
+package ratelimit_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/ratelimit"
 )
 
 // heapInUse returns the live heap after a full collection.
@@ -28,8 +28,8 @@ func heapInUse() uint64 {
 func TestMemoryStoreBoundedUnderKeyFlood(t *testing.T) {
 	const maxKeys = 1024
 	clk := newFakeClock()
-	s := middleware.NewMemoryStore(middleware.MemoryStoreConfig{MaxKeys: maxKeys, Now: clk.Now})
-	lim := middleware.Limit{Requests: 1, Period: time.Hour}
+	s := ratelimit.NewMemoryStore(ratelimit.MemoryStoreConfig{MaxKeys: maxKeys, Now: clk.Now})
+	lim := ratelimit.Limit{Requests: 1, Period: time.Hour}
 	ctx := context.Background()
 	allow := func(key string) bool {
 		d, err := s.Allow(ctx, key, lim)
@@ -71,8 +71,8 @@ func TestMemoryStoreBoundedUnderKeyFlood(t *testing.T) {
 // "a" is forgotten and gets a fresh burst, while Len stays at MaxKeys.
 func TestMemoryStoreEvictsIdleKeys(t *testing.T) {
 	clk := newFakeClock()
-	s := middleware.NewMemoryStore(middleware.MemoryStoreConfig{MaxKeys: 1024, Now: clk.Now})
-	lim := middleware.Limit{Requests: 1, Period: time.Hour}
+	s := ratelimit.NewMemoryStore(ratelimit.MemoryStoreConfig{MaxKeys: 1024, Now: clk.Now})
+	lim := ratelimit.Limit{Requests: 1, Period: time.Hour}
 	ctx := context.Background()
 	allow := func(key string) bool {
 		d, _ := s.Allow(ctx, key, lim)
@@ -99,8 +99,8 @@ func TestMemoryStoreEvictsIdleKeys(t *testing.T) {
 // into "client-2" and client-1 would get a fresh burst.
 func TestMemoryStoreCopiesKeys(t *testing.T) {
 	clk := newFakeClock()
-	s := middleware.NewMemoryStore(middleware.MemoryStoreConfig{Now: clk.Now})
-	lim := middleware.Limit{Requests: 1, Period: time.Hour}
+	s := ratelimit.NewMemoryStore(ratelimit.MemoryStoreConfig{Now: clk.Now})
+	lim := ratelimit.Limit{Requests: 1, Period: time.Hour}
 	ctx := context.Background()
 	buf := []byte("client-1")
 	view := unsafe.String(unsafe.SliceData(buf), len(buf))

@@ -12,8 +12,8 @@ import (
 )
 
 // ErrUnavailable is what Allow returns, without asking Redis, while the
-// circuit is open: the last Config.FailureThreshold calls in a row failed
-// and no background probe has got an answer since. middleware.RateLimit
+// circuit is open: the last FailureThreshold calls in a row failed
+// and no background probe has got an answer since. ratelimit.New
 // then answers as FailOpen says (by default 503 FX_SERVICE_UNAVAILABLE).
 var ErrUnavailable = errors.New("redisstore: Redis did not answer the last calls; not waiting for it until a probe does (circuit open)")
 
@@ -95,7 +95,7 @@ func (b *breaker) runProbe() {
 }
 
 // guard is what every call to Redis goes through, in both stores: the
-// store's deadline (Config.Timeout) and its circuit breaker.
+// store's deadline (RateLimitStoreConfig.Timeout) and its circuit breaker.
 type guard struct {
 	timeout time.Duration
 	direct  bool     // the client bounds its own socket waits by the context's deadline
@@ -105,7 +105,7 @@ type guard struct {
 // newGuard is the guard cfg describes (its Timeout, FailureThreshold,
 // ProbeInterval and Logger, defaults applied) for calls through client;
 // probe is one cheap call that tells whether Redis answers.
-func newGuard(client redis.Scripter, cfg Config, probe func(context.Context) error) guard {
+func newGuard(client redis.Scripter, cfg RateLimitStoreConfig, probe func(context.Context) error) guard {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}

@@ -1,4 +1,4 @@
-module github.com/fxhq/fx/middleware/ratelimit/redisstore
+module github.com/fxhq/fx/middleware/redisstore
 
 go 1.26.0
 

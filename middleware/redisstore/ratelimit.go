@@ -7,26 +7,27 @@ import (
 	"math"
 	"time"
 
-	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/ratelimit"
 	"github.com/redis/go-redis/v9"
 )
 
-// Defaults of Config.
+// Defaults of RateLimitStoreConfig (and, but for the prefix, of
+// IdempotencyStoreConfig).
 const (
-	DefaultPrefix           = "fx:ratelimit:"
+	DefaultRateLimitPrefix  = "fx:ratelimit:"
 	DefaultTimeout          = 100 * time.Millisecond
 	DefaultFailureThreshold = 3
 	DefaultProbeInterval    = 250 * time.Millisecond
 )
 
-// Config configures New.
-type Config struct {
+// RateLimitStoreConfig configures NewRateLimitStore.
+type RateLimitStoreConfig struct {
 	// Prefix starts every key the store writes. Default "fx:ratelimit:".
 	Prefix string
 
 	// Timeout bounds how long one decision waits for Redis, retries and
 	// reconnections of the client included; the call then fails (and the
-	// request is answered as RateLimitConfig.FailOpen says). Default
+	// request is answered as ratelimit.Config.FailOpen says). Default
 	// DefaultTimeout (100 ms: a decision takes well under a millisecond
 	// on a healthy network). Negative: the store sets no deadline of its
 	// own, and the request's context and the client's options decide.
@@ -61,21 +62,23 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Store is a middleware.Store on Redis. It is safe for concurrent use.
-type Store struct {
+// RateLimitStore is a ratelimit.Store on Redis: it stores the rate-limit
+// counters (each key's theoretical arrival time). It is safe for
+// concurrent use.
+type RateLimitStore struct {
 	client redis.Scripter
 	prefix string
 	guard  // the deadline and circuit breaker of every call
 }
 
-// New returns a Store that runs its script through client (a
+// NewRateLimitStore returns a RateLimitStore that runs its script through client (a
 // *redis.Client, *redis.ClusterClient, *redis.Ring or any other
-// redis.Scripter). The Store does not close the client.
-func New(client redis.Scripter, cfg Config) *Store {
+// redis.Scripter). It does not close the client.
+func NewRateLimitStore(client redis.Scripter, cfg RateLimitStoreConfig) *RateLimitStore {
 	if cfg.Prefix == "" {
-		cfg.Prefix = DefaultPrefix
+		cfg.Prefix = DefaultRateLimitPrefix
 	}
-	s := &Store{client: client, prefix: cfg.Prefix}
+	s := &RateLimitStore{client: client, prefix: cfg.Prefix}
 	s.guard = newGuard(client, cfg, func(ctx context.Context) error { return gcra.Load(ctx, client).Err() })
 	return s
 }
@@ -87,8 +90,8 @@ func New(client redis.Scripter, cfg Config) *Store {
 // below 2^53, where Lua's doubles are exact integers; stored values are
 // formatted with %.0f because tostring would print them in exponent form.
 //
-// It is the algorithm of middleware.MemoryStore (ratelimit.go explains
-// it), in Lua because it must run inside Redis to be atomic.
+// It is the algorithm of ratelimit.MemoryStore (package ratelimit's
+// limit.go explains it), in Lua because it must run inside Redis to be atomic.
 var gcra = redis.NewScript(`
 if redis.replicate_commands then redis.replicate_commands() end
 local tm = redis.call('TIME')
@@ -114,19 +117,19 @@ return {1, r, 0, new - now}
 // 2^51 µs stays below 2^53, so Lua's doubles hold every value exactly.
 const maxTolerance = 1 << 51
 
-// Allow implements middleware.Store: one script run, atomic in Redis,
-// waiting at most Config.Timeout. An invalid limit or a tolerance
+// Allow implements ratelimit.Store: one script run, atomic in Redis,
+// waiting at most RateLimitStoreConfig.Timeout. An invalid limit or a tolerance
 // (Burst*Period/Requests) over 2^51 µs (71 years) is an error, as is any
 // failure to reach Redis in time; while the circuit is open (see
-// Config.FailureThreshold) the error is ErrUnavailable, returned at once.
-func (s *Store) Allow(ctx context.Context, key string, limit middleware.Limit) (middleware.Decision, error) {
+// RateLimitStoreConfig.FailureThreshold) the error is ErrUnavailable, returned at once.
+func (s *RateLimitStore) Allow(ctx context.Context, key string, limit ratelimit.Limit) (ratelimit.Decision, error) {
 	l, err := limit.Validate()
 	if err != nil {
-		return middleware.Decision{}, err
+		return ratelimit.Decision{}, err
 	}
 	t := int64(l.Interval() / time.Microsecond)
 	if t < 1 || int64(l.Burst) > maxTolerance/t {
-		return middleware.Decision{}, fmt.Errorf("redisstore: limit %q: Burst*Period/Requests must be between 1µs and 2^51µs", l.Name)
+		return ratelimit.Decision{}, fmt.Errorf("redisstore: limit %q: Burst*Period/Requests must be between 1µs and 2^51µs", l.Name)
 	}
 	var res []int64
 	err = s.do(ctx, func(ctx context.Context) (err error) {
@@ -134,15 +137,15 @@ func (s *Store) Allow(ctx context.Context, key string, limit middleware.Limit) (
 		return err
 	})
 	if err == ErrUnavailable {
-		return middleware.Decision{}, err
+		return ratelimit.Decision{}, err
 	}
 	if err != nil {
-		return middleware.Decision{}, fmt.Errorf("redisstore: %w", err)
+		return ratelimit.Decision{}, fmt.Errorf("redisstore: %w", err)
 	}
 	if len(res) != 4 {
-		return middleware.Decision{}, fmt.Errorf("redisstore: script answered %d values, want 4", len(res))
+		return ratelimit.Decision{}, fmt.Errorf("redisstore: script answered %d values, want 4", len(res))
 	}
-	return middleware.Decision{
+	return ratelimit.Decision{
 		Allowed:    res[0] == 1,
 		Remaining:  int(min(res[1], math.MaxInt32)),
 		RetryAfter: time.Duration(res[2]) * time.Microsecond,
@@ -150,4 +153,4 @@ func (s *Store) Allow(ctx context.Context, key string, limit middleware.Limit) (
 	}, nil
 }
 
-var _ middleware.Store = (*Store)(nil)
+var _ ratelimit.Store = (*RateLimitStore)(nil)

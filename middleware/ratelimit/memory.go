@@ -1,4 +1,4 @@
-package middleware
+package ratelimit
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// DefaultMemoryStoreKeys is MemoryStoreConfig.MaxKeys's default.
-const DefaultMemoryStoreKeys = 1 << 16
+// DefaultMaxKeys is MemoryStoreConfig.MaxKeys's default.
+const DefaultMaxKeys = 1 << 16
 
 // memShards is the number of independently locked shards of a MemoryStore:
 // enough that two cores (or sixteen) rarely wait for each other, few enough
@@ -19,7 +19,7 @@ const memShards = 64
 // MemoryStoreConfig configures NewMemoryStore.
 type MemoryStoreConfig struct {
 	// MaxKeys bounds how many keys the store remembers. Default 65536
-	// (DefaultMemoryStoreKeys); rounded up to a multiple of 64. When it is
+	// (DefaultMaxKeys); rounded up to a multiple of 64. When it is
 	// full, a new key takes the place of the least recently seen key of
 	// its shard. That key is usually idle with its TAT passed (forgetting
 	// it changes nothing); when it is not, the key it held starts over
@@ -76,7 +76,7 @@ type memShard struct {
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore(cfg MemoryStoreConfig) *MemoryStore {
 	if cfg.MaxKeys <= 0 {
-		cfg.MaxKeys = DefaultMemoryStoreKeys
+		cfg.MaxKeys = DefaultMaxKeys
 	}
 	per := (cfg.MaxKeys + memShards - 1) / memShards
 	s := &MemoryStore{seed: maphash.MakeSeed()}

@@ -15,8 +15,9 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/client"
+	"github.com/fxhq/fx/internal/redistest"
 	"github.com/fxhq/fx/middleware/idempotency"
-	"github.com/fxhq/fx/middleware/ratelimit/redisstore"
+	"github.com/fxhq/fx/middleware/redisstore"
 )
 
 // serveApp runs app on a loopback port and returns its address.
@@ -100,7 +101,7 @@ func (p *cutProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // 1,000 calls of POST /orders through fx/client create exactly 1,000
 // orders, each caller gets its own.
 func TestRetriesAcrossInstancesCreateEachOrderOnce(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	var mu sync.Mutex
 	orders := map[string]int{} // order ID -> times created
 	var seq atomic.Int64
@@ -109,7 +110,7 @@ func TestRetriesAcrossInstancesCreateEachOrderOnce(t *testing.T) {
 		app.Use(idempotency.New(idempotency.Config{
 			// Decisions, not timing: generous deadlines, so that a loaded
 			// machine does not turn slow Redis calls into 503s.
-			Store:          redisstore.NewIdempotency(idemClient(t, srv.addr), redisstore.IdempotencyConfig{Timeout: testTimeout}),
+			Store:          redisstore.NewIdempotencyStore(idemClient(t, srv.Addr), redisstore.IdempotencyStoreConfig{Timeout: testTimeout}),
 			StoreTimeout:   testTimeout,
 			Required:       true,
 			ShareAnonymous: true, // the test's callers are anonymous

@@ -1,28 +1,30 @@
-// Package redisstore holds fx's Redis stores: a middleware.Store, so that
-// every instance of an app shares one rate limit per key, and an
-// idempotency.Store.
+// Package redisstore keeps the kit's middleware state in Redis, so that
+// every instance of an app shares it: rate-limit counters
+// (NewRateLimitStore, a ratelimit.Store: one limit per key across
+// instances) and idempotency records (NewIdempotencyStore, an
+// idempotency.Store).
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "redis:6379"})
-//	app.Use(middleware.RateLimit(middleware.RateLimitConfig{
-//		Limit: middleware.Limit{Requests: 100, Period: time.Minute},
-//		Store: redisstore.New(rdb, redisstore.Config{}),
+//	app.Use(ratelimit.New(ratelimit.Config{
+//		Limit: ratelimit.Limit{Requests: 100, Period: time.Minute},
+//		Store: redisstore.NewRateLimitStore(rdb, redisstore.RateLimitStoreConfig{}),
 //	}))
 //
-// NewIdempotency is the Redis store of middleware/idempotency, so that a
+// NewIdempotencyStore is the Redis store of middleware/idempotency, so that a
 // retried request runs its handler at most once across every instance
 // (see idempotency.go: claim by SET NX PX with a fencing token, response
 // stored and claim released in one script). Its calls go through the same
 // deadline and circuit breaker as Allow's (below), and a claim Redis runs
 // after its request gave up writes nothing (clock.go).
 //
-// It is a module of its own (github.com/fxhq/fx/middleware/ratelimit/redisstore)
+// It is a module of its own (github.com/fxhq/fx/middleware/redisstore)
 // so that go-redis is a dependency of the applications that use it only.
 //
 // # How a decision is made
 //
 // Each decision is one Lua script, run atomically by Redis (EVALSHA, with
 // EVAL when the server does not have it cached yet): it reads the key's
-// theoretical arrival time, applies GCRA exactly as middleware.MemoryStore
+// theoretical arrival time, applies GCRA exactly as ratelimit.MemoryStore
 // does, writes the new time back and answers. Nothing is read and then
 // written by the app, so concurrent requests through any number of app
 // instances never both get the last request: with a burst of L, exactly L
@@ -37,7 +39,7 @@
 // one give the same answer), so idle keys vanish on their own and Redis
 // holds only keys active within the last Period or so.
 //
-// Keys are Config.Prefix + Limit.Name + ":" + the request's key. One key
+// Keys are RateLimitStoreConfig.Prefix + Limit.Name + ":" + the request's key. One key
 // per call, so it works on Redis Cluster.
 //
 // Cost: one round trip to Redis per request; the script itself is a
@@ -48,24 +50,24 @@
 // the command and reading the reply, 7 the deadline (its timer context
 // and the call's closure); 26 (1,215 bytes) with go-redis's default
 // options, where the store also runs the call on a goroutine of its own to
-// bound it (Config.Timeout). Set ContextTimeoutEnabled to save that. Requires Redis 5 or later (for a
+// bound it (RateLimitStoreConfig.Timeout). Set ContextTimeoutEnabled to save that. Requires Redis 5 or later (for a
 // script writing after TIME).
 //
 // # When Redis is down
 //
 // When Redis cannot be reached, Allow returns an error and
-// middleware.RateLimitConfig.FailOpen decides: by default the request is
+// ratelimit.Config.FailOpen decides: by default the request is
 // answered 503 FX_SERVICE_UNAVAILABLE. Two things keep that answer fast:
 //
-//   - every call waits at most Config.Timeout (default 100 ms), whatever
+//   - every call waits at most RateLimitStoreConfig.Timeout (default 100 ms), whatever
 //     the client's own timeouts and retries (go-redis's defaults alone can
 //     hold a request for seconds: 3 retries with backoff, 3 s reads);
-//   - a circuit breaker: after Config.FailureThreshold failures in a row
+//   - a circuit breaker: after FailureThreshold failures in a row
 //     (default 3) Allow returns ErrUnavailable at once, without touching
-//     Redis, while one probe at a time (every Config.ProbeInterval,
+//     Redis, while one probe at a time (every ProbeInterval,
 //     default 250 ms, started by incoming calls) checks whether Redis
 //     answers again; the first probe that gets an answer closes the
-//     circuit. Opening and closing are logged once each (Config.Logger),
+//     circuit. Opening and closing are logged once each (Logger),
 //     never once per refused request.
 //
 // Measured on loopback with a client on go-redis's default options

@@ -1,4 +1,4 @@
-package middleware_test
+package ratelimit_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,29 +15,20 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
+	"github.com/fxhq/fx/middleware/ratelimit"
 	"github.com/fxhq/fx/nethttp"
 	"github.com/valyala/fasthttp"
 )
-
-// fakeClock is a settable clock for MemoryStoreConfig.Now.
-type fakeClock struct{ ns atomic.Int64 }
-
-func newFakeClock() *fakeClock {
-	c := &fakeClock{}
-	c.ns.Store(fixedNow.UnixNano())
-	return c
-}
-func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()) }
-func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // TestRateLimitGCRA checks the algorithm's arithmetic on the memory store:
 // a burst, then one request per interval, with exact RetryAfter, Remaining
 // and Reset.
 func TestRateLimitGCRA(t *testing.T) {
 	clk := newFakeClock()
-	s := middleware.NewMemoryStore(middleware.MemoryStoreConfig{Now: clk.Now})
-	lim := middleware.Limit{Requests: 3, Period: 3 * time.Second} // T = 1s, burst 3
+	s := ratelimit.NewMemoryStore(ratelimit.MemoryStoreConfig{Now: clk.Now})
+	lim := ratelimit.Limit{Requests: 3, Period: 3 * time.Second} // T = 1s, burst 3
 	ctx := context.Background()
 	type want struct {
 		allowed      bool
@@ -67,20 +59,20 @@ func TestRateLimitGCRA(t *testing.T) {
 	step(want{true, 2, 0, 1 * time.Second})
 
 	// Another policy on the same store has its own bucket for the same key.
-	d, _ := s.Allow(ctx, "k", middleware.Limit{Name: "other", Requests: 1, Period: time.Second})
+	d, _ := s.Allow(ctx, "k", ratelimit.Limit{Name: "other", Requests: 1, Period: time.Second})
 	if !d.Allowed {
 		t.Fatal("a second policy shares the first one's bucket")
 	}
-	if _, err := s.Allow(ctx, "k", middleware.Limit{Requests: 0, Period: time.Second}); err == nil {
+	if _, err := s.Allow(ctx, "k", ratelimit.Limit{Requests: 0, Period: time.Second}); err == nil {
 		t.Fatal("Allow accepted an invalid Limit")
 	}
 }
 
 // rlApp is an app with RateLimit on GET /r, whose handler answers "ok" or,
 // with ?fail=1, a 403.
-func rlApp(cfg middleware.RateLimitConfig) *fx.App {
+func rlApp(cfg ratelimit.Config) *fx.App {
 	app := fx.New(quiet)
-	app.Use(middleware.RateLimit(cfg))
+	app.Use(ratelimit.New(cfg))
 	app.Get("/r", func(c *fx.Ctx) error {
 		if c.Query("fail") != "" {
 			return fx.NewCatalogError(fx.ErrorCodes.Forbidden, "no")
@@ -94,39 +86,39 @@ func rlApp(cfg middleware.RateLimitConfig) *fx.App {
 // RateLimit and RateLimit-Policy fields on allowed and refused responses.
 func TestRateLimitHeaders(t *testing.T) {
 	clk := newFakeClock()
-	app := rlApp(middleware.RateLimitConfig{
-		Limit: middleware.Limit{Name: "api", Requests: 2, Period: time.Minute},
-		Store: middleware.NewMemoryStore(middleware.MemoryStoreConfig{Now: clk.Now}),
+	app := rlApp(ratelimit.Config{
+		Limit: ratelimit.Limit{Name: "api", Requests: 2, Period: time.Minute},
+		Store: ratelimit.NewMemoryStore(ratelimit.MemoryStoreConfig{Now: clk.Now}),
 	})
-	check := func(r result, limit, retry string) {
+	check := func(r *fxtest.Response, limit, retry string) {
 		t.Helper()
-		if got := r.header.Get("RateLimit-Policy"); got != `"api";q=2;w=60` {
+		if got := r.Header().Get("RateLimit-Policy"); got != `"api";q=2;w=60` {
 			t.Fatalf("RateLimit-Policy %q", got)
 		}
-		if got := r.header.Get("RateLimit"); got != limit {
+		if got := r.Header().Get("RateLimit"); got != limit {
 			t.Fatalf("RateLimit %q, want %q", got, limit)
 		}
-		if got := r.header.Get("Retry-After"); got != retry {
+		if got := r.Header().Get("Retry-After"); got != retry {
 			t.Fatalf("Retry-After %q, want %q", got, retry)
 		}
 	}
-	r := do(t, app, "GET", "/r", nil)
-	if r.status != 200 {
-		t.Fatalf("first request: %d %s", r.status, r.raw)
+	r := get(t, app, "/r")
+	if r.Status != 200 {
+		t.Fatalf("first request: %d %s", r.Status, r.Body)
 	}
 	check(r, `"api";r=1;t=30`, "")
-	r = do(t, app, "GET", "/r", nil)
+	r = get(t, app, "/r")
 	check(r, `"api";r=0;t=60`, "")
-	r = do(t, app, "GET", "/r", nil)
-	expectError(t, r, 429, fx.ErrorCodes.RateLimited, middleware.ReasonRateLimited)
+	r = get(t, app, "/r")
+	expectError(t, r, 429, fx.ErrorCodes.RateLimited, ratelimit.ReasonRateLimited)
 	check(r, `"api";r=0;t=30`, "30")
 	clk.Advance(29*time.Second + 500*time.Millisecond) // 0.5 s left: rounded up
-	r = do(t, app, "GET", "/r", nil)
-	expectError(t, r, 429, fx.ErrorCodes.RateLimited, middleware.ReasonRateLimited)
+	r = get(t, app, "/r")
+	expectError(t, r, 429, fx.ErrorCodes.RateLimited, ratelimit.ReasonRateLimited)
 	check(r, `"api";r=0;t=1`, "1")
 	clk.Advance(500 * time.Millisecond)
 	// Allowed, and the handler fails: the headers set before next survive.
-	r = do(t, app, "GET", "/r?fail=1", nil)
+	r = get(t, app, "/r?fail=1")
 	expectError(t, r, 403, fx.ErrorCodes.Forbidden, "")
 	check(r, `"api";r=0;t=60`, "")
 }
@@ -134,7 +126,7 @@ func TestRateLimitHeaders(t *testing.T) {
 // TestRateLimitKeys checks that each key helper separates buckets the way
 // it says and refuses requests it has no key for.
 func TestRateLimitKeys(t *testing.T) {
-	lim := middleware.Limit{Requests: 1, Period: time.Hour}
+	lim := ratelimit.Limit{Requests: 1, Period: time.Hour}
 	setPrincipal := func(c *fx.Ctx, next fx.Next) error {
 		if s := c.Header("X-Sub"); s != "" {
 			middleware.SetPrincipal(c, &middleware.Principal{Subject: s, Scheme: c.Header("X-Scheme")})
@@ -144,51 +136,51 @@ func TestRateLimitKeys(t *testing.T) {
 	build := func(key func(*fx.Ctx) (string, error), before ...fx.Middleware) *fx.App {
 		app := fx.New(quiet)
 		app.Use(before...)
-		app.Use(middleware.RateLimit(middleware.RateLimitConfig{Limit: lim, Key: key}))
+		app.Use(ratelimit.New(ratelimit.Config{Limit: lim, Key: key}))
 		app.Get("/r", func(c *fx.Ctx) error { return c.JSON(200, map[string]int{}) })
 		return app
 	}
-	status := func(app *fx.App, h map[string]string) int {
+	status := func(app *fx.App, header ...string) int {
 		t.Helper()
-		return do(t, app, "GET", "/r", h).status
+		return get(t, app, "/r", header...).Status
 	}
 
 	t.Run("principal", func(t *testing.T) {
-		app := build(middleware.KeyByPrincipal, setPrincipal)
-		r := do(t, app, "GET", "/r", nil)
+		app := build(ratelimit.KeyByPrincipal, setPrincipal)
+		r := get(t, app, "/r")
 		expectError(t, r, 401, fx.ErrorCodes.Unauthenticated, middleware.ReasonMissingCredentials)
-		if ch := r.header.Get("WWW-Authenticate"); ch == "" {
+		if ch := r.Header().Get("WWW-Authenticate"); ch == "" {
 			t.Fatal("401 without WWW-Authenticate")
 		}
 		for _, c := range []struct {
 			sub  string
 			want int
 		}{{"alice", 200}, {"bob", 200}, {"alice", 429}, {"bob", 429}} {
-			if got := status(app, map[string]string{"X-Sub": c.sub}); got != c.want {
+			if got := status(app, "X-Sub", c.sub); got != c.want {
 				t.Fatalf("%s: %d, want %d", c.sub, got, c.want)
 			}
 		}
 	})
 	t.Run("apikey", func(t *testing.T) {
-		app := build(middleware.KeyByAPIKey, setPrincipal)
-		r := do(t, app, "GET", "/r", map[string]string{"X-Sub": "alice", "X-Scheme": middleware.SchemeBearer})
+		app := build(ratelimit.KeyByAPIKey, setPrincipal)
+		r := get(t, app, "/r", "X-Sub", "alice", "X-Scheme", middleware.SchemeBearer)
 		expectError(t, r, 401, fx.ErrorCodes.Unauthenticated, middleware.ReasonMissingCredentials)
-		if ch := r.header.Get("WWW-Authenticate"); !strings.HasPrefix(ch, "APIKey realm=") {
+		if ch := r.Header().Get("WWW-Authenticate"); !strings.HasPrefix(ch, "APIKey realm=") {
 			t.Fatalf("WWW-Authenticate %q, want an APIKey challenge", ch)
 		}
-		h := map[string]string{"X-Sub": "billing", "X-Scheme": middleware.SchemeAPIKey}
-		if a, b := status(app, h), status(app, h); a != 200 || b != 429 {
+		h := []string{"X-Sub", "billing", "X-Scheme", middleware.SchemeAPIKey}
+		if a, b := status(app, h...), status(app, h...); a != 200 || b != 429 {
 			t.Fatalf("API key: %d then %d", a, b)
 		}
 	})
 	t.Run("tenant", func(t *testing.T) {
-		app := build(middleware.KeyByTenant, middleware.Tenant(middleware.TenantConfig{}))
-		expectError(t, do(t, app, "GET", "/r", nil), 400, fx.ErrorCodes.TenantRequired, middleware.ReasonMissingTenant)
+		app := build(ratelimit.KeyByTenant, middleware.Tenant(middleware.TenantConfig{}))
+		expectError(t, get(t, app, "/r"), 400, fx.ErrorCodes.TenantRequired, middleware.ReasonMissingTenant)
 		for _, c := range []struct {
 			tenant string
 			want   int
 		}{{"acme", 200}, {"globex", 200}, {"acme", 429}} {
-			if got := status(app, map[string]string{"X-Tenant-ID": c.tenant}); got != c.want {
+			if got := status(app, "X-Tenant-ID", c.tenant); got != c.want {
 				t.Fatalf("%s: %d, want %d", c.tenant, got, c.want)
 			}
 		}
@@ -196,12 +188,12 @@ func TestRateLimitKeys(t *testing.T) {
 	t.Run("custom exempt", func(t *testing.T) {
 		app := build(func(c *fx.Ctx) (string, error) { return c.Header("X-Client"), nil })
 		for range 3 { // no key: exempt, never counted
-			if got := status(app, nil); got != 200 {
+			if got := status(app); got != 200 {
 				t.Fatalf("exempt request: %d", got)
 			}
 		}
-		h := map[string]string{"X-Client": "c1"}
-		if a, b := status(app, h), status(app, h); a != 200 || b != 429 {
+		h := []string{"X-Client", "c1"}
+		if a, b := status(app, h...), status(app, h...); a != 200 || b != 429 {
 			t.Fatalf("custom key: %d then %d", a, b)
 		}
 	})
@@ -209,14 +201,14 @@ func TestRateLimitKeys(t *testing.T) {
 		app := build(func(c *fx.Ctx) (string, error) {
 			return "", fx.NewCatalogError(fx.ErrorCodes.BadRequest, "no client id")
 		})
-		expectError(t, do(t, app, "GET", "/r", nil), 400, fx.ErrorCodes.BadRequest, "")
+		expectError(t, get(t, app, "/r"), 400, fx.ErrorCodes.BadRequest, "")
 	})
 }
 
 // TestRateLimitKeyByIP drives the handler with remote addresses: IPv4
 // addresses have a bucket each, IPv6 addresses share their /64's.
 func TestRateLimitKeyByIP(t *testing.T) {
-	app := rlApp(middleware.RateLimitConfig{Limit: middleware.Limit{Requests: 1, Period: time.Hour}})
+	app := rlApp(ratelimit.Config{Limit: ratelimit.Limit{Requests: 1, Period: time.Hour}})
 	if err := app.Boot(); err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +243,7 @@ func TestRateLimitKeyByIP(t *testing.T) {
 // gets the bucket of its own address.
 func TestRateLimitKeyByIPTrustedProxy(t *testing.T) {
 	app := fx.New(fx.Config{Logger: quiet.Logger, TrustedProxies: []string{"10.0.0.0/8"}})
-	app.Use(middleware.RateLimit(middleware.RateLimitConfig{Limit: middleware.Limit{Requests: 1, Period: time.Hour}}))
+	app.Use(ratelimit.New(ratelimit.Config{Limit: ratelimit.Limit{Requests: 1, Period: time.Hour}}))
 	app.Get("/r", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	if err := app.Boot(); err != nil {
 		t.Fatal(err)
@@ -288,14 +280,14 @@ func TestRateLimitKeyByIPTrustedProxy(t *testing.T) {
 // failingStore fails every call while down is set.
 type failingStore struct {
 	down  atomic.Bool
-	inner middleware.Store
+	inner ratelimit.Store
 }
 
 var errStoreDown = errors.New("store: connection refused")
 
-func (s *failingStore) Allow(ctx context.Context, key string, l middleware.Limit) (middleware.Decision, error) {
+func (s *failingStore) Allow(ctx context.Context, key string, l ratelimit.Limit) (ratelimit.Decision, error) {
 	if s.down.Load() {
-		return middleware.Decision{}, errStoreDown
+		return ratelimit.Decision{}, errStoreDown
 	}
 	return s.inner.Allow(ctx, key, l)
 }
@@ -305,32 +297,32 @@ func (s *failingStore) Allow(ctx context.Context, key string, l middleware.Limit
 // (passes, no headers, one log line for a burst of failures).
 func TestRateLimitStoreFailure(t *testing.T) {
 	for _, open := range []bool{false, true} {
-		fs := &failingStore{inner: middleware.NewMemoryStore(middleware.MemoryStoreConfig{})}
+		fs := &failingStore{inner: ratelimit.NewMemoryStore(ratelimit.MemoryStoreConfig{})}
 		var logs bytes.Buffer
 		app := fx.New(fx.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-		app.Use(middleware.RateLimit(middleware.RateLimitConfig{
-			Limit: middleware.Limit{Requests: 5, Period: time.Second}, Store: fs, FailOpen: open,
+		app.Use(ratelimit.New(ratelimit.Config{
+			Limit: ratelimit.Limit{Requests: 5, Period: time.Second}, Store: fs, FailOpen: open,
 		}))
 		app.Get("/r", func(c *fx.Ctx) error { return c.JSON(200, map[string]string{}) })
-		if r := do(t, app, "GET", "/r", nil); r.status != 200 || r.header.Get("RateLimit") == "" {
-			t.Fatalf("open=%v, store up: %d, RateLimit %q", open, r.status, r.header.Get("RateLimit"))
+		if r := get(t, app, "/r"); r.Status != 200 || r.Header().Get("RateLimit") == "" {
+			t.Fatalf("open=%v, store up: %d, RateLimit %q", open, r.Status, r.Header().Get("RateLimit"))
 		}
 		fs.down.Store(true)
-		r := do(t, app, "GET", "/r", nil)
+		r := get(t, app, "/r")
 		if open {
-			if r.status != 200 || r.header.Get("RateLimit") != "" {
-				t.Fatalf("FailOpen: %d, RateLimit %q", r.status, r.header.Get("RateLimit"))
+			if r.Status != 200 || r.Header().Get("RateLimit") != "" {
+				t.Fatalf("FailOpen: %d, RateLimit %q", r.Status, r.Header().Get("RateLimit"))
 			}
-			do(t, app, "GET", "/r", nil)
-			do(t, app, "GET", "/r", nil)
+			get(t, app, "/r")
+			get(t, app, "/r")
 			if n := strings.Count(logs.String(), "connection refused"); n != 1 {
 				t.Fatalf("FailOpen: %d log lines for 3 failures within a second, want 1:\n%s", n, logs.String())
 			}
 			continue
 		}
-		expectError(t, r, 503, fx.ErrorCodes.ServiceUnavailable, middleware.ReasonRateLimitUnavailable)
-		if r.header.Get("Retry-After") != "1" || r.header.Get("RateLimit") != "" {
-			t.Fatalf("fail closed: Retry-After %q RateLimit %q", r.header.Get("Retry-After"), r.header.Get("RateLimit"))
+		expectError(t, r, 503, fx.ErrorCodes.ServiceUnavailable, ratelimit.ReasonUnavailable)
+		if r.Header().Get("Retry-After") != "1" || r.Header().Get("RateLimit") != "" {
+			t.Fatalf("fail closed: Retry-After %q RateLimit %q", r.Header().Get("Retry-After"), r.Header().Get("RateLimit"))
 		}
 		if !strings.Contains(logs.String(), "connection refused") {
 			t.Fatalf("fail closed: the store's error was not logged:\n%s", logs.String())
@@ -342,14 +334,14 @@ func TestRateLimitStoreFailure(t *testing.T) {
 // construction, naming every problem.
 func TestRateLimitConfigPanics(t *testing.T) {
 	for _, c := range []struct {
-		lim  middleware.Limit
+		lim  ratelimit.Limit
 		want []string
 	}{
-		{middleware.Limit{}, []string{"Requests is 0", "Period is 0s"}},
-		{middleware.Limit{Requests: 1, Period: 1500 * time.Millisecond}, []string{"whole number of seconds"}},
-		{middleware.Limit{Requests: 10, Period: time.Second, Burst: -1}, []string{"Burst is -1"}},
-		{middleware.Limit{Name: `a"b`, Requests: 1, Period: time.Second}, []string{"Name"}},
-		{middleware.Limit{Requests: 2_000_000, Period: time.Second}, []string{"at least 1µs"}},
+		{ratelimit.Limit{}, []string{"Requests is 0", "Period is 0s"}},
+		{ratelimit.Limit{Requests: 1, Period: 1500 * time.Millisecond}, []string{"whole number of seconds"}},
+		{ratelimit.Limit{Requests: 10, Period: time.Second, Burst: -1}, []string{"Burst is -1"}},
+		{ratelimit.Limit{Name: `a"b`, Requests: 1, Period: time.Second}, []string{"Name"}},
+		{ratelimit.Limit{Requests: 2_000_000, Period: time.Second}, []string{"at least 1µs"}},
 	} {
 		func() {
 			defer func() {
@@ -360,7 +352,7 @@ func TestRateLimitConfigPanics(t *testing.T) {
 					}
 				}
 			}()
-			middleware.RateLimit(middleware.RateLimitConfig{Limit: c.lim})
+			ratelimit.New(ratelimit.Config{Limit: c.lim})
 		}()
 	}
 }
@@ -369,8 +361,8 @@ func TestRateLimitConfigPanics(t *testing.T) {
 // key with a burst of 100 and a one-hour period: exactly 100 are allowed.
 // Run with -race it also checks the store's locking.
 func TestMemoryStoreConcurrentExact(t *testing.T) {
-	app := rlApp(middleware.RateLimitConfig{
-		Limit: middleware.Limit{Requests: 100, Period: time.Hour},
+	app := rlApp(ratelimit.Config{
+		Limit: ratelimit.Limit{Requests: 100, Period: time.Hour},
 		Key:   func(*fx.Ctx) (string, error) { return "shared", nil },
 	})
 	if err := app.Boot(); err != nil {
@@ -406,7 +398,7 @@ func TestMemoryStoreConcurrentExact(t *testing.T) {
 // the next request (KeyByIP's key aliases it; TestMemoryStoreCopiesKeys
 // shows the store copes): buckets stay per address and per IPv6 /64.
 func TestRateLimitKeyByIPAdapterReusesAddress(t *testing.T) {
-	app := rlApp(middleware.RateLimitConfig{Limit: middleware.Limit{Requests: 1, Period: time.Hour}})
+	app := rlApp(ratelimit.Config{Limit: ratelimit.Limit{Requests: 1, Period: time.Hour}})
 	h := nethttp.Handler(app)
 	for i, c := range []struct {
 		addr string
@@ -425,6 +417,41 @@ func TestRateLimitKeyByIPAdapterReusesAddress(t *testing.T) {
 		h.ServeHTTP(rec, req)
 		if rec.Code != c.want {
 			t.Fatalf("request %d from %s: %d, want %d", i+1, c.addr, rec.Code, c.want)
+		}
+	}
+}
+
+// TestNewDeclares: a rate limit declares its 429 with the RateLimit
+// fields and Retry-After, and its 503 only when its store can fail and it
+// fails closed.
+func TestNewDeclares(t *testing.T) {
+	lim := ratelimit.Limit{Name: "l", Requests: 1, Period: time.Second}
+	remote := &failingStore{inner: ratelimit.NewMemoryStore(ratelimit.MemoryStoreConfig{})}
+	for name, c := range map[string]struct {
+		cfg  ratelimit.Config
+		want []string
+	}{
+		"memory":           {ratelimit.Config{Limit: lim}, []string{fx.ErrorCodes.RateLimited}},
+		"remote":           {ratelimit.Config{Limit: lim, Store: remote}, []string{fx.ErrorCodes.RateLimited, fx.ErrorCodes.ServiceUnavailable}},
+		"remote, FailOpen": {ratelimit.Config{Limit: lim, Store: remote, FailOpen: true}, []string{fx.ErrorCodes.RateLimited}},
+	} {
+		d := fx.DeclarationOf(ratelimit.New(c.cfg))
+		var got []string
+		for _, e := range d.Errors {
+			if s := fx.ErrorStatus[e.Code]; s != e.Status {
+				t.Errorf("%s: %s declared with status %d", name, e.Code, e.Status)
+			}
+			got = append(got, e.Code)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s declares %v, want %v", name, got, c.want)
+		}
+		var headers []string
+		for _, h := range d.Headers {
+			headers = append(headers, h.Name)
+		}
+		if !slices.Equal(headers, []string{"RateLimit", "RateLimit-Policy", "Retry-After"}) {
+			t.Errorf("%s declares headers %v", name, headers)
 		}
 	}
 }

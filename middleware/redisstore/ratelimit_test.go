@@ -1,13 +1,10 @@
 package redisstore_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"os"
-	"os/exec"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -15,8 +12,9 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/middleware"
-	"github.com/fxhq/fx/middleware/ratelimit/redisstore"
+	"github.com/fxhq/fx/internal/redistest"
+	"github.com/fxhq/fx/middleware/ratelimit"
+	"github.com/fxhq/fx/middleware/redisstore"
 	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
 )
@@ -31,101 +29,6 @@ func TestMain(m *testing.M) {
 type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
-
-// redisServer is a redis-server child process on a free loopback port.
-type redisServer struct {
-	addr string
-	cmd  *exec.Cmd
-	stop func() // kills the server and waits for it; idempotent
-}
-
-// startRedis starts redis-server from PATH on a free loopback port (never
-// 6379), without persistence, and waits until it answers PING. The server
-// is killed when the test ends. Without redis-server the test is skipped,
-// except under CI (CI=true), where that is a failure: CI installs it.
-func startRedis(t testing.TB) *redisServer {
-	t.Helper()
-	var lastErr error
-	for range 3 { // the free port can be taken between Close and redis binding it
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-		l.Close()
-		srv, err := startRedisOn(t, port)
-		if err == nil {
-			return srv
-		}
-		lastErr = err
-	}
-	t.Fatalf("redis-server did not start: %v", lastErr)
-	return nil
-}
-
-// startRedisOn starts redis-server on 127.0.0.1:port (see startRedis) and
-// waits until it answers PING.
-func startRedisOn(t testing.TB, port string) (*redisServer, error) {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server is not on PATH; CI must install it (apt-get install redis-server)")
-		}
-		t.Skip("redis-server is not on PATH: install it (apt-get install redis-server) to run the Redis store tests")
-	}
-	var out bytes.Buffer
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }() // killed on purpose: its error says so
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			_ = cmd.Process.Kill() // may have exited already
-			<-exited
-		})
-	}
-	t.Cleanup(stop)
-	addr := "127.0.0.1:" + port
-	if err := waitPing(addr, exited); err != nil {
-		stop()
-		return nil, &startError{err, out.String()}
-	}
-	return &redisServer{addr: addr, cmd: cmd, stop: stop}, nil
-}
-
-type startError struct {
-	err    error
-	output string
-}
-
-func (e *startError) Error() string { return e.err.Error() + "; output: " + e.output }
-
-// waitPing waits up to 10 s for PING to answer, or for the process to exit.
-func waitPing(addr string, exited <-chan struct{}) error {
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := c.Ping(context.Background()).Err()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-exited:
-			return err
-		default:
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // testTimeout is the store's deadline in the tests that check decisions,
 // not timing: generous, because the machine running them may be loaded
@@ -143,13 +46,13 @@ func newClient(t *testing.T, addr string) *redis.Client {
 	return c
 }
 
-// newApp is an app instance with its own client, Store and RateLimit on
+// newApp is an app instance with its own client, RateLimitStore and rate limit on
 // GET /r, keyed by the X-Client header.
-func newApp(t *testing.T, addr string, lim middleware.Limit, failOpen bool) *fx.App {
+func newApp(t *testing.T, addr string, lim ratelimit.Limit, failOpen bool) *fx.App {
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
-	app.Use(middleware.RateLimit(middleware.RateLimitConfig{
+	app.Use(ratelimit.New(ratelimit.Config{
 		Limit:    lim,
-		Store:    redisstore.New(newClient(t, addr), redisstore.Config{Timeout: testTimeout}),
+		Store:    redisstore.NewRateLimitStore(newClient(t, addr), redisstore.RateLimitStoreConfig{Timeout: testTimeout}),
 		FailOpen: failOpen,
 		Key:      func(c *fx.Ctx) (string, error) { return c.Header("X-Client"), nil },
 	}))
@@ -196,9 +99,9 @@ func serve(app *fx.App, client string) response {
 // with a burst of 50 and a one-hour period, and exactly 50 are allowed in
 // total, the rest refused with 429.
 func TestSharedLimitExact(t *testing.T) {
-	srv := startRedis(t)
-	lim := middleware.Limit{Requests: 50, Period: time.Hour}
-	apps := []*fx.App{newApp(t, srv.addr, lim, false), newApp(t, srv.addr, lim, false)}
+	srv := redistest.Start(t)
+	lim := ratelimit.Limit{Requests: 50, Period: time.Hour}
+	apps := []*fx.App{newApp(t, srv.Addr, lim, false), newApp(t, srv.Addr, lim, false)}
 	var allowed, refused, other atomic.Int64
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -231,11 +134,11 @@ func TestSharedLimitExact(t *testing.T) {
 // its script cache (SCRIPT FLUSH, a restart, a failover) is served by the
 // EVAL fallback.
 func TestDecisions(t *testing.T) {
-	srv := startRedis(t)
-	c := newClient(t, srv.addr)
-	s := redisstore.New(c, redisstore.Config{Prefix: "test:", Timeout: testTimeout})
+	srv := redistest.Start(t)
+	c := newClient(t, srv.Addr)
+	s := redisstore.NewRateLimitStore(c, redisstore.RateLimitStoreConfig{Prefix: "test:", Timeout: testTimeout})
 	ctx := context.Background()
-	lim := middleware.Limit{Requests: 3, Period: 3 * time.Hour} // T = 1h, burst 3
+	lim := ratelimit.Limit{Requests: 3, Period: 3 * time.Hour} // T = 1h, burst 3
 	for i, want := range []int{2, 1, 0} {
 		if i == 1 {
 			if err := c.ScriptFlush(ctx).Err(); err != nil {
@@ -260,7 +163,7 @@ func TestDecisions(t *testing.T) {
 	if n, _ := c.Exists(ctx, "test:default:k").Result(); n != 1 {
 		t.Fatal(`key "test:default:k" not written`)
 	}
-	if _, err := s.Allow(ctx, "k", middleware.Limit{}); err == nil {
+	if _, err := s.Allow(ctx, "k", ratelimit.Limit{}); err == nil {
 		t.Fatal("an invalid limit was accepted")
 	}
 }
@@ -269,23 +172,23 @@ func TestDecisions(t *testing.T) {
 // theoretical arrival time, and that an idle key vanishes and its client
 // gets a full burst again.
 func TestKeysExpire(t *testing.T) {
-	srv := startRedis(t)
-	c := newClient(t, srv.addr)
-	s := redisstore.New(c, redisstore.Config{Timeout: testTimeout})
+	srv := redistest.Start(t)
+	c := newClient(t, srv.Addr)
+	s := redisstore.NewRateLimitStore(c, redisstore.RateLimitStoreConfig{Timeout: testTimeout})
 	ctx := context.Background()
 
 	// T = 6 min: after one request the state matters for 6 more minutes.
-	if _, err := s.Allow(ctx, "slow", middleware.Limit{Requests: 10, Period: time.Hour}); err != nil {
+	if _, err := s.Allow(ctx, "slow", ratelimit.Limit{Requests: 10, Period: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	ttl, err := c.PTTL(ctx, redisstore.DefaultPrefix+"default:slow").Result()
+	ttl, err := c.PTTL(ctx, redisstore.DefaultRateLimitPrefix+"default:slow").Result()
 	if err != nil || ttl > 6*time.Minute || ttl < 6*time.Minute-2*time.Second {
 		t.Fatalf("PTTL %v (%v), want just under 6m", ttl, err)
 	}
 
 	// T = 1 s: the key is gone a second later and the client starts over.
-	lim := middleware.Limit{Requests: 1, Period: time.Second}
-	key := redisstore.DefaultPrefix + "default:fast"
+	lim := ratelimit.Limit{Requests: 1, Period: time.Second}
+	key := redisstore.DefaultRateLimitPrefix + "default:fast"
 	if d, _ := s.Allow(ctx, "fast", lim); !d.Allowed {
 		t.Fatal("first request refused")
 	}
@@ -315,18 +218,18 @@ func TestKeysExpire(t *testing.T) {
 // FX_SERVICE_UNAVAILABLE with Retry-After: 1; FailOpen lets the request
 // through without RateLimit headers.
 func TestRedisDown(t *testing.T) {
-	srv := startRedis(t)
-	lim := middleware.Limit{Requests: 100, Period: time.Minute}
-	closed := newApp(t, srv.addr, lim, false)
-	open := newApp(t, srv.addr, lim, true)
+	srv := redistest.Start(t)
+	lim := ratelimit.Limit{Requests: 100, Period: time.Minute}
+	closed := newApp(t, srv.Addr, lim, false)
+	open := newApp(t, srv.Addr, lim, true)
 	for _, app := range []*fx.App{closed, open} {
 		if r := serve(app, "c"); r.status != 200 || r.rateLimit == "" {
 			t.Fatalf("Redis up: %d RateLimit %q", r.status, r.rateLimit)
 		}
 	}
-	srv.stop()
+	srv.Stop()
 	r := serve(closed, "c")
-	if r.status != 503 || r.code != fx.ErrorCodes.ServiceUnavailable || r.reason != middleware.ReasonRateLimitUnavailable ||
+	if r.status != 503 || r.code != fx.ErrorCodes.ServiceUnavailable || r.reason != ratelimit.ReasonUnavailable ||
 		r.retry != "1" || r.rateLimit != "" {
 		t.Fatalf("fail closed: %d %q Retry-After %q RateLimit %q", r.status, r.body, r.retry, r.rateLimit)
 	}
@@ -342,13 +245,13 @@ func TestRedisDown(t *testing.T) {
 // options the store bounds the call on a goroutine of its own; with
 // ContextTimeoutEnabled the client applies the deadline itself.
 func BenchmarkAllow(b *testing.B) {
-	srv := startRedis(b)
+	srv := redistest.Start(b)
 	for _, ctxTimeout := range []bool{false, true} {
 		b.Run("ContextTimeoutEnabled="+strconv.FormatBool(ctxTimeout), func(b *testing.B) {
-			c := redis.NewClient(&redis.Options{Addr: srv.addr, ContextTimeoutEnabled: ctxTimeout})
+			c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeout})
 			defer c.Close()
-			s := redisstore.New(c, redisstore.Config{Timeout: testTimeout})
-			lim := middleware.Limit{Requests: 1 << 30, Period: time.Hour}
+			s := redisstore.NewRateLimitStore(c, redisstore.RateLimitStoreConfig{Timeout: testTimeout})
+			lim := ratelimit.Limit{Requests: 1 << 30, Period: time.Hour}
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
