@@ -22,7 +22,7 @@ import (
 // DecodeJSON(body), in the same order: objects are visited in sorted key
 // order, arrays by index, scalars go through the same check.
 
-// cursor is the package's JSONScanner with what the byte path adds:
+// cursor is fx's one JSON scanner (internal/jsonscan.Cursor) with what the byte path adds:
 // keys unescaped into a scratch buffer, and peek past white space.
 type cursor struct {
 	jsonscan.Cursor

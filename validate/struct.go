@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/fxhq/fx/internal/jsontree"
 	json "github.com/goccy/go-json"
 )
 
@@ -165,7 +166,7 @@ func lenientRules(d *tdesc, plan *vplan, t reflect.Type, query bool, tree any, t
 		return typeIssues
 	}
 	paths := issuePaths(typeIssues)
-	v := NullAt(tree, paths)
+	v := jsontree.NullAt(tree, paths)
 	if v == nil {
 		return typeIssues
 	}

@@ -3,12 +3,13 @@ package validate
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strconv"
 	"sync"
 	"unsafe"
+
+	"github.com/fxhq/fx/internal/jsontree"
 )
 
 // Running a compiled plan (tags.go) over a decoded value: no reflection
@@ -25,8 +26,8 @@ type walker struct {
 	max    int
 	// skip holds the paths that already have a type issue: nothing at or
 	// below them is checked (their value was replaced by null to decode).
-	skip  *node
-	nodes []*node
+	skip  *jsontree.Paths
+	nodes []*jsontree.Paths
 }
 
 // seg is one path segment: a JSON name, or an index when name is "".
@@ -47,7 +48,7 @@ func (v *vplan) run(p unsafe.Pointer, prior []Issue, max int, skip [][]string) [
 	w := walkers.Get().(*walker)
 	w.issues, w.max = prior, max
 	if len(skip) > 0 {
-		w.skip = trie(skip)
+		w.skip = jsontree.NewPaths(skip)
 		w.nodes = append(w.nodes[:0], w.skip)
 	}
 	v.check(p, w)
@@ -84,16 +85,16 @@ func (w *walker) enter(name string, idx int) bool {
 		return true
 	}
 	cur := w.nodes[len(w.nodes)-1]
-	var next *node
-	if cur != nil && cur.kids != nil {
+	var next *jsontree.Paths
+	if cur.Branches() {
 		key := name
 		if name == "" {
 			key = strconv.Itoa(idx)
 		}
-		next = cur.kids[key]
+		next = cur.Child(key)
 	}
 	w.nodes = append(w.nodes, next)
-	return next == nil || !next.leaf
+	return !next.Ends()
 }
 
 func (w *walker) leave() {
@@ -243,67 +244,6 @@ func (s *splan) check(p unsafe.Pointer, w *walker) {
 		}
 		w.leave()
 	}
-}
-
-// node is a trie of paths (NullAt, and the paths a walker skips).
-type node struct {
-	leaf bool
-	kids map[string]*node
-}
-
-func trie(paths [][]string) *node {
-	root := &node{}
-	for _, p := range paths {
-		n := root
-		for _, s := range p {
-			if n.kids == nil {
-				n.kids = map[string]*node{}
-			}
-			k := n.kids[s]
-			if k == nil {
-				k = &node{}
-				n.kids[s] = k
-			}
-			n = k
-		}
-		n.leaf = true
-	}
-	return root
-}
-
-// NullAt returns v (a tree as DecodeJSON builds it) with the value at
-// each path replaced by nil, copying only the maps and slices on those
-// paths: v itself is not changed. An empty path makes the whole value
-// nil. Schemas use it to decode the well-typed part of a value that has
-// type errors (null leaves a Go field's zero value and keeps array
-// indices), so that the rules of those fields are still checked.
-func NullAt(v any, paths [][]string) any {
-	return trie(paths).apply(v)
-}
-
-func (n *node) apply(v any) any {
-	if n.leaf {
-		return nil
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		m := maps.Clone(x)
-		for k, kid := range n.kids {
-			if e, ok := m[k]; ok {
-				m[k] = kid.apply(e)
-			}
-		}
-		return m
-	case []any:
-		a := slices.Clone(x)
-		for k, kid := range n.kids {
-			if i, err := strconv.Atoi(k); err == nil && i >= 0 && i < len(a) {
-				a[i] = kid.apply(a[i])
-			}
-		}
-		return a
-	}
-	return v
 }
 
 // issuePaths lists the paths of issues.
