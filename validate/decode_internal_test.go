@@ -93,7 +93,7 @@ func oracleDecode(td *TypeDecoder, body []byte, max int) (v reflect.Value, issue
 		return reflect.Value{}, nil, err
 	}
 	v = reflect.New(td.t)
-	if typeFits(td.d, newCursor(body)) {
+	if treeFits(td.d, body) {
 		if err := json.Unmarshal(body, v.Interface()); err == nil {
 			return v, td.plan.run(v.UnsafePointer(), nil, max, nil), nil
 		}

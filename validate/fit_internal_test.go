@@ -14,12 +14,13 @@ import (
 
 // The strict walk (fit.go), which checks the values the one-pass decoder
 // leaves to go-json, must answer exactly what the two passes answer:
-// CheckJSON's error, and typeFits over a body CheckJSON accepted. The
-// two passes are the oracle; checkFits runs the walk over a whole body.
+// CheckJSON's error, and the type check of the decoded tree (checkType)
+// over a body CheckJSON accepted. The two are the oracle; checkFits runs
+// the walk over a whole body.
 
 // checkFits walks body as the strict walk walks a value: err is exactly
-// CheckJSON(body), and with a nil err fits reports what typeFits(d, body)
-// would.
+// CheckJSON(body), and with a nil err fits reports whether checkType
+// finds no issue in DecodeJSON(body).
 func checkFits(d *tdesc, body []byte) (fits bool, err error) {
 	p := getParser(body, false)
 	p.skipSpace()
@@ -39,7 +40,18 @@ func oracleFits(d *tdesc, body []byte) (bool, error) {
 	if err := CheckJSON(body); err != nil {
 		return false, err
 	}
-	return typeFits(d, newCursor(body)), nil
+	return treeFits(d, body), nil
+}
+
+// treeFits is the oracle of fits: the type check of the decoded tree.
+func treeFits(d *tdesc, body []byte) bool {
+	v, err := DecodeJSON(body)
+	if err != nil {
+		return false
+	}
+	var st state
+	checkType(d, v, &st)
+	return len(st.issues) == 0
 }
 
 type fitKinds struct {

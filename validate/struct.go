@@ -212,7 +212,7 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 			return s.checked(p, max)
 		}
 	}
-	if s.query || typeFits(s.d, newCursor(body)) {
+	if s.query || fits(s.d, body) {
 		p := new(T)
 		if err := json.Unmarshal(body, p); err == nil && !(s.wide && hasLongNumber(body)) {
 			return s.checked(p, max)
@@ -258,7 +258,7 @@ func (s *StructSchema[T]) Decode(body []byte, max int) (p *T, issues []Issue, er
 	if err := CheckJSON(body); err != nil {
 		return nil, nil, err
 	}
-	if typeFits(s.d, newCursor(body)) {
+	if fits(s.d, body) {
 		p = new(T)
 		if err = json.Unmarshal(body, p); err == nil {
 			if issues = s.plan.run(unsafe.Pointer(p), nil, max, nil); len(issues) > 0 {

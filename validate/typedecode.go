@@ -78,7 +78,7 @@ func (td *TypeDecoder) DecodeInto(body []byte, dst any, max int) []Issue {
 // walked for its type issues, then its constraint issues (lenientRules).
 func (td *TypeDecoder) reread(body []byte, dst any, max int) []Issue {
 	var err error
-	if typeFits(td.d, newCursor(body)) {
+	if fits(td.d, body) {
 		if err = json.Unmarshal(body, dst); err == nil {
 			return td.plan.run(reflect.ValueOf(dst).UnsafePointer(), nil, max, nil)
 		}
