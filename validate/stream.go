@@ -113,7 +113,7 @@ func bytesKey(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b
 // streamTop is validateTop over bytes: null is absence.
 func streamTop(s checker, body []byte, max int) Result {
 	c := newCursor(body)
-	st := &state{max: max}
+	st := newState(false, max)
 	var out any
 	if c.peek() == 'n' {
 		out, _ = missing(s.base(), st)

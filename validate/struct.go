@@ -125,7 +125,7 @@ func (s *StructSchema[T]) ValidateLimit(v any, max int) Result {
 	if v == nil {
 		return Result{Issues: []Issue{{Path: []string{}, Message: "Required"}}}
 	}
-	st := &state{query: s.query, max: max}
+	st := newState(s.query, max)
 	out := checkType(s.d, v, st)
 	if len(st.issues) > 0 {
 		return Result{Issues: s.rulesAfter(out, st.issues, max)}
@@ -170,7 +170,7 @@ func lenientRules(d *tdesc, plan *vplan, t reflect.Type, query bool, tree any, t
 	if v == nil {
 		return typeIssues
 	}
-	st := &state{query: query}
+	st := newState(query, 0)
 	out := checkType(d, v, st)
 	if len(st.issues) > 0 {
 		return typeIssues
@@ -219,7 +219,7 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 		}
 	}
 	if !s.query {
-		st := &state{max: max}
+		st := newState(false, max)
 		streamType(s.d, newCursor(body), st)
 		if len(st.issues) > 0 {
 			return Result{Issues: s.rulesAfter(treeOf(body, s.plan, st.issues, max), st.issues, max)}

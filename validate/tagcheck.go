@@ -21,9 +21,8 @@ import (
 
 // walker is the state of one run.
 type walker struct {
-	path   []seg
-	issues []Issue
-	max    int
+	issueList
+	path []seg
 	// skip holds the paths that already have a type issue: nothing at or
 	// below them is checked (their value was replaced by null to decode).
 	skip  *jsontree.Paths
@@ -60,8 +59,6 @@ func (v *vplan) run(p unsafe.Pointer, prior []Issue, max int, skip [][]string) [
 	return out
 }
 
-func (w *walker) full() bool { return w.max > 0 && len(w.issues) >= w.max }
-
 func (w *walker) add(msg string) {
 	if w.full() {
 		return
@@ -74,7 +71,7 @@ func (w *walker) add(msg string) {
 			path[i] = s.name
 		}
 	}
-	w.issues = append(w.issues, Issue{Path: path, Message: msg})
+	w.report(path, msg)
 }
 
 // enter pushes a segment; it reports false when the segment is one of

@@ -83,7 +83,7 @@ func (td *TypeDecoder) reread(body []byte, dst any, max int) []Issue {
 			return td.plan.run(reflect.ValueOf(dst).UnsafePointer(), nil, max, nil)
 		}
 	}
-	st := &state{max: max}
+	st := newState(false, max)
 	streamType(td.d, newCursor(body), st)
 	if len(st.issues) > 0 {
 		return lenientRules(td.d, td.plan, td.t, false, treeOf(body, td.plan, st.issues, max), st.issues, max)
