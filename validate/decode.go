@@ -4,7 +4,6 @@ import (
 	"math"
 	"reflect"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -72,16 +71,11 @@ type dnode struct {
 	arrays [24]atomic.Pointer[reflect.Type]
 }
 
-var dplanCache sync.Map // reflect.Type -> *dnode
-
-// dplanOf returns the decoding plan of t (cached per type).
+// dplanOf returns the decoding plan of t (once, in t's cache entry).
 func dplanOf(t reflect.Type) *dnode {
-	if n, ok := dplanCache.Load(t); ok {
-		return n.(*dnode)
-	}
-	n := compileDecode(t, map[reflect.Type]*dnode{})
-	v, _ := dplanCache.LoadOrStore(t, n)
-	return v.(*dnode)
+	e := infoOf(t)
+	e.decOnce.Do(func() { e.dec = compileDecode(t, map[reflect.Type]*dnode{}) })
+	return e.dec
 }
 
 func compileDecode(t reflect.Type, seen map[reflect.Type]*dnode) *dnode {

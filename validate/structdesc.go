@@ -3,6 +3,7 @@ package validate
 import (
 	"encoding"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -10,11 +11,14 @@ import (
 	json "github.com/goccy/go-json"
 )
 
-// Type descriptions: what Struct and QueryStruct learn of a Go type, once,
-// when the schema is built (and cached per type), so that validating a
-// request never calls reflect on the type again. A tdesc says which JSON
-// kind a value of the type must be and, for a struct, its JSON fields
-// (json tags read as encoding/json reads them, embedded structs flattened).
+// Type descriptions: what the package learns of a Go type, once, when a
+// schema is built, so that validating a request never calls reflect on
+// the type again. One walk reads a struct's fields (fieldsOf: json tags
+// as encoding/json reads them, embedded structs flattened), and one cache
+// entry per type (typeInfo) holds everything derived from it: the type's
+// description (tdesc: which JSON kind a value must be, a struct's JSON
+// fields), its constraint plan (tags.go) and its decoding plan
+// (decode.go). The rules, the decoder and the JSON Schema all read them.
 
 type tkind uint8
 
@@ -76,19 +80,146 @@ type fdesc struct {
 }
 
 var (
-	descCache        sync.Map // reflect.Type -> *tdesc
+	types            sync.Map // reflect.Type -> *typeInfo: the one cache
 	jsonUnmarshalerT = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerT = reflect.TypeFor[encoding.TextUnmarshaler]()
 	timeT            = reflect.TypeFor[time.Time]()
 )
 
-func describe(t reflect.Type) *tdesc {
-	if d, ok := descCache.Load(t); ok {
-		return d.(*tdesc)
+// typeInfo is everything the package derives from one Go type, each part
+// computed once, on first use (a part may use another: the plan reads
+// the description, which reads the field walk).
+type typeInfo struct {
+	walkOnce sync.Once
+	members  []member // a struct's fields, depth first (fieldsOf)
+	deep     bool     // embedding goes deeper than the walk follows
+
+	descOnce sync.Once
+	d        *tdesc
+
+	planOnce sync.Once
+	plan     *vplan                  // the constraint plan (tags.go); nil: no rule
+	planErr  error                   // the *TagError of each tag that cannot be honoured
+	structs  map[reflect.Type]*splan // every struct met, rules or not (documentation)
+
+	decOnce sync.Once
+	dec     *dnode // the decoding plan (decode.go)
+}
+
+func infoOf(t reflect.Type) *typeInfo {
+	if e, ok := types.Load(t); ok {
+		return e.(*typeInfo)
 	}
-	d := describeIn(t, map[reflect.Type]*tdesc{})
-	descCache.Store(t, d)
-	return d
+	e, _ := types.LoadOrStore(t, &typeInfo{})
+	return e.(*typeInfo)
+}
+
+// describe returns the description of t.
+func describe(t reflect.Type) *tdesc {
+	e := infoOf(t)
+	e.descOnce.Do(func() { e.d = describeIn(t, map[reflect.Type]*tdesc{}) })
+	return e.d
+}
+
+// member is one field of a struct as the walk meets it, depth first in
+// declaration order (the order of the constraint issues).
+type member struct {
+	kind    memberKind
+	f       reflect.StructField
+	owner   reflect.Type // the struct declaring f
+	name    string       // the JSON name (fields)
+	opts    string       // the json tag's options
+	path    []int        // the field indices from the outer struct down to f
+	off     uintptr      // f's offset from the outer struct, or from via's struct
+	via     *embedPtr    // the outermost embedded pointer f is reached through; nil: none
+	norules bool         // under an embedded struct tagged validate:"-"
+}
+
+type memberKind uint8
+
+const (
+	mField   memberKind = iota // a JSON field
+	mEmbed                     // an embedded struct, its fields flattened after it
+	mIgnored                   // json:"-": never read from JSON
+)
+
+// embedPtr is an embedded pointer to a struct, whose fields are reached
+// through it (no fixed offset from the outer struct).
+type embedPtr struct {
+	off     uintptr      // the pointer's offset in the outer struct
+	t       reflect.Type // the struct it points to
+	norules bool         // tagged (or under one tagged) validate:"-"
+}
+
+// fieldsOf is the one walk of struct t's fields (cached): every exported
+// field, the fields of embedded structs without a JSON name flattened in
+// their place, as encoding/json reads them.
+func fieldsOf(t reflect.Type) (ms []member, deep bool) {
+	e := infoOf(t)
+	e.walkOnce.Do(func() { walkFields(&e.members, &e.deep, t, nil, 0, nil, false) })
+	return e.members, e.deep
+}
+
+func walkFields(ms *[]member, deep *bool, t reflect.Type, path []int, base uintptr, via *embedPtr, norules bool) {
+	if len(path) > 8 {
+		*deep = true // fields beyond are not listed: a decoder may still set them
+		return
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		at := append(path[:len(path):len(path)], i)
+		if tag != "-" && f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				*ms = append(*ms, member{kind: mEmbed, f: f, owner: t, path: at, off: base + f.Offset, via: via, norules: norules})
+				below := norules || f.Tag.Get("validate") == "-"
+				if f.Type.Kind() == reflect.Pointer {
+					next := via
+					if next == nil {
+						next = &embedPtr{off: base + f.Offset, t: ft, norules: below}
+					}
+					walkFields(ms, deep, ft, at, 0, next, below)
+				} else {
+					walkFields(ms, deep, ft, at, base+f.Offset, via, below)
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if tag == "-" {
+			*ms = append(*ms, member{kind: mIgnored, f: f, owner: t, path: at, via: via, norules: norules})
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		*ms = append(*ms, member{f: f, owner: t, name: name, opts: opts, path: at, off: base + f.Offset, via: via, norules: norules})
+	}
+}
+
+// jsonOrder orders the fields of a walk as encoding/json's flattening
+// meets them: a struct's own fields before those of its embedded
+// structs (the first met of two with one name keeps it).
+func jsonOrder(a, b *member) int {
+	for k := 0; ; k++ {
+		aLeaf, bLeaf := k == len(a.path)-1, k == len(b.path)-1
+		if a.path[k] != b.path[k] || aLeaf || bLeaf {
+			switch {
+			case aLeaf && !bLeaf:
+				return -1
+			case bLeaf && !aLeaf:
+				return 1
+			}
+			return a.path[k] - b.path[k]
+		}
+	}
 }
 
 func describeIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
@@ -143,66 +274,42 @@ func describeIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
 	case reflect.Struct:
 		d.kind, d.t = tStruct, t
 		d.byName = map[string]int{}
-		addFields(d, t, seen, 0, 0, false)
+		addFields(d, t, seen)
 	default:
 		d.kind = tAny
 	}
 	return d
 }
 
-// addFields lists the JSON fields of struct t into d, flattening embedded
-// structs without a name tag as encoding/json does (outer fields win).
-func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc, depth int, base uintptr, indirect bool) {
-	if depth > 8 {
-		d.shadowed = true // fields beyond are not listed: a decoder may still set them
-		return
+// addFields lists the JSON fields of struct t into d, from the walk, in
+// encoding/json's order: the first field met with a name keeps it (outer
+// fields win), the others are hidden.
+func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc) {
+	ms, deep := fieldsOf(t)
+	d.shadowed = deep
+	order := make([]*member, 0, len(ms))
+	for i := range ms {
+		if ms[i].kind == mField {
+			order = append(order, &ms[i])
+		}
 	}
-	type embed struct {
-		t        reflect.Type
-		off      uintptr
-		indirect bool
-	}
-	var embedded []embed
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				embedded = append(embedded, embed{ft, base + f.Offset, indirect || f.Type.Kind() == reflect.Pointer})
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		fd := describeIn(f.Type, seen)
-		str := strings.Contains(","+opts+",", ",string,")
+	slices.SortStableFunc(order, jsonOrder)
+	for _, m := range order {
+		fd := describeIn(m.f.Type, seen)
+		str := strings.Contains(","+m.opts+",", ",string,")
 		if str {
 			fd = &tdesc{kind: tAny}
 		}
-		if i, dup := d.byName[name]; dup {
+		if i, dup := d.byName[m.name]; dup {
 			d.shadowed = true
-			d.hidden = append(d.hidden, hiddenField{f: f, owner: t, winner: d.fields[i]})
+			d.hidden = append(d.hidden, hiddenField{f: m.f, owner: m.owner, winner: d.fields[i]})
 			continue
 		}
-		d.byName[name] = len(d.fields)
-		omit := indirect || strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,")
-		d.fields = append(d.fields, fdesc{name: name, d: fd, ptr: f.Type.Kind() == reflect.Pointer, omit: omit,
-			typ: f.Type, off: base + f.Offset, indirect: indirect, str: str, owner: t, goName: f.Name})
-	}
-	for _, e := range embedded {
-		addFields(d, e.t, seen, depth+1, e.off, e.indirect)
+		d.byName[m.name] = len(d.fields)
+		indirect := m.via != nil
+		omit := indirect || strings.Contains(","+m.opts+",", ",omitempty,") || strings.Contains(","+m.opts+",", ",omitzero,")
+		d.fields = append(d.fields, fdesc{name: m.name, d: fd, ptr: m.f.Type.Kind() == reflect.Pointer, omit: omit,
+			typ: m.f.Type, off: m.off, indirect: indirect, str: str, owner: m.owner, goName: m.f.Name})
 	}
 }
 

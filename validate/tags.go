@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unsafe"
 )
@@ -91,32 +90,20 @@ type fplan struct {
 	example string
 }
 
-var (
-	planCache sync.Map // reflect.Type -> *planEntry
-	durationT = reflect.TypeFor[time.Duration]()
-)
+var durationT = reflect.TypeFor[time.Duration]()
 
-type planEntry struct {
-	v       *vplan
-	err     error
-	structs map[reflect.Type]*splan // every struct met, rules or not (documentation)
-}
-
-// planOf compiles the plan of t (cached): nil when nothing in t has a
-// rule.
+// planOf compiles the plan of t (once, in t's cache entry): nil when
+// nothing in t has a rule.
 func planOf(t reflect.Type) (*vplan, error) {
-	if e, ok := planCache.Load(t); ok {
-		e := e.(*planEntry)
-		return e.v, e.err
-	}
-	c := &compiler{structs: map[reflect.Type]*splan{}}
-	v := c.value(nil, "", t, nil)
-	e := &planEntry{v: v, err: errors.Join(c.errs...), structs: c.structs}
-	if e.err != nil {
-		e.v = nil
-	}
-	planCache.Store(t, e)
-	return e.v, e.err
+	e := infoOf(t)
+	e.planOnce.Do(func() {
+		c := &compiler{structs: map[reflect.Type]*splan{}}
+		e.plan, e.structs = c.value(nil, "", t, nil), c.structs
+		if e.planErr = errors.Join(c.errs...); e.planErr != nil {
+			e.plan = nil
+		}
+	})
+	return e.plan, e.planErr
 }
 
 // compiler builds plans; structs holds those built (or being built, for
@@ -255,7 +242,7 @@ func (c *compiler) structPlan(t reflect.Type) *splan {
 	if !ok {
 		p = &splan{}
 		c.structs[t] = p // a recursive type refers to it while it is built
-		c.fields(p, t, 0, 0)
+		c.fields(p, t)
 		c.unreachable(t)
 		p.done = true
 	}
@@ -274,46 +261,42 @@ func (p *splan) hasRules() bool {
 	return false
 }
 
-// fields adds the fields of struct t at offset base, embedded structs
-// flattened as encoding/json does.
-func (c *compiler) fields(p *splan, t reflect.Type, base uintptr, depth int) {
-	if depth > 8 {
-		return
-	}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		jtag := f.Tag.Get("json")
-		vtag, hasV := f.Tag.Lookup("validate")
-		pat, hasPat := f.Tag.Lookup("pattern")
-		name, _, _ := strings.Cut(jtag, ",")
-		if f.Anonymous && name == "" && jtag != "-" {
-			ft := f.Type
-			if ft.Kind() == reflect.Struct && !hasV {
-				c.fields(p, ft, base+f.Offset, depth+1)
-				continue
-			}
-			if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct && !hasV {
-				if sub := c.structPlan(ft.Elem()); sub != nil {
-					p.fields = append(p.fields, fplan{off: base + f.Offset,
-						v: &vplan{t: ft.Elem(), kind: vStruct, ptr: true, sub: sub}})
+// fields adds the fields of struct t, as the walk (fieldsOf) lists them,
+// in declaration order: an embedded struct's in its place, those reached
+// through an embedded pointer as one entry (checked when it is not nil).
+func (c *compiler) fields(p *splan, t reflect.Type) {
+	ms, _ := fieldsOf(t)
+	var group *embedPtr
+	for i := range ms {
+		m := &ms[i]
+		if m.via != nil { // compiled as the pointed struct's own fields
+			if m.via != group {
+				group = m.via
+				if sub := c.structPlan(group.t); sub != nil && !group.norules {
+					p.fields = append(p.fields, fplan{off: group.off,
+						v: &vplan{t: group.t, kind: vStruct, ptr: true, sub: sub}})
 				}
-				continue
 			}
-		}
-		if !f.IsExported() || vtag == "-" {
 			continue
 		}
-		if jtag == "-" {
+		vtag, hasV := m.f.Tag.Lookup("validate")
+		pat, hasPat := m.f.Tag.Lookup("pattern")
+		switch {
+		case m.kind == mEmbed:
+			if (hasV && vtag != "-") || hasPat {
+				c.fail(m.owner, m.f.Name, vtag+pat, "an embedded struct's fields are its outer object's in JSON: tag them, not the embedded struct")
+			}
+			continue
+		case m.norules || vtag == "-":
+			continue
+		case m.kind == mIgnored:
 			if hasV || hasPat {
-				c.fail(t, f.Name, vtag+pat, "the field is not read from JSON (json:\"-\")")
+				c.fail(m.owner, m.f.Name, vtag+pat, "the field is not read from JSON (json:\"-\")")
 			}
 			continue
 		}
-		if name == "" {
-			name = f.Name
-		}
-		fp := c.field(t, f, hasV, vtag, hasPat, pat)
-		fp.name, fp.off = name, base+f.Offset
+		fp := c.field(m.owner, m.f, hasV, vtag, hasPat, pat)
+		fp.name, fp.off = m.name, m.off
 		p.fields = append(p.fields, fp)
 	}
 }
@@ -379,8 +362,7 @@ func structDoc(t reflect.Type) *splan {
 	if _, err := planOf(t); err != nil {
 		return nil
 	}
-	e, _ := planCache.Load(t)
-	return e.(*planEntry).structs[t]
+	return infoOf(t).structs[t]
 }
 
 // paramUnescape applies validator's escapes in parameters: 0x2C is a

@@ -472,3 +472,21 @@ func TestShadowedRequiredFieldIsAStartUpError(t *testing.T) {
 		t.Error("CompileType (fx.Op's body) accepted the type")
 	}
 }
+
+type taggedEmbedOuter struct {
+	shadowInner `validate:"required"`
+	ID          int `json:"id"`
+}
+
+// TestEmbeddedStructTagIsAStartUpError: the fields of an embedded struct
+// are its outer object's in JSON (the decoder and the document flatten
+// them), so a rule on the embedded struct itself has no value to check:
+// it is refused when the schema is built, not run under a path segment
+// ("shadowInner") that no body has.
+func TestEmbeddedStructTagIsAStartUpError(t *testing.T) {
+	_, err := validate.CompileStruct[taggedEmbedOuter]()
+	var te *validate.TagError
+	if !errors.As(err, &te) || te.Field != "shadowInner" {
+		t.Fatalf("CompileStruct: %v, want a *TagError at field shadowInner", err)
+	}
+}
