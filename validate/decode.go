@@ -420,18 +420,10 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 			i = d.exact(bytesKey(key))
 		}
 		if i < 0 || i >= 64 {
-			if !framed { // this level is now counted by its frame
-				p.fitDepth--
-				if err := p.push(frame{obj: true, start: start, keysStart: len(p.offs), keysBytes: len(p.keys)}); err != nil {
-					return errMisfit
-				}
-				framed = true
+			var err error
+			if key, err = p.slowKey(start, keyAt, key, !verbatim, &framed); err != nil {
+				return err
 			}
-			if p.addKey(keyAt, key, !verbatim, nil) != nil {
-				return errMisfit // a duplicate
-			}
-			fr := &p.stack[len(p.stack)-1]
-			key = p.keys[fr.ks:fr.ke]
 			if i = d.exact(bytesKey(key)); i < 0 {
 				if _, ok := d.field(bytesKey(key)); ok {
 					return errMisfit // a case-insensitive match
@@ -467,10 +459,6 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 			break
 		}
 	}
-	if framed {
-		p.popObject()
-	} else {
-		p.fitDepth--
-	}
+	p.closeObject(framed)
 	return nil
 }

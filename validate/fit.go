@@ -265,18 +265,11 @@ func (p *parser) fitObject(d *tdesc) error {
 			i = d.exact(bytesKey(key))
 		}
 		if i < 0 || i >= 64 {
-			if !framed { // this level is now counted by its frame
-				p.fitDepth--
-				if err := p.push(frame{obj: true, start: start, keysStart: len(p.offs), keysBytes: len(p.keys)}); err != nil {
-					return errMisfit
-				}
-				framed = true
+			var err error
+			if key, err = p.slowKey(start, at, key, !verbatim, &framed); err != nil {
+				return err
 			}
-			if p.addKey(at, key, !verbatim, nil) != nil {
-				return errMisfit // a duplicate
-			}
-			fr := &p.stack[len(p.stack)-1]
-			if key = p.keys[fr.ks:fr.ke]; d.kind == tStruct {
+			if d.kind == tStruct {
 				i = d.exact(bytesKey(key))
 			}
 		}
@@ -310,10 +303,37 @@ func (p *parser) fitObject(d *tdesc) error {
 			break
 		}
 	}
+	p.closeObject(framed)
+	return nil
+}
+
+// slowKey is the key of an object member that the struct's field bits do
+// not cover (a map's key, an unknown one, one matched ignoring case, an
+// escaped one, a field beyond the 64th), for the strict walk and the
+// one-pass decoder alike: it is checked for a duplicate by addKey, as
+// CheckJSON's keys are, under a frame taken for the object (at start) at
+// its first such key; the unescaped key is returned.
+func (p *parser) slowKey(start, at int, raw []byte, esc bool, framed *bool) ([]byte, error) {
+	if !*framed { // this level is now counted by its frame
+		p.fitDepth--
+		if err := p.push(frame{obj: true, start: start, keysStart: len(p.offs), keysBytes: len(p.keys)}); err != nil {
+			return nil, errMisfit
+		}
+		*framed = true
+	}
+	if p.addKey(at, raw, esc, nil) != nil {
+		return nil, errMisfit // a duplicate
+	}
+	fr := &p.stack[len(p.stack)-1]
+	return p.keys[fr.ks:fr.ke], nil
+}
+
+// closeObject leaves the object whose '}' was read: its frame, when it
+// took one, else its level of fitDepth.
+func (p *parser) closeObject(framed bool) {
 	if framed {
 		p.popObject()
 	} else {
 		p.fitDepth--
 	}
-	return nil
 }
