@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/fxhq/fx/internal/tagengine"
 	"github.com/fxhq/fx/validate"
 )
 
@@ -123,14 +124,14 @@ type opField struct {
 	required  bool
 	off       uintptr
 	typ       reflect.Type
-	rules     *validate.FieldRules // its constraint tags
+	rules     tagengine.Field[validate.Issue] // its constraint tags
 }
 
 type opBody struct {
 	off uintptr
 	typ reflect.Type // the field's type
 	ptr bool         // *B: optional, allocated when a body is sent
-	dec *validate.TypeDecoder
+	dec tagengine.Body[validate.Issue]
 }
 
 // planOf builds the binding plan of t. It panics on a programming error
@@ -161,10 +162,10 @@ func planOf(t reflect.Type, path string) (*opPlan, error) {
 			if b.ptr {
 				et = et.Elem()
 			}
-			dec, err := validate.CompileType(et)
+			dec, err := tagengine.For[validate.Issue]().Body(et)
 			if err != nil {
 				errs = append(errs, err)
-				dec, _ = validate.CompileType(reflect.TypeFor[struct{}]()) // never run: Boot fails
+				dec, _ = tagengine.For[validate.Issue]().Body(reflect.TypeFor[struct{}]()) // never run: Boot fails
 			}
 			b.dec = dec
 			p.body = b
@@ -186,7 +187,7 @@ func planOf(t reflect.Type, path string) (*opPlan, error) {
 			if loc == "path" && !containsString(params, name) {
 				panic(fmt.Sprintf("fx.Op: field %s.%s: path %q has no parameter %q", t, f.Name, path, name))
 			}
-			rules, err := validate.CompileField(t, f)
+			rules, err := tagengine.For[validate.Issue]().Field(t, f)
 			if err != nil {
 				errs = append(errs, err)
 			} else if rules.Required() {
@@ -223,9 +224,9 @@ func bindable(t reflect.Type, slice bool) bool {
 func (p *opPlan) info() []InputField {
 	var out []InputField
 	for _, f := range p.fields {
-		in := InputField{In: f.loc, Name: f.name, Required: f.required, Type: f.typ, Constrained: f.rules.Constrained()}
-		if f.rules != nil {
-			in.Schema = f.rules.JSONSchema()
+		in := InputField{In: f.loc, Name: f.name, Required: f.required, Type: f.typ}
+		if f.rules != nil { // nil: its tags do not compile (Boot fails)
+			in.Constrained, in.Schema = f.rules.Constrained(), f.rules.JSONSchema()
 		}
 		out = append(out, in)
 	}

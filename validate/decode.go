@@ -30,7 +30,7 @@ import (
 // not fit its type, a fault of the grammar, a key matching a field only
 // case-insensitively, an integer written with a fraction or an
 // exponent), it stops and the caller answers with the error path, which
-// reads the body again to word every issue (see TypeDecoder.Decode).
+// reads the body again to word every issue (see typeDecoder.Decode).
 //
 // Strings: the walk copies the strings of a body of at most arenaMax
 // bytes into one buffer allocated at the first string (one allocation

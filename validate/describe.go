@@ -34,7 +34,7 @@ func JSONSchemaOf(s Schema) (schema map[string]any, ok bool) {
 // minLength, minimum, minItems, ...,
 // doc and example become description and examples. Slices and maps may
 // be null (c.JSON encodes a nil one as null); the schemas of request
-// values (StructSchema.JSONSchema, TypeDecoder.JSONSchema) make them
+// values (StructSchema.JSONSchema, and fx.Op's bodies) make them
 // nullable only when the field is a pointer or starts with omitempty.
 // A recursive type is described down to its first repetition, which is
 // any value. It describes response bodies (what c.JSON encodes from t);

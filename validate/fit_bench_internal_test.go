@@ -24,7 +24,7 @@ var benchTypedValid = []byte(`{"customer":"Ada Lovelace","email":"ada@example.co
 
 // BenchmarkTypedBody splits the valid body's binding into its passes.
 func BenchmarkTypedBody(b *testing.B) {
-	td := NewTypeDecoder(reflect.TypeFor[benchTyped]())
+	td := must(compileType(reflect.TypeFor[benchTyped]()))
 	b.Run("CheckJSON", func(b *testing.B) {
 		for b.Loop() {
 			CheckJSON(benchTypedValid)
@@ -85,7 +85,7 @@ func handCheckTyped(o *benchTyped) bool {
 // strict pass and type scan, go-json, the rule plan) and by the one-pass
 // decoder (strictness, decode and rules).
 func BenchmarkTypedDecoders(b *testing.B) {
-	td := NewTypeDecoder(reflect.TypeFor[benchTyped]())
+	td := must(compileType(reflect.TypeFor[benchTyped]()))
 	b.Run("go-json", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
