@@ -51,7 +51,7 @@ import (
 // per request, one allocation for the In, a parse per field (a string
 // field costs its copy), for a body the scans and decode of JSONBody, and
 // the constraint checks, which allocate nothing on a valid input (see
-// validate's tagcheck.go for the exceptions: url, uri, maps). See
+// validate's rules_run.go for the exceptions: url, uri, maps). See
 // BenchmarkOp and BenchmarkOpConstraints for the comparison with a
 // handler doing the same by hand.
 

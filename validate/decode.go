@@ -12,11 +12,11 @@ import (
 )
 
 // The one-pass decoder of typed bodies. A body is read once, on the
-// strict reader's tokens and state (json.go): the grammar, duplicate
+// strict reader's tokens and state (strict.go): the grammar, duplicate
 // keys, UTF-8, number range and depth are checked while each value is
 // written straight into the destination at its field's offset (the
-// offsets the type description, structdesc.go, records); the constraint
-// plan (tags.go) then runs over the value. Nothing is decoded twice and
+// offsets the type description, types.go, records); the constraint
+// plan (rules.go) then runs over the value. Nothing is decoded twice and
 // no intermediate tree is built.
 //
 // What the walk writes itself: strings, booleans, integer and float
@@ -25,7 +25,7 @@ import (
 // map, an array, time.Time, []byte, a json or text unmarshaler, a
 // ",string" field, a struct whose flattened fields shadow one another or
 // are reached through an embedded pointer) is checked by the strict walk
-// (fit.go) and handed, as its own bytes, to go-json. And per body: when
+// (decode_fit.go) and handed, as its own bytes, to go-json. And per body: when
 // the walk meets anything it does not decide alone (a value that does
 // not fit its type, a fault of the grammar, a key matching a field only
 // case-insensitively, an integer written with a fraction or an

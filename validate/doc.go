@@ -96,7 +96,7 @@
 //     one per slice and pointer. The type and its tags are compiled
 //     once, when the schema is built; the constraint checks then run over
 //     the T without reflection and allocate nothing on a valid value
-//     (except url, uri and maps: tagcheck.go). BenchmarkStructConstraints
+//     (except url, uri and maps: rules_run.go). BenchmarkStructConstraints
 //     measures them.
 //   - Error work is bounded: fx asks a schema for at most Config.MaxIssues
 //     issues (see ValidateMax and Limited), and the built-in schemas and

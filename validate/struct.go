@@ -32,7 +32,7 @@ import (
 // for the T, one for its strings, one per slice and pointer), and the
 // constraints run over the decoded T through a plan compiled once, here
 // (no reflection, no allocation on a value that passes them; see
-// tagcheck.go for the exceptions). A body that does not fit T is never
+// rules_run.go for the exceptions). A body that does not fit T is never
 // decoded whole (go-json decodes all of a body before reporting its
 // first type error); its
 // type issues are found over the bytes, stopping at the limit of

@@ -10,7 +10,7 @@ import (
 )
 
 // The strict walk of a value the one-pass decoder (decode.go) leaves to
-// go-json: on the strict reader's tokens and state (json.go), it checks
+// go-json: on the strict reader's tokens and state (strict.go), it checks
 // the grammar (duplicate keys, UTF-8, number range, depth) and whether
 // every value fits its Go type, building nothing; a value the type does
 // not constrain (an unknown key, an interface) is read by the strict

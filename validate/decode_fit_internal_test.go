@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// The strict walk (fit.go), which checks the values the one-pass decoder
+// The strict walk (decode_fit.go), which checks the values the one-pass decoder
 // leaves to go-json, must answer exactly what the two passes answer:
 // CheckJSON's error, and the type check of the decoded tree (checkType)
 // over a body CheckJSON accepted. The two are the oracle; checkFits runs
@@ -85,7 +85,7 @@ type fitEmbedded struct {
 	Name  string // matched ignoring case, as go-json does
 }
 
-// wideStruct has more fields than fit.go's bit set (64) and than the
+// wideStruct has more fields than decode_fit.go's bit set (64) and than the
 // short list of tdesc.exact (8).
 var wideStruct = func() reflect.Type {
 	var fs []reflect.StructField

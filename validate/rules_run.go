@@ -12,7 +12,7 @@ import (
 	"github.com/fxhq/fx/internal/jsontree"
 )
 
-// Running a compiled plan (tags.go) over a decoded value: no reflection
+// Running a compiled plan (rules.go) over a decoded value: no reflection
 // on slices, structs and scalars (offsets and typed loads), a walker from
 // a pool, and a path rendered only when an issue is reported. Cost on a
 // value that passes: no allocation, unless a rule itself allocates (url,

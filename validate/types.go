@@ -17,7 +17,7 @@ import (
 // as encoding/json reads them, embedded structs flattened), and one cache
 // entry per type (typeInfo) holds everything derived from it: the type's
 // description (tdesc: which JSON kind a value must be, a struct's JSON
-// fields), its constraint plan (tags.go) and its decoding plan
+// fields), its constraint plan (rules.go) and its decoding plan
 // (decode.go). The rules, the decoder and the JSON Schema all read them.
 
 type tkind uint8
@@ -38,7 +38,7 @@ const (
 )
 
 type tdesc struct {
-	t      reflect.Type // a struct's type (its constraint tags: describe_struct.go)
+	t      reflect.Type // a struct's type (its constraint tags: jsonschema.go)
 	kind   tkind
 	bits   int
 	elem   *tdesc
@@ -98,7 +98,7 @@ type typeInfo struct {
 	d        *tdesc
 
 	planOnce sync.Once
-	plan     *vplan                  // the constraint plan (tags.go); nil: no rule
+	plan     *vplan                  // the constraint plan (rules.go); nil: no rule
 	planErr  error                   // the *TagError of each tag that cannot be honoured
 	structs  map[reflect.Type]*splan // every struct met, rules or not (documentation)
 
