@@ -44,8 +44,9 @@ type StructSchema[T any] struct {
 	plan  *vplan // the constraint tags of T; nil: none (or TypesOnly)
 	rules bool   // constraint tags are read (not TypesOnly): JSONSchema shows them
 	query bool
-	wide  bool   // T holds a 64-bit integer somewhere (see ValidateJSON)
-	dec   *dnode // the one-pass decoding plan of T (decode.go)
+	wide  bool         // T holds a 64-bit integer somewhere (see ValidateJSON)
+	dec   *dnode       // the one-pass decoding plan of T (decode.go)
+	body  *typeDecoder // Decode: fx.Op's decoder over the same plans
 }
 
 // StructOption adjusts Struct, QueryStruct and their Compile forms.
@@ -105,6 +106,7 @@ func compileStruct[T any](query bool, opts []StructOption) (*StructSchema[T], er
 		}
 		s.plan = plan
 	}
+	s.body = &typeDecoder{d: d, t: t, plan: s.plan, dec: s.dec}
 	return s, nil
 }
 
@@ -244,40 +246,16 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 // passes) go-json decodes it; otherwise issues are those
 // ValidateJSONLimit(body, max) reports, found over the bytes and stopping
 // at max, and nothing is decoded. Unlike ValidateJSON, null gives the
-// zero T. err is go-json's error when the body fits the types but the
-// decoder still refused it and no issue explains why. Strings in *p never
-// alias body.
+// zero T. A body that fits the types but that a custom UnmarshalJSON
+// refuses is the one issue "Has an invalid value". Strings in *p never
+// alias body. It is the decoder of fx.Op's bodies, for a T known at
+// compile time.
 func (s *StructSchema[T]) Decode(body []byte, max int) (p *T, issues []Issue, err error) {
 	p = new(T)
-	if s.dec.decodeInto(body, unsafe.Pointer(p)) {
-		if issues = s.plan.run(unsafe.Pointer(p), nil, max, nil); len(issues) > 0 {
-			return nil, issues, nil
-		}
-		return p, nil, nil
+	if issues, err = s.body.Decode(body, p, max); err != nil || len(issues) > 0 {
+		return nil, issues, err
 	}
-	if err := CheckJSON(body); err != nil {
-		return nil, nil, err
-	}
-	if fits(s.d, body) {
-		p = new(T)
-		if err = json.Unmarshal(body, p); err == nil {
-			if issues = s.plan.run(unsafe.Pointer(p), nil, max, nil); len(issues) > 0 {
-				return nil, issues, nil
-			}
-			return p, nil, nil
-		}
-	}
-	res := s.ValidateJSONLimit(body, max)
-	if len(res.Issues) > 0 {
-		return nil, res.Issues, nil
-	}
-	if err == nil {
-		err = res.Err()
-	}
-	if err == nil {
-		err = errors.New("validate: body refused by the decoder")
-	}
-	return nil, nil, err
+	return p, nil, nil
 }
 
 // treeOf decodes body for lenientRules, only when it will be used: the
