@@ -246,17 +246,17 @@ func describeValue(m map[string]any, v *vplan) (required bool) {
 
 // requiredKeywords states validator's required on a non-pointer value:
 // a string is not empty, a number not zero, a bool true.
-func requiredKeywords(m map[string]any, k vkind) {
+func requiredKeywords(m map[string]any, k tkind) {
 	switch k {
-	case vString:
+	case tString:
 		if n, ok := m["minLength"].(int64); !ok || n < 1 {
 			m["minLength"] = int64(1)
 		}
-	case vInt, vUint, vFloat:
+	case tInt, tUint, tFloat:
 		if _, ok := m["not"]; !ok {
 			m["not"] = map[string]any{"const": 0}
 		}
-	case vBool:
+	case tBool:
 		m["const"] = true
 	}
 }

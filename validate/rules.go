@@ -35,26 +35,11 @@ func (e *TagError) Error() string {
 	return fmt.Sprintf("validate: type %s, field %s, word %q: %s", e.Type, e.Field, e.Word, e.Reason)
 }
 
-type vkind uint8
-
-const (
-	vOther  vkind = iota // interface, time.Time, ...: only required/omitempty
-	vString              // string kinds
-	vInt                 // signed integer kinds
-	vUint                // unsigned integer kinds
-	vFloat               // float kinds
-	vBool                // bool
-	vSlice               // slice (not []byte)
-	vArray               // array
-	vMap                 // map
-	vStruct              // struct with its own fields (not time.Time)
-)
-
 // vplan checks one value: the rules of its words in tag order, then its
 // elements (dive) and its struct fields.
 type vplan struct {
 	t    reflect.Type // the value's type, pointer removed
-	kind vkind
+	kind tkind
 	ptr  bool // reached through a pointer: nil is checked before the rules
 	// rules in tag order; the first failure is the value's issue.
 	rules []rule
@@ -117,32 +102,33 @@ func (c *compiler) fail(owner reflect.Type, field, word, format string, args ...
 	c.errs = append(c.errs, &TagError{Type: owner, Field: field, Word: word, Reason: fmt.Sprintf(format, args...)})
 }
 
-// kindOfType classifies t (pointer removed).
-func kindOfType(t reflect.Type) vkind {
+// kindOfType classifies t (pointer removed) by its Go shape, as the
+// rules see it (see tkind).
+func kindOfType(t reflect.Type) tkind {
 	switch t.Kind() {
 	case reflect.String:
-		return vString
+		return tString
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return vInt
+		return tInt
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return vUint
+		return tUint
 	case reflect.Float32, reflect.Float64:
-		return vFloat
+		return tFloat
 	case reflect.Bool:
-		return vBool
+		return tBool
 	case reflect.Slice:
-		return vSlice
+		return tSlice
 	case reflect.Array:
-		return vArray
+		return tArray
 	case reflect.Map:
-		return vMap
+		return tMap
 	case reflect.Struct:
 		if t == timeT {
-			return vOther
+			return tAny
 		}
-		return vStruct
+		return tStruct
 	}
-	return vOther
+	return tAny
 }
 
 // value compiles the words for a value of type t, declared by field of
@@ -155,7 +141,7 @@ func (c *compiler) value(owner reflect.Type, field string, t reflect.Type, words
 	}
 	v.kind = kindOfType(v.t)
 	if v.t.Kind() == reflect.Pointer {
-		v.kind = vOther
+		v.kind = tAny
 	}
 	for i := 0; i < len(words); i++ {
 		w := words[i]
@@ -168,14 +154,14 @@ func (c *compiler) value(owner reflect.Type, field string, t reflect.Type, words
 			c.fail(owner, field, w, "alternatives (|) are not supported; use the playground adapter")
 			continue
 		case name == "dive":
-			if v.kind != vSlice && v.kind != vArray && v.kind != vMap {
+			if v.kind != tSlice && v.kind != tArray && v.kind != tMap {
 				c.fail(owner, field, w, "dive needs a slice, array or map, not %s", v.t)
 				return v.result()
 			}
 			rest := words[i+1:]
 			if len(rest) > 0 && rest[0] == "keys" {
 				end := indexOf(rest, "endkeys")
-				if v.kind != vMap || end < 0 {
+				if v.kind != tMap || end < 0 {
 					c.fail(owner, field, "keys", "keys needs a map and a matching endkeys")
 					return v.result()
 				}
@@ -201,9 +187,9 @@ func (c *compiler) value(owner reflect.Type, field string, t reflect.Type, words
 		v.rules = append(v.rules, r)
 	}
 	switch v.kind {
-	case vStruct:
+	case tStruct:
 		v.sub = c.structPlan(v.t)
-	case vSlice, vArray, vMap:
+	case tSlice, tArray, tMap:
 		// The elements of a struct type are checked even without dive
 		// (validator needs dive for that; see docs/tags.md).
 		v.elem, v.size = c.implicit(v.t.Elem()), v.t.Elem().Size()
@@ -218,7 +204,7 @@ func (c *compiler) implicit(t reflect.Type) *vplan {
 
 // result drops a plan with nothing to check.
 func (v *vplan) result() *vplan {
-	if v.kind == vArray {
+	if v.kind == tArray {
 		v.n = v.t.Len()
 	}
 	if len(v.rules) == 0 && v.elem == nil && v.keys == nil && v.sub == nil {
@@ -274,7 +260,7 @@ func (c *compiler) fields(p *splan, t reflect.Type) {
 				group = m.via
 				if sub := c.structPlan(group.t); sub != nil && !group.norules {
 					p.fields = append(p.fields, fplan{off: group.off,
-						v: &vplan{t: group.t, kind: vStruct, ptr: true, sub: sub}})
+						v: &vplan{t: group.t, kind: tStruct, ptr: true, sub: sub}})
 				}
 			}
 			continue
@@ -336,7 +322,7 @@ func (c *compiler) field(owner reflect.Type, f reflect.StructField, hasV bool, v
 			c.fail(owner, f.Name, "pattern:"+pat, "pattern needs a string field, not %s", ft)
 		default:
 			if v == nil {
-				v = &vplan{t: ft, kind: vString, ptr: f.Type.Kind() == reflect.Pointer}
+				v = &vplan{t: ft, kind: tString, ptr: f.Type.Kind() == reflect.Pointer}
 			}
 			v.rules = append(v.rules, rule{word: "pattern", msg: "Must match the pattern " + pat,
 				ok:     func(p unsafe.Pointer) bool { return re.MatchString(*(*string)(p)) },

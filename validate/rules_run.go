@@ -158,11 +158,11 @@ func (v *vplan) leaf() bool { return v.elem == nil && v.keys == nil && v.sub == 
 // enough not to keep one).
 func hasValueAt(v *vplan, p unsafe.Pointer) bool {
 	switch v.kind {
-	case vString:
+	case tString:
 		return len(*(*string)(p)) != 0
-	case vSlice, vMap:
+	case tSlice, tMap:
 		return *(*unsafe.Pointer)(p) != nil
-	case vBool:
+	case tBool:
 		return *(*bool)(p)
 	}
 	return !reflect.NewAt(v.t, p).Elem().IsZero()
@@ -171,9 +171,9 @@ func hasValueAt(v *vplan, p unsafe.Pointer) bool {
 // each checks the elements (and map keys) of the container at p.
 func (v *vplan) each(p unsafe.Pointer, w *walker) {
 	switch v.kind {
-	case vSlice, vArray:
+	case tSlice, tArray:
 		data, n := p, v.n
-		if v.kind == vSlice {
+		if v.kind == tSlice {
 			data, n = *(*unsafe.Pointer)(p), (*[3]int)(p)[1]
 		}
 		for i := 0; i < n && !w.full(); i++ {
@@ -182,7 +182,7 @@ func (v *vplan) each(p unsafe.Pointer, w *walker) {
 			}
 			w.leave()
 		}
-	case vMap:
+	case tMap:
 		m := reflect.NewAt(v.t, p).Elem()
 		keys := m.MapKeys()
 		names := make([]string, len(keys))

@@ -20,10 +20,14 @@ import (
 // fields), its constraint plan (rules.go) and its decoding plan
 // (decode.go). The rules, the decoder and the JSON Schema all read them.
 
+// tkind is the one kind enum: a tdesc's kind is the type as JSON reads
+// it (describeIn), a constraint plan's the type's Go shape, which its
+// words apply to (kindOfType: an array is tArray, []byte a tSlice,
+// time.Time and interfaces tAny).
 type tkind uint8
 
 const (
-	tAny    tkind = iota // anything: interface, json.Unmarshaler, ",string" fields
+	tAny    tkind = iota // anything: interface, json.Unmarshaler, ",string" fields (rules: only required, omitempty)
 	tString              // string
 	tBool                // bool
 	tInt                 // signed integer of bits
@@ -35,6 +39,7 @@ const (
 	tTime                // time.Time: RFC 3339 string
 	tText                // encoding.TextUnmarshaler: a string
 	tBytes               // []byte: base64 string
+	tArray               // a Go array, as the rules see it (the JSON view reads it as tSlice)
 )
 
 type tdesc struct {
