@@ -82,7 +82,7 @@ func compileDecode(t reflect.Type, seen map[reflect.Type]*dnode) *dnode {
 	if n, ok := seen[t]; ok {
 		return n
 	}
-	n := &dnode{t: t, d: describe(t)}
+	n := &dnode{t: t, d: descOf(t)}
 	seen[t] = n
 	if t.Kind() == reflect.Pointer {
 		if n.d.kind == tAny || n.d.kind == tText || n.d.kind == tTime {

@@ -164,7 +164,7 @@ func TestCheckFitsMatchesTwoPasses(t *testing.T) {
 		bodies = append(bodies, manyKeys(n, false), manyKeys(n, true))
 	}
 	for name, typ := range fitTypes {
-		d := describe(typ)
+		d := descOf(typ)
 		for _, body := range bodies {
 			assertFitsLikeOracle(t, name, d, []byte(body))
 		}
@@ -181,7 +181,7 @@ func TestCheckFitsRandom(t *testing.T) {
 		n = 500
 	}
 	for name, typ := range fitTypes {
-		d := describe(typ)
+		d := descOf(typ)
 		for range n {
 			body := []byte(genValue(r, d, 0))
 			assertFitsLikeOracle(t, name, d, body)
@@ -245,7 +245,7 @@ func FuzzCheckFits(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		for name, typ := range fitTypes {
-			assertFitsLikeOracle(t, name, describe(typ), []byte(body))
+			assertFitsLikeOracle(t, name, descOf(typ), []byte(body))
 		}
 	})
 }

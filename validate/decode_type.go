@@ -46,7 +46,7 @@ func compileType(t reflect.Type) (*typeDecoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &typeDecoder{d: describe(t), t: t, plan: plan, dec: dplanOf(t)}, nil
+	return &typeDecoder{d: descOf(t), t: t, plan: plan, dec: dplanOf(t)}, nil
 }
 
 // Decode reads body once into dst, a pointer to a zero value of the

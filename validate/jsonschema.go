@@ -50,7 +50,7 @@ func JSONSchemaOf(s Schema) (schema map[string]any, ok bool) {
 // required, and those whose zero value (what an absent key leaves) fails
 // their rules (validate:"min=1" on an int).
 func TypeJSONSchema(t reflect.Type) map[string]any {
-	return typeSchema(describe(t), &describer{open: map[*tdesc]bool{}, rules: true})
+	return typeSchema(descOf(t), &describer{open: map[*tdesc]bool{}, rules: true})
 }
 
 // JSONSchema describes T as Struct reads it (see TypeJSONSchema): its

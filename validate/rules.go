@@ -292,7 +292,7 @@ func (c *compiler) fields(p *splan, t reflect.Type) {
 // JSON name) but whose tags require it: every body would be refused at
 // a field that was sent. The error names both fields.
 func (c *compiler) unreachable(t reflect.Type) {
-	for _, h := range describe(t).hidden {
+	for _, h := range descOf(t).hidden {
 		vtag, _, _ := strings.Cut(h.f.Tag.Get("validate"), ",dive") // dive's words are the elements'
 		if !slices.Contains(strings.Split(vtag, ","), "required") {
 			continue
@@ -414,7 +414,7 @@ func (r *fieldRules) Check(p unsafe.Pointer, max int) []Issue {
 // JSONSchema is the schema of the field's value as a request sends it:
 // its type's, with the keywords of its tags.
 func (r *fieldRules) JSONSchema() map[string]any {
-	d := describe(r.f.Type)
+	d := descOf(r.f.Type)
 	m := requestSchema(d)
 	describeField(m, fdesc{d: d, ptr: r.f.Type.Kind() == reflect.Pointer}, &r.fp, true)
 	return m

@@ -97,7 +97,7 @@ func compileStruct[T any](query bool, opts []StructOption) (*StructSchema[T], er
 		fn(&o)
 	}
 	t := reflect.TypeFor[T]()
-	d := describe(t)
+	d := descOf(t)
 	s := &StructSchema[T]{d: d, query: query, wide: hasWideInt(d, map[*tdesc]bool{}), rules: !o.typesOnly, dec: dplanOf(t)}
 	if s.rules {
 		plan, err := planOf(t)

@@ -21,7 +21,7 @@ import (
 // (decode.go). The rules, the decoder and the JSON Schema all read them.
 
 // tkind is the one kind enum: a tdesc's kind is the type as JSON reads
-// it (describeIn), a constraint plan's the type's Go shape, which its
+// it (descIn), a constraint plan's the type's Go shape, which its
 // words apply to (kindOfType: an array is tArray, []byte a tSlice,
 // time.Time and interfaces tAny).
 type tkind uint8
@@ -119,10 +119,10 @@ func infoOf(t reflect.Type) *typeInfo {
 	return e.(*typeInfo)
 }
 
-// describe returns the description of t.
-func describe(t reflect.Type) *tdesc {
+// descOf returns the description of t.
+func descOf(t reflect.Type) *tdesc {
 	e := infoOf(t)
-	e.descOnce.Do(func() { e.d = describeIn(t, map[reflect.Type]*tdesc{}) })
+	e.descOnce.Do(func() { e.d = descIn(t, map[reflect.Type]*tdesc{}) })
 	return e.d
 }
 
@@ -227,7 +227,7 @@ func jsonOrder(a, b *member) int {
 	}
 }
 
-func describeIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
+func descIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
 	if d, ok := seen[t]; ok {
 		return d
 	}
@@ -267,15 +267,15 @@ func describeIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
 			d.kind = tBytes
 			return d
 		}
-		d.kind, d.elem = tSlice, describeIn(t.Elem(), seen)
+		d.kind, d.elem = tSlice, descIn(t.Elem(), seen)
 	case reflect.Array:
-		d.kind, d.elem = tSlice, describeIn(t.Elem(), seen)
+		d.kind, d.elem = tSlice, descIn(t.Elem(), seen)
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String {
 			d.kind = tAny // integer or text keys: the decoder decides
 			return d
 		}
-		d.kind, d.elem = tMap, describeIn(t.Elem(), seen)
+		d.kind, d.elem = tMap, descIn(t.Elem(), seen)
 	case reflect.Struct:
 		d.kind, d.t = tStruct, t
 		d.byName = map[string]int{}
@@ -300,7 +300,7 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc) {
 	}
 	slices.SortStableFunc(order, jsonOrder)
 	for _, m := range order {
-		fd := describeIn(m.f.Type, seen)
+		fd := descIn(m.f.Type, seen)
 		str := strings.Contains(","+m.opts+",", ",string,")
 		if str {
 			fd = &tdesc{kind: tAny}
