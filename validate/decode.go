@@ -423,32 +423,26 @@ func (p *parser) members(d *tdesc, n *dnode, at unsafe.Pointer) error {
 		if verbatim && d.kind == tStruct {
 			i = d.exact(bytesKey(key))
 		}
+		var vd *tdesc // the strict walk's type of the value, when i < 0
 		if i < 0 || i >= 64 {
 			var err error
 			if key, err = p.slowKey(start, keyAt, key, !verbatim, &framed); err != nil {
 				return err
 			}
-			if d.kind == tStruct {
-				i = d.exact(bytesKey(key))
+			if d.kind == tMap {
+				vd = d.elem
+			} else if i = d.exact(bytesKey(key)); i < 0 {
+				var ok bool
+				if vd, ok = d.field(bytesKey(key)); ok && n != nil {
+					return errMisfit // a case-insensitive match
+				}
 			}
 		}
-		var vd *tdesc
-		switch {
-		case d.kind == tMap:
-			vd = d.elem
-		case i >= 0:
-			if i < 64 {
-				if seen&(1<<i) != 0 {
-					return errMisfit // a duplicate
-				}
-				seen |= 1 << i
+		if i >= 0 && i < 64 {
+			if seen&(1<<i) != 0 {
+				return errMisfit // a duplicate
 			}
-			vd = d.fields[i].d
-		default:
-			var ok bool
-			if vd, ok = d.field(bytesKey(key)); ok && n != nil {
-				return errMisfit // a case-insensitive match
-			}
+			seen |= 1 << i
 		}
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
@@ -457,9 +451,12 @@ func (p *parser) members(d *tdesc, n *dnode, at unsafe.Pointer) error {
 		p.pos++
 		p.skipSpace()
 		var err error
-		if n != nil && i >= 0 {
+		switch {
+		case n != nil && i >= 0:
 			err = p.fill(n.fields[i], unsafe.Add(at, n.offs[i]))
-		} else {
+		case i >= 0:
+			err = p.fit(d.fields[i].d.typed())
+		default:
 			err = p.fit(vd.typed())
 		}
 		if err != nil {
