@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/fxhq/fx/internal/tagengine"
 	"github.com/fxhq/fx/validate"
 )
 
@@ -50,7 +51,7 @@ import (
 // per request, one allocation for the In, a parse per field (a string
 // field costs its copy), for a body the scans and decode of JSONBody, and
 // the constraint checks, which allocate nothing on a valid input (see
-// validate's tagcheck.go for the exceptions: url, uri, maps). See
+// validate's rules_run.go for the exceptions: url, uri, maps). See
 // BenchmarkOp and BenchmarkOpConstraints for the comparison with a
 // handler doing the same by hand.
 
@@ -123,14 +124,14 @@ type opField struct {
 	required  bool
 	off       uintptr
 	typ       reflect.Type
-	rules     *validate.FieldRules // its constraint tags
+	rules     tagengine.Field[validate.Issue] // its constraint tags
 }
 
 type opBody struct {
 	off uintptr
 	typ reflect.Type // the field's type
 	ptr bool         // *B: optional, allocated when a body is sent
-	dec *validate.TypeDecoder
+	dec tagengine.Body[validate.Issue]
 }
 
 // planOf builds the binding plan of t. It panics on a programming error
@@ -161,10 +162,10 @@ func planOf(t reflect.Type, path string) (*opPlan, error) {
 			if b.ptr {
 				et = et.Elem()
 			}
-			dec, err := validate.CompileType(et)
+			dec, err := tagengine.For[validate.Issue]().Body(et)
 			if err != nil {
 				errs = append(errs, err)
-				dec, _ = validate.CompileType(reflect.TypeFor[struct{}]()) // never run: Boot fails
+				dec, _ = tagengine.For[validate.Issue]().Body(reflect.TypeFor[struct{}]()) // never run: Boot fails
 			}
 			b.dec = dec
 			p.body = b
@@ -186,7 +187,7 @@ func planOf(t reflect.Type, path string) (*opPlan, error) {
 			if loc == "path" && !containsString(params, name) {
 				panic(fmt.Sprintf("fx.Op: field %s.%s: path %q has no parameter %q", t, f.Name, path, name))
 			}
-			rules, err := validate.CompileField(t, f)
+			rules, err := tagengine.For[validate.Issue]().Field(t, f)
 			if err != nil {
 				errs = append(errs, err)
 			} else if rules.Required() {
@@ -223,9 +224,9 @@ func bindable(t reflect.Type, slice bool) bool {
 func (p *opPlan) info() []InputField {
 	var out []InputField
 	for _, f := range p.fields {
-		in := InputField{In: f.loc, Name: f.name, Required: f.required, Type: f.typ, Constrained: f.rules.Constrained()}
-		if f.rules != nil {
-			in.Schema = f.rules.JSONSchema()
+		in := InputField{In: f.loc, Name: f.name, Required: f.required, Type: f.typ}
+		if f.rules != nil { // nil: its tags do not compile (Boot fails)
+			in.Constrained, in.Schema = f.rules.Constrained(), f.rules.JSONSchema()
 		}
 		out = append(out, in)
 	}

@@ -103,7 +103,7 @@
 //     declared at that status;
 //   - a success body declared with a Go type (Response.Body, a typed
 //     operation's Out) must fit that type as validate.Struct reads it
-//     (validate.TypeDecoder, every type mismatch listed); a Response.Body
+//     (every type mismatch listed); a Response.Body
 //     that is a validate.Schema validates the decoded body. A success
 //     declared without a body, or with a content type other than JSON, is
 //     checked by its status only.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/tagengine"
 	"github.com/fxhq/fx/validate"
 )
 
@@ -160,12 +161,16 @@ func bodyCheckOf(d fx.DeclaredResponse) (bodyCheck, bool) {
 		return bodyCheck{}, false
 	}
 	t := d.BodyType
-	dec := validate.NewTypeDecoder(t)
+	dec, err := tagengine.For[validate.Issue]().Body(t)
+	if err != nil {
+		panic(err) // fx.Op refused the type when the route was built
+	}
 	return bodyCheck{what: t.String(), check: func(body []byte) []validate.Issue {
-		if err := validate.CheckJSON(body); err != nil {
+		issues, err := dec.Decode(body, reflect.New(t).Interface(), 0)
+		if err != nil { // the strict reader's refusal
 			return []validate.Issue{{Message: err.Error()}}
 		}
-		return dec.DecodeInto(body, reflect.New(t).Interface(), 0)
+		return issues
 	}}, true
 }
 

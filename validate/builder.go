@@ -39,20 +39,21 @@ func (c *common) base() *common { return c }
 
 // state carries the issues and the current path through one validation.
 type state struct {
-	issues []Issue
-	path   []string
-	query  bool
-	err    error
-	max    int // stop at this many issues (0: no limit); see limit.go
+	issueList // stops at max issues (0: no limit)
+	path      []string
+	query     bool
+	err       error
 }
 
+// newState starts a validation stopping at max issues.
+func newState(query bool, max int) *state {
+	return &state{issueList: issueList{max: max}, query: query}
+}
+
+// add reports msg at the current path.
 func (st *state) add(msg string) {
-	if st.full() {
-		return
-	}
-	st.issues = append(st.issues, Issue{Path: slices.Clone(st.path), Message: msg})
-	if st.issues[len(st.issues)-1].Path == nil {
-		st.issues[len(st.issues)-1].Path = []string{}
+	if !st.full() {
+		st.report(slices.Clone(st.path), msg)
 	}
 }
 
@@ -75,11 +76,7 @@ func run(s Schema, v any, st *state) any {
 		return nil
 	}
 	for _, is := range res.Issues {
-		p := append(slices.Clone(st.path), is.Path...)
-		if p == nil {
-			p = []string{}
-		}
-		st.issues = append(st.issues, Issue{Path: p, Message: is.Message})
+		st.issues = append(st.issues, Issue{Path: nonNil(append(slices.Clone(st.path), is.Path...)), Message: is.Message})
 	}
 	if res.Value == nil {
 		return v
@@ -105,7 +102,7 @@ func missing(c *common, st *state) (any, bool) {
 // validateTop is Validate for every built-in schema: nil is absence; max
 // is the issue limit (0: none).
 func validateTop(c checker, v any, query bool, max int) Result {
-	st := &state{query: query, max: max}
+	st := newState(query, max)
 	var out any
 	if v == nil {
 		out, _ = missing(c.base(), st)

@@ -4,7 +4,6 @@ import (
 	"math"
 	"reflect"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -13,11 +12,11 @@ import (
 )
 
 // The one-pass decoder of typed bodies. A body is read once, on the
-// strict reader's tokens and state (json.go): the grammar, duplicate
+// strict reader's tokens and state (strict.go): the grammar, duplicate
 // keys, UTF-8, number range and depth are checked while each value is
 // written straight into the destination at its field's offset (the
-// offsets the type description, structdesc.go, records); the constraint
-// plan (tags.go) then runs over the value. Nothing is decoded twice and
+// offsets the type description, types.go, records); the constraint
+// plan (rules.go) then runs over the value. Nothing is decoded twice and
 // no intermediate tree is built.
 //
 // What the walk writes itself: strings, booleans, integer and float
@@ -26,12 +25,12 @@ import (
 // map, an array, time.Time, []byte, a json or text unmarshaler, a
 // ",string" field, a struct whose flattened fields shadow one another or
 // are reached through an embedded pointer) is checked by the strict walk
-// (fit.go) and handed, as its own bytes, to go-json. And per body: when
+// (decode_fit.go) and handed, as its own bytes, to go-json. And per body: when
 // the walk meets anything it does not decide alone (a value that does
 // not fit its type, a fault of the grammar, a key matching a field only
 // case-insensitively, an integer written with a fraction or an
 // exponent), it stops and the caller answers with the error path, which
-// reads the body again to word every issue (see TypeDecoder.Decode).
+// reads the body again to word every issue (see typeDecoder.Decode).
 //
 // Strings: the walk copies the strings of a body of at most arenaMax
 // bytes into one buffer allocated at the first string (one allocation
@@ -72,23 +71,18 @@ type dnode struct {
 	arrays [24]atomic.Pointer[reflect.Type]
 }
 
-var dplanCache sync.Map // reflect.Type -> *dnode
-
-// dplanOf returns the decoding plan of t (cached per type).
+// dplanOf returns the decoding plan of t (once, in t's cache entry).
 func dplanOf(t reflect.Type) *dnode {
-	if n, ok := dplanCache.Load(t); ok {
-		return n.(*dnode)
-	}
-	n := compileDecode(t, map[reflect.Type]*dnode{})
-	v, _ := dplanCache.LoadOrStore(t, n)
-	return v.(*dnode)
+	e := infoOf(t)
+	e.decOnce.Do(func() { e.dec = compileDecode(t, map[reflect.Type]*dnode{}) })
+	return e.dec
 }
 
 func compileDecode(t reflect.Type, seen map[reflect.Type]*dnode) *dnode {
 	if n, ok := seen[t]; ok {
 		return n
 	}
-	n := &dnode{t: t, d: describe(t)}
+	n := &dnode{t: t, d: descOf(t)}
 	seen[t] = n
 	if t.Kind() == reflect.Pointer {
 		if n.d.kind == tAny || n.d.kind == tText || n.d.kind == tTime {
@@ -187,7 +181,7 @@ func (p *parser) fill(n *dnode, at unsafe.Pointer) error {
 		if c != '{' {
 			return errMisfit
 		}
-		return p.fillStruct(n, at)
+		return p.members(n.d, n, at)
 	}
 	// dGo: the strict walk, then go-json over the value's own bytes
 	start := p.pos
@@ -397,14 +391,18 @@ func (n *dnode) arrayOf(class int) reflect.Type {
 	return t
 }
 
-// fillStruct reads the object at pos into the struct at at: each key
-// naming a field exactly is decoded at the field's offset (duplicates
-// found by the field's bit, as fitObject finds them), an unknown key's
-// value is read by the strict reader and dropped, and a key naming a
-// field only case-insensitively stops the walk (go-json's merging of
-// such keys is left to it).
-func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
-	d := n.d
+// members reads the object at pos, for the strict walk and the one-pass
+// decoder alike. With n nil it checks that the object fits the struct or
+// map d (fits or errMisfit); with n, the plan of struct d, it decodes the
+// object into the struct at at: each key naming a field exactly is
+// decoded at the field's offset, an unknown key's value is read by the
+// strict reader and dropped, and a key naming a field only
+// case-insensitively stops the walk (go-json's merging of such keys is
+// left to it). A key that names a struct field exactly (no escape) is
+// checked for a duplicate by the field's bit, without a copy; every other
+// key (a map's, unknown, matched ignoring case, escaped) goes through
+// slowKey, as CheckJSON's keys go through addKey.
+func (p *parser) members(d *tdesc, n *dnode, at unsafe.Pointer) error {
 	start := p.pos
 	if empty, err := p.open('}'); empty || err != nil {
 		return err
@@ -422,24 +420,20 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 		}
 		p.pos = end
 		key, i := p.data[keyAt+1:end-1], -1
-		if verbatim {
+		if verbatim && d.kind == tStruct {
 			i = d.exact(bytesKey(key))
 		}
+		var vd *tdesc // the strict walk's type of the value, when i < 0
 		if i < 0 || i >= 64 {
-			if !framed { // this level is now counted by its frame
-				p.fitDepth--
-				if err := p.push(frame{obj: true, start: start, keysStart: len(p.offs), keysBytes: len(p.keys)}); err != nil {
-					return errMisfit
-				}
-				framed = true
+			var err error
+			if key, err = p.slowKey(start, keyAt, key, !verbatim, &framed); err != nil {
+				return err
 			}
-			if p.addKey(keyAt, key, !verbatim, nil) != nil {
-				return errMisfit // a duplicate
-			}
-			fr := &p.stack[len(p.stack)-1]
-			key = p.keys[fr.ks:fr.ke]
-			if i = d.exact(bytesKey(key)); i < 0 {
-				if _, ok := d.field(bytesKey(key)); ok {
+			if d.kind == tMap {
+				vd = d.elem
+			} else if i = d.exact(bytesKey(key)); i < 0 {
+				var ok bool
+				if vd, ok = d.field(bytesKey(key)); ok && n != nil {
 					return errMisfit // a case-insensitive match
 				}
 			}
@@ -457,10 +451,13 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 		p.pos++
 		p.skipSpace()
 		var err error
-		if i >= 0 {
+		switch {
+		case n != nil && i >= 0:
 			err = p.fill(n.fields[i], unsafe.Add(at, n.offs[i]))
-		} else {
-			_, err = p.value()
+		case i >= 0:
+			err = p.fit(d.fields[i].d.typed())
+		default:
+			err = p.fit(vd.typed())
 		}
 		if err != nil {
 			return err
@@ -473,10 +470,6 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 			break
 		}
 	}
-	if framed {
-		p.popObject()
-	} else {
-		p.fitDepth--
-	}
+	p.closeObject(framed)
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 	json "github.com/goccy/go-json"
 )
 
-// The one-pass decoder (TypeDecoder.Decode) must answer exactly what the
+// The one-pass decoder (typeDecoder.Decode) must answer exactly what the
 // path it replaced answers: CheckJSON's error, then (the type scan
 // passing) go-json's decode of the whole body and the constraint plan, or
 // the issues of the byte walk. The old path is kept here as the oracle:
@@ -88,12 +88,12 @@ var decodeBodies = []string{
 // oracleDecode is the path the one-pass decoder replaced: CheckJSON, the
 // type scan, then go-json's decode of the whole body and the rule plan,
 // or the error path's issues.
-func oracleDecode(td *TypeDecoder, body []byte, max int) (v reflect.Value, issues []Issue, err error) {
+func oracleDecode(td *typeDecoder, body []byte, max int) (v reflect.Value, issues []Issue, err error) {
 	if err := CheckJSON(body); err != nil {
 		return reflect.Value{}, nil, err
 	}
 	v = reflect.New(td.t)
-	if typeFits(td.d, newCursor(body)) {
+	if treeFits(td.d, body) {
 		if err := json.Unmarshal(body, v.Interface()); err == nil {
 			return v, td.plan.run(v.UnsafePointer(), nil, max, nil), nil
 		}
@@ -102,7 +102,7 @@ func oracleDecode(td *TypeDecoder, body []byte, max int) (v reflect.Value, issue
 	return reflect.Value{}, td.reread(body, v.Interface(), max), nil
 }
 
-func assertDecodesLikeOracle(t *testing.T, name string, td *TypeDecoder, body []byte, max int) {
+func assertDecodesLikeOracle(t *testing.T, name string, td *typeDecoder, body []byte, max int) {
 	t.Helper()
 	want, wantIssues, wantErr := oracleDecode(td, body, max)
 	got := reflect.New(td.t)
@@ -115,10 +115,10 @@ func assertDecodesLikeOracle(t *testing.T, name string, td *TypeDecoder, body []
 	}
 }
 
-func decodersOf(t testing.TB) map[string]*TypeDecoder {
-	out := map[string]*TypeDecoder{}
+func decodersOf(t testing.TB) map[string]*typeDecoder {
+	out := map[string]*typeDecoder{}
 	for name, typ := range decodeTypes {
-		td, err := CompileType(typ)
+		td, err := compileType(typ)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,7 @@ func TestDecodeRandom(t *testing.T) {
 // TestDecodedStringsOutliveTheBody: no string the decoder writes aliases
 // the body, which fx reuses once the request ends.
 func TestDecodedStringsOutliveTheBody(t *testing.T) {
-	td := NewTypeDecoder(reflect.TypeFor[decodeRules]())
+	td := must(compileType(reflect.TypeFor[decodeRules]()))
 	for _, body := range []string{
 		`{"name":"abcd","tags":["x1","y\u0041"],"meta":{"k":"v"},"next":{"name":"zz"}}`,
 		`{"name":"abcd","tags":["` + strings.Repeat("x", 5000) + `"]}`, // past arenaMax: a copy each

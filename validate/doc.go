@@ -82,7 +82,7 @@
 //   - CheckJSON scans a body without allocating, unless an object has more
 //     than 32 keys or the body is rejected. DecodeJSON allocates once per
 //     object, array, string and number, like encoding/json.
-//   - TypeDecoder.Decode and StructSchema.Decode (fx's typed operations
+//   - StructSchema.Decode and the bodies of fx.Op (fx's typed operations
 //     and fx.JSONBody) read a body once: CheckJSON's checks, the decode of
 //     every value at its field's offset and the constraint tags in one
 //     pass, with one allocation for all the strings of a body of at most
@@ -96,7 +96,7 @@
 //     one per slice and pointer. The type and its tags are compiled
 //     once, when the schema is built; the constraint checks then run over
 //     the T without reflection and allocate nothing on a valid value
-//     (except url, uri and maps: tagcheck.go). BenchmarkStructConstraints
+//     (except url, uri and maps: rules_run.go). BenchmarkStructConstraints
 //     measures them.
 //   - Error work is bounded: fx asks a schema for at most Config.MaxIssues
 //     issues (see ValidateMax and Limited), and the built-in schemas and

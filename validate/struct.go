@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/fxhq/fx/internal/jsontree"
 	json "github.com/goccy/go-json"
 )
 
@@ -31,7 +32,7 @@ import (
 // for the T, one for its strings, one per slice and pointer), and the
 // constraints run over the decoded T through a plan compiled once, here
 // (no reflection, no allocation on a value that passes them; see
-// tagcheck.go for the exceptions). A body that does not fit T is never
+// rules_run.go for the exceptions). A body that does not fit T is never
 // decoded whole (go-json decodes all of a body before reporting its
 // first type error); its
 // type issues are found over the bytes, stopping at the limit of
@@ -43,8 +44,9 @@ type StructSchema[T any] struct {
 	plan  *vplan // the constraint tags of T; nil: none (or TypesOnly)
 	rules bool   // constraint tags are read (not TypesOnly): JSONSchema shows them
 	query bool
-	wide  bool   // T holds a 64-bit integer somewhere (see ValidateJSON)
-	dec   *dnode // the one-pass decoding plan of T (decode.go)
+	wide  bool         // T holds a 64-bit integer somewhere (see ValidateJSON)
+	dec   *dnode       // the one-pass decoding plan of T (decode.go)
+	body  *typeDecoder // Decode: fx.Op's decoder over the same plans
 }
 
 // StructOption adjusts Struct, QueryStruct and their Compile forms.
@@ -95,7 +97,7 @@ func compileStruct[T any](query bool, opts []StructOption) (*StructSchema[T], er
 		fn(&o)
 	}
 	t := reflect.TypeFor[T]()
-	d := describe(t)
+	d := descOf(t)
 	s := &StructSchema[T]{d: d, query: query, wide: hasWideInt(d, map[*tdesc]bool{}), rules: !o.typesOnly, dec: dplanOf(t)}
 	if s.rules {
 		plan, err := planOf(t)
@@ -104,6 +106,7 @@ func compileStruct[T any](query bool, opts []StructOption) (*StructSchema[T], er
 		}
 		s.plan = plan
 	}
+	s.body = &typeDecoder{d: d, t: t, plan: s.plan, dec: s.dec}
 	return s, nil
 }
 
@@ -124,7 +127,7 @@ func (s *StructSchema[T]) ValidateLimit(v any, max int) Result {
 	if v == nil {
 		return Result{Issues: []Issue{{Path: []string{}, Message: "Required"}}}
 	}
-	st := &state{query: s.query, max: max}
+	st := newState(s.query, max)
 	out := checkType(s.d, v, st)
 	if len(st.issues) > 0 {
 		return Result{Issues: s.rulesAfter(out, st.issues, max)}
@@ -165,11 +168,11 @@ func lenientRules(d *tdesc, plan *vplan, t reflect.Type, query bool, tree any, t
 		return typeIssues
 	}
 	paths := issuePaths(typeIssues)
-	v := NullAt(tree, paths)
+	v := jsontree.NullAt(tree, paths)
 	if v == nil {
 		return typeIssues
 	}
-	st := &state{query: query}
+	st := newState(query, 0)
 	out := checkType(d, v, st)
 	if len(st.issues) > 0 {
 		return typeIssues
@@ -211,14 +214,14 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 			return s.checked(p, max)
 		}
 	}
-	if s.query || typeFits(s.d, newCursor(body)) {
+	if s.query || fits(s.d, body) {
 		p := new(T)
 		if err := json.Unmarshal(body, p); err == nil && !(s.wide && hasLongNumber(body)) {
 			return s.checked(p, max)
 		}
 	}
 	if !s.query {
-		st := &state{max: max}
+		st := newState(false, max)
 		streamType(s.d, newCursor(body), st)
 		if len(st.issues) > 0 {
 			return Result{Issues: s.rulesAfter(treeOf(body, s.plan, st.issues, max), st.issues, max)}
@@ -243,40 +246,16 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 // passes) go-json decodes it; otherwise issues are those
 // ValidateJSONLimit(body, max) reports, found over the bytes and stopping
 // at max, and nothing is decoded. Unlike ValidateJSON, null gives the
-// zero T. err is go-json's error when the body fits the types but the
-// decoder still refused it and no issue explains why. Strings in *p never
-// alias body.
+// zero T. A body that fits the types but that a custom UnmarshalJSON
+// refuses is the one issue "Has an invalid value". Strings in *p never
+// alias body. It is the decoder of fx.Op's bodies, for a T known at
+// compile time.
 func (s *StructSchema[T]) Decode(body []byte, max int) (p *T, issues []Issue, err error) {
 	p = new(T)
-	if s.dec.decodeInto(body, unsafe.Pointer(p)) {
-		if issues = s.plan.run(unsafe.Pointer(p), nil, max, nil); len(issues) > 0 {
-			return nil, issues, nil
-		}
-		return p, nil, nil
+	if issues, err = s.body.Decode(body, p, max); err != nil || len(issues) > 0 {
+		return nil, issues, err
 	}
-	if err := CheckJSON(body); err != nil {
-		return nil, nil, err
-	}
-	if typeFits(s.d, newCursor(body)) {
-		p = new(T)
-		if err = json.Unmarshal(body, p); err == nil {
-			if issues = s.plan.run(unsafe.Pointer(p), nil, max, nil); len(issues) > 0 {
-				return nil, issues, nil
-			}
-			return p, nil, nil
-		}
-	}
-	res := s.ValidateJSONLimit(body, max)
-	if len(res.Issues) > 0 {
-		return nil, res.Issues, nil
-	}
-	if err == nil {
-		err = res.Err()
-	}
-	if err == nil {
-		err = errors.New("validate: body refused by the decoder")
-	}
-	return nil, nil, err
+	return p, nil, nil
 }
 
 // treeOf decodes body for lenientRules, only when it will be used: the

@@ -2,7 +2,7 @@ package jsonscan
 
 // Cursor walks JSON text without decoding it: it skips white space,
 // strings and whole values and iterates over the members of an object and
-// the elements of an array. validate.JSONScanner is this type; the
+// the elements of an array. validate and its adapters use it: the
 // validators' byte walkers and the adapters' bounded pre-passes use it.
 //
 // Contract: Data must already be well formed (accepted by the strict

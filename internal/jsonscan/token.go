@@ -2,7 +2,7 @@
 // grammar of the tokens (white space, strings, numbers, the literals), the
 // decoding of string escapes, and Cursor, which walks text already known
 // to be well formed. The strict body reader (validate.CheckJSON and
-// DecodeJSON), the validators' byte walkers (validate.JSONScanner) and the
+// DecodeJSON), the validators' byte walkers, the adapters' bounded pre-passes and the
 // WASM response parser are built on it, so a fix to how a string, an
 // escape or a number is read lands in all of them at once.
 //

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/fxhq/fx/internal/jsontree"
 	"github.com/fxhq/fx/validate"
 	js "github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -126,7 +127,7 @@ var smallFactor = 8
 // bounded returns max issues of v found by the pre-pass, or nil when it
 // found fewer (the caller then validates the whole value).
 func (s *Schema) bounded(v any, max int) []validate.Issue {
-	if max <= 0 || !s.safe || !validate.MoreNodesThan(v, smallFactor*max) {
+	if max <= 0 || !s.safe || !jsontree.MoreNodesThan(v, smallFactor*max) {
 		return nil
 	}
 	b := &pass{max: max, path: make([]string, 0, 8)}

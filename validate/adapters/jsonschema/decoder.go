@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/fxhq/fx/internal/jsonscan"
 	"github.com/fxhq/fx/validate"
 	js "github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -25,7 +26,7 @@ func (s *Schema) ValidateJSON(body []byte) validate.Result { return s.ValidateJS
 func (s *Schema) ValidateJSONLimit(body []byte, max int) validate.Result {
 	if max > 0 && s.safe && len(body) > smallBody*max {
 		b := &pass{max: max, path: make([]string, 0, 8)}
-		c := &validate.JSONScanner{Data: body}
+		c := &jsonscan.Cursor{Data: body}
 		if b.walkBytes(s.s, c) {
 			return validate.Result{Issues: b.issues[:max:max]}
 		}
@@ -43,7 +44,7 @@ var smallBody = 16
 
 // walkBytes is walk over the JSON text of one value at c.Pos (which it
 // skips); it decodes only the array elements it validates and the keys.
-func (b *pass) walkBytes(sch *js.Schema, c *validate.JSONScanner) bool {
+func (b *pass) walkBytes(sch *js.Schema, c *jsonscan.Cursor) bool {
 	c.SkipSpace()
 	switch c.Peek() {
 	case '{':

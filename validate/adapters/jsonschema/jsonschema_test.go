@@ -12,6 +12,7 @@ import (
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/validate"
 	"github.com/fxhq/fx/validate/adapters/jsonschema"
+	"github.com/fxhq/fx/validate/validatetest"
 )
 
 const orderSchema = `{
@@ -177,13 +178,7 @@ func TestLimit(t *testing.T) {
 // 1.4 million: 2 s and 604 MB an op).
 func BenchmarkHugeInvalidBody(b *testing.B) {
 	s := jsonschema.MustCompile(orderSchema)
-	var sb strings.Builder
-	sb.WriteString(`{"name":"","items":[{}`)
-	for sb.Len() < 4<<20-4 {
-		sb.WriteString(`,{}`)
-	}
-	sb.WriteString(`]}`)
-	tree, _ := validate.DecodeJSON([]byte(sb.String()))
+	tree, _ := validate.DecodeJSON(validatetest.HugeBody("name", "{}", 4<<20))
 	b.ReportAllocs()
 	for b.Loop() {
 		if res := s.ValidateLimit(tree, 101); len(res.Issues) != 101 {
@@ -197,13 +192,7 @@ func BenchmarkHugeInvalidBody(b *testing.B) {
 // and never builds the tree.
 func BenchmarkHugeInvalidBodyBytes(b *testing.B) {
 	s := jsonschema.MustCompile(orderSchema)
-	var sb strings.Builder
-	sb.WriteString(`{"name":"","items":[{}`)
-	for sb.Len() < 4<<20-4 {
-		sb.WriteString(`,{}`)
-	}
-	sb.WriteString(`]}`)
-	body := []byte(sb.String())
+	body := validatetest.HugeBody("name", "{}", 4<<20)
 	var _ validate.LimitedDecoder = s
 	b.ReportAllocs()
 	for b.Loop() {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fxhq/fx/internal/jsonscan"
 	"github.com/fxhq/fx/validate"
 	"github.com/go-playground/validator/v10"
 )
@@ -396,7 +397,7 @@ func (n treeNode) one(chain []step) any {
 type bodyNode []byte
 
 func (n bodyNode) each(name string, fits func(int) bool, limit int, fn func(walkNode) bool) {
-	c := &validate.JSONScanner{Data: n}
+	c := &jsonscan.Cursor{Data: n}
 	c.SkipSpace()
 	if c.Peek() != '{' {
 		return
@@ -420,7 +421,7 @@ func (n bodyNode) each(name string, fits func(int) bool, limit int, fn func(walk
 	if fits != nil && !fits(count(arr, limit)) {
 		return
 	}
-	e := &validate.JSONScanner{Data: arr}
+	e := &jsonscan.Cursor{Data: arr}
 	e.Elements(func() bool {
 		start := e.Pos
 		e.SkipValue()

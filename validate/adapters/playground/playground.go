@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fxhq/fx/internal/jsontree"
 	"github.com/fxhq/fx/validate"
 	"github.com/go-playground/validator/v10"
 )
@@ -70,7 +71,7 @@ func (s *Schema[T]) Validate(value any) validate.Result { return s.ValidateLimit
 // million empty items stops after 51 items (10 ms, 57 KB; before: 3.6 s,
 // 1 GB).
 func (s *Schema[T]) ValidateLimit(value any, max int) validate.Result {
-	if max > 0 && validate.MoreNodesThan(value, smallTree*max) {
+	if max > 0 && jsontree.MoreNodesThan(value, smallTree*max) {
 		if issues := s.bounded(max, treeNode{value}); issues != nil {
 			return validate.Result{Issues: issues}
 		}
@@ -114,7 +115,7 @@ func (s *Schema[T]) check(res validate.Result, tree func() any, max int) validat
 		for i, is := range typeIssues {
 			paths[i] = is.Path
 		}
-		v := validate.NullAt(tree(), paths)
+		v := jsontree.NullAt(tree(), paths)
 		if v == nil {
 			return res
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/validate"
 	"github.com/fxhq/fx/validate/adapters/playground"
+	"github.com/fxhq/fx/validate/validatetest"
 	"github.com/valyala/fasthttp"
 )
 
@@ -286,13 +287,7 @@ func TestLimit(t *testing.T) {
 func BenchmarkHugeInvalidBody(b *testing.B) {
 	for _, c := range []struct{ name, item string }{{"empty-items", `{}`}, {"mistyped-items", `1`}} {
 		b.Run(c.name, func(b *testing.B) {
-			var sb strings.Builder
-			sb.WriteString(`{"name":"","items":[` + c.item)
-			for sb.Len() < 4<<20-4 {
-				sb.WriteString(`,` + c.item)
-			}
-			sb.WriteString(`]}`)
-			body := []byte(sb.String())
+			body := validatetest.HugeBody("name", c.item, 4<<20)
 			s := playground.Struct[Order](nil)
 			b.ReportAllocs()
 			for b.Loop() {

@@ -7,16 +7,15 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unsafe"
 )
 
 // Constraint tags: the `validate:"..."` vocabulary of go-playground/
-// validator (the words of tagwords.go), plus `pattern:"regexp"`,
+// validator (the words of words.go), plus `pattern:"regexp"`,
 // `doc:"..."` and `example:"..."`, compiled once per type into a plan
-// (vplan, splan) that tagcheck.go runs over a decoded value without
-// reflection, and that describe_struct.go turns into JSON Schema. A word
+// (vplan, splan) that rules_run.go runs over a decoded value without
+// reflection, and that jsonschema.go turns into JSON Schema. A word
 // fx does not know, a word that does not fit the field's type, a bad
 // parameter or a bad regular expression is a *TagError when the plan is
 // built: never ignored. docs/tags.md documents every word.
@@ -36,26 +35,11 @@ func (e *TagError) Error() string {
 	return fmt.Sprintf("validate: type %s, field %s, word %q: %s", e.Type, e.Field, e.Word, e.Reason)
 }
 
-type vkind uint8
-
-const (
-	vOther  vkind = iota // interface, time.Time, ...: only required/omitempty
-	vString              // string kinds
-	vInt                 // signed integer kinds
-	vUint                // unsigned integer kinds
-	vFloat               // float kinds
-	vBool                // bool
-	vSlice               // slice (not []byte)
-	vArray               // array
-	vMap                 // map
-	vStruct              // struct with its own fields (not time.Time)
-)
-
 // vplan checks one value: the rules of its words in tag order, then its
 // elements (dive) and its struct fields.
 type vplan struct {
 	t    reflect.Type // the value's type, pointer removed
-	kind vkind
+	kind tkind
 	ptr  bool // reached through a pointer: nil is checked before the rules
 	// rules in tag order; the first failure is the value's issue.
 	rules []rule
@@ -91,32 +75,20 @@ type fplan struct {
 	example string
 }
 
-var (
-	planCache sync.Map // reflect.Type -> *planEntry
-	durationT = reflect.TypeFor[time.Duration]()
-)
+var durationT = reflect.TypeFor[time.Duration]()
 
-type planEntry struct {
-	v       *vplan
-	err     error
-	structs map[reflect.Type]*splan // every struct met, rules or not (documentation)
-}
-
-// planOf compiles the plan of t (cached): nil when nothing in t has a
-// rule.
+// planOf compiles the plan of t (once, in t's cache entry): nil when
+// nothing in t has a rule.
 func planOf(t reflect.Type) (*vplan, error) {
-	if e, ok := planCache.Load(t); ok {
-		e := e.(*planEntry)
-		return e.v, e.err
-	}
-	c := &compiler{structs: map[reflect.Type]*splan{}}
-	v := c.value(nil, "", t, nil)
-	e := &planEntry{v: v, err: errors.Join(c.errs...), structs: c.structs}
-	if e.err != nil {
-		e.v = nil
-	}
-	planCache.Store(t, e)
-	return e.v, e.err
+	e := infoOf(t)
+	e.planOnce.Do(func() {
+		c := &compiler{structs: map[reflect.Type]*splan{}}
+		e.plan, e.structs = c.value(nil, "", t, nil), c.structs
+		if e.planErr = errors.Join(c.errs...); e.planErr != nil {
+			e.plan = nil
+		}
+	})
+	return e.plan, e.planErr
 }
 
 // compiler builds plans; structs holds those built (or being built, for
@@ -130,32 +102,33 @@ func (c *compiler) fail(owner reflect.Type, field, word, format string, args ...
 	c.errs = append(c.errs, &TagError{Type: owner, Field: field, Word: word, Reason: fmt.Sprintf(format, args...)})
 }
 
-// kindOfType classifies t (pointer removed).
-func kindOfType(t reflect.Type) vkind {
+// kindOfType classifies t (pointer removed) by its Go shape, as the
+// rules see it (see tkind).
+func kindOfType(t reflect.Type) tkind {
 	switch t.Kind() {
 	case reflect.String:
-		return vString
+		return tString
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return vInt
+		return tInt
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return vUint
+		return tUint
 	case reflect.Float32, reflect.Float64:
-		return vFloat
+		return tFloat
 	case reflect.Bool:
-		return vBool
+		return tBool
 	case reflect.Slice:
-		return vSlice
+		return tSlice
 	case reflect.Array:
-		return vArray
+		return tArray
 	case reflect.Map:
-		return vMap
+		return tMap
 	case reflect.Struct:
 		if t == timeT {
-			return vOther
+			return tAny
 		}
-		return vStruct
+		return tStruct
 	}
-	return vOther
+	return tAny
 }
 
 // value compiles the words for a value of type t, declared by field of
@@ -168,7 +141,7 @@ func (c *compiler) value(owner reflect.Type, field string, t reflect.Type, words
 	}
 	v.kind = kindOfType(v.t)
 	if v.t.Kind() == reflect.Pointer {
-		v.kind = vOther
+		v.kind = tAny
 	}
 	for i := 0; i < len(words); i++ {
 		w := words[i]
@@ -181,14 +154,14 @@ func (c *compiler) value(owner reflect.Type, field string, t reflect.Type, words
 			c.fail(owner, field, w, "alternatives (|) are not supported; use the playground adapter")
 			continue
 		case name == "dive":
-			if v.kind != vSlice && v.kind != vArray && v.kind != vMap {
+			if v.kind != tSlice && v.kind != tArray && v.kind != tMap {
 				c.fail(owner, field, w, "dive needs a slice, array or map, not %s", v.t)
 				return v.result()
 			}
 			rest := words[i+1:]
 			if len(rest) > 0 && rest[0] == "keys" {
 				end := indexOf(rest, "endkeys")
-				if v.kind != vMap || end < 0 {
+				if v.kind != tMap || end < 0 {
 					c.fail(owner, field, "keys", "keys needs a map and a matching endkeys")
 					return v.result()
 				}
@@ -214,9 +187,9 @@ func (c *compiler) value(owner reflect.Type, field string, t reflect.Type, words
 		v.rules = append(v.rules, r)
 	}
 	switch v.kind {
-	case vStruct:
+	case tStruct:
 		v.sub = c.structPlan(v.t)
-	case vSlice, vArray, vMap:
+	case tSlice, tArray, tMap:
 		// The elements of a struct type are checked even without dive
 		// (validator needs dive for that; see docs/tags.md).
 		v.elem, v.size = c.implicit(v.t.Elem()), v.t.Elem().Size()
@@ -231,7 +204,7 @@ func (c *compiler) implicit(t reflect.Type) *vplan {
 
 // result drops a plan with nothing to check.
 func (v *vplan) result() *vplan {
-	if v.kind == vArray {
+	if v.kind == tArray {
 		v.n = v.t.Len()
 	}
 	if len(v.rules) == 0 && v.elem == nil && v.keys == nil && v.sub == nil {
@@ -255,7 +228,7 @@ func (c *compiler) structPlan(t reflect.Type) *splan {
 	if !ok {
 		p = &splan{}
 		c.structs[t] = p // a recursive type refers to it while it is built
-		c.fields(p, t, 0, 0)
+		c.fields(p, t)
 		c.unreachable(t)
 		p.done = true
 	}
@@ -274,46 +247,42 @@ func (p *splan) hasRules() bool {
 	return false
 }
 
-// fields adds the fields of struct t at offset base, embedded structs
-// flattened as encoding/json does.
-func (c *compiler) fields(p *splan, t reflect.Type, base uintptr, depth int) {
-	if depth > 8 {
-		return
-	}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		jtag := f.Tag.Get("json")
-		vtag, hasV := f.Tag.Lookup("validate")
-		pat, hasPat := f.Tag.Lookup("pattern")
-		name, _, _ := strings.Cut(jtag, ",")
-		if f.Anonymous && name == "" && jtag != "-" {
-			ft := f.Type
-			if ft.Kind() == reflect.Struct && !hasV {
-				c.fields(p, ft, base+f.Offset, depth+1)
-				continue
-			}
-			if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct && !hasV {
-				if sub := c.structPlan(ft.Elem()); sub != nil {
-					p.fields = append(p.fields, fplan{off: base + f.Offset,
-						v: &vplan{t: ft.Elem(), kind: vStruct, ptr: true, sub: sub}})
+// fields adds the fields of struct t, as the walk (fieldsOf) lists them,
+// in declaration order: an embedded struct's in its place, those reached
+// through an embedded pointer as one entry (checked when it is not nil).
+func (c *compiler) fields(p *splan, t reflect.Type) {
+	ms, _ := fieldsOf(t)
+	var group *embedPtr
+	for i := range ms {
+		m := &ms[i]
+		if m.via != nil { // compiled as the pointed struct's own fields
+			if m.via != group {
+				group = m.via
+				if sub := c.structPlan(group.t); sub != nil && !group.norules {
+					p.fields = append(p.fields, fplan{off: group.off,
+						v: &vplan{t: group.t, kind: tStruct, ptr: true, sub: sub}})
 				}
-				continue
 			}
-		}
-		if !f.IsExported() || vtag == "-" {
 			continue
 		}
-		if jtag == "-" {
+		vtag, hasV := m.f.Tag.Lookup("validate")
+		pat, hasPat := m.f.Tag.Lookup("pattern")
+		switch {
+		case m.kind == mEmbed:
+			if (hasV && vtag != "-") || hasPat {
+				c.fail(m.owner, m.f.Name, vtag+pat, "an embedded struct's fields are its outer object's in JSON: tag them, not the embedded struct")
+			}
+			continue
+		case m.norules || vtag == "-":
+			continue
+		case m.kind == mIgnored:
 			if hasV || hasPat {
-				c.fail(t, f.Name, vtag+pat, "the field is not read from JSON (json:\"-\")")
+				c.fail(m.owner, m.f.Name, vtag+pat, "the field is not read from JSON (json:\"-\")")
 			}
 			continue
 		}
-		if name == "" {
-			name = f.Name
-		}
-		fp := c.field(t, f, hasV, vtag, hasPat, pat)
-		fp.name, fp.off = name, base+f.Offset
+		fp := c.field(m.owner, m.f, hasV, vtag, hasPat, pat)
+		fp.name, fp.off = m.name, m.off
 		p.fields = append(p.fields, fp)
 	}
 }
@@ -323,7 +292,7 @@ func (c *compiler) fields(p *splan, t reflect.Type, base uintptr, depth int) {
 // JSON name) but whose tags require it: every body would be refused at
 // a field that was sent. The error names both fields.
 func (c *compiler) unreachable(t reflect.Type) {
-	for _, h := range describe(t).hidden {
+	for _, h := range descOf(t).hidden {
 		vtag, _, _ := strings.Cut(h.f.Tag.Get("validate"), ",dive") // dive's words are the elements'
 		if !slices.Contains(strings.Split(vtag, ","), "required") {
 			continue
@@ -353,7 +322,7 @@ func (c *compiler) field(owner reflect.Type, f reflect.StructField, hasV bool, v
 			c.fail(owner, f.Name, "pattern:"+pat, "pattern needs a string field, not %s", ft)
 		default:
 			if v == nil {
-				v = &vplan{t: ft, kind: vString, ptr: f.Type.Kind() == reflect.Pointer}
+				v = &vplan{t: ft, kind: tString, ptr: f.Type.Kind() == reflect.Pointer}
 			}
 			v.rules = append(v.rules, rule{word: "pattern", msg: "Must match the pattern " + pat,
 				ok:     func(p unsafe.Pointer) bool { return re.MatchString(*(*string)(p)) },
@@ -379,12 +348,79 @@ func structDoc(t reflect.Type) *splan {
 	if _, err := planOf(t); err != nil {
 		return nil
 	}
-	e, _ := planCache.Load(t)
-	return e.(*planEntry).structs[t]
+	return infoOf(t).structs[t]
 }
 
 // paramUnescape applies validator's escapes in parameters: 0x2C is a
 // comma, 0x7C a bar.
 func paramUnescape(s string) string {
 	return strings.NewReplacer("0x2C", ",", "0x7C", "|").Replace(s)
+}
+
+// fieldRules are the constraint tags of one struct field whose value is
+// not read from a JSON body: fx.Op's path, query and header fields take
+// the same validate, pattern, doc and example tags as body fields
+// (internal/tagengine's Field). Compiled once; safe for concurrent use.
+type fieldRules struct {
+	v  *vplan
+	fp fplan
+	f  reflect.StructField
+}
+
+// compileField compiles the tags of field f of struct type owner. The
+// error is the *TagError of each tag that cannot be honoured (joined). A
+// field without constraint tags gives rules whose Check passes
+// everything.
+func compileField(owner reflect.Type, f reflect.StructField) (*fieldRules, error) {
+	c := &compiler{structs: map[reflect.Type]*splan{}}
+	vtag, hasV := f.Tag.Lookup("validate")
+	pat, hasPat := f.Tag.Lookup("pattern")
+	if vtag == "-" {
+		hasV = false
+	}
+	fp := c.field(owner, f, hasV, vtag, hasPat, pat)
+	if len(c.errs) > 0 {
+		return nil, errors.Join(c.errs...)
+	}
+	return &fieldRules{v: fp.v, fp: fp, f: f}, nil
+}
+
+// Constrained reports whether the tags hold any rule (a field with only
+// doc or example tags has none): a value can then be refused.
+func (r *fieldRules) Constrained() bool { return r != nil && r.v != nil }
+
+// Required reports whether the tags hold required: an absent value is
+// refused with "Required".
+func (r *fieldRules) Required() bool {
+	if r.v == nil {
+		return false
+	}
+	for _, x := range r.v.rules {
+		if x.req {
+			return true
+		}
+	}
+	return false
+}
+
+// Check runs the rules over the value at p, which must point at a value
+// of the field's type; the issues' paths are relative to the field (an
+// element of a dived slice: ["1"]). At most max issues (0: no limit).
+// Cost: no allocation when the value passes (see rules_run.go).
+func (r *fieldRules) Check(p unsafe.Pointer, max int) []Issue {
+	return r.v.run(p, nil, max, nil)
+}
+
+// JSONSchema is the schema of the field's value as a request sends it:
+// its type's, with the keywords of its tags.
+func (r *fieldRules) JSONSchema() map[string]any {
+	d := descOf(r.f.Type)
+	m := requestSchema(d)
+	describeField(m, fdesc{d: d, ptr: r.f.Type.Kind() == reflect.Pointer}, &r.fp, true)
+	return m
+}
+
+// requestSchema describes a value a request sends (see describer).
+func requestSchema(d *tdesc) map[string]any {
+	return typeSchema(d, &describer{open: map[*tdesc]bool{}, rules: true, request: true})
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fxhq/fx/internal/tagengine"
 	"github.com/fxhq/fx/validate"
 )
 
@@ -157,10 +158,10 @@ func FuzzDecodeJSON(f *testing.F) {
 	})
 }
 
-// TestTypeDecoderDecodeAllocations: the one pass allocates one buffer for
+// TestTypedBodyDecodeAllocations: the one pass allocates one buffer for
 // every string of a small body and one backing array per slice; the
 // strict checks and the rules allocate nothing.
-func TestTypeDecoderDecodeAllocations(t *testing.T) {
+func TestTypedBodyDecodeAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not deterministic under -race")
 	}
@@ -172,7 +173,7 @@ func TestTypeDecoderDecodeAllocations(t *testing.T) {
 		Customer string `json:"customer" validate:"max=80"`
 		Lines    []line `json:"lines" validate:"min=1,dive"`
 	}
-	td := validate.NewTypeDecoder(reflect.TypeFor[order]())
+	td, _ := tagengine.For[validate.Issue]().Body(reflect.TypeFor[order]())
 	body := []byte(`{"customer":"Ada","lines":[{"sku":"A100","qty":2},{"sku":"B\u0032","qty":1}],"note":{"x":[1.5e3]}}`)
 	v := new(order)
 	decode := func() {
@@ -183,7 +184,7 @@ func TestTypeDecoderDecodeAllocations(t *testing.T) {
 	}
 	decode() // warm the pools
 	if n := testing.AllocsPerRun(100, decode); n != 2 {
-		t.Errorf("TypeDecoder.Decode allocates %v times on a valid body, want 2 (the strings, the lines)", n)
+		t.Errorf("the typed body's Decode allocates %v times on a valid body, want 2 (the strings, the lines)", n)
 	}
 	if v.Lines[1].SKU != "B2" || v.Customer != "Ada" || len(v.Lines) != 2 {
 		t.Errorf("decoded %+v", *v)

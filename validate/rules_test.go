@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fxhq/fx/internal/tagengine"
 	"github.com/fxhq/fx/validate"
 )
 
@@ -232,7 +233,10 @@ func TestTagStartupErrors(t *testing.T) {
 		{func() error { _, err := validate.CompileStruct[Misfit](); return err }, "Misfit", "Qty", "email"},
 		{func() error { _, err := validate.CompileStruct[BadParam](); return err }, "BadParam", "Qty", "min=abc"},
 		{func() error { _, err := validate.CompileQueryStruct[BadRegexp](); return err }, "BadRegexp", "Code", "pattern:^[A-Z+$"},
-		{func() error { _, err := validate.CompileType(reflect.TypeFor[DiveScalar]()); return err }, "DiveScalar", "Name", "dive"},
+		{func() error {
+			_, err := tagengine.For[validate.Issue]().Body(reflect.TypeFor[DiveScalar]())
+			return err
+		}, "DiveScalar", "Name", "dive"},
 		{func() error { _, err := validate.CompileStruct[Alternatives](); return err }, "Alternatives", "Color", "hexcolor|rgb"},
 	}
 	for _, c := range cases {
@@ -286,12 +290,12 @@ func TestTypeAndRuleIssuesTogether(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	// TypeDecoder (fx.Op's body) gives the same.
-	td := validate.NewTypeDecoder(reflect.TypeFor[order]())
+	// fx.Op's body decoder gives the same.
+	td, _ := tagengine.For[validate.Issue]().Body(reflect.TypeFor[order]())
 	var o order
-	issues := td.DecodeInto([]byte(`{"quantity":1.5,"customer":"a very long name","items":[{"name":"x","price":"free"},{"name":5,"price":-1}]}`), &o, 0)
+	issues, _ := td.Decode([]byte(`{"quantity":1.5,"customer":"a very long name","items":[{"name":"x","price":"free"},{"name":5,"price":-1}]}`), &o, 0)
 	if g := lines(validate.Result{Issues: issues}); strings.Join(g, "\n") != strings.Join(want, "\n") {
-		t.Errorf("TypeDecoder: got\n%s", strings.Join(g, "\n"))
+		t.Errorf("fx.Op's body decoder: got\n%s", strings.Join(g, "\n"))
 	}
 }
 
@@ -468,7 +472,25 @@ func TestShadowedRequiredFieldIsAStartUpError(t *testing.T) {
 	if strings.Contains(err.Error(), "Note") {
 		t.Errorf("error %q names the shadowed field without required", err)
 	}
-	if _, err := validate.CompileType(reflect.TypeFor[shadowOuter]()); err == nil {
-		t.Error("CompileType (fx.Op's body) accepted the type")
+	if _, err := tagengine.For[validate.Issue]().Body(reflect.TypeFor[shadowOuter]()); err == nil {
+		t.Error("fx.Op's body decoder accepted the type")
+	}
+}
+
+type taggedEmbedOuter struct {
+	shadowInner `validate:"required"`
+	ID          int `json:"id"`
+}
+
+// TestEmbeddedStructTagIsAStartUpError: the fields of an embedded struct
+// are its outer object's in JSON (the decoder and the document flatten
+// them), so a rule on the embedded struct itself has no value to check:
+// it is refused when the schema is built, not run under a path segment
+// ("shadowInner") that no body has.
+func TestEmbeddedStructTagIsAStartUpError(t *testing.T) {
+	_, err := validate.CompileStruct[taggedEmbedOuter]()
+	var te *validate.TagError
+	if !errors.As(err, &te) || te.Field != "shadowInner" {
+		t.Fatalf("CompileStruct: %v, want a *TagError at field shadowInner", err)
 	}
 }

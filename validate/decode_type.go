@@ -4,31 +4,49 @@ import (
 	"errors"
 	"reflect"
 
+	"github.com/fxhq/fx/internal/tagengine"
+
 	json "github.com/goccy/go-json"
 )
 
-// TypeDecoder is StructSchema.Decode for a type known only at run time
-// (fx's typed operations find their Body field's type by reflection). It
-// is built once per type and safe for concurrent use.
-type TypeDecoder struct {
+// typeDecoder is StructSchema.Decode for a type known only at run time
+// (fx's typed operations find their Body field's type by reflection):
+// internal/tagengine's Body, registered below. It is built once per type and
+// safe for concurrent use.
+type typeDecoder struct {
 	d    *tdesc
 	t    reflect.Type
 	plan *vplan
 	dec  *dnode // the one-pass decoding plan (decode.go)
 }
 
-// NewTypeDecoder returns the decoder of t (examined once, here); it
-// panics when t's constraint tags cannot be honoured (see CompileType).
-func NewTypeDecoder(t reflect.Type) *TypeDecoder { return must(CompileType(t)) }
+func init() {
+	tagengine.Register(&tagengine.Compilers[Issue]{
+		Body: func(t reflect.Type) (tagengine.Body[Issue], error) {
+			td, err := compileType(t)
+			if err != nil {
+				return nil, err
+			}
+			return td, nil
+		},
+		Field: func(owner reflect.Type, f reflect.StructField) (tagengine.Field[Issue], error) {
+			r, err := compileField(owner, f)
+			if err != nil {
+				return nil, err
+			}
+			return r, nil
+		},
+	})
+}
 
-// CompileType returns the decoder of t, or the *TagError of each
+// compileType returns the decoder of t, or the *TagError of each
 // constraint tag of t that cannot be honoured (joined with errors.Join).
-func CompileType(t reflect.Type) (*TypeDecoder, error) {
+func compileType(t reflect.Type) (*typeDecoder, error) {
 	plan, err := planOf(t)
 	if err != nil {
 		return nil, err
 	}
-	return &TypeDecoder{d: describe(t), t: t, plan: plan, dec: dplanOf(t)}, nil
+	return &typeDecoder{d: descOf(t), t: t, plan: plan, dec: dplanOf(t)}, nil
 }
 
 // Decode reads body once into dst, a pointer to a zero value of the
@@ -48,7 +66,7 @@ func CompileType(t reflect.Type) (*TypeDecoder, error) {
 // plan (no allocation on a value that passes it). A body the pass does
 // not decide alone (see decode.go) is read again: CheckJSON, then the
 // type scan of the bytes, then go-json or the issues.
-func (td *TypeDecoder) Decode(body []byte, dst any, max int) (issues []Issue, err error) {
+func (td *typeDecoder) Decode(body []byte, dst any, max int) (issues []Issue, err error) {
 	v := reflect.ValueOf(dst)
 	at := v.UnsafePointer()
 	if td.dec.decodeInto(body, at) {
@@ -61,29 +79,19 @@ func (td *TypeDecoder) Decode(body []byte, dst any, max int) (issues []Issue, er
 	return td.reread(body, dst, max), nil
 }
 
-// DecodeInto is Decode for a body CheckJSON accepted (fxtest's response
-// bodies): the issues only.
-func (td *TypeDecoder) DecodeInto(body []byte, dst any, max int) []Issue {
-	issues, err := td.Decode(body, dst, max)
-	if err != nil {
-		return []Issue{jsonIssueOf(err)}
-	}
-	return issues
-}
-
 // reread is Decode's error path, for a body CheckJSON accepted that the
 // one pass did not decide: a body that fits the types (a key matched
 // ignoring case, an integer written 2.0, an unmarshaler's refusal) goes
 // to go-json whole, as the pass's stated fallback; one that does not is
 // walked for its type issues, then its constraint issues (lenientRules).
-func (td *TypeDecoder) reread(body []byte, dst any, max int) []Issue {
+func (td *typeDecoder) reread(body []byte, dst any, max int) []Issue {
 	var err error
-	if typeFits(td.d, newCursor(body)) {
+	if fits(td.d, body) {
 		if err = json.Unmarshal(body, dst); err == nil {
 			return td.plan.run(reflect.ValueOf(dst).UnsafePointer(), nil, max, nil)
 		}
 	}
-	st := &state{max: max}
+	st := newState(false, max)
 	streamType(td.d, newCursor(body), st)
 	if len(st.issues) > 0 {
 		return lenientRules(td.d, td.plan, td.t, false, treeOf(body, td.plan, st.issues, max), st.issues, max)
@@ -105,4 +113,4 @@ func jsonIssueOf(err error) Issue {
 // JSONSchema describes the type as a request body (StructSchema.JSONSchema's
 // reading: slices and maps nullable only when a pointer or omitempty says
 // so).
-func (td *TypeDecoder) JSONSchema() map[string]any { return requestSchema(td.d) }
+func (td *typeDecoder) JSONSchema() map[string]any { return requestSchema(td.d) }

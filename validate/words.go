@@ -47,7 +47,7 @@ func (c *compiler) word(v *vplan, name, param string) (r rule, reason string) {
 	switch {
 	case !known:
 		return r, "unknown word (fx supports the words listed in docs/tags.md; the playground adapter reaches the rest of go-playground's vocabulary)"
-	case v.kind != vString:
+	case v.kind != tString:
 		return r, name + " needs a string, not " + v.t.String()
 	case needParam && param == "":
 		return r, name + " needs a parameter (" + name + "=...)"
@@ -139,20 +139,20 @@ func regexpQuote(s string) string {
 // -0 is a value: reflect.Value.IsZero compares bits).
 func hasValue(v *vplan) func(p unsafe.Pointer) bool {
 	switch v.kind {
-	case vString:
+	case tString:
 		return func(p unsafe.Pointer) bool { return len(*(*string)(p)) != 0 }
-	case vInt:
+	case tInt:
 		rd := intReader(v.t)
 		return func(p unsafe.Pointer) bool { return rd(p) != 0 }
-	case vUint:
+	case tUint:
 		rd := uintReader(v.t)
 		return func(p unsafe.Pointer) bool { return rd(p) != 0 }
-	case vFloat:
+	case tFloat:
 		rd := floatReader(v.t)
 		return func(p unsafe.Pointer) bool { return math.Float64bits(rd(p)) != 0 }
-	case vBool:
+	case tBool:
 		return func(p unsafe.Pointer) bool { return *(*bool)(p) }
-	case vSlice, vMap:
+	case tSlice, tMap:
 		return func(p unsafe.Pointer) bool { return *(*unsafe.Pointer)(p) != nil }
 	}
 	t := v.t
@@ -197,14 +197,14 @@ func floatReader(t reflect.Type) func(unsafe.Pointer) float64 {
 // string, the elements of a slice, array or map.
 func lengthReader(v *vplan) func(unsafe.Pointer) int64 {
 	switch v.kind {
-	case vString:
+	case tString:
 		return func(p unsafe.Pointer) int64 { return int64(utf8.RuneCountInString(*(*string)(p))) }
-	case vSlice:
+	case tSlice:
 		return func(p unsafe.Pointer) int64 { return int64((*[3]int)(p)[1]) }
-	case vArray:
+	case tArray:
 		n := int64(v.t.Len())
 		return func(unsafe.Pointer) int64 { return n }
-	case vMap:
+	case tMap:
 		t := v.t
 		return func(p unsafe.Pointer) int64 { return int64(reflect.NewAt(t, p).Elem().Len()) }
 	}
@@ -262,7 +262,7 @@ func compare(v *vplan, name, param string) (rule, string) {
 		}}
 	}
 	switch v.kind {
-	case vString:
+	case tString:
 		if name == "eq" || name == "ne" {
 			r := rule{msg: fmt.Sprintf(o.number, strconv.Quote(param)), schema: func(m map[string]any) {
 				if name == "eq" {
@@ -276,22 +276,22 @@ func compare(v *vplan, name, param string) (rule, string) {
 			return r, ""
 		}
 		fallthrough
-	case vSlice, vArray, vMap:
+	case tSlice, tArray, tMap:
 		n, err := strconv.ParseInt(param, 0, 64)
 		if err != nil {
 			return bad(err)
 		}
 		rd := lengthReader(v)
-		unit := map[vkind][2]string{vString: {"character", "characters"}, vSlice: {"item", "items"},
-			vArray: {"item", "items"}, vMap: {"entry", "entries"}}[v.kind]
+		unit := map[tkind][2]string{tString: {"character", "characters"}, tSlice: {"item", "items"},
+			tArray: {"item", "items"}, tMap: {"entry", "entries"}}[v.kind]
 		count := fmt.Sprintf(o.lengthMsg, plural(int(n), unit[0], unit[1]))
 		msg := "Must have " + count
-		if v.kind == vString {
+		if v.kind == tString {
 			msg = "Must be " + count + " long"
 		}
 		return rule{msg: msg, ok: func(p unsafe.Pointer) bool { return o.pass(cmp3(rd(p), n)) },
 			schema: lengthSchema(v.kind, name, n)}, ""
-	case vInt:
+	case tInt:
 		var n int64
 		var err error
 		if d, derr := time.ParseDuration(param); v.t == durationT && derr == nil {
@@ -305,7 +305,7 @@ func compare(v *vplan, name, param string) (rule, string) {
 		r, rd := num(strconv.FormatInt(n, 10), n), intReader(v.t)
 		r.ok = func(p unsafe.Pointer) bool { return o.pass(cmp3(rd(p), n)) }
 		return r, ""
-	case vUint:
+	case tUint:
 		n, err := strconv.ParseUint(param, 0, 64)
 		if err != nil {
 			return bad(err)
@@ -313,7 +313,7 @@ func compare(v *vplan, name, param string) (rule, string) {
 		r, rd := num(strconv.FormatUint(n, 10), n), uintReader(v.t)
 		r.ok = func(p unsafe.Pointer) bool { return o.pass(cmp3(rd(p), n)) }
 		return r, ""
-	case vFloat:
+	case tFloat:
 		f, err := strconv.ParseFloat(param, v.t.Bits())
 		if err != nil {
 			return bad(err)
@@ -321,7 +321,7 @@ func compare(v *vplan, name, param string) (rule, string) {
 		r, rd := num(fmtNum(f), f), floatReader(v.t)
 		r.ok = func(p unsafe.Pointer) bool { return o.pass(cmp3(rd(p), f)) }
 		return r, ""
-	case vBool:
+	case tBool:
 		if name != "eq" && name != "ne" {
 			break
 		}
@@ -338,8 +338,8 @@ func compare(v *vplan, name, param string) (rule, string) {
 }
 
 // lengthSchema is the JSON Schema of a length bound.
-func lengthSchema(k vkind, name string, n int64) func(map[string]any) {
-	noun := map[vkind]string{vString: "Length", vSlice: "Items", vArray: "Items", vMap: "Properties"}[k]
+func lengthSchema(k tkind, name string, n int64) func(map[string]any) {
+	noun := map[tkind]string{tString: "Length", tSlice: "Items", tArray: "Items", tMap: "Properties"}[k]
 	return func(m map[string]any) {
 		switch name {
 		case "min", "gte":
@@ -366,26 +366,26 @@ func oneOf(v *vplan, param string) (rule, string) {
 	enum := make([]any, 0, len(vals))
 	var r rule
 	switch v.kind {
-	case vString:
+	case tString:
 		for _, s := range vals {
 			enum = append(enum, s)
 		}
 		r.ok = func(p unsafe.Pointer) bool { return slices.Contains(vals, *(*string)(p)) }
 		r.msg = "Must be one of: " + quoteList(vals)
-	case vInt, vUint:
+	case tInt, tUint:
 		// a value matches when its decimal form is one of vals: only the
 		// canonical forms can
 		var ints []int64
 		var uints []uint64
 		for _, s := range vals {
-			if n, err := strconv.ParseInt(s, 10, 64); err == nil && strconv.FormatInt(n, 10) == s && v.kind == vInt {
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil && strconv.FormatInt(n, 10) == s && v.kind == tInt {
 				ints, enum = append(ints, n), append(enum, n)
 			}
-			if n, err := strconv.ParseUint(s, 10, 64); err == nil && strconv.FormatUint(n, 10) == s && v.kind == vUint {
+			if n, err := strconv.ParseUint(s, 10, 64); err == nil && strconv.FormatUint(n, 10) == s && v.kind == tUint {
 				uints, enum = append(uints, n), append(enum, n)
 			}
 		}
-		if v.kind == vInt {
+		if v.kind == tInt {
 			rd := intReader(v.t)
 			r.ok = func(p unsafe.Pointer) bool { return slices.Contains(ints, rd(p)) }
 		} else {
@@ -435,31 +435,31 @@ func unique(v *vplan, param string) (rule, string) {
 	if param != "" {
 		return rule{}, "unique=field is not supported; use the playground adapter"
 	}
-	if v.kind != vSlice && v.kind != vArray && v.kind != vMap {
+	if v.kind != tSlice && v.kind != tArray && v.kind != tMap {
 		return rule{}, "unique needs a slice, array or map, not " + v.t.String()
 	}
 	et := v.t.Elem()
 	ek := kindOfType(et)
 	var key func(p unsafe.Pointer) any
 	switch ek {
-	case vString:
+	case tString:
 		key = func(p unsafe.Pointer) any { return *(*string)(p) }
-	case vInt:
+	case tInt:
 		rd := intReader(et)
 		key = func(p unsafe.Pointer) any { return rd(p) }
-	case vUint:
+	case tUint:
 		rd := uintReader(et)
 		key = func(p unsafe.Pointer) any { return rd(p) }
-	case vFloat:
+	case tFloat:
 		rd := floatReader(et)
 		key = func(p unsafe.Pointer) any { return rd(p) }
-	case vBool:
+	case tBool:
 		key = func(p unsafe.Pointer) any { return *(*bool)(p) }
 	default:
 		return rule{}, "unique needs elements of a string, number or boolean type, not " + et.String()
 	}
 	r := rule{msg: "Must not contain duplicates", schema: func(m map[string]any) { m["uniqueItems"] = true }}
-	if v.kind == vMap {
+	if v.kind == tMap {
 		t := v.t
 		r.ok = func(p unsafe.Pointer) bool {
 			seen := map[any]bool{}
@@ -477,7 +477,7 @@ func unique(v *vplan, param string) (rule, string) {
 		return r, ""
 	}
 	size, n := et.Size(), -1
-	if v.kind == vArray {
+	if v.kind == tArray {
 		n = v.t.Len()
 	}
 	eq := elemEqual(ek, et)
@@ -511,17 +511,17 @@ func unique(v *vplan, param string) (rule, string) {
 }
 
 // elemEqual compares two elements of kind k as map keys compare them.
-func elemEqual(k vkind, t reflect.Type) func(a, b unsafe.Pointer) bool {
+func elemEqual(k tkind, t reflect.Type) func(a, b unsafe.Pointer) bool {
 	switch k {
-	case vString:
+	case tString:
 		return func(a, b unsafe.Pointer) bool { return *(*string)(a) == *(*string)(b) }
-	case vInt:
+	case tInt:
 		rd := intReader(t)
 		return func(a, b unsafe.Pointer) bool { return rd(a) == rd(b) }
-	case vUint:
+	case tUint:
 		rd := uintReader(t)
 		return func(a, b unsafe.Pointer) bool { return rd(a) == rd(b) }
-	case vFloat:
+	case tFloat:
 		rd := floatReader(t)
 		return func(a, b unsafe.Pointer) bool { return rd(a) == rd(b) }
 	}

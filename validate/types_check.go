@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -236,4 +237,66 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// streamType is checkType over bytes (body mode).
+func streamType(d *tdesc, c *cursor, st *state) {
+	b := c.peek()
+	switch {
+	case d.kind == tAny:
+		c.SkipValue()
+		return
+	case d.kind == tSlice && b == '[':
+		c.Pos++ // [
+		for i := 0; c.peek() != ']'; i++ {
+			if st.full() {
+				return // pos is left inside the array: every caller stops
+			}
+			st.push(strconv.Itoa(i))
+			streamType(d.elem, c, st)
+			st.pop()
+			if c.peek() == ',' {
+				c.Pos++
+			}
+		}
+		c.Pos++ // ]
+		return
+	case (d.kind == tMap || d.kind == tStruct) && b == '{':
+		// sorted key order, as checkType visits the tree's map
+		type member struct {
+			key string
+			d   *tdesc
+			at  int
+		}
+		var ms []member
+		c.members(func(key []byte, at int) {
+			fd := d.elem
+			if d.kind == tStruct {
+				var ok bool
+				if fd, ok = d.field(bytesKey(key)); !ok {
+					return
+				}
+			}
+			ms = append(ms, member{string(key), fd, at})
+		})
+		end := c.Pos
+		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+		for _, m := range ms {
+			if st.full() {
+				break
+			}
+			c.Pos = m.at
+			st.push(m.key)
+			streamType(m.d, c, st)
+			st.pop()
+		}
+		c.Pos = end
+		return
+	}
+	if v, ok := placeholder(b); ok {
+		c.SkipValue()
+		checkType(d, v, st)
+		return
+	}
+	checkType(d, c.decode(), st)
 }

@@ -1,17 +1,18 @@
-package validate_test
+package jsonscan_test
 
 import (
 	"reflect"
 	"testing"
 
+	"github.com/fxhq/fx/internal/jsonscan"
 	"github.com/fxhq/fx/validate"
 )
 
-// TestJSONScannerSkipValue: SkipValue skips exactly one value (leading
+// TestCursorSkipValue: SkipValue skips exactly one value (leading
 // space included) and stops before what follows it; the inputs are the
 // cases a naive scanner gets wrong (brackets and quotes inside strings,
 // escaped quotes and backslashes, nesting, literals ended by ',' ']' '}').
-func TestJSONScannerSkipValue(t *testing.T) {
+func TestCursorSkipValue(t *testing.T) {
 	for _, tc := range []struct{ in, value string }{
 		{`"abc",1`, `"abc"`},
 		{`"a\"b\\",1`, `"a\"b\\"`},
@@ -25,7 +26,7 @@ func TestJSONScannerSkipValue(t *testing.T) {
 		{"false\n", `false`},
 		{`null`, `null`},
 	} {
-		c := validate.JSONScanner{Data: []byte(tc.in)}
+		c := jsonscan.Cursor{Data: []byte(tc.in)}
 		c.SkipValue()
 		lead := 0
 		for lead < len(tc.in) && tc.in[lead] == ' ' {
@@ -40,9 +41,9 @@ func TestJSONScannerSkipValue(t *testing.T) {
 	}
 }
 
-// TestJSONScannerSkipString: the raw text keeps both quotes and the
+// TestCursorSkipString: the raw text keeps both quotes and the
 // escapes as written; esc reports an escape.
-func TestJSONScannerSkipString(t *testing.T) {
+func TestCursorSkipString(t *testing.T) {
 	for _, tc := range []struct {
 		in, raw string
 		esc     bool
@@ -53,7 +54,7 @@ func TestJSONScannerSkipString(t *testing.T) {
 		{`"q\"uote" `, `"q\"uote"`, true},
 		{`"\\"x"`, `"\\"`, true},
 	} {
-		c := validate.JSONScanner{Data: []byte(tc.in)}
+		c := jsonscan.Cursor{Data: []byte(tc.in)}
 		raw, esc := c.SkipString()
 		if string(raw) != tc.raw || esc != tc.esc || c.Pos != len(tc.raw) {
 			t.Errorf("SkipString(%q) = %q, %v, Pos %d; want %q, %v, Pos %d", tc.in, raw, esc, c.Pos, tc.raw, tc.esc, len(tc.raw))
@@ -61,12 +62,12 @@ func TestJSONScannerSkipString(t *testing.T) {
 	}
 }
 
-// TestJSONScannerMembers: Members visits every key in order with Pos at
+// TestCursorMembers: Members visits every key in order with Pos at
 // its value, ends after the closing brace, and stops at once when fn
 // returns false (Pos where fn left it).
-func TestJSONScannerMembers(t *testing.T) {
+func TestCursorMembers(t *testing.T) {
 	in := ` { "a" : [1, {"x":"}"}] , "b\"c":"v", "d":{} } ,`
-	c := validate.JSONScanner{Data: []byte(in)}
+	c := jsonscan.Cursor{Data: []byte(in)}
 	c.SkipSpace()
 	var keys, values []string
 	var escs []bool
@@ -90,7 +91,7 @@ func TestJSONScannerMembers(t *testing.T) {
 		t.Errorf("after Members the rest is %q, want %q", rest, " ,")
 	}
 
-	c = validate.JSONScanner{Data: []byte(in), Pos: 1}
+	c = jsonscan.Cursor{Data: []byte(in), Pos: 1}
 	n := 0
 	c.Members(func(raw []byte, esc bool) bool {
 		n++
@@ -100,20 +101,20 @@ func TestJSONScannerMembers(t *testing.T) {
 		t.Errorf("early stop: %d calls, Pos at %q; want 1 call, Pos at the first value", n, in[c.Pos])
 	}
 
-	c = validate.JSONScanner{Data: []byte(`{ }x`)}
+	c = jsonscan.Cursor{Data: []byte(`{ }x`)}
 	c.Members(func([]byte, bool) bool { t.Error("fn called for an empty object"); return true })
 	if c.Pos != 3 {
 		t.Errorf("empty object: Pos %d, want 3", c.Pos)
 	}
 }
 
-// TestJSONScannerElements: Elements visits every element with Pos at
+// TestCursorElements: Elements visits every element with Pos at
 // it, ends after the closing bracket, and stops at once when fn returns
 // false.
-func TestJSONScannerElements(t *testing.T) {
+func TestCursorElements(t *testing.T) {
 	in := `[ 1 , "a,]" ,[2,[3]], {"k":[]}, true ,null]!`
 	var got []string
-	c := validate.JSONScanner{Data: []byte(in)}
+	c := jsonscan.Cursor{Data: []byte(in)}
 	c.Elements(func() bool {
 		start := c.Pos
 		c.SkipValue()
@@ -127,7 +128,7 @@ func TestJSONScannerElements(t *testing.T) {
 		t.Errorf("after Elements the rest is %q, want %q", rest, "!")
 	}
 
-	c = validate.JSONScanner{Data: []byte(in)}
+	c = jsonscan.Cursor{Data: []byte(in)}
 	n := 0
 	c.Elements(func() bool {
 		n++
@@ -138,18 +139,18 @@ func TestJSONScannerElements(t *testing.T) {
 		t.Errorf("early stop: %d calls, rest %q; want 2 calls, Pos after the second element", n, in[c.Pos:])
 	}
 
-	c = validate.JSONScanner{Data: []byte(`[]x`)}
+	c = jsonscan.Cursor{Data: []byte(`[]x`)}
 	c.Elements(func() bool { t.Error("fn called for an empty array"); return true })
 	if c.Pos != 2 {
 		t.Errorf("empty array: Pos %d, want 2", c.Pos)
 	}
 }
 
-// TestJSONScannerNoAlloc: the cost the doc comment states.
-func TestJSONScannerNoAlloc(t *testing.T) {
+// TestCursorNoAlloc: the cost the doc comment states.
+func TestCursorNoAlloc(t *testing.T) {
 	data := []byte(`{"a":[1,"x\"y",{"b":null}],"c":true}`)
 	allocs := testing.AllocsPerRun(100, func() {
-		c := validate.JSONScanner{Data: data}
+		c := jsonscan.Cursor{Data: data}
 		c.Members(func([]byte, bool) bool {
 			c.SkipValue()
 			return true
@@ -157,18 +158,5 @@ func TestJSONScannerNoAlloc(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("a walk allocates %.0f times, want 0", allocs)
-	}
-}
-
-func TestMoreNodesThan(t *testing.T) {
-	tree := map[string]any{"a": []any{1.0, 2.0, map[string]any{"b": nil}}, "c": "x"}
-	// nodes: the object, the array, 1, 2, the inner object, nil, "x" = 7
-	for n, want := range map[int]bool{0: true, 6: true, 7: false, 100: false} {
-		if got := validate.MoreNodesThan(tree, n); got != want {
-			t.Errorf("MoreNodesThan(tree, %d) = %v, want %v", n, got, want)
-		}
-	}
-	if validate.MoreNodesThan(nil, 1) {
-		t.Error("a null is one node")
 	}
 }

@@ -24,15 +24,15 @@ var benchTypedValid = []byte(`{"customer":"Ada Lovelace","email":"ada@example.co
 
 // BenchmarkTypedBody splits the valid body's binding into its passes.
 func BenchmarkTypedBody(b *testing.B) {
-	td := NewTypeDecoder(reflect.TypeFor[benchTyped]())
+	td := must(compileType(reflect.TypeFor[benchTyped]()))
 	b.Run("CheckJSON", func(b *testing.B) {
 		for b.Loop() {
 			CheckJSON(benchTypedValid)
 		}
 	})
-	b.Run("typeFits", func(b *testing.B) {
+	b.Run("fits", func(b *testing.B) {
 		for b.Loop() {
-			typeFits(td.d, newCursor(benchTypedValid))
+			fits(td.d, benchTypedValid)
 		}
 	})
 	b.Run("go-json", func(b *testing.B) {
@@ -85,7 +85,7 @@ func handCheckTyped(o *benchTyped) bool {
 // strict pass and type scan, go-json, the rule plan) and by the one-pass
 // decoder (strictness, decode and rules).
 func BenchmarkTypedDecoders(b *testing.B) {
-	td := NewTypeDecoder(reflect.TypeFor[benchTyped]())
+	td := must(compileType(reflect.TypeFor[benchTyped]()))
 	b.Run("go-json", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -108,7 +108,7 @@ func BenchmarkTypedDecoders(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			var v benchTyped
-			if CheckJSON(benchTypedValid) != nil || !typeFits(td.d, newCursor(benchTypedValid)) ||
+			if CheckJSON(benchTypedValid) != nil || !fits(td.d, benchTypedValid) ||
 				json.Unmarshal(benchTypedValid, &v) != nil || td.plan.run(reflect.ValueOf(&v).UnsafePointer(), nil, 101, nil) != nil {
 				b.Fatal("refused")
 			}

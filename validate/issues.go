@@ -70,17 +70,38 @@ func cut(r Result, max int) Result {
 	return r
 }
 
+// issueList is the one issue collector of the package: the builder's
+// schemas, the type check of Struct (state) and the constraint plans
+// (walker) all report into one, which stops taking issues at max (0: no
+// limit).
+type issueList struct {
+	issues []Issue
+	max    int
+}
+
 // full reports whether the issue limit of this validation is reached: the
 // loops of every built-in schema stop there (the work is bounded, not
 // only the list).
-func (st *state) full() bool { return st.max > 0 && len(st.issues) >= st.max }
+func (l *issueList) full() bool { return l.max > 0 && len(l.issues) >= l.max }
 
 // room is how many more issues may be added (0: no limit).
-func (st *state) room() int {
-	if st.max <= 0 {
+func (l *issueList) room() int {
+	if l.max <= 0 {
 		return 0
 	}
-	return st.max - len(st.issues)
+	return l.max - len(l.issues)
+}
+
+// report adds the issue msg at path (nil: the value itself), unless the
+// list is full.
+func (l *issueList) report(path []string, msg string) {
+	if l.full() {
+		return
+	}
+	if path == nil {
+		path = []string{}
+	}
+	l.issues = append(l.issues, Issue{Path: path, Message: msg})
 }
 
 // smallestKeys returns, sorted, the k smallest keys for which keep(key) is

@@ -12,14 +12,15 @@ import (
 	"time"
 )
 
-// The strict walk (fit.go), which checks the values the one-pass decoder
+// The strict walk (decode_fit.go), which checks the values the one-pass decoder
 // leaves to go-json, must answer exactly what the two passes answer:
-// CheckJSON's error, and typeFits over a body CheckJSON accepted. The
-// two passes are the oracle; checkFits runs the walk over a whole body.
+// CheckJSON's error, and the type check of the decoded tree (checkType)
+// over a body CheckJSON accepted. The two are the oracle; checkFits runs
+// the walk over a whole body.
 
 // checkFits walks body as the strict walk walks a value: err is exactly
-// CheckJSON(body), and with a nil err fits reports what typeFits(d, body)
-// would.
+// CheckJSON(body), and with a nil err fits reports whether checkType
+// finds no issue in DecodeJSON(body).
 func checkFits(d *tdesc, body []byte) (fits bool, err error) {
 	p := getParser(body, false)
 	p.skipSpace()
@@ -39,7 +40,18 @@ func oracleFits(d *tdesc, body []byte) (bool, error) {
 	if err := CheckJSON(body); err != nil {
 		return false, err
 	}
-	return typeFits(d, newCursor(body)), nil
+	return treeFits(d, body), nil
+}
+
+// treeFits is the oracle of fits: the type check of the decoded tree.
+func treeFits(d *tdesc, body []byte) bool {
+	v, err := DecodeJSON(body)
+	if err != nil {
+		return false
+	}
+	var st state
+	checkType(d, v, &st)
+	return len(st.issues) == 0
 }
 
 type fitKinds struct {
@@ -73,7 +85,7 @@ type fitEmbedded struct {
 	Name  string // matched ignoring case, as go-json does
 }
 
-// wideStruct has more fields than fit.go's bit set (64) and than the
+// wideStruct has more fields than decode_fit.go's bit set (64) and than the
 // short list of tdesc.exact (8).
 var wideStruct = func() reflect.Type {
 	var fs []reflect.StructField
@@ -152,7 +164,7 @@ func TestCheckFitsMatchesTwoPasses(t *testing.T) {
 		bodies = append(bodies, manyKeys(n, false), manyKeys(n, true))
 	}
 	for name, typ := range fitTypes {
-		d := describe(typ)
+		d := descOf(typ)
 		for _, body := range bodies {
 			assertFitsLikeOracle(t, name, d, []byte(body))
 		}
@@ -169,7 +181,7 @@ func TestCheckFitsRandom(t *testing.T) {
 		n = 500
 	}
 	for name, typ := range fitTypes {
-		d := describe(typ)
+		d := descOf(typ)
 		for range n {
 			body := []byte(genValue(r, d, 0))
 			assertFitsLikeOracle(t, name, d, body)
@@ -233,7 +245,7 @@ func FuzzCheckFits(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		for name, typ := range fitTypes {
-			assertFitsLikeOracle(t, name, describe(typ), []byte(body))
+			assertFitsLikeOracle(t, name, descOf(typ), []byte(body))
 		}
 	})
 }

@@ -3,15 +3,16 @@ package validate
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strconv"
 	"sync"
 	"unsafe"
+
+	"github.com/fxhq/fx/internal/jsontree"
 )
 
-// Running a compiled plan (tags.go) over a decoded value: no reflection
+// Running a compiled plan (rules.go) over a decoded value: no reflection
 // on slices, structs and scalars (offsets and typed loads), a walker from
 // a pool, and a path rendered only when an issue is reported. Cost on a
 // value that passes: no allocation, unless a rule itself allocates (url,
@@ -20,13 +21,12 @@ import (
 
 // walker is the state of one run.
 type walker struct {
-	path   []seg
-	issues []Issue
-	max    int
+	issueList
+	path []seg
 	// skip holds the paths that already have a type issue: nothing at or
 	// below them is checked (their value was replaced by null to decode).
-	skip  *node
-	nodes []*node
+	skip  *jsontree.Paths
+	nodes []*jsontree.Paths
 }
 
 // seg is one path segment: a JSON name, or an index when name is "".
@@ -47,7 +47,7 @@ func (v *vplan) run(p unsafe.Pointer, prior []Issue, max int, skip [][]string) [
 	w := walkers.Get().(*walker)
 	w.issues, w.max = prior, max
 	if len(skip) > 0 {
-		w.skip = trie(skip)
+		w.skip = jsontree.NewPaths(skip)
 		w.nodes = append(w.nodes[:0], w.skip)
 	}
 	v.check(p, w)
@@ -58,8 +58,6 @@ func (v *vplan) run(p unsafe.Pointer, prior []Issue, max int, skip [][]string) [
 	walkers.Put(w)
 	return out
 }
-
-func (w *walker) full() bool { return w.max > 0 && len(w.issues) >= w.max }
 
 func (w *walker) add(msg string) {
 	if w.full() {
@@ -73,7 +71,7 @@ func (w *walker) add(msg string) {
 			path[i] = s.name
 		}
 	}
-	w.issues = append(w.issues, Issue{Path: path, Message: msg})
+	w.report(path, msg)
 }
 
 // enter pushes a segment; it reports false when the segment is one of
@@ -84,16 +82,16 @@ func (w *walker) enter(name string, idx int) bool {
 		return true
 	}
 	cur := w.nodes[len(w.nodes)-1]
-	var next *node
-	if cur != nil && cur.kids != nil {
+	var next *jsontree.Paths
+	if cur.Branches() {
 		key := name
 		if name == "" {
 			key = strconv.Itoa(idx)
 		}
-		next = cur.kids[key]
+		next = cur.Child(key)
 	}
 	w.nodes = append(w.nodes, next)
-	return next == nil || !next.leaf
+	return !next.Ends()
 }
 
 func (w *walker) leave() {
@@ -160,11 +158,11 @@ func (v *vplan) leaf() bool { return v.elem == nil && v.keys == nil && v.sub == 
 // enough not to keep one).
 func hasValueAt(v *vplan, p unsafe.Pointer) bool {
 	switch v.kind {
-	case vString:
+	case tString:
 		return len(*(*string)(p)) != 0
-	case vSlice, vMap:
+	case tSlice, tMap:
 		return *(*unsafe.Pointer)(p) != nil
-	case vBool:
+	case tBool:
 		return *(*bool)(p)
 	}
 	return !reflect.NewAt(v.t, p).Elem().IsZero()
@@ -173,9 +171,9 @@ func hasValueAt(v *vplan, p unsafe.Pointer) bool {
 // each checks the elements (and map keys) of the container at p.
 func (v *vplan) each(p unsafe.Pointer, w *walker) {
 	switch v.kind {
-	case vSlice, vArray:
+	case tSlice, tArray:
 		data, n := p, v.n
-		if v.kind == vSlice {
+		if v.kind == tSlice {
 			data, n = *(*unsafe.Pointer)(p), (*[3]int)(p)[1]
 		}
 		for i := 0; i < n && !w.full(); i++ {
@@ -184,7 +182,7 @@ func (v *vplan) each(p unsafe.Pointer, w *walker) {
 			}
 			w.leave()
 		}
-	case vMap:
+	case tMap:
 		m := reflect.NewAt(v.t, p).Elem()
 		keys := m.MapKeys()
 		names := make([]string, len(keys))
@@ -243,67 +241,6 @@ func (s *splan) check(p unsafe.Pointer, w *walker) {
 		}
 		w.leave()
 	}
-}
-
-// node is a trie of paths (NullAt, and the paths a walker skips).
-type node struct {
-	leaf bool
-	kids map[string]*node
-}
-
-func trie(paths [][]string) *node {
-	root := &node{}
-	for _, p := range paths {
-		n := root
-		for _, s := range p {
-			if n.kids == nil {
-				n.kids = map[string]*node{}
-			}
-			k := n.kids[s]
-			if k == nil {
-				k = &node{}
-				n.kids[s] = k
-			}
-			n = k
-		}
-		n.leaf = true
-	}
-	return root
-}
-
-// NullAt returns v (a tree as DecodeJSON builds it) with the value at
-// each path replaced by nil, copying only the maps and slices on those
-// paths: v itself is not changed. An empty path makes the whole value
-// nil. Schemas use it to decode the well-typed part of a value that has
-// type errors (null leaves a Go field's zero value and keeps array
-// indices), so that the rules of those fields are still checked.
-func NullAt(v any, paths [][]string) any {
-	return trie(paths).apply(v)
-}
-
-func (n *node) apply(v any) any {
-	if n.leaf {
-		return nil
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		m := maps.Clone(x)
-		for k, kid := range n.kids {
-			if e, ok := m[k]; ok {
-				m[k] = kid.apply(e)
-			}
-		}
-		return m
-	case []any:
-		a := slices.Clone(x)
-		for k, kid := range n.kids {
-			if i, err := strconv.Atoi(k); err == nil && i >= 0 && i < len(a) {
-				a[i] = kid.apply(a[i])
-			}
-		}
-		return a
-	}
-	return v
 }
 
 // issuePaths lists the paths of issues.

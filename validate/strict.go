@@ -131,7 +131,7 @@ type parser struct {
 	keys  []byte // unescaped keys of the open objects (scan mode, and for error paths)
 	offs  []int  // start,end pairs into keys
 	// fitDepth counts the open arrays and objects of the strict walk and
-	// of the one-pass decoder (fit.go, decode.go) that took no frame;
+	// of the one-pass decoder (decode_fit.go, decode.go) that took no frame;
 	// they count towards MaxDepth.
 	fitDepth int
 	// arena holds the strings the one-pass decoder writes (decode.go).

@@ -22,7 +22,7 @@ import (
 // DecodeJSON(body), in the same order: objects are visited in sorted key
 // order, arrays by index, scalars go through the same check.
 
-// cursor is the package's JSONScanner with what the byte path adds:
+// cursor is fx's one JSON scanner (internal/jsonscan.Cursor) with what the byte path adds:
 // keys unescaped into a scratch buffer, and peek past white space.
 type cursor struct {
 	jsonscan.Cursor
@@ -113,7 +113,7 @@ func bytesKey(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b
 // streamTop is validateTop over bytes: null is absence.
 func streamTop(s checker, body []byte, max int) Result {
 	c := newCursor(body)
-	st := &state{max: max}
+	st := newState(false, max)
 	var out any
 	if c.peek() == 'n' {
 		out, _ = missing(s.base(), st)
@@ -276,156 +276,3 @@ func (s *ArraySchema) ValidateJSONLimit(body []byte, max int) Result {
 }
 
 func jsonErrorResult(err error) Result { return Result{Issues: []Issue{jsonIssueOf(err)}} }
-
-// ---- Struct
-
-// streamType is checkType over bytes (body mode).
-func streamType(d *tdesc, c *cursor, st *state) {
-	b := c.peek()
-	switch {
-	case d.kind == tAny:
-		c.SkipValue()
-		return
-	case d.kind == tSlice && b == '[':
-		c.Pos++ // [
-		for i := 0; c.peek() != ']'; i++ {
-			if st.full() {
-				return // pos is left inside the array: every caller stops
-			}
-			st.push(strconv.Itoa(i))
-			streamType(d.elem, c, st)
-			st.pop()
-			if c.peek() == ',' {
-				c.Pos++
-			}
-		}
-		c.Pos++ // ]
-		return
-	case (d.kind == tMap || d.kind == tStruct) && b == '{':
-		// sorted key order, as checkType visits the tree's map
-		type member struct {
-			key string
-			d   *tdesc
-			at  int
-		}
-		var ms []member
-		c.members(func(key []byte, at int) {
-			fd := d.elem
-			if d.kind == tStruct {
-				var ok bool
-				if fd, ok = d.field(bytesKey(key)); !ok {
-					return
-				}
-			}
-			ms = append(ms, member{string(key), fd, at})
-		})
-		end := c.Pos
-		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
-		for _, m := range ms {
-			if st.full() {
-				break
-			}
-			c.Pos = m.at
-			st.push(m.key)
-			streamType(m.d, c, st)
-			st.pop()
-		}
-		c.Pos = end
-		return
-	}
-	if v, ok := placeholder(b); ok {
-		c.SkipValue()
-		checkType(d, v, st)
-		return
-	}
-	checkType(d, c.decode(), st)
-}
-
-// typeFits reports, without allocating (except to check a time or base64
-// string), whether checkType would find no issue in the value at pos, and
-// moves past it (or stops anywhere on the first mismatch). It guards the
-// fast path of Struct: go-json, like encoding/json, keeps decoding after a
-// type error, so 4 MiB of `1,` where objects belong cost 138 MB of
-// allocations before the first issue was even reported. A body that does
-// not fit skips go-json and goes to streamType, which stops at the limit.
-func typeFits(d *tdesc, c *cursor) bool {
-	b := c.peek()
-	if b == 'n' || d.kind == tAny {
-		c.SkipValue() // null leaves the zero value; tAny takes anything
-		return true
-	}
-	switch d.kind {
-	case tString, tText:
-		if b != '"' {
-			return false
-		}
-		c.SkipString()
-		return true
-	case tBool:
-		if b != 't' && b != 'f' {
-			return false
-		}
-		c.SkipValue()
-		return true
-	case tInt, tUint, tFloat:
-		if b != '-' && (b < '0' || b > '9') {
-			return false
-		}
-		start := c.Pos
-		c.SkipValue()
-		f, err := strconv.ParseFloat(bytesKey(c.Data[start:c.Pos]), 64)
-		if err != nil {
-			return false
-		}
-		var st state
-		checkNumber(d, f, &st)
-		return len(st.issues) == 0
-	case tBytes, tTime:
-		if b != '"' {
-			return false
-		}
-		var st state
-		checkType(d, c.decode(), &st)
-		return len(st.issues) == 0
-	case tSlice:
-		if b != '[' {
-			return false
-		}
-		c.Pos++
-		for c.peek() != ']' {
-			if !typeFits(d.elem, c) {
-				return false
-			}
-			if c.peek() == ',' {
-				c.Pos++
-			}
-		}
-		c.Pos++
-		return true
-	case tMap, tStruct:
-		if b != '{' {
-			return false
-		}
-		c.Pos++
-		for c.peek() != '}' {
-			key := c.keyOf(c.SkipString())
-			c.SkipSpace()
-			c.Pos++ // :
-			fd, ok := d.elem, true
-			if d.kind == tStruct {
-				fd, ok = d.field(bytesKey(key))
-			}
-			if !ok {
-				c.SkipValue()
-			} else if !typeFits(fd, c) {
-				return false
-			}
-			if c.peek() == ',' {
-				c.Pos++
-			}
-		}
-		c.Pos++
-		return true
-	}
-	return true
-}

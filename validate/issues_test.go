@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx/validate"
+	"github.com/fxhq/fx/validate/validatetest"
 )
 
 // foreignSchema is a Schema of another library nested in a builder one.
@@ -104,15 +105,7 @@ func FuzzStreamSameAsTree(f *testing.F) {
 
 // hugeItems is the attack of the bounded-error-work defect: a 4 MiB body
 // of empty items under a schema that requires two fields in each.
-func hugeItems(size int) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"customer":"","items":[{}`)
-	for b.Len() < size-4 {
-		b.WriteString(`,{}`)
-	}
-	b.WriteString(`]}`)
-	return b.Bytes()
-}
+func hugeItems(size int) []byte { return validatetest.HugeBody("customer", "{}", size) }
 
 var hugeSchema = validate.Object(validate.Fields{
 	"customer": validate.String().MinLen(1).MaxLen(100),

@@ -1,0 +1,70 @@
+// Package tagengine is what fx's typed operations (fx.Op) and fxtest's strict
+// mode need of package validate's tag engine for types known only at run
+// time: the decoder of an Op's Body type and the constraint tags of its
+// path, query and header fields. validate registers them when it is
+// initialized; no user of fx calls them (a user names a type and gets
+// validate.Struct[T]).
+//
+// The interfaces are generic in the issue type so that this package does
+// not import validate (which imports it to register): callers name
+// validate.Issue, as in tagengine.For[validate.Issue]().
+package tagengine
+
+import (
+	"reflect"
+	"unsafe"
+)
+
+// Body decodes the JSON body of a type known at run time. It is built
+// once per type and safe for concurrent use.
+type Body[Issue any] interface {
+	// Decode reads body once into dst, a pointer to a zero value of the
+	// type: the strict grammar (err is exactly validate.CheckJSON(body),
+	// a *validate.JSONError), every value decoded at its field, then the
+	// constraint tags (issues nil when they pass). A body that does not
+	// fit the type gets every type mismatch, stopping at max (0: no
+	// limit), then the constraint issues of the fields that type-checked;
+	// dst is then left partly written. Strings written into dst never
+	// alias body. Cost on a body that fits: one pass, one allocation for
+	// the strings of a body of at most 4 KiB, one per slice and pointer.
+	Decode(body []byte, dst any, max int) (issues []Issue, err error)
+	// JSONSchema describes the type as a request body.
+	JSONSchema() map[string]any
+}
+
+// Field is the constraint tags (validate, pattern, doc, example) of one
+// struct field whose value is not read from a JSON body. Safe for
+// concurrent use.
+type Field[Issue any] interface {
+	// Constrained reports whether the tags hold any rule (a field with
+	// only doc or example tags has none).
+	Constrained() bool
+	// Required reports whether the tags hold required.
+	Required() bool
+	// Check runs the rules over the value at p, which points at a value
+	// of the field's type; the paths are relative to the field. At most
+	// max issues (0: no limit). Cost: no allocation when the value passes.
+	Check(p unsafe.Pointer, max int) []Issue
+	// JSONSchema is the schema of the field's value as a request sends
+	// it.
+	JSONSchema() map[string]any
+}
+
+// Compilers is what validate registers.
+type Compilers[Issue any] struct {
+	// Body returns the decoder of t, or the *validate.TagError of each
+	// constraint tag of t that cannot be honoured (joined).
+	Body func(t reflect.Type) (Body[Issue], error)
+	// Field compiles the tags of field f of struct type owner; the error
+	// is as Body's.
+	Field func(owner reflect.Type, f reflect.StructField) (Field[Issue], error)
+}
+
+var registered any // *Compilers[Issue] of the issue type validate registered
+
+// Register is called by validate's initialization.
+func Register[Issue any](c *Compilers[Issue]) { registered = c }
+
+// For returns what validate registered. A program that imports fx has
+// imported validate, so it is there before any fx.Op is built.
+func For[Issue any]() *Compilers[Issue] { return registered.(*Compilers[Issue]) }

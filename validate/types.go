@@ -1,0 +1,349 @@
+package validate
+
+import (
+	"encoding"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	json "github.com/goccy/go-json"
+)
+
+// Type descriptions: what the package learns of a Go type, once, when a
+// schema is built, so that validating a request never calls reflect on
+// the type again. One walk reads a struct's fields (fieldsOf: json tags
+// as encoding/json reads them, embedded structs flattened), and one cache
+// entry per type (typeInfo) holds everything derived from it: the type's
+// description (tdesc: which JSON kind a value must be, a struct's JSON
+// fields), its constraint plan (rules.go) and its decoding plan
+// (decode.go). The rules, the decoder and the JSON Schema all read them.
+
+// tkind is the one kind enum: a tdesc's kind is the type as JSON reads
+// it (descIn), a constraint plan's the type's Go shape, which its
+// words apply to (kindOfType: an array is tArray, []byte a tSlice,
+// time.Time and interfaces tAny).
+type tkind uint8
+
+const (
+	tAny    tkind = iota // anything: interface, json.Unmarshaler, ",string" fields (rules: only required, omitempty)
+	tString              // string
+	tBool                // bool
+	tInt                 // signed integer of bits
+	tUint                // unsigned integer of bits
+	tFloat               // float
+	tSlice               // slice or array of elem
+	tMap                 // map with string keys of elem
+	tStruct              // struct with fields
+	tTime                // time.Time: RFC 3339 string
+	tText                // encoding.TextUnmarshaler: a string
+	tBytes               // []byte: base64 string
+	tArray               // a Go array, as the rules see it (the JSON view reads it as tSlice)
+)
+
+type tdesc struct {
+	t      reflect.Type // a struct's type (its constraint tags: jsonschema.go)
+	kind   tkind
+	bits   int
+	elem   *tdesc
+	fields []fdesc
+	byName map[string]int
+	// shadowed: two fields of the flattened struct have the same JSON
+	// name (the first met is kept); which one a decoder sets follows
+	// encoding/json's depth rules, which this flattening does not model.
+	shadowed bool
+	// hidden lists the fields that lost their JSON name to another field
+	// of the flattened struct: JSON never sets them.
+	hidden []hiddenField
+}
+
+// hiddenField is a struct field whose JSON name another field holds.
+type hiddenField struct {
+	f      reflect.StructField
+	owner  reflect.Type // the struct declaring f
+	winner fdesc        // the field the name sets
+}
+
+type fdesc struct {
+	name string
+	d    *tdesc
+	ptr  bool // declared as a pointer: JSON null is its absence
+	// Where the field lives, for the one-pass decoder (decode.go): its Go
+	// type and offset in the outermost struct; indirect when it is
+	// reached through an embedded pointer (no fixed offset); str when its
+	// json tag has the ",string" option.
+	typ      reflect.Type
+	off      uintptr
+	indirect bool
+	str      bool
+	owner    reflect.Type // the struct declaring the field (an embedded one's, when flattened)
+	goName   string
+	// omit: encoding may leave the field out (omitempty or omitzero, or
+	// promoted from an embedded pointer that may be nil)
+	omit bool
+}
+
+var (
+	types            sync.Map // reflect.Type -> *typeInfo: the one cache
+	jsonUnmarshalerT = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerT = reflect.TypeFor[encoding.TextUnmarshaler]()
+	timeT            = reflect.TypeFor[time.Time]()
+)
+
+// typeInfo is everything the package derives from one Go type, each part
+// computed once, on first use (a part may use another: the plan reads
+// the description, which reads the field walk).
+type typeInfo struct {
+	walkOnce sync.Once
+	members  []member // a struct's fields, depth first (fieldsOf)
+	deep     bool     // embedding goes deeper than the walk follows
+
+	descOnce sync.Once
+	d        *tdesc
+
+	planOnce sync.Once
+	plan     *vplan                  // the constraint plan (rules.go); nil: no rule
+	planErr  error                   // the *TagError of each tag that cannot be honoured
+	structs  map[reflect.Type]*splan // every struct met, rules or not (documentation)
+
+	decOnce sync.Once
+	dec     *dnode // the decoding plan (decode.go)
+}
+
+func infoOf(t reflect.Type) *typeInfo {
+	if e, ok := types.Load(t); ok {
+		return e.(*typeInfo)
+	}
+	e, _ := types.LoadOrStore(t, &typeInfo{})
+	return e.(*typeInfo)
+}
+
+// descOf returns the description of t.
+func descOf(t reflect.Type) *tdesc {
+	e := infoOf(t)
+	e.descOnce.Do(func() { e.d = descIn(t, map[reflect.Type]*tdesc{}) })
+	return e.d
+}
+
+// member is one field of a struct as the walk meets it, depth first in
+// declaration order (the order of the constraint issues).
+type member struct {
+	kind    memberKind
+	f       reflect.StructField
+	owner   reflect.Type // the struct declaring f
+	name    string       // the JSON name (fields)
+	opts    string       // the json tag's options
+	path    []int        // the field indices from the outer struct down to f
+	off     uintptr      // f's offset from the outer struct, or from via's struct
+	via     *embedPtr    // the outermost embedded pointer f is reached through; nil: none
+	norules bool         // under an embedded struct tagged validate:"-"
+}
+
+type memberKind uint8
+
+const (
+	mField   memberKind = iota // a JSON field
+	mEmbed                     // an embedded struct, its fields flattened after it
+	mIgnored                   // json:"-": never read from JSON
+)
+
+// embedPtr is an embedded pointer to a struct, whose fields are reached
+// through it (no fixed offset from the outer struct).
+type embedPtr struct {
+	off     uintptr      // the pointer's offset in the outer struct
+	t       reflect.Type // the struct it points to
+	norules bool         // tagged (or under one tagged) validate:"-"
+}
+
+// fieldsOf is the one walk of struct t's fields (cached): every exported
+// field, the fields of embedded structs without a JSON name flattened in
+// their place, as encoding/json reads them.
+func fieldsOf(t reflect.Type) (ms []member, deep bool) {
+	e := infoOf(t)
+	e.walkOnce.Do(func() { walkFields(&e.members, &e.deep, t, nil, 0, nil, false) })
+	return e.members, e.deep
+}
+
+func walkFields(ms *[]member, deep *bool, t reflect.Type, path []int, base uintptr, via *embedPtr, norules bool) {
+	if len(path) > 8 {
+		*deep = true // fields beyond are not listed: a decoder may still set them
+		return
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		at := append(path[:len(path):len(path)], i)
+		if tag != "-" && f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				*ms = append(*ms, member{kind: mEmbed, f: f, owner: t, path: at, off: base + f.Offset, via: via, norules: norules})
+				below := norules || f.Tag.Get("validate") == "-"
+				if f.Type.Kind() == reflect.Pointer {
+					next := via
+					if next == nil {
+						next = &embedPtr{off: base + f.Offset, t: ft, norules: below}
+					}
+					walkFields(ms, deep, ft, at, 0, next, below)
+				} else {
+					walkFields(ms, deep, ft, at, base+f.Offset, via, below)
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if tag == "-" {
+			*ms = append(*ms, member{kind: mIgnored, f: f, owner: t, path: at, via: via, norules: norules})
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		*ms = append(*ms, member{f: f, owner: t, name: name, opts: opts, path: at, off: base + f.Offset, via: via, norules: norules})
+	}
+}
+
+// jsonOrder orders the fields of a walk as encoding/json's flattening
+// meets them: a struct's own fields before those of its embedded
+// structs (the first met of two with one name keeps it).
+func jsonOrder(a, b *member) int {
+	for k := 0; ; k++ {
+		aLeaf, bLeaf := k == len(a.path)-1, k == len(b.path)-1
+		if a.path[k] != b.path[k] || aLeaf || bLeaf {
+			switch {
+			case aLeaf && !bLeaf:
+				return -1
+			case bLeaf && !aLeaf:
+				return 1
+			}
+			return a.path[k] - b.path[k]
+		}
+	}
+}
+
+func descIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
+	if d, ok := seen[t]; ok {
+		return d
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if d, ok := seen[t]; ok {
+		return d
+	}
+	d := &tdesc{}
+	seen[t] = d
+	pt := reflect.PointerTo(t)
+	switch {
+	case t == timeT:
+		d.kind = tTime
+		return d
+	case t.Implements(jsonUnmarshalerT) || pt.Implements(jsonUnmarshalerT):
+		d.kind = tAny
+		return d
+	case t.Implements(textUnmarshalerT) || pt.Implements(textUnmarshalerT):
+		d.kind = tText
+		return d
+	}
+	switch t.Kind() {
+	case reflect.String:
+		d.kind = tString
+	case reflect.Bool:
+		d.kind = tBool
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		d.kind, d.bits = tInt, t.Bits()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		d.kind, d.bits = tUint, t.Bits()
+	case reflect.Float32, reflect.Float64:
+		d.kind, d.bits = tFloat, t.Bits()
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 && !reflect.PointerTo(t.Elem()).Implements(jsonUnmarshalerT) {
+			d.kind = tBytes
+			return d
+		}
+		d.kind, d.elem = tSlice, descIn(t.Elem(), seen)
+	case reflect.Array:
+		d.kind, d.elem = tSlice, descIn(t.Elem(), seen)
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			d.kind = tAny // integer or text keys: the decoder decides
+			return d
+		}
+		d.kind, d.elem = tMap, descIn(t.Elem(), seen)
+	case reflect.Struct:
+		d.kind, d.t = tStruct, t
+		d.byName = map[string]int{}
+		addFields(d, t, seen)
+	default:
+		d.kind = tAny
+	}
+	return d
+}
+
+// addFields lists the JSON fields of struct t into d, from the walk, in
+// encoding/json's order: the first field met with a name keeps it (outer
+// fields win), the others are hidden.
+func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc) {
+	ms, deep := fieldsOf(t)
+	d.shadowed = deep
+	order := make([]*member, 0, len(ms))
+	for i := range ms {
+		if ms[i].kind == mField {
+			order = append(order, &ms[i])
+		}
+	}
+	slices.SortStableFunc(order, jsonOrder)
+	for _, m := range order {
+		fd := descIn(m.f.Type, seen)
+		str := strings.Contains(","+m.opts+",", ",string,")
+		if str {
+			fd = &tdesc{kind: tAny}
+		}
+		if i, dup := d.byName[m.name]; dup {
+			d.shadowed = true
+			d.hidden = append(d.hidden, hiddenField{f: m.f, owner: m.owner, winner: d.fields[i]})
+			continue
+		}
+		d.byName[m.name] = len(d.fields)
+		indirect := m.via != nil
+		omit := indirect || strings.Contains(","+m.opts+",", ",omitempty,") || strings.Contains(","+m.opts+",", ",omitzero,")
+		d.fields = append(d.fields, fdesc{name: m.name, d: fd, ptr: m.f.Type.Kind() == reflect.Pointer, omit: omit,
+			typ: m.f.Type, off: m.off, indirect: indirect, str: str, owner: m.owner, goName: m.f.Name})
+	}
+}
+
+// field finds the field for key: exact match first, then case-insensitive
+// (as encoding/json and go-json match).
+func (d *tdesc) field(key string) (*tdesc, bool) {
+	if i := d.exact(key); i >= 0 {
+		return d.fields[i].d, true
+	}
+	for _, f := range d.fields {
+		if strings.EqualFold(f.name, key) {
+			return f.d, true
+		}
+	}
+	return nil, false
+}
+
+// exact returns the index of the field named key exactly, or -1.
+func (d *tdesc) exact(key string) int {
+	if len(d.fields) > 8 {
+		if i, ok := d.byName[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range d.fields { // a short list is read faster than a map
+		if d.fields[i].name == key {
+			return i
+		}
+	}
+	return -1
+}
