@@ -32,7 +32,8 @@ import (
 // descriptors in one process), until each has read it.
 // BenchmarkWSIdleMemory: 10,000 idle connections over loopback, opened by
 // a child process (so the figures are the server's only): heap and stack
-// per connection, and goroutines per connection.
+// per connection, and goroutines per connection; fx-header4k is fx with
+// the 4 KiB header limit Fiber has (fasthttp's default).
 
 var wsServers = []struct {
 	name string
@@ -162,7 +163,10 @@ func BenchmarkWSBroadcast(b *testing.B) {
 const idleConns = 10000
 
 func BenchmarkWSIdleMemory(b *testing.B) {
-	for _, srv := range wsServers {
+	for _, srv := range append(wsServers[:len(wsServers):len(wsServers)], struct {
+		name string
+		mk   func() *WSServer
+	}{"fx-header4k", NewFxWSHeader4K}) {
 		b.Run(srv.name, func(b *testing.B) {
 			s := srv.mk()
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
