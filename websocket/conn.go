@@ -56,7 +56,7 @@ type Conn struct {
 
 	qmu         sync.Mutex
 	rest        []byte         // the unwritten end of a frame begun: the next bytes on the wire
-	restN       int            // its payload's length (-1: a control frame)
+	restN       int            // its payload's length, or sentControl, sentClose
 	ctrl        [][]byte       // control frames waiting, sent before queue
 	queue       []outMsg       // queue[head:] wait for the writer; at most SendQueue data messages
 	head        int            // the next message to write

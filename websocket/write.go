@@ -167,7 +167,8 @@ func (c *Conn) sendControl(frame []byte) {
 		c.qmu.Unlock()
 		return
 	}
-	if frame[0]&0x0f == ws.CloseMessage {
+	kind := controlKind(frame)
+	if kind == sentClose {
 		c.closeQueued = true
 	}
 	if c.writing || c.try == tryNone {
@@ -178,7 +179,22 @@ func (c *Conn) sendControl(frame []byte) {
 	}
 	c.take()
 	c.qmu.Unlock()
-	_ = c.writeInline(frame, -1)
+	_ = c.writeInline(frame, kind)
+}
+
+// What sent counts, besides a data message's payload length.
+const (
+	sentControl = -1 // a ping or a pong
+	sentClose   = -2 // a close frame
+)
+
+// controlKind is sentClose for a close frame, sentControl for another
+// control frame (frame is whole: its first byte holds the opcode).
+func controlKind(frame []byte) int {
+	if frame[0]&0x0f == ws.CloseMessage {
+		return sentClose
+	}
+	return sentControl
 }
 
 // take takes the free write side for the caller; qmu is held.
@@ -199,7 +215,8 @@ func (c *Conn) startWriter() {
 // writeInline tries frame on the caller's goroutine, which holds the
 // write side, and hands the write side on: to a writer goroutine when
 // part of frame or anything queued meanwhile is left, else back. n is
-// the payload length of a data message, -1 for a control frame.
+// the payload length of a data message, sentControl or sentClose for a
+// control frame.
 func (c *Conn) writeInline(frame []byte, n int) error {
 	k, err := c.tryWrite(frame)
 	if err != nil {
@@ -210,7 +227,7 @@ func (c *Conn) writeInline(frame []byte, n int) error {
 		return ErrClosed
 	}
 	if k == len(frame) {
-		c.sent(frame, n)
+		c.sent(n)
 	}
 	c.qmu.Lock()
 	if k < len(frame) {
@@ -233,15 +250,15 @@ func (c *Conn) handBack() {
 }
 
 // sent counts a written frame: a data message (n, its payload length) or
-// a control frame (n < 0); after a close frame, the peer has
-// CloseTimeout to answer it.
-func (c *Conn) sent(frame []byte, n int) {
+// a control frame (sentControl, sentClose); after a close frame, the
+// peer has CloseTimeout to answer it.
+func (c *Conn) sent(n int) {
 	if n >= 0 {
 		c.msgsOut.Add(1)
 		c.bytesOut.Add(int64(n))
 		return
 	}
-	if frame[0]&0x0f == ws.CloseMessage {
+	if n == sentClose {
 		c.withSocket(func() { _ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.CloseTimeout)) })
 	}
 }
@@ -261,7 +278,7 @@ func (c *Conn) writer() {
 	}()
 	for {
 		var frame []byte
-		n, isLast := -1, false
+		n, isLast := sentControl, false
 		c.qmu.Lock()
 		switch {
 		case c.dropped.Load():
@@ -275,6 +292,7 @@ func (c *Conn) writer() {
 			c.rest = nil
 		case len(c.ctrl) > 0:
 			frame = c.ctrl[0]
+			n = controlKind(frame)
 			c.ctrl[0] = nil
 			if c.ctrl = c.ctrl[1:]; len(c.ctrl) == 0 {
 				c.ctrl = nil
@@ -288,7 +306,7 @@ func (c *Conn) writer() {
 			}
 			switch {
 			case m.typ == ws.CloseMessage:
-				frame, isLast = m.data, true
+				frame, n, isLast = m.data, sentClose, true
 			case m.framed:
 				frame, n = m.data, m.n
 			default:
@@ -310,7 +328,7 @@ func (c *Conn) writer() {
 			c.drop()
 			continue // drop stopped the connection: the next turn ends
 		}
-		c.sent(frame, n)
+		c.sent(n)
 		if isLast {
 			c.qmu.Lock()
 			c.endLast()
