@@ -29,9 +29,18 @@ type WSServer struct {
 	Subscribers func() int
 }
 
-// NewFxWS is the fx server: websocket.New with its defaults.
-func NewFxWS() *WSServer {
-	app := fx.New()
+// NewFxWS is the fx server: websocket.New with its defaults; a
+// broadcast sends one prepared message (framed once) to every
+// subscriber, as docs/websocket.md shows.
+func NewFxWS() *WSServer { return newFxWS(fx.Config{}) }
+
+// NewFxWSHeader4K is NewFxWS on an App whose header limit is 4 KiB:
+// fasthttp's default, which Fiber keeps (fx's default is 8 KiB, and
+// fasthttp keeps a read buffer that size for each hijacked connection).
+func NewFxWSHeader4K() *WSServer { return newFxWS(fx.Config{HeaderLimit: 4 << 10}) }
+
+func newFxWS(cfg fx.Config) *WSServer {
+	app := fx.New(cfg)
 	var mu sync.Mutex
 	subs := map[*fxws.Conn]struct{}{}
 	app.Get("/echo", fxws.New(func(c *fxws.Conn) error {
@@ -65,10 +74,14 @@ func NewFxWS() *WSServer {
 		Serve:    app.Serve,
 		Shutdown: app.Shutdown,
 		Broadcast: func(msg []byte) int {
+			pm, err := fxws.NewPreparedMessage(fxws.TextMessage, msg)
+			if err != nil {
+				return 0
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			for c := range subs {
-				_ = c.WriteMessage(fxws.TextMessage, msg) // queued: the connection's writer sends it
+				_ = c.WritePreparedMessage(pm) // written at once, or queued for a peer that is behind
 			}
 			return len(subs)
 		},

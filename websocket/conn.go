@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -24,28 +25,47 @@ import (
 //
 // ReadMessage (and ReadJSON) must be called from one goroutine at a time,
 // the handler's or one it waits for. WriteMessage (and WriteJSON) may be
-// called from any number of goroutines: messages go through a bounded
-// send queue that a writer goroutine drains, so a slow peer never blocks
-// the caller (a peer that falls Config.SendQueue messages behind is
-// dropped instead). The writer runs only while messages are queued; an
-// idle connection has no goroutine but its handler's, and its pings come
-// from a timer.
+// called from any number of goroutines and never block: a message is
+// written on the caller's goroutine when the connection takes it at once,
+// and otherwise waits in a bounded send queue that a writer goroutine
+// drains, so a slow peer never blocks the caller (a peer that falls
+// Config.SendQueue messages behind is dropped instead). The writer runs
+// only while messages wait; an idle connection has no goroutine but its
+// handler's, and its pings come from a timer.
 type Conn struct {
 	ctx *fx.Ctx
 	ws  *ws.Conn
 	cfg *Config
 
-	stop chan struct{} // closed when the connection is being torn down
-	once sync.Once     // closes stop
-	ping *time.Timer   // the next ping (a timer, not a goroutine)
+	stopped atomic.Bool // the connection is being torn down (shut)
+	once    sync.Once   // sets stopped
+	ping    *time.Timer // the next ping (a timer, not a goroutine)
 
-	qmu     sync.Mutex
-	queue   []outMsg       // queue[head:] wait for the writer; at most SendQueue data messages
-	head    int            // the next message to write
-	writing bool           // a writer goroutine is running
-	shutQ   bool           // no more messages are taken (set under qmu by shut)
-	last    chan struct{}  // closed when the close frame queued by finishQueue is sent or the writer gave up
-	writers sync.WaitGroup // the running writer, if any
+	// The write side (see the file on writing): out is the connection
+	// frames are written to, try how a write is attempted without
+	// blocking (raw, rawWrite, rawP, rawN, rawErr serve tryRaw and belong
+	// to the holder of the write side).
+	out      net.Conn
+	try      tryKind
+	raw      syscall.RawConn
+	rawWrite func(fd uintptr) bool
+	rawP     []byte
+	rawN     int
+	rawErr   error
+	pastSet  bool // tryPipe: the write deadline is already in the past
+
+	qmu         sync.Mutex
+	rest        []byte         // the unwritten end of a frame begun: the next bytes on the wire
+	restN       int            // its payload's length, or sentControl, sentClose
+	ctrl        [][]byte       // control frames waiting, sent before queue
+	queue       []outMsg       // queue[head:] wait for the writer; at most SendQueue data messages
+	head        int            // the next message to write
+	writing     bool           // the write side is taken: by a caller's write or the writer goroutine
+	shutQ       bool           // no more data messages are taken (set under qmu by shut)
+	closeQueued bool           // the close frame is queued or sent: no more control frames
+	noWrites    bool           // the tear-down has begun waiting for the writer: nothing more is written
+	last        chan struct{}  // closed when the close frame queued by finishQueue is sent or the writer gave up
+	writers     sync.WaitGroup // the holder of the write side, if any
 
 	closing atomic.Bool // the handler returned: no more messages are taken
 	dropped atomic.Bool // the socket's deadlines are in the past (dropWith)
@@ -62,14 +82,9 @@ type Conn struct {
 	reason    string // its reason
 	byPeer    bool   // the peer closed first
 
-	msgsIn, msgsOut, bytesIn, bytesOut atomic.Int64
-}
+	readBy time.Time // the dead-peer deadline extendRead set last (the reading goroutine's)
 
-// outMsg is one queued message: a data message, or (close) the close
-// frame that ends the queue.
-type outMsg struct {
-	typ  int
-	data []byte
+	msgsIn, msgsOut, bytesIn, bytesOut atomic.Int64
 }
 
 // Errors of Conn's methods.
@@ -129,61 +144,28 @@ func (c *Conn) ReadMessage() (messageType int, data []byte, err error) {
 	return t, p, nil
 }
 
-// WriteMessage queues a data message (TextMessage or BinaryMessage) for
-// the peer. data is copied: the caller may reuse it at once. It returns
-// ErrClosed once the connection is closing and ErrQueueFull when the peer
-// has fallen Config.SendQueue messages behind (the peer is then dropped
-// with 1008). A nil error means queued, not delivered. Cost: one copy of
-// data; when no writer is running, starting one (a goroutine that ends
-// once the queue is empty).
+// WriteMessage sends a data message (TextMessage or BinaryMessage) to
+// the peer without blocking: when nothing is waiting to be written, the
+// frame is written on the caller's goroutine with one write that does
+// not wait for the peer (over TCP, and on fasthttp's in-memory
+// connections; over TLS every message takes the queue); what the
+// connection does not take at once is queued. data may be reused as
+// soon as WriteMessage returns. It returns ErrClosed once the connection
+// is closing and ErrQueueFull when the peer has fallen Config.SendQueue
+// messages behind (the peer is then dropped with 1008). A nil error
+// means written to the connection or queued, not delivered. Cost: on the
+// caller's goroutine, a copy of data into a pooled frame buffer and one
+// write, no allocation; queued, a copy of data (or of the part the
+// socket did not take) and, unless a writer is running, a writer
+// goroutine that ends once the queue is empty.
 func (c *Conn) WriteMessage(messageType int, data []byte) error {
 	if messageType != TextMessage && messageType != BinaryMessage {
 		return fmt.Errorf("websocket: WriteMessage given message type %d; want TextMessage or BinaryMessage", messageType)
 	}
-	select {
-	case <-c.stop:
-		return ErrClosed
-	default:
-	}
-	if c.closing.Load() {
+	if c.stopped.Load() || c.closing.Load() {
 		return ErrClosed
 	}
-	m := outMsg{typ: messageType, data: append([]byte(nil), data...)}
-	switch c.enqueue(m, false) {
-	case errFull:
-		c.dropWith(ws.ClosePolicyViolation, "send queue full")
-		return ErrQueueFull
-	case errShut:
-		return ErrClosed
-	}
-	return nil
-}
-
-// enqueue results.
-const (
-	queued = iota
-	errFull
-	errShut
-)
-
-// enqueue appends m to the send queue (past its bound when force: the
-// close frame) and starts the writer unless it is running.
-func (c *Conn) enqueue(m outMsg, force bool) int {
-	c.qmu.Lock()
-	defer c.qmu.Unlock()
-	if c.shutQ {
-		return errShut
-	}
-	if !force && len(c.queue)-c.head >= c.cfg.SendQueue {
-		return errFull
-	}
-	c.queue = append(c.queue, m)
-	if !c.writing {
-		c.writing = true
-		c.writers.Add(1)
-		go c.writer()
-	}
-	return queued
+	return c.send(messageType, data, nil, len(data))
 }
 
 // ReadJSON reads the next message and decodes it as JSON into v (with
@@ -241,12 +223,23 @@ func (c *Conn) readFailed(err error) error {
 }
 
 // extendRead pushes the dead-peer deadline forward after something was
-// read.
+// read: to PingInterval + PongTimeout from now, at most once per
+// PongTimeout/4 (a deadline set is a timer update: 1.7-2.2 µs each on
+// the loaded 2-core machine of docs/performance.md, against a few µs for
+// the rest of a small message's read), so the deadline may be up to
+// PongTimeout/4 early, which still leaves a pong three quarters of
+// PongTimeout. It runs on the goroutine that reads.
 func (c *Conn) extendRead() {
 	if c.dropped.Load() {
 		return // a dropped connection's read must keep failing
 	}
-	_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.PingInterval + c.cfg.PongTimeout))
+	now := time.Now()
+	window := c.cfg.PingInterval + c.cfg.PongTimeout
+	if !c.readBy.IsZero() && c.readBy.Sub(now) > window-c.cfg.PongTimeout/4 {
+		return
+	}
+	c.readBy = now.Add(window)
+	_ = c.ws.SetReadDeadline(c.readBy)
 }
 
 // recordClose records the connection's close code and reason (byPeer:
@@ -267,19 +260,9 @@ func (c *Conn) recordClose(code int, reason string, byPeer bool) (first bool) {
 // that found the reason (the handler's read, the writer at Shutdown).
 func (c *Conn) closeWith(code int, reason string) {
 	if c.recordClose(code, reason, false) {
-		c.sendClose(ws.FormatCloseMessage(code, reason))
+		c.sendControl(appendFrame(nil, ws.CloseMessage, ws.FormatCloseMessage(code, reason)))
 	}
 	c.shut()
-}
-
-// sendClose writes the close frame msg (WriteControl is safe beside the
-// writer goroutine), bounded by WriteTimeout, and gives the peer
-// CloseTimeout to answer it.
-func (c *Conn) sendClose(msg []byte) {
-	c.withSocket(func() {
-		_ = c.ws.WriteControl(ws.CloseMessage, msg, time.Now().Add(c.cfg.WriteTimeout))
-		_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.CloseTimeout))
-	})
 }
 
 // withSocket runs f unless the socket was released (the connection's
@@ -302,67 +285,12 @@ func (c *Conn) shut() {
 		c.qmu.Lock()
 		c.shutQ = true
 		c.qmu.Unlock()
-		close(c.stop)
+		c.stopped.Store(true)
 	})
 }
 
-// writer drains the send queue, each write bounded by WriteTimeout; a
-// failed write drops the peer. It ends when the queue is empty (the next
-// WriteMessage starts another). The close frame the handler's outcome
-// makes is the queue's last message, so that every message queued before
-// it is sent first.
-func (c *Conn) writer() {
-	defer c.writers.Done()
-	for {
-		c.qmu.Lock()
-		if c.head == len(c.queue) || c.isStopped() {
-			c.writing = false
-			if cap(c.queue) > keptQueue || c.head != len(c.queue) {
-				c.queue = nil // a burst's queue is not kept by an idle connection
-			}
-			c.queue, c.head = c.queue[:0], 0
-			c.endLast()
-			c.qmu.Unlock()
-			return
-		}
-		m := c.queue[c.head]
-		c.queue[c.head] = outMsg{}
-		c.head++
-		if c.head == len(c.queue) {
-			c.queue, c.head = c.queue[:0], 0 // reuse the array for the next message
-		}
-		c.qmu.Unlock()
-		if m.typ == ws.CloseMessage {
-			c.sendClose(m.data)
-			c.qmu.Lock()
-			c.endLast()
-			c.qmu.Unlock()
-			continue // ends: nothing is queued behind the close frame
-		}
-		_ = c.ws.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
-		if err := c.ws.WriteMessage(m.typ, m.data); err != nil {
-			c.drop()
-			continue // ends: drop stopped the connection
-		}
-		c.msgsOut.Add(1)
-		c.bytesOut.Add(int64(len(m.data)))
-	}
-}
-
-// keptQueue is the largest send queue (in messages) an idle connection
-// keeps for its next message: 32 bytes each, against an allocation per
-// message of a connection that is written to one message at a time.
-const keptQueue = 4
-
-// isStopped reports whether stop is closed.
-func (c *Conn) isStopped() bool {
-	select {
-	case <-c.stop:
-		return true
-	default:
-		return false
-	}
-}
+// isStopped reports whether the connection is being torn down.
+func (c *Conn) isStopped() bool { return c.stopped.Load() }
 
 // endLast closes last, once; qmu is held.
 func (c *Conn) endLast() {
@@ -375,27 +303,23 @@ func (c *Conn) endLast() {
 	}
 }
 
-// pingNow pings the peer, bounded by WriteTimeout (WriteControl is safe
-// beside the writer), and sets the next ping; a failed ping drops the
-// peer. It runs on the timer's goroutine, PingInterval apart.
+// pingNow pings the peer (through the write side: a ping waits behind a
+// frame begun) and sets the next ping; a failed write drops the peer. It
+// runs on the timer's goroutine, PingInterval apart.
 func (c *Conn) pingNow() {
 	if c.isStopped() {
 		return
 	}
-	var err error
-	if !c.withSocket(func() { err = c.ws.WriteControl(ws.PingMessage, nil, time.Now().Add(c.cfg.WriteTimeout)) }) {
-		return
-	}
-	if err != nil {
-		c.drop()
-		return
-	}
+	c.sendControl(pingFrame)
 	c.qmu.Lock()
 	if !c.shutQ { // run stops the timer after shut: no Reset after that
 		c.ping.Reset(c.cfg.PingInterval)
 	}
 	c.qmu.Unlock()
 }
+
+// pingFrame is a ping without payload (frames are never written to).
+var pingFrame = []byte{0x80 | ws.PingMessage, 0}
 
 // drop ends a connection whose peer cannot be written to: no close frame
 // can be sent; the socket is closed so the handler's read fails at once.
@@ -411,21 +335,21 @@ func (c *Conn) dropWith(code int, reason string) {
 	// Deadlines in the past end a blocked read or write at once. (Close
 	// would not: fasthttp closes a hijacked connection itself, when the
 	// hijack handler returns, and its Close does nothing before.)
-	past := time.Unix(1, 0)
 	c.withSocket(func() {
-		_ = c.ws.NetConn().SetReadDeadline(past)
-		_ = c.ws.NetConn().SetWriteDeadline(past)
+		_ = c.out.SetReadDeadline(pastDeadline)
+		_ = c.out.SetWriteDeadline(pastDeadline)
 	})
 }
 
 // run serves one upgraded connection: h, then its outcome as the close
 // frame, then the tear-down, then the request's observation.
-func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, end func(code string)) {
+func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, sk *sock, end func(code string)) {
 	cfg := &s.cfg
 	c := &Conn{
 		ctx: fc, ws: wc, cfg: cfg,
-		stop: make(chan struct{}),
 	}
+	c.setWriteSide(sk.Conn)
+	sk.c = c // from now on the library's frames go through the write side
 	wc.SetReadLimit(cfg.ReadLimit)
 	c.extendRead()
 	wc.SetPongHandler(func(string) error { c.extendRead(); return nil })
@@ -446,6 +370,9 @@ func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, end func(code strin
 	}
 	c.shut()
 	c.ping.Stop()
+	c.qmu.Lock()
+	c.noWrites = true
+	c.qmu.Unlock()
 	c.writers.Wait()
 	c.awaitClose()
 	c.sockMu.Lock()
@@ -492,12 +419,16 @@ func isNetErr(err error) bool {
 // stopped reading), the peer is dropped.
 func (c *Conn) finishQueue(closeMsg []byte) {
 	c.qmu.Lock()
-	c.last = make(chan struct{})
-	last := c.last
-	c.qmu.Unlock()
-	if c.enqueue(outMsg{typ: ws.CloseMessage, data: closeMsg}, true) != queued {
+	if c.shutQ || c.closeQueued {
+		c.qmu.Unlock()
 		return // stopped: a failure or Shutdown already ended it
 	}
+	c.closeQueued = true
+	c.last = make(chan struct{})
+	last := c.last
+	c.queue = append(c.queue, outMsg{typ: ws.CloseMessage, data: appendFrame(nil, ws.CloseMessage, closeMsg), framed: true})
+	c.startWriter()
+	c.qmu.Unlock()
 	t := time.NewTimer(c.cfg.WriteTimeout)
 	defer t.Stop()
 	select {

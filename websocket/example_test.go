@@ -3,6 +3,7 @@ package websocket_test
 import (
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/fxhq/fx"
@@ -64,4 +65,55 @@ func ExampleRoute() {
 	}
 	// Output:
 	// GET /rooms/:room 4
+}
+
+// A broadcast: the message is framed once, and each subscriber's
+// connection sends that frame (written at once, or queued for a peer
+// that is behind, never blocking the loop).
+func ExampleNewPreparedMessage() {
+	var mu sync.Mutex
+	subs := map[*websocket.Conn]struct{}{}
+	app := fx.New()
+	app.Get("/feed", websocket.New(func(c *websocket.Conn) error {
+		mu.Lock()
+		subs[c] = struct{}{}
+		mu.Unlock()
+		defer func() { mu.Lock(); delete(subs, c); mu.Unlock() }()
+		for {
+			if _, _, err := c.ReadMessage(); err != nil {
+				return nil
+			}
+		}
+	}))
+	broadcast := func(msg []byte) {
+		pm, err := websocket.NewPreparedMessage(websocket.TextMessage, msg)
+		if err != nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for c := range subs {
+			_ = c.WritePreparedMessage(pm) // an error ends only that subscriber
+		}
+	}
+
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	go app.Serve(ln)
+	defer app.Shutdown()
+	conn, _, err := gws.DefaultDialer.Dial("ws://"+ln.Addr().String()+"/feed", nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer conn.Close()
+	for n := 0; n == 0; time.Sleep(time.Millisecond) {
+		mu.Lock()
+		n = len(subs)
+		mu.Unlock()
+	}
+	broadcast([]byte("price: 42"))
+	_, msg, _ := conn.ReadMessage()
+	fmt.Println(string(msg))
+	// Output:
+	// price: 42
 }

@@ -42,7 +42,6 @@ import (
 	"strings"
 	"time"
 
-	ws "github.com/fasthttp/websocket"
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/nethttp"
 	"github.com/valyala/fasthttp"
@@ -96,14 +95,17 @@ type Config struct {
 	// 1001, before it closes the connection itself. Default 2 s.
 	CloseTimeout time.Duration
 
-	// ReadBufferSize and WriteBufferSize are the sizes of the
-	// connection's I/O buffers. WriteBufferSize defaults to 4 KiB.
-	// ReadBufferSize defaults to 4 KiB under the nethttp adapter and to
-	// 128 bytes (enough for a control frame) on fasthttp, whose hijacked
+	// ReadBufferSize is the size of the connection's read buffer.
+	// It defaults to 4 KiB under the nethttp adapter and to 128 bytes
+	// (enough for a control frame) on fasthttp, whose hijacked
 	// connection already reads through fasthttp's own buffered reader
 	// (sized by the App's header limit, and kept by fasthttp until the
 	// connection ends): a second 4 KiB buffer on top of it would only
 	// cost memory per connection.
+	//
+	// WriteBufferSize has no effect: frames are built in buffers shared
+	// by every connection of the process and held only while a frame is
+	// written, so an idle connection keeps no write buffer.
 	ReadBufferSize, WriteBufferSize int
 
 	// Subprotocols are the subprotocols the server speaks, in order of
@@ -133,9 +135,6 @@ func (cfg Config) withDefaults() Config {
 	if cfg.ReadBufferSize < 0 {
 		cfg.ReadBufferSize = 0 // the transport's default (see Config)
 	}
-	if cfg.WriteBufferSize <= 0 {
-		cfg.WriteBufferSize = 4 << 10
-	}
 	return cfg
 }
 
@@ -163,11 +162,11 @@ var (
 // the package documentation). The Conn is valid until h returns.
 //
 // Cost per connection: one goroutine (h's, on the connection fasthttp
-// hands over) plus a writer goroutine only while messages are queued
-// (started by WriteMessage, ending when the queue is empty), a timer for
-// the pings, the connection's read and write buffers
-// (Config.ReadBufferSize, WriteBufferSize), the send queue (allocated
-// while messages wait, released when it empties), and the request's Ctx,
+// hands over) plus a writer goroutine only while a peer is slower than
+// its writes (see Conn.WriteMessage), a timer for the pings, the
+// connection's read buffer (Config.ReadBufferSize; no write buffer),
+// the send queue (allocated while messages wait, released when it
+// empties), and the request's Ctx,
 // held until the connection ends so that middleware values stay readable
 // and the request is observed once, at its end.
 func New(h func(c *Conn) error, config ...Config) fx.Handler {
@@ -180,15 +179,6 @@ func New(h func(c *Conn) error, config ...Config) fx.Handler {
 	}
 	cfg = cfg.withDefaults()
 	s := &server{h: h, cfg: cfg}
-	s.up = ws.FastHTTPUpgrader{
-		ReadBufferSize:  cmp.Or(cfg.ReadBufferSize, fastHTTPReadBuffer),
-		WriteBufferSize: cfg.WriteBufferSize,
-		Subprotocols:    cfg.Subprotocols,
-		CheckOrigin:     func(*fasthttp.RequestCtx) bool { return true }, // checked before, as an envelope
-	}
-	if len(cfg.Subprotocols) == 0 {
-		s.up.Subprotocols = nil
-	}
 	for _, o := range cfg.Origins {
 		if o == "*" {
 			s.anyOrigin = true
@@ -207,33 +197,67 @@ const fastHTTPReadBuffer = 128
 type server struct {
 	h         func(c *Conn) error
 	cfg       Config
-	up        ws.FastHTTPUpgrader
 	origins   []string
 	anyOrigin bool
 }
 
-// serve is the route's fx handler: the handshake checks, then the upgrade.
+// serve is the route's fx handler: the handshake checks, then the
+// upgrade. fasthttp writes the 101 (with what the middleware set on the
+// response) and hands the connection over.
 func (s *server) serve(c *fx.Ctx) error {
 	if r := nethttp.Request(c); r != nil {
 		return s.serveNetHTTP(c, r)
 	}
 	rc := c.RequestCtx()
 	h := &rc.Request.Header
-	if err := s.check(&rc.Response.Header, func(k string) []byte { return h.Peek(k) }, rc.Host()); err != nil {
+	rh := &rc.Response.Header
+	if err := s.check(rh, func(k string) []byte { return h.Peek(k) }, rc.Host()); err != nil {
 		return err
+	}
+	if !rc.IsGet() {
+		return ErrBadHandshake
 	}
 	reg := registryOf(c.App())
 	if c.App().ShuttingDown() {
 		return ErrShuttingDown
 	}
+	key := string(h.Peek("Sec-WebSocket-Key"))
+	sub := s.subprotocol(h.Peek("Sec-WebSocket-Protocol"), rh)
 	end := c.Detach()
-	err := s.up.Upgrade(rc, func(wc *ws.Conn) {
-		s.run(c, reg, wc, end)
-	})
-	if err != nil {
-		return ErrBadHandshake
+	rc.SetStatusCode(fasthttp.StatusSwitchingProtocols)
+	rh.Set("Upgrade", "websocket")
+	rh.Set("Connection", "Upgrade")
+	rh.Set("Sec-WebSocket-Accept", acceptKey([]byte(key)))
+	if sub != "" {
+		rh.Set("Sec-WebSocket-Protocol", sub)
 	}
+	c.Hijack(func(nc net.Conn) {
+		sk := &sock{Conn: nc}
+		wc, err := s.adopt(sk, key, sub, cmp.Or(s.cfg.ReadBufferSize, fastHTTPReadBuffer))
+		if err != nil {
+			end(fx.CodeInternalError)
+			return
+		}
+		s.run(c, reg, wc, sk, end)
+	})
 	return nil
+}
+
+// subprotocol is the first of Config.Subprotocols the client offers
+// (offered: its Sec-WebSocket-Protocol), or, with none configured, what
+// a middleware set on the response, or "".
+func (s *server) subprotocol(offered []byte, rh *fasthttp.ResponseHeader) string {
+	if len(s.cfg.Subprotocols) == 0 {
+		return string(rh.Peek("Sec-WebSocket-Protocol"))
+	}
+	for _, p := range s.cfg.Subprotocols {
+		for _, o := range bytes.Split(offered, []byte{','}) {
+			if string(bytes.TrimSpace(o)) == p {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 // serveNetHTTP upgrades a request the nethttp adapter serves, through
@@ -252,21 +276,16 @@ func (s *server) serveNetHTTP(c *fx.Ctx, r *http.Request) error {
 	if c.App().ShuttingDown() {
 		return ErrShuttingDown
 	}
-	up := ws.Upgrader{
-		ReadBufferSize:  cmp.Or(s.cfg.ReadBufferSize, 4<<10),
-		WriteBufferSize: s.cfg.WriteBufferSize,
-		Subprotocols:    s.up.Subprotocols,
-		CheckOrigin:     func(*http.Request) bool { return true }, // checked above, as an envelope
-		Error:           func(http.ResponseWriter, *http.Request, int, error) {},
-	}
-	wc, err := up.Upgrade(w, r, nil)
+	up := s.upgrader(cmp.Or(s.cfg.ReadBufferSize, 4<<10))
+	sk := &sock{passHandshake: true}
+	wc, err := up.Upgrade(&wrapHijack{ResponseWriter: w, sk: sk}, r, nil)
 	if err != nil {
 		return ErrNoHijack
 	}
 	rc := c.RequestCtx()
 	rc.SetStatusCode(fasthttp.StatusSwitchingProtocols)
 	rc.Hijack(func(net.Conn) {}) // the adapter writes nothing more
-	s.run(c, reg, wc, func(string) {})
+	s.run(c, reg, wc, sk, func(string) {})
 	return nil
 }
 

@@ -446,6 +446,19 @@ func (c *limitConn) errorResponse() bool {
 	return true
 }
 
+// UnsafeConn returns the connection under c's limit and phase timeouts
+// (the accepted socket, or the *tls.Conn over it), as fasthttp's
+// hijacked connection does for its own wrapper: once the connection is
+// handed over (a hijack), a write to it sends what c's write would, and
+// its type tells what it can do (package websocket tries a write without
+// blocking on a socket). Its Close bypasses c's accounting: close c.
+func (c *limitConn) UnsafeConn() net.Conn {
+	if tc, ok := c.Conn.(*timeoutConn); ok {
+		return tc.Conn
+	}
+	return c.Conn
+}
+
 func (c *limitConn) Close() error {
 	if !c.closed.CompareAndSwap(false, true) {
 		if c.linger.Load() || c.l.draining.Load() {
