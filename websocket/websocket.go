@@ -235,7 +235,7 @@ func (s *server) serve(c *fx.Ctx) error {
 		sk := &sock{Conn: nc}
 		wc, err := s.adopt(sk, key, sub, cmp.Or(s.cfg.ReadBufferSize, fastHTTPReadBuffer))
 		if err != nil {
-			end(fx.CodeInternalError)
+			end(fx.ErrorCodes.InternalError)
 			return
 		}
 		s.run(c, reg, wc, sk, end)
