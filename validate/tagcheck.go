@@ -16,7 +16,9 @@ import (
 // a pool, and a path rendered only when an issue is reported. Cost on a
 // value that passes: no allocation, unless a rule itself allocates (url,
 // uri) or a map is visited (map entries are read through reflect, one
-// allocation per entry visited).
+// allocation per entry visited). On a value that fails: one allocation
+// for the first eight issues and one for their paths (up to 16
+// segments).
 
 // walker is the state of one run.
 type walker struct {
@@ -27,6 +29,10 @@ type walker struct {
 	// below them is checked (their value was replaced by null to decode).
 	skip  *node
 	nodes []*node
+	// segs is where the issues' paths are cut from (one allocation for
+	// the paths of several issues); it is dropped at the end of a run,
+	// since the paths leave with the issues.
+	segs []string
 }
 
 // seg is one path segment: a JSON name, or an index when name is "".
@@ -52,7 +58,7 @@ func (v *vplan) run(p unsafe.Pointer, prior []Issue, max int, skip [][]string) [
 	}
 	v.check(p, w)
 	out := w.issues
-	w.issues, w.skip, w.path = nil, nil, w.path[:0]
+	w.issues, w.skip, w.path, w.segs = nil, nil, w.path[:0], nil
 	clear(w.nodes)
 	w.nodes = w.nodes[:0]
 	walkers.Put(w)
@@ -65,7 +71,15 @@ func (w *walker) add(msg string) {
 	if w.full() {
 		return
 	}
-	path := make([]string, len(w.path))
+	n := len(w.path)
+	if cap(w.segs)-len(w.segs) < n {
+		w.segs = make([]string, 0, max(16, n))
+	}
+	path := w.segs[len(w.segs) : len(w.segs)+n : len(w.segs)+n]
+	w.segs = w.segs[:len(w.segs)+n]
+	if len(w.issues) == cap(w.issues) && len(w.issues) < 8 {
+		w.issues = slices.Grow(w.issues, 8-len(w.issues)) // one allocation for the first eight
+	}
 	for i, s := range w.path {
 		if s.name == "" {
 			path[i] = strconv.Itoa(s.idx)
