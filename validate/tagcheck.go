@@ -14,11 +14,12 @@ import (
 // Running a compiled plan (tags.go) over a decoded value: no reflection
 // on slices, structs and scalars (offsets and typed loads), a walker from
 // a pool, and a path rendered only when an issue is reported. Cost on a
-// value that passes: no allocation, unless a rule itself allocates (url,
-// uri) or a map is visited (map entries are read through reflect, one
-// allocation per entry visited). On a value that fails: one allocation
-// for the first eight issues and one for their paths (up to 16
-// segments).
+// value that passes: no allocation and no walker (passes reads the plan
+// alone), unless a rule itself allocates (url, uri) or a map is visited
+// (map entries are read through reflect, one allocation per entry
+// visited). On a value that fails: its rules up to the first failure run
+// twice (passes, then the walk), one allocation for the first eight
+// issues and one for their paths (up to 16 segments).
 
 // walker is the state of one run.
 type walker struct {
@@ -49,6 +50,9 @@ var walkers = sync.Pool{New: func() any { return &walker{path: make([]seg, 0, 16
 func (v *vplan) run(p unsafe.Pointer, prior []Issue, max int, skip [][]string) []Issue {
 	if v == nil || (max > 0 && len(prior) >= max) {
 		return prior
+	}
+	if len(skip) == 0 && v.passes(p) {
+		return prior // the common case, without a walker or paths
 	}
 	w := walkers.Get().(*walker)
 	w.issues, w.max = prior, max
@@ -133,6 +137,44 @@ func (v *vplan) check(p unsafe.Pointer, w *walker) {
 	if v.sub != nil {
 		v.sub.check(p, w)
 	}
+}
+
+// passes reports whether check would find no issue in the value at p,
+// without a walker: it stops at the first failure (which check then
+// walks again for the issues) and answers false for a map with entries
+// to check (check visits them in order, through reflect).
+func (v *vplan) passes(p unsafe.Pointer) bool {
+	p, msg, deeper := v.rulesAt(p)
+	if msg != "" {
+		return false
+	}
+	if !deeper {
+		return true
+	}
+	switch {
+	case v.kind == vMap && (v.elem != nil || v.keys != nil):
+		if *(*unsafe.Pointer)(p) != nil && reflect.NewAt(v.t, p).Elem().Len() > 0 {
+			return false
+		}
+	case v.elem != nil && (v.kind == vSlice || v.kind == vArray):
+		data, n := p, v.n
+		if v.kind == vSlice {
+			data, n = *(*unsafe.Pointer)(p), (*[3]int)(p)[1]
+		}
+		for i := 0; i < n; i++ {
+			if !v.elem.passes(unsafe.Add(data, uintptr(i)*v.size)) {
+				return false
+			}
+		}
+	}
+	if v.sub != nil {
+		for i := range v.sub.fields {
+			if f := &v.sub.fields[i]; f.v != nil && !f.v.passes(unsafe.Add(p, f.off)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // rulesAt runs v's own rules over the value at p: msg is the issue of
