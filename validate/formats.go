@@ -154,7 +154,12 @@ func emailDomain(domain string) bool {
 	}
 	split, prev := false, byte(0)
 	for i := 0; i < len(domain); i++ {
-		switch c := domain[i]; {
+		c := domain[i]
+		if asciiAlnum[c] {
+			prev = c
+			continue
+		}
+		switch {
 		case c >= utf8.RuneSelf:
 			return emailDomainRunes(domain)
 		case c == '.':
@@ -168,10 +173,10 @@ func emailDomain(domain string) bool {
 				}
 				split = isASCIIAlpha(next)
 			}
-		case c != '-' && c != '~' && !isASCIIAlpha(c) && !isDigit(c):
+		case c != '-' && c != '~':
 			return false
 		}
-		prev = domain[i]
+		prev = c
 	}
 	return split
 }
@@ -339,8 +344,24 @@ func allBytes(s string, ok func(byte) bool) bool {
 func isAlpha(s string) bool { return allBytes(s, isASCIIAlpha) }
 
 func isAlphanum(s string) bool {
-	return allBytes(s, func(c byte) bool { return isASCIIAlpha(c) || isDigit(c) })
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !asciiAlnum[s[i]] {
+			return false
+		}
+	}
+	return true
 }
+
+// asciiAlnum marks the ASCII letters and digits.
+var asciiAlnum = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = isASCIIAlpha(byte(c)) || isDigit(byte(c))
+	}
+	return t
+}()
 
 // isNumeric is [-+]?digits(.digits)?
 func isNumeric(s string) bool {
