@@ -205,23 +205,37 @@ func appendIssues(dst []ValidationIssue, location string, issues []validate.Issu
 	return dst
 }
 
-// sortIssues orders issues by location (body before query), then path.
+// sortIssues orders issues by location (body before query), then path,
+// keeping the order of equal ones. A short list (every failed request's)
+// is sorted by insertion, comparing in place; a longer one by
+// slices.SortStableFunc.
 func sortIssues(issues []ValidationIssue) {
-	slices.SortStableFunc(issues, func(a, b ValidationIssue) int {
-		if a.Location != b.Location {
-			if a.Location == "body" {
-				return -1
-			}
-			if b.Location == "body" {
-				return 1
-			}
-			if a.Location < b.Location {
-				return -1
-			}
+	if len(issues) > 12 {
+		slices.SortStableFunc(issues, func(a, b ValidationIssue) int { return compareIssues(&a, &b) })
+		return
+	}
+	for i := 1; i < len(issues); i++ {
+		for j := i; j > 0 && compareIssues(&issues[j-1], &issues[j]) > 0; j-- {
+			issues[j-1], issues[j] = issues[j], issues[j-1]
+		}
+	}
+}
+
+// compareIssues is sortIssues' order.
+func compareIssues(a, b *ValidationIssue) int {
+	if a.Location != b.Location {
+		if a.Location == "body" {
+			return -1
+		}
+		if b.Location == "body" {
 			return 1
 		}
-		return comparePaths(a.Path, b.Path)
-	})
+		if a.Location < b.Location {
+			return -1
+		}
+		return 1
+	}
+	return comparePaths(a.Path, b.Path)
 }
 
 // comparePaths compares segment by segment; two segments that are both
@@ -235,7 +249,7 @@ func comparePaths(a, b []string) int {
 		if isDigits(a[i]) && isDigits(b[i]) {
 			// Array indices compare as numbers ("2" < "10") without
 			// parsing: strip leading zeros, then shorter is smaller.
-			x, y := strings.TrimLeft(a[i], "0"), strings.TrimLeft(b[i], "0")
+			x, y := trimZeros(a[i]), trimZeros(b[i])
 			if len(x) != len(y) {
 				return len(x) - len(y)
 			}
@@ -249,6 +263,14 @@ func comparePaths(a, b []string) int {
 		return 1
 	}
 	return len(a) - len(b)
+}
+
+// trimZeros is s without its leading '0's.
+func trimZeros(s string) string {
+	for len(s) > 0 && s[0] == '0' {
+		s = s[1:]
+	}
+	return s
 }
 
 // isDigits reports whether s is a non-empty run of ASCII digits.

@@ -34,10 +34,48 @@ func appendJSONString(dst []byte, s string) []byte {
 }
 
 // appendJSONInner appends s escaped for use inside a JSON string. Runs of
-// plain ASCII are found eight bytes at a time and copied in one append.
+// plain ASCII are found eight bytes at a time and copied in one append;
+// a string with nothing to escape (the common case: codes, messages,
+// field names) is checked a word at a time to its end (the last word
+// overlapping the one before) and appended whole.
 func appendJSONInner(dst []byte, s string) []byte {
+	i := 0
+	for i+8 <= len(s) && !needsEscape8(load8(s, i)) {
+		i += 8
+	}
+	switch {
+	case i == len(s):
+		return append(dst, s...)
+	case i+8 <= len(s): // the word at i has something to escape
+	case len(s) >= 8:
+		if !needsEscape8(load8(s, len(s)-8)) {
+			return append(dst, s...)
+		}
+	default:
+		for i < len(s) && plainJSON[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			return append(dst, s...)
+		}
+	}
+	return appendJSONEscaped(dst, s, i)
+}
+
+// plainJSON marks the bytes a JSON string holds as they are (printable
+// ASCII but '"' and '\\').
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// appendJSONEscaped is appendJSONInner for a string with something to
+// escape at or after i (s[:i] is plain).
+func appendJSONEscaped(dst []byte, s string, i int) []byte {
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		for i+8 <= len(s) && !needsEscape8(load8(s, i)) {
 			i += 8
 		}
@@ -60,6 +98,10 @@ func appendJSONInner(dst []byte, s string) []byte {
 				dst = append(dst, '\\', 'r')
 			case '\t':
 				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
 			default:
 				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
 			}
@@ -177,8 +219,14 @@ var detailsEncoders = sync.Pool{New: func() any {
 
 // appendDetails encodes v with go-json; on error or panic it falls back to
 // encoding/json. A non-nil error with bytes appended means the fallback
-// succeeded; with nothing appended, both failed.
+// succeeded; with nothing appended, both failed. The details of
+// FX_VALIDATION_ERROR, the one kind a client's input produces on every
+// failed request, are written here directly (the bytes go-json would
+// write, without its reflection and its UTF-8 check of the output).
 func appendDetails(dst []byte, v any) ([]byte, error) {
+	if d, ok := v.(validationDetails); ok {
+		return appendValidationDetails(dst, &d), nil
+	}
 	out, gerr := appendGoJSON(dst, v)
 	if gerr == nil {
 		return out, nil
@@ -188,6 +236,47 @@ func appendDetails(dst []byte, v any) ([]byte, error) {
 		return dst, fmt.Errorf("fx: encoding error details: go-json: %v; encoding/json: %w", gerr, serr)
 	}
 	return append(dst, b...), fmt.Errorf("fx: go-json failed to encode error details, used encoding/json: %w", gerr)
+}
+
+// appendValidationDetails appends d as go-json encodes it:
+// {"issues":[{"location":...,"path":[...],"message":...}],"truncated":true},
+// truncated only when set, a nil slice as null.
+func appendValidationDetails(dst []byte, d *validationDetails) []byte {
+	dst = append(dst, `{"issues":`...)
+	if d.Issues == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, '[')
+		for i := range d.Issues {
+			is := &d.Issues[i]
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"location":`...)
+			dst = appendJSONString(dst, is.Location)
+			dst = append(dst, `,"path":`...)
+			if is.Path == nil {
+				dst = append(dst, "null"...)
+			} else {
+				dst = append(dst, '[')
+				for j, seg := range is.Path {
+					if j > 0 {
+						dst = append(dst, ',')
+					}
+					dst = appendJSONString(dst, seg)
+				}
+				dst = append(dst, ']')
+			}
+			dst = append(dst, `,"message":`...)
+			dst = appendJSONString(dst, is.Message)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	if d.Truncated {
+		dst = append(dst, `,"truncated":true`...)
+	}
+	return append(dst, '}')
 }
 
 // appendGoJSON appends v encoded by a pooled go-json encoder.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	gojson "github.com/goccy/go-json"
 )
 
 func TestUndecodableDetails(t *testing.T) {
@@ -272,4 +273,40 @@ func stdDecoded(s string) string {
 	var out string
 	_ = json.Unmarshal(b, &out)
 	return out
+}
+
+// The details of FX_VALIDATION_ERROR, written without go-json, are the
+// bytes go-json writes for them: every byte value, invalid UTF-8,
+// U+2028/U+2029, a nil path, no issues.
+func TestValidationDetailsAsGoJSON(t *testing.T) {
+	var strs []string
+	for b := range 256 {
+		strs = append(strs, "a"+string([]byte{byte(b)})+"b")
+	}
+	strs = append(strs, "x\u2028y\u2029z", "é中😀", "\xed\xa0\x80", "\xf0\x9f\x98", "abcdefgh\x01ijklmnop\bq\fr", "")
+	var issues []fx.ValidationIssue
+	for _, s := range strs {
+		issues = append(issues, fx.ValidationIssue{Location: s, Path: []string{s, "0"}, Message: s})
+	}
+	issues = append(issues, fx.ValidationIssue{Location: "body", Message: "nil path"})
+	for _, list := range [][]fx.ValidationIssue{issues, nil, {}} {
+		got := fx.AppendEnvelope(nil, fx.NewValidationError(list))
+		if list == nil {
+			list = []fx.ValidationIssue{}
+		}
+		var buf strings.Builder
+		enc := gojson.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(struct {
+			Issues    []fx.ValidationIssue `json:"issues"`
+			Truncated bool                 `json:"truncated,omitempty"`
+		}{Issues: list}); err != nil {
+			t.Fatal(err)
+		}
+		want := `{"error":{"code":"FX_VALIDATION_ERROR","message":"Request validation failed","details":` +
+			strings.TrimSuffix(buf.String(), "\n") + `}}`
+		if string(got) != want {
+			t.Fatalf("%d issues:\n got %q\nwant %q", len(list), got, want)
+		}
+	}
 }

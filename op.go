@@ -310,6 +310,9 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, limit int) []ValidationIssue 
 // isNull reports whether body is the JSON null, JSON white space aside
 // (as CheckJSON reads it: "\fnull" is not null but malformed).
 func isNull(body []byte) bool {
+	if len(body) > 0 && body[0] > ' ' && body[0] != 'n' { // an object, an array, ...: at once
+		return false
+	}
 	space := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 	i, j := 0, len(body)
 	for i < j && space(body[i]) {

@@ -67,17 +67,26 @@ func newValidationError(issues []ValidationIssue, truncated bool) *Error {
 	if issues == nil {
 		issues = []ValidationIssue{}
 	}
-	size := 0
+	// quick: an upper bound of the encoded size read off the lengths
+	// alone (every byte a six-byte escape); the byte-by-byte bound runs
+	// only when the quick one passes maxIssuesBytes, and cuts the list
+	// exactly where it alone would.
+	quick := 0
 	for i := range issues {
 		is := &issues[i]
 		if is.Path == nil {
 			is.Path = []string{}
 		}
 		boundIssue(is)
-		size += issueSize(is)
-		if size > maxIssuesBytes {
-			issues, truncated = issues[:i], true
-			break
+		quick += quickIssueSize(is)
+	}
+	if quick > maxIssuesBytes {
+		size := 0
+		for i := range issues {
+			if size += issueSize(&issues[i]); size > maxIssuesBytes {
+				issues, truncated = issues[:i], true
+				break
+			}
 		}
 	}
 	return catalogError(codeValidationError, validationMessage,
@@ -126,6 +135,16 @@ func issueSize(is *ValidationIssue) int {
 	n := len(`{"location":"","path":[],"message":""},`) + jsonSize(is.Location) + jsonSize(is.Message)
 	for _, seg := range is.Path {
 		n += jsonSize(seg) + 3
+	}
+	return n
+}
+
+// quickIssueSize is issueSize's bound without reading the bytes: at
+// least issueSize(is).
+func quickIssueSize(is *ValidationIssue) int {
+	n := len(`{"location":"","path":[],"message":""},`) + 6*(len(is.Location)+len(is.Message))
+	for _, seg := range is.Path {
+		n += 6*len(seg) + 3
 	}
 	return n
 }

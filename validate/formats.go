@@ -143,8 +143,46 @@ func emailLocal(local string) bool {
 // letter; no two dots in a row; and some dot has a letter or digit before
 // it and a letter after it (where the last label may begin: the
 // expression's labels may themselves hold dots, so "0-.0.A" is accepted
-// as validator accepts it). One pass, no allocation.
+// as validator accepts it). One pass, no allocation; an ASCII domain is
+// read byte by byte, and any other by runes (emailDomainRunes).
 func emailDomain(domain string) bool {
+	if domain == "" || domain[0] >= utf8.RuneSelf || domain[len(domain)-1] >= utf8.RuneSelf {
+		return emailDomainRunes(domain)
+	}
+	if !isASCIIAlpha(domain[0]) && !isDigit(domain[0]) || !isASCIIAlpha(domain[len(domain)-1]) {
+		return false
+	}
+	split, prev := false, byte(0)
+	for i := 0; i < len(domain); i++ {
+		c := domain[i]
+		if asciiAlnum[c] {
+			prev = c
+			continue
+		}
+		switch {
+		case c >= utf8.RuneSelf:
+			return emailDomainRunes(domain)
+		case c == '.':
+			if prev == '.' {
+				return false
+			}
+			if !split && (isASCIIAlpha(prev) || isDigit(prev)) && i+1 < len(domain) {
+				next := domain[i+1]
+				if next >= utf8.RuneSelf {
+					return emailDomainRunes(domain)
+				}
+				split = isASCIIAlpha(next)
+			}
+		case c != '-' && c != '~':
+			return false
+		}
+		prev = c
+	}
+	return split
+}
+
+// emailDomainRunes is emailDomain read rune by rune.
+func emailDomainRunes(domain string) bool {
 	first, _ := utf8.DecodeRuneInString(domain)
 	last, _ := utf8.DecodeLastRuneInString(domain)
 	if domain == "" || !emailLetter(first, true) || !emailLetter(last, false) {
@@ -306,8 +344,24 @@ func allBytes(s string, ok func(byte) bool) bool {
 func isAlpha(s string) bool { return allBytes(s, isASCIIAlpha) }
 
 func isAlphanum(s string) bool {
-	return allBytes(s, func(c byte) bool { return isASCIIAlpha(c) || isDigit(c) })
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !asciiAlnum[s[i]] {
+			return false
+		}
+	}
+	return true
 }
+
+// asciiAlnum marks the ASCII letters and digits.
+var asciiAlnum = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = isASCIIAlpha(byte(c)) || isDigit(byte(c))
+	}
+	return t
+}()
 
 // isNumeric is [-+]?digits(.digits)?
 func isNumeric(s string) bool {

@@ -15,9 +15,12 @@ import (
 // Running a compiled plan (rules.go) over a decoded value: no reflection
 // on slices, structs and scalars (offsets and typed loads), a walker from
 // a pool, and a path rendered only when an issue is reported. Cost on a
-// value that passes: no allocation, unless a rule itself allocates (url,
-// uri) or a map is visited (map entries are read through reflect, one
-// allocation per entry visited).
+// value that passes: no allocation and no walker (passes reads the plan
+// alone), unless a rule itself allocates (url, uri) or a map is visited
+// (map entries are read through reflect, one allocation per entry
+// visited). On a value that fails: its rules up to the first failure run
+// twice (passes, then the walk), one allocation for the first eight
+// issues and one for their paths (up to 16 segments).
 
 // walker is the state of one run.
 type walker struct {
@@ -27,6 +30,10 @@ type walker struct {
 	// below them is checked (their value was replaced by null to decode).
 	skip  *jsontree.Paths
 	nodes []*jsontree.Paths
+	// segs is where the issues' paths are cut from (one allocation for
+	// the paths of several issues); it is dropped at the end of a run,
+	// since the paths leave with the issues.
+	segs []string
 }
 
 // seg is one path segment: a JSON name, or an index when name is "".
@@ -44,6 +51,9 @@ func (v *vplan) run(p unsafe.Pointer, prior []Issue, max int, skip [][]string) [
 	if v == nil || (max > 0 && len(prior) >= max) {
 		return prior
 	}
+	if len(skip) == 0 && v.passes(p) {
+		return prior // the common case, without a walker or paths
+	}
 	w := walkers.Get().(*walker)
 	w.issues, w.max = prior, max
 	if len(skip) > 0 {
@@ -52,7 +62,7 @@ func (v *vplan) run(p unsafe.Pointer, prior []Issue, max int, skip [][]string) [
 	}
 	v.check(p, w)
 	out := w.issues
-	w.issues, w.skip, w.path = nil, nil, w.path[:0]
+	w.issues, w.skip, w.path, w.segs = nil, nil, w.path[:0], nil
 	clear(w.nodes)
 	w.nodes = w.nodes[:0]
 	walkers.Put(w)
@@ -63,7 +73,15 @@ func (w *walker) add(msg string) {
 	if w.full() {
 		return
 	}
-	path := make([]string, len(w.path))
+	n := len(w.path)
+	if cap(w.segs)-len(w.segs) < n {
+		w.segs = make([]string, 0, max(16, n))
+	}
+	path := w.segs[len(w.segs) : len(w.segs)+n : len(w.segs)+n]
+	w.segs = w.segs[:len(w.segs)+n]
+	if len(w.issues) == cap(w.issues) && len(w.issues) < 8 {
+		w.issues = slices.Grow(w.issues, 8-len(w.issues)) // one allocation for the first eight
+	}
 	for i, s := range w.path {
 		if s.name == "" {
 			path[i] = strconv.Itoa(s.idx)
@@ -117,6 +135,44 @@ func (v *vplan) check(p unsafe.Pointer, w *walker) {
 	if v.sub != nil {
 		v.sub.check(p, w)
 	}
+}
+
+// passes reports whether check would find no issue in the value at p,
+// without a walker: it stops at the first failure (which check then
+// walks again for the issues) and answers false for a map with entries
+// to check (check visits them in order, through reflect).
+func (v *vplan) passes(p unsafe.Pointer) bool {
+	p, msg, deeper := v.rulesAt(p)
+	if msg != "" {
+		return false
+	}
+	if !deeper {
+		return true
+	}
+	switch {
+	case v.kind == tMap && (v.elem != nil || v.keys != nil):
+		if *(*unsafe.Pointer)(p) != nil && reflect.NewAt(v.t, p).Elem().Len() > 0 {
+			return false
+		}
+	case v.elem != nil && (v.kind == tSlice || v.kind == tArray):
+		data, n := p, v.n
+		if v.kind == tSlice {
+			data, n = *(*unsafe.Pointer)(p), (*[3]int)(p)[1]
+		}
+		for i := 0; i < n; i++ {
+			if !v.elem.passes(unsafe.Add(data, uintptr(i)*v.size)) {
+				return false
+			}
+		}
+	}
+	if v.sub != nil {
+		for i := range v.sub.fields {
+			if f := &v.sub.fields[i]; f.v != nil && !f.v.passes(unsafe.Add(p, f.off)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // rulesAt runs v's own rules over the value at p: msg is the issue of

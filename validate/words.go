@@ -289,8 +289,11 @@ func compare(v *vplan, name, param string) (rule, string) {
 		if v.kind == tString {
 			msg = "Must be " + count + " long"
 		}
-		return rule{msg: msg, ok: func(p unsafe.Pointer) bool { return o.pass(cmp3(rd(p), n)) },
-			schema: lengthSchema(v.kind, name, n)}, ""
+		ok := func(p unsafe.Pointer) bool { return o.pass(cmp3(rd(p), n)) }
+		if fast := lengthBound(v.kind, name, n); fast != nil {
+			ok = fast
+		}
+		return rule{msg: msg, ok: ok, schema: lengthSchema(v.kind, name, n)}, ""
 	case tInt:
 		var n int64
 		var err error
@@ -304,6 +307,13 @@ func compare(v *vplan, name, param string) (rule, string) {
 		}
 		r, rd := num(strconv.FormatInt(n, 10), n), intReader(v.t)
 		r.ok = func(p unsafe.Pointer) bool { return o.pass(cmp3(rd(p), n)) }
+		if least, ordered := orderWord(name); ordered && v.t.Size() == 8 { // int, int64: one load, one compare
+			if least {
+				r.ok = func(p unsafe.Pointer) bool { return *(*int64)(p) >= n }
+			} else {
+				r.ok = func(p unsafe.Pointer) bool { return *(*int64)(p) <= n }
+			}
+		}
 		return r, ""
 	case tUint:
 		n, err := strconv.ParseUint(param, 0, 64)
@@ -335,6 +345,45 @@ func compare(v *vplan, name, param string) (rule, string) {
 		return r, ""
 	}
 	return rule{}, fmt.Sprintf("%s does not apply to %s", name, v.t)
+}
+
+// orderWord reports whether name is an inclusive bound, and which: min
+// and gte (least), max and lte.
+func orderWord(name string) (least, ordered bool) {
+	switch name {
+	case "min", "gte":
+		return true, true
+	case "max", "lte":
+		return false, true
+	}
+	return false, false
+}
+
+// lengthBound is the check of an inclusive length bound of a string or a
+// slice without the generic reader and comparison (nil for the other
+// words and kinds). A string's bytes bound its runes from above, so the
+// runes are counted only when the bytes do not decide.
+func lengthBound(k tkind, name string, n int64) func(unsafe.Pointer) bool {
+	least, ordered := orderWord(name)
+	switch {
+	case !ordered:
+		return nil
+	case k == tString && least:
+		return func(p unsafe.Pointer) bool {
+			s := *(*string)(p)
+			return int64(len(s)) >= n && int64(utf8.RuneCountInString(s)) >= n
+		}
+	case k == tString:
+		return func(p unsafe.Pointer) bool {
+			s := *(*string)(p)
+			return int64(len(s)) <= n || int64(utf8.RuneCountInString(s)) <= n
+		}
+	case k == tSlice && least:
+		return func(p unsafe.Pointer) bool { return int64((*[3]int)(p)[1]) >= n }
+	case k == tSlice:
+		return func(p unsafe.Pointer) bool { return int64((*[3]int)(p)[1]) <= n }
+	}
+	return nil
 }
 
 // lengthSchema is the JSON Schema of a length bound.

@@ -15,6 +15,8 @@
 package jsonscan
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -44,6 +46,20 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
+const (
+	lsb8 = 0x0101010101010101
+	msb8 = 0x8080808080808080
+)
+
+// special8 marks (its high bit set) the bytes of the little-endian word x
+// that plain does not mark: a control character, '"', '\\' or a byte of
+// a multi-byte sequence. Borrows only reach upwards, so the lowest marked
+// byte is exact (a byte above it may be marked wrongly).
+func special8(x uint64) uint64 {
+	q, b := x^('"'*lsb8), x^('\\'*lsb8)
+	return ((x-0x20*lsb8)&^x | (q-lsb8)&^q | (b-lsb8)&^b | x) & msb8
+}
+
 // Space returns the offset of the first byte at or after i that is not
 // JSON white space (space, tab, LF, CR), or len(d).
 func Space(d []byte, i int) int {
@@ -58,13 +74,25 @@ func Space(d []byte, i int) int {
 // d[i+1:end-1] is its value as it stands (no escape and, when not strict,
 // no invalid UTF-8); otherwise Unescape gives the value. strict rejects
 // invalid UTF-8 (BadUTF8) where a lax read accepts it for Unescape to
-// replace. On a fault, end is its offset. Cost: one pass, no allocation.
+// replace. On a fault, end is its offset. Cost: one pass (plain text
+// eight bytes at a time), no allocation.
 func String(d []byte, i int, strict bool) (end int, verbatim bool, f Fault) {
 	verbatim = true
 	i++
 	for {
-		for i < len(d) && plain[d[i]] {
-			i++
+		// eight bytes at a time while eight remain, then one at a time
+		for {
+			if i+8 > len(d) {
+				for i < len(d) && plain[d[i]] {
+					i++
+				}
+				break
+			}
+			if m := special8(binary.LittleEndian.Uint64(d[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
 		}
 		if i >= len(d) {
 			return i, false, End

@@ -37,6 +37,42 @@ func TestStringFaults(t *testing.T) {
 	}
 }
 
+// TestStringEveryBytePosition: one byte of every value at every position
+// of strings around the eight-byte word String reads at a time, followed
+// by more text: the string ends, or faults, exactly where that byte says.
+func TestStringEveryBytePosition(t *testing.T) {
+	for n := 1; n <= 19; n++ {
+		for pos := range n {
+			for b := range 256 {
+				content := make([]byte, n)
+				for k := range content {
+					content[k] = 'a'
+				}
+				content[pos] = byte(b)
+				d := append(append(append([]byte{'"'}, content...), '"'), "0123456789abcdef"...)
+				wantEnd, wantVerbatim, wantF := n+2, true, None
+				switch c := byte(b); {
+				case c == '"':
+					wantEnd = pos + 2
+				case c == '\\':
+					if pos == n-1 {
+						continue // an escape of the closing quote: TestStringFaults' cases
+					}
+					wantEnd, wantVerbatim, wantF = pos+2, false, BadEscape // "\\a"
+				case c < 0x20:
+					wantEnd, wantVerbatim, wantF = pos+1, false, Control
+				case c >= 0x80:
+					wantEnd, wantVerbatim, wantF = pos+1, false, BadUTF8 // alone: never valid UTF-8
+				}
+				end, verbatim, f := String(d, 0, true)
+				if end != wantEnd || verbatim != wantVerbatim || f != wantF {
+					t.Fatalf("n=%d pos=%d byte=%#x: String = %d %v %d, want %d %v %d", n, pos, b, end, verbatim, f, wantEnd, wantVerbatim, wantF)
+				}
+			}
+		}
+	}
+}
+
 // TestNumberFaults: the grammar of RFC 8259 numbers, the offset where a
 // digit was wanted, and the exponent flag.
 func TestNumberFaults(t *testing.T) {
