@@ -181,7 +181,7 @@ func (p *parser) fill(n *dnode, at unsafe.Pointer) error {
 		if c != '{' {
 			return errMisfit
 		}
-		return p.members(n.d, n, at)
+		return p.fillStruct(n, at)
 	}
 	// dGo: the strict walk, then go-json over the value's own bytes
 	start := p.pos
@@ -391,18 +391,14 @@ func (n *dnode) arrayOf(class int) reflect.Type {
 	return t
 }
 
-// members reads the object at pos, for the strict walk and the one-pass
-// decoder alike. With n nil it checks that the object fits the struct or
-// map d (fits or errMisfit); with n, the plan of struct d, it decodes the
-// object into the struct at at: each key naming a field exactly is
-// decoded at the field's offset, an unknown key's value is read by the
-// strict reader and dropped, and a key naming a field only
-// case-insensitively stops the walk (go-json's merging of such keys is
-// left to it). A key that names a struct field exactly (no escape) is
-// checked for a duplicate by the field's bit, without a copy; every other
-// key (a map's, unknown, matched ignoring case, escaped) goes through
-// slowKey, as CheckJSON's keys go through addKey.
-func (p *parser) members(d *tdesc, n *dnode, at unsafe.Pointer) error {
+// fillStruct reads the object at pos into the struct at at: each key
+// naming a field exactly is decoded at the field's offset (duplicates
+// found by the field's bit, as the strict walk's fitObject finds them), an unknown key's
+// value is read by the strict reader and dropped, and a key naming a
+// field only case-insensitively stops the walk (go-json's merging of
+// such keys is left to it).
+func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
+	d := n.d
 	start := p.pos
 	if empty, err := p.open('}'); empty || err != nil {
 		return err
@@ -420,20 +416,16 @@ func (p *parser) members(d *tdesc, n *dnode, at unsafe.Pointer) error {
 		}
 		p.pos = end
 		key, i := p.data[keyAt+1:end-1], -1
-		if verbatim && d.kind == tStruct {
+		if verbatim {
 			i = d.exact(bytesKey(key))
 		}
-		var vd *tdesc // the strict walk's type of the value, when i < 0
 		if i < 0 || i >= 64 {
 			var err error
 			if key, err = p.slowKey(start, keyAt, key, !verbatim, &framed); err != nil {
 				return err
 			}
-			if d.kind == tMap {
-				vd = d.elem
-			} else if i = d.exact(bytesKey(key)); i < 0 {
-				var ok bool
-				if vd, ok = d.field(bytesKey(key)); ok && n != nil {
+			if i = d.exact(bytesKey(key)); i < 0 {
+				if _, ok := d.field(bytesKey(key)); ok {
 					return errMisfit // a case-insensitive match
 				}
 			}
@@ -451,13 +443,10 @@ func (p *parser) members(d *tdesc, n *dnode, at unsafe.Pointer) error {
 		p.pos++
 		p.skipSpace()
 		var err error
-		switch {
-		case n != nil && i >= 0:
+		if i >= 0 {
 			err = p.fill(n.fields[i], unsafe.Add(at, n.offs[i]))
-		case i >= 0:
-			err = p.fit(d.fields[i].d.typed())
-		default:
-			err = p.fit(vd.typed())
+		} else {
+			_, err = p.value()
 		}
 		if err != nil {
 			return err

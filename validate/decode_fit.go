@@ -81,7 +81,7 @@ func (p *parser) fit(d *tdesc) error {
 		if d.kind != tStruct && d.kind != tMap {
 			return errMisfit
 		}
-		return p.members(d, nil, nil)
+		return p.fitObject(d)
 	case c == '[':
 		if d.kind != tSlice {
 			return errMisfit
@@ -236,6 +236,75 @@ func (p *parser) next(closer byte) (more bool, err error) {
 		}
 	}
 	return false, errMisfit
+}
+
+// fitObject reads the object at pos as the struct or map d. A key that
+// names a struct field exactly (no escape) is checked for a duplicate by
+// the field's bit, without a copy; every other key (a map's, unknown,
+// matched ignoring case, escaped) goes through addKey, as CheckJSON's
+// keys do, under a frame taken at the first such key.
+func (p *parser) fitObject(d *tdesc) error {
+	start := p.pos
+	if empty, err := p.open('}'); empty || err != nil {
+		return err
+	}
+	framed := false
+	var seen uint64 // the struct fields met, by index (the first 64)
+	for {
+		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+			return errMisfit
+		}
+		at := p.pos
+		end, verbatim, f := jsonscan.String(p.data, at, true)
+		if f != jsonscan.None {
+			return errMisfit
+		}
+		p.pos = end
+		key, i := p.data[at+1:end-1], -1
+		if verbatim && d.kind == tStruct {
+			i = d.exact(bytesKey(key))
+		}
+		if i < 0 || i >= 64 {
+			var err error
+			if key, err = p.slowKey(start, at, key, !verbatim, &framed); err != nil {
+				return err
+			}
+			if d.kind == tStruct {
+				i = d.exact(bytesKey(key))
+			}
+		}
+		var vd *tdesc
+		switch {
+		case d.kind == tMap:
+			vd = d.elem
+		case i >= 0 && i < 64:
+			if seen&(1<<i) != 0 {
+				return errMisfit // a duplicate
+			}
+			seen |= 1 << i
+			vd = d.fields[i].d
+		default:
+			vd, _ = d.field(bytesKey(key))
+		}
+		p.skipSpace()
+		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+			return errMisfit
+		}
+		p.pos++
+		p.skipSpace()
+		if err := p.fit(vd.typed()); err != nil {
+			return err
+		}
+		more, err := p.next('}')
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	p.closeObject(framed)
+	return nil
 }
 
 // slowKey is the key of an object member that the struct's field bits do

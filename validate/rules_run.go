@@ -89,7 +89,7 @@ func (w *walker) add(msg string) {
 			path[i] = s.name
 		}
 	}
-	w.report(path, msg)
+	w.issues = append(w.issues, Issue{Path: path, Message: msg}) // path is never nil here
 }
 
 // enter pushes a segment; it reports false when the segment is one of
