@@ -181,8 +181,13 @@ func newApp(cfg fx.Config) *fx.App {
 			return c.JSON(200, map[string]string{"subject": p.Subject})
 		},
 	})
-	app.Get("/panic", func(c *fx.Ctx) error {
-		panic(errors.New("something broke"))
+	app.Route(fx.Route{
+		Method: "GET", Path: "/panic",
+		// It never succeeds: its one response is the 500 of a panic.
+		Responses: []fx.Response{{Status: 500}},
+		Handler: func(c *fx.Ctx) error {
+			panic(errors.New("something broke"))
+		},
 	})
 	// GET /openapi.json: the document of the routes above; GET /docs: a
 	// page rendering it (no CDN: its script is embedded).
