@@ -1,6 +1,7 @@
 package openapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"testing"
@@ -355,21 +356,34 @@ func TestGenerateDocumentDefaults(t *testing.T) {
 }
 
 // TestGenerateHealth: the probes health.Probes.Register mounts document the 503
-// FX_SERVICE_UNAVAILABLE (with Retry-After) a failed probe answers.
+// FX_SERVICE_UNAVAILABLE (with Retry-After) a failed probe answers: /readyz
+// always, /livez only with a liveness check (without one it cannot fail).
 func TestGenerateHealth(t *testing.T) {
-	app := fx.New()
-	health.New().Register(app)
-	paths := get(t, generate(t, app), "paths")
-	for _, p := range []string{"/livez", "/readyz"} {
-		op := get(t, paths, p, "get")
-		if got := codesAt(t, op, "503"); !slices.Equal(got, []string{fx.CodeServiceUnavailable}) {
-			t.Errorf("%s 503: %v", p, got)
+	for _, live := range []bool{false, true} {
+		app := fx.New()
+		h := health.New()
+		if live {
+			h.AddLiveness("loop", func(context.Context) error { return nil })
 		}
-		if get(t, op, "responses", "503", "headers", "Retry-After") == nil {
-			t.Errorf("%s 503 without Retry-After", p)
-		}
-		if got := keysOf(get(t, op, "responses").(map[string]any)); !slices.Equal(got, []string{"200", "500", "503"}) {
-			t.Errorf("%s responses %v", p, got)
+		h.Register(app)
+		paths := get(t, generate(t, app), "paths")
+		for _, p := range []string{"/livez", "/readyz"} {
+			op := get(t, paths, p, "get")
+			if p == "/livez" && !live {
+				if got := keysOf(get(t, op, "responses").(map[string]any)); !slices.Equal(got, []string{"200", "500"}) {
+					t.Errorf("%s without checks: responses %v", p, got)
+				}
+				continue
+			}
+			if got := codesAt(t, op, "503"); !slices.Equal(got, []string{fx.CodeServiceUnavailable}) {
+				t.Errorf("%s 503: %v", p, got)
+			}
+			if get(t, op, "responses", "503", "headers", "Retry-After") == nil {
+				t.Errorf("%s 503 without Retry-After", p)
+			}
+			if got := keysOf(get(t, op, "responses").(map[string]any)); !slices.Equal(got, []string{"200", "500", "503"}) {
+				t.Errorf("%s responses %v", p, got)
+			}
 		}
 	}
 }

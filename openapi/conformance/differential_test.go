@@ -169,10 +169,6 @@ func TestOrdersSchemaAgreesWithServer(t *testing.T) {
 // the server are known to disagree, each with the reason; the test fails
 // when one of them stops disagreeing, so the list only shrinks.
 var knownDisagreements = map[string]string{
-	// validate:"omitempty,email": the server accepts "", the schema's
-	// format email refuses it; saying "empty or an email" needs an anyOf,
-	// which ogen cannot generate.
-	`{"customer":"Ada","email":"","lines":[{"sku":"BOOK-1","qty":2}]}`: "omitempty string with a format",
 }
 
 // startExample builds the example command pkg, runs it on a free loopback
