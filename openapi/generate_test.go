@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -320,8 +321,10 @@ func TestGenerateDeclaredSuccessStatus(t *testing.T) {
 }
 
 // TestGenerateDocumentDefaults: every operation has a summary (its method
-// and path when RouteDoc has none); the document has a server ("/" by
-// default), the license, and the tags, described ones first.
+// and path when RouteDoc has none), a description and a tag; the document
+// has a server ("/" by default), the license, a contact and a
+// description (by default naming the Config field to set), and the tags,
+// described ones first.
 func TestGenerateDocumentDefaults(t *testing.T) {
 	doc, err := openapi.Generate(testApp(), openapi.Config{
 		License: &openapi.License{Name: "MIT", Identifier: "MIT"},
@@ -345,9 +348,31 @@ func TestGenerateDocumentDefaults(t *testing.T) {
 	if l := get(t, doc, "info", "license"); get(t, l, "name") != "MIT" || get(t, l, "identifier") != "MIT" || len(l.(map[string]any)) != 2 {
 		t.Errorf("license %v", l)
 	}
+	// an untagged route is tagged by its first path segment; every tag
+	// used is listed, with a description
 	tags := get(t, doc, "tags").([]any)
-	if len(tags) != 2 || get(t, tags[0], "description") != "Orders." || get(t, tags[1], "name") != "admin" {
+	var names []string
+	for _, tag := range tags {
+		names = append(names, get(t, tag, "name").(string))
+		if get(t, tag, "description") == "" {
+			t.Errorf("tag without a description: %v", tag)
+		}
+	}
+	if get(t, tags[0], "description") != "Orders." || !slices.Equal(names, []string{"orders", "users", "files", "admin"}) {
 		t.Errorf("tags %v", tags)
+	}
+	if got := get(t, doc, "paths", "/users/{id}", "get", "tags").([]any); len(got) != 1 || got[0] != "users" {
+		t.Errorf("GET /users/{id} tags %v", got)
+	}
+	// descriptions default to the summary; info names what to add
+	if get(t, doc, "paths", "/users/{id}", "get", "description") != "GET /users/{id}." {
+		t.Errorf("description %v", get(t, doc, "paths", "/users/{id}", "get", "description"))
+	}
+	if c := get(t, doc, "info", "contact", "name"); c != "Set openapi.Config.Contact" {
+		t.Errorf("default contact %v", c)
+	}
+	if d := get(t, doc, "info", "description").(string); !strings.Contains(d, "openapi.Config.Description") {
+		t.Errorf("default description %q", d)
 	}
 	withServer, _ := openapi.Generate(fx.New(), openapi.Config{Servers: []openapi.Server{{URL: "https://api.example.com", Description: "Production"}}})
 	if s := withServer["servers"].([]any); len(s) != 1 || s[0].(map[string]any)["url"] != "https://api.example.com" {
