@@ -23,8 +23,9 @@ type Config struct {
 	// Contact is info.contact; nil: a contact whose name says to set
 	// this field (linters require a contact).
 	Contact *Contact
-	// License is info.license; nil: none (the document then does not say
-	// under which terms the API may be used).
+	// License is info.license; nil: a license whose name says to set this
+	// field (the document does not say under which terms the API may be
+	// used; linters require a license).
 	License *License
 	// Servers is the servers list; empty: one server at "/", the host
 	// that served the document (OpenAPI's own default, written out).
@@ -139,6 +140,15 @@ func Generate(app *fx.App, cfg Config) (map[string]any, error) {
 	}
 	if l := cfg.License; l != nil {
 		info["license"] = stringsObject("name", l.Name, "identifier", l.Identifier, "url", l.URL)
+	} else {
+		info["license"] = map[string]any{"name": "Set openapi.Config.License"}
+	}
+	// the shared validation schemas only when an operation refers to them
+	// (linters flag an unused component)
+	for _, name := range []string{"ValidationDetails", "ValidationIssue"} {
+		if !refersTo(map[string]any{"paths": paths, "schemas": g.schemas}, "#/components/schemas/"+name, name) {
+			delete(g.schemas, name)
+		}
 	}
 	components := map[string]any{"schemas": g.schemas}
 	if ss := g.schemes.components(); ss != nil {
@@ -162,6 +172,32 @@ func Generate(app *fx.App, cfg Config) (map[string]any, error) {
 		doc["tags"] = tl
 	}
 	return doc, nil
+}
+
+// refersTo reports whether v (a document part) holds a $ref to ref
+// anywhere except inside the schema named skip.
+func refersTo(v any, ref, skip string) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if k == skip {
+				continue
+			}
+			if k == "$ref" && e == ref {
+				return true
+			}
+			if refersTo(e, ref, skip) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if refersTo(e, ref, skip) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // tagList is the document's tags: the described ones, then those routes

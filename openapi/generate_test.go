@@ -378,6 +378,14 @@ func TestGenerateDocumentDefaults(t *testing.T) {
 	if s := withServer["servers"].([]any); len(s) != 1 || s[0].(map[string]any)["url"] != "https://api.example.com" {
 		t.Errorf("configured servers %v", s)
 	}
+	// no License: one naming the field; no operation with a 422: no
+	// (unused) validation schemas
+	if l := withServer["info"].(map[string]any)["license"]; l.(map[string]any)["name"] != "Set openapi.Config.License" {
+		t.Errorf("default license %v", l)
+	}
+	if _, ok := withServer["components"].(map[string]any)["schemas"].(map[string]any)["ValidationDetails"]; ok {
+		t.Error("ValidationDetails listed with no operation using it")
+	}
 }
 
 // TestGenerateHealth: the probes health.Probes.Register mounts document the 503
