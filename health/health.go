@@ -121,6 +121,7 @@ type Probes struct {
 	conc       int
 	retryAfter string
 	live, read healthProbe
+	registered bool // Register ran: the liveness routes' declarations are fixed
 }
 
 // healthProbe is one probe's checks and the run in flight.
@@ -172,7 +173,15 @@ func New(cfg ...Config) *Probes {
 
 // AddLiveness adds a check to the liveness probe. Liveness should not
 // depend on downstream services (see Probes). name keys the check's result.
-func (h *Probes) AddLiveness(name string, check Check) { h.live.add(name, check) }
+// Add liveness checks before Register: it declares the liveness 503 only
+// when the probe has a check that can fail, and AddLiveness after
+// Register panics.
+func (h *Probes) AddLiveness(name string, check Check) {
+	if h.registered {
+		panic("health: Probes.AddLiveness(" + strconv.Quote(name) + ") called after Register; add liveness checks before Register")
+	}
+	h.live.add(name, check)
+}
 
 // AddReadiness adds a check to the readiness probe (a database ping, a
 // downstream service). name keys the check's result.
@@ -198,7 +207,9 @@ func (p *healthProbe) add(name string, check Check) {
 // runs around them, so exempt them from authentication there if probes
 // arrive without credentials. On a Registrar (App, Group) their
 // documentation lists the 503 FX_SERVICE_UNAVAILABLE a failed probe
-// answers (see probeDeclared).
+// answers (see probeDeclared): always for /readyz (it answers 503 while
+// the App shuts down), for /livez only when it has a liveness check (with
+// none it always answers 200).
 func (h *Probes) Register(r interface {
 	Get(path string, h fx.Handler)
 }) {
@@ -208,7 +219,12 @@ func (h *Probes) Register(r interface {
 		r.Get("/readyz", h.Readiness)
 		return
 	}
-	reg.Route(fx.Route{Method: fasthttp.MethodGet, Path: "/livez", Handler: h.Liveness, Middleware: []fx.Middleware{probeDeclared}})
+	h.registered = true
+	var live []fx.Middleware
+	if len(h.live.checks) > 0 {
+		live = []fx.Middleware{probeDeclared}
+	}
+	reg.Route(fx.Route{Method: fasthttp.MethodGet, Path: "/livez", Handler: h.Liveness, Middleware: live})
 	reg.Route(fx.Route{Method: fasthttp.MethodGet, Path: "/readyz", Handler: h.Readiness, Middleware: []fx.Middleware{probeDeclared}})
 }
 

@@ -332,3 +332,49 @@ func BenchmarkLivezNoChecks(b *testing.B) {
 	health.New().Register(app)
 	kittest.Bench(b, app.Handler(), "GET", "/livez", 200)
 }
+
+// The probes declare only the 503 they can answer: /readyz always (it
+// answers 503 while the App shuts down), /livez only with a liveness
+// check; a liveness check added after Register would be undeclared, so
+// it panics.
+func TestHealthDeclaresReachable503(t *testing.T) {
+	declares503 := func(app *fx.App, path string) bool {
+		t.Helper()
+		routes, err := app.Routes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range routes {
+			if r.Method == "GET" && r.Path == path {
+				for _, d := range r.DeclaredResponses() {
+					if d.Status == 503 && d.Code == "FX_SERVICE_UNAVAILABLE" {
+						return true
+					}
+				}
+				return false
+			}
+		}
+		t.Fatalf("no route GET %s", path)
+		return false
+	}
+	app := quiet()
+	h := health.New()
+	h.Register(app)
+	if declares503(app, "/livez") || !declares503(app, "/readyz") {
+		t.Errorf("without checks: /livez declares 503 %v (want false), /readyz %v (want true)",
+			declares503(app, "/livez"), declares503(app, "/readyz"))
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("AddLiveness after Register did not panic")
+		}
+	}()
+	withCheck := quiet()
+	h2 := health.New()
+	h2.AddLiveness("loop", func(context.Context) error { return nil })
+	h2.Register(withCheck)
+	if !declares503(withCheck, "/livez") {
+		t.Error("/livez with a liveness check does not declare its 503")
+	}
+	h2.AddLiveness("late", func(context.Context) error { return nil })
+}

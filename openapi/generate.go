@@ -14,11 +14,18 @@ import (
 
 // Config describes the API as a whole and where Mount serves it.
 type Config struct {
-	Title       string // info.title; default "API"
-	Version     string // info.version (of the API, not of OpenAPI); default "0.0.0"
-	Description string // info.description (CommonMark)
-	// License is info.license; nil: none (the document then does not say
-	// under which terms the API may be used).
+	Title   string // info.title; default "API"
+	Version string // info.version (of the API, not of OpenAPI); default "0.0.0"
+	// Description is info.description (CommonMark); default a sentence
+	// naming this field, so that linters requiring one pass and the
+	// reader of the document sees what to add.
+	Description string
+	// Contact is info.contact; nil: a contact whose name says to set
+	// this field (linters require a contact).
+	Contact *Contact
+	// License is info.license; nil: a license whose name says to set this
+	// field (the document does not say under which terms the API may be
+	// used; linters require a license).
 	License *License
 	// Servers is the servers list; empty: one server at "/", the host
 	// that served the document (OpenAPI's own default, written out).
@@ -38,6 +45,13 @@ type Config struct {
 	// DocsPath is where Mount serves the documentation page; default
 	// "/docs"; "-" serves none.
 	DocsPath string
+}
+
+// Contact is info.contact: who answers for the API.
+type Contact struct {
+	Name  string `json:"name,omitempty"`
+	URL   string `json:"url,omitempty"`
+	Email string `json:"email,omitempty"`
 }
 
 // Server is one entry of the document's servers list.
@@ -111,18 +125,30 @@ func Generate(app *fx.App, cfg Config) (map[string]any, error) {
 			paths[p] = item
 		}
 		item[m] = g.operation(r)
-		for _, t := range r.Doc.Tags {
+		for _, t := range operationTags(r) {
 			if !slices.Contains(tags, t) {
 				tags = append(tags, t)
 			}
 		}
 	}
-	info := map[string]any{"title": cfg.Title, "version": cfg.Version}
-	if cfg.Description != "" {
-		info["description"] = cfg.Description
+	info := map[string]any{"title": cfg.Title, "version": cfg.Version,
+		"description": cmpOr(cfg.Description, cfg.Title+". (Set openapi.Config.Description to describe this API.)")}
+	if c := cfg.Contact; c != nil {
+		info["contact"] = stringsObject("name", c.Name, "url", c.URL, "email", c.Email)
+	} else {
+		info["contact"] = map[string]any{"name": "Set openapi.Config.Contact"}
 	}
 	if l := cfg.License; l != nil {
 		info["license"] = stringsObject("name", l.Name, "identifier", l.Identifier, "url", l.URL)
+	} else {
+		info["license"] = map[string]any{"name": "Set openapi.Config.License"}
+	}
+	// the shared validation schemas only when an operation refers to them
+	// (linters flag an unused component)
+	for _, name := range []string{"ValidationDetails", "ValidationIssue"} {
+		if !refersTo(map[string]any{"paths": paths, "schemas": g.schemas}, "#/components/schemas/"+name, name) {
+			delete(g.schemas, name)
+		}
 	}
 	components := map[string]any{"schemas": g.schemas}
 	if ss := g.schemes.components(); ss != nil {
@@ -148,6 +174,32 @@ func Generate(app *fx.App, cfg Config) (map[string]any, error) {
 	return doc, nil
 }
 
+// refersTo reports whether v (a document part) holds a $ref to ref
+// anywhere except inside the schema named skip.
+func refersTo(v any, ref, skip string) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if k == skip {
+				continue
+			}
+			if k == "$ref" && e == ref {
+				return true
+			}
+			if refersTo(e, ref, skip) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if refersTo(e, ref, skip) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // tagList is the document's tags: the described ones, then those routes
 // use without a description.
 func tagList(described []Tag, used []string) []any {
@@ -157,10 +209,25 @@ func tagList(described []Tag, used []string) []any {
 	}
 	for _, name := range used {
 		if !slices.ContainsFunc(described, func(t Tag) bool { return t.Name == name }) {
-			out = append(out, map[string]any{"name": name})
+			out = append(out, map[string]any{"name": name, "description": "Operations tagged " + name + "."})
 		}
 	}
 	return out
+}
+
+// operationTags are the route's tags, or by default one named for the
+// first segment of its path ("orders" for /orders/:id; "default" for /
+// or a path that starts with a parameter): linters want every operation
+// tagged.
+func operationTags(r fx.RouteInfo) []string {
+	if len(r.Doc.Tags) > 0 {
+		return r.Doc.Tags
+	}
+	first, _, _ := strings.Cut(strings.TrimPrefix(r.Path, "/"), "/")
+	if first == "" || first[0] == ':' || first[0] == '*' {
+		first = "default"
+	}
+	return []string{first}
 }
 
 // stringsObject is an object of the given key/value pairs whose value is not
@@ -196,15 +263,12 @@ type generator struct {
 // operation builds the Operation Object of one route.
 func (g *generator) operation(r fx.RouteInfo) map[string]any {
 	opID := g.operationID(r)
+	summary := cmpOr(r.Doc.Summary, r.Method+" "+oasPath(r.Path))
 	op := map[string]any{
 		"operationId": opID,
-		"summary":     cmpOr(r.Doc.Summary, r.Method+" "+oasPath(r.Path)),
-	}
-	if r.Doc.Description != "" {
-		op["description"] = r.Doc.Description
-	}
-	if len(r.Doc.Tags) > 0 {
-		op["tags"] = stringsAny(r.Doc.Tags)
+		"summary":     summary,
+		"description": cmpOr(r.Doc.Description, summary+"."),
+		"tags":        stringsAny(operationTags(r)),
 	}
 	if r.Doc.Deprecated {
 		op["deprecated"] = true

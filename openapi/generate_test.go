@@ -1,8 +1,10 @@
 package openapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -320,8 +322,10 @@ func TestGenerateDeclaredSuccessStatus(t *testing.T) {
 }
 
 // TestGenerateDocumentDefaults: every operation has a summary (its method
-// and path when RouteDoc has none); the document has a server ("/" by
-// default), the license, and the tags, described ones first.
+// and path when RouteDoc has none), a description and a tag; the document
+// has a server ("/" by default), the license, a contact and a
+// description (by default naming the Config field to set), and the tags,
+// described ones first.
 func TestGenerateDocumentDefaults(t *testing.T) {
 	doc, err := openapi.Generate(testApp(), openapi.Config{
 		License: &openapi.License{Name: "MIT", Identifier: "MIT"},
@@ -345,32 +349,75 @@ func TestGenerateDocumentDefaults(t *testing.T) {
 	if l := get(t, doc, "info", "license"); get(t, l, "name") != "MIT" || get(t, l, "identifier") != "MIT" || len(l.(map[string]any)) != 2 {
 		t.Errorf("license %v", l)
 	}
+	// an untagged route is tagged by its first path segment; every tag
+	// used is listed, with a description
 	tags := get(t, doc, "tags").([]any)
-	if len(tags) != 2 || get(t, tags[0], "description") != "Orders." || get(t, tags[1], "name") != "admin" {
+	var names []string
+	for _, tag := range tags {
+		names = append(names, get(t, tag, "name").(string))
+		if get(t, tag, "description") == "" {
+			t.Errorf("tag without a description: %v", tag)
+		}
+	}
+	if get(t, tags[0], "description") != "Orders." || !slices.Equal(names, []string{"orders", "users", "files", "admin"}) {
 		t.Errorf("tags %v", tags)
+	}
+	if got := get(t, doc, "paths", "/users/{id}", "get", "tags").([]any); len(got) != 1 || got[0] != "users" {
+		t.Errorf("GET /users/{id} tags %v", got)
+	}
+	// descriptions default to the summary; info names what to add
+	if get(t, doc, "paths", "/users/{id}", "get", "description") != "GET /users/{id}." {
+		t.Errorf("description %v", get(t, doc, "paths", "/users/{id}", "get", "description"))
+	}
+	if c := get(t, doc, "info", "contact", "name"); c != "Set openapi.Config.Contact" {
+		t.Errorf("default contact %v", c)
+	}
+	if d := get(t, doc, "info", "description").(string); !strings.Contains(d, "openapi.Config.Description") {
+		t.Errorf("default description %q", d)
 	}
 	withServer, _ := openapi.Generate(fx.New(), openapi.Config{Servers: []openapi.Server{{URL: "https://api.example.com", Description: "Production"}}})
 	if s := withServer["servers"].([]any); len(s) != 1 || s[0].(map[string]any)["url"] != "https://api.example.com" {
 		t.Errorf("configured servers %v", s)
 	}
+	// no License: one naming the field; no operation with a 422: no
+	// (unused) validation schemas
+	if l := withServer["info"].(map[string]any)["license"]; l.(map[string]any)["name"] != "Set openapi.Config.License" {
+		t.Errorf("default license %v", l)
+	}
+	if _, ok := withServer["components"].(map[string]any)["schemas"].(map[string]any)["ValidationDetails"]; ok {
+		t.Error("ValidationDetails listed with no operation using it")
+	}
 }
 
 // TestGenerateHealth: the probes health.Probes.Register mounts document the 503
-// FX_SERVICE_UNAVAILABLE (with Retry-After) a failed probe answers.
+// FX_SERVICE_UNAVAILABLE (with Retry-After) a failed probe answers: /readyz
+// always, /livez only with a liveness check (without one it cannot fail).
 func TestGenerateHealth(t *testing.T) {
-	app := fx.New()
-	health.New().Register(app)
-	paths := get(t, generate(t, app), "paths")
-	for _, p := range []string{"/livez", "/readyz"} {
-		op := get(t, paths, p, "get")
-		if got := codesAt(t, op, "503"); !slices.Equal(got, []string{fx.ErrorCodes.ServiceUnavailable}) {
-			t.Errorf("%s 503: %v", p, got)
+	for _, live := range []bool{false, true} {
+		app := fx.New()
+		h := health.New()
+		if live {
+			h.AddLiveness("loop", func(context.Context) error { return nil })
 		}
-		if get(t, op, "responses", "503", "headers", "Retry-After") == nil {
-			t.Errorf("%s 503 without Retry-After", p)
-		}
-		if got := keysOf(get(t, op, "responses").(map[string]any)); !slices.Equal(got, []string{"200", "500", "503"}) {
-			t.Errorf("%s responses %v", p, got)
+		h.Register(app)
+		paths := get(t, generate(t, app), "paths")
+		for _, p := range []string{"/livez", "/readyz"} {
+			op := get(t, paths, p, "get")
+			if p == "/livez" && !live {
+				if got := keysOf(get(t, op, "responses").(map[string]any)); !slices.Equal(got, []string{"200", "500"}) {
+					t.Errorf("%s without checks: responses %v", p, got)
+				}
+				continue
+			}
+			if got := codesAt(t, op, "503"); !slices.Equal(got, []string{fx.ErrorCodes.ServiceUnavailable}) {
+				t.Errorf("%s 503: %v", p, got)
+			}
+			if get(t, op, "responses", "503", "headers", "Retry-After") == nil {
+				t.Errorf("%s 503 without Retry-After", p)
+			}
+			if got := keysOf(get(t, op, "responses").(map[string]any)); !slices.Equal(got, []string{"200", "500", "503"}) {
+				t.Errorf("%s responses %v", p, got)
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package validate
 import (
 	"math"
 	"reflect"
+	"slices"
 
 	json "github.com/goccy/go-json"
 )
@@ -198,7 +199,57 @@ func describeField(m map[string]any, f fdesc, fp *fplan, request bool) (required
 	if request && (f.d.kind == tSlice || f.d.kind == tMap) && (f.ptr || fp.v != nil && fp.v.omitFirst()) {
 		m["type"] = []any{m["type"], "null"}
 	}
+	if request && !f.ptr && fp.v != nil && fp.v.omitFirst() {
+		rest := *fp.v
+		rest.rules = fp.v.rules[1:]
+		if zeroFails(&rest) {
+			zeroAllowed(m)
+		}
+	}
 	return required
+}
+
+// omitKeywords are the keywords zeroAllowed moves under "else": those
+// that can refuse a string's or a number's zero value (a number's format,
+// int32 or int64, refuses nothing and stays).
+var omitKeywords = []string{"minLength", "maxLength", "pattern", "format", "minimum", "maximum",
+	"exclusiveMinimum", "exclusiveMaximum", "multipleOf", "const", "not"}
+
+// zeroAllowed states omitempty on a request value whose other rules
+// refuse its zero value: the server skips the rules for "" (or 0), so
+// the schema accepts it too. An enum gets the zero value added; the
+// other keywords apply only to other values ("if": {"const": zero},
+// "else": {...}), which generators that ignore "if" read as a plain
+// string (or number) rather than failing on an anyOf.
+func zeroAllowed(m map[string]any) {
+	var zero any
+	switch m["type"] {
+	case "string":
+		zero = ""
+	case "integer", "number":
+		zero = 0
+	default:
+		return
+	}
+	switch e := m["enum"].(type) {
+	case []any:
+		m["enum"] = append(slices.Clone(e), zero)
+	case []string:
+		if zero == "" {
+			m["enum"] = append(slices.Clone(e), "")
+		}
+	}
+	rest := map[string]any{}
+	for _, k := range omitKeywords {
+		if v, ok := m[k]; ok && (k != "format" || zero == "") { // an integer's int32/int64 stays
+			rest[k] = v
+			delete(m, k)
+		}
+	}
+	if len(rest) > 0 {
+		m["if"] = map[string]any{"const": zero}
+		m["else"] = rest
+	}
 }
 
 // zeroFails reports whether v's rules refuse the zero value of its type.

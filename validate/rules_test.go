@@ -382,7 +382,7 @@ func TestTagJSONSchema(t *testing.T) {
 	got := jsonOf(t, validate.Struct[S]().JSONSchema())
 	want := `{"properties":{` +
 		`"code":{"allOf":[{"pattern":"^[A-Z]+$"}],"pattern":"^X","type":"string"},` +
-		`"email":{"format":"email","type":"string"},` +
+		`"email":{"else":{"format":"email"},"if":{"const":""},"type":"string"},` + // omitempty: "" skips the format
 		`"exact":{"const":4,"format":"int32","maximum":255,"minimum":0,"type":"integer"},` +
 		`"kind":{"enum":["a","b"],"type":"string"},` +
 		`"name":{"description":"Display name","examples":["Ada"],"maxLength":20,"minLength":2,"type":"string"},` +

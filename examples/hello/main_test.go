@@ -110,11 +110,12 @@ type entry struct {
 
 // TestIndexEveryCurlLine fetches GET /, runs every curl line it lists and
 // checks the status and code it promises, the access log line of each
-// request, and that every route of the App is in the index.
+// request, and that every route of the App is in the index; the index
+// exercises every response the document declares (RequireFullCoverage).
 func TestIndexEveryCurlLine(t *testing.T) {
 	var logs bytes.Buffer
 	app := newApp(fx.Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
-	c := fxtest.New(t, app)
+	c := fxtest.New(t, app, fxtest.RequireFullCoverage())
 
 	var index struct {
 		Try []entry

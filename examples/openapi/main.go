@@ -16,8 +16,10 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"log"
 	"os"
+	"sync/atomic"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/health"
@@ -62,10 +64,23 @@ var docConfig = openapi.Config{
 	},
 }
 
-func newApp() (*fx.App, error) {
+// userStore stands for the database the users live in: GET /readyz
+// pings it, and answers 503 while it is unreachable.
+type userStore struct{ unreachable atomic.Bool }
+
+func (s *userStore) ping(context.Context) error {
+	if s.unreachable.Load() {
+		return errors.New("user store unreachable")
+	}
+	return nil
+}
+
+func newApp(store *userStore) (*fx.App, error) {
 	app := fx.New()
 	app.Use(middleware.SecurityHeaders(middleware.SecurityHeadersConfig{}))
-	health.New().Register(app)
+	probes := health.New()
+	probes.AddReadiness("users", store.ping)
+	probes.Register(app)
 
 	users := app.Group("/users").Tags("users")
 	users.Route(fx.Route{
@@ -123,7 +138,7 @@ func newApp() (*fx.App, error) {
 }
 
 func main() {
-	app, err := newApp()
+	app, err := newApp(&userStore{})
 	if err != nil {
 		log.Fatal(err)
 	}

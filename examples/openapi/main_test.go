@@ -8,22 +8,28 @@ import (
 	"github.com/fxhq/fx/fxtest"
 )
 
-// TestDocument: the example answers as its document says (201, 401, 400,
-// 200 with a key and a tenant; the probes), the document carries the
+// TestDocument: the example answers every response its document
+// declares (RequireFullCoverage: 201, 422, 200, 404, 401, 400, 403, the
+// probes' 200 and readiness' 503), the document carries the
 // security and tenant header the admin routes' middleware declare, and
 // the documentation page replaces the App-wide policy with its own. With
 // FX_OPENAPI_OUT set to a directory, the document is also written there
 // (as examples-openapi.json), for .ci/run to lint with Redocly.
 func TestDocument(t *testing.T) {
-	app, err := newApp()
+	store := &userStore{}
+	app, err := newApp(store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := fxtest.New(t, app)
+	c := fxtest.New(t, app, fxtest.RequireFullCoverage())
 	c.Post("/users").JSON(map[string]string{"name": "Ada", "email": "ada@example.com"}).Do().AssertStatus(201)
+	c.Post("/users").JSON(map[string]string{"name": "", "email": "ada"}).Do().AssertIssues(
+		fxtest.Issue{Location: "body", Path: "email"}, fxtest.Issue{Location: "body", Path: "name"})
+	c.Get("/users/u1").Do().AssertJSON(200, User{ID: "u1", Name: "Ada", Email: "ada@example.com"})
 	c.Get("/users/u2").Do().AssertError(404, "USER_NOT_FOUND")
 	c.Get("/admin/stats").Do().AssertError(401, "FX_UNAUTHENTICATED")
 	c.Get("/admin/stats").Header("X-API-Key", demoAPIKey).Do().AssertError(400, "FX_TENANT_REQUIRED")
+	c.Get("/admin/stats").Header("X-API-Key", demoAPIKey).Header("X-Tenant-ID", "initech").Do().AssertError(403, "FX_FORBIDDEN")
 	c.Get("/admin/stats").Header("X-API-Key", demoAPIKey).Header("X-Tenant-ID", "acme").Do().
 		AssertJSON(200, Stats{Tenant: "acme", Users: 1})
 	c.Get("/readyz").Do().AssertStatus(200)
@@ -54,4 +60,8 @@ func TestDocument(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+
+	// The store unreachable: readiness answers its declared 503.
+	store.unreachable.Store(true)
+	c.Get("/readyz").Do().AssertError(503, "FX_SERVICE_UNAVAILABLE").AssertHeader("Retry-After", "1")
 }
