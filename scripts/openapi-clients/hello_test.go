@@ -53,8 +53,6 @@ func helloOgen(t *testing.T, ex example, r *recorder) {
 	order(ctx, helloOrder)
 	order(ctx, helloInvalid)
 	order(withEdit(ctx, overLimit), helloOrder)
-	panicked, err := c.GetPanic(ctx, ogen.GetPanicParams{})
-	r.ogen("getPanic", panicked, err)
 }
 
 func helloOapi(t *testing.T, ex example, r *recorder) {
@@ -90,6 +88,4 @@ func helloOapi(t *testing.T, ex example, r *recorder) {
 	order(ctx, helloOrder)
 	order(ctx, helloInvalid)
 	order(withEdit(ctx, overLimit), helloOrder)
-	panicked, err := c.GetPanicWithResponse(ctx, &oapi.GetPanicParams{})
-	r.oapi("getPanic", panicked, err)
 }

@@ -76,21 +76,6 @@ func (e GetMe500ErrorErrorCode) Valid() bool {
 	}
 }
 
-// Defines values for GetPanic500ErrorErrorCode.
-const (
-	GetPanic500ErrorErrorCodeFXINTERNALERROR GetPanic500ErrorErrorCode = "FX_INTERNAL_ERROR"
-)
-
-// Valid indicates whether the value is a known member of the GetPanic500ErrorErrorCode enum.
-func (e GetPanic500ErrorErrorCode) Valid() bool {
-	switch e {
-	case GetPanic500ErrorErrorCodeFXINTERNALERROR:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for GetUsersById404ErrorErrorCode.
 const (
 	APPUSERNOTFOUND GetUsersById404ErrorErrorCode = "APP_USER_NOT_FOUND"
@@ -237,17 +222,6 @@ type GetMe500Error struct {
 // GetMe500ErrorErrorCode defines model for GetMe500Error.Error.Code.
 type GetMe500ErrorErrorCode string
 
-// GetPanic500Error The envelope of Internal Server Error: FX_INTERNAL_ERROR.
-type GetPanic500Error struct {
-	Error struct {
-		Code    GetPanic500ErrorErrorCode `json:"code"`
-		Message string                    `json:"message"`
-	} `json:"error"`
-}
-
-// GetPanic500ErrorErrorCode defines model for GetPanic500Error.Error.Code.
-type GetPanic500ErrorErrorCode string
-
 // GetUsersById404Error The envelope of Not Found: APP_USER_NOT_FOUND.
 type GetUsersById404Error struct {
 	Error struct {
@@ -357,12 +331,6 @@ type PostOrdersParams struct {
 	XRequestID *string `json:"X-Request-ID,omitempty"`
 }
 
-// GetPanicParams defines parameters for GetPanic.
-type GetPanicParams struct {
-	// XRequestID An ID for the request, kept when safe (ValidRequestID: at most 128 printable ASCII characters, no quotes, backslash, comma, semicolon or angle brackets), else replaced.
-	XRequestID *string `json:"X-Request-ID,omitempty"`
-}
-
 // GetUsersByIdParams defines parameters for GetUsersById.
 type GetUsersByIdParams struct {
 	// XRequestID An ID for the request, kept when safe (ValidRequestID: at most 128 printable ASCII characters, no quotes, backslash, comma, semicolon or angle brackets), else replaced.
@@ -448,20 +416,28 @@ type ClientInterface interface {
 
 	// Get GET /
 	//
+	// GET /.
+	//
 	// Corresponds with GET / (the `Get` operationId).
 	Get(ctx context.Context, params *GetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetHello GET /hello
+	//
+	// GET /hello.
 	//
 	// Corresponds with GET /hello (the `GetHello` operationId).
 	GetHello(ctx context.Context, params *GetHelloParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMe GET /me
 	//
+	// GET /me.
+	//
 	// Corresponds with GET /me (the `GetMe` operationId).
 	GetMe(ctx context.Context, params *GetMeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostOrdersWithBody POST /orders
+	//
+	// POST /orders.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -470,23 +446,24 @@ type ClientInterface interface {
 
 	// PostOrders POST /orders
 	//
+	// POST /orders.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /orders (the `PostOrders` operationId).
 	PostOrders(ctx context.Context, params *PostOrdersParams, body PostOrdersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetPanic GET /panic
-	//
-	// Corresponds with GET /panic (the `GetPanic` operationId).
-	GetPanic(ctx context.Context, params *GetPanicParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
 	// GetUsersById GET /users/{id}
+	//
+	// GET /users/{id}.
 	//
 	// Corresponds with GET /users/{id} (the `GetUsersById` operationId).
 	GetUsersById(ctx context.Context, id string, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // Get GET /
+//
+// GET /.
 //
 // Corresponds with GET / (the `Get` operationId).
 func (c *Client) Get(ctx context.Context, params *GetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -503,6 +480,8 @@ func (c *Client) Get(ctx context.Context, params *GetParams, reqEditors ...Reque
 
 // GetHello GET /hello
 //
+// GET /hello.
+//
 // Corresponds with GET /hello (the `GetHello` operationId).
 func (c *Client) GetHello(ctx context.Context, params *GetHelloParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetHelloRequest(c.Server, params)
@@ -518,6 +497,8 @@ func (c *Client) GetHello(ctx context.Context, params *GetHelloParams, reqEditor
 
 // GetMe GET /me
 //
+// GET /me.
+//
 // Corresponds with GET /me (the `GetMe` operationId).
 func (c *Client) GetMe(ctx context.Context, params *GetMeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMeRequest(c.Server, params)
@@ -532,6 +513,8 @@ func (c *Client) GetMe(ctx context.Context, params *GetMeParams, reqEditors ...R
 }
 
 // PostOrdersWithBody POST /orders
+//
+// POST /orders.
 //
 // Takes any type of body and a specified content type.
 //
@@ -550,6 +533,8 @@ func (c *Client) PostOrdersWithBody(ctx context.Context, params *PostOrdersParam
 
 // PostOrders POST /orders
 //
+// POST /orders.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /orders (the `PostOrders` operationId).
@@ -565,22 +550,9 @@ func (c *Client) PostOrders(ctx context.Context, params *PostOrdersParams, body 
 	return c.Client.Do(req)
 }
 
-// GetPanic GET /panic
-//
-// Corresponds with GET /panic (the `GetPanic` operationId).
-func (c *Client) GetPanic(ctx context.Context, params *GetPanicParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetPanicRequest(c.Server, params)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
 // GetUsersById GET /users/{id}
+//
+// GET /users/{id}.
 //
 // Corresponds with GET /users/{id} (the `GetUsersById` operationId).
 func (c *Client) GetUsersById(ctx context.Context, id string, params *GetUsersByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -803,48 +775,6 @@ func NewPostOrdersRequestWithBody(server string, params *PostOrdersParams, conte
 	return req, nil
 }
 
-// NewGetPanicRequest constructs an http.Request for the GetPanic method
-func NewGetPanicRequest(server string, params *GetPanicParams) (*http.Request, error) {
-	var err error
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/panic")
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-
-		if params.XRequestID != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-ID", *params.XRequestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("X-Request-ID", headerParam0)
-		}
-
-	}
-
-	return req, nil
-}
-
 // NewGetUsersByIdRequest constructs an http.Request for the GetUsersById method
 func NewGetUsersByIdRequest(server string, id string, params *GetUsersByIdParams) (*http.Request, error) {
 	var err error
@@ -940,12 +870,16 @@ type ClientWithResponsesInterface interface {
 
 	// GetWithResponse GET /
 	//
+	// GET /.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET / (the `Get` operationId).
 	GetWithResponse(ctx context.Context, params *GetParams, reqEditors ...RequestEditorFn) (*GetResponse, error)
 
 	// GetHelloWithResponse GET /hello
+	//
+	// GET /hello.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -954,12 +888,16 @@ type ClientWithResponsesInterface interface {
 
 	// GetMeWithResponse GET /me
 	//
+	// GET /me.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /me (the `GetMe` operationId).
 	GetMeWithResponse(ctx context.Context, params *GetMeParams, reqEditors ...RequestEditorFn) (*GetMeResponse, error)
 
 	// PostOrdersWithBodyWithResponse POST /orders
+	//
+	// POST /orders.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -968,19 +906,16 @@ type ClientWithResponsesInterface interface {
 
 	// PostOrdersWithResponse POST /orders
 	//
+	// POST /orders.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /orders (the `PostOrders` operationId).
 	PostOrdersWithResponse(ctx context.Context, params *PostOrdersParams, body PostOrdersJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrdersResponse, error)
 
-	// GetPanicWithResponse GET /panic
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /panic (the `GetPanic` operationId).
-	GetPanicWithResponse(ctx context.Context, params *GetPanicParams, reqEditors ...RequestEditorFn) (*GetPanicResponse, error)
-
 	// GetUsersByIdWithResponse GET /users/{id}
+	//
+	// GET /users/{id}.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1251,61 +1186,6 @@ func (r PostOrdersResponse) ContentType() string {
 	return ""
 }
 
-// GetPanicResponse200Headers the declared response headers of an HTTP 200 response for GetPanic
-type GetPanicResponse200Headers struct {
-	XRequestID string
-}
-
-// GetPanicResponse500Headers the declared response headers of an HTTP 500 response for GetPanic
-type GetPanicResponse500Headers struct {
-	XRequestID string
-}
-
-type GetPanicResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *GetPanic500Error
-	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *GetPanicResponse200Headers
-	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *GetPanicResponse500Headers
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetPanicResponse) GetJSON500() *GetPanic500Error {
-	return r.JSON500
-}
-
-// GetBody returns the raw response body bytes
-func (r GetPanicResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r GetPanicResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r GetPanicResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetPanicResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
 // GetUsersByIdResponse200Headers the declared response headers of an HTTP 200 response for GetUsersById
 type GetUsersByIdResponse200Headers struct {
 	XRequestID string
@@ -1377,6 +1257,8 @@ func (r GetUsersByIdResponse) ContentType() string {
 
 // GetWithResponse GET /
 //
+// GET /.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET / (the `Get` operationId).
@@ -1389,6 +1271,8 @@ func (c *ClientWithResponses) GetWithResponse(ctx context.Context, params *GetPa
 }
 
 // GetHelloWithResponse GET /hello
+//
+// GET /hello.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -1403,6 +1287,8 @@ func (c *ClientWithResponses) GetHelloWithResponse(ctx context.Context, params *
 
 // GetMeWithResponse GET /me
 //
+// GET /me.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /me (the `GetMe` operationId).
@@ -1415,6 +1301,8 @@ func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, params *Get
 }
 
 // PostOrdersWithBodyWithResponse POST /orders
+//
+// POST /orders.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -1429,6 +1317,8 @@ func (c *ClientWithResponses) PostOrdersWithBodyWithResponse(ctx context.Context
 
 // PostOrdersWithResponse POST /orders
 //
+// POST /orders.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /orders (the `PostOrders` operationId).
@@ -1440,20 +1330,9 @@ func (c *ClientWithResponses) PostOrdersWithResponse(ctx context.Context, params
 	return ParsePostOrdersResponse(rsp)
 }
 
-// GetPanicWithResponse GET /panic
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /panic (the `GetPanic` operationId).
-func (c *ClientWithResponses) GetPanicWithResponse(ctx context.Context, params *GetPanicParams, reqEditors ...RequestEditorFn) (*GetPanicResponse, error) {
-	rsp, err := c.GetPanic(ctx, params, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseGetPanicResponse(rsp)
-}
-
 // GetUsersByIdWithResponse GET /users/{id}
+//
+// GET /users/{id}.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -1719,58 +1598,6 @@ func ParsePostOrdersResponse(rsp *http.Response) (*PostOrdersResponse, error) {
 		response.Headers422 = &headers
 	case rsp.StatusCode == 500:
 		var headers PostOrdersResponse500Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers500 = &headers
-	}
-
-	return response, nil
-}
-
-// ParseGetPanicResponse parses an HTTP response from a GetPanicWithResponse call
-func ParseGetPanicResponse(rsp *http.Response) (*GetPanicResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &GetPanicResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case rsp.StatusCode == 200:
-		break // No content-type
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest GetPanic500Error
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	}
-
-	switch {
-	case rsp.StatusCode == 200:
-		var headers GetPanicResponse200Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers200 = &headers
-	case rsp.StatusCode == 500:
-		var headers GetPanicResponse500Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -91,21 +91,6 @@ func (e GetLivez500ErrorErrorCode) Valid() bool {
 	}
 }
 
-// Defines values for GetLivez503ErrorErrorCode.
-const (
-	GetLivez503ErrorErrorCodeFXSERVICEUNAVAILABLE GetLivez503ErrorErrorCode = "FX_SERVICE_UNAVAILABLE"
-)
-
-// Valid indicates whether the value is a known member of the GetLivez503ErrorErrorCode enum.
-func (e GetLivez503ErrorErrorCode) Valid() bool {
-	switch e {
-	case GetLivez503ErrorErrorCodeFXSERVICEUNAVAILABLE:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for GetReadyz500ErrorErrorCode.
 const (
 	GetReadyz500ErrorErrorCodeFXINTERNALERROR GetReadyz500ErrorErrorCode = "FX_INTERNAL_ERROR"
@@ -123,13 +108,13 @@ func (e GetReadyz500ErrorErrorCode) Valid() bool {
 
 // Defines values for GetReadyz503ErrorErrorCode.
 const (
-	GetReadyz503ErrorErrorCodeFXSERVICEUNAVAILABLE GetReadyz503ErrorErrorCode = "FX_SERVICE_UNAVAILABLE"
+	FXSERVICEUNAVAILABLE GetReadyz503ErrorErrorCode = "FX_SERVICE_UNAVAILABLE"
 )
 
 // Valid indicates whether the value is a known member of the GetReadyz503ErrorErrorCode enum.
 func (e GetReadyz503ErrorErrorCode) Valid() bool {
 	switch e {
-	case GetReadyz503ErrorErrorCodeFXSERVICEUNAVAILABLE:
+	case FXSERVICEUNAVAILABLE:
 		return true
 	default:
 		return false
@@ -298,17 +283,6 @@ type GetLivez500Error struct {
 
 // GetLivez500ErrorErrorCode defines model for GetLivez500Error.Error.Code.
 type GetLivez500ErrorErrorCode string
-
-// GetLivez503Error The envelope of Service Unavailable: FX_SERVICE_UNAVAILABLE.
-type GetLivez503Error struct {
-	Error struct {
-		Code    GetLivez503ErrorErrorCode `json:"code"`
-		Message string                    `json:"message"`
-	} `json:"error"`
-}
-
-// GetLivez503ErrorErrorCode defines model for GetLivez503Error.Error.Code.
-type GetLivez503ErrorErrorCode string
 
 // GetReadyz500Error The envelope of Internal Server Error: FX_INTERNAL_ERROR.
 type GetReadyz500Error struct {
@@ -497,20 +471,28 @@ type ClientInterface interface {
 
 	// GetAdminStats Figures of the caller's tenant
 	//
+	// Figures of the caller's tenant.
+	//
 	// Corresponds with GET /admin/stats (the `GetAdminStats` operationId).
 	GetAdminStats(ctx context.Context, params *GetAdminStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetLivez GET /livez
+	//
+	// GET /livez.
 	//
 	// Corresponds with GET /livez (the `GetLivez` operationId).
 	GetLivez(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetReadyz GET /readyz
 	//
+	// GET /readyz.
+	//
 	// Corresponds with GET /readyz (the `GetReadyz` operationId).
 	GetReadyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostUsersWithBody Create a user
+	//
+	// Create a user.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -519,6 +501,8 @@ type ClientInterface interface {
 
 	// PostUsers Create a user
 	//
+	// Create a user.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /users (the `PostUsers` operationId).
@@ -526,11 +510,15 @@ type ClientInterface interface {
 
 	// GetUsersById Get a user
 	//
+	// Get a user.
+	//
 	// Corresponds with GET /users/{id} (the `GetUsersById` operationId).
 	GetUsersById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetAdminStats Figures of the caller's tenant
+//
+// Figures of the caller's tenant.
 //
 // Corresponds with GET /admin/stats (the `GetAdminStats` operationId).
 func (c *Client) GetAdminStats(ctx context.Context, params *GetAdminStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -547,6 +535,8 @@ func (c *Client) GetAdminStats(ctx context.Context, params *GetAdminStatsParams,
 
 // GetLivez GET /livez
 //
+// GET /livez.
+//
 // Corresponds with GET /livez (the `GetLivez` operationId).
 func (c *Client) GetLivez(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetLivezRequest(c.Server)
@@ -562,6 +552,8 @@ func (c *Client) GetLivez(ctx context.Context, reqEditors ...RequestEditorFn) (*
 
 // GetReadyz GET /readyz
 //
+// GET /readyz.
+//
 // Corresponds with GET /readyz (the `GetReadyz` operationId).
 func (c *Client) GetReadyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetReadyzRequest(c.Server)
@@ -576,6 +568,8 @@ func (c *Client) GetReadyz(ctx context.Context, reqEditors ...RequestEditorFn) (
 }
 
 // PostUsersWithBody Create a user
+//
+// Create a user.
 //
 // Takes any type of body and a specified content type.
 //
@@ -594,6 +588,8 @@ func (c *Client) PostUsersWithBody(ctx context.Context, contentType string, body
 
 // PostUsers Create a user
 //
+// Create a user.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /users (the `PostUsers` operationId).
@@ -610,6 +606,8 @@ func (c *Client) PostUsers(ctx context.Context, body PostUsersJSONRequestBody, r
 }
 
 // GetUsersById Get a user
+//
+// Get a user.
 //
 // Corresponds with GET /users/{id} (the `GetUsersById` operationId).
 func (c *Client) GetUsersById(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -838,12 +836,16 @@ type ClientWithResponsesInterface interface {
 
 	// GetAdminStatsWithResponse Figures of the caller's tenant
 	//
+	// Figures of the caller's tenant.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /admin/stats (the `GetAdminStats` operationId).
 	GetAdminStatsWithResponse(ctx context.Context, params *GetAdminStatsParams, reqEditors ...RequestEditorFn) (*GetAdminStatsResponse, error)
 
 	// GetLivezWithResponse GET /livez
+	//
+	// GET /livez.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -852,12 +854,16 @@ type ClientWithResponsesInterface interface {
 
 	// GetReadyzWithResponse GET /readyz
 	//
+	// GET /readyz.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /readyz (the `GetReadyz` operationId).
 	GetReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadyzResponse, error)
 
 	// PostUsersWithBodyWithResponse Create a user
+	//
+	// Create a user.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -866,12 +872,16 @@ type ClientWithResponsesInterface interface {
 
 	// PostUsersWithResponse Create a user
 	//
+	// Create a user.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /users (the `PostUsers` operationId).
 	PostUsersWithResponse(ctx context.Context, body PostUsersJSONRequestBody, reqEditors ...RequestEditorFn) (*PostUsersResponse, error)
 
 	// GetUsersByIdWithResponse Get a user
+	//
+	// Get a user.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -961,30 +971,16 @@ func (r GetAdminStatsResponse) ContentType() string {
 	return ""
 }
 
-// GetLivezResponse503Headers the declared response headers of an HTTP 503 response for GetLivez
-type GetLivezResponse503Headers struct {
-	RetryAfter *string
-}
-
 type GetLivezResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *GetLivez500Error
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *GetLivez503Error
-	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetLivezResponse503Headers
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetLivezResponse) GetJSON500() *GetLivez500Error {
 	return r.JSON500
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetLivezResponse) GetJSON503() *GetLivez503Error {
-	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -1206,6 +1202,8 @@ func (r GetUsersByIdResponse) ContentType() string {
 
 // GetAdminStatsWithResponse Figures of the caller's tenant
 //
+// Figures of the caller's tenant.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /admin/stats (the `GetAdminStats` operationId).
@@ -1218,6 +1216,8 @@ func (c *ClientWithResponses) GetAdminStatsWithResponse(ctx context.Context, par
 }
 
 // GetLivezWithResponse GET /livez
+//
+// GET /livez.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -1232,6 +1232,8 @@ func (c *ClientWithResponses) GetLivezWithResponse(ctx context.Context, reqEdito
 
 // GetReadyzWithResponse GET /readyz
 //
+// GET /readyz.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /readyz (the `GetReadyz` operationId).
@@ -1244,6 +1246,8 @@ func (c *ClientWithResponses) GetReadyzWithResponse(ctx context.Context, reqEdit
 }
 
 // PostUsersWithBodyWithResponse Create a user
+//
+// Create a user.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -1258,6 +1262,8 @@ func (c *ClientWithResponses) PostUsersWithBodyWithResponse(ctx context.Context,
 
 // PostUsersWithResponse Create a user
 //
+// Create a user.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /users (the `PostUsers` operationId).
@@ -1270,6 +1276,8 @@ func (c *ClientWithResponses) PostUsersWithResponse(ctx context.Context, body Po
 }
 
 // GetUsersByIdWithResponse Get a user
+//
+// Get a user.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -1376,26 +1384,6 @@ func ParseGetLivezResponse(rsp *http.Response) (*GetLivezResponse, error) {
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest GetLivez503Error
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON503 = &dest
-
-	}
-
-	switch {
-	case rsp.StatusCode == 503:
-		var headers GetLivezResponse503Headers
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/oapi-codegen/runtime"
-	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for GetOrders400ErrorErrorCode.
@@ -393,6 +392,7 @@ func (e ValidationIssueLocation) Valid() bool {
 
 // Defines values for GetOrdersParamsStatus.
 const (
+	GetOrdersParamsStatusEmpty   GetOrdersParamsStatus = ""
 	GetOrdersParamsStatusOpen    GetOrdersParamsStatus = "open"
 	GetOrdersParamsStatusPaid    GetOrdersParamsStatus = "paid"
 	GetOrdersParamsStatusShipped GetOrdersParamsStatus = "shipped"
@@ -401,6 +401,8 @@ const (
 // Valid indicates whether the value is a known member of the GetOrdersParamsStatus enum.
 func (e GetOrdersParamsStatus) Valid() bool {
 	switch e {
+	case GetOrdersParamsStatusEmpty:
+		return true
 	case GetOrdersParamsStatusOpen:
 		return true
 	case GetOrdersParamsStatusPaid:
@@ -824,7 +826,7 @@ type PostOrdersJSONBody struct {
 	Customer string `json:"customer"`
 
 	// Email Examples: ada@example.com
-	Email *openapi_types.Email `json:"email,omitempty"`
+	Email *string `json:"email,omitempty"`
 	Lines []struct {
 		// Qty Examples: 2
 		Qty int64 `json:"qty"`
@@ -1037,10 +1039,14 @@ type ClientInterface interface {
 
 	// GetOrders List orders
 	//
+	// List orders.
+	//
 	// Corresponds with GET /orders (the `GetOrders` operationId).
 	GetOrders(ctx context.Context, params *GetOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostOrdersWithBody Create an order
+	//
+	// Create an order.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1049,6 +1055,8 @@ type ClientInterface interface {
 
 	// PostOrders Create an order
 	//
+	// Create an order.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /orders (the `PostOrders` operationId).
@@ -1056,11 +1064,15 @@ type ClientInterface interface {
 
 	// GetOrdersById Get an order
 	//
+	// Get an order.
+	//
 	// Corresponds with GET /orders/{id} (the `GetOrdersById` operationId).
 	GetOrdersById(ctx context.Context, id string, params *GetOrdersByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetOrders List orders
+//
+// List orders.
 //
 // Corresponds with GET /orders (the `GetOrders` operationId).
 func (c *Client) GetOrders(ctx context.Context, params *GetOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1076,6 +1088,8 @@ func (c *Client) GetOrders(ctx context.Context, params *GetOrdersParams, reqEdit
 }
 
 // PostOrdersWithBody Create an order
+//
+// Create an order.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1094,6 +1108,8 @@ func (c *Client) PostOrdersWithBody(ctx context.Context, params *PostOrdersParam
 
 // PostOrders Create an order
 //
+// Create an order.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /orders (the `PostOrders` operationId).
@@ -1110,6 +1126,8 @@ func (c *Client) PostOrders(ctx context.Context, params *PostOrdersParams, body 
 }
 
 // GetOrdersById Get an order
+//
+// Get an order.
 //
 // Corresponds with GET /orders/{id} (the `GetOrdersById` operationId).
 func (c *Client) GetOrdersById(ctx context.Context, id string, params *GetOrdersByIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1370,12 +1388,16 @@ type ClientWithResponsesInterface interface {
 
 	// GetOrdersWithResponse List orders
 	//
+	// List orders.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /orders (the `GetOrders` operationId).
 	GetOrdersWithResponse(ctx context.Context, params *GetOrdersParams, reqEditors ...RequestEditorFn) (*GetOrdersResponse, error)
 
 	// PostOrdersWithBodyWithResponse Create an order
+	//
+	// Create an order.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1384,12 +1406,16 @@ type ClientWithResponsesInterface interface {
 
 	// PostOrdersWithResponse Create an order
 	//
+	// Create an order.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /orders (the `PostOrders` operationId).
 	PostOrdersWithResponse(ctx context.Context, params *PostOrdersParams, body PostOrdersJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrdersResponse, error)
 
 	// GetOrdersByIdWithResponse Get an order
+	//
+	// Get an order.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -2001,6 +2027,8 @@ func (r GetOrdersByIdResponse) ContentType() string {
 
 // GetOrdersWithResponse List orders
 //
+// List orders.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /orders (the `GetOrders` operationId).
@@ -2013,6 +2041,8 @@ func (c *ClientWithResponses) GetOrdersWithResponse(ctx context.Context, params 
 }
 
 // PostOrdersWithBodyWithResponse Create an order
+//
+// Create an order.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2027,6 +2057,8 @@ func (c *ClientWithResponses) PostOrdersWithBodyWithResponse(ctx context.Context
 
 // PostOrdersWithResponse Create an order
 //
+// Create an order.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /orders (the `PostOrders` operationId).
@@ -2039,6 +2071,8 @@ func (c *ClientWithResponses) PostOrdersWithResponse(ctx context.Context, params
 }
 
 // GetOrdersByIdWithResponse Get an order
+//
+// Get an order.
 //
 // Returns a wrapper object for the known response body format(s).
 //

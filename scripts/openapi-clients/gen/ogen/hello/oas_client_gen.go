@@ -40,12 +40,6 @@ type Invoker interface {
 	//
 	// GET /me
 	GetMe(ctx context.Context, params GetMeParams) (GetMeRes, error)
-	// GetPanic invokes getPanic operation.
-	//
-	// GET /panic.
-	//
-	// GET /panic
-	GetPanic(ctx context.Context, params GetPanicParams) (GetPanicRes, error)
 	// GetUsersById invokes getUsersById operation.
 	//
 	// GET /users/{id}.
@@ -304,65 +298,6 @@ func (c *Client) sendGetMe(ctx context.Context, params GetMeParams) (res GetMeRe
 	}()
 
 	result, err := decodeGetMeResponse(resp)
-	if err != nil {
-		return res, errors.Wrap(err, "decode response")
-	}
-
-	return result, nil
-}
-
-// GetPanic invokes getPanic operation.
-//
-// GET /panic.
-//
-// GET /panic
-func (c *Client) GetPanic(ctx context.Context, params GetPanicParams) (GetPanicRes, error) {
-	res, err := c.sendGetPanic(ctx, params)
-	return res, err
-}
-
-func (c *Client) sendGetPanic(ctx context.Context, params GetPanicParams) (res GetPanicRes, err error) {
-
-	u := uri.Clone(c.requestURL(ctx))
-	var pathParts [1]string
-	pathParts[0] = "/panic"
-	uri.AddPathParts(u, pathParts[:]...)
-
-	r, err := ht.NewRequest(ctx, "GET", u)
-	if err != nil {
-		return res, errors.Wrap(err, "create request")
-	}
-
-	h := uri.NewHeaderEncoder(r.Header)
-	{
-		cfg := uri.HeaderParameterEncodingConfig{
-			Name:    "X-Request-ID",
-			Explode: false,
-		}
-		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
-			if val, ok := params.XRequestID.Get(); ok {
-				return e.EncodeValue(conv.StringToString(val))
-			}
-			return nil
-		}); err != nil {
-			return res, errors.Wrap(err, "encode header")
-		}
-	}
-
-	resp, err := c.cfg.Client.Do(r)
-	if err != nil {
-		return res, errors.Wrap(err, "do request")
-	}
-	body := resp.Body
-	defer func() {
-		// Drain the body to EOF before closing, so the underlying
-		// connection can be reused by the Transport regardless of the
-		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
-		_, _ = io.Copy(io.Discard, body)
-		_ = body.Close()
-	}()
-
-	result, err := decodeGetPanicResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -9,10 +9,6 @@ type GetMeRes interface {
 	getMeRes()
 }
 
-type GetPanicRes interface {
-	getPanicRes()
-}
-
 type GetRes interface {
 	getRes()
 }

@@ -9,7 +9,6 @@ const (
 	GetOperation          OperationName = "Get"
 	GetHelloOperation     OperationName = "GetHello"
 	GetMeOperation        OperationName = "GetMe"
-	GetPanicOperation     OperationName = "GetPanic"
 	GetUsersByIdOperation OperationName = "GetUsersById"
 	PostOrdersOperation   OperationName = "PostOrders"
 )

@@ -23,13 +23,6 @@ type GetMeParams struct {
 	XRequestID OptString `json:",omitempty,omitzero"`
 }
 
-// GetPanicParams is parameters of getPanic operation.
-type GetPanicParams struct {
-	// An ID for the request, kept when safe (ValidRequestID: at most 128 printable ASCII characters, no
-	// quotes, backslash, comma, semicolon or angle brackets), else replaced.
-	XRequestID OptString `json:",omitempty,omitzero"`
-}
-
 // GetUsersByIdParams is parameters of getUsersById operation.
 type GetUsersByIdParams struct {
 	ID string

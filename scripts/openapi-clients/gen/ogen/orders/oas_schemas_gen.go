@@ -2165,6 +2165,7 @@ const (
 	GetOrdersStatusOpen    GetOrdersStatus = "open"
 	GetOrdersStatusPaid    GetOrdersStatus = "paid"
 	GetOrdersStatusShipped GetOrdersStatus = "shipped"
+	GetOrdersStatusEmpty   GetOrdersStatus = ""
 )
 
 // AllValues returns all GetOrdersStatus values.
@@ -2173,6 +2174,7 @@ func (GetOrdersStatus) AllValues() []GetOrdersStatus {
 		GetOrdersStatusOpen,
 		GetOrdersStatusPaid,
 		GetOrdersStatusShipped,
+		GetOrdersStatusEmpty,
 	}
 }
 
@@ -2184,6 +2186,8 @@ func (s GetOrdersStatus) MarshalText() ([]byte, error) {
 	case GetOrdersStatusPaid:
 		return []byte(s), nil
 	case GetOrdersStatusShipped:
+		return []byte(s), nil
+	case GetOrdersStatusEmpty:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -2201,6 +2205,9 @@ func (s *GetOrdersStatus) UnmarshalText(data []byte) error {
 		return nil
 	case GetOrdersStatusShipped:
 		*s = GetOrdersStatusShipped
+		return nil
+	case GetOrdersStatusEmpty:
+		*s = GetOrdersStatusEmpty
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
