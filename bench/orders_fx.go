@@ -114,3 +114,23 @@ var FlagshipFrameworks = []FlagshipFramework{
 	{"huma", NewHumaOrders},
 	{"fiber-v3", NewFiberOrders},
 }
+
+// The flagship as cmd/server serves it for the load test: one API key of
+// tenant "load", and a rate limit no run reaches, so that every request
+// goes through the limiter and none is refused by it (60 million a
+// minute: fx's limiter takes at most one request a microsecond).
+const (
+	FlagshipLoadKey    = "ak_load_0123456789"
+	FlagshipLoadTenant = "load"
+	FlagshipLoadLimit  = 60_000_000
+)
+
+// LookupFlagship returns the flagship implementation named name.
+func LookupFlagship(name string) (FlagshipFramework, bool) {
+	for _, f := range FlagshipFrameworks {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return FlagshipFramework{}, false
+}
