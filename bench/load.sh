@@ -225,7 +225,14 @@ for i in $(seq 0 $((n - 1))); do
   start_server "${fws[$i]}" "$((PORT + 3 * i))"
   run_wrk 1 "$((PORT + 3 * i))" /hello > /dev/null   # warm-up
 done
-[ -z "$want_flagship" ] || check_flagships
+if [ -n "$want_flagship" ]; then
+  check_flagships
+  for i in $(seq 0 $((n - 1))); do # warm-up, on the order the check created
+    if has_flagship "${fws[$i]}"; then
+      run_wrk 1 "$((PORT + 3 * i + 2))" /orders/ord_1 "$work/flag-get.lua" > /dev/null
+    fi
+  done
+fi
 for round in $(seq 1 "$ROUNDS"); do
   for ep in $ENDPOINTS; do
     for k in $(seq 0 $((n - 1))); do

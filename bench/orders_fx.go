@@ -108,7 +108,7 @@ type FlagshipFramework struct {
 }
 
 // FlagshipFrameworks lists the flagship's implementations, fx first;
-// cmd/server serves them for load.sh's orders-* endpoints.
+// cmd/server serves them for load.sh's flagship-* endpoints.
 var FlagshipFrameworks = []FlagshipFramework{
 	{"fx", NewFXOrders},
 	{"huma", NewHumaOrders},
