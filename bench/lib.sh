@@ -57,7 +57,8 @@ median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else prin
 # paired file key fw ref col: over the rows of the tsv file whose first
 # column is key (columns: key, framework, round, values...), the median
 # over rounds of fw's value in column col divided by ref's in the same
-# round; "–" when ref is not in FRAMEWORKS. One round's runs are taken
+# round; "–" when ref is not in FRAMEWORKS or has no row of key (a
+# flagship-* endpoint of raw fasthttp). One round's runs are taken
 # back to back, so a machine whose speed drifts moves both sides of a
 # ratio together.
 paired() {
@@ -66,5 +67,6 @@ paired() {
     *) echo "–"; return ;;
   esac
   awk -F'\t' -v e="$2" -v f="$3" -v r="$4" -v k="$5" '$1==e && $2==f {a[$3]=$k} $1==e && $2==r {b[$3]=$k}
-    END {for (i in a) if (b[i] > 0) print a[i]/b[i]}' "$1" | median | awk '{printf "%.2f", $1}'
+    END {for (i in a) if (b[i] > 0) print a[i]/b[i]}' "$1" > "$work/paired"
+  if [ -s "$work/paired" ]; then median < "$work/paired" | awk '{printf "%.2f", $1}'; else echo "–"; fi
 }

@@ -24,20 +24,20 @@ type flagStep struct {
 const flagBook = `{"customer":"Ada Lovelace","email":"ada@example.com","lines":[{"sku":"BOOK-1","qty":2}]}`
 
 var flagSteps = []flagStep{
-	{"POST", "/orders", "k-acme", "acme", "i-1", flagBook, 201, "/orders/ord_1", nil},
-	{"POST", "/orders", "k-acme", "acme", "i-1", flagBook, 201, "/orders/ord_1", nil},
-	{"POST", "/orders", "k-acme", "acme", "i-1", `{"customer":"Bob","lines":[{"sku":"BOOK-1","qty":1}]}`, 422, "FX_IDEMPOTENCY_KEY_REUSED", nil},
-	{"POST", "/orders", "k-acme", "acme", "", flagBook, 400, "FX_IDEMPOTENCY_KEY_REQUIRED", nil},
-	{"POST", "/orders", "k-acme", "acme", "i-2", `{"customer":"","email":"nope","lines":[{"sku":"b!","qty":0},{"sku":"CUP-1","qty":101}]}`, 422, "FX_VALIDATION_ERROR",
+	{"POST", "/orders", "ak_acme_0123456789", "acme", "i-1", flagBook, 201, "/orders/ord_1", nil},
+	{"POST", "/orders", "ak_acme_0123456789", "acme", "i-1", flagBook, 201, "/orders/ord_1", nil},
+	{"POST", "/orders", "ak_acme_0123456789", "acme", "i-1", `{"customer":"Bob","lines":[{"sku":"BOOK-1","qty":1}]}`, 422, "FX_IDEMPOTENCY_KEY_REUSED", nil},
+	{"POST", "/orders", "ak_acme_0123456789", "acme", "", flagBook, 400, "FX_IDEMPOTENCY_KEY_REQUIRED", nil},
+	{"POST", "/orders", "ak_acme_0123456789", "acme", "i-2", `{"customer":"","email":"nope","lines":[{"sku":"b!","qty":0},{"sku":"CUP-1","qty":101}]}`, 422, "FX_VALIDATION_ERROR",
 		[]string{"body customer", "body email", "body lines.0.qty", "body lines.0.sku", "body lines.1.qty"}},
-	{"GET", "/orders/ord_1", "k-acme", "acme", "", "", 200, "", nil},
-	{"GET", "/orders/ord_999", "k-acme", "acme", "", "", 404, "APP_ORDER_NOT_FOUND", nil},
-	{"GET", "/orders/42", "k-acme", "acme", "", "", 422, "FX_VALIDATION_ERROR", []string{"path id"}},
-	{"GET", "/orders?status=open&limit=1", "k-acme", "acme", "", "", 200, "", nil},
-	{"GET", "/orders?status=lost&limit=500", "k-acme", "acme", "", "", 422, "FX_VALIDATION_ERROR", []string{"query limit", "query status"}},
+	{"GET", "/orders/ord_1", "ak_acme_0123456789", "acme", "", "", 200, "", nil},
+	{"GET", "/orders/ord_999", "ak_acme_0123456789", "acme", "", "", 404, "APP_ORDER_NOT_FOUND", nil},
+	{"GET", "/orders/42", "ak_acme_0123456789", "acme", "", "", 422, "FX_VALIDATION_ERROR", []string{"path id"}},
+	{"GET", "/orders?status=open&limit=1", "ak_acme_0123456789", "acme", "", "", 200, "", nil},
+	{"GET", "/orders?status=lost&limit=500", "ak_acme_0123456789", "acme", "", "", 422, "FX_VALIDATION_ERROR", []string{"query limit", "query status"}},
 	{"GET", "/orders", "", "acme", "", "", 401, "FX_UNAUTHENTICATED", nil},
-	{"GET", "/orders", "k-acme", "", "", "", 400, "FX_TENANT_REQUIRED", nil},
-	{"GET", "/orders", "k-acme", "initech", "", "", 403, "FX_FORBIDDEN", nil},
+	{"GET", "/orders", "ak_acme_0123456789", "", "", "", 400, "FX_TENANT_REQUIRED", nil},
+	{"GET", "/orders", "ak_acme_0123456789", "initech", "", "", 403, "FX_FORBIDDEN", nil},
 }
 
 // flagLimit is the tenants' rate limit in the walk (a minute's requests):
@@ -49,32 +49,29 @@ var flagKnown = map[string]string{
 	"fiber-v3/2": "Fiber's idempotency middleware does not compare the request: a reused key replays the first response",
 }
 
-// TestFlagshipPeers walks the Huma and Fiber v3 flagships over loopback
+// TestFlagshipPeers walks the fx, Huma and Fiber v3 flagships over loopback
 // with the steps examples/orders answers (statuses, codes, Location and
 // issue sets agree), then spends globex's rate limit: its next request is
 // 429 and acme's are not.
 func TestFlagshipPeers(t *testing.T) {
-	keys := map[string]string{"k-acme": "acme", "k-globex": "globex"}
-	for _, fw := range []struct {
-		name string
-		impl Impl
-	}{{"huma", NewHumaOrders(keys, flagLimit)}, {"fiber-v3", NewFiberOrders(keys, flagLimit)}} {
-		t.Run(fw.name, func(t *testing.T) {
-			base := serveLoopback(t, fw.impl)
+	keys := map[string]string{"ak_acme_0123456789": "acme", "ak_globex_0123456789": "globex"}
+	for _, fw := range FlagshipFrameworks {
+		t.Run(fw.Name, func(t *testing.T) {
+			base := serveLoopback(t, fw.New(keys, flagLimit))
 			for i, st := range flagSteps {
-				if why, ok := flagKnown[fw.name+"/"+strconv.Itoa(i)]; ok {
+				if why, ok := flagKnown[fw.Name+"/"+strconv.Itoa(i)]; ok {
 					t.Logf("step %d skipped: %s", i, why)
 					continue
 				}
 				checkFlagStep(t, base, i, st)
 			}
-			globex := flagStep{"GET", "/orders", "k-globex", "globex", "", "", 200, "", nil}
+			globex := flagStep{"GET", "/orders", "ak_globex_0123456789", "globex", "", "", 200, "", nil}
 			for range flagLimit {
 				checkFlagStep(t, base, len(flagSteps), globex)
 			}
 			globex.status, globex.code = 429, "FX_RATE_LIMITED"
 			checkFlagStep(t, base, len(flagSteps)+1, globex)
-			checkFlagStep(t, base, len(flagSteps)+2, flagStep{"GET", "/orders/ord_1", "k-acme", "acme", "", "", 200, "", nil})
+			checkFlagStep(t, base, len(flagSteps)+2, flagStep{"GET", "/orders/ord_1", "ak_acme_0123456789", "acme", "", "", 200, "", nil})
 		})
 	}
 }
