@@ -2,8 +2,10 @@ package websocket_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,7 +13,6 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/fxtest"
 	gws "github.com/gorilla/websocket"
 )
 
@@ -23,13 +24,25 @@ type served struct {
 }
 
 // serve boots app (built by build, which registers its routes) on
-// 127.0.0.1 through fxtest.Serve, its log kept for the test.
+// 127.0.0.1 and shuts it down at the end of the test.
 func serve(t testing.TB, build func(app *fx.App)) *served {
 	t.Helper()
 	logs := &syncBuffer{}
 	app := fx.New(fx.Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	build(app)
-	return &served{app: app, addr: fxtest.Serve(t, app), logs: logs}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- app.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = app.ShutdownWithContext(ctx)
+		<-done
+	})
+	return &served{app: app, addr: ln.Addr().String(), logs: logs}
 }
 
 // dial opens a WebSocket to path with gorilla's client.
