@@ -15,26 +15,11 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/client"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/internal/redistest"
 	"github.com/fxhq/fx/middleware/idempotency"
 	"github.com/fxhq/fx/middleware/redisstore"
 )
-
-// serveApp runs app on a loopback port and returns its address.
-func serveApp(t *testing.T, app *fx.App) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- app.Serve(ln) }()
-	t.Cleanup(func() {
-		_ = app.Shutdown()
-		<-done
-	})
-	return ln.Addr().String()
-}
 
 // cutProxy is the test's load balancer: it sends each request to the next
 // backend in turn. The first attempt of every call (the first request
@@ -135,8 +120,8 @@ func TestRetriesAcrossInstancesCreateEachOrderOnce(t *testing.T) {
 		return fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "Draining")
 	})
 	p := &cutProxy{
-		backends: []string{serveApp(t, instance()), serveApp(t, instance())},
-		draining: serveApp(t, draining),
+		backends: []string{fxtest.Serve(t, instance()), fxtest.Serve(t, instance())},
+		draining: fxtest.Serve(t, draining),
 		seen:     map[string]bool{},
 		fwd:      &http.Client{Timeout: 5 * time.Second},
 	}
