@@ -15,10 +15,11 @@
 //
 // check.sh regenerates all of it from the served documents; in CI the
 // result must equal what is committed. The tests (go test in this folder)
-// build each example, start it on 127.0.0.1 (examples/orders as its
-// TestServeForClients serves it, where a request can be held in its
-// handler), check that it serves the
-// document its clients were generated from, and call every operation
+// build each example, start it on 127.0.0.1 (examples/orders and
+// examples/openapi as their TestServeForClients serves them, where a
+// request can be held in the orders handler and the user store marked
+// unreachable), check that it serves the document its clients were
+// generated from, and call every operation
 // through both generated clients until every declared response (status
 // and, for an error, each code) has been answered and decoded into the
 // client's typed value for it; see docs/openapi.md ("Clients").

@@ -56,6 +56,10 @@ func openapiOgen(t *testing.T, ex example, r *recorder) {
 	r.ogen("getLivez", live, err)
 	ready, err := c.GetReadyz(ctx)
 	r.ogen("getReadyz", ready, err)
+	ex.control("down") // the user store unreachable: readiness answers 503
+	ready, err = c.GetReadyz(ctx)
+	r.ogen("getReadyz", ready, err)
+	ex.control("up")
 }
 
 func openapiOapi(t *testing.T, ex example, r *recorder) {
@@ -90,4 +94,8 @@ func openapiOapi(t *testing.T, ex example, r *recorder) {
 	r.oapi("getLivez", live, err)
 	ready, err := c.GetReadyzWithResponse(ctx)
 	r.oapi("getReadyz", ready, err)
+	ex.control("down") // the user store unreachable: readiness answers 503
+	ready, err = c.GetReadyzWithResponse(ctx)
+	r.oapi("getReadyz", ready, err)
+	ex.control("up")
 }

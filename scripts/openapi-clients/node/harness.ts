@@ -7,7 +7,7 @@
 // reported no response violation; (3) every request the client meant to
 // be valid had no request violation, and every request meant to be
 // invalid had at least one (Prism and the server agree that it is).
-import { readFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 
 type Json = any; // the served document, read as plain JSON
 
@@ -117,6 +117,23 @@ export class Run {
     for (const [o, why] of Object.entries(unreachable)) console.log(`  not exercised here: ${o} (${why})`);
     for (const p of this.problems) console.log(`  PROBLEM ${p}`);
     if (this.problems.length > 0) process.exit(1);
+  }
+}
+
+// control sends one line to an example served by its package's
+// TestServeForClients (node.sh gives its stdin as FX_CONTROL, a named
+// pipe, and its output as FX_CONTROL_OUT) and waits, at most 10 s, until
+// it prints "ok LINE": the line is done.
+export async function control(line: string): Promise<void> {
+  const pipe = process.env.FX_CONTROL;
+  const out = process.env.FX_CONTROL_OUT;
+  if (!pipe || !out) throw new Error(`control ${line}: the example does not run as its TestServeForClients serves it`);
+  const done = () => readFileSync(out, "utf8").split("\n").filter((l) => l === `ok ${line}`).length;
+  const before = done();
+  appendFileSync(pipe, line + "\n");
+  for (let waited = 0; done() === before; waited += 10) {
+    if (waited > 10000) throw new Error(`control ${line}: no "ok ${line}" from the example`);
+    await new Promise((r) => setTimeout(r, 10));
   }
 }
 

@@ -2,7 +2,7 @@
 // openapi-fetch): every declared response, decoded typed.
 import createClient from "openapi-fetch";
 import type { paths } from "./gen/openapi.js";
-import { literal, load } from "./harness.js";
+import { control, literal, load } from "./harness.js";
 
 const { run, base } = load();
 const c = createClient<paths>({ baseUrl: base });
@@ -51,7 +51,16 @@ for (const [valid, h] of [
 for (const p of ["/livez", "/readyz"] as const) {
   await run.call(`GET ${p}`, true, c.GET(p));
 }
-run.finish("examples/openapi", {
-  "GET /readyz 503 FX_SERVICE_UNAVAILABLE":
-    "answered while the user store is unreachable or the server shuts down; examples/openapi's TestDocument provokes it in-process",
-});
+// the user store unreachable: readiness answers 503
+await control("down");
+{
+  const r = await run.call("GET /readyz", true, c.GET("/readyz"));
+  if (r.error) {
+    const code: "FX_SERVICE_UNAVAILABLE" | "FX_INTERNAL_ERROR" = literal(r.error.error.code);
+    if (code !== "FX_SERVICE_UNAVAILABLE" || !r.response.headers.get("Retry-After")) throw new Error(`GET /readyz: ${code}`);
+  } else {
+    throw new Error(`GET /readyz with the user store unreachable: ${r.response.status}`);
+  }
+}
+await control("up");
+run.finish("examples/openapi", {});

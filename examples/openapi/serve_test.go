@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/fxhq/fx/fxtest"
+)
+
+// TestServeForClients serves the API on 127.0.0.1 for the clients
+// generated from its document (scripts/openapi-clients runs it with
+// FX_SERVE_FOR_CLIENTS=1; plain go test skips it), built by newApp as
+// main builds it, with the user store under the caller's control so that
+// GET /readyz's declared 503 is reachable from outside, as TestDocument
+// reaches it in memory. Lines on stdin:
+//
+//	down   mark the user store unreachable: GET /readyz answers 503
+//	up     mark it reachable again
+//
+// It prints "listening 127.0.0.1:PORT", then "ok LINE" once each line is
+// done, and returns when stdin closes.
+func TestServeForClients(t *testing.T) {
+	if os.Getenv("FX_SERVE_FOR_CLIENTS") == "" {
+		t.Skip("run by scripts/openapi-clients' tests (FX_SERVE_FOR_CLIENTS=1)")
+	}
+	store := &userStore{}
+	app, err := newApp(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("listening", fxtest.Serve(t, app))
+	for sc := bufio.NewScanner(os.Stdin); sc.Scan(); {
+		switch line := sc.Text(); line {
+		case "down":
+			store.unreachable.Store(true)
+		case "up":
+			store.unreachable.Store(false)
+		default:
+			t.Fatalf("unknown line %q", line)
+		}
+		fmt.Println("ok", sc.Text())
+	}
+}
