@@ -62,6 +62,7 @@ func Bench(b *testing.B, h fasthttp.RequestHandler, method, path string, status 
 	b.ReportAllocs()
 	for b.Loop() {
 		rc.Response.Reset()
+		rc.ResetUserValues() // as fasthttp's server does after each request
 		h(rc)
 	}
 }
@@ -77,6 +78,7 @@ func BenchPost(b *testing.B, h fasthttp.RequestHandler, uri, body string, status
 	for b.Loop() {
 		rc.Request.Reset()
 		rc.Response.Reset()
+		rc.ResetUserValues()
 		rc.Request.Header.SetMethod("POST")
 		rc.Request.SetRequestURI(uri)
 		rc.Request.Header.SetContentType("application/json")
@@ -102,6 +104,7 @@ func BenchParallel(b *testing.B, h fasthttp.RequestHandler, method, path string,
 		}
 		for pb.Next() {
 			rc.Response.Reset()
+			rc.ResetUserValues() // as fasthttp's server does after each request
 			h(rc)
 			if rc.Response.StatusCode() != status {
 				b.Fatalf("status %d, want %d: %s", rc.Response.StatusCode(), status, rc.Response.Body())
