@@ -172,7 +172,7 @@ func (c *Conn) sendControl(frame []byte) {
 		c.closeQueued = true
 	}
 	if c.writing || c.try == tryNone {
-		c.ctrl = append(c.ctrl, frame)
+		c.queueControl(frame)
 		c.startWriter()
 		c.qmu.Unlock()
 		return
@@ -180,6 +180,23 @@ func (c *Conn) sendControl(frame []byte) {
 	c.take()
 	c.qmu.Unlock()
 	_ = c.writeInline(frame, kind)
+}
+
+// queueControl adds frame to the control frames waiting for the write
+// side; qmu is held. A pong replaces one still waiting: a peer that pings
+// faster than it reads would otherwise grow the list without bound while
+// the writer waits on its full socket, and one pong, for the latest ping,
+// answers them all (the protocol allows it).
+func (c *Conn) queueControl(frame []byte) {
+	if frame[0]&0x0f == ws.PongMessage {
+		for i, f := range c.ctrl {
+			if f[0]&0x0f == ws.PongMessage {
+				c.ctrl[i] = frame
+				return
+			}
+		}
+	}
+	c.ctrl = append(c.ctrl, frame)
 }
 
 // What sent counts, besides a data message's payload length.
