@@ -14,18 +14,22 @@ import (
 // Ctx.Detach and Ctx.Hijack; finish (request.go) then neither observes
 // nor releases the Ctx when the chain returns, provided the response that
 // leaves is the 101 Switching Protocols the hijack needs. fasthttp writes
-// it, starts the hijack function on a goroutine of its own and keeps the
-// RequestCtx (request, response head, remote address) until that function
-// returns; the function calls end when the connection is over, and the
-// OnResponse observers run then, once, with the whole connection's
-// Duration and what was added to the log attributes meanwhile.
+// it and calls the hijack function fx registered (handOver) on a
+// goroutine of its own, which takes the connection from under fasthttp's
+// read buffer (takeConn), moves the Ctx onto a copy of its RequestCtx
+// (ownRequest), starts the handler's function on a new goroutine and
+// returns, so that fasthttp drops its buffer and recycles its RequestCtx
+// at once rather than at the connection's end. The handler's function
+// calls end when the connection is over, and the OnResponse observers run
+// then, once, with the whole connection's Duration and what was added to
+// the log attributes meanwhile.
 
 // Detach keeps c valid past the return of the handler chain, for a
 // handler that serves the connection itself after its response: it
 // calls Detach, sets the 101 Switching Protocols response, and hands the
 // connection to fn with c.Hijack(fn). Detach returns end, which fn must
-// call exactly once when the connection is over, before fn returns
-// (fasthttp recycles the request after that); code is the ErrorCode the
+// call exactly once when the connection is over, before fn returns (the
+// connection is closed after that); code is the ErrorCode the
 // observers then see ("" for a connection that ended well). Until end, c
 // and every accessor (Value, Param, Header, LogAttrs, Context) keep the
 // request's values: a principal or tenant a middleware stored is still
