@@ -2,6 +2,7 @@ package fx_test
 
 import (
 	"bufio"
+	"crypto/tls"
 	"io"
 	"net"
 	"runtime"
@@ -31,15 +32,20 @@ func detachedEcho(app *fx.App, serve func(c *fx.Ctx, conn net.Conn)) {
 	})
 }
 
-// dialHold opens a connection to addr, sends the request for /hold/id
-// followed at once, in the same write, by after, and reads the 101's
-// head.
+// dialHold opens a connection to addr and holds /hold/id on it (hold).
 func dialHold(t testing.TB, addr, id, after string) (net.Conn, *bufio.Reader) {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return conn, hold(t, conn, id, after)
+}
+
+// hold sends, on conn, the request for /hold/id followed at once, in the
+// same write, by after, and reads the 101's head.
+func hold(t testing.TB, conn net.Conn, id, after string) *bufio.Reader {
+	t.Helper()
 	t.Cleanup(func() { conn.Close() })
 	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
 	req := "GET /hold/" + id + " HTTP/1.1\r\nHost: fx\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n" + after
@@ -53,7 +59,7 @@ func dialHold(t testing.TB, addr, id, after string) (net.Conn, *bufio.Reader) {
 			t.Fatalf("reading the 101: %v", err)
 		}
 		if line == "\r\n" {
-			return conn, br
+			return br
 		}
 	}
 }
@@ -110,6 +116,42 @@ func TestHijackKeepsBufferedBytesAndTheRequest(t *testing.T) {
 	defer mu.Unlock()
 	if len(seen) != 1 || seen[0] != "GET /hold/:id 42 test" {
 		t.Fatalf("observed %q, want once \"GET /hold/:id 42 test\"", seen)
+	}
+}
+
+// Over TLS the hand-over reads the decrypted bytes fasthttp buffered,
+// then the TLS connection itself (a read past its deadline does not break
+// it), and the connection closes cleanly when the handler returns.
+func TestHijackOverTLS(t *testing.T) {
+	app := fx.New()
+	detachedEcho(app, func(c *fx.Ctx, conn net.Conn) {
+		br := bufio.NewReader(conn)
+		for range 2 {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				line = "error: " + err.Error() + "\n"
+			}
+			_, _ = io.WriteString(conn, c.Param("id")+" "+line)
+		}
+	})
+	cert, pool, _, _ := selfSigned(t)
+	addr := serveTLS(t, app, &tls.Config{Certificates: []tls.Certificate{cert}})
+	conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := hold(t, conn, "7", "buffered\n")
+	if got, err := br.ReadString('\n'); err != nil || got != "7 buffered\n" {
+		t.Fatalf("the line sent with the request: %q %v", got, err)
+	}
+	if _, err := io.WriteString(conn, "later\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := br.ReadString('\n'); err != nil || got != "7 later\n" {
+		t.Fatalf("the line sent after the 101: %q %v", got, err)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("the connection is open after the handler returned: %v", err)
 	}
 }
 
