@@ -178,6 +178,9 @@ func (c *Ctx) ownRequest(nc net.Conn) {
 	if c.app.observers != nil && c.out.start.IsZero() {
 		c.out.start = rc.Time() // read since startClock: the request's start
 	}
+	if p, ok := nc.(*pendingConn); ok {
+		nc = p.Conn // what the RequestCtx asks of its connection (IsTLS ...) is the connection's
+	}
 	own := new(fasthttp.RequestCtx)
 	own.Init2(nc, fasthttpLogger{c.app}, false)
 	rc.Request.CopyTo(&own.Request)

@@ -121,7 +121,8 @@ func TestHijackKeepsBufferedBytesAndTheRequest(t *testing.T) {
 
 // Over TLS the hand-over reads the decrypted bytes fasthttp buffered,
 // then the TLS connection itself (a read past its deadline does not break
-// it), and the connection closes cleanly when the handler returns.
+// it), the held Ctx still knows the request came over TLS, and the
+// connection closes cleanly when the handler returns.
 func TestHijackOverTLS(t *testing.T) {
 	app := fx.New()
 	detachedEcho(app, func(c *fx.Ctx, conn net.Conn) {
@@ -131,7 +132,11 @@ func TestHijackOverTLS(t *testing.T) {
 			if err != nil {
 				line = "error: " + err.Error() + "\n"
 			}
-			_, _ = io.WriteString(conn, c.Param("id")+" "+line)
+			scheme := "http"
+			if c.RequestCtx().IsTLS() {
+				scheme = "https"
+			}
+			_, _ = io.WriteString(conn, c.Param("id")+" "+scheme+" "+line)
 		}
 	})
 	cert, pool, _, _ := selfSigned(t)
@@ -141,13 +146,13 @@ func TestHijackOverTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	br := hold(t, conn, "7", "buffered\n")
-	if got, err := br.ReadString('\n'); err != nil || got != "7 buffered\n" {
+	if got, err := br.ReadString('\n'); err != nil || got != "7 https buffered\n" {
 		t.Fatalf("the line sent with the request: %q %v", got, err)
 	}
 	if _, err := io.WriteString(conn, "later\n"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := br.ReadString('\n'); err != nil || got != "7 later\n" {
+	if got, err := br.ReadString('\n'); err != nil || got != "7 https later\n" {
 		t.Fatalf("the line sent after the 101: %q %v", got, err)
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
