@@ -84,11 +84,11 @@ func (c *Ctx) Hijack(fn func(conn net.Conn)) {
 		c.rc.Hijack(nil)
 		return
 	}
-	a, held := c.app, c
+	held := c
 	if !c.out.detached {
 		held = nil // recycled when the chain returns: not ours to touch in fn
 	}
-	c.rc.Hijack(func(hc net.Conn) { a.handOver(held, hc, fn) })
+	c.rc.Hijack(func(hc net.Conn) { handOver(held, hc, fn) })
 }
 
 // handOver runs on fasthttp's hijack goroutine: it takes the connection
@@ -97,7 +97,7 @@ func (c *Ctx) Hijack(fn func(conn net.Conn)) {
 // returns and fasthttp drops its read buffer and recycles its
 // RequestCtx. The server keeps the connection open (KeepHijackedConns):
 // it is closed here, when fn returns.
-func (a *App) handOver(c *Ctx, hc net.Conn, fn func(net.Conn)) {
+func handOver(c *Ctx, hc net.Conn, fn func(net.Conn)) {
 	nc := takeConn(hc)
 	if c != nil {
 		c.ownRequest(nc)
