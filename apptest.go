@@ -131,10 +131,12 @@ func (a *App) TestRaw(dst, req []byte) ([]byte, error) {
 	out := ex.out
 	if ex.closed.Load() {
 		// ServeConn closes the connection before it returns, so nothing
-		// holds ex any more. A hijacked connection is closed later, by the
-		// hijack handler's goroutine (or never, with KeepHijackedConns):
-		// that ex is left to the garbage collector, since pooling it would
-		// hand a live connection to the next exchange.
+		// holds ex any more. A hijacked connection is closed later, when
+		// Ctx.Hijack's function returns (or never, by a handler that
+		// hijacked through RequestCtx.Hijack: the App's server keeps
+		// hijacked connections open): that ex is left to the garbage
+		// collector, since pooling it would hand a live connection to the
+		// next exchange.
 		*ex = exchangeConn{}
 		exchangePool.Put(ex)
 	}

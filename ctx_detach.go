@@ -3,6 +3,7 @@ package fx
 import (
 	"net"
 	"sync"
+	"time"
 
 	"github.com/valyala/fasthttp"
 )
@@ -13,18 +14,22 @@ import (
 // Ctx.Detach and Ctx.Hijack; finish (request.go) then neither observes
 // nor releases the Ctx when the chain returns, provided the response that
 // leaves is the 101 Switching Protocols the hijack needs. fasthttp writes
-// it, starts the hijack function on a goroutine of its own and keeps the
-// RequestCtx (request, response head, remote address) until that function
-// returns; the function calls end when the connection is over, and the
-// OnResponse observers run then, once, with the whole connection's
-// Duration and what was added to the log attributes meanwhile.
+// it and calls the hijack function fx registered (handOver) on a
+// goroutine of its own, which takes the connection from under fasthttp's
+// read buffer (takeConn), moves the Ctx onto a copy of its RequestCtx
+// (ownRequest), starts the handler's function on a new goroutine and
+// returns, so that fasthttp drops its buffer and recycles its RequestCtx
+// at once rather than at the connection's end. The handler's function
+// calls end when the connection is over, and the OnResponse observers run
+// then, once, with the whole connection's Duration and what was added to
+// the log attributes meanwhile.
 
 // Detach keeps c valid past the return of the handler chain, for a
 // handler that serves the connection itself after its response: it
 // calls Detach, sets the 101 Switching Protocols response, and hands the
 // connection to fn with c.Hijack(fn). Detach returns end, which fn must
-// call exactly once when the connection is over, before fn returns
-// (fasthttp recycles the request after that); code is the ErrorCode the
+// call exactly once when the connection is over, before fn returns (the
+// connection is closed after that); code is the ErrorCode the
 // observers then see ("" for a connection that ended well). Until end, c
 // and every accessor (Value, Param, Header, LogAttrs, Context) keep the
 // request's values: a principal or tenant a middleware stored is still
@@ -53,12 +58,142 @@ func (c *Ctx) Detach() (end func(code string)) {
 // Hijack hands the connection to fn once the response is written (see
 // fasthttp.RequestCtx.Hijack): fn runs on a goroutine of its own, the
 // connection is closed when fn returns, and fx's connection timeouts no
-// longer apply to it. Use it with Detach; without Detach, c must not be
-// used in fn (it is recycled when the chain returns). Under a transport
-// that has no connection to hand over (the nethttp adapter), fn never
-// runs.
+// longer apply to it. Use it with Detach, called first; without Detach, c
+// must not be used in fn (it is recycled when the chain returns). Under a
+// transport that has no connection to hand over (the nethttp adapter), fn
+// never runs.
+//
+// fn reads the connection itself, not through the server's read buffer
+// (Config.HeaderLimit bytes): bytes the client sent after the request,
+// which that buffer already holds, are read first, and the buffer goes
+// back to the server at once instead of staying with the connection for
+// its whole life. A detached c moves onto a copy of its request (head,
+// parameters and values) at the same moment, so that it stays valid while
+// fasthttp reuses its own request context.
+//
+// The App's fasthttp server keeps hijacked connections open
+// (fasthttp.Server.KeepHijackedConns): a handler that calls
+// c.RequestCtx().Hijack directly, rather than Hijack, closes the
+// connection itself.
+//
+// Cost, once per connection: a goroutine start, a closure, one read with
+// a passed deadline (two deadline sets), and for a detached c one
+// RequestCtx the size of the request's head.
 func (c *Ctx) Hijack(fn func(conn net.Conn)) {
-	c.rc.Hijack(fn)
+	if fn == nil {
+		c.rc.Hijack(nil)
+		return
+	}
+	held := c
+	if !c.out.detached {
+		held = nil // recycled when the chain returns: not ours to touch in fn
+	}
+	c.rc.Hijack(func(hc net.Conn) { handOver(held, hc, fn) })
+}
+
+// handOver runs on fasthttp's hijack goroutine: it takes the connection
+// from under fasthttp's hijacked one (takeConn), moves a held Ctx onto a
+// request of its own, and runs fn on a new goroutine, so that this one
+// returns and fasthttp drops its read buffer and recycles its
+// RequestCtx. The server keeps the connection open (KeepHijackedConns):
+// it is closed here, when fn returns.
+func handOver(c *Ctx, hc net.Conn, fn func(net.Conn)) {
+	nc := takeConn(hc)
+	if c != nil {
+		c.ownRequest(nc)
+	}
+	go func() {
+		defer nc.Close()
+		fn(nc)
+	}()
+}
+
+// passedDeadline is a read deadline already past: a read returns what is
+// buffered, or times out without reading the socket.
+var passedDeadline = time.Unix(1, 0)
+
+// takeConn returns the connection under hc, fasthttp's hijacked
+// connection (which reads through the server's read buffer), preceded by
+// what that buffer holds. It reads hc with a passed deadline until the
+// read fails: the buffer's bytes come first, then the deadline (or the
+// end of the input) stops the read without losing a byte. A connection
+// that is not fasthttp's, or that refuses the deadline, is returned as it
+// is.
+func takeConn(hc net.Conn) net.Conn {
+	u, ok := hc.(interface{ UnsafeConn() net.Conn })
+	if !ok {
+		return hc
+	}
+	raw := u.UnsafeConn()
+	if hc.SetReadDeadline(passedDeadline) != nil {
+		return hc
+	}
+	var pending []byte
+	var buf [512]byte
+	for {
+		n, err := hc.Read(buf[:])
+		pending = append(pending, buf[:n]...)
+		if err != nil || n == 0 {
+			break
+		}
+	}
+	_ = raw.SetReadDeadline(time.Time{})
+	if len(pending) == 0 {
+		return raw
+	}
+	return &pendingConn{Conn: raw, pending: pending}
+}
+
+// pendingConn is a taken connection whose first bytes were already read
+// (takeConn).
+type pendingConn struct {
+	net.Conn
+	pending []byte
+}
+
+func (c *pendingConn) Read(p []byte) (int, error) {
+	if len(c.pending) == 0 {
+		return c.Conn.Read(p)
+	}
+	n := copy(p, c.pending)
+	c.pending = c.pending[n:]
+	if len(c.pending) == 0 {
+		c.pending = nil
+	}
+	return n, nil
+}
+
+// UnsafeConn returns the connection whose first bytes c replays, as
+// fasthttp's hijacked connection does.
+func (c *pendingConn) UnsafeConn() net.Conn { return c.Conn }
+
+// ownRequest moves c, held past its 101, from fasthttp's RequestCtx
+// (recycled when the hijack goroutine returns) onto a copy on nc: the
+// request and response heads, the user values (route parameters, values
+// of fx and of middleware), the client address and the start of the
+// clock. The copy's user values are closed when c ends (endDetached), as
+// fasthttp would have closed the original's.
+func (c *Ctx) ownRequest(nc net.Conn) {
+	rc := c.rc
+	if c.app.observers != nil && c.out.start.IsZero() {
+		c.out.start = rc.Time() // read since startClock: the request's start
+	}
+	if p, ok := nc.(*pendingConn); ok {
+		nc = p.Conn // what the RequestCtx asks of its connection (IsTLS ...) is the connection's
+	}
+	own := new(fasthttp.RequestCtx)
+	own.Init2(nc, fasthttpLogger{c.app}, false)
+	rc.Request.CopyTo(&own.Request)
+	rc.Response.CopyTo(&own.Response)
+	own.SetRemoteAddr(rc.RemoteAddr())
+	rc.VisitUserValuesAll(func(k, v any) {
+		own.SetUserValue(k, v)
+		rc.SetUserValue(k, nil) // its closers are own's now: fasthttp's reset must not close them
+	})
+	if c.jw.resp != nil {
+		c.jw.resp = &own.Response
+	}
+	c.rc = own
 }
 
 // holdDetached decides, in finish, whether c, detached, is held past the
@@ -100,8 +235,11 @@ func (a *App) endDetached(c *Ctx, code string) {
 		if code != "" {
 			c.out.code = code
 		}
-		c.out.start = c.rc.Time()
+		if c.out.start.IsZero() {
+			c.out.start = c.rc.Time()
+		}
 		a.observe(c)
 	}
+	c.rc.ResetUserValues() // closes what a middleware stored that needs closing
 	c.release()
 }

@@ -192,6 +192,12 @@ func (a *App) newServer() *fasthttp.Server {
 		Concurrency:     conn.FasthttpConcurrency(cfg.Concurrency),
 		Logger:          fasthttpLogger{a},
 		CloseOnShutdown: true,
+		// A hijacked connection outlives fasthttp's hijack goroutine:
+		// Ctx.Hijack runs the handler on its own and closes the
+		// connection when it returns (ctx_detach.go), so that fasthttp's
+		// read buffer and RequestCtx are not held for the connection's
+		// life.
+		KeepHijackedConns: true,
 	}
 	srv.HeaderReceived = conn.FramingGuard(srv) // refuses ambiguous framing (internal/conn)
 	return srv

@@ -35,8 +35,10 @@ type WSServer struct {
 func NewFxWS() *WSServer { return newFxWS(fx.Config{}) }
 
 // NewFxWSHeader4K is NewFxWS on an App whose header limit is 4 KiB:
-// fasthttp's default, which Fiber keeps (fx's default is 8 KiB, and
-// fasthttp keeps a read buffer that size for each hijacked connection).
+// fasthttp's default, which Fiber keeps (fx's default is 8 KiB). It
+// shows that the limit no longer costs an idle connection anything:
+// fasthttp's read buffer, which the limit sizes, goes back to the
+// server at the upgrade.
 func NewFxWSHeader4K() *WSServer { return newFxWS(fx.Config{HeaderLimit: 4 << 10}) }
 
 func newFxWS(cfg fx.Config) *WSServer {

@@ -332,9 +332,9 @@ func (c *Conn) dropWith(code int, reason string) {
 	c.recordClose(code, reason, code == closeAbnormal)
 	c.dropped.Store(true)
 	c.shut()
-	// Deadlines in the past end a blocked read or write at once. (Close
-	// would not: fasthttp closes a hijacked connection itself, when the
-	// hijack handler returns, and its Close does nothing before.)
+	// Deadlines in the past end a blocked read or write at once; the
+	// connection is closed once, when the handler's goroutine is done
+	// with it (fx.Ctx.Hijack closes it then).
 	c.withSocket(func() {
 		_ = c.out.SetReadDeadline(pastDeadline)
 		_ = c.out.SetWriteDeadline(pastDeadline)

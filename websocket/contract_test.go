@@ -227,6 +227,43 @@ func TestPeerCloseEndsTheRead(t *testing.T) {
 	}
 }
 
+// Frames a client sends right behind its handshake, before the 101
+// comes back, reach the handler whole and in order: the server's read
+// buffer already holds them when the connection is handed over, and
+// the handler reads them first (one larger than the connection's read
+// buffer among them).
+func TestFramesSentWithTheHandshakeAreRead(t *testing.T) {
+	s := serve(t, func(app *fx.App) {
+		app.Get("/ws", websocket.New(func(c *websocket.Conn) error {
+			for {
+				mt, p, err := c.ReadMessage()
+				if err != nil {
+					return nil
+				}
+				if err := c.WriteMessage(mt, p); err != nil {
+					return nil
+				}
+			}
+		}))
+	})
+	msgs := []string{"one", strings.Repeat("x", 3000), "three"}
+	var frames [][]byte
+	for _, m := range msgs {
+		frames = append(frames, frame(0x1, []byte(m)))
+	}
+	c, err := rawDial(s.addr, "/ws", frames...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, want := range msgs {
+		op, p, err := c.next()
+		if err != nil || op != 0x1 || string(p) != want {
+			t.Fatalf("echo: op %d, %d bytes %.20q, %v; want the text %.20q (%d bytes)", op, len(p), p, err, want, len(want))
+		}
+	}
+}
+
 // Under the nethttp adapter the connection is hijacked through
 // http.Hijacker and the contract holds; where the ResponseWriter cannot
 // be hijacked, the answer is a clear envelope.

@@ -2,6 +2,7 @@ package websocket_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -20,8 +21,9 @@ type rawConn struct {
 }
 
 // rawDial opens a TCP connection to addr and completes the handshake
-// for path.
-func rawDial(addr, path string) (*rawConn, error) {
+// for path; frames, if any, are sent in the same write as the
+// handshake, before its answer.
+func rawDial(addr, path string, frames ...[]byte) (*rawConn, error) {
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return nil, err
@@ -29,7 +31,7 @@ func rawDial(addr, path string) (*rawConn, error) {
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	req := "GET " + path + " HTTP/1.1\r\nHost: " + addr + "\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
 		"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
-	if _, err := io.WriteString(c, req); err != nil {
+	if _, err := c.Write(append([]byte(req), bytes.Join(frames, nil)...)); err != nil {
 		c.Close()
 		return nil, err
 	}

@@ -95,13 +95,14 @@ type Config struct {
 	// 1001, before it closes the connection itself. Default 2 s.
 	CloseTimeout time.Duration
 
-	// ReadBufferSize is the size of the connection's read buffer.
-	// It defaults to 4 KiB under the nethttp adapter and to 128 bytes
-	// (enough for a control frame) on fasthttp, whose hijacked
-	// connection already reads through fasthttp's own buffered reader
-	// (sized by the App's header limit, and kept by fasthttp until the
-	// connection ends): a second 4 KiB buffer on top of it would only
-	// cost memory per connection.
+	// ReadBufferSize is the size of the connection's read buffer: one
+	// read of the socket takes at most this much (a burst of small
+	// messages, or the head of a larger one, whose rest is read into
+	// the message directly). It defaults to 1 KiB on fasthttp, whose
+	// hijacked connection fx reads directly (fasthttp's own read buffer,
+	// sized by the App's header limit, goes back to the server at the
+	// upgrade), and to 4 KiB under the nethttp adapter. An idle
+	// connection holds it for its whole life.
 	//
 	// WriteBufferSize has no effect: frames are built in buffers shared
 	// by every connection of the process and held only while a frame is
@@ -188,10 +189,9 @@ func New(h func(c *Conn) error, config ...Config) fx.Handler {
 	return s.serve
 }
 
-// fastHTTPReadBuffer is the default read buffer on fasthttp: the
-// smallest that holds a control frame (the library peeks a whole one),
-// since the hijacked connection's reads are buffered by fasthttp.
-const fastHTTPReadBuffer = 128
+// fastHTTPReadBuffer is the default read buffer on fasthttp (see
+// Config.ReadBufferSize).
+const fastHTTPReadBuffer = 1 << 10
 
 // server is one WebSocket route.
 type server struct {
