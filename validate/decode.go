@@ -358,6 +358,9 @@ func (p *parser) fillSlice(n *dnode, at unsafe.Pointer) error {
 			reflect.Copy(reflect.NewAt(n.arrayOf(class), grown).Elem(), reflect.NewAt(n.arrayOf(class-1), arr).Elem())
 			arr, capacity = grown, capacity*2
 		}
+		if !n.d.elemNull && p.pos < len(p.data) && p.data[p.pos] == 'n' {
+			return errMisfit // null where the element does not take it (takesNull)
+		}
 		if err := p.fill(n.elem, unsafe.Add(arr, uintptr(length)*size)); err != nil {
 			return err
 		}
@@ -425,7 +428,7 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 				return err
 			}
 			if i = d.exact(bytesKey(key)); i < 0 {
-				if _, ok := d.field(bytesKey(key)); ok {
+				if d.field(bytesKey(key)) != nil {
 					return errMisfit // a case-insensitive match
 				}
 			}
@@ -443,9 +446,12 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 		p.pos++
 		p.skipSpace()
 		var err error
-		if i >= 0 {
+		switch {
+		case i >= 0 && !d.fields[i].null && p.pos < len(p.data) && p.data[p.pos] == 'n':
+			return errMisfit // null where the field does not take it (takesNull)
+		case i >= 0:
 			err = p.fill(n.fields[i], unsafe.Add(at, n.offs[i]))
-		} else {
+		default:
 			_, err = p.value()
 		}
 		if err != nil {

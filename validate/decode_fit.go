@@ -75,7 +75,7 @@ func (p *parser) fit(d *tdesc, st *state) error {
 		return errMisfit
 	}
 	switch c := p.data[p.pos]; {
-	case c == 'n': // null leaves the zero value: it fits every type
+	case c == 'n': // the root's or a member's that takes it (fitMember): the zero value
 		return p.word("null")
 	case c == '"':
 		if d.kind != tString && d.kind != tText && d.kind != tBytes && d.kind != tTime {
@@ -108,13 +108,22 @@ func (p *parser) fit(d *tdesc, st *state) error {
 		if d.kind != tSlice {
 			return p.misfit(d, st)
 		}
-		return p.fitArray(d.elem.typed(), st)
+		return p.fitArray(d.elem.typed(), d.elemNull, st)
 	case c == 't' && d.kind == tBool:
 		return p.word("true")
 	case c == 'f' && d.kind == tBool:
 		return p.word("false")
 	}
 	return p.misfit(d, st)
+}
+
+// fitMember is fit for a member of an object or an array: null fits only
+// where the member takes it (null: takesNull).
+func (p *parser) fitMember(d *tdesc, null bool, st *state) error {
+	if !null && p.pos < len(p.data) && p.data[p.pos] == 'n' {
+		return p.misfit(d, st)
+	}
+	return p.fit(d, st)
 }
 
 // refused is the walk's answer to a value a leaf check refused: stop
@@ -216,21 +225,22 @@ func plainInt(tok []byte) bool {
 }
 
 // fitArray reads the array at pos, each element as elem describes it
-// (listing: under its index in the path, until st is full).
-func (p *parser) fitArray(elem *tdesc, st *state) error {
+// (null: an element takes null; listing: under its index in the path,
+// until st is full).
+func (p *parser) fitArray(elem *tdesc, null bool, st *state) error {
 	if empty, err := p.open(']'); empty || err != nil {
 		return err
 	}
 	for i := 0; ; i++ {
 		var err error
 		if st == nil {
-			err = p.fit(elem, nil)
+			err = p.fitMember(elem, null, nil)
 		} else {
 			if st.full() {
 				return errMisfit
 			}
 			st.push(strconv.Itoa(i))
-			err = p.fit(elem, st)
+			err = p.fitMember(elem, null, st)
 			st.pop()
 		}
 		if err != nil {
@@ -315,17 +325,20 @@ func (p *parser) fitObject(d *tdesc) error {
 			}
 		}
 		var vd *tdesc
+		null := true // an unknown key's value: anything
 		switch {
 		case d.kind == tMap:
-			vd = d.elem
+			vd, null = d.elem, d.elemNull
 		case i >= 0 && i < 64:
 			if seen&(1<<i) != 0 {
 				return errMisfit // a duplicate
 			}
 			seen |= 1 << i
-			vd = d.fields[i].d
+			vd, null = d.fields[i].d, d.fields[i].null
 		default:
-			vd, _ = d.field(bytesKey(key))
+			if f := d.field(bytesKey(key)); f != nil {
+				vd, null = f.d, f.null
+			}
 		}
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
@@ -333,7 +346,7 @@ func (p *parser) fitObject(d *tdesc) error {
 		}
 		p.pos++
 		p.skipSpace()
-		if err := p.fit(vd.typed(), nil); err != nil {
+		if err := p.fitMember(vd.typed(), null, nil); err != nil {
 			return err
 		}
 		more, err := p.next('}')
@@ -355,21 +368,23 @@ func (p *parser) fitObject(d *tdesc) error {
 // is full. Cost: the keys are copied and sorted.
 func (p *parser) listObject(d *tdesc, st *state) error {
 	type member struct {
-		key string
-		d   *tdesc
-		at  int
+		key  string
+		d    *tdesc
+		null bool
+		at   int
 	}
 	var ms []member
 	c := cursor{Cursor: jsonscan.Cursor{Data: p.data, Pos: p.pos}}
 	c.members(func(key []byte, at int) {
-		fd := d.elem
+		fd, null := d.elem, d.elemNull
 		if d.kind == tStruct {
-			var ok bool
-			if fd, ok = d.field(bytesKey(key)); !ok {
+			f := d.field(bytesKey(key))
+			if f == nil {
 				return
 			}
+			fd, null = f.d, f.null
 		}
-		ms = append(ms, member{string(key), fd, at})
+		ms = append(ms, member{string(key), fd, null, at})
 	})
 	end := c.Pos
 	slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
@@ -380,7 +395,7 @@ func (p *parser) listObject(d *tdesc, st *state) error {
 		}
 		p.pos = m.at
 		st.push(m.key)
-		err := p.fit(m.d.typed(), st)
+		err := p.fitMember(m.d.typed(), m.null, st)
 		st.pop()
 		if err != nil {
 			return err

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/fxhq/fx/internal/jsontree"
 )
 
 // The type check of Struct: does a value fit the kind its tdesc expects?
@@ -118,9 +120,24 @@ func checkNumber(d *tdesc, f float64, st *state) bool {
 
 // checkType reports every type mismatch of the tree v against d and
 // returns the value to decode (v itself, or its coercion in query mode).
+// A null here (the root) leaves the zero value, as in encoding/json; a
+// member's null is checkMember's.
 func checkType(d *tdesc, v any, st *state) any {
-	if v == nil {
-		return nil // null leaves the zero value, as in encoding/json
+	return checkMember(d, true, v, st)
+}
+
+// checkMember is checkType for a member of an object or an array: null
+// (takesNull) says whether it takes null, which is otherwise worded as
+// any other value of the wrong kind ("Expected a string, got null"). A
+// hole (a mistyped value left out by lenientRules) is the zero value.
+func checkMember(d *tdesc, null bool, v any, st *state) any {
+	switch v.(type) {
+	case nil:
+		if null {
+			return nil
+		}
+	case jsontree.Hole:
+		return v
 	}
 	if s, ok := v.(string); ok && st.query {
 		return coerce(d, s, st)
@@ -155,7 +172,7 @@ func checkType(d *tdesc, v any, st *state) any {
 				break
 			}
 			st.push(strconv.Itoa(i))
-			checkType(d.elem, e, st)
+			checkMember(d.elem, d.elemNull, e, st)
 			st.pop()
 		}
 	case tMap, tStruct:
@@ -177,9 +194,9 @@ func checkType(d *tdesc, v any, st *state) any {
 // of a struct against the field's type.
 func checkMembers(d *tdesc, m map[string]any, st *state) {
 	if d.kind == tStruct {
-		for k, fd := range fieldsIn(d, m, st) {
+		for k, f := range fieldsIn(d, m, st) {
 			st.push(k)
-			checkType(fd, m[k], st)
+			checkMember(f.d, f.null, m[k], st)
 			st.pop()
 		}
 		return
@@ -189,7 +206,7 @@ func checkMembers(d *tdesc, m map[string]any, st *state) {
 			break
 		}
 		st.push(k)
-		checkType(d.elem, m[k], st)
+		checkMember(d.elem, d.elemNull, m[k], st)
 		st.pop()
 	}
 }
@@ -233,15 +250,15 @@ func coerce(d *tdesc, s string, st *state) any {
 }
 
 // fieldsIn yields the keys of m that are fields of the struct d, in
-// sorted order (the order of the issues), with their descriptions, until
-// the issue limit is reached.
-func fieldsIn(d *tdesc, m map[string]any, st *state) iter.Seq2[string, *tdesc] {
-	return func(yield func(string, *tdesc) bool) {
+// sorted order (the order of the issues), with their fields, until the
+// issue limit is reached.
+func fieldsIn(d *tdesc, m map[string]any, st *state) iter.Seq2[string, *fdesc] {
+	return func(yield func(string, *fdesc) bool) {
 		for _, k := range sortedKeys(m) {
 			if st.full() {
 				return
 			}
-			if fd, ok := d.field(k); ok && !yield(k, fd) {
+			if f := d.field(k); f != nil && !yield(k, f) {
 				return
 			}
 		}
@@ -251,7 +268,8 @@ func fieldsIn(d *tdesc, m map[string]any, st *state) iter.Seq2[string, *tdesc] {
 // checkQueryStruct applies the rules of Query to a query map.
 func checkQueryStruct(d *tdesc, m map[string]any, st *state) any {
 	out := make(map[string]any, len(m))
-	for k, fd := range fieldsIn(d, m, st) {
+	for k, f := range fieldsIn(d, m, st) {
+		fd := f.d
 		st.push(k)
 		switch raw := m[k].(type) {
 		case string:
@@ -275,7 +293,7 @@ func checkQueryStruct(d *tdesc, m map[string]any, st *state) any {
 			}
 			out[k] = vals
 		default:
-			out[k] = checkType(fd, raw, st)
+			out[k] = checkMember(fd, f.null, raw, st)
 		}
 		st.pop()
 	}
