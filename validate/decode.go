@@ -185,7 +185,7 @@ func (p *parser) fill(n *dnode, at unsafe.Pointer) error {
 	}
 	// dGo: the strict walk, then go-json over the value's own bytes
 	start := p.pos
-	if err := p.fit(n.d.typed(), nil); err != nil {
+	if err := p.fit(n.d.typed()); err != nil {
 		return err
 	}
 	if json.Unmarshal(p.data[start:p.pos], reflect.NewAt(n.t, at).Interface()) != nil {

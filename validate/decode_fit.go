@@ -48,8 +48,9 @@ func typeIssues(d *tdesc, body []byte, st *state) { walkTypes(d, body, st) }
 
 func walkTypes(d *tdesc, body []byte, st *state) error {
 	p := getParser(body, false)
+	p.list = st
 	p.skipSpace()
-	err := p.fit(d.typed(), st)
+	err := p.fit(d.typed())
 	putParser(p)
 	return err
 }
@@ -64,9 +65,9 @@ func (d *tdesc) typed() *tdesc {
 }
 
 // fit reads the value at pos (white space skipped) as d describes it; a
-// misfit stops the walk (st nil) or is reported into st, and the walk
-// goes on past the value.
-func (p *parser) fit(d *tdesc, st *state) error {
+// misfit stops the walk, or, listing (p.list), is reported there and the
+// walk goes on past the value.
+func (p *parser) fit(d *tdesc) error {
 	if d == nil {
 		_, err := p.value()
 		return err
@@ -79,7 +80,7 @@ func (p *parser) fit(d *tdesc, st *state) error {
 		return p.word("null")
 	case c == '"':
 		if d.kind != tString && d.kind != tText && d.kind != tBytes && d.kind != tTime {
-			return p.misfit(d, st)
+			return p.misfit(d)
 		}
 		end, verbatim, f := jsonscan.String(p.data, p.pos, true)
 		if f != jsonscan.None {
@@ -87,65 +88,65 @@ func (p *parser) fit(d *tdesc, st *state) error {
 		}
 		s := p.pos + 1
 		p.pos = end
-		if (d.kind == tBytes || d.kind == tTime) && !fitText(d, p.data[s:end-1], !verbatim, st) {
-			return refused(st)
+		if (d.kind == tBytes || d.kind == tTime) && !fitText(d, p.data[s:end-1], !verbatim, p.list) {
+			return p.refused()
 		}
 		return nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		if d.kind != tInt && d.kind != tUint && d.kind != tFloat {
-			return p.misfit(d, st)
+			return p.misfit(d)
 		}
-		return p.fitNumber(d, st)
+		return p.fitNumber(d)
 	case c == '{':
 		if d.kind != tStruct && d.kind != tMap {
-			return p.misfit(d, st)
+			return p.misfit(d)
 		}
-		if st != nil {
-			return p.listObject(d, st)
+		if p.list != nil {
+			return p.listObject(d, p.list)
 		}
 		return p.fitObject(d)
 	case c == '[':
 		if d.kind != tSlice {
-			return p.misfit(d, st)
+			return p.misfit(d)
 		}
-		return p.fitArray(d.elem.typed(), d.elemNull, st)
+		return p.fitArray(d.elem.typed(), d.elemNull)
 	case c == 't' && d.kind == tBool:
 		return p.word("true")
 	case c == 'f' && d.kind == tBool:
 		return p.word("false")
 	}
-	return p.misfit(d, st)
+	return p.misfit(d)
 }
 
 // fitMember is fit for a member of an object or an array: null fits only
 // where the member takes it (null: takesNull).
-func (p *parser) fitMember(d *tdesc, null bool, st *state) error {
+func (p *parser) fitMember(d *tdesc, null bool) error {
 	if !null && p.pos < len(p.data) && p.data[p.pos] == 'n' {
-		return p.misfit(d, st)
+		return p.misfit(d)
 	}
-	return p.fit(d, st)
+	return p.fit(d)
 }
 
-// refused is the walk's answer to a value a leaf check refused: stop
-// (st nil), or go on (the check reported it).
-func refused(st *state) error {
-	if st == nil {
+// refused is the walk's answer to a value a leaf check refused: stop, or,
+// listing, go on (the check reported it).
+func (p *parser) refused() error {
+	if p.list == nil {
 		return errMisfit
 	}
 	return nil
 }
 
 // misfit is a value at pos of another JSON kind than d takes: the walk
-// stops (st nil), or the mismatch is reported and the value read past.
-func (p *parser) misfit(d *tdesc, st *state) error {
-	if st == nil {
+// stops, or, listing, the mismatch is reported and the value read past.
+func (p *parser) misfit(d *tdesc) error {
+	if p.list == nil {
 		return errMisfit
 	}
 	c := p.data[p.pos]
 	if _, err := p.value(); err != nil {
 		return err
 	}
-	mismatch(d, kindAt(c), st)
+	mismatch(d, kindAt(c), p.list)
 	return nil
 }
 
@@ -175,7 +176,7 @@ func fitText(d *tdesc, raw []byte, esc bool, st *state) bool {
 // an integer kind takes a plain integer of at most 15 digits (exact as a
 // float64) by its value; any other number is parsed. The value is then
 // the leaf check's, checkNumber.
-func (p *parser) fitNumber(d *tdesc, st *state) error {
+func (p *parser) fitNumber(d *tdesc) error {
 	start := p.pos
 	end, exp, f := jsonscan.Number(p.data, start)
 	if f != jsonscan.None {
@@ -203,8 +204,8 @@ func (p *parser) fitNumber(d *tdesc, st *state) error {
 			return errMisfit // CheckJSON: "Number is too large"
 		}
 	}
-	if !checkNumber(d, v, st) {
-		return refused(st)
+	if !checkNumber(d, v, p.list) {
+		return p.refused()
 	}
 	return nil
 }
@@ -225,24 +226,40 @@ func plainInt(tok []byte) bool {
 }
 
 // fitArray reads the array at pos, each element as elem describes it
-// (null: an element takes null; listing: under its index in the path,
-// until st is full).
-func (p *parser) fitArray(elem *tdesc, null bool, st *state) error {
+// (null: an element takes null); listing, it is listArray.
+func (p *parser) fitArray(elem *tdesc, null bool) error {
+	if p.list != nil {
+		return p.listArray(elem, null)
+	}
 	if empty, err := p.open(']'); empty || err != nil {
 		return err
 	}
-	for i := 0; ; i++ {
-		var err error
-		if st == nil {
-			err = p.fitMember(elem, null, nil)
-		} else {
-			if st.full() {
-				return errMisfit
-			}
-			st.push(strconv.Itoa(i))
-			err = p.fitMember(elem, null, st)
-			st.pop()
+	for {
+		if err := p.fitMember(elem, null); err != nil {
+			return err
 		}
+		if more, err := p.next(']'); !more {
+			p.fitDepth--
+			return err
+		}
+	}
+}
+
+// listArray is fitArray listing issues: each element under its index in
+// the path, until the list is full. (The index and the list are kept out
+// of fitArray's loop: the guard runs it on every typed body.)
+func (p *parser) listArray(elem *tdesc, null bool) error {
+	if empty, err := p.open(']'); empty || err != nil {
+		return err
+	}
+	st := p.list
+	for i := 0; ; i++ {
+		if st.full() {
+			return errMisfit
+		}
+		st.push(strconv.Itoa(i))
+		err := p.fitMember(elem, null)
+		st.pop()
 		if err != nil {
 			return err
 		}
@@ -346,7 +363,7 @@ func (p *parser) fitObject(d *tdesc) error {
 		}
 		p.pos++
 		p.skipSpace()
-		if err := p.fitMember(vd.typed(), null, nil); err != nil {
+		if err := p.fitMember(vd.typed(), null); err != nil {
 			return err
 		}
 		more, err := p.next('}')
@@ -395,7 +412,7 @@ func (p *parser) listObject(d *tdesc, st *state) error {
 		}
 		p.pos = m.at
 		st.push(m.key)
-		err := p.fitMember(m.d.typed(), m.null, st)
+		err := p.fitMember(m.d.typed(), m.null)
 		st.pop()
 		if err != nil {
 			return err

@@ -25,7 +25,7 @@ import (
 func checkFits(d *tdesc, body []byte) (fits bool, err error) {
 	p := getParser(body, false)
 	p.skipSpace()
-	err = p.fit(d.typed(), nil)
+	err = p.fit(d.typed())
 	p.skipSpace()
 	if err == nil && p.pos < len(p.data) {
 		err = errMisfit // trailing data

@@ -88,34 +88,34 @@ func checkText(d *tdesc, s string, st *state) bool {
 // checkNumber is the leaf check of a number for a numeric kind: an
 // integer kind takes a whole number within its range, a float32 one
 // within its range. With st nil it only answers; else it also reports
-// why not. Cost: no allocation unless it reports.
+// why not (numberIssue). Cost: no allocation unless it reports.
 func checkNumber(d *tdesc, f float64, st *state) bool {
-	switch d.kind {
-	case tInt, tUint:
-		lo, hi := d.intRange()
-		if f == math.Trunc(f) && f >= lo && f <= hi {
+	if d.kind == tFloat {
+		if d.bits == 64 || math.Abs(f) <= math.MaxFloat32 {
 			return true
 		}
-		if st != nil {
-			switch {
-			case f != math.Trunc(f):
-				st.add("Expected an integer, got " + fmtNum(f))
-			case f < lo:
-				st.add("Must be at least " + fmtNum(lo))
-			default:
-				st.add("Must be at most " + fmtNum(hi))
-			}
-		}
-		return false
-	case tFloat:
-		if d.bits == 32 && math.Abs(f) > math.MaxFloat32 {
-			if st != nil {
-				st.add("Number is too large")
-			}
-			return false
-		}
+	} else if lo, hi := d.intRange(); f == math.Trunc(f) && f >= lo && f <= hi {
+		return true
 	}
-	return true
+	if st != nil {
+		st.add(numberIssue(d, f))
+	}
+	return false
+}
+
+// numberIssue words why checkNumber refuses f.
+func numberIssue(d *tdesc, f float64) string {
+	if d.kind == tFloat {
+		return "Number is too large"
+	}
+	lo, hi := d.intRange()
+	switch {
+	case f != math.Trunc(f):
+		return "Expected an integer, got " + fmtNum(f)
+	case f < lo:
+		return "Must be at least " + fmtNum(lo)
+	}
+	return "Must be at most " + fmtNum(hi)
 }
 
 // checkType reports every type mismatch of the tree v against d and
