@@ -15,7 +15,8 @@ import (
 // (duplicate keys, UTF-8, number range, depth) and whether every value
 // fits its Go type, building nothing; a value the type does not
 // constrain (an unknown key, an interface) is read by the strict reader
-// itself. It runs in one of two modes, by its issue collector:
+// itself. It runs in one of two modes, by its issue collector (the
+// parser's list):
 //
 //   - none (nil): the yes/no guard of the one-pass decoder (decode.go),
 //     stopping at the first misfit (errMisfit), without allocating;
@@ -102,7 +103,7 @@ func (p *parser) fit(d *tdesc) error {
 			return p.misfit(d)
 		}
 		if p.list != nil {
-			return p.listObject(d, p.list)
+			return p.listObject(d)
 		}
 		return p.fitObject(d)
 	case c == '[':
@@ -378,12 +379,12 @@ func (p *parser) fitObject(d *tdesc) error {
 	return nil
 }
 
-// listObject is fitObject listing issues into st, for a body whose
+// listObject is fitObject listing issues, for a body whose
 // grammar CheckJSON checked: the members that have a type (every member
 // of a map, the fields of a struct, matched as go-json matches them) are
-// visited in sorted key order, as checkType visits a tree's map, until st
-// is full. Cost: the keys are copied and sorted.
-func (p *parser) listObject(d *tdesc, st *state) error {
+// visited in sorted key order, as checkType visits a tree's map, until the
+// list is full. Cost: the keys are copied and sorted.
+func (p *parser) listObject(d *tdesc) error {
 	type member struct {
 		key  string
 		d    *tdesc
@@ -405,6 +406,7 @@ func (p *parser) listObject(d *tdesc, st *state) error {
 	})
 	end := c.Pos
 	slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	st := p.list
 	p.fitDepth++
 	for _, m := range ms {
 		if st.full() {
