@@ -33,10 +33,11 @@ import (
 // non-pointer Body is required: a missing body, `null`, and (when its
 // type has required fields) `{}` are each refused with their issue; a
 // pointer Body may be absent or null (then it stays nil). Path, query and
-// header fields are string, bool, an integer or float kind, or (query
-// only) []string, and take the same constraint tags, checked after the
-// value is parsed (an absent optional value is its zero value, as an
-// absent body field is). Every failure of every field is collected into
+// header fields are string, bool (read by validate.ParseBool: 1, t,
+// TRUE, true, True, and 0, f, F, FALSE, false, False), an integer or
+// float kind, or (query only) []string, and take the same constraint
+// tags, checked after the value is parsed (an absent optional value is
+// its zero value, as an absent body field is). Every failure of every field is collected into
 // one 422 FX_VALIDATION_ERROR (locations "body", "path", "query",
 // "header"; the envelope of route contracts, bounded by Config.MaxIssues).
 // A constraint tag that cannot be honoured (an unknown word, a word that
@@ -374,14 +375,11 @@ func setScalar(t reflect.Type, at unsafe.Pointer, s string, raw []byte) string {
 	case reflect.String:
 		*(*string)(at) = s
 	case reflect.Bool:
-		switch s {
-		case "true":
-			*(*bool)(at) = true
-		case "false":
-			*(*bool)(at) = false
-		default:
-			return "Expected true or false, got " + quoteShort(s)
+		v, issue := validate.ParseBool(s)
+		if issue != "" {
+			return issue
 		}
+		*(*bool)(at) = v
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		n, err := strconv.ParseInt(s, 10, t.Bits())
 		if err != nil {

@@ -86,6 +86,46 @@ func TestOpCollectsAllIssues(t *testing.T) {
 	}
 }
 
+// TestOpBoolParameters: a bool path, query or header field reads
+// strconv.ParseBool's set (as validate.Query does, and as the OpenAPI
+// request validators read the document's boolean), and refuses the rest.
+func TestOpBoolParameters(t *testing.T) {
+	type flags struct {
+		P bool `path:"p"`
+		Q bool `query:"q"`
+		H bool `header:"X-H"`
+	}
+	app := fx.New()
+	fx.Op(app, "GET", "/flags/:p", func(c *fx.Ctx, in *flags) (*flags, error) { return in, nil })
+	for s, v := range map[string]bool{"1": true, "t": true, "T": true, "TRUE": true, "true": true, "True": true,
+		"0": false, "f": false, "F": false, "FALSE": false, "false": false, "False": false} {
+		r := do(t, app, "GET", "/flags/"+s+"?q="+s, "", "X-H", s)
+		b := strconv.FormatBool(v)
+		want := `{"P":` + b + `,"Q":` + b + `,"H":` + b + `}`
+		if r.status != 200 || string(r.body) != want {
+			t.Errorf("%s: %d %s, want %s", s, r.status, r.body, want)
+		}
+	}
+	for _, s := range []string{"yes", "tRUE", "2", "on"} {
+		r := do(t, app, "GET", "/flags/"+s+"?q="+s, "", "X-H", s)
+		env := mustEnvelope(t, r, 422, fx.ErrorCodes.ValidationError)
+		var d struct {
+			Issues []fx.ValidationIssue `json:"issues"`
+		}
+		if err := json.Unmarshal(env.Details, &d); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, is := range d.Issues {
+			got = append(got, is.Location+":"+strings.Join(is.Path, ".")+":"+is.Message)
+		}
+		msg := ":Expected true or false, got " + strconv.Quote(s)
+		if want := []string{"header:X-H" + msg, "path:p" + msg, "query:q" + msg}; strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: issues %q, want %q", s, got, want)
+		}
+	}
+}
+
 // TestOpMaxIssues: Config.MaxIssues bounds the list and says truncated.
 func TestOpMaxIssues(t *testing.T) {
 	r := do(t, opApp(fx.Config{MaxIssues: 2}), "POST", "/items/x?limit=300",

@@ -36,7 +36,8 @@ func Object(fields Fields) *ObjectSchema {
 //
 //   - Number and Integer parse the JSON number grammar ("5", "-2.5",
 //     "1e3"); " 5", "+5", "05", "0x10", "NaN", "Inf" and "" are not numbers.
-//   - Boolean accepts exactly "true" and "false".
+//   - Boolean reads a string with ParseBool: "1", "t", "T", "TRUE",
+//     "true", "True" and "0", "f", "F", "FALSE", "false", "False".
 //   - An empty value (?limit=) is treated as absent for every field that
 //     is not a String: the default applies, or "Required" is reported. A
 //     String field receives "" (reject it with MinLen(1)).

@@ -202,6 +202,44 @@ func TestQueryCoercion(t *testing.T) {
 	}
 }
 
+// TestQueryBooleans: a query boolean is one of strconv.ParseBool's
+// values, read alike by ParseBool, a Query object and a QueryStruct;
+// anything else is the one issue.
+func TestQueryBooleans(t *testing.T) {
+	type flags struct {
+		On bool `json:"on"`
+	}
+	q := validate.Query(validate.Fields{"on": validate.Boolean()})
+	qs := validate.QueryStruct[flags]()
+	for in, want := range map[string]bool{"1": true, "t": true, "T": true, "TRUE": true, "true": true, "True": true,
+		"0": false, "f": false, "F": false, "FALSE": false, "false": false, "False": false} {
+		if v, issue := validate.ParseBool(in); v != want || issue != "" {
+			t.Errorf("ParseBool(%q) = %v, %q", in, v, issue)
+		}
+		if res := q.Validate(map[string]any{"on": in}); len(res.Issues) > 0 || res.Value.(map[string]any)["on"] != want {
+			t.Errorf("Query on=%q: %+v", in, res)
+		}
+		if res := qs.Validate(map[string]any{"on": in}); len(res.Issues) > 0 || res.Value.(*flags).On != want {
+			t.Errorf("QueryStruct on=%q: %+v", in, res)
+		}
+	}
+	for _, in := range []string{"yes", "tRUE", "2", "on", " true", strings.Repeat("x", 50)} {
+		msg := `Expected true or false, got "` + in + `"`
+		if len(in) > 40 {
+			msg = `Expected true or false, got "` + in[:40] + `…"`
+		}
+		if _, issue := validate.ParseBool(in); issue != msg {
+			t.Errorf("ParseBool(%q) issue %q, want %q", in, issue, msg)
+		}
+		if got := issuesOf(q.Validate(map[string]any{"on": in})); got["on"] != msg {
+			t.Errorf("Query on=%q: %v", in, got)
+		}
+		if got := issuesOf(qs.Validate(map[string]any{"on": in})); got["on"] != msg {
+			t.Errorf("QueryStruct on=%q: %v", in, got)
+		}
+	}
+}
+
 func TestBuildersAreImmutable(t *testing.T) {
 	base := validate.String()
 	_ = base.MinLen(5)

@@ -63,3 +63,18 @@ func ExampleStruct() {
 	// [items 1 sku] Expected a string, got a boolean
 	// [name] Expected a string, got a number
 }
+
+func ExampleParseBool() {
+	for _, s := range []string{"1", "True", "f", "yes"} {
+		if v, issue := validate.ParseBool(s); issue != "" {
+			fmt.Println(s, "->", issue)
+		} else {
+			fmt.Println(s, "->", v)
+		}
+	}
+	// Output:
+	// 1 -> true
+	// True -> true
+	// f -> false
+	// yes -> Expected true or false, got "yes"
+}

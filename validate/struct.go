@@ -71,7 +71,7 @@ func Struct[T any](opts ...StructOption) *StructSchema[T] {
 
 // QueryStruct returns the schema of T for a route's query string: fields
 // of T are matched by their JSON tags, and the strings of the query are
-// coerced by the rules of Query (number grammar, "true"/"false", empty
+// coerced by the rules of Query (number grammar, ParseBool's booleans, empty
 // value = absent for non-string fields, repeated key only for slice
 // fields); then the constraint tags are checked as Struct does.
 // Result.Value is a *T. It panics as Struct does.

@@ -97,8 +97,8 @@ func TestQueryStruct(t *testing.T) {
 	if got := *res.Value.(*ListParams); !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
-	got := issuesOf(s.Validate(map[string]any{"limit": []string{"1", "2"}, "active": "1"}))
-	wantIssues := map[string]string{"limit": "Expected a single value, got 2", "active": `Expected true or false, got "1"`}
+	got := issuesOf(s.Validate(map[string]any{"limit": []string{"1", "2"}, "active": "yes"}))
+	wantIssues := map[string]string{"limit": "Expected a single value, got 2", "active": `Expected true or false, got "yes"`}
 	if !reflect.DeepEqual(got, wantIssues) {
 		t.Errorf("got %v", got)
 	}

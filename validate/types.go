@@ -338,7 +338,11 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc) {
 // whose validate tag starts with omitempty (null is its empty value), or
 // when d takes any value (an interface, a type that decodes itself).
 // Anything else would silently read as its zero value, which the schema
-// does not allow.
+// does not allow. Cost: computed once per type (fdesc.null,
+// tdesc.elemNull); a check reads it only at a member that starts with
+// 'n' (one byte comparison per member on the fast paths; measured by
+// BenchmarkTypedBody, interleaved A/B: allocations unchanged, time within
+// the noise of a loaded machine).
 func takesNull(d *tdesc, ptr, omitempty bool) bool {
 	switch d.kind {
 	case tAny:
