@@ -2,24 +2,33 @@ package validate
 
 import (
 	"errors"
-	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/fxhq/fx/internal/jsonscan"
 )
 
-// The strict walk of a value the one-pass decoder (decode.go) leaves to
-// go-json: on the strict reader's tokens and state (strict.go), it checks
-// the grammar (duplicate keys, UTF-8, number range, depth) and whether
-// every value fits its Go type, building nothing; a value the type does
-// not constrain (an unknown key, an interface) is read by the strict
-// reader itself. It answers only "fits" or not (errMisfit): the error of
-// a body that does not fit comes from CheckJSON, its issues from the
-// error path (streamType's list of every mismatch).
+// The strict walk, fx's one type checker over bytes: on the strict
+// reader's tokens and state (strict.go), it checks the grammar
+// (duplicate keys, UTF-8, number range, depth) and whether every value
+// fits its Go type, building nothing; a value the type does not
+// constrain (an unknown key, an interface) is read by the strict reader
+// itself. It runs in one of two modes, by its issue collector (the
+// parser's list):
+//
+//   - none (nil): the yes/no guard of the one-pass decoder (decode.go),
+//     stopping at the first misfit (errMisfit), without allocating;
+//   - a collector: the type issues of a body CheckJSON accepted, every
+//     one, in the order the tree's check (types_check.go) reports them
+//     (members in sorted key order, elements by index), up to the
+//     collector's limit.
+//
+// Both modes answer through the leaf checks of types_check.go.
 
-// errMisfit ends the walk: a value that does not fit its type, or a
-// fault the walk leaves CheckJSON to word.
+// errMisfit ends the walk: a value that does not fit its type, a fault
+// the walk leaves CheckJSON to word, or (listing) a full issue list.
 var errMisfit = errors.New("validate: the body does not fit the type")
 
 // fits reports whether body, which CheckJSON accepted, fits d: every
@@ -29,12 +38,22 @@ var errMisfit = errors.New("validate: the body does not fit the type")
 // decoding after a type error, so 4 MiB of `1,` where objects belong
 // cost 138 MB of allocations before the first issue was even reported.
 // Cost: no allocation (except to check a time or base64 string).
-func fits(d *tdesc, body []byte) bool {
+func fits(d *tdesc, body []byte) bool { return walkTypes(d, body, nil) == nil }
+
+// typeIssues reports into st every type issue of body, which CheckJSON
+// accepted, against d: the issues checkType reports over the body's
+// tree, in its order, stopping at st's limit; nothing is decoded but the
+// values an issue quotes (a number, a time) and the keys of the objects
+// on the way (to sort them).
+func typeIssues(d *tdesc, body []byte, st *state) { walkTypes(d, body, st) }
+
+func walkTypes(d *tdesc, body []byte, st *state) error {
 	p := getParser(body, false)
+	p.list = st
 	p.skipSpace()
 	err := p.fit(d.typed())
 	putParser(p)
-	return err == nil
+	return err
 }
 
 // typed is d as the walk carries it: nil for a type that takes any value
@@ -46,7 +65,9 @@ func (d *tdesc) typed() *tdesc {
 	return d
 }
 
-// fit reads the value at pos (white space skipped) as d describes it.
+// fit reads the value at pos (white space skipped) as d describes it; a
+// misfit stops the walk, or, listing (p.list), is reported there and the
+// walk goes on past the value.
 func (p *parser) fit(d *tdesc) error {
 	if d == nil {
 		_, err := p.value()
@@ -60,7 +81,7 @@ func (p *parser) fit(d *tdesc) error {
 		return p.word("null")
 	case c == '"':
 		if d.kind != tString && d.kind != tText && d.kind != tBytes && d.kind != tTime {
-			return errMisfit
+			return p.misfit(d)
 		}
 		end, verbatim, f := jsonscan.String(p.data, p.pos, true)
 		if f != jsonscan.None {
@@ -68,23 +89,26 @@ func (p *parser) fit(d *tdesc) error {
 		}
 		s := p.pos + 1
 		p.pos = end
-		if d.kind == tBytes || d.kind == tTime {
-			return d.fitText(p.data[s:end-1], !verbatim)
+		if (d.kind == tBytes || d.kind == tTime) && !fitText(d, p.data[s:end-1], !verbatim, p.list) {
+			return p.refused()
 		}
 		return nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		if d.kind != tInt && d.kind != tUint && d.kind != tFloat {
-			return errMisfit
+			return p.misfit(d)
 		}
 		return p.fitNumber(d)
 	case c == '{':
 		if d.kind != tStruct && d.kind != tMap {
-			return errMisfit
+			return p.misfit(d)
+		}
+		if p.list != nil {
+			return p.listObject(d)
 		}
 		return p.fitObject(d)
 	case c == '[':
 		if d.kind != tSlice {
-			return errMisfit
+			return p.misfit(d)
 		}
 		return p.fitArray(d.elem.typed(), d.elemNull)
 	case c == 't' && d.kind == tBool:
@@ -92,16 +116,39 @@ func (p *parser) fit(d *tdesc) error {
 	case c == 'f' && d.kind == tBool:
 		return p.word("false")
 	}
-	return errMisfit
+	return p.misfit(d)
 }
 
 // fitMember is fit for a member of an object or an array: null fits only
 // where the member takes it (null: takesNull).
 func (p *parser) fitMember(d *tdesc, null bool) error {
 	if !null && p.pos < len(p.data) && p.data[p.pos] == 'n' {
-		return errMisfit
+		return p.misfit(d)
 	}
 	return p.fit(d)
+}
+
+// refused is the walk's answer to a value a leaf check refused: stop, or,
+// listing, go on (the check reported it).
+func (p *parser) refused() error {
+	if p.list == nil {
+		return errMisfit
+	}
+	return nil
+}
+
+// misfit is a value at pos of another JSON kind than d takes: the walk
+// stops, or, listing, the mismatch is reported and the value read past.
+func (p *parser) misfit(d *tdesc) error {
+	if p.list == nil {
+		return errMisfit
+	}
+	c := p.data[p.pos]
+	if _, err := p.value(); err != nil {
+		return err
+	}
+	mismatch(d, kindAt(c), p.list)
+	return nil
 }
 
 // word reads the literal word at pos.
@@ -115,25 +162,21 @@ func (p *parser) word(w string) error {
 }
 
 // fitText checks the string content raw (between its quotes) against d
-// (a time, base64), as checkType does. Cost: the string is decoded (one
-// allocation).
-func (d *tdesc) fitText(raw []byte, esc bool) error {
+// (a time, base64) by the leaf check, checkText. Cost: the string is
+// decoded (one allocation).
+func fitText(d *tdesc, raw []byte, esc bool, st *state) bool {
 	s := string(raw)
 	if esc {
 		s = string(jsonscan.Unescape(nil, raw))
 	}
-	var st state
-	checkType(d, s, &st)
-	if len(st.issues) > 0 {
-		return errMisfit
-	}
-	return nil
+	return checkText(d, s, st)
 }
 
 // fitNumber reads the number at pos. A float64 takes any number of at
 // most 308 characters without an exponent (only longer ones overflow);
 // an integer kind takes a plain integer of at most 15 digits (exact as a
-// float64) by its value; any other number is parsed.
+// float64) by its value; any other number is parsed. The value is then
+// the leaf check's, checkNumber.
 func (p *parser) fitNumber(d *tdesc) error {
 	start := p.pos
 	end, exp, f := jsonscan.Number(p.data, start)
@@ -162,8 +205,8 @@ func (p *parser) fitNumber(d *tdesc) error {
 			return errMisfit // CheckJSON: "Number is too large"
 		}
 	}
-	if !d.fitsNumber(v) {
-		return errMisfit
+	if !checkNumber(d, v, p.list) {
+		return p.refused()
 	}
 	return nil
 }
@@ -183,26 +226,42 @@ func plainInt(tok []byte) bool {
 	return len(digits) <= 15
 }
 
-// fitsNumber reports whether checkNumber finds no issue with f.
-func (d *tdesc) fitsNumber(f float64) bool {
-	switch d.kind {
-	case tInt, tUint:
-		lo, hi := d.intRange()
-		return f == math.Trunc(f) && f >= lo && f <= hi
-	case tFloat:
-		return d.bits != 32 || math.Abs(f) <= math.MaxFloat32
-	}
-	return true
-}
-
 // fitArray reads the array at pos, each element as elem describes it
-// (null: an element takes null).
+// (null: an element takes null); listing, it is listArray.
 func (p *parser) fitArray(elem *tdesc, null bool) error {
+	if p.list != nil {
+		return p.listArray(elem, null)
+	}
 	if empty, err := p.open(']'); empty || err != nil {
 		return err
 	}
 	for {
 		if err := p.fitMember(elem, null); err != nil {
+			return err
+		}
+		if more, err := p.next(']'); !more {
+			p.fitDepth--
+			return err
+		}
+	}
+}
+
+// listArray is fitArray listing issues: each element under its index in
+// the path, until the list is full. (The index and the list are kept out
+// of fitArray's loop: the guard runs it on every typed body.)
+func (p *parser) listArray(elem *tdesc, null bool) error {
+	if empty, err := p.open(']'); empty || err != nil {
+		return err
+	}
+	st := p.list
+	for i := 0; ; i++ {
+		if st.full() {
+			return errMisfit
+		}
+		st.push(strconv.Itoa(i))
+		err := p.fitMember(elem, null)
+		st.pop()
+		if err != nil {
 			return err
 		}
 		if more, err := p.next(']'); !more {
@@ -317,6 +376,52 @@ func (p *parser) fitObject(d *tdesc) error {
 		}
 	}
 	p.closeObject(framed)
+	return nil
+}
+
+// listObject is fitObject listing issues, for a body whose
+// grammar CheckJSON checked: the members that have a type (every member
+// of a map, the fields of a struct, matched as go-json matches them) are
+// visited in sorted key order, as checkType visits a tree's map, until the
+// list is full. Cost: the keys are copied and sorted.
+func (p *parser) listObject(d *tdesc) error {
+	type member struct {
+		key  string
+		d    *tdesc
+		null bool
+		at   int
+	}
+	var ms []member
+	c := cursor{Cursor: jsonscan.Cursor{Data: p.data, Pos: p.pos}}
+	c.members(func(key []byte, at int) {
+		fd, null := d.elem, d.elemNull
+		if d.kind == tStruct {
+			f := d.field(bytesKey(key))
+			if f == nil {
+				return
+			}
+			fd, null = f.d, f.null
+		}
+		ms = append(ms, member{string(key), fd, null, at})
+	})
+	end := c.Pos
+	slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	st := p.list
+	p.fitDepth++
+	for _, m := range ms {
+		if st.full() {
+			return errMisfit
+		}
+		p.pos = m.at
+		st.push(m.key)
+		err := p.fitMember(m.d.typed(), m.null)
+		st.pop()
+		if err != nil {
+			return err
+		}
+	}
+	p.fitDepth--
+	p.pos = end
 	return nil
 }
 

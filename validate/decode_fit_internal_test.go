@@ -13,8 +13,9 @@ import (
 )
 
 // The strict walk (decode_fit.go), which checks the values the one-pass decoder
-// leaves to go-json, must answer exactly what the two passes answer:
-// CheckJSON's error, and the type check of the decoded tree (checkType)
+// leaves to go-json and lists the type issues of a body, must answer
+// exactly what the two passes answer: CheckJSON's error, and the type
+// check of the decoded tree (checkType, its issues and their order)
 // over a body CheckJSON accepted. The two are the oracle; checkFits runs
 // the walk over a whole body.
 
@@ -149,12 +150,28 @@ func manyKeys(n int, dup bool) string {
 	return b.String() + "}"
 }
 
+// assertFitsLikeOracle holds the strict walk to the oracle in both its
+// modes: the yes/no guard (fits, and CheckJSON's error), and, over a
+// body CheckJSON accepted, the list of issues (typeIssues: every issue
+// of checkType over the tree, in its order, at every limit).
 func assertFitsLikeOracle(t *testing.T, name string, d *tdesc, body []byte) {
 	t.Helper()
 	fits, err := checkFits(d, body)
 	wantFits, wantErr := oracleFits(d, body)
 	if fits != wantFits || !reflect.DeepEqual(err, wantErr) {
 		t.Fatalf("%s %q:\n one pass: fits=%v err=%v\n two passes: fits=%v err=%v", name, body, fits, err, wantFits, wantErr)
+	}
+	if err != nil {
+		return
+	}
+	tree, _ := DecodeJSON(body)
+	for _, max := range []int{0, 1, 2} {
+		got, want := newState(false, max), newState(false, max)
+		typeIssues(d, body, got)
+		checkType(d, tree, want)
+		if !reflect.DeepEqual(got.issues, want.issues) {
+			t.Fatalf("%s %q (max %d):\n bytes: %q\n tree:  %q", name, body, max, got.issues, want.issues)
+		}
 	}
 }
 
@@ -246,6 +263,39 @@ func FuzzCheckFits(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		for name, typ := range fitTypes {
 			assertFitsLikeOracle(t, name, descOf(typ), []byte(body))
+		}
+	})
+}
+
+// kindsValid fits fitKinds; kindsMisfit has a misfit in most fields.
+var (
+	kindsValid = []byte(`{"s":"a","t":"127.0.0.1","b":"aGk=","when":"2024-01-02T03:04:05Z","ok":true,"i8":1,"i64":-5,` +
+		`"u":3,"f32":1.5,"f64":2.5,"arr":[1,2],"list":[{"s":"x","m":{"a":1}}],"m":{"a":1,"b":2},"any":{"x":[1]},"ms":{"k":"v"}}`)
+	kindsMisfit = []byte(`{"s":1,"t":true,"b":"!","when":"now","ok":"yes","i8":300,"i64":1.5,"u":-1,"f32":1e39,"f64":"x",` +
+		`"arr":[1,"2"],"list":[{"s":[],"m":{"a":"1"}}],"m":{"a":1.5,"b":{}},"any":{"x":[1]},"ms":{"k":2}}`)
+)
+
+// BenchmarkStrictWalk is the strict walk in its two modes over every
+// kind: the guard over a body that fits (no allocation but the time and
+// base64 checks), and the list of every issue of one that does not.
+func BenchmarkStrictWalk(b *testing.B) {
+	d := descOf(reflect.TypeFor[fitKinds]())
+	b.Run("fits", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if !fits(d, kindsValid) {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("issues", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			st := newState(false, 0)
+			typeIssues(d, kindsMisfit, st)
+			if len(st.issues) != 16 {
+				b.Fatal(st.issues)
+			}
 		}
 	})
 }

@@ -92,7 +92,7 @@ func (td *typeDecoder) reread(body []byte, dst any, max int) []Issue {
 		}
 	}
 	st := newState(false, max)
-	streamType(td.d, newCursor(body), st)
+	typeIssues(td.d, body, st)
 	if len(st.issues) > 0 {
 		return lenientRules(td.d, td.plan, td.t, false, treeOf(body, td.plan, st.issues, max), st.issues, max)
 	}

@@ -136,6 +136,9 @@ type parser struct {
 	fitDepth int
 	// arena holds the strings the one-pass decoder writes (decode.go).
 	arena []byte
+	// list collects the type issues of the strict walk (decode_fit.go);
+	// nil: the walk stops at the first misfit.
+	list *state
 }
 
 var parserPool = sync.Pool{New: func() any { return &parser{} }}
@@ -150,7 +153,7 @@ func putParser(p *parser) {
 	for i := range p.stack {
 		p.stack[i] = frame{}
 	}
-	p.data, p.stack, p.keys, p.offs, p.fitDepth = nil, p.stack[:0], p.keys[:0], p.offs[:0], 0
+	p.data, p.stack, p.keys, p.offs, p.fitDepth, p.list = nil, p.stack[:0], p.keys[:0], p.offs[:0], 0, nil
 	if cap(p.keys) > 64<<10 {
 		p.keys = nil
 	}

@@ -222,7 +222,7 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 	}
 	if !s.query {
 		st := newState(false, max)
-		streamType(s.d, newCursor(body), st)
+		typeIssues(s.d, body, st)
 		if len(st.issues) > 0 {
 			return Result{Issues: s.rulesAfter(treeOf(body, s.plan, st.issues, max), st.issues, max)}
 		}

@@ -7,21 +7,121 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/fxhq/fx/internal/jsontree"
 )
 
-// The type check of Struct over the generic tree (Validate, and the
-// Result a Decoder must match): every value is compared with the kind its
-// tdesc expects, every mismatch is reported with its path, and query
-// strings are coerced by the rules of Query.
+// The type check of Struct: does a value fit the kind its tdesc expects?
+// One walker reads bytes (the strict walk, decode_fit.go: the one-pass
+// decoder's guard, and the lister of every type issue of a body); the
+// walker below reads the generic tree, for what is not bytes (Validate
+// of a decoded value, the coerced strings of a query). Both report
+// through the leaf checks of this file, one per kind, worded by one
+// table (wants, and kindOf for what was sent), so a body gets the same
+// issues whichever walker reads it.
 
-// checkType reports every type mismatch of v against d and returns the
-// value to decode (v itself, or its coercion in query mode). A null here
-// (the root) leaves the zero value, as in encoding/json; a member's null
-// is checkMember's.
+// wants names, per kind, the JSON value a type of that kind takes: the
+// "Expected ..." of every type issue.
+var wants = [...]string{
+	tString: "a string",
+	tText:   "a string",
+	tBytes:  "a base64-encoded string",
+	tTime:   "a date-time string (RFC 3339)",
+	tBool:   "a boolean",
+	tInt:    "an integer",
+	tUint:   "an integer",
+	tFloat:  "a number",
+	tSlice:  "an array",
+	tMap:    "an object",
+	tStruct: "an object",
+}
+
+// mismatch reports a value of the JSON kind got (kindOf's words) where d
+// takes another.
+func mismatch(d *tdesc, got string, st *state) {
+	st.add("Expected " + wants[d.kind] + ", got " + got)
+}
+
+// kindAt is kindOf for the value whose first byte is b, in well-formed
+// JSON.
+func kindAt(b byte) string {
+	switch b {
+	case '"':
+		return kindOf("")
+	case 't', 'f':
+		return kindOf(false)
+	case 'n':
+		return kindOf(nil)
+	case '[':
+		return kindOf([]any(nil))
+	case '{':
+		return kindOf(map[string]any(nil))
+	}
+	return kindOf(0.0)
+}
+
+// checkText is the leaf check of a string for a string kind: a time must
+// be RFC 3339, a []byte base64 (every other string kind takes any
+// string). With st nil it only answers; else it also reports why not.
+// Cost: a time is parsed, a base64 string decoded (one allocation).
+func checkText(d *tdesc, s string, st *state) bool {
+	switch d.kind {
+	case tBytes:
+		if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+			if st != nil {
+				st.add("Expected " + wants[tBytes])
+			}
+			return false
+		}
+	case tTime:
+		if _, err := time.Parse(time.RFC3339, s); err != nil {
+			if st != nil {
+				st.add("Expected " + wants[tTime] + ", got " + quoteInput(s))
+			}
+			return false
+		}
+	}
+	return true
+}
+
+// checkNumber is the leaf check of a number for a numeric kind: an
+// integer kind takes a whole number within its range, a float32 one
+// within its range. With st nil it only answers; else it also reports
+// why not (numberIssue). Cost: no allocation unless it reports.
+func checkNumber(d *tdesc, f float64, st *state) bool {
+	if d.kind == tFloat {
+		if d.bits == 64 || math.Abs(f) <= math.MaxFloat32 {
+			return true
+		}
+	} else if lo, hi := d.intRange(); f == math.Trunc(f) && f >= lo && f <= hi {
+		return true
+	}
+	if st != nil {
+		st.add(numberIssue(d, f))
+	}
+	return false
+}
+
+// numberIssue words why checkNumber refuses f.
+func numberIssue(d *tdesc, f float64) string {
+	if d.kind == tFloat {
+		return "Number is too large"
+	}
+	lo, hi := d.intRange()
+	switch {
+	case f != math.Trunc(f):
+		return "Expected an integer, got " + fmtNum(f)
+	case f < lo:
+		return "Must be at least " + fmtNum(lo)
+	}
+	return "Must be at most " + fmtNum(hi)
+}
+
+// checkType reports every type mismatch of the tree v against d and
+// returns the value to decode (v itself, or its coercion in query mode).
+// A null here (the root) leaves the zero value, as in encoding/json; a
+// member's null is checkMember's.
 func checkType(d *tdesc, v any, st *state) any {
 	return checkMember(d, true, v, st)
 }
@@ -45,43 +145,26 @@ func checkMember(d *tdesc, null bool, v any, st *state) any {
 	switch d.kind {
 	case tAny:
 		return v
-	case tString:
-		if _, ok := v.(string); !ok {
-			st.add("Expected a string, got " + kindOf(v))
-		}
-	case tText:
-		if _, ok := v.(string); !ok {
-			st.add("Expected a string, got " + kindOf(v))
-		}
-	case tBytes:
-		s, ok := v.(string)
-		if !ok {
-			st.add("Expected a base64-encoded string, got " + kindOf(v))
-		} else if _, err := base64.StdEncoding.DecodeString(s); err != nil {
-			st.add("Expected a base64-encoded string")
-		}
-	case tTime:
-		s, ok := v.(string)
-		if !ok {
-			st.add("Expected a date-time string (RFC 3339), got " + kindOf(v))
-		} else if _, err := time.Parse(time.RFC3339, s); err != nil {
-			st.add("Expected a date-time string (RFC 3339), got " + quoteInput(s))
+	case tString, tText, tBytes, tTime:
+		if s, ok := v.(string); !ok {
+			mismatch(d, kindOf(v), st)
+		} else {
+			checkText(d, s, st)
 		}
 	case tBool:
 		if _, ok := v.(bool); !ok {
-			st.add("Expected a boolean, got " + kindOf(v))
+			mismatch(d, kindOf(v), st)
 		}
 	case tInt, tUint, tFloat:
-		f, ok := v.(float64)
-		if !ok {
-			st.add("Expected " + d.numberWord() + ", got " + kindOf(v))
-			return v
+		if f, ok := v.(float64); !ok {
+			mismatch(d, kindOf(v), st)
+		} else {
+			checkNumber(d, f, st)
 		}
-		checkNumber(d, f, st)
 	case tSlice:
 		a, ok := v.([]any)
 		if !ok {
-			st.add("Expected an array, got " + kindOf(v))
+			mismatch(d, kindOf(v), st)
 			return v
 		}
 		for i, e := range a {
@@ -95,7 +178,7 @@ func checkMember(d *tdesc, null bool, v any, st *state) any {
 	case tMap, tStruct:
 		m, ok := v.(map[string]any)
 		if !ok {
-			st.add("Expected an object, got " + kindOf(v))
+			mismatch(d, kindOf(v), st)
 			return v
 		}
 		if d.kind == tStruct && st.query {
@@ -128,26 +211,6 @@ func checkMembers(d *tdesc, m map[string]any, st *state) {
 	}
 }
 
-func checkNumber(d *tdesc, f float64, st *state) {
-	switch d.kind {
-	case tInt, tUint:
-		if f != math.Trunc(f) {
-			st.add("Expected an integer, got " + fmtNum(f))
-			return
-		}
-		lo, hi := d.intRange()
-		if f < lo {
-			st.add("Must be at least " + fmtNum(lo))
-		} else if f > hi {
-			st.add("Must be at most " + fmtNum(hi))
-		}
-	case tFloat:
-		if d.bits == 32 && math.Abs(f) > math.MaxFloat32 {
-			st.add("Number is too large")
-		}
-	}
-}
-
 // intRange is the range of the integer kind d: its Go type's, but within
 // ±2^53 for 64 bits (what a JSON number holds exactly).
 func (d *tdesc) intRange() (lo, hi float64) {
@@ -162,21 +225,13 @@ func (d *tdesc) intRange() (lo, hi float64) {
 	return 0, math.Ldexp(1, d.bits) - 1
 }
 
-// numberWord names the JSON value a numeric field expects, for issues.
-func (d *tdesc) numberWord() string {
-	if d.kind == tFloat {
-		return "a number"
-	}
-	return "an integer"
-}
-
 // coerce turns one query string into the JSON value d expects.
 func coerce(d *tdesc, s string, st *state) any {
 	switch d.kind {
 	case tInt, tUint, tFloat:
 		f, ok := parseQueryNumber(s)
 		if !ok {
-			st.add("Expected " + d.numberWord() + ", got " + quoteInput(s))
+			st.add("Expected " + wants[d.kind] + ", got " + quoteInput(s))
 			return nil
 		}
 		checkNumber(d, f, st)
@@ -186,13 +241,10 @@ func coerce(d *tdesc, s string, st *state) any {
 	case tSlice:
 		return []any{coerce(d.elem, s, st)}
 	case tMap, tStruct:
-		st.add("Expected an object, got a string")
+		mismatch(d, kindOf(s), st)
 		return nil
 	case tTime, tBytes:
-		// a string in a body too: the same check (format, base64)
-		st.query = false
-		checkType(d, s, st)
-		st.query = true
+		checkText(d, s, st) // a string in a body too: the same check
 	}
 	return s
 }
@@ -255,79 +307,4 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// streamType is checkType over bytes (body mode).
-func streamType(d *tdesc, c *cursor, st *state) {
-	b := c.peek()
-	switch {
-	case d.kind == tAny:
-		c.SkipValue()
-		return
-	case d.kind == tSlice && b == '[':
-		c.Pos++ // [
-		for i := 0; c.peek() != ']'; i++ {
-			if st.full() {
-				return // pos is left inside the array: every caller stops
-			}
-			st.push(strconv.Itoa(i))
-			streamMember(d.elem, d.elemNull, c, st)
-			st.pop()
-			if c.peek() == ',' {
-				c.Pos++
-			}
-		}
-		c.Pos++ // ]
-		return
-	case (d.kind == tMap || d.kind == tStruct) && b == '{':
-		// sorted key order, as checkType visits the tree's map
-		type member struct {
-			key  string
-			d    *tdesc
-			null bool
-			at   int
-		}
-		var ms []member
-		c.members(func(key []byte, at int) {
-			fd, null := d.elem, d.elemNull
-			if d.kind == tStruct {
-				f := d.field(bytesKey(key))
-				if f == nil {
-					return
-				}
-				fd, null = f.d, f.null
-			}
-			ms = append(ms, member{string(key), fd, null, at})
-		})
-		end := c.Pos
-		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
-		for _, m := range ms {
-			if st.full() {
-				break
-			}
-			c.Pos = m.at
-			st.push(m.key)
-			streamMember(m.d, m.null, c, st)
-			st.pop()
-		}
-		c.Pos = end
-		return
-	}
-	if v, ok := placeholder(b); ok {
-		c.SkipValue()
-		checkType(d, v, st)
-		return
-	}
-	checkType(d, c.decode(), st)
-}
-
-// streamMember is streamType for a member of an object or an array: a
-// null it does not take (null: takesNull) is worded by checkMember.
-func streamMember(d *tdesc, null bool, c *cursor, st *state) {
-	if !null && c.peek() == 'n' {
-		c.SkipValue()
-		checkMember(d, false, nil, st)
-		return
-	}
-	streamType(d, c, st)
 }

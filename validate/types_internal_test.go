@@ -88,22 +88,23 @@ func TestNullOnlyWhereTheSchemaTakesIt(t *testing.T) {
 		if got := schemaTakesNull(schema, c.path); got != taken {
 			t.Errorf("%s: the schema takes null: %v, want %v", c.body, got, taken)
 		}
-		// the one-pass decoder and the strict walk: yes or no
+		// the one-pass decoder and the strict walk's guard: yes or no
 		if got := s.dec.decodeInto(body, unsafe.Pointer(new(nullKinds))); got != taken {
 			t.Errorf("%s: the one-pass decoder decides it alone: %v, want %v", c.body, got, taken)
 		}
 		if got := fits(d, body); got != taken {
 			t.Errorf("%s: fits = %v, want %v", c.body, got, taken)
 		}
-		// the checks that word the issues: over the bytes, over the tree
+		// the checks that word the issues: the strict walk listing them over
+		// the bytes, the walk of the tree
 		var want []Issue
 		if !taken {
 			want = []Issue{{Path: c.path, Message: c.want}}
 		}
 		st := newState(false, 0)
-		streamType(d, newCursor(body), st)
+		typeIssues(d, body, st)
 		if !slices.EqualFunc(st.issues, want, sameIssue) {
-			t.Errorf("%s: streamType = %v, want %v", c.body, st.issues, want)
+			t.Errorf("%s: typeIssues = %v, want %v", c.body, st.issues, want)
 		}
 		tree, err := DecodeJSON(body)
 		if err != nil {
