@@ -1,0 +1,280 @@
+//go:build linux
+
+package websocket_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	gws "github.com/gorilla/websocket"
+)
+
+// TestDeployHandOffClosesWebSocketsWith1001: a restart by the hand-off
+// (SIGHUP, App.Upgrade; docs/reliability.md) closes every WebSocket of
+// the old process with 1001 and loses no HTTP request. It builds
+// testdata/handoffd, runs it on 127.0.0.1 and hands it on to a new
+// process (of the replaced binary) handoffRounds times while
+// handoffSockets WebSockets are open on the current process and
+// handoffLoaders keep-alive clients GET /work without pause. After each
+// hand-off, every WebSocket of the old process must have read a close
+// frame with 1001 (only the old process holds those connections, so the
+// frame came from it, before it exited; a process that ends without the
+// close frame leaves gorilla an EOF, not a CloseError), new WebSockets
+// must open on the new process, and at the end no GET may have failed.
+//
+// Like the root module's TestDeploy* tests it builds a binary and runs
+// seconds of load, so it runs only with FX_DEPLOY_TEST=1 (.ci/run's
+// deploy block).
+func TestDeployHandOffClosesWebSocketsWith1001(t *testing.T) {
+	const (
+		handoffSockets = 20
+		handoffLoaders = 4
+		handoffRounds  = 3
+	)
+	if os.Getenv("FX_DEPLOY_TEST") != "1" {
+		t.Skip("builds a binary and runs seconds of load: set FX_DEPLOY_TEST=1 (.ci/run does)")
+	}
+	dir := t.TempDir()
+	built, bin, pidFile := filepath.Join(dir, "handoffd.build"), filepath.Join(dir, "handoffd"), filepath.Join(dir, "pid")
+	if out, err := exec.Command("go", "build", "-o", built, "./testdata/handoffd").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./testdata/handoffd: %v\n%s", err, out)
+	}
+	replaceBinary(t, built, bin)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	out, err := os.Create(filepath.Join(dir, "out.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "ADDR="+addr, "PIDFILE="+pidFile)
+	cmd.Stdout, cmd.Stderr = out, out // a file: a handed-off generation outlives cmd
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait() // reap it
+	t.Cleanup(func() {
+		if pid, err := readPID(pidFile); err == nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		cmd.Process.Kill()
+		if t.Failed() {
+			b, _ := os.ReadFile(out.Name())
+			t.Logf("server output:\n%s", b)
+		}
+		out.Close()
+	})
+	pid := waitNewPID(t, pidFile, 0)
+
+	// The HTTP load: a few keep-alive clients, until stop.
+	var (
+		ok, failed atomic.Int64
+		mu         sync.Mutex
+		errs       []string
+		servedBy   = map[string]int{}
+		wg         sync.WaitGroup
+	)
+	stop := make(chan struct{})
+	tr := &http.Transport{MaxIdleConnsPerHost: handoffLoaders, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr, Timeout: 15 * time.Second}
+	for range handoffLoaders {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				resp, err := hc.Get("http://" + addr + "/work")
+				var body []byte
+				if err == nil {
+					body, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+				}
+				mu.Lock()
+				if err != nil || resp.StatusCode != 200 || string(body) != "ok" {
+					failed.Add(1)
+					if len(errs) < 10 {
+						errs = append(errs, fmt.Sprintf("GET /work: %v %q", err, body))
+					}
+				} else {
+					ok.Add(1)
+					servedBy[resp.Header.Get("X-Pid")]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+
+	socks := openSockets(t, addr, pid, handoffSockets)
+	for range handoffRounds {
+		time.Sleep(300 * time.Millisecond) // requests and sockets are busy on the current process
+		replaceBinary(t, built, bin)
+		if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		next := waitNewPID(t, pidFile, pid)
+		waitGone(t, pid)
+		requireGoingAway(t, socks, pid)
+		pid = next
+		socks = openSockets(t, addr, pid, handoffSockets) // the old process is gone: these are the new one's
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	// The last process's stop (SIGTERM, Run's Shutdown) sends 1001 too.
+	syscall.Kill(pid, syscall.SIGTERM)
+	waitGone(t, pid)
+	requireGoingAway(t, socks, pid)
+
+	t.Logf("%d hand-offs: %d GETs over %d processes, %d failed; %d WebSockets per process closed with 1001",
+		handoffRounds, ok.Load()+failed.Load(), len(servedBy), failed.Load(), handoffSockets)
+	if failed.Load() != 0 {
+		t.Errorf("%d GETs failed across the hand-offs; first errors: %q", failed.Load(), errs)
+	}
+	if len(servedBy) < handoffRounds+1 || ok.Load() < 100 {
+		t.Errorf("too little load to prove anything: %d GETs served by processes %v, want %d processes",
+			ok.Load(), servedBy, handoffRounds+1)
+	}
+}
+
+// handoffSock is one WebSocket of the test; closed receives the error its
+// reads ended with.
+type handoffSock struct {
+	c      *gws.Conn
+	closed chan error
+}
+
+// openSockets opens n WebSockets on /ws, checks that process pid
+// greets each and echoes a message, and keeps reading each until it
+// closes.
+func openSockets(t *testing.T, addr string, pid, n int) []handoffSock {
+	t.Helper()
+	d := gws.Dialer{HandshakeTimeout: 5 * time.Second}
+	socks := make([]handoffSock, 0, n)
+	for i := range n {
+		c, _, err := d.Dial("ws://"+addr+"/ws", nil)
+		if err != nil {
+			t.Fatalf("WebSocket %d on process %d: %v", i, pid, err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetReadDeadline(time.Now().Add(time.Minute))
+		_, greeting, err := c.ReadMessage()
+		if err != nil || string(greeting) != strconv.Itoa(pid) {
+			t.Fatalf("WebSocket %d: greeted by %q (%v), want process %d", i, greeting, err, pid)
+		}
+		msg := []byte("echo " + strconv.Itoa(i))
+		if err := c.WriteMessage(gws.TextMessage, msg); err != nil {
+			t.Fatal(err)
+		}
+		if _, back, err := c.ReadMessage(); err != nil || string(back) != string(msg) {
+			t.Fatalf("WebSocket %d echoed %q (%v), want %q", i, back, err, msg)
+		}
+		s := handoffSock{c: c, closed: make(chan error, 1)}
+		go func() {
+			for {
+				if _, _, err := c.ReadMessage(); err != nil {
+					s.closed <- err // gorilla has answered a close frame by now
+					return
+				}
+			}
+		}()
+		socks = append(socks, s)
+	}
+	return socks
+}
+
+// requireGoingAway requires every socket of process pid, which has
+// exited, to have read a close frame with 1001.
+func requireGoingAway(t *testing.T, socks []handoffSock, pid int) {
+	t.Helper()
+	for i, s := range socks {
+		var err error
+		select {
+		case err = <-s.closed:
+		case <-time.After(5 * time.Second):
+			err = errors.New("still open after its process exited")
+		}
+		var ce *gws.CloseError
+		if !errors.As(err, &ce) || ce.Code != gws.CloseGoingAway {
+			t.Errorf("WebSocket %d of process %d ended with %v, want close code 1001", i, pid, err)
+		}
+	}
+}
+
+// The helpers below are minimal copies of those of the root module's
+// deploy tests (deploy_linux_test.go), which this module cannot import.
+
+// replaceBinary puts a new copy of built at bin (a new file renamed over
+// the old one, as a deploy does): the next process runs the new file.
+func replaceBinary(t *testing.T, built, bin string) {
+	b, err := os.ReadFile(built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin+".new", b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(bin+".new", bin); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitNewPID waits until the PID file names a process other than old
+// (written once that process serves) and returns it.
+func waitNewPID(t *testing.T, path string, old int) int {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if pid, err := readPID(path); err == nil && pid != old {
+			return pid
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no new process wrote %s within 20s (old pid %d)", path, old)
+	return 0
+}
+
+func readPID(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+// waitGone waits until pid has exited (gone or a zombie: a handed-off
+// generation's parent is no longer this test).
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return
+		}
+		if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 0 && f[0] == "Z" {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("process %d still running 20s after it was replaced", pid)
+}
