@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"encoding/binary"
 	"math"
 	"reflect"
 	"strconv"
@@ -66,6 +67,7 @@ type dnode struct {
 	elem   *dnode
 	fields []*dnode // dStruct: the plan of d.fields[i]
 	offs   []uintptr
+	keys   []dkey // dStruct with at most 8 fields: d.fields[i]'s name, for keyIndex
 	// arrays caches the array types backing a slice, by capacity class
 	// (4 << i elements).
 	arrays [24]atomic.Pointer[reflect.Type]
@@ -117,6 +119,13 @@ func compileDecode(t reflect.Type, seen map[reflect.Type]*dnode) *dnode {
 			}
 			n.fields = append(n.fields, compileDecode(f.typ, seen))
 			n.offs = append(n.offs, f.off)
+		}
+		if len(n.d.fields) <= 8 {
+			for _, f := range n.d.fields {
+				var b [8]byte
+				copy(b[:], f.name)
+				n.keys = append(n.keys, dkey{word: binary.LittleEndian.Uint64(b[:]), n: len(f.name)})
+			}
 		}
 		n.op = dStruct
 	}
@@ -417,7 +426,11 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 		p.pos = end
 		key, i := p.data[keyAt+1:end-1], -1
 		if verbatim {
-			i = d.exact(bytesKey(key))
+			if n.keys != nil {
+				i = n.keyIndex(p.data, keyAt+1, len(key))
+			} else {
+				i = d.exact(bytesKey(key))
+			}
 		}
 		if i < 0 || i >= 64 {
 			var err error
@@ -461,4 +474,32 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 	}
 	p.closeObject(framed)
 	return nil
+}
+
+// dkey is a field's JSON name as keyIndex compares it: its first eight
+// bytes as one little-endian word (the rest zero), and its length.
+type dkey struct {
+	word uint64
+	n    int
+}
+
+// lowBytes[n] keeps the n low bytes of a word.
+var lowBytes = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff, 0xffffffffffffffff}
+
+// keyIndex is d.exact for the key data[at:at+l] of a struct of at most 8
+// fields: the index of the field named exactly the key, or -1. Cost for a
+// key of at most 8 bytes that is not among the last 8 of the body: one
+// word load, then one word and one length comparison per field; any other
+// key is d.exact's string comparisons.
+func (n *dnode) keyIndex(data []byte, at, l int) int {
+	if l > 8 || at+8 > len(data) {
+		return n.d.exact(bytesKey(data[at : at+l]))
+	}
+	w := binary.LittleEndian.Uint64(data[at:]) & lowBytes[l]
+	for i, k := range n.keys {
+		if k.word == w && k.n == l {
+			return i
+		}
+	}
+	return -1
 }

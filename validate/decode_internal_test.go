@@ -201,3 +201,39 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// keyNames is a struct whose JSON names keyIndex must tell apart: one
+// name a prefix of another, names of 1, 8 and 9 bytes, and a name of 8
+// bytes sharing its first eight with a longer one.
+type keyNames struct {
+	A     int `json:"a"`
+	Em    int `json:"em"`
+	Email int `json:"email"`
+	Cust  int `json:"customer"`
+	Custs int `json:"customers"`
+	Name  int `json:"名前"`
+}
+
+// TestKeyIndexIsExact holds the word comparison of the one pass's key
+// matching to the string comparison it stands for, wherever the key
+// stands in the body (the last eight bytes included).
+func TestKeyIndexIsExact(t *testing.T) {
+	n := dplanOf(reflect.TypeFor[keyNames]())
+	if n.keys == nil {
+		t.Fatal("no key table for a struct of 6 fields")
+	}
+	var keys []string
+	for _, f := range n.d.fields {
+		keys = append(keys, f.name, f.name+"x", f.name[:len(f.name)-1], strings.ToUpper(f.name))
+	}
+	keys = append(keys, "", "emaik", "customez", "\x00", "a\x00")
+	for _, key := range keys {
+		want := n.d.exact(key)
+		for pad := 0; pad <= 10; pad++ {
+			data := []byte(`"` + key + `"` + strings.Repeat(" ", pad))
+			if got := n.keyIndex(data, 1, len(key)); got != want {
+				t.Errorf("key %q followed by %d bytes: index %d, want %d", key, pad+1, got, want)
+			}
+		}
+	}
+}
