@@ -67,7 +67,7 @@ type dnode struct {
 	elem   *dnode
 	fields []*dnode // dStruct: the plan of d.fields[i]
 	offs   []uintptr
-	keys   []dkey // dStruct with at most 8 fields: d.fields[i]'s name, for keyIndex
+	keys   []dkey // dStruct with at most 8 fields: d.fields[i]'s key, for matchKey
 	// arrays caches the array types backing a slice, by capacity class
 	// (4 << i elements).
 	arrays [24]atomic.Pointer[reflect.Type]
@@ -122,9 +122,7 @@ func compileDecode(t reflect.Type, seen map[reflect.Type]*dnode) *dnode {
 		}
 		if len(n.d.fields) <= 8 {
 			for _, f := range n.d.fields {
-				var b [8]byte
-				copy(b[:], f.name)
-				n.keys = append(n.keys, dkey{word: binary.LittleEndian.Uint64(b[:]), n: len(f.name)})
+				n.keys = append(n.keys, keyOf(f.name))
 			}
 		}
 		n.op = dStruct
@@ -418,28 +416,29 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			return errMisfit
 		}
-		keyAt := p.pos
-		end, verbatim, f := jsonscan.String(p.data, keyAt, true)
-		if f != jsonscan.None {
-			return errMisfit
+		keyAt, i := p.pos, -1
+		if n.keys != nil {
+			i, p.pos = n.matchKey(p.data, keyAt)
 		}
-		p.pos = end
-		key, i := p.data[keyAt+1:end-1], -1
-		if verbatim {
-			if n.keys != nil {
-				i = n.keyIndex(p.data, keyAt+1, len(key))
-			} else {
+		if i < 0 {
+			end, verbatim, f := jsonscan.String(p.data, keyAt, true)
+			if f != jsonscan.None {
+				return errMisfit
+			}
+			p.pos = end
+			key := p.data[keyAt+1 : end-1]
+			if verbatim {
 				i = d.exact(bytesKey(key))
 			}
-		}
-		if i < 0 || i >= 64 {
-			var err error
-			if key, err = p.slowKey(start, keyAt, key, !verbatim, &framed); err != nil {
-				return err
-			}
-			if i = d.exact(bytesKey(key)); i < 0 {
-				if _, ok := d.field(bytesKey(key)); ok {
-					return errMisfit // a case-insensitive match
+			if i < 0 || i >= 64 {
+				var err error
+				if key, err = p.slowKey(start, keyAt, key, !verbatim, &framed); err != nil {
+					return err
+				}
+				if i = d.exact(bytesKey(key)); i < 0 {
+					if _, ok := d.field(bytesKey(key)); ok {
+						return errMisfit // a case-insensitive match
+					}
 				}
 			}
 		}
@@ -476,30 +475,59 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 	return nil
 }
 
-// dkey is a field's JSON name as keyIndex compares it: its first eight
-// bytes as one little-endian word (the rest zero), and its length.
+// dkey is a field's JSON name as matchKey compares it, followed by the
+// closing quote: the first eight bytes of that text as a little-endian
+// word (mask keeps the bytes it has: all eight from a name of 7 bytes
+// on), and, past them, the rest of the name (tail; the quote after it is
+// checked apart).
 type dkey struct {
-	word uint64
-	n    int
+	word, mask uint64
+	n          int
+	tail       string
 }
 
-// lowBytes[n] keeps the n low bytes of a word.
-var lowBytes = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff, 0xffffffffffffffff}
-
-// keyIndex is d.exact for the key data[at:at+l] of a struct of at most 8
-// fields: the index of the field named exactly the key, or -1. Cost for a
-// key of at most 8 bytes that is not among the last 8 of the body: one
-// word load, then one word and one length comparison per field; any other
-// key is d.exact's string comparisons.
-func (n *dnode) keyIndex(data []byte, at, l int) int {
-	if l > 8 || at+8 > len(data) {
-		return n.d.exact(bytesKey(data[at : at+l]))
+// keyOf is name's dkey.
+func keyOf(name string) dkey {
+	quoted := name + `"`
+	var b [8]byte
+	k := copy(b[:], quoted)
+	k0 := dkey{word: binary.LittleEndian.Uint64(b[:]), mask: ^uint64(0), n: len(name)}
+	if k < 8 {
+		k0.mask = 1<<(8*k) - 1
 	}
-	w := binary.LittleEndian.Uint64(data[at:]) & lowBytes[l]
-	for i, k := range n.keys {
-		if k.word == w && k.n == l {
-			return i
+	if len(name) > 8 {
+		k0.tail = name[8:]
+	}
+	return k0
+}
+
+// matchKey reads the key whose opening quote is at data[at] when it is
+// exactly the name of one of the struct's fields (at most 8 of them) and
+// returns that field's index and the offset after the key's closing
+// quote; otherwise it returns -1 and reads nothing (the caller scans the
+// key). A name holds no quote, backslash or control character and is
+// valid UTF-8, so a key equal to it followed by a quote is a well-formed
+// key with no escape: matching the name and its quote is the scan. Cost:
+// one word load and, per field, one mask and one comparison (the bytes of
+// a longer name past its eighth compared only for the field they could
+// name); nothing when fewer than nine bytes follow the quote.
+func (n *dnode) matchKey(data []byte, at int) (i, end int) {
+	at++
+	if at+8 > len(data) {
+		return -1, at - 1
+	}
+	w := binary.LittleEndian.Uint64(data[at:])
+	for i := range n.keys {
+		k := &n.keys[i]
+		if w&k.mask != k.word {
+			continue
+		}
+		if k.n < 8 {
+			return i, at + k.n + 1
+		}
+		if e := at + k.n; e < len(data) && data[e] == '"' && bytesKey(data[at+8:e]) == k.tail {
+			return i, e + 1
 		}
 	}
-	return -1
+	return -1, at - 1
 }

@@ -202,37 +202,50 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// keyNames is a struct whose JSON names keyIndex must tell apart: one
-// name a prefix of another, names of 1, 8 and 9 bytes, and a name of 8
-// bytes sharing its first eight with a longer one.
+// keyNames is a struct whose JSON names the one pass's key matching must
+// tell apart: one name a prefix of another, names of 1, 7, 8 and 9 bytes
+// (a name of 8 bytes sharing its first eight with a longer one), and a
+// name of multi-byte characters.
 type keyNames struct {
 	A     int `json:"a"`
 	Em    int `json:"em"`
 	Email int `json:"email"`
+	Seven int `json:"seven_7"`
 	Cust  int `json:"customer"`
 	Custs int `json:"customers"`
 	Name  int `json:"名前"`
 }
 
-// TestKeyIndexIsExact holds the word comparison of the one pass's key
-// matching to the string comparison it stands for, wherever the key
-// stands in the body (the last eight bytes included).
-func TestKeyIndexIsExact(t *testing.T) {
+// TestMatchKeyIsExact holds the word comparison of the one pass's key
+// matching to the scan and string comparison it stands for: a key it
+// matches is the field d.exact names and ends where the scan ends; a key
+// it does not match (an escaped spelling of a name included) names no
+// field, or stands too near the end of the body to be compared by words.
+func TestMatchKeyIsExact(t *testing.T) {
 	n := dplanOf(reflect.TypeFor[keyNames]())
 	if n.keys == nil {
-		t.Fatal("no key table for a struct of 6 fields")
+		t.Fatal("no key table for a struct of 7 fields")
 	}
-	var keys []string
+	var keys []string // as written in the body, between the quotes
 	for _, f := range n.d.fields {
-		keys = append(keys, f.name, f.name+"x", f.name[:len(f.name)-1], strings.ToUpper(f.name))
+		keys = append(keys, f.name, f.name+"x", f.name[:len(f.name)-1], strings.ToUpper(f.name), f.name+`\"`)
 	}
-	keys = append(keys, "", "emaik", "customez", "\x00", "a\x00")
-	for _, key := range keys {
-		want := n.d.exact(key)
+	keys = append(keys, "", "emaik", "customez", `emai\u006c`, `em\"ail`, "seven_7\\")
+	for _, raw := range keys {
+		want := -1
+		if !strings.Contains(raw, `\`) {
+			want = n.d.exact(raw)
+		}
 		for pad := 0; pad <= 10; pad++ {
-			data := []byte(`"` + key + `"` + strings.Repeat(" ", pad))
-			if got := n.keyIndex(data, 1, len(key)); got != want {
-				t.Errorf("key %q followed by %d bytes: index %d, want %d", key, pad+1, got, want)
+			data := []byte(`"` + raw + `"` + strings.Repeat(" ", pad))
+			i, end := n.matchKey(data, 0)
+			switch {
+			case i >= 0 && (i != want || end != len(raw)+2):
+				t.Errorf("key %q followed by %d bytes: field %d ending at %d, want field %d ending at %d", raw, pad+1, i, end, want, len(raw)+2)
+			case i < 0 && end != 0:
+				t.Errorf("key %q followed by %d bytes: no match, but read up to %d", raw, pad+1, end)
+			case i < 0 && want >= 0 && len(data) >= 9:
+				t.Errorf("key %q followed by %d bytes: not matched, want field %d", raw, pad+1, want)
 			}
 		}
 	}
