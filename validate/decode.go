@@ -456,7 +456,11 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 		p.skipSpace()
 		var err error
 		if i >= 0 {
-			err = p.fill(n.fields[i], unsafe.Add(at, n.offs[i]))
+			if f := n.fields[i]; f.op == dString && p.pos < len(p.data) && p.data[p.pos] == '"' {
+				err = p.fillString(unsafe.Add(at, n.offs[i])) // fill's commonest case, without its dispatch
+			} else {
+				err = p.fill(f, unsafe.Add(at, n.offs[i]))
+			}
 		} else {
 			_, err = p.value()
 		}
