@@ -365,6 +365,9 @@ func (p *parser) fillSlice(n *dnode, at unsafe.Pointer) error {
 			reflect.Copy(reflect.NewAt(n.arrayOf(class), grown).Elem(), reflect.NewAt(n.arrayOf(class-1), arr).Elem())
 			arr, capacity = grown, capacity*2
 		}
+		if !n.d.elemNull && p.pos < len(p.data) && p.data[p.pos] == 'n' {
+			return errMisfit // null where the element does not take it (takesNull)
+		}
 		if err := p.fill(n.elem, unsafe.Add(arr, uintptr(length)*size)); err != nil {
 			return err
 		}
@@ -436,7 +439,7 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 					return err
 				}
 				if i = d.exact(bytesKey(key)); i < 0 {
-					if _, ok := d.field(bytesKey(key)); ok {
+					if d.field(bytesKey(key)) != nil {
 						return errMisfit // a case-insensitive match
 					}
 				}
@@ -455,13 +458,18 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 		p.pos++
 		p.skipSpace()
 		var err error
-		if i >= 0 {
-			if f := n.fields[i]; f.op == dString && p.pos < len(p.data) && p.data[p.pos] == '"' {
-				err = p.fillString(unsafe.Add(at, n.offs[i])) // fill's commonest case, without its dispatch
-			} else {
-				err = p.fill(f, unsafe.Add(at, n.offs[i]))
-			}
-		} else {
+		c := byte(0)
+		if p.pos < len(p.data) {
+			c = p.data[p.pos]
+		}
+		switch {
+		case i >= 0 && c == '"' && n.fields[i].op == dString:
+			err = p.fillString(unsafe.Add(at, n.offs[i])) // fill's commonest case, without its dispatch
+		case i >= 0 && c == 'n' && !d.fields[i].null:
+			return errMisfit // null where the field does not take it (takesNull)
+		case i >= 0:
+			err = p.fill(n.fields[i], unsafe.Add(at, n.offs[i]))
+		default:
 			_, err = p.value()
 		}
 		if err != nil {

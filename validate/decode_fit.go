@@ -56,7 +56,7 @@ func (p *parser) fit(d *tdesc) error {
 		return errMisfit
 	}
 	switch c := p.data[p.pos]; {
-	case c == 'n': // null leaves the zero value: it fits every type
+	case c == 'n': // the root's or a member's that takes it (fitMember): the zero value
 		return p.word("null")
 	case c == '"':
 		if d.kind != tString && d.kind != tText && d.kind != tBytes && d.kind != tTime {
@@ -86,13 +86,22 @@ func (p *parser) fit(d *tdesc) error {
 		if d.kind != tSlice {
 			return errMisfit
 		}
-		return p.fitArray(d.elem.typed())
+		return p.fitArray(d.elem.typed(), d.elemNull)
 	case c == 't' && d.kind == tBool:
 		return p.word("true")
 	case c == 'f' && d.kind == tBool:
 		return p.word("false")
 	}
 	return errMisfit
+}
+
+// fitMember is fit for a member of an object or an array: null fits only
+// where the member takes it (null: takesNull).
+func (p *parser) fitMember(d *tdesc, null bool) error {
+	if !null && p.pos < len(p.data) && p.data[p.pos] == 'n' {
+		return errMisfit
+	}
+	return p.fit(d)
 }
 
 // word reads the literal word at pos.
@@ -186,13 +195,14 @@ func (d *tdesc) fitsNumber(f float64) bool {
 	return true
 }
 
-// fitArray reads the array at pos, each element as elem describes it.
-func (p *parser) fitArray(elem *tdesc) error {
+// fitArray reads the array at pos, each element as elem describes it
+// (null: an element takes null).
+func (p *parser) fitArray(elem *tdesc, null bool) error {
 	if empty, err := p.open(']'); empty || err != nil {
 		return err
 	}
 	for {
-		if err := p.fit(elem); err != nil {
+		if err := p.fitMember(elem, null); err != nil {
 			return err
 		}
 		if more, err := p.next(']'); !more {
@@ -274,17 +284,20 @@ func (p *parser) fitObject(d *tdesc) error {
 			}
 		}
 		var vd *tdesc
+		null := true // an unknown key's value: anything
 		switch {
 		case d.kind == tMap:
-			vd = d.elem
+			vd, null = d.elem, d.elemNull
 		case i >= 0 && i < 64:
 			if seen&(1<<i) != 0 {
 				return errMisfit // a duplicate
 			}
 			seen |= 1 << i
-			vd = d.fields[i].d
+			vd, null = d.fields[i].d, d.fields[i].null
 		default:
-			vd, _ = d.field(bytesKey(key))
+			if f := d.field(bytesKey(key)); f != nil {
+				vd, null = f.d, f.null
+			}
 		}
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
@@ -292,7 +305,7 @@ func (p *parser) fitObject(d *tdesc) error {
 		}
 		p.pos++
 		p.skipSpace()
-		if err := p.fit(vd.typed()); err != nil {
+		if err := p.fitMember(vd.typed(), null); err != nil {
 			return err
 		}
 		more, err := p.next('}')

@@ -38,10 +38,14 @@ func JSONSchemaOf(s Schema) (schema map[string]any, ok bool) {
 // bounds, and a type that decodes itself (json.Unmarshaler) is any value.
 // Constraint tags become keywords (docs/tags.md), min/max becoming
 // minLength, minimum, minItems, ...,
-// doc and example become description and examples. Slices and maps may
-// be null (c.JSON encodes a nil one as null); the schemas of request
-// values (StructSchema.JSONSchema, and fx.Op's bodies) make them
-// nullable only when the field is a pointer or starts with omitempty.
+// doc and example become description and examples. Slices, maps and
+// []byte may be null (c.JSON encodes a nil one as null); the schemas of
+// request values (StructSchema.JSONSchema, and fx.Op's bodies) take null
+// exactly where the checks of a request do: a field or element declared
+// as a pointer, a slice, map or []byte field whose validate tag starts
+// with omitempty, and a value of any type. Anywhere else a request's
+// null is refused like a value of the wrong type ("Expected a string,
+// got null"), since it would silently read as the zero value.
 // A recursive type is described down to its first repetition, which is
 // any value. It describes response bodies (what c.JSON encodes from t);
 // the tags of a type whose tags do not compile are left out. Its required
@@ -79,6 +83,43 @@ func (ds *describer) collection(kind string) any {
 	return []any{kind, "null"}
 }
 
+// member is the schema of a field's or an element's value of type d: in
+// a request, null is one of its types exactly when it takes null
+// (takesNull), as the type checks read it.
+func (ds *describer) member(d *tdesc, null bool) map[string]any {
+	m := typeSchema(d, ds)
+	if ds.request && null {
+		nullable(m)
+	}
+	return m
+}
+
+// nullable adds "null" to the types of schema m, and to its enum (one
+// that takes any value, without a type, takes null already).
+func nullable(m map[string]any) {
+	switch t := m["type"].(type) {
+	case string:
+		m["type"] = []any{t, "null"}
+	case []any:
+		if slices.Contains(t, any("null")) {
+			return
+		}
+		m["type"] = append(slices.Clone(t), "null")
+	default:
+		return
+	}
+	switch e := m["enum"].(type) {
+	case []any:
+		m["enum"] = append(slices.Clone(e), nil)
+	case []string:
+		all := make([]any, 0, len(e)+1)
+		for _, x := range e {
+			all = append(all, x)
+		}
+		m["enum"] = append(all, nil)
+	}
+}
+
 // typeSchema is TypeJSONSchema over a description.
 func typeSchema(d *tdesc, ds *describer) map[string]any {
 	if ds.open[d] {
@@ -92,7 +133,7 @@ func typeSchema(d *tdesc, ds *describer) map[string]any {
 	case tTime:
 		return map[string]any{"type": "string", "format": "date-time"}
 	case tBytes:
-		return map[string]any{"type": []any{"string", "null"}, "contentEncoding": "base64"}
+		return map[string]any{"type": ds.collection("string"), "contentEncoding": "base64"}
 	case tBool:
 		return map[string]any{"type": "boolean"}
 	case tInt:
@@ -110,9 +151,9 @@ func typeSchema(d *tdesc, ds *describer) map[string]any {
 	case tFloat:
 		return map[string]any{"type": "number"}
 	case tSlice:
-		return map[string]any{"type": ds.collection("array"), "items": typeSchema(d.elem, ds)}
+		return map[string]any{"type": ds.collection("array"), "items": ds.member(d.elem, d.elemNull)}
 	case tMap:
-		return map[string]any{"type": ds.collection("object"), "additionalProperties": typeSchema(d.elem, ds)}
+		return map[string]any{"type": ds.collection("object"), "additionalProperties": ds.member(d.elem, d.elemNull)}
 	case tStruct:
 		return structSchema(d, ds)
 	}
@@ -139,6 +180,9 @@ func structSchema(d *tdesc, ds *describer) map[string]any {
 		m := typeSchema(f.d, ds)
 		fp := plans[f.name]
 		req := fp != nil && describeField(m, f, fp, ds.request)
+		if ds.request && f.null {
+			nullable(m) // after the tags' keywords (an enum keeps its values)
+		}
 		switch {
 		case ds.request:
 			// absent, the field keeps its zero value: required when that
@@ -182,8 +226,7 @@ func fieldPlans(sp *splan, into map[string]*fplan) map[string]*fplan {
 }
 
 // describeField adds a field's tags to its schema m and reports whether
-// the field is required: in a request, a slice or map may be null only
-// when declared as a pointer or omitempty.
+// the field is required.
 func describeField(m map[string]any, f fdesc, fp *fplan, request bool) (required bool) {
 	if fp.doc != "" {
 		m["description"] = fp.doc
@@ -196,9 +239,6 @@ func describeField(m map[string]any, f fdesc, fp *fplan, request bool) (required
 		m["examples"] = []any{ex}
 	}
 	required = describeValue(m, fp.v)
-	if request && (f.d.kind == tSlice || f.d.kind == tMap) && (f.ptr || fp.v != nil && fp.v.omitFirst()) {
-		m["type"] = []any{m["type"], "null"}
-	}
 	if request && !f.ptr && fp.v != nil && fp.v.omitFirst() {
 		rest := *fp.v
 		rest.rules = fp.v.rules[1:]

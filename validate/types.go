@@ -43,12 +43,14 @@ const (
 )
 
 type tdesc struct {
-	t      reflect.Type // a struct's type (its constraint tags: jsonschema.go)
-	kind   tkind
-	bits   int
-	elem   *tdesc
-	fields []fdesc
-	byName map[string]int
+	t    reflect.Type // a struct's type (its constraint tags: jsonschema.go)
+	kind tkind
+	bits int
+	elem *tdesc
+	// elemNull: an element (of a slice or map) may be null (takesNull)
+	elemNull bool
+	fields   []fdesc
+	byName   map[string]int
 	// shadowed: two fields of the flattened struct have the same JSON
 	// name (the first met is kept); which one a decoder sets follows
 	// encoding/json's depth rules, which this flattening does not model.
@@ -69,6 +71,7 @@ type fdesc struct {
 	name string
 	d    *tdesc
 	ptr  bool // declared as a pointer: JSON null is its absence
+	null bool // a request may send null for it (takesNull)
 	// Where the field lives, for the one-pass decoder (decode.go): its Go
 	// type and offset in the outermost struct; indirect when it is
 	// reached through an embedded pointer (no fixed offset); str when its
@@ -267,21 +270,27 @@ func descIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
 			d.kind = tBytes
 			return d
 		}
-		d.kind, d.elem = tSlice, descIn(t.Elem(), seen)
+		d.kind = tSlice // before the element: a recursive one reads it
+		d.elem = descIn(t.Elem(), seen)
 	case reflect.Array:
-		d.kind, d.elem = tSlice, descIn(t.Elem(), seen)
+		d.kind = tSlice
+		d.elem = descIn(t.Elem(), seen)
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String {
 			d.kind = tAny // integer or text keys: the decoder decides
 			return d
 		}
-		d.kind, d.elem = tMap, descIn(t.Elem(), seen)
+		d.kind = tMap
+		d.elem = descIn(t.Elem(), seen)
 	case reflect.Struct:
 		d.kind, d.t = tStruct, t
 		d.byName = map[string]int{}
 		addFields(d, t, seen)
 	default:
 		d.kind = tAny
+	}
+	if d.elem != nil {
+		d.elemNull = takesNull(d.elem, t.Elem().Kind() == reflect.Pointer, false)
 	}
 	return d
 }
@@ -313,23 +322,45 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc) {
 		d.byName[m.name] = len(d.fields)
 		indirect := m.via != nil
 		omit := indirect || strings.Contains(","+m.opts+",", ",omitempty,") || strings.Contains(","+m.opts+",", ",omitzero,")
-		d.fields = append(d.fields, fdesc{name: m.name, d: fd, ptr: m.f.Type.Kind() == reflect.Pointer, omit: omit,
+		ptr := m.f.Type.Kind() == reflect.Pointer
+		vtag := m.f.Tag.Get("validate")
+		omitempty := !m.norules && (vtag == "omitempty" || strings.HasPrefix(vtag, "omitempty,"))
+		d.fields = append(d.fields, fdesc{name: m.name, d: fd, ptr: ptr, null: takesNull(fd, ptr, omitempty), omit: omit,
 			typ: m.f.Type, off: m.off, indirect: indirect, str: str, owner: m.owner, goName: m.f.Name})
 	}
 }
 
-// field finds the field for key: exact match first, then case-insensitive
-// (as encoding/json and go-json match).
-func (d *tdesc) field(key string) (*tdesc, bool) {
-	if i := d.exact(key); i >= 0 {
-		return d.fields[i].d, true
+// takesNull is the one answer to "may a request send null for this
+// value", read by the request schemas (a "null" type) and by every type
+// check (null refused with the wording of any other misfit: "Expected a
+// string, got null"). A value of type d takes null when it is declared
+// as a pointer (null is its absence), when it is a slice, map or []byte
+// whose validate tag starts with omitempty (null is its empty value), or
+// when d takes any value (an interface, a type that decodes itself).
+// Anything else would silently read as its zero value, which the schema
+// does not allow.
+func takesNull(d *tdesc, ptr, omitempty bool) bool {
+	switch d.kind {
+	case tAny:
+		return true
+	case tSlice, tMap, tBytes:
+		return ptr || omitempty
 	}
-	for _, f := range d.fields {
-		if strings.EqualFold(f.name, key) {
-			return f.d, true
+	return ptr
+}
+
+// field finds the field for key: exact match first, then case-insensitive
+// (as encoding/json and go-json match); nil when none.
+func (d *tdesc) field(key string) *fdesc {
+	if i := d.exact(key); i >= 0 {
+		return &d.fields[i]
+	}
+	for i := range d.fields {
+		if strings.EqualFold(d.fields[i].name, key) {
+			return &d.fields[i]
 		}
 	}
-	return nil, false
+	return nil
 }
 
 // exact returns the index of the field named key exactly, or -1.

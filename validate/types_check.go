@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fxhq/fx/internal/jsontree"
 )
 
 // The type check of Struct over the generic tree (Validate, and the
@@ -17,10 +19,25 @@ import (
 // strings are coerced by the rules of Query.
 
 // checkType reports every type mismatch of v against d and returns the
-// value to decode (v itself, or its coercion in query mode).
+// value to decode (v itself, or its coercion in query mode). A null here
+// (the root) leaves the zero value, as in encoding/json; a member's null
+// is checkMember's.
 func checkType(d *tdesc, v any, st *state) any {
-	if v == nil {
-		return nil // null leaves the zero value, as in encoding/json
+	return checkMember(d, true, v, st)
+}
+
+// checkMember is checkType for a member of an object or an array: null
+// (takesNull) says whether it takes null, which is otherwise worded as
+// any other value of the wrong kind ("Expected a string, got null"). A
+// hole (a mistyped value left out by lenientRules) is the zero value.
+func checkMember(d *tdesc, null bool, v any, st *state) any {
+	switch v.(type) {
+	case nil:
+		if null {
+			return nil
+		}
+	case jsontree.Hole:
+		return v
 	}
 	if s, ok := v.(string); ok && st.query {
 		return coerce(d, s, st)
@@ -72,7 +89,7 @@ func checkType(d *tdesc, v any, st *state) any {
 				break
 			}
 			st.push(strconv.Itoa(i))
-			checkType(d.elem, e, st)
+			checkMember(d.elem, d.elemNull, e, st)
 			st.pop()
 		}
 	case tMap, tStruct:
@@ -94,9 +111,9 @@ func checkType(d *tdesc, v any, st *state) any {
 // of a struct against the field's type.
 func checkMembers(d *tdesc, m map[string]any, st *state) {
 	if d.kind == tStruct {
-		for k, fd := range fieldsIn(d, m, st) {
+		for k, f := range fieldsIn(d, m, st) {
 			st.push(k)
-			checkType(fd, m[k], st)
+			checkMember(f.d, f.null, m[k], st)
 			st.pop()
 		}
 		return
@@ -106,7 +123,7 @@ func checkMembers(d *tdesc, m map[string]any, st *state) {
 			break
 		}
 		st.push(k)
-		checkType(d.elem, m[k], st)
+		checkMember(d.elem, d.elemNull, m[k], st)
 		st.pop()
 	}
 }
@@ -181,15 +198,15 @@ func coerce(d *tdesc, s string, st *state) any {
 }
 
 // fieldsIn yields the keys of m that are fields of the struct d, in
-// sorted order (the order of the issues), with their descriptions, until
-// the issue limit is reached.
-func fieldsIn(d *tdesc, m map[string]any, st *state) iter.Seq2[string, *tdesc] {
-	return func(yield func(string, *tdesc) bool) {
+// sorted order (the order of the issues), with their fields, until the
+// issue limit is reached.
+func fieldsIn(d *tdesc, m map[string]any, st *state) iter.Seq2[string, *fdesc] {
+	return func(yield func(string, *fdesc) bool) {
 		for _, k := range sortedKeys(m) {
 			if st.full() {
 				return
 			}
-			if fd, ok := d.field(k); ok && !yield(k, fd) {
+			if f := d.field(k); f != nil && !yield(k, f) {
 				return
 			}
 		}
@@ -199,7 +216,8 @@ func fieldsIn(d *tdesc, m map[string]any, st *state) iter.Seq2[string, *tdesc] {
 // checkQueryStruct applies the rules of Query to a query map.
 func checkQueryStruct(d *tdesc, m map[string]any, st *state) any {
 	out := make(map[string]any, len(m))
-	for k, fd := range fieldsIn(d, m, st) {
+	for k, f := range fieldsIn(d, m, st) {
+		fd := f.d
 		st.push(k)
 		switch raw := m[k].(type) {
 		case string:
@@ -223,7 +241,7 @@ func checkQueryStruct(d *tdesc, m map[string]any, st *state) any {
 			}
 			out[k] = vals
 		default:
-			out[k] = checkType(fd, raw, st)
+			out[k] = checkMember(fd, f.null, raw, st)
 		}
 		st.pop()
 	}
@@ -253,7 +271,7 @@ func streamType(d *tdesc, c *cursor, st *state) {
 				return // pos is left inside the array: every caller stops
 			}
 			st.push(strconv.Itoa(i))
-			streamType(d.elem, c, st)
+			streamMember(d.elem, d.elemNull, c, st)
 			st.pop()
 			if c.peek() == ',' {
 				c.Pos++
@@ -264,20 +282,22 @@ func streamType(d *tdesc, c *cursor, st *state) {
 	case (d.kind == tMap || d.kind == tStruct) && b == '{':
 		// sorted key order, as checkType visits the tree's map
 		type member struct {
-			key string
-			d   *tdesc
-			at  int
+			key  string
+			d    *tdesc
+			null bool
+			at   int
 		}
 		var ms []member
 		c.members(func(key []byte, at int) {
-			fd := d.elem
+			fd, null := d.elem, d.elemNull
 			if d.kind == tStruct {
-				var ok bool
-				if fd, ok = d.field(bytesKey(key)); !ok {
+				f := d.field(bytesKey(key))
+				if f == nil {
 					return
 				}
+				fd, null = f.d, f.null
 			}
-			ms = append(ms, member{string(key), fd, at})
+			ms = append(ms, member{string(key), fd, null, at})
 		})
 		end := c.Pos
 		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
@@ -287,7 +307,7 @@ func streamType(d *tdesc, c *cursor, st *state) {
 			}
 			c.Pos = m.at
 			st.push(m.key)
-			streamType(m.d, c, st)
+			streamMember(m.d, m.null, c, st)
 			st.pop()
 		}
 		c.Pos = end
@@ -299,4 +319,15 @@ func streamType(d *tdesc, c *cursor, st *state) {
 		return
 	}
 	checkType(d, c.decode(), st)
+}
+
+// streamMember is streamType for a member of an object or an array: a
+// null it does not take (null: takesNull) is worded by checkMember.
+func streamMember(d *tdesc, null bool, c *cursor, st *state) {
+	if !null && c.peek() == 'n' {
+		c.SkipValue()
+		checkMember(d, false, nil, st)
+		return
+	}
+	streamType(d, c, st)
 }

@@ -1,7 +1,7 @@
 // Package jsontree holds what fx's validation does with a decoded JSON
 // tree (values as validate.DecodeJSON builds them: map[string]any, []any
 // and scalars) besides validating it: counting its nodes up to a bound,
-// and nulling the values at a set of paths. The validate package and its
+// and leaving out the values at a set of paths (Hole). The validate package and its
 // adapters share it; no user of fx needs it.
 package jsontree
 
@@ -84,19 +84,32 @@ func (n *Paths) Child(seg string) *Paths {
 // Ends reports whether a path of the set ends at n.
 func (n *Paths) Ends() bool { return n != nil && n.end }
 
-// NullAt returns v with the value at each path replaced by nil, copying
-// only the maps and slices on those paths: v itself is not changed. An
-// empty path makes the whole value nil. Validation uses it to decode the
-// well-typed part of a value that has type errors (null leaves a Go
-// field's zero value and keeps array indices), so that the rules of
-// those fields are still checked.
+// Hole stands for a value left out of a tree by NullAt. It encodes as
+// null, and validation reads it as the value absent: a Go field or
+// element keeps its zero value, even where a null sent by a client is
+// refused.
+type Hole struct{}
+
+// MarshalJSON encodes the hole as null.
+func (Hole) MarshalJSON() ([]byte, error) { return []byte("null"), nil }
+
+// NullAt returns v with the value at each path replaced by Hole{},
+// copying only the maps and slices on those paths: v itself is not
+// changed. An empty path makes the whole value nil. Validation uses it to
+// decode the well-typed part of a value that has type errors (a hole
+// leaves a Go field's zero value and keeps array indices), so that the
+// rules of those fields are still checked.
 func NullAt(v any, paths [][]string) any {
-	return NewPaths(paths).apply(v)
+	out := NewPaths(paths).apply(v)
+	if out == (Hole{}) {
+		return nil
+	}
+	return out
 }
 
 func (n *Paths) apply(v any) any {
 	if n.end {
-		return nil
+		return Hole{}
 	}
 	switch x := v.(type) {
 	case map[string]any:
