@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync/atomic"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/fxhq/fx/internal/jsonscan"
@@ -120,7 +121,7 @@ func compileDecode(t reflect.Type, seen map[reflect.Type]*dnode) *dnode {
 			n.fields = append(n.fields, compileDecode(f.typ, seen))
 			n.offs = append(n.offs, f.off)
 		}
-		if len(n.d.fields) <= 8 {
+		if len(n.d.fields) <= 8 && allPlain(n.d.fields) {
 			for _, f := range n.d.fields {
 				n.keys = append(n.keys, keyOf(f.name))
 			}
@@ -498,6 +499,23 @@ type dkey struct {
 	tail       string
 }
 
+// allPlain reports whether every name of fields is text a JSON key holds
+// as it stands (valid UTF-8 without a quote, a backslash or a control
+// character), as matchKey requires: a tag may name a field otherwise.
+func allPlain(fields []fdesc) bool {
+	for _, f := range fields {
+		if !utf8.ValidString(f.name) {
+			return false
+		}
+		for i := 0; i < len(f.name); i++ {
+			if c := f.name[i]; c < 0x20 || c == '"' || c == '\\' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // keyOf is name's dkey.
 func keyOf(name string) dkey {
 	quoted := name + `"`
@@ -517,9 +535,10 @@ func keyOf(name string) dkey {
 // exactly the name of one of the struct's fields (at most 8 of them) and
 // returns that field's index and the offset after the key's closing
 // quote; otherwise it returns -1 and reads nothing (the caller scans the
-// key). A name holds no quote, backslash or control character and is
-// valid UTF-8, so a key equal to it followed by a quote is a well-formed
-// key with no escape: matching the name and its quote is the scan. Cost:
+// key). The names hold no quote, backslash or control character and are
+// valid UTF-8 (allPlain), so a key equal to one followed by a quote is a
+// well-formed key with no escape: matching the name and its quote is the
+// scan. Cost:
 // one word load and, per field, one mask and one comparison (the bytes of
 // a longer name past its eighth compared only for the field they could
 // name); nothing when fewer than nine bytes follow the quote.

@@ -250,3 +250,29 @@ func TestMatchKeyIsExact(t *testing.T) {
 		}
 	}
 }
+
+// oddNames has JSON names a key cannot hold as they stand: matchKey must
+// not read them (a body's `"a\b"` is the key "a" and a backspace, and
+// `"q"x"` is no key at all).
+type oddNames struct {
+	Esc   int `json:"a\\b"`
+	Quote int `json:"q\"x"`
+	Bad   int `json:"\xff"`
+}
+
+// TestOddNamesAreScanned holds a struct whose field names are not plain
+// key text to the scan of its keys: its bodies decode as the former path
+// decodes them.
+func TestOddNamesAreScanned(t *testing.T) {
+	td, err := compileType(reflect.TypeFor[oddNames]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if td.dec.keys != nil {
+		t.Error("a key table for names a key cannot hold as they stand")
+	}
+	for _, body := range []string{`{"a\b":1}`, `{"q"x":3}`, "{\"\xff\":5}", `{"\u00ff":6}`} {
+		// padded: a key is matched only when eight bytes follow its quote
+		assertDecodesLikeOracle(t, "oddNames", td, []byte(body+"        "), 0)
+	}
+}
