@@ -1,10 +1,12 @@
 package validate
 
 import (
+	"encoding/binary"
 	"math"
 	"reflect"
 	"strconv"
 	"sync/atomic"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/fxhq/fx/internal/jsonscan"
@@ -66,6 +68,7 @@ type dnode struct {
 	elem   *dnode
 	fields []*dnode // dStruct: the plan of d.fields[i]
 	offs   []uintptr
+	keys   []dkey // dStruct with at most 8 fields: d.fields[i]'s key, for matchKey
 	// arrays caches the array types backing a slice, by capacity class
 	// (4 << i elements).
 	arrays [24]atomic.Pointer[reflect.Type]
@@ -117,6 +120,11 @@ func compileDecode(t reflect.Type, seen map[reflect.Type]*dnode) *dnode {
 			}
 			n.fields = append(n.fields, compileDecode(f.typ, seen))
 			n.offs = append(n.offs, f.off)
+		}
+		if len(n.d.fields) <= 8 && allPlain(n.d.fields) {
+			for _, f := range n.d.fields {
+				n.keys = append(n.keys, keyOf(f.name))
+			}
 		}
 		n.op = dStruct
 	}
@@ -412,24 +420,29 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			return errMisfit
 		}
-		keyAt := p.pos
-		end, verbatim, f := jsonscan.String(p.data, keyAt, true)
-		if f != jsonscan.None {
-			return errMisfit
+		keyAt, i := p.pos, -1
+		if n.keys != nil {
+			i, p.pos = n.matchKey(p.data, keyAt)
 		}
-		p.pos = end
-		key, i := p.data[keyAt+1:end-1], -1
-		if verbatim {
-			i = d.exact(bytesKey(key))
-		}
-		if i < 0 || i >= 64 {
-			var err error
-			if key, err = p.slowKey(start, keyAt, key, !verbatim, &framed); err != nil {
-				return err
+		if i < 0 {
+			end, verbatim, f := jsonscan.String(p.data, keyAt, true)
+			if f != jsonscan.None {
+				return errMisfit
 			}
-			if i = d.exact(bytesKey(key)); i < 0 {
-				if d.field(bytesKey(key)) != nil {
-					return errMisfit // a case-insensitive match
+			p.pos = end
+			key := p.data[keyAt+1 : end-1]
+			if verbatim {
+				i = d.exact(bytesKey(key))
+			}
+			if i < 0 || i >= 64 {
+				var err error
+				if key, err = p.slowKey(start, keyAt, key, !verbatim, &framed); err != nil {
+					return err
+				}
+				if i = d.exact(bytesKey(key)); i < 0 {
+					if d.field(bytesKey(key)) != nil {
+						return errMisfit // a case-insensitive match
+					}
 				}
 			}
 		}
@@ -446,8 +459,14 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 		p.pos++
 		p.skipSpace()
 		var err error
+		c := byte(0)
+		if p.pos < len(p.data) {
+			c = p.data[p.pos]
+		}
 		switch {
-		case i >= 0 && !d.fields[i].null && p.pos < len(p.data) && p.data[p.pos] == 'n':
+		case i >= 0 && c == '"' && n.fields[i].op == dString:
+			err = p.fillString(unsafe.Add(at, n.offs[i])) // fill's commonest case, without its dispatch
+		case i >= 0 && c == 'n' && !d.fields[i].null:
 			return errMisfit // null where the field does not take it (takesNull)
 		case i >= 0:
 			err = p.fill(n.fields[i], unsafe.Add(at, n.offs[i]))
@@ -467,4 +486,79 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 	}
 	p.closeObject(framed)
 	return nil
+}
+
+// dkey is a field's JSON name as matchKey compares it, followed by the
+// closing quote: the first eight bytes of that text as a little-endian
+// word (mask keeps the bytes it has: all eight from a name of 7 bytes
+// on), and, past them, the rest of the name (tail; the quote after it is
+// checked apart).
+type dkey struct {
+	word, mask uint64
+	n          int
+	tail       string
+}
+
+// allPlain reports whether every name of fields is text a JSON key holds
+// as it stands (valid UTF-8 without a quote, a backslash or a control
+// character), as matchKey requires: a tag may name a field otherwise.
+func allPlain(fields []fdesc) bool {
+	for _, f := range fields {
+		if !utf8.ValidString(f.name) {
+			return false
+		}
+		for i := 0; i < len(f.name); i++ {
+			if c := f.name[i]; c < 0x20 || c == '"' || c == '\\' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// keyOf is name's dkey.
+func keyOf(name string) dkey {
+	quoted := name + `"`
+	var b [8]byte
+	k := copy(b[:], quoted)
+	k0 := dkey{word: binary.LittleEndian.Uint64(b[:]), mask: ^uint64(0), n: len(name)}
+	if k < 8 {
+		k0.mask = 1<<(8*k) - 1
+	}
+	if len(name) > 8 {
+		k0.tail = name[8:]
+	}
+	return k0
+}
+
+// matchKey reads the key whose opening quote is at data[at] when it is
+// exactly the name of one of the struct's fields (at most 8 of them) and
+// returns that field's index and the offset after the key's closing
+// quote; otherwise it returns -1 and reads nothing (the caller scans the
+// key). The names hold no quote, backslash or control character and are
+// valid UTF-8 (allPlain), so a key equal to one followed by a quote is a
+// well-formed key with no escape: matching the name and its quote is the
+// scan. Cost:
+// one word load and, per field, one mask and one comparison (the bytes of
+// a longer name past its eighth compared only for the field they could
+// name); nothing when fewer than nine bytes follow the quote.
+func (n *dnode) matchKey(data []byte, at int) (i, end int) {
+	at++
+	if at+8 > len(data) {
+		return -1, at - 1
+	}
+	w := binary.LittleEndian.Uint64(data[at:])
+	for i := range n.keys {
+		k := &n.keys[i]
+		if w&k.mask != k.word {
+			continue
+		}
+		if k.n < 8 {
+			return i, at + k.n + 1
+		}
+		if e := at + k.n; e < len(data) && data[e] == '"' && bytesKey(data[at+8:e]) == k.tail {
+			return i, e + 1
+		}
+	}
+	return -1, at - 1
 }

@@ -201,3 +201,78 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// keyNames is a struct whose JSON names the one pass's key matching must
+// tell apart: one name a prefix of another, names of 1, 7, 8 and 9 bytes
+// (a name of 8 bytes sharing its first eight with a longer one), and a
+// name of multi-byte characters.
+type keyNames struct {
+	A     int `json:"a"`
+	Em    int `json:"em"`
+	Email int `json:"email"`
+	Seven int `json:"seven_7"`
+	Cust  int `json:"customer"`
+	Custs int `json:"customers"`
+	Name  int `json:"名前"`
+}
+
+// TestMatchKeyIsExact holds the word comparison of the one pass's key
+// matching to the scan and string comparison it stands for: a key it
+// matches is the field d.exact names and ends where the scan ends; a key
+// it does not match (an escaped spelling of a name included) names no
+// field, or stands too near the end of the body to be compared by words.
+func TestMatchKeyIsExact(t *testing.T) {
+	n := dplanOf(reflect.TypeFor[keyNames]())
+	if n.keys == nil {
+		t.Fatal("no key table for a struct of 7 fields")
+	}
+	var keys []string // as written in the body, between the quotes
+	for _, f := range n.d.fields {
+		keys = append(keys, f.name, f.name+"x", f.name[:len(f.name)-1], strings.ToUpper(f.name), f.name+`\"`)
+	}
+	keys = append(keys, "", "emaik", "customez", `emai\u006c`, `em\"ail`, "seven_7\\")
+	for _, raw := range keys {
+		want := -1
+		if !strings.Contains(raw, `\`) {
+			want = n.d.exact(raw)
+		}
+		for pad := 0; pad <= 10; pad++ {
+			data := []byte(`"` + raw + `"` + strings.Repeat(" ", pad))
+			i, end := n.matchKey(data, 0)
+			switch {
+			case i >= 0 && (i != want || end != len(raw)+2):
+				t.Errorf("key %q followed by %d bytes: field %d ending at %d, want field %d ending at %d", raw, pad+1, i, end, want, len(raw)+2)
+			case i < 0 && end != 0:
+				t.Errorf("key %q followed by %d bytes: no match, but read up to %d", raw, pad+1, end)
+			case i < 0 && want >= 0 && len(data) >= 9:
+				t.Errorf("key %q followed by %d bytes: not matched, want field %d", raw, pad+1, want)
+			}
+		}
+	}
+}
+
+// oddNames has JSON names a key cannot hold as they stand: matchKey must
+// not read them (a body's `"a\b"` is the key "a" and a backspace, and
+// `"q"x"` is no key at all).
+type oddNames struct {
+	Esc   int `json:"a\\b"`
+	Quote int `json:"q\"x"`
+	Bad   int `json:"\xff"`
+}
+
+// TestOddNamesAreScanned holds a struct whose field names are not plain
+// key text to the scan of its keys: its bodies decode as the former path
+// decodes them.
+func TestOddNamesAreScanned(t *testing.T) {
+	td, err := compileType(reflect.TypeFor[oddNames]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if td.dec.keys != nil {
+		t.Error("a key table for names a key cannot hold as they stand")
+	}
+	for _, body := range []string{`{"a\b":1}`, `{"q"x":3}`, "{\"\xff\":5}", `{"\u00ff":6}`} {
+		// padded: a key is matched only when eight bytes follow its quote
+		assertDecodesLikeOracle(t, "oddNames", td, []byte(body+"        "), 0)
+	}
+}

@@ -167,8 +167,17 @@ func (v *vplan) passes(p unsafe.Pointer) bool {
 	}
 	if v.sub != nil {
 		for i := range v.sub.fields {
-			if f := &v.sub.fields[i]; f.v != nil && !f.v.passes(unsafe.Add(p, f.off)) {
-				return false
+			f := &v.sub.fields[i]
+			switch {
+			case f.v == nil:
+			case f.v.ptr || !f.v.leaf():
+				if !f.v.passes(unsafe.Add(p, f.off)) {
+					return false
+				}
+			default: // rules only: no call to rulesAt
+				if i, _ := f.v.failing(unsafe.Add(p, f.off)); i >= 0 {
+					return false
+				}
 			}
 		}
 	}
@@ -191,19 +200,30 @@ func (v *vplan) rulesAt(p unsafe.Pointer) (q unsafe.Pointer, msg string, deeper 
 			return nil, msg, false
 		}
 	}
+	i, omitted := v.failing(p)
+	if i >= 0 {
+		return p, v.rules[i].msg, false
+	}
+	return p, "", !omitted
+}
+
+// failing runs v's rules in order over the value at p (not a nil
+// pointer): i is the index of the first that fails, or -1; omitted
+// reports that an omitempty word stopped them, the value having none.
+func (v *vplan) failing(p unsafe.Pointer) (i int, omitted bool) {
 	for i := range v.rules {
 		r := &v.rules[i]
 		if r.omit {
 			if !v.ptr && !hasValueAt(v, p) {
-				return p, "", false
+				return -1, true
 			}
 			continue
 		}
 		if !r.ok(p) {
-			return p, r.msg, false
+			return i, false
 		}
 	}
-	return p, "", true
+	return -1, false
 }
 
 // leaf reports whether v has only its own rules (no elements, keys or

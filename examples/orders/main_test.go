@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fxhq/fx/examples/orders/service"
 	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/idempotency"
@@ -28,18 +29,18 @@ const (
 // answers only what its document says, and everything it says is
 // exercised.
 func TestContract(t *testing.T) {
-	db := newStore()
+	db := service.NewStore()
 	// MaxKeys 1: with one request in flight the store is full, which is
 	// how the 503 of an unavailable store is provoked without faking one.
 	idem := idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{MaxKeys: 1})
-	app, err := newApp(config{
-		keys: map[string]middleware.Principal{
+	app, err := service.New(service.Config{
+		Keys: map[string]middleware.Principal{
 			acmeKey:    {Subject: "acme-shop", Tenant: "acme"},
 			initechKey: {Subject: "initech-shop", Tenant: "initech"},
 		},
-		limit: ratelimit.Limit{Name: "tenant", Requests: testLimit, Period: time.Hour},
-		idem:  idem,
-		db:    db,
+		Limit: ratelimit.Limit{Name: "tenant", Requests: testLimit, Period: time.Hour},
+		Idem:  idem,
+		Store: db,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +56,7 @@ func TestContract(t *testing.T) {
 
 	// 409 and 503 from idempotency, while a first request is in flight
 	// (its handler waits for the store's lock, which the test holds).
-	db.mu.Lock()
+	db.Lock()
 	done := make(chan *fxtest.Response)
 	go func() { done <- create("k-slow", book).Do() }()
 	for idem.Len() == 0 {
@@ -63,7 +64,7 @@ func TestContract(t *testing.T) {
 	}
 	create("k-slow", book).Do().AssertError(409, "FX_IDEMPOTENCY_IN_FLIGHT").AssertHeader("Retry-After", "1")
 	create("k-other", book).Do().AssertError(503, "FX_SERVICE_UNAVAILABLE")
-	db.mu.Unlock()
+	db.Unlock()
 	first := (<-done).AssertStatus(201).AssertHeader("Location", "/orders/ord_1")
 
 	// POST /orders: 201 with Location, a replay, a reused and a missing key.
@@ -85,14 +86,14 @@ func TestContract(t *testing.T) {
 
 	// GET /orders/:id: the order, 404 for another tenant's or no order,
 	// 422 for an id that cannot be one.
-	var created Order
+	var created service.Order
 	first.Decode(&created)
 	as(c.Get("/orders/ord_1")).Do().AssertJSON(200, string(first.Body))
 	as(c.Get("/orders/ord_999")).Do().AssertError(404, "APP_ORDER_NOT_FOUND")
 	as(c.Get("/orders/42")).Do().AssertIssues(fxtest.Issue{Location: "path", Path: "id"})
 
 	// GET /orders: filters and their constraints.
-	var list OrderList
+	var list service.OrderList
 	as(c.Get("/orders")).Query("status", "open").Query("limit", "1").Do().AssertStatus(200).Decode(&list)
 	if len(list.Orders) != 1 || list.Orders[0].ID != created.ID {
 		t.Errorf("GET /orders?status=open&limit=1 = %+v, want [%s]", list.Orders, created.ID)
@@ -131,7 +132,7 @@ func TestContract(t *testing.T) {
 // what the routes do: the three operations, the declared 404, the
 // constraints of the body.
 func TestDocument(t *testing.T) {
-	app, err := newApp(config{})
+	app, err := service.New(service.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fxhq/fx/examples/orders/service"
 	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware/idempotency"
 )
 
 // TestServeForClients serves the service on 127.0.0.1 for the clients
 // generated from its document (scripts/openapi-clients runs it with
-// FX_SERVE_FOR_CLIENTS=1; plain go test skips it), built by newApp as
+// FX_SERVE_FOR_CLIENTS=1; plain go test skips it), built by service.New as
 // main builds it but with what makes every declared answer reachable
 // from outside, as TestContract does in memory: an idempotency store of
 // one key (a second request while one is in flight gets the 503 of a
@@ -30,9 +31,9 @@ func TestServeForClients(t *testing.T) {
 	if os.Getenv("FX_SERVE_FOR_CLIENTS") == "" {
 		t.Skip("run by scripts/openapi-clients' tests (FX_SERVE_FOR_CLIENTS=1)")
 	}
-	db := newStore()
+	db := service.NewStore()
 	idem := idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{MaxKeys: 1})
-	app, err := newApp(config{idem: idem, db: db})
+	app, err := service.New(service.Config{Idem: idem, Store: db})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestServeForClients(t *testing.T) {
 	for sc := bufio.NewScanner(os.Stdin); sc.Scan(); {
 		switch line := sc.Text(); line {
 		case "hold":
-			db.mu.Lock()
+			db.Lock()
 			held = true
 		case "claimed":
 			for deadline := time.Now().Add(10 * time.Second); idem.Len() == 0 && time.Now().Before(deadline); {
@@ -49,7 +50,7 @@ func TestServeForClients(t *testing.T) {
 			}
 		case "release":
 			if held {
-				db.mu.Unlock()
+				db.Unlock()
 				held = false
 			}
 		default:
@@ -58,6 +59,6 @@ func TestServeForClients(t *testing.T) {
 		fmt.Println("ok", sc.Text())
 	}
 	if held {
-		db.mu.Unlock()
+		db.Unlock()
 	}
 }

@@ -1,9 +1,9 @@
 // Command loc counts the lines of code of the flagship service in each
-// framework: examples/orders (fx) beside bench's Huma and Fiber v3
-// versions, and prints a Markdown table. A line counts when it holds a Go
-// token: blank lines and comments do not count, nor does fx's func main
-// (the flag and the listener, which the peers' versions leave to
-// cmd/server). Run it from bench/:
+// framework: examples/orders (fx: its service package; its main.go holds
+// only the flag and the listener, which the peers' versions leave to
+// cmd/server) beside bench's Huma and Fiber v3 versions, and prints a
+// Markdown table. A line counts when it holds a Go token: blank lines and
+// comments do not count, nor does a func main. Run it from bench/:
 //
 //	go run ./cmd/loc
 //
@@ -29,7 +29,7 @@ var impls = []struct {
 	name  string
 	files []string
 }{
-	{"fx", []string{"../examples/orders/main.go"}},
+	{"fx", []string{"../examples/orders/service/service.go"}},
 	{"Huma v2", []string{"orders_huma.go", "orders_flagship.go"}},
 	{"Fiber v3", []string{"orders_fiber.go", "orders_flagship.go"}},
 }
