@@ -99,13 +99,11 @@ func TestDeadlineLazyStillBounds(t *testing.T) {
 	if !strings.HasPrefix(resp, "HTTP/1.1 408") || !strings.Contains(resp, fx.ErrorCodes.RequestTimeout) {
 		t.Fatalf("slow request after fast ones: got %q, want a 408 %s", resp, fx.ErrorCodes.RequestTimeout)
 	}
-	// The slack absorbs scheduling stalls (the race detector's most); it
-	// stays below the 5 s the trickle lasts, so a request that was never
-	// cut off still fails.
-	slack := 2 * time.Second
-	if raceEnabled {
-		slack = 3500 * time.Millisecond
-	}
+	// The slack absorbs scheduling stalls (a loaded machine's, the race
+	// detector's: cut-offs at 2.4 s were seen with the root suite beside
+	// other builds); it stays below the 5 s the trickle lasts, so a
+	// request that was never cut off still fails.
+	const slack = 3500 * time.Millisecond
 	if elapsed < readTimeout || elapsed > readTimeout+slack {
 		t.Fatalf("slow request cut off after %v; want ReadTimeout (%v) after its first byte, within %v", elapsed, readTimeout, slack)
 	}
