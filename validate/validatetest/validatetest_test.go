@@ -1,6 +1,7 @@
 package validatetest_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/fxhq/fx/validate"
@@ -28,5 +29,36 @@ func TestCompareBounded(t *testing.T) {
 		if (err == nil) != tc.wantAgreeing {
 			t.Errorf("%s: CompareBounded = %v, want agreeing %v", tc.name, err, tc.wantAgreeing)
 		}
+	}
+}
+
+// TestRandomInputs: a seed always draws the same inputs, each call a new
+// one, and over a few thousand bytes every byte value turns up.
+func TestRandomInputs(t *testing.T) {
+	draw := func(seed uint32) []string {
+		var out []string
+		validatetest.RandomInputs(seed, 64, 64, func(data []byte) { out = append(out, string(data)) })
+		return out
+	}
+	a, b := draw(7), draw(7)
+	if len(a) != 64 || !slices.Equal(a, b) {
+		t.Fatalf("seed 7 drew %d inputs, then other ones", len(a))
+	}
+	if slices.Equal(a, draw(8)) {
+		t.Error("seeds 7 and 8 drew the same inputs")
+	}
+	seen := map[string]bool{}
+	var values [256]bool
+	for _, in := range a {
+		seen[in] = true
+		for i := range len(in) {
+			values[in[i]] = true
+		}
+	}
+	if len(seen) != len(a) {
+		t.Errorf("%d distinct inputs of %d", len(seen), len(a))
+	}
+	if missing := slices.Index(values[:], false); missing >= 0 {
+		t.Errorf("byte %#x never drawn in %d bytes", missing, 64*64)
 	}
 }
