@@ -134,6 +134,50 @@ func quiet(cfg ...fx.Config) *fx.App {
 	return fx.New(c)
 }
 
+// onShutdownRan registers an OnShutdown function that returns err, and
+// returns the check the shutdown tests assert with: has it run by now?
+func onShutdownRan(app *fx.App, err error) func() bool {
+	ran := make(chan struct{})
+	app.OnShutdown(func() error { close(ran); return err })
+	return func() bool {
+		select {
+		case <-ran:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// shutdownOver calls app.ShutdownWithContext with a context that is
+// already over, so it must not wait for the requests in flight: the error
+// it returns must wrap context.Canceled. It returns that error.
+func shutdownOver(t testing.TB, app *fx.App) error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := app.ShutdownWithContext(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("ShutdownWithContext with its context over = %v, want context.Canceled", err)
+	}
+	return err
+}
+
+// trickle is a slow client: it writes b to conn every 20 ms until stop is
+// closed or a write fails.
+func trickle(conn net.Conn, b string, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(20 * time.Millisecond):
+			if _, err := io.WriteString(conn, b); err != nil {
+				return
+			}
+		}
+	}
+}
+
 // serveMem serves app with app.Serve (the production path, listener
 // wrapper included) on an in-memory listener, and shuts it down at the end
 // of the test.

@@ -91,8 +91,7 @@ func TestShutdownWithContextDeadline(t *testing.T) {
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	defer close(release)
-	closed := make(chan struct{})
-	app.OnShutdown(func() error { close(closed); return errors.New("closer failed") })
+	ranShutdown := onShutdownRan(app, errors.New("closer failed"))
 	app.Get("/stuck", func(c *fx.Ctx) error {
 		close(entered)
 		<-release
@@ -107,18 +106,11 @@ func TestShutdownWithContextDeadline(t *testing.T) {
 		}
 	}()
 	<-entered
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // already over: Shutdown must not wait for /stuck
-	err := app.ShutdownWithContext(ctx)
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("ShutdownWithContext = %v, want context.Canceled", err)
-	}
+	err := shutdownOver(t, app) // Shutdown must not wait for /stuck
 	if err == nil || !strings.Contains(err.Error(), "closer failed") {
 		t.Errorf("OnShutdown error not joined: %v", err)
 	}
-	select {
-	case <-closed:
-	default:
+	if !ranShutdown() {
 		t.Error("OnShutdown did not run")
 	}
 }
@@ -147,11 +139,7 @@ func TestShutdownWithContextClosesRemainingConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-entered
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := app.ShutdownWithContext(ctx); !errors.Is(err, context.Canceled) {
-		t.Fatalf("ShutdownWithContext = %v, want context.Canceled", err)
-	}
+	shutdownOver(t, app)
 	close(release)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
@@ -404,8 +392,7 @@ func (l failingListener) Accept() (net.Conn, error) { return nil, l.err }
 // not shut the App down itself (OnShutdown has not run).
 func TestServeListenerErrorReturns(t *testing.T) {
 	app := quiet()
-	ran := make(chan struct{}, 1)
-	app.OnShutdown(func() error { ran <- struct{}{}; return nil })
+	ranShutdown := onShutdownRan(app, nil)
 	app.Get("/", func(c *fx.Ctx) error { return nil })
 	ln := listenLoopback(t)
 	boom := errors.New("accept: listener broke")
@@ -415,10 +402,8 @@ func TestServeListenerErrorReturns(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Errorf("Serve = %v, want %v", err, boom)
 	}
-	select {
-	case <-ran:
+	if ranShutdown() {
 		t.Error("a listener error ran OnShutdown")
-	default:
 	}
 	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
 		c.Close()
@@ -427,9 +412,7 @@ func TestServeListenerErrorReturns(t *testing.T) {
 	if err := app.Shutdown(); err != nil {
 		t.Errorf("Shutdown = %v", err)
 	}
-	select {
-	case <-ran:
-	default:
+	if !ranShutdown() {
 		t.Error("Shutdown did not run OnShutdown")
 	}
 }

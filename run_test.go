@@ -294,8 +294,7 @@ func TestRunGracePeriodBoundsStuckRequest(t *testing.T) {
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	defer close(release) // only at the end: the request outlives Run
-	closed := make(chan struct{})
-	app.OnShutdown(func() error { close(closed); return nil })
+	ranShutdown := onShutdownRan(app, nil)
 	app.Get("/stuck", func(c *fx.Ctx) error {
 		close(entered)
 		<-release
@@ -316,9 +315,7 @@ func TestRunGracePeriodBoundsStuckRequest(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "grace period of 200ms") {
 		t.Errorf("Run = %v, want the grace period's DeadlineExceeded", err)
 	}
-	select {
-	case <-closed:
-	default:
+	if !ranShutdown() {
 		t.Error("OnShutdown did not run")
 	}
 }
@@ -327,8 +324,7 @@ func TestRunGracePeriodBoundsStuckRequest(t *testing.T) {
 // and returns the listener's error instead of waiting for a signal.
 func TestRunListenerErrorShutsDown(t *testing.T) {
 	app := quiet()
-	closed := make(chan struct{})
-	app.OnShutdown(func() error { close(closed); return nil })
+	ranShutdown := onShutdownRan(app, nil)
 	app.Get("/", func(c *fx.Ctx) error { return nil })
 	ln := listenLoopback(t)
 	boom := errors.New("accept: listener broke")
@@ -340,9 +336,7 @@ func TestRunListenerErrorShutsDown(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Errorf("RunListener = %v, want %v", err, boom)
 	}
-	select {
-	case <-closed:
-	default:
+	if !ranShutdown() {
 		t.Error("OnShutdown did not run")
 	}
 }

@@ -120,16 +120,7 @@ func testSlowLoris(t *testing.T, reduce bool) {
 			if part != "" {
 				go func() {
 					_, _ = conn.Write([]byte(part))
-					for {
-						select {
-						case <-stop:
-							return
-						case <-time.After(20 * time.Millisecond):
-							if _, err := conn.Write([]byte("X")); err != nil {
-								return
-							}
-						}
-					}
+					trickle(conn, "X", stop)
 				}()
 			}
 			w := roundTripRaw(t, conn, br, "GET", "")
@@ -554,18 +545,7 @@ func TestLingerIsBounded(t *testing.T) {
 		_, _ = io.WriteString(conn, "POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999\r\n\r\n")
 		stop := make(chan struct{})
 		defer close(stop)
-		go func() { // one byte every 20 ms, for ever
-			for {
-				select {
-				case <-stop:
-					return
-				case <-time.After(20 * time.Millisecond):
-					if _, err := conn.Write([]byte("x")); err != nil {
-						return
-					}
-				}
-			}
-		}()
+		go trickle(conn, "x", stop)
 		br := bufio.NewReader(conn)
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
