@@ -163,6 +163,25 @@ func shutdownOver(t testing.TB, app *fx.App) error {
 	return err
 }
 
+// failingListener is a loopback listener whose Accept fails at once with
+// err, a permanent error.
+type failingListener struct {
+	net.Listener
+	err error
+}
+
+func (l failingListener) Accept() (net.Conn, error) { return nil, l.err }
+
+// brokenListener returns an App with one route and the OnShutdown check of
+// onShutdownRan, and a listener whose Accept fails: serving fails on its
+// own, before any request.
+func brokenListener(t testing.TB) (*fx.App, func() bool, failingListener) {
+	app := quiet()
+	ran := onShutdownRan(app, nil)
+	app.Get("/", func(c *fx.Ctx) error { return nil })
+	return app, ran, failingListener{listenLoopback(t), errors.New("accept: listener broke")}
+}
+
 // trickle is a slow client: it writes b to conn every 20 ms until stop is
 // closed or a write fails.
 func trickle(conn net.Conn, b string, stop <-chan struct{}) {
@@ -176,6 +195,18 @@ func trickle(conn net.Conn, b string, stop <-chan struct{}) {
 			}
 		}
 	}
+}
+
+// dialMem opens a connection to ln, closed when the test ends, and returns
+// it with a reader over it.
+func dialMem(t testing.TB, ln *fasthttputil.InmemoryListener) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn, err := ln.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn, bufio.NewReader(conn)
 }
 
 // serveMem serves app with app.Serve (the production path, listener
@@ -201,12 +232,8 @@ func eachEnvelope(t *testing.T, ln *fasthttputil.InmemoryListener, method string
 	t.Helper()
 	for name, raw := range raws {
 		t.Run(name, func(t *testing.T) {
-			conn, err := ln.Dial()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			w := roundTripRaw(t, conn, bufio.NewReader(conn), method, raw)
+			conn, br := dialMem(t, ln)
+			w := roundTripRaw(t, conn, br, method, raw)
 			mustEnvelope(t, w, status, code)
 		})
 	}

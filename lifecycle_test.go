@@ -379,33 +379,21 @@ func TestServeRacingShutdown(t *testing.T) {
 	}
 }
 
-// failingListener's Accept fails at once with a permanent error.
-type failingListener struct {
-	net.Listener
-	err error
-}
-
-func (l failingListener) Accept() (net.Conn, error) { return nil, l.err }
-
 // When serving fails on its own, Serve returns the listener's error at
 // once: it does not wait for a Shutdown that nobody may call, and does
 // not shut the App down itself (OnShutdown has not run).
 func TestServeListenerErrorReturns(t *testing.T) {
-	app := quiet()
-	ranShutdown := onShutdownRan(app, nil)
-	app.Get("/", func(c *fx.Ctx) error { return nil })
-	ln := listenLoopback(t)
-	boom := errors.New("accept: listener broke")
+	app, ranShutdown, broken := brokenListener(t)
 	served := make(chan error, 1)
-	go func() { served <- app.Serve(failingListener{ln, boom}) }()
+	go func() { served <- app.Serve(broken) }()
 	err := kittest.Within(t, served, "Serve blocked after its listener failed")
-	if !errors.Is(err, boom) {
-		t.Errorf("Serve = %v, want %v", err, boom)
+	if !errors.Is(err, broken.err) {
+		t.Errorf("Serve = %v, want %v", err, broken.err)
 	}
 	if ranShutdown() {
 		t.Error("a listener error ran OnShutdown")
 	}
-	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+	if c, err := net.Dial("tcp", broken.Addr().String()); err == nil {
 		c.Close()
 		t.Error("Serve left its failed listener open")
 	}
@@ -432,12 +420,7 @@ func TestShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
 	ln := fasthttputil.NewInmemoryListener()
 	served := serveOn(app, ln)
 
-	conn, err := ln.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	br := bufio.NewReader(conn)
+	conn, br := dialMem(t, ln)
 	got := make(chan result, 1)
 	go func() {
 		w, err := roundTripRawErr(conn, br, "GET", "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n")
@@ -489,22 +472,14 @@ func TestShutdownWithRequestsInFlight(t *testing.T) {
 	}
 	results := make(chan res, n)
 	for i := range n {
-		conn, err := ln.Dial()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
+		conn, br := dialMem(t, ln)
 		go func() {
-			w, err := roundTripRawErr(conn, bufio.NewReader(conn), "GET", fmt.Sprintf("GET /work/%d HTTP/1.1\r\nHost: a\r\n\r\n", i))
+			w, err := roundTripRawErr(conn, br, "GET", fmt.Sprintf("GET /work/%d HTTP/1.1\r\nHost: a\r\n\r\n", i))
 			results <- res{i, w, err}
 		}()
 	}
 	// An idle keep-alive connection: Shutdown closes it without a response.
-	idle, err := ln.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idle.Close()
+	idle, _ := dialMem(t, ln)
 	entered.Wait()
 
 	shut := make(chan error, 1)

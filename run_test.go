@@ -323,18 +323,14 @@ func TestRunGracePeriodBoundsStuckRequest(t *testing.T) {
 // When serving fails on its own, Run shuts the App down (OnShutdown runs)
 // and returns the listener's error instead of waiting for a signal.
 func TestRunListenerErrorShutsDown(t *testing.T) {
-	app := quiet()
-	ranShutdown := onShutdownRan(app, nil)
-	app.Get("/", func(c *fx.Ctx) error { return nil })
-	ln := listenLoopback(t)
-	boom := errors.New("accept: listener broke")
+	app, ranShutdown, broken := brokenListener(t)
 	done := make(chan error, 1)
 	go func() {
-		done <- app.RunListener(context.Background(), failingListener{ln, boom}, fx.RunConfig{OnListen: func(net.Addr) {}})
+		done <- app.RunListener(context.Background(), broken, fx.RunConfig{OnListen: func(net.Addr) {}})
 	}()
 	err := kittest.Within(t, done, "RunListener blocked after its listener failed")
-	if !errors.Is(err, boom) {
-		t.Errorf("RunListener = %v, want %v", err, boom)
+	if !errors.Is(err, broken.err) {
+		t.Errorf("RunListener = %v, want %v", err, broken.err)
 	}
 	if !ranShutdown() {
 		t.Error("OnShutdown did not run")

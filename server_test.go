@@ -107,12 +107,7 @@ func testSlowLoris(t *testing.T, reduce bool) {
 
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			conn, err := ln.Dial()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			br := bufio.NewReader(conn)
+			conn, br := dialMem(t, ln)
 			// Keep trickling a byte at a time: the read timeout counts from
 			// the first byte, not from the last.
 			stop := make(chan struct{})
@@ -145,12 +140,7 @@ func testIdleTimeout(t *testing.T, reduce bool) {
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	app.Server().ReduceMemoryUsage = reduce
 	ln := serveMem(t, app)
-	conn, err := ln.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	br := bufio.NewReader(conn)
+	conn, br := dialMem(t, ln)
 	for i := range 3 { // keep-alive: under ReduceMemoryUsage each request after the first starts with the one-byte read
 		if w := roundTripRaw(t, conn, br, "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"); w.status != 200 {
 			t.Fatalf("request %d: %d", i+1, w.status)
@@ -635,23 +625,15 @@ func TestOverConcurrencyAnswersWithEnvelope(t *testing.T) {
 
 	var held []net.Conn
 	for range 2 {
-		c, err := ln.Dial()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c, br := dialMem(t, ln)
 		// Make sure each is accepted and served before the next.
-		if w := roundTripRaw(t, c, bufio.NewReader(c), "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"); w.status != 200 {
+		if w := roundTripRaw(t, c, br, "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"); w.status != 200 {
 			t.Fatalf("within the limit: %d", w.status)
 		}
 		held = append(held, c)
 	}
-	over, err := ln.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer over.Close()
-	w := roundTripRaw(t, over, bufio.NewReader(over), "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	over, overBr := dialMem(t, ln)
+	w := roundTripRaw(t, over, overBr, "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
 	env := mustEnvelope(t, w, 503, fx.ErrorCodes.ServiceUnavailable)
 	if env.Message == "" || !w.close || w.header.Get("Retry-After") == "" {
 		t.Fatalf("503: %v %q", w.header, w.body)
