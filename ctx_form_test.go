@@ -15,17 +15,6 @@ import (
 	"github.com/fxhq/fx"
 )
 
-// doReq sends req through app.Test and reads the response.
-func doReq(t *testing.T, app *fx.App, req *http.Request) result {
-	t.Helper()
-	resp, err := app.Test(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	return result{status: resp.StatusCode, header: resp.Header, body: b}
-}
-
 // multipartBody builds a form with the given fields and files (name, content).
 func multipartBody(t *testing.T, fields map[string]string, files map[string][]byte) (string, *bytes.Buffer) {
 	t.Helper()
@@ -43,6 +32,17 @@ func multipartBody(t *testing.T, fields map[string]string, files map[string][]by
 	}
 	w.Close()
 	return w.FormDataContentType(), &buf
+}
+
+// formFile reads the request's multipart form and opens the first file
+// under name; the caller closes it.
+func formFile(c *fx.Ctx, name string) (*multipart.Form, multipart.File, error) {
+	f, err := c.MultipartForm()
+	if err != nil {
+		return nil, nil, err
+	}
+	rd, err := f.File[name][0].Open()
+	return f, rd, err
 }
 
 func multipartReq(t *testing.T, fields map[string]string, files map[string][]byte, chunked bool) *http.Request {
@@ -138,11 +138,7 @@ func TestMultipartTempFilesRemoved(t *testing.T) {
 	t.Cleanup(func() { app.Shutdown() })
 	var onDisk string
 	app.Post("/", func(c *fx.Ctx) error {
-		f, err := c.MultipartForm()
-		if err != nil {
-			return err
-		}
-		rd, err := f.File["big"][0].Open()
+		_, rd, err := formFile(c, "big")
 		if err != nil {
 			return err
 		}
@@ -184,11 +180,7 @@ func TestMultipartOverMimePartCap(t *testing.T) {
 	app := quiet(fx.Config{MultipartMaxParts: 2500})
 	t.Cleanup(func() { app.Shutdown() })
 	app.Post("/", func(c *fx.Ctx) error {
-		f, err := c.MultipartForm()
-		if err != nil {
-			return err
-		}
-		rd, err := f.File["late"][0].Open()
+		f, rd, err := formFile(c, "late")
 		if err != nil {
 			return err
 		}

@@ -44,9 +44,15 @@ func do(t testing.TB, app *fx.App, method, target string, body string, hdr ...st
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
+	return doReq(t, app, req)
+}
+
+// doReq sends req through app.Test and reads the response.
+func doReq(t testing.TB, app *fx.App, req *http.Request) result {
+	t.Helper()
 	resp, err := app.Test(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, target, err)
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
 	}
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
