@@ -2,7 +2,6 @@ package clients_test
 
 import (
 	"context"
-	"net/http"
 	"testing"
 
 	oapi "github.com/fxhq/fx/scripts/openapi-clients/gen/oapi/openapi"
@@ -48,7 +47,7 @@ func openapiOgen(t *testing.T, ex example, r *recorder) {
 		res, err := c.GetUsersById(ctx, ogen.GetUsersByIdParams{ID: id})
 		r.ogen("getUsersById", res, err)
 	}
-	for _, ctx := range []context.Context{ctx, withEdit(ctx, without("X-Tenant-ID")), withEdit(ctx, without("X-API-Key")), withEdit(ctx, with("X-Tenant-ID", "globex"))} {
+	for _, ctx := range guarded(ctx) {
 		res, err := c.GetAdminStats(ctx, ogen.GetAdminStatsParams{XTenantID: adminTenant})
 		r.ogen("getAdminStats", res, err)
 	}
@@ -64,11 +63,7 @@ func openapiOgen(t *testing.T, ex example, r *recorder) {
 
 func openapiOapi(t *testing.T, ex example, r *recorder) {
 	ctx := context.Background()
-	c, err := oapi.NewClientWithResponses(ex.base, oapi.WithHTTPClient(r.httpClient()),
-		oapi.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
-			req.Header.Set("X-API-Key", adminKey)
-			return nil
-		}))
+	c, err := oapi.NewClientWithResponses(ex.base, oapi.WithHTTPClient(r.httpClient()), oapi.WithRequestEditorFn(apiKey(adminKey)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +81,7 @@ func openapiOapi(t *testing.T, ex example, r *recorder) {
 		res, err := c.GetUsersByIdWithResponse(ctx, id)
 		r.oapi("getUsersById", res, err)
 	}
-	for _, ctx := range []context.Context{ctx, withEdit(ctx, without("X-Tenant-ID")), withEdit(ctx, without("X-API-Key")), withEdit(ctx, with("X-Tenant-ID", "globex"))} {
+	for _, ctx := range guarded(ctx) {
 		res, err := c.GetAdminStatsWithResponse(ctx, &oapi.GetAdminStatsParams{XTenantID: adminTenant})
 		r.oapi("getAdminStats", res, err)
 	}
