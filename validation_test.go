@@ -11,6 +11,7 @@ import (
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/validate"
+	"github.com/fxhq/fx/validate/validatetest"
 	"github.com/valyala/fasthttp"
 )
 
@@ -21,13 +22,7 @@ import (
 // CPU and 1.3 GB of RSS; 330,000 unknown keys under Strict a 20 MB one.
 
 // boundedOrder is the contract of examples/validation's POST /orders.
-var boundedOrder = validate.Object(validate.Fields{
-	"customer": validate.String().MinLen(1).MaxLen(100),
-	"items": validate.Array(validate.Object(validate.Fields{
-		"sku": validate.String().Pattern(`^[A-Z]-\d+$`, "Must look like A-1"),
-		"qty": validate.Integer().Min(1).Max(99),
-	})).MinItems(1),
-}).Strict()
+var boundedOrder = validatetest.HugeSchema()
 
 var boundedNotify = validate.Query(validate.Fields{"notify": validate.Boolean().Default(false)})
 
@@ -42,15 +37,7 @@ type boundedOrderT struct {
 }
 
 // hugeItemsBody is the 4 MiB attack body.
-func hugeItemsBody() []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"customer":"","items":[{}`)
-	for b.Len() < fx.DefaultBodyLimit-4 {
-		b.WriteString(`,{}`)
-	}
-	b.WriteString(`]}`)
-	return b.Bytes()
-}
+func hugeItemsBody() []byte { return validatetest.HugeBody("customer", "{}", fx.DefaultBodyLimit) }
 
 // mistypedBody is 4 MiB of numbers where the items (objects) belong: the
 // body go-json decodes in full before reporting its first type error.

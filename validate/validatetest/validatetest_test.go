@@ -1,6 +1,7 @@
 package validatetest_test
 
 import (
+	"bytes"
 	"slices"
 	"testing"
 
@@ -60,5 +61,25 @@ func TestRandomInputs(t *testing.T) {
 	}
 	if missing := slices.Index(values[:], false); missing >= 0 {
 		t.Errorf("byte %#x never drawn in %d bytes", missing, 64*64)
+	}
+}
+
+// TestHugeSchema: the huge body of empty items has two issues an item
+// under the schema (the sku and the qty it requires), and a whole order
+// none.
+func TestHugeSchema(t *testing.T) {
+	body := validatetest.HugeBody("customer", "{}", 64)
+	items := bytes.Count(body, []byte("{}"))
+	tree, err := validate.DecodeJSON(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := validatetest.HugeSchema().Validate(tree)
+	if want := 1 + 2*items; len(res.Issues) != want {
+		t.Errorf("%d issues for %d empty items, want %d: %v", len(res.Issues), items, want, validatetest.Keys(res.Issues))
+	}
+	ok, _ := validate.DecodeJSON([]byte(`{"customer":"Ada","items":[{"sku":"A-1","qty":2}]}`))
+	if res := validatetest.HugeSchema().Validate(ok); len(res.Issues) != 0 {
+		t.Errorf("a valid order: %v", validatetest.Keys(res.Issues))
 	}
 }
