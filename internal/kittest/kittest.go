@@ -1,7 +1,8 @@
 // Package kittest holds the test helpers shared by the kit packages'
 // tests (health, static, middleware, middleware/jwt): they check the wire
 // envelope (through fxtest.CheckEnvelope), drive an App's handler directly, without a server, and mint
-// the JWT fixtures (jwt.go). Only tests import it.
+// the JWT fixtures (jwt.go); ServeForClients serves an example to the
+// generated clients' tests. Only tests import it.
 package kittest
 
 import (
