@@ -188,6 +188,26 @@ func brokenListener(t testing.TB) (*fx.App, func() bool, failingListener) {
 	return app, ran, failingListener{listenLoopback(t), errors.New("accept: listener broke")}
 }
 
+// bootErrors boots app, which must fail with the errors.Join of its
+// configuration errors, and returns them: each must be an *fx.Error.
+func bootErrors(t testing.TB, app *fx.App) []*fx.Error {
+	t.Helper()
+	err := app.Boot()
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		t.Fatalf("Boot = %v (%T), want the errors.Join of the configuration errors", err, err)
+	}
+	var out []*fx.Error
+	for _, e := range joined.Unwrap() {
+		var fe *fx.Error
+		if !errors.As(e, &fe) {
+			t.Fatalf("joined error %v is not an *fx.Error", e)
+		}
+		out = append(out, fe)
+	}
+	return out
+}
+
 // trickle is a slow client: it writes b to conn every 20 ms until stop is
 // closed or a write fails.
 func trickle(conn net.Conn, b string, stop <-chan struct{}) {
