@@ -57,8 +57,7 @@ func multipartReq(t *testing.T, fields map[string]string, files map[string][]byt
 }
 
 func TestFormValueURLEncoded(t *testing.T) {
-	app := quiet()
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t)
 	app.Post("/", func(c *fx.Ctx) error {
 		return c.String(200, c.FormValue("name")+"|"+c.FormValue("q")+"|"+c.FormValue("none"))
 	})
@@ -95,8 +94,7 @@ func TestMultipartForm(t *testing.T) {
 
 func TestMultipartFormRefusals(t *testing.T) {
 	cfg := fx.Config{MultipartMaxParts: 3, MultipartMaxFileSize: 100, BodyLimit: 64 << 10}
-	app := quiet(cfg)
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t, cfg)
 	app.Post("/", func(c *fx.Ctx) error {
 		if _, err := c.MultipartForm(); err != nil {
 			return err
@@ -134,8 +132,7 @@ func TestMultipartFormRefusals(t *testing.T) {
 func TestMultipartTempFilesRemoved(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TMPDIR", dir)
-	app := quiet(fx.Config{BodyLimit: 32 << 20})
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t, fx.Config{BodyLimit: 32 << 20})
 	var onDisk string
 	app.Post("/", func(c *fx.Ctx) error {
 		_, rd, err := formFile(c, "big")
@@ -177,8 +174,7 @@ func TestMultipartTempFilesRemoved(t *testing.T) {
 // MultipartMaxParts is read in batches: values and files of every batch
 // are in the form, files open with their contents, a chunked body too.
 func TestMultipartOverMimePartCap(t *testing.T) {
-	app := quiet(fx.Config{MultipartMaxParts: 2500})
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t, fx.Config{MultipartMaxParts: 2500})
 	app.Post("/", func(c *fx.Ctx) error {
 		f, rd, err := formFile(c, "late")
 		if err != nil {

@@ -17,8 +17,7 @@ import (
 )
 
 func TestStreamWritesChunks(t *testing.T) {
-	app := quiet()
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t)
 	app.Get("/", func(c *fx.Ctx) error {
 		name := c.Query("name") // read from c before: the stream runs after the handler
 		return c.Stream("text/plain", func(w *bufio.Writer) error {
@@ -71,8 +70,7 @@ func TestStreamErrorTruncatesAndLogs(t *testing.T) {
 }
 
 func TestStreamNotRunForHeadOrReplacedResponse(t *testing.T) {
-	app := quiet()
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t)
 	var ran atomic.Int32
 	fn := func(w *bufio.Writer) error { ran.Add(1); w.WriteString("x"); return nil }
 	app.Handle("HEAD", "/", func(c *fx.Ctx) error { return c.Stream("text/plain", fn) })
@@ -118,8 +116,7 @@ func TestStreamOutlivesWriteTimeout(t *testing.T) {
 }
 
 func TestSSEFormat(t *testing.T) {
-	app := quiet()
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t)
 	app.Get("/", func(c *fx.Ctx) error {
 		return c.SSE(func(e *fx.EventWriter) error {
 			if err := e.Comment("hello\nthere"); err != nil {

@@ -140,6 +140,14 @@ func quiet(cfg ...fx.Config) *fx.App {
 	return fx.New(c)
 }
 
+// quietFor is quiet's App for one test: it is shut down when the test
+// ends.
+func quietFor(t testing.TB, cfg ...fx.Config) *fx.App {
+	app := quiet(cfg...)
+	t.Cleanup(func() { app.Shutdown() })
+	return app
+}
+
 // onShutdownRan registers an OnShutdown function that returns err, and
 // returns the check the shutdown tests assert with: has it run by now?
 func onShutdownRan(app *fx.App, err error) func() bool {

@@ -50,10 +50,9 @@ func recordResponses(app *fx.App) chan seen {
 // answering "a", shut down at the end of the test, and the channel of its
 // observations (recordResponses).
 func observedA(t *testing.T, cfg fx.Config) (*fx.App, chan seen) {
-	app := quiet(cfg)
+	app := quietFor(t, cfg)
 	ch := recordResponses(app)
 	app.Get("/a", func(c *fx.Ctx) error { return c.String(200, "a") })
-	t.Cleanup(func() { app.Shutdown() })
 	return app, ch
 }
 
