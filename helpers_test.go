@@ -148,6 +148,21 @@ func quietFor(t testing.TB, cfg ...fx.Config) *fx.App {
 	return app
 }
 
+// stuckRoute registers GET /stuck, whose handler closes the returned
+// channel when a request enters it, then waits until the test ends: a
+// request in flight that outlives any shutdown bound.
+func stuckRoute(t testing.TB, app *fx.App) <-chan struct{} {
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	app.Get("/stuck", func(c *fx.Ctx) error {
+		close(entered)
+		<-release
+		return nil
+	})
+	return entered
+}
+
 // onShutdownRan registers an OnShutdown function that returns err, and
 // returns the check the shutdown tests assert with: has it run by now?
 func onShutdownRan(app *fx.App, err error) func() bool {

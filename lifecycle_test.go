@@ -88,23 +88,11 @@ func TestShutdownGraceful(t *testing.T) {
 // context's error, and still runs OnShutdown.
 func TestShutdownWithContextDeadline(t *testing.T) {
 	app := quiet()
-	entered := make(chan struct{})
-	release := make(chan struct{})
-	defer close(release)
 	ranShutdown := onShutdownRan(app, errors.New("closer failed"))
-	app.Get("/stuck", func(c *fx.Ctx) error {
-		close(entered)
-		<-release
-		return nil
-	})
+	entered := stuckRoute(t, app)
 	ln := listenLoopback(t)
 	go func() { _ = app.Serve(ln) }() // ends with Shutdown
-	go func() {
-		resp, err := http.Get("http://" + ln.Addr().String() + "/stuck")
-		if err == nil {
-			resp.Body.Close()
-		}
-	}()
+	getAsync("http://"+ln.Addr().String()+"/stuck", 15*time.Second)
 	<-entered
 	err := shutdownOver(t, app) // Shutdown must not wait for /stuck
 	if err == nil || !strings.Contains(err.Error(), "closer failed") {

@@ -291,24 +291,12 @@ func TestRunContextDrains(t *testing.T) {
 func TestRunGracePeriodBoundsStuckRequest(t *testing.T) {
 	t.Parallel()
 	app := quiet()
-	entered := make(chan struct{})
-	release := make(chan struct{})
-	defer close(release) // only at the end: the request outlives Run
 	ranShutdown := onShutdownRan(app, nil)
-	app.Get("/stuck", func(c *fx.Ctx) error {
-		close(entered)
-		<-release
-		return nil
-	})
+	entered := stuckRoute(t, app) // the request outlives Run
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	addr, done := serveRun(t, app, ctx, fx.RunConfig{GracePeriod: 200 * time.Millisecond})
-	go func() {
-		client := &http.Client{Timeout: 15 * time.Second}
-		if resp, err := client.Get("http://" + addr + "/stuck"); err == nil {
-			resp.Body.Close()
-		}
-	}()
+	getAsync("http://"+addr+"/stuck", 15*time.Second)
 	<-entered
 	cancel()
 	err := kittest.Within(t, done, "Run still waiting 10 s after a 200 ms grace period")
