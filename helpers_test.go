@@ -450,6 +450,18 @@ func dialBounded(t testing.TB, addr string, bound time.Duration) net.Conn {
 	return conn
 }
 
+// accepts reports whether something accepts a TCP connection on addr
+// (the connection is closed at once): how a test sees that a listener
+// was closed.
+func accepts(addr string) bool {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
 // serveOn serves app on ln on a goroutine and returns the channel its
 // Serve's result arrives on.
 func serveOn(app *fx.App, ln net.Listener) <-chan error {

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -51,14 +50,7 @@ func TestShutdownGraceful(t *testing.T) {
 	// Wait (bounded) until Shutdown has closed the listener, then check it
 	// is still waiting for the in-flight request. (Ordering, not timing:
 	// the handler is released only after this check.)
-	for range 500 {
-		c, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			break
-		}
-		c.Close()
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitClosed(t, ln.Addr().String())
 	select {
 	case err := <-shut:
 		t.Fatalf("Shutdown returned (%v) while a request was in flight", err)
@@ -231,11 +223,9 @@ func (e *events) String() string {
 func waitClosed(t *testing.T, addr string) {
 	t.Helper()
 	for range 1000 {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
+		if !accepts(addr) {
 			return
 		}
-		c.Close()
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatal("the listener still accepts after Shutdown began")
@@ -334,8 +324,7 @@ func TestServeAfterShutdown(t *testing.T) {
 	if err := kittest.Within(t, served, "Serve after Shutdown blocked"); err != nil {
 		t.Errorf("Serve after Shutdown = %v, want nil", err)
 	}
-	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
-		c.Close()
+	if accepts(ln.Addr().String()) {
 		t.Error("Serve after Shutdown left its listener open")
 	}
 }
@@ -381,8 +370,7 @@ func TestServeListenerErrorReturns(t *testing.T) {
 	if ranShutdown() {
 		t.Error("a listener error ran OnShutdown")
 	}
-	if c, err := net.Dial("tcp", broken.Addr().String()); err == nil {
-		c.Close()
+	if accepts(broken.Addr().String()) {
 		t.Error("Serve left its failed listener open")
 	}
 	if err := app.Shutdown(); err != nil {
