@@ -162,10 +162,7 @@ func TestWriteTimeoutFreesTheConnection(t *testing.T) {
 	app := quiet(fx.Config{WriteTimeout: 100 * time.Millisecond})
 	big := bytes.Repeat([]byte("z"), 64<<20) // far more than loopback socket buffers hold
 	app.Get("/big", func(c *fx.Ctx) error { return c.Send(200, "application/octet-stream", big) })
-	conn, err := net.Dial("tcp", fxtest.Serve(t, app))
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialBounded(t, fxtest.Serve(t, app), 10*time.Second) // a bound
 	defer conn.Close()
 	_, _ = conn.Write([]byte("GET /big HTTP/1.1\r\nHost: a\r\n\r\n"))
 	// The client never reads. The server must give up and close.
@@ -293,12 +290,8 @@ func TestSilentClientClosedQuietly(t *testing.T) {
 	addr := fxtest.Serve(t, app)
 
 	t.Run("silent", func(t *testing.T) {
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := dialBounded(t, addr, 10*time.Second) // a bound
 		defer conn.Close()
-		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // a bound
 		got, err := io.ReadAll(conn)
 		if err != nil || len(got) != 0 {
 			t.Fatalf("silent connection got %q, %v; want a quiet close", got, err)
@@ -669,10 +662,7 @@ func TestOverConcurrencyOverTCP(t *testing.T) {
 	app := quiet(fx.Config{Concurrency: 1})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	addr := fxtest.Serve(t, app)
-	first, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := dialBounded(t, addr, 10*time.Second)
 	defer first.Close()
 	if w := roundTripRaw(t, first, bufio.NewReader(first), "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"); w.status != 200 {
 		t.Fatalf("first: %d", w.status)
