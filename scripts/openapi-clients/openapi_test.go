@@ -51,14 +51,13 @@ func openapiOgen(t *testing.T, ex example, r *recorder) {
 		res, err := c.GetAdminStats(ctx, ogen.GetAdminStatsParams{XTenantID: adminTenant})
 		r.ogen("getAdminStats", res, err)
 	}
-	live, err := c.GetLivez(ctx)
-	r.ogen("getLivez", live, err)
-	ready, err := c.GetReadyz(ctx)
-	r.ogen("getReadyz", ready, err)
-	ex.control("down") // the user store unreachable: readiness answers 503
-	ready, err = c.GetReadyz(ctx)
-	r.ogen("getReadyz", ready, err)
-	ex.control("up")
+	probes(ex, func() {
+		res, err := c.GetLivez(ctx)
+		r.ogen("getLivez", res, err)
+	}, func() {
+		res, err := c.GetReadyz(ctx)
+		r.ogen("getReadyz", res, err)
+	})
 }
 
 func openapiOapi(t *testing.T, ex example, r *recorder) {
@@ -85,12 +84,21 @@ func openapiOapi(t *testing.T, ex example, r *recorder) {
 		res, err := c.GetAdminStatsWithResponse(ctx, &oapi.GetAdminStatsParams{XTenantID: adminTenant})
 		r.oapi("getAdminStats", res, err)
 	}
-	live, err := c.GetLivezWithResponse(ctx)
-	r.oapi("getLivez", live, err)
-	ready, err := c.GetReadyzWithResponse(ctx)
-	r.oapi("getReadyz", ready, err)
-	ex.control("down") // the user store unreachable: readiness answers 503
-	ready, err = c.GetReadyzWithResponse(ctx)
-	r.oapi("getReadyz", ready, err)
+	probes(ex, func() {
+		res, err := c.GetLivezWithResponse(ctx)
+		r.oapi("getLivez", res, err)
+	}, func() {
+		res, err := c.GetReadyzWithResponse(ctx)
+		r.oapi("getReadyz", res, err)
+	})
+}
+
+// probes calls the liveness and readiness operations, then readiness again
+// while the example's user store is unreachable (its 503).
+func probes(ex example, live, ready func()) {
+	live()
+	ready()
+	ex.control("down")
+	ready()
 	ex.control("up")
 }
