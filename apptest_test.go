@@ -1,7 +1,6 @@
 package fx_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -69,11 +68,7 @@ func TestShutdownWaitsForInMemoryExchanges(t *testing.T) {
 		got <- string(r.body)
 	}()
 	<-entered
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := app.ShutdownWithContext(ctx); !errors.Is(err, context.Canceled) {
-		t.Fatalf("ShutdownWithContext with an exchange in flight = %v, want context.Canceled", err)
-	}
+	shutdownOver(t, app) // an exchange in flight
 	close(release)
 	if b := <-got; b != "done" {
 		t.Fatalf("in-flight exchange got %q", b)

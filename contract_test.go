@@ -3,11 +3,8 @@ package fx_test
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
-	"net/http/httptest"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/fxhq/fx"
@@ -16,23 +13,16 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// contractDo sends a request through app.Test; ctype "" sends no Content-Type.
+// contractDo sends a request through app.Test (do); ctype "" sends no
+// Content-Type.
 func contractDo(t testing.TB, app *fx.App, method, target, ctype, body string) (int, string) {
 	t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req := httptest.NewRequest(method, target, r)
+	var hdr []string
 	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
+		hdr = []string{"Content-Type", ctype}
 	}
-	resp, err := app.Test(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	r := do(t, app, method, target, body, hdr...)
+	return r.status, string(r.body)
 }
 
 type contractIssue struct {
@@ -448,11 +438,7 @@ func (selfRefSchema) Validate(any) validate.Result {
 func TestContractSchemaPanicWithCyclicValue(t *testing.T) {
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 	app.Route(fx.Route{Method: "POST", Path: "/x", Body: selfRefSchema{}, Handler: func(c *fx.Ctx) error { return nil }})
-	resp, err := app.Test(httptest.NewRequest("POST", "/x", strings.NewReader(`{}`)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != 500 {
-		t.Fatalf("status %d, want 500", resp.StatusCode)
+	if st, body := contractDo(t, app, "POST", "/x", "", `{}`); st != 500 {
+		t.Fatalf("status %d, want 500: %s", st, body)
 	}
 }

@@ -13,8 +13,7 @@ import (
 // one, an earlier one shortens it (also after Context was first called),
 // and every context of the request ends with it.
 func TestSetDeadlineEarliestWins(t *testing.T) {
-	app := quiet()
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t)
 	base := time.Now().Add(time.Hour)
 	var seen []time.Time
 	var ctxs []context.Context
@@ -71,8 +70,7 @@ func TestSetDeadlineEarliestWins(t *testing.T) {
 // never asked for its context is not carried by the pooled Ctx into the
 // next request.
 func TestSetDeadlineEndsWithRequest(t *testing.T) {
-	app := quiet()
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t)
 	app.Get("/set", func(c *fx.Ctx) error {
 		c.SetDeadline(time.Now().Add(time.Hour))
 		return c.String(200, "ok")

@@ -15,17 +15,6 @@ import (
 	"github.com/fxhq/fx"
 )
 
-// doReq sends req through app.Test and reads the response.
-func doReq(t *testing.T, app *fx.App, req *http.Request) result {
-	t.Helper()
-	resp, err := app.Test(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	return result{status: resp.StatusCode, header: resp.Header, body: b}
-}
-
 // multipartBody builds a form with the given fields and files (name, content).
 func multipartBody(t *testing.T, fields map[string]string, files map[string][]byte) (string, *bytes.Buffer) {
 	t.Helper()
@@ -45,6 +34,17 @@ func multipartBody(t *testing.T, fields map[string]string, files map[string][]by
 	return w.FormDataContentType(), &buf
 }
 
+// formFile reads the request's multipart form and opens the first file
+// under name; the caller closes it.
+func formFile(c *fx.Ctx, name string) (*multipart.Form, multipart.File, error) {
+	f, err := c.MultipartForm()
+	if err != nil {
+		return nil, nil, err
+	}
+	rd, err := f.File[name][0].Open()
+	return f, rd, err
+}
+
 func multipartReq(t *testing.T, fields map[string]string, files map[string][]byte, chunked bool) *http.Request {
 	ct, body := multipartBody(t, fields, files)
 	req := httptest.NewRequest("POST", "/?q=query&name=fromquery", bytes.NewReader(body.Bytes()))
@@ -57,8 +57,7 @@ func multipartReq(t *testing.T, fields map[string]string, files map[string][]byt
 }
 
 func TestFormValueURLEncoded(t *testing.T) {
-	app := quiet()
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t)
 	app.Post("/", func(c *fx.Ctx) error {
 		return c.String(200, c.FormValue("name")+"|"+c.FormValue("q")+"|"+c.FormValue("none"))
 	})
@@ -95,8 +94,7 @@ func TestMultipartForm(t *testing.T) {
 
 func TestMultipartFormRefusals(t *testing.T) {
 	cfg := fx.Config{MultipartMaxParts: 3, MultipartMaxFileSize: 100, BodyLimit: 64 << 10}
-	app := quiet(cfg)
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t, cfg)
 	app.Post("/", func(c *fx.Ctx) error {
 		if _, err := c.MultipartForm(); err != nil {
 			return err
@@ -134,15 +132,10 @@ func TestMultipartFormRefusals(t *testing.T) {
 func TestMultipartTempFilesRemoved(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TMPDIR", dir)
-	app := quiet(fx.Config{BodyLimit: 32 << 20})
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t, fx.Config{BodyLimit: 32 << 20})
 	var onDisk string
 	app.Post("/", func(c *fx.Ctx) error {
-		f, err := c.MultipartForm()
-		if err != nil {
-			return err
-		}
-		rd, err := f.File["big"][0].Open()
+		_, rd, err := formFile(c, "big")
 		if err != nil {
 			return err
 		}
@@ -181,14 +174,9 @@ func TestMultipartTempFilesRemoved(t *testing.T) {
 // MultipartMaxParts is read in batches: values and files of every batch
 // are in the form, files open with their contents, a chunked body too.
 func TestMultipartOverMimePartCap(t *testing.T) {
-	app := quiet(fx.Config{MultipartMaxParts: 2500})
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t, fx.Config{MultipartMaxParts: 2500})
 	app.Post("/", func(c *fx.Ctx) error {
-		f, err := c.MultipartForm()
-		if err != nil {
-			return err
-		}
-		rd, err := f.File["late"][0].Open()
+		f, rd, err := formFile(c, "late")
 		if err != nil {
 			return err
 		}

@@ -4,47 +4,37 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
-	"github.com/valyala/fasthttp"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
-// benchHandler runs h as the GET / route on a reused RequestCtx.
-func benchHandler(b *testing.B, h fx.Handler, hdr ...string) {
+// benchHandler runs h as the GET / route, with the header pairs hdr, on
+// a reused RequestCtx; it must answer status.
+func benchHandler(b *testing.B, status int, h fx.Handler, hdr ...string) {
 	app := quiet()
 	app.Get("/", h)
-	handler := app.Handler()
-	var req fasthttp.Request
-	req.SetRequestURI("/")
+	rc := kittest.RequestCtx("GET", "/")
 	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Add(hdr[i], hdr[i+1])
+		rc.Request.Header.Add(hdr[i], hdr[i+1])
 	}
-	var rc fasthttp.RequestCtx
-	rc.Init(&req, nil, nil)
-	b.ReportAllocs()
-	for b.Loop() {
-		rc.Response.Reset()
-		handler(&rc)
-	}
-	if rc.Response.StatusCode() >= 400 {
-		b.Fatalf("%d %s", rc.Response.StatusCode(), rc.Response.Body())
-	}
+	kittest.BenchCtx(b, app.Handler(), rc, status)
 }
 
 func BenchmarkSetCookie(b *testing.B) {
-	benchHandler(b, func(c *fx.Ctx) error {
+	benchHandler(b, 200, func(c *fx.Ctx) error {
 		return c.SetCookie(fx.Cookie{Name: "sid", Value: "0123456789abcdef", MaxAge: 3600})
 	})
 }
 
 func BenchmarkCookie(b *testing.B) {
 	var sink string
-	benchHandler(b, func(c *fx.Ctx) error { sink = c.Cookie("sid"); return nil }, "Cookie", "a=1; sid=0123456789abcdef")
+	benchHandler(b, 200, func(c *fx.Ctx) error { sink = c.Cookie("sid"); return nil }, "Cookie", "a=1; sid=0123456789abcdef")
 	_ = sink
 }
 
 func BenchmarkRedirect(b *testing.B) {
-	benchHandler(b, func(c *fx.Ctx) error { return c.Redirect(302, "/login") })
+	benchHandler(b, 302, func(c *fx.Ctx) error { return c.Redirect(302, "/login") })
 }
 
 func BenchmarkBare(b *testing.B) {
-	benchHandler(b, func(c *fx.Ctx) error { return nil })
+	benchHandler(b, 200, func(c *fx.Ctx) error { return nil })
 }

@@ -10,8 +10,7 @@ import (
 )
 
 func TestCookieReadIsCopy(t *testing.T) {
-	app := quiet()
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t)
 	var kept []string
 	app.Get("/", func(c *fx.Ctx) error {
 		kept = append(kept, c.Cookie("sid"), c.Cookie("absent"))
@@ -25,8 +24,7 @@ func TestCookieReadIsCopy(t *testing.T) {
 }
 
 func TestSetCookieSecureDefaults(t *testing.T) {
-	app := quiet()
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t)
 	app.Get("/", func(c *fx.Ctx) error {
 		return c.SetCookie(fx.Cookie{Name: "sid", Value: "abc"})
 	})
@@ -43,8 +41,7 @@ func TestSetCookieSecureDefaults(t *testing.T) {
 }
 
 func TestSetCookieOptOutsAndAttributes(t *testing.T) {
-	app := quiet()
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t)
 	exp := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	app.Get("/", func(c *fx.Ctx) error {
 		if err := c.SetCookie(fx.Cookie{Name: "theme", Value: "dark", AllowScript: true, Insecure: true,
@@ -107,8 +104,7 @@ func TestSetCookieRefusesUnsafe(t *testing.T) {
 }
 
 func TestClearCookie(t *testing.T) {
-	app := quiet()
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t)
 	app.Get("/", func(c *fx.Ctx) error { return c.ClearCookie("sid") })
 	r := do(t, app, "GET", "/", "")
 	sc := r.header.Get("Set-Cookie")
@@ -118,8 +114,7 @@ func TestClearCookie(t *testing.T) {
 }
 
 func TestRedirect(t *testing.T) {
-	app := quiet()
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t)
 	app.Get("/r", func(c *fx.Ctx) error {
 		c.SetHeader("X-Kept", "1")
 		return c.Redirect(303, c.Query("to"))
@@ -142,8 +137,7 @@ func TestRedirectRefusesBadStatusAndLocation(t *testing.T) {
 		{200, "/a"}, {304, "/a"}, {300, "/a"}, {404, "/a"}, {302, ""},
 		{302, "/a\r\nSet-Cookie: x=1"}, {302, "/a\nb"}, {302, "/a\x00"}, {302, "/a\x7f"},
 	}
-	app := quiet()
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t)
 	var i int
 	app.Get("/", func(c *fx.Ctx) error { return c.Redirect(cases[i].status, cases[i].loc) })
 	for i = range cases {
@@ -156,8 +150,7 @@ func TestRedirectRefusesBadStatusAndLocation(t *testing.T) {
 }
 
 func TestAddHeader(t *testing.T) {
-	app := quiet()
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t)
 	app.Get("/", func(c *fx.Ctx) error {
 		c.AddHeader("Link", "</a>; rel=preload")
 		c.AddHeader("Link", "</b>; rel=preload")

@@ -17,8 +17,7 @@ import (
 )
 
 func TestStreamWritesChunks(t *testing.T) {
-	app := quiet()
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t)
 	app.Get("/", func(c *fx.Ctx) error {
 		name := c.Query("name") // read from c before: the stream runs after the handler
 		return c.Stream("text/plain", func(w *bufio.Writer) error {
@@ -71,8 +70,7 @@ func TestStreamErrorTruncatesAndLogs(t *testing.T) {
 }
 
 func TestStreamNotRunForHeadOrReplacedResponse(t *testing.T) {
-	app := quiet()
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t)
 	var ran atomic.Int32
 	fn := func(w *bufio.Writer) error { ran.Add(1); w.WriteString("x"); return nil }
 	app.Handle("HEAD", "/", func(c *fx.Ctx) error { return c.Stream("text/plain", fn) })
@@ -118,8 +116,7 @@ func TestStreamOutlivesWriteTimeout(t *testing.T) {
 }
 
 func TestSSEFormat(t *testing.T) {
-	app := quiet()
-	t.Cleanup(func() { app.Shutdown() })
+	app := quietFor(t)
 	app.Get("/", func(c *fx.Ctx) error {
 		return c.SSE(func(e *fx.EventWriter) error {
 			if err := e.Comment("hello\nthere"); err != nil {
@@ -267,29 +264,11 @@ func TestStreamDeadlineDoesNotLeakToNextRequest(t *testing.T) {
 		return c.Stream("text/plain", func(w *bufio.Writer) error { _, err := w.WriteString("s"); return err })
 	})
 	app.Get("/p", func(c *fx.Ctx) error { return c.String(200, "plain") })
-	base := "http://" + fxtest.Serve(t, app)
-	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialBounded(t, fxtest.Serve(t, app), 10*time.Second)
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
 	br := bufio.NewReader(conn)
 	get := func(path string) string {
-		req, _ := http.NewRequest("GET", base+path, nil)
-		if err := req.Write(conn); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.ReadResponse(br, req)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		return string(b)
+		return string(roundTripRaw(t, conn, br, "GET", "GET "+path+" HTTP/1.1\r\nHost: a\r\n\r\n").body)
 	}
 	if got := get("/s"); got != "s" {
 		t.Fatal(got)

@@ -21,38 +21,25 @@ import (
 
 const idleRequest = "GET /hello HTTP/1.1\r\nHost: fx\r\n\r\n"
 
-// roundTrip sends one request on c and reads the whole response.
+// roundTrip sends idleRequest on c and reads the whole response, which
+// must be a 200 (roundTripRawErr: the connection's deadline is 10 s on).
 func roundTrip(c net.Conn, br *bufio.Reader) error {
-	if _, err := io.WriteString(c, idleRequest); err != nil {
-		return err
+	r, err := roundTripRawErr(c, br, "GET", idleRequest)
+	if err == nil && r.status != 200 {
+		err = fmt.Errorf("status %d", r.status)
 	}
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return err
-	}
-	if resp.StatusCode != 200 {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
-	return nil
+	return err
 }
 
 // keepAlive dials addr and returns a function that sends one GET /hello on
 // the same connection and fails the test unless it is answered 200.
 func keepAlive(t *testing.T, addr string) (net.Conn, func()) {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialBounded(t, addr, 10*time.Second)
 	t.Cleanup(func() { c.Close() })
 	br := bufio.NewReader(c)
 	return c, func() {
 		t.Helper()
-		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 		if err := roundTrip(c, br); err != nil {
 			t.Fatal(err)
 		}

@@ -411,61 +411,58 @@ func (d *deploy) run(t *testing.T, replace func(i int)) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	s := &d.stats
-	for range deployConns {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
+	// each keeps n clients calling one until stop is closed.
+	each := func(n int, one func()) {
+		for range n {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+						one()
+					}
 				}
-				resp, err := hc.Get("http://" + d.addr + "/work?ms=2")
-				if err != nil {
-					s.failed.Add(1)
-					s.fail(err.Error())
-					continue
-				}
-				body, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err != nil || resp.StatusCode != 200 || string(body) != "ok" {
-					s.failed.Add(1)
-					s.fail(fmt.Sprintf("status %d, body %q, err %v", resp.StatusCode, body, err))
-					continue
-				}
-				s.ok.Add(1)
-				s.mu.Lock()
-				s.pids[resp.Header.Get("X-Pid")]++
-				s.mu.Unlock()
-			}
-		})
+			})
+		}
 	}
-	for range deployPosters {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				r := &client.Request{Method: http.MethodPost, Path: "/orders", Body: []byte(`{}`)}
-				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-				resp, err := fc.Do(ctx, r)
-				cancel()
-				s.posts.Add(1)
-				if err != nil || resp.Status != 201 {
-					s.postFailed.Add(1)
-					s.fail(fmt.Sprintf("POST: %v", err))
-					continue
-				}
-				if resp.Attempts > 1 {
-					s.postRetried.Add(1)
-				}
-				s.mu.Lock()
-				s.keys = append(s.keys, r.IdempotencyKey)
-				s.mu.Unlock()
-			}
-		})
-	}
+	each(deployConns, func() {
+		resp, err := hc.Get("http://" + d.addr + "/work?ms=2")
+		if err != nil {
+			s.failed.Add(1)
+			s.fail(err.Error())
+			return
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || string(body) != "ok" {
+			s.failed.Add(1)
+			s.fail(fmt.Sprintf("status %d, body %q, err %v", resp.StatusCode, body, err))
+			return
+		}
+		s.ok.Add(1)
+		s.mu.Lock()
+		s.pids[resp.Header.Get("X-Pid")]++
+		s.mu.Unlock()
+	})
+	each(deployPosters, func() {
+		r := &client.Request{Method: http.MethodPost, Path: "/orders", Body: []byte(`{}`)}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		resp, err := fc.Do(ctx, r)
+		cancel()
+		s.posts.Add(1)
+		if err != nil || resp.Status != 201 {
+			s.postFailed.Add(1)
+			s.fail(fmt.Sprintf("POST: %v", err))
+			return
+		}
+		if resp.Attempts > 1 {
+			s.postRetried.Add(1)
+		}
+		s.mu.Lock()
+		s.keys = append(s.keys, r.IdempotencyKey)
+		s.mu.Unlock()
+	})
 	time.Sleep(time.Second)
 	for i := range deployReplaces {
 		replace(i)

@@ -215,11 +215,8 @@ func TestFramingBareLFServed(t *testing.T) {
 // out: they end the line or the name rather than sit inside it.
 func TestFramingFieldNameBytes(t *testing.T) {
 	addr := fxtest.Serve(t, framingApp(fx.Config{}))
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { conn.Close() }()
+	conn := dialBounded(t, addr, 10*time.Second)
+	defer conn.Close()
 	br := bufio.NewReader(conn)
 	for b := 0; b < 256; b++ {
 		c := byte(b)
@@ -232,18 +229,12 @@ func TestFramingFieldNameBytes(t *testing.T) {
 			continue
 		}
 		// Token bytes: served, one after the other on a keep-alive connection.
-		_ = conn.SetDeadline(time.Now().Add(5 * time.Second)) // a bound, not an assertion
-		if _, err := io.WriteString(conn, raw); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.ReadResponse(br, nil)
+		r, err := roundTripRawErr(conn, br, "GET", raw)
 		if err != nil {
 			t.Fatalf("byte %#x: %v", c, err)
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 || string(body) != "next" {
-			t.Errorf("byte %#x (a token character): %d %q, want 200 \"next\"", c, resp.StatusCode, body)
+		if r.status != 200 || string(r.body) != "next" {
+			t.Errorf("byte %#x (a token character): %d %q, want 200 \"next\"", c, r.status, r.body)
 		}
 	}
 }

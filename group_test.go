@@ -39,20 +39,11 @@ func TestGroupPrefixAndMiddlewareOrder(t *testing.T) {
 		"/api/ping":       "app>api>late>",
 		"/plain":          "app>",
 	} {
-		resp, err := app.Test(httptest.NewRequest("GET", path, nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 || string(b) != want {
-			t.Errorf("GET %s = %d %q, want 200 %q", path, resp.StatusCode, b, want)
+		if r := do(t, app, "GET", path, ""); r.status != 200 || string(r.body) != want {
+			t.Errorf("GET %s = %d %q, want 200 %q", path, r.status, r.body, want)
 		}
 	}
-	resp, _ := app.Test(httptest.NewRequest("GET", "/api/nope", nil))
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 404 || !strings.Contains(string(b), `"FX_NOT_FOUND"`) {
-		t.Errorf("GET /api/nope = %d %s, want the 404 envelope", resp.StatusCode, b)
-	}
+	mustEnvelope(t, do(t, app, "GET", "/api/nope", ""), 404, fx.ErrorCodes.NotFound)
 }
 
 // TestGroupMiddlewareCanRefuse: group middleware that returns an *Error
@@ -68,18 +59,14 @@ func TestGroupMiddlewareCanRefuse(t *testing.T) {
 	admin.Get("/stats", func(c *fx.Ctx) error { return c.String(200, "ok") })
 	app.Get("/public", func(c *fx.Ctx) error { return c.String(200, "ok") })
 
-	resp, _ := app.Test(httptest.NewRequest("GET", "/admin/stats", nil))
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 403 || string(b) != `{"error":{"code":"FX_FORBIDDEN","message":"Admins only"}}` {
-		t.Errorf("GET /admin/stats = %d %s", resp.StatusCode, b)
+	if r := do(t, app, "GET", "/admin/stats", ""); r.status != 403 || string(r.body) != `{"error":{"code":"FX_FORBIDDEN","message":"Admins only"}}` {
+		t.Errorf("GET /admin/stats = %d %s", r.status, r.body)
 	}
-	req := httptest.NewRequest("GET", "/admin/stats", nil)
-	req.Header.Set("X-Role", "admin")
-	if resp, _ := app.Test(req); resp.StatusCode != 200 {
-		t.Errorf("admin GET /admin/stats = %d, want 200", resp.StatusCode)
+	if r := do(t, app, "GET", "/admin/stats", "", "X-Role", "admin"); r.status != 200 {
+		t.Errorf("admin GET /admin/stats = %d, want 200", r.status)
 	}
-	if resp, _ := app.Test(httptest.NewRequest("GET", "/public", nil)); resp.StatusCode != 200 {
-		t.Errorf("GET /public = %d, want 200", resp.StatusCode)
+	if r := do(t, app, "GET", "/public", ""); r.status != 200 {
+		t.Errorf("GET /public = %d, want 200", r.status)
 	}
 }
 

@@ -44,9 +44,15 @@ func do(t testing.TB, app *fx.App, method, target string, body string, hdr ...st
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
+	return doReq(t, app, req)
+}
+
+// doReq sends req through app.Test and reads the response.
+func doReq(t testing.TB, app *fx.App, req *http.Request) result {
+	t.Helper()
 	resp, err := app.Test(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, target, err)
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
 	}
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
@@ -134,6 +140,124 @@ func quiet(cfg ...fx.Config) *fx.App {
 	return fx.New(c)
 }
 
+// quietFor is quiet's App for one test: it is shut down when the test
+// ends.
+func quietFor(t testing.TB, cfg ...fx.Config) *fx.App {
+	app := quiet(cfg...)
+	t.Cleanup(func() { app.Shutdown() })
+	return app
+}
+
+// stuckRoute registers GET /stuck, whose handler closes the returned
+// channel when a request enters it, then waits until the test ends: a
+// request in flight that outlives any shutdown bound.
+func stuckRoute(t testing.TB, app *fx.App) <-chan struct{} {
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	app.Get("/stuck", func(c *fx.Ctx) error {
+		close(entered)
+		<-release
+		return nil
+	})
+	return entered
+}
+
+// onShutdownRan registers an OnShutdown function that returns err, and
+// returns the check the shutdown tests assert with: has it run by now?
+func onShutdownRan(app *fx.App, err error) func() bool {
+	ran := make(chan struct{})
+	app.OnShutdown(func() error { close(ran); return err })
+	return func() bool {
+		select {
+		case <-ran:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// shutdownOver calls app.ShutdownWithContext with a context that is
+// already over, so it must not wait for the requests in flight: the error
+// it returns must wrap context.Canceled. It returns that error.
+func shutdownOver(t testing.TB, app *fx.App) error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := app.ShutdownWithContext(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("ShutdownWithContext with its context over = %v, want context.Canceled", err)
+	}
+	return err
+}
+
+// failingListener is a loopback listener whose Accept fails at once with
+// err, a permanent error.
+type failingListener struct {
+	net.Listener
+	err error
+}
+
+func (l failingListener) Accept() (net.Conn, error) { return nil, l.err }
+
+// brokenListener returns an App with one route and the OnShutdown check of
+// onShutdownRan, and a listener whose Accept fails: serving fails on its
+// own, before any request.
+func brokenListener(t testing.TB) (*fx.App, func() bool, failingListener) {
+	app := quiet()
+	ran := onShutdownRan(app, nil)
+	app.Get("/", func(c *fx.Ctx) error { return nil })
+	return app, ran, failingListener{listenLoopback(t), errors.New("accept: listener broke")}
+}
+
+// bootErrors boots app, which must fail with the errors.Join of its
+// configuration errors, and returns them: each must be an *fx.Error.
+func bootErrors(t testing.TB, app *fx.App) []*fx.Error {
+	t.Helper()
+	err := app.Boot()
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		t.Fatalf("Boot = %v (%T), want the errors.Join of the configuration errors", err, err)
+	}
+	var out []*fx.Error
+	for _, e := range joined.Unwrap() {
+		var fe *fx.Error
+		if !errors.As(e, &fe) {
+			t.Fatalf("joined error %v is not an *fx.Error", e)
+		}
+		out = append(out, fe)
+	}
+	return out
+}
+
+// trickle is a slow client: it writes b to conn every 20 ms until stop is
+// closed or a write fails.
+func trickle(conn net.Conn, b string, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(20 * time.Millisecond):
+			if _, err := io.WriteString(conn, b); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// dialMem opens a connection to ln, closed when the test ends, and returns
+// it with a reader over it.
+func dialMem(t testing.TB, ln *fasthttputil.InmemoryListener) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn, err := ln.Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn, bufio.NewReader(conn)
+}
+
 // serveMem serves app with app.Serve (the production path, listener
 // wrapper included) on an in-memory listener, and shuts it down at the end
 // of the test.
@@ -157,12 +281,8 @@ func eachEnvelope(t *testing.T, ln *fasthttputil.InmemoryListener, method string
 	t.Helper()
 	for name, raw := range raws {
 		t.Run(name, func(t *testing.T) {
-			conn, err := ln.Dial()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			w := roundTripRaw(t, conn, bufio.NewReader(conn), method, raw)
+			conn, br := dialMem(t, ln)
+			w := roundTripRaw(t, conn, br, method, raw)
 			mustEnvelope(t, w, status, code)
 		})
 	}
@@ -328,6 +448,18 @@ func dialBounded(t testing.TB, addr string, bound time.Duration) net.Conn {
 	}
 	_ = conn.SetDeadline(time.Now().Add(bound))
 	return conn
+}
+
+// accepts reports whether something accepts a TCP connection on addr
+// (the connection is closed at once): how a test sees that a listener
+// was closed.
+func accepts(addr string) bool {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // serveOn serves app on ln on a goroutine and returns the channel its

@@ -138,7 +138,6 @@ func idleCycle(t *testing.T, addr string, probe func(string), heap0 uint64, gr0 
 					return
 				}
 				conns[i], readers[i] = c, bufio.NewReader(c)
-				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 				if err := roundTrip(c, readers[i]); err != nil {
 					errs <- fmt.Errorf("connection %d: %w", i, err)
 					return
@@ -164,7 +163,6 @@ func idleCycle(t *testing.T, addr string, probe func(string), heap0 uint64, gr0 
 	probe("with the idle connections open")
 	// The idle ones still serve (a sample, so the test stays short).
 	for i := 0; i < idleConns; i += 97 {
-		_ = conns[i].SetDeadline(time.Now().Add(5 * time.Second))
 		if err := roundTrip(conns[i], readers[i]); err != nil {
 			t.Fatalf("idle connection %d, second request: %v", i, err)
 		}

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -51,14 +50,7 @@ func TestShutdownGraceful(t *testing.T) {
 	// Wait (bounded) until Shutdown has closed the listener, then check it
 	// is still waiting for the in-flight request. (Ordering, not timing:
 	// the handler is released only after this check.)
-	for range 500 {
-		c, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			break
-		}
-		c.Close()
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitClosed(t, ln.Addr().String())
 	select {
 	case err := <-shut:
 		t.Fatalf("Shutdown returned (%v) while a request was in flight", err)
@@ -88,37 +80,17 @@ func TestShutdownGraceful(t *testing.T) {
 // context's error, and still runs OnShutdown.
 func TestShutdownWithContextDeadline(t *testing.T) {
 	app := quiet()
-	entered := make(chan struct{})
-	release := make(chan struct{})
-	defer close(release)
-	closed := make(chan struct{})
-	app.OnShutdown(func() error { close(closed); return errors.New("closer failed") })
-	app.Get("/stuck", func(c *fx.Ctx) error {
-		close(entered)
-		<-release
-		return nil
-	})
+	ranShutdown := onShutdownRan(app, errors.New("closer failed"))
+	entered := stuckRoute(t, app)
 	ln := listenLoopback(t)
 	go func() { _ = app.Serve(ln) }() // ends with Shutdown
-	go func() {
-		resp, err := http.Get("http://" + ln.Addr().String() + "/stuck")
-		if err == nil {
-			resp.Body.Close()
-		}
-	}()
+	getAsync("http://"+ln.Addr().String()+"/stuck", 15*time.Second)
 	<-entered
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // already over: Shutdown must not wait for /stuck
-	err := app.ShutdownWithContext(ctx)
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("ShutdownWithContext = %v, want context.Canceled", err)
-	}
+	err := shutdownOver(t, app) // Shutdown must not wait for /stuck
 	if err == nil || !strings.Contains(err.Error(), "closer failed") {
 		t.Errorf("OnShutdown error not joined: %v", err)
 	}
-	select {
-	case <-closed:
-	default:
+	if !ranShutdown() {
 		t.Error("OnShutdown did not run")
 	}
 }
@@ -147,11 +119,7 @@ func TestShutdownWithContextClosesRemainingConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-entered
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := app.ShutdownWithContext(ctx); !errors.Is(err, context.Canceled) {
-		t.Fatalf("ShutdownWithContext = %v, want context.Canceled", err)
-	}
+	shutdownOver(t, app)
 	close(release)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
@@ -255,11 +223,9 @@ func (e *events) String() string {
 func waitClosed(t *testing.T, addr string) {
 	t.Helper()
 	for range 1000 {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
+		if !accepts(addr) {
 			return
 		}
-		c.Close()
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatal("the listener still accepts after Shutdown began")
@@ -358,8 +324,7 @@ func TestServeAfterShutdown(t *testing.T) {
 	if err := kittest.Within(t, served, "Serve after Shutdown blocked"); err != nil {
 		t.Errorf("Serve after Shutdown = %v, want nil", err)
 	}
-	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
-		c.Close()
+	if accepts(ln.Addr().String()) {
 		t.Error("Serve after Shutdown left its listener open")
 	}
 }
@@ -391,45 +356,27 @@ func TestServeRacingShutdown(t *testing.T) {
 	}
 }
 
-// failingListener's Accept fails at once with a permanent error.
-type failingListener struct {
-	net.Listener
-	err error
-}
-
-func (l failingListener) Accept() (net.Conn, error) { return nil, l.err }
-
 // When serving fails on its own, Serve returns the listener's error at
 // once: it does not wait for a Shutdown that nobody may call, and does
 // not shut the App down itself (OnShutdown has not run).
 func TestServeListenerErrorReturns(t *testing.T) {
-	app := quiet()
-	ran := make(chan struct{}, 1)
-	app.OnShutdown(func() error { ran <- struct{}{}; return nil })
-	app.Get("/", func(c *fx.Ctx) error { return nil })
-	ln := listenLoopback(t)
-	boom := errors.New("accept: listener broke")
+	app, ranShutdown, broken := brokenListener(t)
 	served := make(chan error, 1)
-	go func() { served <- app.Serve(failingListener{ln, boom}) }()
+	go func() { served <- app.Serve(broken) }()
 	err := kittest.Within(t, served, "Serve blocked after its listener failed")
-	if !errors.Is(err, boom) {
-		t.Errorf("Serve = %v, want %v", err, boom)
+	if !errors.Is(err, broken.err) {
+		t.Errorf("Serve = %v, want %v", err, broken.err)
 	}
-	select {
-	case <-ran:
+	if ranShutdown() {
 		t.Error("a listener error ran OnShutdown")
-	default:
 	}
-	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
-		c.Close()
+	if accepts(broken.Addr().String()) {
 		t.Error("Serve left its failed listener open")
 	}
 	if err := app.Shutdown(); err != nil {
 		t.Errorf("Shutdown = %v", err)
 	}
-	select {
-	case <-ran:
-	default:
+	if !ranShutdown() {
 		t.Error("Shutdown did not run OnShutdown")
 	}
 }
@@ -449,12 +396,7 @@ func TestShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
 	ln := fasthttputil.NewInmemoryListener()
 	served := serveOn(app, ln)
 
-	conn, err := ln.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	br := bufio.NewReader(conn)
+	conn, br := dialMem(t, ln)
 	got := make(chan result, 1)
 	go func() {
 		w, err := roundTripRawErr(conn, br, "GET", "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n")
@@ -506,22 +448,14 @@ func TestShutdownWithRequestsInFlight(t *testing.T) {
 	}
 	results := make(chan res, n)
 	for i := range n {
-		conn, err := ln.Dial()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
+		conn, br := dialMem(t, ln)
 		go func() {
-			w, err := roundTripRawErr(conn, bufio.NewReader(conn), "GET", fmt.Sprintf("GET /work/%d HTTP/1.1\r\nHost: a\r\n\r\n", i))
+			w, err := roundTripRawErr(conn, br, "GET", fmt.Sprintf("GET /work/%d HTTP/1.1\r\nHost: a\r\n\r\n", i))
 			results <- res{i, w, err}
 		}()
 	}
 	// An idle keep-alive connection: Shutdown closes it without a response.
-	idle, err := ln.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idle.Close()
+	idle, _ := dialMem(t, ln)
 	entered.Wait()
 
 	shut := make(chan error, 1)

@@ -46,6 +46,16 @@ func recordResponses(app *fx.App) chan seen {
 	return ch
 }
 
+// observedA returns an App of cfg, quiet, with the one route GET /a
+// answering "a", shut down at the end of the test, and the channel of its
+// observations (recordResponses).
+func observedA(t *testing.T, cfg fx.Config) (*fx.App, chan seen) {
+	app := quietFor(t, cfg)
+	ch := recordResponses(app)
+	app.Get("/a", func(c *fx.Ctx) error { return c.String(200, "a") })
+	return app, ch
+}
+
 // nextSeen returns the next observation, failing after a bound.
 func nextSeen(t *testing.T, ch chan seen) seen {
 	t.Helper()
@@ -283,10 +293,7 @@ func TestOnResponseSeesTheOverCapacity503(t *testing.T) {
 // Observation: responses written without a Ctx are observed too, once: a
 // router redirect and a failed boot's 500 (with the boot error's code).
 func TestOnResponseSeesRedirectsAndFailedBoot(t *testing.T) {
-	app := quiet(fx.Config{RedirectTrailingSlash: true})
-	ch := recordResponses(app)
-	app.Get("/a", func(c *fx.Ctx) error { return c.String(200, "a") })
-	t.Cleanup(func() { app.Shutdown() })
+	app, ch := observedA(t, fx.Config{RedirectTrailingSlash: true})
 	r := do(t, app, "GET", "/a/", "")
 	s := nextSeen(t, ch)
 	if r.status != 301 || s.status != 301 || s.code != "" || s.route != "" || s.path != "/a/" {
@@ -312,10 +319,7 @@ func TestOnResponseSeesRedirectsAndFailedBoot(t *testing.T) {
 // Observation: the automatic OPTIONS answer is observed (fx routes it through
 // its chain when observers are registered, even without middleware).
 func TestOnResponseSeesAutomaticOptions(t *testing.T) {
-	app := quiet(fx.Config{HandleOPTIONS: true})
-	ch := recordResponses(app)
-	app.Get("/a", func(c *fx.Ctx) error { return c.String(200, "a") })
-	t.Cleanup(func() { app.Shutdown() })
+	app, ch := observedA(t, fx.Config{HandleOPTIONS: true})
 	r := do(t, app, "OPTIONS", "/a", "")
 	s := nextSeen(t, ch)
 	if r.status != 200 || s.status != 200 || s.method != "OPTIONS" || r.header.Get("Allow") == "" {

@@ -1,17 +1,12 @@
 package fx_test
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
@@ -123,23 +118,8 @@ func headerForm(s string) string {
 // cleaning) and returns the response.
 func rawGet(t *testing.T, addr, target string) (int, http.Header, string) {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n", target)
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatalf("GET %s: %v", target, err)
-	}
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, string(b)
+	r := rawExchange(t, addr, 0, "GET "+target+" HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n")
+	return r.status, r.header, string(r.body)
 }
 
 // TestOnePathBothTransports: for every encoding in pathCases, on fasthttp

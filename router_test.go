@@ -127,25 +127,15 @@ func TestRoutingHead(t *testing.T) {
 
 func TestRoutingAnyMethodAndHelpers(t *testing.T) {
 	app := quiet()
-	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "PURGE"} {
-		m := m
-		h := func(c *fx.Ctx) error { return c.String(200, m+" "+c.Method()) }
-		switch m {
-		case "GET":
-			app.Get("/m", h)
-		case "POST":
-			app.Post("/m", h)
-		case "PUT":
-			app.Put("/m", h)
-		case "PATCH":
-			app.Patch("/m", h)
-		case "DELETE":
-			app.Delete("/m", h)
-		case "OPTIONS":
-			app.Options("/m", h)
-		default:
-			app.Handle(m, "/m", h)
-		}
+	for _, r := range []struct {
+		method string
+		add    func(string, fx.Handler)
+	}{
+		{"GET", app.Get}, {"POST", app.Post}, {"PUT", app.Put}, {"PATCH", app.Patch},
+		{"DELETE", app.Delete}, {"OPTIONS", app.Options},
+		{"PURGE", func(path string, h fx.Handler) { app.Handle("PURGE", path, h) }},
+	} {
+		r.add("/m", func(c *fx.Ctx) error { return c.String(200, r.method+" "+c.Method()) })
 	}
 	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "PURGE"} {
 		r := do(t, app, m, "/m", "")

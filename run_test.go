@@ -291,34 +291,19 @@ func TestRunContextDrains(t *testing.T) {
 func TestRunGracePeriodBoundsStuckRequest(t *testing.T) {
 	t.Parallel()
 	app := quiet()
-	entered := make(chan struct{})
-	release := make(chan struct{})
-	defer close(release) // only at the end: the request outlives Run
-	closed := make(chan struct{})
-	app.OnShutdown(func() error { close(closed); return nil })
-	app.Get("/stuck", func(c *fx.Ctx) error {
-		close(entered)
-		<-release
-		return nil
-	})
+	ranShutdown := onShutdownRan(app, nil)
+	entered := stuckRoute(t, app) // the request outlives Run
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	addr, done := serveRun(t, app, ctx, fx.RunConfig{GracePeriod: 200 * time.Millisecond})
-	go func() {
-		client := &http.Client{Timeout: 15 * time.Second}
-		if resp, err := client.Get("http://" + addr + "/stuck"); err == nil {
-			resp.Body.Close()
-		}
-	}()
+	getAsync("http://"+addr+"/stuck", 15*time.Second)
 	<-entered
 	cancel()
 	err := kittest.Within(t, done, "Run still waiting 10 s after a 200 ms grace period")
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "grace period of 200ms") {
 		t.Errorf("Run = %v, want the grace period's DeadlineExceeded", err)
 	}
-	select {
-	case <-closed:
-	default:
+	if !ranShutdown() {
 		t.Error("OnShutdown did not run")
 	}
 }
@@ -326,23 +311,16 @@ func TestRunGracePeriodBoundsStuckRequest(t *testing.T) {
 // When serving fails on its own, Run shuts the App down (OnShutdown runs)
 // and returns the listener's error instead of waiting for a signal.
 func TestRunListenerErrorShutsDown(t *testing.T) {
-	app := quiet()
-	closed := make(chan struct{})
-	app.OnShutdown(func() error { close(closed); return nil })
-	app.Get("/", func(c *fx.Ctx) error { return nil })
-	ln := listenLoopback(t)
-	boom := errors.New("accept: listener broke")
+	app, ranShutdown, broken := brokenListener(t)
 	done := make(chan error, 1)
 	go func() {
-		done <- app.RunListener(context.Background(), failingListener{ln, boom}, fx.RunConfig{OnListen: func(net.Addr) {}})
+		done <- app.RunListener(context.Background(), broken, fx.RunConfig{OnListen: func(net.Addr) {}})
 	}()
 	err := kittest.Within(t, done, "RunListener blocked after its listener failed")
-	if !errors.Is(err, boom) {
-		t.Errorf("RunListener = %v, want %v", err, boom)
+	if !errors.Is(err, broken.err) {
+		t.Errorf("RunListener = %v, want %v", err, broken.err)
 	}
-	select {
-	case <-closed:
-	default:
+	if !ranShutdown() {
 		t.Error("OnShutdown did not run")
 	}
 }

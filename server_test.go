@@ -107,12 +107,7 @@ func testSlowLoris(t *testing.T, reduce bool) {
 
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			conn, err := ln.Dial()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			br := bufio.NewReader(conn)
+			conn, br := dialMem(t, ln)
 			// Keep trickling a byte at a time: the read timeout counts from
 			// the first byte, not from the last.
 			stop := make(chan struct{})
@@ -120,16 +115,7 @@ func testSlowLoris(t *testing.T, reduce bool) {
 			if part != "" {
 				go func() {
 					_, _ = conn.Write([]byte(part))
-					for {
-						select {
-						case <-stop:
-							return
-						case <-time.After(20 * time.Millisecond):
-							if _, err := conn.Write([]byte("X")); err != nil {
-								return
-							}
-						}
-					}
+					trickle(conn, "X", stop)
 				}()
 			}
 			w := roundTripRaw(t, conn, br, "GET", "")
@@ -154,12 +140,7 @@ func testIdleTimeout(t *testing.T, reduce bool) {
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	app.Server().ReduceMemoryUsage = reduce
 	ln := serveMem(t, app)
-	conn, err := ln.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	br := bufio.NewReader(conn)
+	conn, br := dialMem(t, ln)
 	for i := range 3 { // keep-alive: under ReduceMemoryUsage each request after the first starts with the one-byte read
 		if w := roundTripRaw(t, conn, br, "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"); w.status != 200 {
 			t.Fatalf("request %d: %d", i+1, w.status)
@@ -181,10 +162,7 @@ func TestWriteTimeoutFreesTheConnection(t *testing.T) {
 	app := quiet(fx.Config{WriteTimeout: 100 * time.Millisecond})
 	big := bytes.Repeat([]byte("z"), 64<<20) // far more than loopback socket buffers hold
 	app.Get("/big", func(c *fx.Ctx) error { return c.Send(200, "application/octet-stream", big) })
-	conn, err := net.Dial("tcp", fxtest.Serve(t, app))
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialBounded(t, fxtest.Serve(t, app), 10*time.Second) // a bound
 	defer conn.Close()
 	_, _ = conn.Write([]byte("GET /big HTTP/1.1\r\nHost: a\r\n\r\n"))
 	// The client never reads. The server must give up and close.
@@ -312,12 +290,8 @@ func TestSilentClientClosedQuietly(t *testing.T) {
 	addr := fxtest.Serve(t, app)
 
 	t.Run("silent", func(t *testing.T) {
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := dialBounded(t, addr, 10*time.Second) // a bound
 		defer conn.Close()
-		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // a bound
 		got, err := io.ReadAll(conn)
 		if err != nil || len(got) != 0 {
 			t.Fatalf("silent connection got %q, %v; want a quiet close", got, err)
@@ -554,18 +528,7 @@ func TestLingerIsBounded(t *testing.T) {
 		_, _ = io.WriteString(conn, "POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999\r\n\r\n")
 		stop := make(chan struct{})
 		defer close(stop)
-		go func() { // one byte every 20 ms, for ever
-			for {
-				select {
-				case <-stop:
-					return
-				case <-time.After(20 * time.Millisecond):
-					if _, err := conn.Write([]byte("x")); err != nil {
-						return
-					}
-				}
-			}
-		}()
+		go trickle(conn, "x", stop)
 		br := bufio.NewReader(conn)
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
@@ -655,23 +618,15 @@ func TestOverConcurrencyAnswersWithEnvelope(t *testing.T) {
 
 	var held []net.Conn
 	for range 2 {
-		c, err := ln.Dial()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c, br := dialMem(t, ln)
 		// Make sure each is accepted and served before the next.
-		if w := roundTripRaw(t, c, bufio.NewReader(c), "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"); w.status != 200 {
+		if w := roundTripRaw(t, c, br, "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"); w.status != 200 {
 			t.Fatalf("within the limit: %d", w.status)
 		}
 		held = append(held, c)
 	}
-	over, err := ln.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer over.Close()
-	w := roundTripRaw(t, over, bufio.NewReader(over), "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	over, overBr := dialMem(t, ln)
+	w := roundTripRaw(t, over, overBr, "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
 	env := mustEnvelope(t, w, 503, fx.ErrorCodes.ServiceUnavailable)
 	if env.Message == "" || !w.close || w.header.Get("Retry-After") == "" {
 		t.Fatalf("503: %v %q", w.header, w.body)
@@ -707,10 +662,7 @@ func TestOverConcurrencyOverTCP(t *testing.T) {
 	app := quiet(fx.Config{Concurrency: 1})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	addr := fxtest.Serve(t, app)
-	first, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := dialBounded(t, addr, 10*time.Second)
 	defer first.Close()
 	if w := roundTripRaw(t, first, bufio.NewReader(first), "GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"); w.status != 200 {
 		t.Fatalf("first: %d", w.status)

@@ -11,6 +11,7 @@ import (
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/validate"
+	"github.com/fxhq/fx/validate/validatetest"
 	"github.com/valyala/fasthttp"
 )
 
@@ -21,13 +22,7 @@ import (
 // CPU and 1.3 GB of RSS; 330,000 unknown keys under Strict a 20 MB one.
 
 // boundedOrder is the contract of examples/validation's POST /orders.
-var boundedOrder = validate.Object(validate.Fields{
-	"customer": validate.String().MinLen(1).MaxLen(100),
-	"items": validate.Array(validate.Object(validate.Fields{
-		"sku": validate.String().Pattern(`^[A-Z]-\d+$`, "Must look like A-1"),
-		"qty": validate.Integer().Min(1).Max(99),
-	})).MinItems(1),
-}).Strict()
+var boundedOrder = validatetest.HugeSchema()
 
 var boundedNotify = validate.Query(validate.Fields{"notify": validate.Boolean().Default(false)})
 
@@ -42,15 +37,7 @@ type boundedOrderT struct {
 }
 
 // hugeItemsBody is the 4 MiB attack body.
-func hugeItemsBody() []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"customer":"","items":[{}`)
-	for b.Len() < fx.DefaultBodyLimit-4 {
-		b.WriteString(`,{}`)
-	}
-	b.WriteString(`]}`)
-	return b.Bytes()
-}
+func hugeItemsBody() []byte { return validatetest.HugeBody("customer", "{}", fx.DefaultBodyLimit) }
 
 // mistypedBody is 4 MiB of numbers where the items (objects) belong: the
 // body go-json decodes in full before reporting its first type error.
@@ -71,6 +58,13 @@ func unknownKeysBody(n int) []byte {
 }
 
 func boundedApp(cfg ...fx.Config) fasthttp.RequestHandler {
+	return boundedRoutes(cfg...).Handler()
+}
+
+// boundedRoutes is the App of boundedApp: the bounded order as a route
+// contract (/orders, with the bounded query), as validate.Struct (/typed)
+// and read by fx.JSONBody in the handler (/jsonbody).
+func boundedRoutes(cfg ...fx.Config) *fx.App {
 	app := quiet(cfg...)
 	app.Route(fx.Route{Method: "POST", Path: "/orders", Body: boundedOrder, Query: boundedNotify,
 		Handler: func(c *fx.Ctx) error { return c.JSON(201, "ok") }})
@@ -82,7 +76,7 @@ func boundedApp(cfg ...fx.Config) fasthttp.RequestHandler {
 		}
 		return c.JSON(201, "ok")
 	})
-	return app.Handler()
+	return app
 }
 
 // boundedServe runs one request through h and returns the status, the body
@@ -295,15 +289,7 @@ func TestBodyAndQueryShareTheCap(t *testing.T) {
 // TestJSONBodySameMessagesAsContract: JSONBody and a route contract with
 // validate.Struct give the same issues for the same bad body.
 func TestJSONBodySameMessagesAsContract(t *testing.T) {
-	app := quiet()
-	app.Route(fx.Route{Method: "POST", Path: "/contract", Body: validate.Struct[boundedOrderT](),
-		Handler: func(c *fx.Ctx) error { return c.JSON(201, "ok") }})
-	app.Post("/jsonbody", func(c *fx.Ctx) error {
-		if _, err := fx.JSONBody[boundedOrderT](c); err != nil {
-			return err
-		}
-		return c.JSON(201, "ok")
-	})
+	app := boundedRoutes()
 	bodies := []string{
 		"", "  \n", "{", `{"customer":"x"} 1`, `{"a":1,"a":2}`, "\"\xff\"", `nul`,
 		`"a string"`, `[1]`, `12`, `true`,
@@ -314,7 +300,7 @@ func TestJSONBodySameMessagesAsContract(t *testing.T) {
 	}
 	for _, b := range bodies {
 		for _, ctype := range []string{"application/json", "text/plain"} {
-			s1, r1 := contractDo(t, app, "POST", "/contract", ctype, b)
+			s1, r1 := contractDo(t, app, "POST", "/typed", ctype, b)
 			s2, r2 := contractDo(t, app, "POST", "/jsonbody", ctype, b)
 			if s1 != 422 || s2 != 422 {
 				t.Errorf("%q %s: statuses %d and %d, want 422", b, ctype, s1, s2)

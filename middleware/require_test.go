@@ -2,12 +2,12 @@ package middleware_test
 
 import (
 	"fmt"
-	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
@@ -158,7 +158,7 @@ func TestRequireConcurrent(t *testing.T) {
 				if (g+i)%2 == 1 {
 					tok, want = reader, 403
 				}
-				req := newReq("/admin")
+				req := httptest.NewRequest("GET", "/admin", nil)
 				req.Header.Set("Authorization", tok)
 				resp, err := app.Test(req)
 				if err != nil {
@@ -201,20 +201,15 @@ func TestRouteMiddlewareAuthBeforeContract(t *testing.T) {
 		Middleware: []fx.Middleware{middleware.RequireRoles("admin")},
 		Handler:    func(c *fx.Ctx) error { ran++; return c.String(201, "created") },
 	})
+	client := fxtest.New(t, app)
 	post := func(body string, token jwttest.Claims) (int, string) {
 		t.Helper()
-		req := httptest.NewRequest("POST", "/admin/users", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
+		req := client.Post("/admin/users").Body("application/json", []byte(body))
 		if token != nil {
-			req.Header.Set("Authorization", "Bearer "+kittest.Sign(token, nil))
+			req.Bearer(kittest.Sign(token, nil))
 		}
-		resp, err := app.Test(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		r := req.Do()
+		return r.Status, string(r.Body)
 	}
 	admin := jwttest.Claims{"roles": []string{"admin"}}
 	user := jwttest.Claims{"roles": []string{"user"}}

@@ -1,8 +1,6 @@
 package middleware_test
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -11,8 +9,6 @@ import (
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
-
-func newReq(target string) *http.Request { return httptest.NewRequest("GET", target, nil) }
 
 func tenantApp(t *testing.T, cfg middleware.TenantConfig) *fx.App {
 	t.Helper()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -21,19 +20,12 @@ import (
 // timeoutEnvelope is the exact body of every 504 Timeout answers.
 const timeoutEnvelope = `{"error":{"code":"FX_TIMEOUT","message":"The request was not handled in time"}}`
 
-// get sends GET target through app.Test and returns the response with its
-// body read.
-func get(t *testing.T, app *fx.App, target string) (*http.Response, string) {
+// expectTimeout checks that r is the 504 of Timeout, its envelope exact.
+func expectTimeout(t *testing.T, r rawResult) {
 	t.Helper()
-	resp, err := app.Test(httptest.NewRequest("GET", target, nil))
-	if err != nil {
-		t.Fatalf("GET %s: %v", target, err)
+	if r.status != 504 || r.body != timeoutEnvelope {
+		t.Fatalf("got %d %q, want 504 %s", r.status, r.body, timeoutEnvelope)
 	}
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(b)
 }
 
 func newTimeoutApp(t *testing.T) *fx.App {
@@ -59,11 +51,9 @@ func TestTimeoutHonouringHandler(t *testing.T) {
 	app := newTimeoutApp(t)
 	app.Route(fx.Route{Method: "GET", Path: "/q", Middleware: []fx.Middleware{middleware.Timeout(50 * time.Millisecond)},
 		Handler: waitForContext})
-	resp, body := get(t, app, "/q")
-	if resp.StatusCode != 504 || body != timeoutEnvelope {
-		t.Fatalf("got %d %q, want 504 %s", resp.StatusCode, body, timeoutEnvelope)
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+	r := send(t, app, "GET", "/q")
+	expectTimeout(t, r)
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type %q", ct)
 	}
 }
@@ -97,28 +87,24 @@ func TestTimeoutDiscardsLateAnswer(t *testing.T) {
 		time.Sleep(40 * time.Millisecond)
 		return cause
 	})
-	resp, body := get(t, app, "/late")
-	if resp.StatusCode != 504 || body != timeoutEnvelope {
-		t.Fatalf("got %d %q, want 504 %s", resp.StatusCode, body, timeoutEnvelope)
-	}
+	r := send(t, app, "GET", "/late")
+	expectTimeout(t, r)
 	for _, h := range []string{"ETag", "Last-Modified", "Content-Disposition", "Content-Language",
 		"Content-Location", "Location", "Cache-Control", "Expires", "Content-Encoding"} {
-		if v := resp.Header.Get(h); v != "" {
+		if v := r.header.Get(h); v != "" {
 			t.Errorf("%s: %q kept from the late answer", h, v)
 		}
 	}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type %q", ct)
 	}
-	if resp.Header.Get("X-Request-ID") != "r1" {
-		t.Errorf("X-Request-ID lost: %v", resp.Header)
+	if r.header.Get("X-Request-ID") != "r1" {
+		t.Errorf("X-Request-ID lost: %v", r.header)
 	}
 
 	// A late handler's own error stays behind the 504 for the hook and log.
-	resp, body = get(t, app, "/late-error")
-	if resp.StatusCode != 504 || body != timeoutEnvelope {
-		t.Fatalf("got %d %q, want 504 %s", resp.StatusCode, body, timeoutEnvelope)
-	}
+	r = send(t, app, "GET", "/late-error")
+	expectTimeout(t, r)
 	err, _ := hookErr.(error)
 	var fe *fx.Error
 	if !errors.Is(err, cause) || !errors.As(err, &fe) || fe.Code != fx.ErrorCodes.Timeout {
@@ -141,10 +127,8 @@ func TestTimeoutLateStreamNeverRuns(t *testing.T) {
 			time.Sleep(30 * time.Millisecond)
 			return nil
 		}})
-	resp, body := get(t, app, "/s")
-	if resp.StatusCode != 504 || body != timeoutEnvelope {
-		t.Fatalf("got %d %q, want 504 %s", resp.StatusCode, body, timeoutEnvelope)
-	}
+	r := send(t, app, "GET", "/s")
+	expectTimeout(t, r)
 	if ran.Load() {
 		t.Error("the late handler's stream function ran")
 	}
@@ -165,9 +149,9 @@ func TestTimeoutFastHandler(t *testing.T) {
 		c.SetHeader("ETag", `"v1"`)
 		return c.JSON(200, map[string]int{"n": 1})
 	})
-	resp, body := get(t, app, "/fast")
-	if resp.StatusCode != 200 || body != `{"n":1}` || resp.Header.Get("ETag") != `"v1"` {
-		t.Fatalf("got %d %q %v", resp.StatusCode, body, resp.Header)
+	r := send(t, app, "GET", "/fast")
+	if r.status != 200 || r.body != `{"n":1}` || r.header.Get("ETag") != `"v1"` {
+		t.Fatalf("got %d %q %v", r.status, r.body, r.header)
 	}
 	if left <= 59*time.Minute || left > time.Hour {
 		t.Errorf("deadline %v ahead, want about 1h", left)
@@ -191,10 +175,8 @@ func TestTimeoutNestedEarliestWins(t *testing.T) {
 					left = time.Until(dl)
 					return waitForContext(c)
 				}})
-			resp, body := get(t, app, "/g/q")
-			if resp.StatusCode != 504 || body != timeoutEnvelope {
-				t.Fatalf("got %d %q, want 504 %s", resp.StatusCode, body, timeoutEnvelope)
-			}
+			r := send(t, app, "GET", "/g/q")
+			expectTimeout(t, r)
 			if left > 50*time.Millisecond {
 				t.Errorf("the handler's deadline was %v ahead, want at most 50ms", left)
 			}
@@ -214,9 +196,9 @@ func TestTimeoutForeignDeadlineIsHandlerError(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	})
-	resp, body := get(t, app, "/x")
-	if resp.StatusCode != 500 || !strings.Contains(body, `"FX_INTERNAL_ERROR"`) {
-		t.Fatalf("got %d %q, want 500 FX_INTERNAL_ERROR", resp.StatusCode, body)
+	r := send(t, app, "GET", "/x")
+	if r.status != 500 || !strings.Contains(r.body, `"FX_INTERNAL_ERROR"`) {
+		t.Fatalf("got %d %q, want 500 FX_INTERNAL_ERROR", r.status, r.body)
 	}
 }
 
@@ -235,14 +217,14 @@ func TestTimeoutDeadlineEndsWithRequest(t *testing.T) {
 		return c.String(200, "ok")
 	})
 	for range 20 {
-		if resp, body := get(t, app, "/timed"); resp.StatusCode != 200 {
-			t.Fatalf("/timed: %d %s", resp.StatusCode, body)
+		if r := send(t, app, "GET", "/timed"); r.status != 200 {
+			t.Fatalf("/timed: %d %s", r.status, r.body)
 		}
 		if kept.Err() == nil {
 			t.Fatal("the request's context is live after the request ended")
 		}
-		if resp, body := get(t, app, "/plain"); resp.StatusCode != 200 {
-			t.Fatalf("/plain: %d %s", resp.StatusCode, body)
+		if r := send(t, app, "GET", "/plain"); r.status != 200 {
+			t.Fatalf("/plain: %d %s", r.status, r.body)
 		}
 	}
 }

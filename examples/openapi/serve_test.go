@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"fmt"
 	"os"
 	"testing"
 
-	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 // TestServeForClients serves the API on 127.0.0.1 for the clients
@@ -30,16 +28,8 @@ func TestServeForClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Println("listening", fxtest.Serve(t, app))
-	for sc := bufio.NewScanner(os.Stdin); sc.Scan(); {
-		switch line := sc.Text(); line {
-		case "down":
-			store.unreachable.Store(true)
-		case "up":
-			store.unreachable.Store(false)
-		default:
-			t.Fatalf("unknown line %q", line)
-		}
-		fmt.Println("ok", sc.Text())
-	}
+	kittest.ServeForClients(t, app, os.Stdin, map[string]func(){
+		"down": func() { store.unreachable.Store(true) },
+		"up":   func() { store.unreachable.Store(false) },
+	})
 }

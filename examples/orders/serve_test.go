@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
-	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/fxhq/fx/examples/orders/service"
-	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware/idempotency"
 )
 
@@ -37,27 +35,24 @@ func TestServeForClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Println("listening", fxtest.Serve(t, app))
 	held := false
-	for sc := bufio.NewScanner(os.Stdin); sc.Scan(); {
-		switch line := sc.Text(); line {
-		case "hold":
+	kittest.ServeForClients(t, app, os.Stdin, map[string]func(){
+		"hold": func() {
 			db.Lock()
 			held = true
-		case "claimed":
+		},
+		"claimed": func() {
 			for deadline := time.Now().Add(10 * time.Second); idem.Len() == 0 && time.Now().Before(deadline); {
 				time.Sleep(time.Millisecond)
 			}
-		case "release":
+		},
+		"release": func() {
 			if held {
 				db.Unlock()
 				held = false
 			}
-		default:
-			t.Fatalf("unknown line %q", line)
-		}
-		fmt.Println("ok", sc.Text())
-	}
+		},
+	})
 	if held {
 		db.Unlock()
 	}

@@ -1,7 +1,8 @@
 // Package kittest holds the test helpers shared by the kit packages'
 // tests (health, static, middleware, middleware/jwt): they check the wire
 // envelope (through fxtest.CheckEnvelope), drive an App's handler directly, without a server, and mint
-// the JWT fixtures (jwt.go). Only tests import it.
+// the JWT fixtures (jwt.go); ServeForClients serves an example to the
+// generated clients' tests. Only tests import it.
 package kittest
 
 import (
@@ -54,7 +55,14 @@ func RequestCtx(method, path string) *fasthttp.RequestCtx {
 // once that it answers status; allocations are reported.
 func Bench(b *testing.B, h fasthttp.RequestHandler, method, path string, status int) {
 	b.Helper()
-	rc := RequestCtx(method, path)
+	BenchCtx(b, h, RequestCtx(method, path), status)
+}
+
+// BenchCtx is Bench on a request the caller built (RequestCtx, then
+// headers or a body): rc is served b.N times, its request kept, its
+// response and user values reset between runs.
+func BenchCtx(b *testing.B, h fasthttp.RequestHandler, rc *fasthttp.RequestCtx, status int) {
+	b.Helper()
 	h(rc)
 	if rc.Response.StatusCode() != status {
 		b.Fatalf("status %d, want %d: %s", rc.Response.StatusCode(), status, rc.Response.Body())

@@ -3,7 +3,6 @@ package clients_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"testing"
 
 	oapi "github.com/fxhq/fx/scripts/openapi-clients/gen/oapi/hello"
@@ -57,11 +56,7 @@ func helloOgen(t *testing.T, ex example, r *recorder) {
 
 func helloOapi(t *testing.T, ex example, r *recorder) {
 	ctx := context.Background()
-	c, err := oapi.NewClientWithResponses(ex.base, oapi.WithHTTPClient(r.httpClient()),
-		oapi.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
-			req.Header.Set("X-API-Key", helloKey)
-			return nil
-		}))
+	c, err := oapi.NewClientWithResponses(ex.base, oapi.WithHTTPClient(r.httpClient()), oapi.WithRequestEditorFn(apiKey(helloKey)))
 	if err != nil {
 		t.Fatal(err)
 	}

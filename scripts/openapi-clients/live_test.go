@@ -385,6 +385,19 @@ func newRecorder(t *testing.T, generator string) *recorder {
 // record), over the recording transport.
 func (r *recorder) httpClient() *http.Client { return &http.Client{Transport: r.wire} }
 
+// answer returns the status and code of the last answer on the wire, and
+// whether the client decoded it (err nil); a failure to decode is
+// reported.
+func (r *recorder) answer(op string, err error) (status int, code string, decoded bool) {
+	r.t.Helper()
+	status, code = r.wire.last()
+	if err != nil {
+		r.t.Errorf("%s: %s: the answer (%d %s) did not decode: %v", r.generator, op, status, code, err)
+		return status, code, false
+	}
+	return status, code, true
+}
+
 // ogen records the result of an ogen client's call: err must be nil (ogen
 // returns an error for a status or a body the document does not
 // declare), res's type names the status it decoded (OK, Created, or
@@ -392,9 +405,8 @@ func (r *recorder) httpClient() *http.Client { return &http.Client{Transport: r.
 // of the enum type ogen generated, holds the code the server sent.
 func (r *recorder) ogen(op string, res any, err error) {
 	r.t.Helper()
-	status, code := r.wire.last()
-	if err != nil {
-		r.t.Errorf("%s: %s: the answer (%d %s) did not decode: %v", r.generator, op, status, code, err)
+	status, code, decoded := r.answer(op, err)
+	if !decoded {
 		return
 	}
 	name := reflect.TypeOf(res).Elem().Name()
@@ -423,9 +435,8 @@ func (r *recorder) ogen(op string, res any, err error) {
 // is what the client gets.
 func (r *recorder) oapi(op string, res any, err error) {
 	r.t.Helper()
-	status, code := r.wire.last()
-	if err != nil {
-		r.t.Errorf("%s: %s: the answer (%d %s) did not decode: %v", r.generator, op, status, code, err)
+	status, code, decoded := r.answer(op, err)
+	if !decoded {
 		return
 	}
 	f := reflect.ValueOf(res).Elem().FieldByName("JSON" + strconv.Itoa(status))

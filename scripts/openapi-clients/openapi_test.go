@@ -2,7 +2,6 @@ package clients_test
 
 import (
 	"context"
-	"net/http"
 	"testing"
 
 	oapi "github.com/fxhq/fx/scripts/openapi-clients/gen/oapi/openapi"
@@ -48,27 +47,22 @@ func openapiOgen(t *testing.T, ex example, r *recorder) {
 		res, err := c.GetUsersById(ctx, ogen.GetUsersByIdParams{ID: id})
 		r.ogen("getUsersById", res, err)
 	}
-	for _, ctx := range []context.Context{ctx, withEdit(ctx, without("X-Tenant-ID")), withEdit(ctx, without("X-API-Key")), withEdit(ctx, with("X-Tenant-ID", "globex"))} {
+	for _, ctx := range guarded(ctx) {
 		res, err := c.GetAdminStats(ctx, ogen.GetAdminStatsParams{XTenantID: adminTenant})
 		r.ogen("getAdminStats", res, err)
 	}
-	live, err := c.GetLivez(ctx)
-	r.ogen("getLivez", live, err)
-	ready, err := c.GetReadyz(ctx)
-	r.ogen("getReadyz", ready, err)
-	ex.control("down") // the user store unreachable: readiness answers 503
-	ready, err = c.GetReadyz(ctx)
-	r.ogen("getReadyz", ready, err)
-	ex.control("up")
+	probes(ex, func() {
+		res, err := c.GetLivez(ctx)
+		r.ogen("getLivez", res, err)
+	}, func() {
+		res, err := c.GetReadyz(ctx)
+		r.ogen("getReadyz", res, err)
+	})
 }
 
 func openapiOapi(t *testing.T, ex example, r *recorder) {
 	ctx := context.Background()
-	c, err := oapi.NewClientWithResponses(ex.base, oapi.WithHTTPClient(r.httpClient()),
-		oapi.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
-			req.Header.Set("X-API-Key", adminKey)
-			return nil
-		}))
+	c, err := oapi.NewClientWithResponses(ex.base, oapi.WithHTTPClient(r.httpClient()), oapi.WithRequestEditorFn(apiKey(adminKey)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,16 +80,25 @@ func openapiOapi(t *testing.T, ex example, r *recorder) {
 		res, err := c.GetUsersByIdWithResponse(ctx, id)
 		r.oapi("getUsersById", res, err)
 	}
-	for _, ctx := range []context.Context{ctx, withEdit(ctx, without("X-Tenant-ID")), withEdit(ctx, without("X-API-Key")), withEdit(ctx, with("X-Tenant-ID", "globex"))} {
+	for _, ctx := range guarded(ctx) {
 		res, err := c.GetAdminStatsWithResponse(ctx, &oapi.GetAdminStatsParams{XTenantID: adminTenant})
 		r.oapi("getAdminStats", res, err)
 	}
-	live, err := c.GetLivezWithResponse(ctx)
-	r.oapi("getLivez", live, err)
-	ready, err := c.GetReadyzWithResponse(ctx)
-	r.oapi("getReadyz", ready, err)
-	ex.control("down") // the user store unreachable: readiness answers 503
-	ready, err = c.GetReadyzWithResponse(ctx)
-	r.oapi("getReadyz", ready, err)
+	probes(ex, func() {
+		res, err := c.GetLivezWithResponse(ctx)
+		r.oapi("getLivez", res, err)
+	}, func() {
+		res, err := c.GetReadyzWithResponse(ctx)
+		r.oapi("getReadyz", res, err)
+	})
+}
+
+// probes calls the liveness and readiness operations, then readiness again
+// while the example's user store is unreachable (its 503).
+func probes(ex example, live, ready func()) {
+	live()
+	ready()
+	ex.control("down")
+	ready()
 	ex.control("up")
 }

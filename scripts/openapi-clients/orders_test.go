@@ -41,6 +41,24 @@ func overLimit(r *http.Request) {
 // no tenant (400), no credentials (401), another tenant (403).
 var guards = []func(*http.Request){without("X-Tenant-ID"), without("X-API-Key"), with("X-Tenant-ID", "globex")}
 
+// guarded returns ctx, then ctx with each of the guards.
+func guarded(ctx context.Context) []context.Context {
+	out := []context.Context{ctx}
+	for _, edit := range guards {
+		out = append(out, withEdit(ctx, edit))
+	}
+	return out
+}
+
+// apiKey is the request editor of the oapi-codegen clients: every request
+// sends key as X-API-Key.
+func apiKey(key string) func(context.Context, *http.Request) error {
+	return func(_ context.Context, r *http.Request) error {
+		r.Header.Set("X-API-Key", key)
+		return nil
+	}
+}
+
 const (
 	validOrder   = `{"customer":"Ada Lovelace","email":"ada@example.com","lines":[{"sku":"BOOK-1","qty":2}]}`
 	otherOrder   = `{"customer":"Bob","lines":[{"sku":"BOOK-1","qty":1}]}`
@@ -145,11 +163,7 @@ func ordersOgen(t *testing.T, ex example, r *recorder) {
 
 func ordersOapi(t *testing.T, ex example, r *recorder) {
 	ctx := context.Background()
-	c, err := oapi.NewClientWithResponses(ex.base, oapi.WithHTTPClient(r.httpClient()),
-		oapi.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
-			req.Header.Set("X-API-Key", ordersKey)
-			return nil
-		}))
+	c, err := oapi.NewClientWithResponses(ex.base, oapi.WithHTTPClient(r.httpClient()), oapi.WithRequestEditorFn(apiKey(ordersKey)))
 	if err != nil {
 		t.Fatal(err)
 	}

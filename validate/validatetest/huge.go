@@ -1,6 +1,10 @@
 package validatetest
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/fxhq/fx/validate"
+)
 
 // HugeBody returns the attack body of the bounded-validation tests and
 // benchmarks: {"<name>":"","items":[item,item,...]}, with as many items
@@ -17,4 +21,20 @@ func HugeBody(name, item string, size int) []byte {
 	}
 	b.WriteString(`]}`)
 	return b.Bytes()
+}
+
+// HugeSchema returns the schema the bounded-validation tests attack with
+// HugeBody("customer", "{}", size): the order contract of the
+// examples/validation service, a customer of 1 to 100 characters and at
+// least one item, each a sku like "A-1" and a qty from 1 to 99, no other
+// key. Every empty item of that body has two issues (sku and qty
+// required). Each call builds a new schema.
+func HugeSchema() validate.Schema {
+	return validate.Object(validate.Fields{
+		"customer": validate.String().MinLen(1).MaxLen(100),
+		"items": validate.Array(validate.Object(validate.Fields{
+			"sku": validate.String().Pattern(`^[A-Z]-\d+$`, "Must look like A-1"),
+			"qty": validate.Integer().Min(1).Max(99),
+		})).MinItems(1),
+	}).Strict()
 }

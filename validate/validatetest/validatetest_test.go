@@ -1,6 +1,8 @@
 package validatetest_test
 
 import (
+	"bytes"
+	"slices"
 	"testing"
 
 	"github.com/fxhq/fx/validate"
@@ -28,5 +30,56 @@ func TestCompareBounded(t *testing.T) {
 		if (err == nil) != tc.wantAgreeing {
 			t.Errorf("%s: CompareBounded = %v, want agreeing %v", tc.name, err, tc.wantAgreeing)
 		}
+	}
+}
+
+// TestRandomInputs: a seed always draws the same inputs, each call a new
+// one, and over a few thousand bytes every byte value turns up.
+func TestRandomInputs(t *testing.T) {
+	draw := func(seed uint32) []string {
+		var out []string
+		validatetest.RandomInputs(seed, 64, 64, func(data []byte) { out = append(out, string(data)) })
+		return out
+	}
+	a, b := draw(7), draw(7)
+	if len(a) != 64 || !slices.Equal(a, b) {
+		t.Fatalf("seed 7 drew %d inputs, then other ones", len(a))
+	}
+	if slices.Equal(a, draw(8)) {
+		t.Error("seeds 7 and 8 drew the same inputs")
+	}
+	seen := map[string]bool{}
+	var values [256]bool
+	for _, in := range a {
+		seen[in] = true
+		for i := range len(in) {
+			values[in[i]] = true
+		}
+	}
+	if len(seen) != len(a) {
+		t.Errorf("%d distinct inputs of %d", len(seen), len(a))
+	}
+	if missing := slices.Index(values[:], false); missing >= 0 {
+		t.Errorf("byte %#x never drawn in %d bytes", missing, 64*64)
+	}
+}
+
+// TestHugeSchema: the huge body of empty items has two issues an item
+// under the schema (the sku and the qty it requires), and a whole order
+// none.
+func TestHugeSchema(t *testing.T) {
+	body := validatetest.HugeBody("customer", "{}", 64)
+	items := bytes.Count(body, []byte("{}"))
+	tree, err := validate.DecodeJSON(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := validatetest.HugeSchema().Validate(tree)
+	if want := 1 + 2*items; len(res.Issues) != want {
+		t.Errorf("%d issues for %d empty items, want %d: %v", len(res.Issues), items, want, validatetest.Keys(res.Issues))
+	}
+	ok, _ := validate.DecodeJSON([]byte(`{"customer":"Ada","items":[{"sku":"A-1","qty":2}]}`))
+	if res := validatetest.HugeSchema().Validate(ok); len(res.Issues) != 0 {
+		t.Errorf("a valid order: %v", validatetest.Keys(res.Issues))
 	}
 }

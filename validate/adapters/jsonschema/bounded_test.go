@@ -193,14 +193,8 @@ func TestBoundedSameIssues(t *testing.T) {
 			}
 		}
 	}
-	state := uint32(1)
-	data := make([]byte, 64)
 	stopped := 0
-	for range 3000 {
-		for i := range data {
-			state = state*1664525 + 1013904223
-			data[i] = byte(state >> 24)
-		}
+	validatetest.RandomInputs(1, 64, 3000, func(data []byte) {
 		v := tree(data)
 		for _, s := range schemas {
 			for _, max := range []int{1, 2, 4, 9} {
@@ -213,7 +207,7 @@ func TestBoundedSameIssues(t *testing.T) {
 				smallFactor = saved
 			}
 		}
-	}
+	})
 	if stopped < 1000 {
 		t.Errorf("the pre-pass stopped early only %d times: the test does not exercise it", stopped)
 	}

@@ -2,14 +2,13 @@ package jsonschema_test
 
 import (
 	"errors"
-	"io"
 	"log/slog"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/validate"
 	"github.com/fxhq/fx/validate/adapters/jsonschema"
 	"github.com/fxhq/fx/validate/validatetest"
@@ -48,14 +47,8 @@ func post(t testing.TB, body validate.Schema, payload string) (int, string) {
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 	app.Route(fx.Route{Method: "POST", Path: "/orders", Body: body,
 		Handler: func(c *fx.Ctx) error { v, _ := fx.ValidBody[map[string]any](c); return c.JSON(201, v) }})
-	req := httptest.NewRequest("POST", "/orders", strings.NewReader(payload))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := app.Test(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	r := fxtest.New(t, app).Post("/orders").Body("application/json", []byte(payload)).Do()
+	return r.Status, string(r.Body)
 }
 
 func TestSameIssuesAsBuiltin(t *testing.T) {
@@ -126,19 +119,15 @@ func TestQueryRepeatedKey(t *testing.T) {
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 	app.Route(fx.Route{Method: "GET", Path: "/", Query: s,
 		Handler: func(c *fx.Ctx) error { v, _ := fx.ValidQuery[map[string]any](c); return c.JSON(200, v) }})
+	c := fxtest.New(t, app)
 	for target, want := range map[string]string{
 		"/?tag=a&tag=b": `{"tag":["a","b"]}`,
 		"/?tag=a&tag=b&tag=c&q=x&q=y": `{"error":{"code":"FX_VALIDATION_ERROR","message":"Request validation failed","details":{"issues":[` +
 			`{"location":"query","path":["q"],"message":"Expected a string, got an array"},` +
 			`{"location":"query","path":["tag"],"message":"Must have at most 2 items"}]}}}`,
 	} {
-		resp, err := app.Test(httptest.NewRequest("GET", target, nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		if string(b) != want {
-			t.Errorf("%s: %d %s\nwant %s", target, resp.StatusCode, b, want)
+		if r := c.Get(target).Do(); string(r.Body) != want {
+			t.Errorf("%s: %d %s\nwant %s", target, r.Status, r.Body, want)
 		}
 	}
 }

@@ -151,21 +151,15 @@ func FuzzBounded(f *testing.F) {
 // TestBoundedSameIssues: many random bodies, each at several limits.
 func TestBoundedSameIssues(t *testing.T) {
 	s := Struct[bOrder](nil)
-	state := uint32(7)
-	data := make([]byte, 96)
 	stopped := 0
-	for range 3000 {
-		for i := range data {
-			state = state*1664525 + 1013904223
-			data[i] = byte(state >> 24)
-		}
+	validatetest.RandomInputs(7, 96, 3000, func(data []byte) {
 		b := body(data)
 		for _, max := range []int{1, 2, 4, 9} {
 			if check(t, s, b, max) {
 				stopped++
 			}
 		}
-	}
+	})
 	if stopped < 1000 {
 		t.Errorf("the pre-pass stopped early only %d times: the test does not exercise it", stopped)
 	}

@@ -1,15 +1,13 @@
 package playground_test
 
 import (
-	"encoding/json"
-	"io"
 	"log/slog"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/validate"
 	"github.com/fxhq/fx/validate/adapters/playground"
 	"github.com/fxhq/fx/validate/validatetest"
@@ -49,14 +47,8 @@ func newApp(body, query validate.Schema) *fx.App {
 
 func post(t testing.TB, app *fx.App, target, body string) (int, string) {
 	t.Helper()
-	req := httptest.NewRequest("POST", target, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := app.Test(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	r := fxtest.New(t, app).Post(target).Body("application/json", []byte(body)).Do()
+	return r.Status, string(r.Body)
 }
 
 func TestSameIssuesAsBuiltin(t *testing.T) {
@@ -151,25 +143,11 @@ func TestQuery(t *testing.T) {
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 	app.Route(fx.Route{Method: "GET", Path: "/l", Query: playground.Query[List](nil),
 		Handler: func(c *fx.Ctx) error { q, _ := fx.ValidQuery[List](c); return c.JSON(200, q) }})
-	req := httptest.NewRequest("GET", "/l?limit=500&tag=ab&tag=c", nil)
-	resp, _ := app.Test(req)
-	b, _ := io.ReadAll(resp.Body)
-	var env struct {
-		Error struct {
-			Details struct {
-				Issues []struct {
-					Location string
-					Path     []string
-					Message  string
-				}
-			}
-		}
-	}
-	json.Unmarshal(b, &env)
-	is := env.Error.Details.Issues
-	if resp.StatusCode != 422 || len(is) != 2 || is[0].Location != "query" || !reflect.DeepEqual(is[0].Path, []string{"limit"}) ||
-		!reflect.DeepEqual(is[1].Path, []string{"tag", "1"}) || is[1].Message != "Must be at least 2 characters long" {
-		t.Errorf("%d %s", resp.StatusCode, b)
+	r := fxtest.New(t, app).Get("/l?limit=500&tag=ab&tag=c").Do()
+	is := r.Envelope().Issues
+	if r.Status != 422 || len(is) != 2 || is[0].Location != "query" || is[0].Path != "limit" ||
+		is[1].Path != "tag.1" || is[1].Message != "Must be at least 2 characters long" {
+		t.Errorf("%d %s", r.Status, r.Body)
 	}
 }
 
