@@ -255,9 +255,12 @@ func TestMatchKeyIsExact(t *testing.T) {
 // not read them (a body's `"a\b"` is the key "a" and a backspace, and
 // `"q"x"` is no key at all).
 type oddNames struct {
-	Esc   int `json:"a\\b"`
+	//lint:ignore SA5008 the odd name is what the test is about
+	Esc int `json:"a\\b"`
+	//lint:ignore SA5008 the odd name is what the test is about
 	Quote int `json:"q\"x"`
-	Bad   int `json:"\xff"`
+	//lint:ignore SA5008 the odd name is what the test is about
+	Bad int `json:"\xff"`
 }
 
 // TestOddNamesAreScanned holds a struct whose field names are not plain
