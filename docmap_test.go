@@ -43,7 +43,8 @@ func TestArchitectureNamesEverySourceFile(t *testing.T) {
 // field) names no source file and no unexported identifier of the
 // package; the maintainers' map is ARCHITECTURE.md. An unexported name is
 // looked for when it cannot be an English word (it has an upper-case
-// letter after the first, like checkRequestLine).
+// letter after the first, like checkRequestLine), and an unexported
+// method wherever it is named with its type (App.dispatch).
 func TestExportedDocsNameNoInternals(t *testing.T) {
 	t.Parallel()
 	fset := token.NewFileSet()
@@ -72,10 +73,13 @@ func TestExportedDocsNameNoInternals(t *testing.T) {
 					internal[name] = true
 				}
 			}
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && !fd.Name.IsExported() {
+				internal[recvName(fd.Recv)+"."+fd.Name.Name] = true
+			}
 		}
 	}
 	fileName := regexp.MustCompile(`\b[a-z_0-9]+\.go\b`)
-	word := regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+	word := regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(\.[a-z_][A-Za-z0-9_]*)?`)
 	check := func(where string, cg *ast.CommentGroup) {
 		if cg == nil {
 			return
@@ -85,7 +89,8 @@ func TestExportedDocsNameNoInternals(t *testing.T) {
 			t.Errorf("%s: the doc names the source file %s", where, m)
 		}
 		for _, w := range word.FindAllString(text, -1) {
-			if internal[w] {
+			name, member, _ := strings.Cut(w, ".")
+			if internal[w] || internal[name] || internal[member] {
 				t.Errorf("%s: the doc names the unexported %s", where, w)
 			}
 		}
@@ -155,7 +160,11 @@ func declNames(d ast.Decl) []string {
 }
 
 // exportedRecv reports whether a method's receiver type is exported.
-func exportedRecv(fl *ast.FieldList) bool {
+func exportedRecv(fl *ast.FieldList) bool { return ast.IsExported(recvName(fl)) }
+
+// recvName returns the name of a method's receiver type ("" if it has
+// none the parser can name).
+func recvName(fl *ast.FieldList) string {
 	t := fl.List[0].Type
 	if s, ok := t.(*ast.StarExpr); ok {
 		t = s.X
@@ -163,8 +172,10 @@ func exportedRecv(fl *ast.FieldList) bool {
 	if ix, ok := t.(*ast.IndexExpr); ok {
 		t = ix.X
 	}
-	id, ok := t.(*ast.Ident)
-	return ok && id.IsExported()
+	if id, ok := t.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
 }
 
 // TestCatalogDocsSayWhichToUse: the catalog has one exported name per
