@@ -300,10 +300,10 @@ func (c *Ctx) Route() string {
 
 // Duration returns the time since fx began the request, from when the
 // App's handler began routing it (its RequestCtx.Time: the App's server
-// has LazyRequestTime, so the clock is read there, App.dispatch, and only
-// while observers are registered; reading the request is not included). Inside OnResponse it is final: the
-// clock is read on the first call, and every later call, by any observer,
-// returns the same value. It is 0 for a transport error (see OnResponse).
+// has LazyRequestTime, so the clock is read when routing begins, and only
+// while observers are registered; reading the request is not included).
+// Inside OnResponse it is final: the clock is read on the first call, and
+// every later call, by any observer, returns the same value. It is 0 for a transport error (see OnResponse).
 //
 // Cost: two clock reads (time.Now, 20-40 ns each on hardware with a TSC
 // clock source, about 55-230 ns on a kvm-clock virtual machine): the

@@ -4,7 +4,9 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -41,27 +43,55 @@ func TestArchitectureNamesEverySourceFile(t *testing.T) {
 // TestExportedDocsNameNoInternals: what go doc shows users (the package
 // comment, the doc of every exported declaration and of every exported
 // field) names no source file and no unexported identifier of the
-// package; the maintainers' map is ARCHITECTURE.md. An unexported name is
-// looked for when it cannot be an English word (it has an upper-case
-// letter after the first, like checkRequestLine).
+// package, in every package a user imports (the core, the kit, the nested
+// modules; not internal/, the examples, bench/ or scripts/); the
+// maintainers' map is ARCHITECTURE.md. An unexported name is looked for
+// when it cannot be an English word (it has an upper-case letter after
+// the first, like checkRequestLine), and an unexported method wherever it
+// is named with its type (App.dispatch).
 func TestExportedDocsNameNoInternals(t *testing.T) {
 	t.Parallel()
-	fset := token.NewFileSet()
-	entries, err := os.ReadDir(".")
+	skip := map[string]bool{"internal": true, "testdata": true, "examples": true, "bench": true, "scripts": true, "node_modules": true}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != "." && (skip[d.Name()] || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() {
+			exportedDocsNameNoInternals(t, path)
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string]*ast.File{} // every source file of the package, by name
+}
+
+// exportedDocsNameNoInternals is TestExportedDocsNameNoInternals for the
+// package in dir (nothing when dir holds no package but main).
+func exportedDocsNameNoInternals(t *testing.T, dir string) {
+	fset := token.NewFileSet()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]*ast.File{} // every source file of the package, by path
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+		path := filepath.Join(dir, name)
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
 		if err != nil {
 			t.Fatal(err)
 		}
-		files[name] = f
+		if f.Name.Name == "main" {
+			return
+		}
+		files[path] = f
 	}
 	internal := map[string]bool{}
 	camel := regexp.MustCompile(`^[a-z][a-z0-9]*[A-Z]`)
@@ -72,21 +102,25 @@ func TestExportedDocsNameNoInternals(t *testing.T) {
 					internal[name] = true
 				}
 			}
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && !fd.Name.IsExported() {
+				internal[recvName(fd.Recv)+"."+fd.Name.Name] = true
+			}
 		}
 	}
 	fileName := regexp.MustCompile(`\b[a-z_0-9]+\.go\b`)
-	word := regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+	word := regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(\.[a-z_][A-Za-z0-9_]*)?`)
 	check := func(where string, cg *ast.CommentGroup) {
 		if cg == nil {
 			return
 		}
 		text := cg.Text()
 		if m := fileName.FindString(text); m != "" {
-			t.Errorf("%s: the doc names the source file %s", where, m)
+			t.Errorf("%s: %s: the doc names the source file %s", dir, where, m)
 		}
 		for _, w := range word.FindAllString(text, -1) {
-			if internal[w] {
-				t.Errorf("%s: the doc names the unexported %s", where, w)
+			name, member, _ := strings.Cut(w, ".")
+			if internal[w] || internal[name] || internal[member] {
+				t.Errorf("%s: %s: the doc names the unexported %s", dir, where, w)
 			}
 		}
 	}
@@ -155,7 +189,11 @@ func declNames(d ast.Decl) []string {
 }
 
 // exportedRecv reports whether a method's receiver type is exported.
-func exportedRecv(fl *ast.FieldList) bool {
+func exportedRecv(fl *ast.FieldList) bool { return ast.IsExported(recvName(fl)) }
+
+// recvName returns the name of a method's receiver type ("" if it has
+// none the parser can name).
+func recvName(fl *ast.FieldList) string {
 	t := fl.List[0].Type
 	if s, ok := t.(*ast.StarExpr); ok {
 		t = s.X
@@ -163,8 +201,10 @@ func exportedRecv(fl *ast.FieldList) bool {
 	if ix, ok := t.(*ast.IndexExpr); ok {
 		t = ix.X
 	}
-	id, ok := t.(*ast.Ident)
-	return ok && id.IsExported()
+	if id, ok := t.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
 }
 
 // TestCatalogDocsSayWhichToUse: the catalog has one exported name per

@@ -243,7 +243,7 @@ const maxPooledWire = 64 << 10
 //
 // Cost: one TestRaw exchange (see fx.App.TestRaw), plus writing the
 // request into a pooled buffer, copying the response once and finding its
-// status and body in place (parseResponse): about 0.4 µs and 2
+// status and body in place: about 0.4 µs and 2
 // allocations (the Response and its bytes) over TestRaw, about 2.4× a
 // direct call of the App's handler (see the package documentation). Headers are
 // parsed by Response.Header, the envelope by the assertions that need it.

@@ -207,7 +207,7 @@ func (p *healthProbe) add(name string, check Check) {
 // runs around them, so exempt them from authentication there if probes
 // arrive without credentials. On a Registrar (App, Group) their
 // documentation lists the 503 FX_SERVICE_UNAVAILABLE a failed probe
-// answers (see probeDeclared): always for /readyz (it answers 503 while
+// answers: always for /readyz (it answers 503 while
 // the App shuts down), for /livez only when it has a liveness check (with
 // none it always answers 200).
 func (h *Probes) Register(r interface {

@@ -62,9 +62,9 @@ func (s *StringSchema) Pattern(expr string, message ...string) *StringSchema {
 
 // Format requires the value to be in format f (FormatEmail, FormatUUID,
 // FormatURI, FormatIPv4, FormatIPv6, FormatHostname, FormatDateTime): the
-// same check as the constraint tag of that name (formats.go), and the
-// JSON Schema "format" keyword. An unknown format panics when the schema
-// is built. Cost: see formats.go (none allocates but FormatURI).
+// same check as the constraint tag of that name, and the JSON Schema
+// "format" keyword. An unknown format panics when the schema is built.
+// Cost: none allocates but FormatURI.
 func (s *StringSchema) Format(f Format) *StringSchema {
 	ok := formatCheck(f)
 	if ok == nil {

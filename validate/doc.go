@@ -92,11 +92,11 @@
 //     issues of a failure. Object and Array implement Decoder: fx runs them
 //     over the body bytes, and only the values they look at are decoded.
 //   - Struct decodes a valid body straight into a new T in the one pass
-//     above (decode.go): one allocation for the T, one for its strings,
+//     above: one allocation for the T, one for its strings,
 //     one per slice and pointer. The type and its tags are compiled
 //     once, when the schema is built; the constraint checks then run over
 //     the T without reflection and allocate nothing on a valid value
-//     (except url, uri and maps: rules_run.go). BenchmarkStructConstraints
+//     (except url, uri and maps). BenchmarkStructConstraints
 //     measures them.
 //   - Error work is bounded: fx asks a schema for at most Config.MaxIssues
 //     issues (see ValidateMax and Limited), and the built-in schemas and

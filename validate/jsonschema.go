@@ -11,8 +11,8 @@ import (
 // Describer is the optional interface of a Schema that can state itself as
 // JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1): documentation
 // generators (package openapi) use it, fx never calls it while serving.
-// The built-in schemas, Struct and QueryStruct implement it (jsonschema.go, jsonschema_builder.go),
-// and so can any other library's schema.
+// The built-in schemas, Struct and QueryStruct implement it, and so can
+// any other library's schema.
 //
 // JSONSchema returns a new map each call (the caller may modify it), made
 // of JSON values only: map[string]any, []any, string, float64, int, bool,

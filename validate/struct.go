@@ -28,11 +28,11 @@ import (
 //
 // Result.Value is a *T. It implements Decoder: a valid body is decoded
 // straight from the bytes into a T in one pass that checks the types as
-// it writes each field (decode.go: no intermediate tree, one allocation
-// for the T, one for its strings, one per slice and pointer), and the
-// constraints run over the decoded T through a plan compiled once, here
-// (no reflection, no allocation on a value that passes them; see
-// rules_run.go for the exceptions). A body that does not fit T is never
+// it writes each field (no intermediate tree, one allocation for the T,
+// one for its strings, one per slice and pointer), and the constraints
+// run over the decoded T through a plan compiled once, here (no
+// reflection, no allocation on a value that passes them, except the url
+// and uri rules and maps). A body that does not fit T is never
 // decoded whole (go-json decodes all of a body before reporting its
 // first type error); its
 // type issues are found over the bytes, stopping at the limit of
@@ -238,8 +238,7 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 	return s.ValidateLimit(tree, max)
 }
 
-// Decode is what fx.JSONBody does with a body: one pass (decode.go)
-// checks the strict grammar, decodes the body into a new *T and runs the
+// Decode is what fx.JSONBody does with a body: one pass checks the strict grammar, decodes the body into a new *T and runs the
 // constraint tags (their issues, if any, are returned). A body the pass
 // does not decide alone is read again: err is CheckJSON's *JSONError when
 // the grammar refuses it; when it fits T (every type check of Validate

@@ -12,10 +12,10 @@
 //
 // NewIdempotencyStore is the Redis store of middleware/idempotency, so that a
 // retried request runs its handler at most once across every instance
-// (see idempotency.go: claim by SET NX PX with a fencing token, response
-// stored and claim released in one script). Its calls go through the same
+// (a claim is a SET NX PX with a fencing token; the response is stored
+// and the claim released in one script). Its calls go through the same
 // deadline and circuit breaker as Allow's (below), and a claim Redis runs
-// after its request gave up writes nothing (clock.go).
+// after its request gave up writes nothing (see IdempotencyStore.Claim).
 //
 // It is a module of its own (github.com/fxhq/fx/middleware/redisstore)
 // so that go-redis is a dependency of the applications that use it only.

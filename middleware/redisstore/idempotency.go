@@ -152,8 +152,8 @@ return 1
 // Claim implements idempotency.Store. A claim Redis runs after its
 // caller stopped waiting (Redis was paused, or the network held the
 // command) writes nothing: the claim carries the latest time it may be
-// taken, on Redis's clock (see redisClock), and the script compares it
-// with TIME. A claim whose reply is lost although it ran in time is
+// taken, on Redis's clock (estimated from this process's clock and the
+// TIME of earlier replies), and the script compares it with TIME. A claim whose reply is lost although it ran in time is
 // released in the background (fenced by its token).
 func (s *IdempotencyStore) Claim(ctx context.Context, key string, fp idempotency.Fingerprint, lock time.Duration) (uint64, idempotency.Record, error) {
 	token := rand.Uint64() | 1 // never 0, which means "not claimed"

@@ -15,8 +15,8 @@ import (
 func (s *Schema) ValidateJSON(body []byte) validate.Result { return s.ValidateJSONLimit(body, 0) }
 
 // ValidateJSONLimit is ValidateJSON with at most max issues
-// (validate.LimitedDecoder). On a body of more than 16·max bytes the
-// pre-pass of bounded.go runs over the bytes: array elements are decoded
+// (validate.LimitedDecoder). On a body of more than 16·max bytes a
+// pre-pass runs over the bytes: array elements are decoded
 // (validate.DecodeJSON, as for the whole body) and validated one at a
 // time, unknown keys are counted without decoding, and the pre-pass
 // stops at max; only when it found fewer is the body decoded whole and

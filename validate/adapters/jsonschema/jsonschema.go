@@ -69,7 +69,7 @@ func (s *Schema) Validate(v any) validate.Result { return s.ValidateLimit(v, 0) 
 // ValidateLimit is Validate with at most max issues (validate.Limited).
 // The library itself has no way to stop early (it checks the whole value
 // and builds one error per failing keyword), so on a large value a
-// pre-pass (bounded.go) first validates array elements one at a time
+// pre-pass first validates array elements one at a time
 // and counts unknown keys, stopping at max; only when it finds fewer
 // does the library validate the whole value, whose error tree is then
 // walked until max issues are found. Below max the Result is Validate's.
