@@ -1,8 +1,10 @@
 // Package kittest holds the test helpers shared by the kit packages'
 // tests (health, static, middleware, middleware/jwt): they check the wire
-// envelope (through fxtest.CheckEnvelope), drive an App's handler directly, without a server, and mint
-// the JWT fixtures (jwt.go); ServeForClients serves an example to the
-// generated clients' tests. Only tests import it.
+// envelope (through fxtest.CheckEnvelope), drive an App's handler directly,
+// without a server, loop benchmarks over it and read its logs;
+// ServeForClients serves an example to the generated clients' tests. The
+// JWT fixtures live in jwtkit, so that kittest links no JWT library and
+// nested modules can use it. Only tests import it.
 package kittest
 
 import (
