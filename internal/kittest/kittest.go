@@ -144,6 +144,24 @@ func (l *LogBuffer) String() string {
 	return l.b.String()
 }
 
+// Reset drops what was written so far, its memory included.
+func (l *LogBuffer) Reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = bytes.Buffer{}
+}
+
+// Lines returns the lines written so far that hold sub.
+func (l *LogBuffer) Lines(sub string) []string {
+	var out []string
+	for _, line := range strings.Split(l.String(), "\n") {
+		if strings.Contains(line, sub) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
 // Records decodes the JSON records written so far (LogRecords).
 func (l *LogBuffer) Records(t testing.TB) []map[string]any {
 	t.Helper()
