@@ -1,7 +1,8 @@
 // Package kittest holds the test helpers shared by the kit packages'
 // tests (health, static, middleware, middleware/jwt): they check the wire
 // envelope (through fxtest.CheckEnvelope), drive an App's handler directly,
-// without a server, loop benchmarks over it and read its logs;
+// without a server, loop benchmarks over it and read its logs, and
+// follow the processes of the deploy tests (Linux);
 // ServeForClients serves an example to the generated clients' tests. The
 // JWT fixtures live in jwtkit, so that kittest links no JWT library and
 // nested modules can use it. Only tests import it.
