@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx/client"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 // Deploys that drop nothing (docs/reliability.md). These tests build
@@ -55,13 +56,13 @@ const (
 func TestDeployHandOff(t *testing.T) {
 	d := startDeploy(t, "handoff")
 	d.run(t, func(i int) {
-		d.replaceBinary(t)
+		kittest.ReplaceBinary(t, d.built, d.bin)
 		old := d.pid(t)
 		if err := syscall.Kill(old, syscall.SIGHUP); err != nil {
 			t.Fatal(err)
 		}
-		d.waitNewPID(t, old)
-		waitGone(t, old)
+		kittest.WaitNewPID(t, d.pidFile, old)
+		kittest.WaitGone(t, old)
 	})
 	d.requireClean(t)
 }
@@ -112,9 +113,9 @@ func TestDeployHandOffFailureKeepsServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond) // the request is in its handler
-	d.replaceBinary(t)
+	kittest.ReplaceBinary(t, d.built, d.bin)
 	syscall.Kill(old, syscall.SIGHUP)
-	d.waitNewPID(t, old)
+	kittest.WaitNewPID(t, d.pidFile, old)
 	busy.SetReadDeadline(time.Now().Add(10 * time.Second))
 	br := bufio.NewReader(busy)
 	resp, err = http.ReadResponse(br, nil)
@@ -129,19 +130,19 @@ func TestDeployHandOffFailureKeepsServing(t *testing.T) {
 	if n, err := br.Read(make([]byte, 1)); n != 0 || err != io.EOF {
 		t.Errorf("after the last response: %d bytes, %v; want a clean end of stream", n, err)
 	}
-	waitGone(t, old)
+	kittest.WaitGone(t, old)
 	last := d.pid(t)
 	syscall.Kill(last, syscall.SIGTERM)
-	waitGone(t, last)
+	kittest.WaitGone(t, last)
 }
 
 func TestDeploySocketActivation(t *testing.T) {
 	d := startDeploy(t, "activation")
 	d.run(t, func(i int) {
-		d.replaceBinary(t)
+		kittest.ReplaceBinary(t, d.built, d.bin)
 		old := d.pid(t)
 		syscall.Kill(old, syscall.SIGTERM)
-		waitGone(t, old)
+		kittest.WaitGone(t, old)
 		d.start(t)
 	})
 	d.requireClean(t)
@@ -152,7 +153,7 @@ func TestDeployPlainRestartFails(t *testing.T) {
 	d.run(t, func(i int) {
 		old := d.pid(t)
 		syscall.Kill(old, syscall.SIGTERM)
-		waitGone(t, old)
+		kittest.WaitGone(t, old)
 		d.start(t)
 	})
 	s := &d.stats
@@ -232,7 +233,7 @@ func startDeploy(t *testing.T, mode string) *deploy {
 	d := &deploy{mode: mode, dir: dir, built: buildDeployd(t), bin: filepath.Join(dir, "deployd"),
 		pidFile: filepath.Join(dir, "pid"), execLog: filepath.Join(dir, "exec.log")}
 	d.stats.pids = map[string]int{}
-	d.replaceBinary(t)
+	kittest.ReplaceBinary(t, d.built, d.bin)
 	ln := listenLoopback(t)
 	d.addr = ln.Addr().String()
 	if mode == "activation" {
@@ -249,7 +250,7 @@ func startDeploy(t *testing.T, mode string) *deploy {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if pid, err := readPID(d.pidFile); err == nil {
+		if pid, err := kittest.ReadPID(d.pidFile); err == nil {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 		d.mu.Lock()
@@ -267,25 +268,9 @@ func startDeploy(t *testing.T, mode string) *deploy {
 	return d
 }
 
-// replaceBinary puts a new copy of the build at d.bin (a new file renamed
-// over the old one, as a deploy does): the next process runs the new file.
-func (d *deploy) replaceBinary(t *testing.T) {
-	b, err := os.ReadFile(d.built)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := d.bin + ".new"
-	if err := os.WriteFile(tmp, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, d.bin); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // start starts a new generation and waits until it has written its PID.
 func (d *deploy) start(t *testing.T) {
-	old, _ := readPID(d.pidFile)
+	old, _ := kittest.ReadPID(d.pidFile)
 	var cmd *exec.Cmd
 	env := append(os.Environ(), "ADDR="+d.addr, "PIDFILE="+d.pidFile, "EXECLOG="+d.execLog)
 	switch d.mode {
@@ -309,52 +294,15 @@ func (d *deploy) start(t *testing.T) {
 	d.mu.Lock()
 	d.started = append(d.started, cmd)
 	d.mu.Unlock()
-	d.waitNewPID(t, old)
+	kittest.WaitNewPID(t, d.pidFile, old)
 }
 
 func (d *deploy) pid(t *testing.T) int {
-	pid, err := readPID(d.pidFile)
+	pid, err := kittest.ReadPID(d.pidFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return pid
-}
-
-// waitNewPID waits until the PID file names a process other than old.
-func (d *deploy) waitNewPID(t *testing.T, old int) {
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if pid, err := readPID(d.pidFile); err == nil && pid != old {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("no new process wrote %s within 20s (old pid %d)", d.pidFile, old)
-}
-
-func readPID(path string) (int, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.Atoi(strings.TrimSpace(string(b)))
-}
-
-// waitGone waits until pid has exited (gone or a zombie: a handed-off
-// generation's parent is no longer this test).
-func waitGone(t *testing.T, pid int) {
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return
-		}
-		if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 0 && f[0] == "Z" {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("process %d still running 20s after it was replaced", pid)
 }
 
 // countingConn counts the resets (ECONNRESET, EPIPE) its reads and writes
@@ -472,7 +420,7 @@ func (d *deploy) run(t *testing.T, replace func(i int)) {
 	wg.Wait()
 	last := d.pid(t)
 	syscall.Kill(last, syscall.SIGTERM)
-	waitGone(t, last)
+	kittest.WaitGone(t, last)
 }
 
 // requireClean holds the load to 0 failed requests, 0 resets, and every

@@ -61,17 +61,7 @@ func TestOpBindsEverySource(t *testing.T) {
 func TestOpCollectsAllIssues(t *testing.T) {
 	r := do(t, opApp(), "POST", "/items/x?limit=300&ratio=half&strict=maybe",
 		`{"sku":1,"qty":"2"}`, "Content-Type", "application/json")
-	env := mustEnvelope(t, r, 422, fx.ErrorCodes.ValidationError)
-	var d struct {
-		Issues []fx.ValidationIssue `json:"issues"`
-	}
-	if err := json.Unmarshal(env.Details, &d); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, is := range d.Issues {
-		got = append(got, is.Location+":"+strings.Join(is.Path, ".")+":"+is.Message)
-	}
+	got := opIssues(t, r)
 	want := []string{
 		"body:qty:Expected an integer, got a string",
 		"body:sku:Expected a string, got a number",
@@ -108,17 +98,7 @@ func TestOpBoolParameters(t *testing.T) {
 	}
 	for _, s := range []string{"yes", "tRUE", "2", "on"} {
 		r := do(t, app, "GET", "/flags/"+s+"?q="+s, "", "X-H", s)
-		env := mustEnvelope(t, r, 422, fx.ErrorCodes.ValidationError)
-		var d struct {
-			Issues []fx.ValidationIssue `json:"issues"`
-		}
-		if err := json.Unmarshal(env.Details, &d); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, is := range d.Issues {
-			got = append(got, is.Location+":"+strings.Join(is.Path, ".")+":"+is.Message)
-		}
+		got := opIssues(t, r)
 		msg := ":Expected true or false, got " + strconv.Quote(s)
 		if want := []string{"header:X-H" + msg, "path:p" + msg, "query:q" + msg}; strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("%s: issues %q, want %q", s, got, want)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/internal/kittest/jwtkit"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
@@ -40,11 +40,11 @@ func critToken(t *testing.T) string {
 }
 
 func TestAuthBearerAndAPIKey(t *testing.T) {
-	app := authApp(t, middleware.AuthConfig{Bearer: kittest.HSVerifier(), APIKeys: apiKeys(t)},
+	app := authApp(t, middleware.AuthConfig{Bearer: jwtkit.HSVerifier(), APIKeys: apiKeys(t)},
 		fx.Config{HeaderLimit: 64 << 10})
 
-	valid := kittest.Sign(jwttest.Claims{"roles": []string{"admin"}}, nil)
-	hs384 := kittest.SignerFor(jwttest.HS384, append(kittest.JWTSecret, kittest.JWTSecret...), "").Token()
+	valid := jwtkit.Sign(jwttest.Claims{"roles": []string{"admin"}}, nil)
+	hs384 := jwtkit.SignerFor(jwttest.HS384, append(jwtkit.JWTSecret, jwtkit.JWTSecret...), "").Token()
 	long := strings.Repeat("a", middleware.DefaultMaxCredentialLength+1)
 
 	type tc struct {
@@ -82,7 +82,7 @@ func TestAuthBearerAndAPIKey(t *testing.T) {
 			reason: "malformed_credentials", msg: "Bearer token is malformed", oauth: "invalid_token", secret: "not-a-jwt"},
 		{name: "garbage segments", headers: bearer("aaaa.bbbb.cccc"), status: 401,
 			reason: "malformed_credentials", msg: "malformed", oauth: "invalid_token", secret: "aaaa.bbbb"},
-		{name: "signed with the wrong key", headers: bearer(kittest.Sign(nil, kittest.OtherKey)), status: 401,
+		{name: "signed with the wrong key", headers: bearer(jwtkit.Sign(nil, jwtkit.OtherKey)), status: 401,
 			reason: "invalid_credentials", msg: "signature is invalid", oauth: "invalid_token"},
 		{name: "payload tampered", headers: bearer(tamper(t, valid, jwttest.Claims{"sub": "root"})), status: 401,
 			reason: "invalid_credentials", msg: "signature is invalid", oauth: "invalid_token"},
@@ -90,33 +90,33 @@ func TestAuthBearerAndAPIKey(t *testing.T) {
 			reason: "invalid_credentials", msg: "algorithm is not allowed", oauth: "invalid_token"},
 		{name: "alg outside the allow-list", headers: bearer(hs384), status: 401,
 			reason: "invalid_credentials", msg: "algorithm is not allowed", oauth: "invalid_token"},
-		{name: "expired", headers: bearer(kittest.Sign(jwttest.Claims{"exp": kittest.FixedNow.Add(-time.Hour).Unix()}, nil)), status: 401,
+		{name: "expired", headers: bearer(jwtkit.Sign(jwttest.Claims{"exp": jwtkit.FixedNow.Add(-time.Hour).Unix()}, nil)), status: 401,
 			reason: "expired", msg: "Bearer token has expired", oauth: "invalid_token"},
-		{name: "expired within leeway", headers: bearer(kittest.Sign(jwttest.Claims{"exp": kittest.FixedNow.Add(-10 * time.Second).Unix()}, nil)), status: 200},
-		{name: "expired beyond leeway", headers: bearer(kittest.Sign(jwttest.Claims{"exp": kittest.FixedNow.Add(-31 * time.Second).Unix()}, nil)), status: 401,
+		{name: "expired within leeway", headers: bearer(jwtkit.Sign(jwttest.Claims{"exp": jwtkit.FixedNow.Add(-10 * time.Second).Unix()}, nil)), status: 200},
+		{name: "expired beyond leeway", headers: bearer(jwtkit.Sign(jwttest.Claims{"exp": jwtkit.FixedNow.Add(-31 * time.Second).Unix()}, nil)), status: 401,
 			reason: "expired", oauth: "invalid_token"},
-		{name: "not yet valid", headers: bearer(kittest.Sign(jwttest.Claims{"nbf": kittest.FixedNow.Add(time.Hour).Unix()}, nil)), status: 401,
+		{name: "not yet valid", headers: bearer(jwtkit.Sign(jwttest.Claims{"nbf": jwtkit.FixedNow.Add(time.Hour).Unix()}, nil)), status: 401,
 			reason: "not_yet_valid", msg: "not valid yet", oauth: "invalid_token"},
-		{name: "issued in the future", headers: bearer(kittest.Sign(jwttest.Claims{"iat": kittest.FixedNow.Add(time.Hour).Unix()}, nil)), status: 401,
+		{name: "issued in the future", headers: bearer(jwtkit.Sign(jwttest.Claims{"iat": jwtkit.FixedNow.Add(time.Hour).Unix()}, nil)), status: 401,
 			reason: "not_yet_valid", msg: "not valid yet", oauth: "invalid_token"},
-		{name: "iat within leeway", headers: bearer(kittest.Sign(jwttest.Claims{"iat": kittest.FixedNow.Add(10 * time.Second).Unix()}, nil)), status: 200},
-		{name: "nbf within leeway", headers: bearer(kittest.Sign(jwttest.Claims{"nbf": kittest.FixedNow.Add(10 * time.Second).Unix()}, nil)), status: 200},
-		{name: "wrong issuer", headers: bearer(kittest.Sign(jwttest.Claims{"iss": "https://evil.example"}, nil)), status: 401,
+		{name: "iat within leeway", headers: bearer(jwtkit.Sign(jwttest.Claims{"iat": jwtkit.FixedNow.Add(10 * time.Second).Unix()}, nil)), status: 200},
+		{name: "nbf within leeway", headers: bearer(jwtkit.Sign(jwttest.Claims{"nbf": jwtkit.FixedNow.Add(10 * time.Second).Unix()}, nil)), status: 200},
+		{name: "wrong issuer", headers: bearer(jwtkit.Sign(jwttest.Claims{"iss": "https://evil.example"}, nil)), status: 401,
 			reason: "invalid_claims", msg: "issuer is not accepted", oauth: "invalid_token"},
-		{name: "no issuer", headers: bearer(kittest.Sign(jwttest.Claims{"iss": nil}, nil)), status: 401,
+		{name: "no issuer", headers: bearer(jwtkit.Sign(jwttest.Claims{"iss": nil}, nil)), status: 401,
 			reason: "invalid_claims", msg: "issuer is not accepted", oauth: "invalid_token"},
-		{name: "no audience", headers: bearer(kittest.Sign(jwttest.Claims{"aud": nil}, nil)), status: 401,
+		{name: "no audience", headers: bearer(jwtkit.Sign(jwttest.Claims{"aud": nil}, nil)), status: 401,
 			reason: "invalid_claims", msg: "audience is not accepted", oauth: "invalid_token"},
-		{name: "empty audience", headers: bearer(kittest.Sign(jwttest.Claims{"aud": ""}, nil)), status: 401,
+		{name: "empty audience", headers: bearer(jwtkit.Sign(jwttest.Claims{"aud": ""}, nil)), status: 401,
 			reason: "invalid_claims", msg: "audience is not accepted", oauth: "invalid_token"},
-		{name: "empty issuer", headers: bearer(kittest.Sign(jwttest.Claims{"iss": ""}, nil)), status: 401,
+		{name: "empty issuer", headers: bearer(jwtkit.Sign(jwttest.Claims{"iss": ""}, nil)), status: 401,
 			reason: "invalid_claims", msg: "issuer is not accepted", oauth: "invalid_token"},
-		{name: "wrong audience", headers: bearer(kittest.Sign(jwttest.Claims{"aud": []string{"other-api"}}, nil)), status: 401,
+		{name: "wrong audience", headers: bearer(jwtkit.Sign(jwttest.Claims{"aud": []string{"other-api"}}, nil)), status: 401,
 			reason: "invalid_claims", msg: "audience is not accepted", oauth: "invalid_token"},
-		{name: "audience among several", headers: bearer(kittest.Sign(jwttest.Claims{"aud": []string{"other-api", kittest.Audience}}, nil)), status: 200},
-		{name: "no expiry", headers: bearer(kittest.Sign(jwttest.Claims{"exp": nil}, nil)), status: 401,
+		{name: "audience among several", headers: bearer(jwtkit.Sign(jwttest.Claims{"aud": []string{"other-api", jwtkit.Audience}}, nil)), status: 200},
+		{name: "no expiry", headers: bearer(jwtkit.Sign(jwttest.Claims{"exp": nil}, nil)), status: 401,
 			reason: "invalid_claims", msg: "claims are invalid", oauth: "invalid_token"},
-		{name: "exp of the wrong type", headers: bearer(kittest.Sign(jwttest.Claims{"exp": "tomorrow"}, nil)), status: 401,
+		{name: "exp of the wrong type", headers: bearer(jwtkit.Sign(jwttest.Claims{"exp": "tomorrow"}, nil)), status: 401,
 			reason: "invalid_claims", oauth: "invalid_token"},
 		{name: "unknown crit header", headers: bearer(critToken(t)), status: 401,
 			reason: "invalid_claims", oauth: "invalid_token"},
@@ -178,17 +178,17 @@ func TestAuthBearerAndAPIKey(t *testing.T) {
 func TestAuthPrincipal(t *testing.T) {
 	v, err := jwt.NewVerifier(jwt.Config{
 		Algorithms:       []string{"HS256"},
-		Key:              kittest.JWTSecret,
+		Key:              jwtkit.JWTSecret,
 		PermissionsClaim: "scope",
 		RolesClaim:       "realm_access.roles",
 		TenantClaim:      "org",
-		Now:              func() time.Time { return kittest.FixedNow },
+		Now:              func() time.Time { return jwtkit.FixedNow },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	app := authApp(t, middleware.AuthConfig{Bearer: v})
-	tok := kittest.Sign(jwttest.Claims{
+	tok := jwtkit.Sign(jwttest.Claims{
 		"sub":          "alice",
 		"scope":        "reports:read reports:write",
 		"realm_access": map[string]any{"roles": []any{"admin", 7, "ops"}},
@@ -219,18 +219,18 @@ func TestAuthAPIKeyPrincipal(t *testing.T) {
 }
 
 func TestAuthOptional(t *testing.T) {
-	app := authApp(t, middleware.AuthConfig{Bearer: kittest.HSVerifier(), Optional: true})
+	app := authApp(t, middleware.AuthConfig{Bearer: jwtkit.HSVerifier(), Optional: true})
 	r := do(t, app, "GET", "/me", nil)
 	if r.status != 200 || r.raw != "{}" {
 		t.Fatalf("anonymous request: %d %s", r.status, r.raw)
 	}
 	// Bad credentials are still refused.
-	r = do(t, app, "GET", "/me", map[string]string{"Authorization": "Bearer " + kittest.Sign(nil, kittest.OtherKey)})
+	r = do(t, app, "GET", "/me", map[string]string{"Authorization": "Bearer " + jwtkit.Sign(nil, jwtkit.OtherKey)})
 	expectError(t, r, 401, fx.ErrorCodes.Unauthenticated, "invalid_credentials")
 }
 
 func TestAuthHeadersOverTheLimit(t *testing.T) {
-	app := authApp(t, middleware.AuthConfig{Bearer: kittest.HSVerifier()})
+	app := authApp(t, middleware.AuthConfig{Bearer: jwtkit.HSVerifier()})
 	r := do(t, app, "GET", "/me", map[string]string{"Authorization": "Bearer " + strings.Repeat("a", 16<<10)})
 	expectError(t, r, 431, fx.ErrorCodes.HeadersTooLarge, "")
 }
@@ -269,10 +269,10 @@ func TestAuthCustomVerifier(t *testing.T) {
 func TestAuthHookSeesSharedError(t *testing.T) {
 	var seen any
 	app := fx.New()
-	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: kittest.HSVerifier()}))
+	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: jwtkit.HSVerifier()}))
 	app.OnError(func(c *fx.Ctx, err any) bool { seen = err; return false })
 	app.Get("/me", whoami)
-	r := do(t, app, "GET", "/me", map[string]string{"Authorization": "Bearer " + kittest.Sign(jwttest.Claims{"exp": kittest.FixedNow.Add(-time.Hour).Unix()}, nil)})
+	r := do(t, app, "GET", "/me", map[string]string{"Authorization": "Bearer " + jwtkit.Sign(jwttest.Claims{"exp": jwtkit.FixedNow.Add(-time.Hour).Unix()}, nil)})
 	expectError(t, r, 401, fx.ErrorCodes.Unauthenticated, "expired")
 	fe, ok := seen.(*fx.Error)
 	if !ok || fe.Details.(middleware.FailureDetails).Reason != middleware.ReasonExpired {
@@ -287,9 +287,9 @@ func TestAuthConfigPanics(t *testing.T) {
 	for name, cfg := range map[string]middleware.AuthConfig{
 		"no verifier":    {},
 		"bad header":     {APIKeys: apiKeys(t), APIKeyHeader: "X Key"},
-		"quote in realm": {Bearer: kittest.HSVerifier(), Realm: `a"b`},
-		"NUL in realm":   {Bearer: kittest.HSVerifier(), Realm: "a\x00b"},
-		"DEL in realm":   {Bearer: kittest.HSVerifier(), Realm: "a\x7fb"},
+		"quote in realm": {Bearer: jwtkit.HSVerifier(), Realm: `a"b`},
+		"NUL in realm":   {Bearer: jwtkit.HSVerifier(), Realm: "a\x00b"},
+		"DEL in realm":   {Bearer: jwtkit.HSVerifier(), Realm: "a\x7fb"},
 	} {
 		t.Run(name, func(t *testing.T) { expectPanic(t, func() { middleware.Auth(cfg) }) })
 	}
@@ -325,8 +325,8 @@ func TestAPIKeysVerifyDirect(t *testing.T) {
 func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
 func TestAuthHandBuiltNoneVariants(t *testing.T) {
-	app := authApp(t, middleware.AuthConfig{Bearer: kittest.HSVerifier()})
-	payload := b64(`{"sub":"root","iss":"` + kittest.Issuer + `","aud":"` + kittest.Audience + `","exp":9999999999}`)
+	app := authApp(t, middleware.AuthConfig{Bearer: jwtkit.HSVerifier()})
+	payload := b64(`{"sub":"root","iss":"` + jwtkit.Issuer + `","aud":"` + jwtkit.Audience + `","exp":9999999999}`)
 	for _, hdr := range []string{`{"alg":"none"}`, `{"alg":"None"}`, `{"alg":"NONE"}`, `{"alg":""}`, `{}`, `{"alg":"HS256 "}`} {
 		for _, sig := range []string{"", "e30"} {
 			tok := b64(hdr) + "." + payload + "." + sig
@@ -344,14 +344,14 @@ func TestAuthHandBuiltNoneVariants(t *testing.T) {
 // when the first would verify and even with Optional; never is the first
 // one silently used. One line of each kind still authenticates.
 func TestAuthRepeatedCredentialHeader(t *testing.T) {
-	valid := kittest.Sign(nil, nil)
+	valid := jwtkit.Sign(nil, nil)
 	for _, optional := range []bool{false, true} {
-		app := authApp(t, middleware.AuthConfig{Bearer: kittest.HSVerifier(), APIKeys: apiKeys(t), Optional: optional})
+		app := authApp(t, middleware.AuthConfig{Bearer: jwtkit.HSVerifier(), APIKeys: apiKeys(t), Optional: optional})
 		for _, tc := range []struct {
 			lines            []string
 			challenge, msgOf string
 		}{
-			{[]string{"Authorization", "Bearer " + valid, "Authorization", "Bearer " + kittest.Sign(nil, kittest.OtherKey)}, "Bearer", "Authorization"},
+			{[]string{"Authorization", "Bearer " + valid, "Authorization", "Bearer " + jwtkit.Sign(nil, jwtkit.OtherKey)}, "Bearer", "Authorization"},
 			{[]string{"Authorization", "Bearer " + valid, "Authorization", "Bearer " + valid}, "Bearer", "Authorization"},
 			{[]string{"X-API-Key", adminKey, "X-API-Key", readerKey}, "APIKey", "API key"},
 		} {
@@ -373,7 +373,7 @@ func TestAuthRepeatedCredentialHeader(t *testing.T) {
 	}
 	// The refusal's status and code are declared: the OpenAPI document
 	// lists 401 FX_UNAUTHENTICATED for every guarded route.
-	if !declares(middleware.Auth(middleware.AuthConfig{Bearer: kittest.HSVerifier()}), 401, fx.ErrorCodes.Unauthenticated) {
+	if !declares(middleware.Auth(middleware.AuthConfig{Bearer: jwtkit.HSVerifier()}), 401, fx.ErrorCodes.Unauthenticated) {
 		t.Error("Auth does not declare 401 FX_UNAUTHENTICATED")
 	}
 }
@@ -393,7 +393,7 @@ func TestAuthDeclaresSecurity(t *testing.T) {
 		cfg  middleware.AuthConfig
 		want []fx.SecurityScheme
 	}{
-		"JWT and API key": {middleware.AuthConfig{Bearer: kittest.HSVerifier(), APIKeys: apiKeys(t), APIKeyHeader: "X-Org-Key", Optional: true}, []fx.SecurityScheme{jwtBearer, key}},
+		"JWT and API key": {middleware.AuthConfig{Bearer: jwtkit.HSVerifier(), APIKeys: apiKeys(t), APIKeyHeader: "X-Org-Key", Optional: true}, []fx.SecurityScheme{jwtBearer, key}},
 		"opaque bearer":   {middleware.AuthConfig{Bearer: custom}, []fx.SecurityScheme{bearer}},
 		"stated format":   {middleware.AuthConfig{Bearer: formatted{custom, "PASETO"}}, []fx.SecurityScheme{paseto}},
 		"empty format":    {middleware.AuthConfig{Bearer: formatted{custom, ""}}, []fx.SecurityScheme{bearer}},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/internal/kittest/jwtkit"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
@@ -58,11 +59,11 @@ func BenchmarkBaseline(b *testing.B) {
 // checked for signature, exp, nbf, iat, iss and aud. Every request sends
 // the same token, so after the first one the verifier's cache answers.
 func BenchmarkAuthJWTHS256(b *testing.B) {
-	tok := kittest.Sign(jwttest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
-	benchServe(b, benchApp(middleware.Auth(middleware.AuthConfig{Bearer: kittest.HSVerifier()})), "Authorization", "Bearer "+tok)
+	tok := jwtkit.Sign(jwttest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
+	benchServe(b, benchApp(middleware.Auth(middleware.AuthConfig{Bearer: jwtkit.HSVerifier()})), "Authorization", "Bearer "+tok)
 }
 
-// cachedVerifier is kittest.HSVerifier with a cache of size entries (negative:
+// cachedVerifier is jwtkit.HSVerifier with a cache of size entries (negative:
 // none).
 func cachedVerifier(b *testing.B, size int) *jwt.Verifier {
 	cfg := signer(nil).JWTConfig()
@@ -77,7 +78,7 @@ func cachedVerifier(b *testing.B, size int) *jwt.Verifier {
 // BenchmarkAuthJWTHS256NoCache is BenchmarkAuthJWTHS256 with the cache
 // disabled (CacheSize < 0): golang-jwt verifies every request.
 func BenchmarkAuthJWTHS256NoCache(b *testing.B) {
-	tok := kittest.Sign(jwttest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
+	tok := jwtkit.Sign(jwttest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
 	v := cachedVerifier(b, -1)
 	benchServe(b, benchApp(middleware.Auth(middleware.AuthConfig{Bearer: v})), "Authorization", "Bearer "+tok)
 }
@@ -91,7 +92,7 @@ func BenchmarkAuthJWTHS256FirstSighting(b *testing.B) {
 	for i := range toks {
 		// The same claims as BenchmarkAuthJWTHS256's token, only "sub"
 		// differs: the same decoding work.
-		toks[i] = "Bearer " + kittest.Sign(jwttest.Claims{"roles": []string{"admin"}, "tenant_id": "acme", "sub": "user-" + strconv.Itoa(i)}, nil)
+		toks[i] = "Bearer " + jwtkit.Sign(jwttest.Claims{"roles": []string{"admin"}, "tenant_id": "acme", "sub": "user-" + strconv.Itoa(i)}, nil)
 	}
 	v := cachedVerifier(b, 8)
 	app := benchApp(middleware.Auth(middleware.AuthConfig{Bearer: v}))
@@ -140,8 +141,8 @@ func BenchmarkAuthAPIKeyRequireRoleTenant(b *testing.B) {
 
 // BenchmarkAuthRefusedExpired is the cost of refusing an expired token.
 func BenchmarkAuthRefusedExpired(b *testing.B) {
-	app := benchApp(middleware.Auth(middleware.AuthConfig{Bearer: kittest.HSVerifier()}))
-	tok := kittest.Sign(jwttest.Claims{"exp": kittest.FixedNow.Unix() - 3600}, nil)
+	app := benchApp(middleware.Auth(middleware.AuthConfig{Bearer: jwtkit.HSVerifier()}))
+	tok := jwtkit.Sign(jwttest.Claims{"exp": jwtkit.FixedNow.Unix() - 3600}, nil)
 	if err := app.Boot(); err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/internal/kittest/jwtkit"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
 	"github.com/fxhq/fx/nethttp"
@@ -28,10 +29,10 @@ var (
 var quiet = fx.Config{Logger: slog.New(slog.DiscardHandler)}
 
 // signer is the HS256 Signer of the tests' tokens with key
-// (kittest.JWTSecret when nil; kittest.SignerFor), so every token
+// (jwtkit.JWTSecret when nil; jwtkit.SignerFor), so every token
 // carries sub "user-1", iss, aud, iat and exp unless a claim says otherwise.
 func signer(key []byte) *jwttest.Signer {
-	return kittest.SignerFor(jwttest.HS256, key, "")
+	return jwtkit.SignerFor(jwttest.HS256, key, "")
 }
 
 func apiKeys(t testing.TB) *middleware.APIKeys {

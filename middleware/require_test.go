@@ -8,7 +8,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
-	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/internal/kittest/jwtkit"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
 	"github.com/fxhq/fx/validate"
@@ -17,7 +17,7 @@ import (
 func authzApp(t *testing.T) *fx.App {
 	t.Helper()
 	app := fx.New()
-	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: kittest.HSVerifier(), APIKeys: apiKeys(t), Optional: true}))
+	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: jwtkit.HSVerifier(), APIKeys: apiKeys(t), Optional: true}))
 	app.Get("/public", whoami)
 	guard(app, "/admin", whoami, middleware.RequireRoles("admin"))
 	guard(app, "/ops", whoami, middleware.RequireRoles("admin", "ops"))
@@ -34,7 +34,7 @@ func guard(app *fx.App, path string, h fx.Handler, mw ...fx.Middleware) {
 func TestRequireRolesAndPermissions(t *testing.T) {
 	app := authzApp(t)
 	tok := func(c jwttest.Claims) map[string]string {
-		return map[string]string{"Authorization": "Bearer " + kittest.Sign(c, nil)}
+		return map[string]string{"Authorization": "Bearer " + jwtkit.Sign(c, nil)}
 	}
 	admin := tok(jwttest.Claims{"roles": []string{"admin"}})
 	adminOps := tok(jwttest.Claims{"roles": []string{"ops", "admin"}})
@@ -66,7 +66,7 @@ func TestRequireRolesAndPermissions(t *testing.T) {
 		{"token lacks the permission", "/reports", admin, 403, "missing_permission", true},
 		{"API key lacks the role", "/admin", readerKeyH, 403, "missing_role", false},
 		{"API key lacks the permission", "/reports", adminKeyH, 403, "missing_permission", false},
-		{"bad token is 401, not 403", "/admin", map[string]string{"Authorization": "Bearer " + kittest.Sign(jwttest.Claims{"roles": []string{"admin"}}, kittest.OtherKey)},
+		{"bad token is 401, not 403", "/admin", map[string]string{"Authorization": "Bearer " + jwtkit.Sign(jwttest.Claims{"roles": []string{"admin"}}, jwtkit.OtherKey)},
 			401, "invalid_credentials", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -146,8 +146,8 @@ func TestPrincipalNilSafe(t *testing.T) {
 // request must never leak into another's authorization decision.
 func TestRequireConcurrent(t *testing.T) {
 	app := authzApp(t)
-	admin := "Bearer " + kittest.Sign(jwttest.Claims{"roles": []string{"admin"}}, nil)
-	reader := "Bearer " + kittest.Sign(jwttest.Claims{"permissions": []string{"reports:read"}}, nil)
+	admin := "Bearer " + jwtkit.Sign(jwttest.Claims{"roles": []string{"admin"}}, nil)
+	reader := "Bearer " + jwtkit.Sign(jwttest.Claims{"permissions": []string{"reports:read"}}, nil)
 	errs := make(chan string, 64)
 	done := make(chan struct{})
 	for g := range 8 {
@@ -189,7 +189,7 @@ func TestRequireConcurrent(t *testing.T) {
 // names, rules and the request's shape, i.e. the contract leaked to anyone.
 func TestRouteMiddlewareAuthBeforeContract(t *testing.T) {
 	app := fx.New()
-	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: kittest.HSVerifier(), Optional: true}))
+	app.Use(middleware.Auth(middleware.AuthConfig{Bearer: jwtkit.HSVerifier(), Optional: true}))
 	var ran int
 	app.Route(fx.Route{
 		Method: "POST",
@@ -206,7 +206,7 @@ func TestRouteMiddlewareAuthBeforeContract(t *testing.T) {
 		t.Helper()
 		req := client.Post("/admin/users").Body("application/json", []byte(body))
 		if token != nil {
-			req.Bearer(kittest.Sign(token, nil))
+			req.Bearer(jwtkit.Sign(token, nil))
 		}
 		r := req.Do()
 		return r.Status, string(r.Body)

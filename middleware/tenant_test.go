@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/internal/kittest/jwtkit"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
@@ -182,12 +182,12 @@ func TestTenantSubdomainDepth(t *testing.T) {
 func TestTenantMatchPrincipal(t *testing.T) {
 	app := fx.New()
 	app.Use(
-		middleware.Auth(middleware.AuthConfig{Bearer: kittest.HSVerifier(), APIKeys: apiKeys(t), Optional: true}),
+		middleware.Auth(middleware.AuthConfig{Bearer: jwtkit.HSVerifier(), APIKeys: apiKeys(t), Optional: true}),
 		middleware.Tenant(middleware.TenantConfig{MatchPrincipal: true, BaseDomain: "api.example.com"}),
 	)
 	app.Get("/t", whoami)
-	acme := map[string]string{"Authorization": "Bearer " + kittest.Sign(jwttest.Claims{"tenant_id": "acme"}, nil)}
-	noClaim := map[string]string{"Authorization": "Bearer " + kittest.Sign(nil, nil)}
+	acme := map[string]string{"Authorization": "Bearer " + jwtkit.Sign(jwttest.Claims{"tenant_id": "acme"}, nil)}
+	noClaim := map[string]string{"Authorization": "Bearer " + jwtkit.Sign(nil, nil)}
 	with := func(h map[string]string, k, v string) map[string]string {
 		out := map[string]string{k: v}
 		for a, b := range h {

@@ -107,13 +107,8 @@ func FuzzStreamSameAsTree(f *testing.F) {
 // of empty items under a schema that requires two fields in each.
 func hugeItems(size int) []byte { return validatetest.HugeBody("customer", "{}", size) }
 
-var hugeSchema = validate.Object(validate.Fields{
-	"customer": validate.String().MinLen(1).MaxLen(100),
-	"items": validate.Array(validate.Object(validate.Fields{
-		"sku": validate.String().Pattern(`^[A-Z]-\d+$`, "Must look like A-1"),
-		"qty": validate.Integer().Min(1).Max(99),
-	})).MinItems(1),
-}).Strict()
+// hugeSchema is the schema hugeItems attacks.
+var hugeSchema = validatetest.HugeSchema()
 
 type hugeOrder struct {
 	Customer string `json:"customer"`

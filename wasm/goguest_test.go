@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/wasm"
 )
 
@@ -49,7 +50,7 @@ func goGuest(t testing.TB) []byte {
 	return goGuestBin
 }
 
-func goApp(t testing.TB, cfg wasm.Config) (*fx.App, *wasm.Module, *logBuf) {
+func goApp(t testing.TB, cfg wasm.Config) (*fx.App, *wasm.Module, *kittest.LogBuffer) {
 	t.Helper()
 	app, logs := newApp(t)
 	cfg.Cache = testCache

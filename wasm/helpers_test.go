@@ -10,13 +10,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/wasm"
 )
 
@@ -43,34 +43,16 @@ func fixture(t testing.TB, name string) []byte {
 	return b
 }
 
-// logBuf is a concurrency-safe log sink.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func newApp(t testing.TB) (*fx.App, *logBuf) {
+func newApp(t testing.TB) (*fx.App, *kittest.LogBuffer) {
 	t.Helper()
-	logs := &logBuf{}
+	logs := &kittest.LogBuffer{}
 	app := fx.New(fx.Config{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	t.Cleanup(func() { app.Shutdown() })
 	return app, logs
 }
 
 // mount serves fixture at "POST /" and boots the app.
-func mount(t testing.TB, name string, cfg wasm.Config) (*fx.App, *wasm.Module, *logBuf) {
+func mount(t testing.TB, name string, cfg wasm.Config) (*fx.App, *wasm.Module, *kittest.LogBuffer) {
 	t.Helper()
 	app, logs := newApp(t)
 	if cfg.Cache == nil {

@@ -12,13 +12,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fxhq/fx/internal/kittest"
 	gws "github.com/gorilla/websocket"
 )
 
@@ -52,7 +52,7 @@ func TestDeployHandOffClosesWebSocketsWith1001(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", built, "./testdata/handoffd").CombinedOutput(); err != nil {
 		t.Fatalf("go build ./testdata/handoffd: %v\n%s", err, out)
 	}
-	replaceBinary(t, built, bin)
+	kittest.ReplaceBinary(t, built, bin)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestDeployHandOffClosesWebSocketsWith1001(t *testing.T) {
 	}
 	go cmd.Wait() // reap it
 	t.Cleanup(func() {
-		if pid, err := readPID(pidFile); err == nil {
+		if pid, err := kittest.ReadPID(pidFile); err == nil {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 		cmd.Process.Kill()
@@ -81,7 +81,7 @@ func TestDeployHandOffClosesWebSocketsWith1001(t *testing.T) {
 		}
 		out.Close()
 	})
-	pid := waitNewPID(t, pidFile, 0)
+	pid := kittest.WaitNewPID(t, pidFile, 0)
 
 	// The HTTP load: a few keep-alive clients, until stop.
 	var (
@@ -127,12 +127,12 @@ func TestDeployHandOffClosesWebSocketsWith1001(t *testing.T) {
 	socks := openSockets(t, addr, pid, handoffSockets)
 	for range handoffRounds {
 		time.Sleep(300 * time.Millisecond) // requests and sockets are busy on the current process
-		replaceBinary(t, built, bin)
+		kittest.ReplaceBinary(t, built, bin)
 		if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
 			t.Fatal(err)
 		}
-		next := waitNewPID(t, pidFile, pid)
-		waitGone(t, pid)
+		next := kittest.WaitNewPID(t, pidFile, pid)
+		kittest.WaitGone(t, pid)
 		requireGoingAway(t, socks, pid)
 		pid = next
 		socks = openSockets(t, addr, pid, handoffSockets) // the old process is gone: these are the new one's
@@ -142,7 +142,7 @@ func TestDeployHandOffClosesWebSocketsWith1001(t *testing.T) {
 	wg.Wait()
 	// The last process's stop (SIGTERM, Run's Shutdown) sends 1001 too.
 	syscall.Kill(pid, syscall.SIGTERM)
-	waitGone(t, pid)
+	kittest.WaitGone(t, pid)
 	requireGoingAway(t, socks, pid)
 
 	t.Logf("%d hand-offs: %d GETs over %d processes, %d failed; %d WebSockets per process closed with 1001",
@@ -218,63 +218,4 @@ func requireGoingAway(t *testing.T, socks []handoffSock, pid int) {
 			t.Errorf("WebSocket %d of process %d ended with %v, want close code 1001", i, pid, err)
 		}
 	}
-}
-
-// The helpers below are minimal copies of those of the root module's
-// deploy tests (deploy_linux_test.go), which this module cannot import.
-
-// replaceBinary puts a new copy of built at bin (a new file renamed over
-// the old one, as a deploy does): the next process runs the new file.
-func replaceBinary(t *testing.T, built, bin string) {
-	b, err := os.ReadFile(built)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin+".new", b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(bin+".new", bin); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// waitNewPID waits until the PID file names a process other than old
-// (written once that process serves) and returns it.
-func waitNewPID(t *testing.T, path string, old int) int {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if pid, err := readPID(path); err == nil && pid != old {
-			return pid
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("no new process wrote %s within 20s (old pid %d)", path, old)
-	return 0
-}
-
-func readPID(path string) (int, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.Atoi(strings.TrimSpace(string(b)))
-}
-
-// waitGone waits until pid has exited (gone or a zombie: a handed-off
-// generation's parent is no longer this test).
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return
-		}
-		if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 0 && f[0] == "Z" {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("process %d still running 20s after it was replaced", pid)
 }

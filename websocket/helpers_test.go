@@ -1,18 +1,16 @@
 package websocket_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	gws "github.com/gorilla/websocket"
 )
 
@@ -20,14 +18,14 @@ import (
 type served struct {
 	app  *fx.App
 	addr string
-	logs *syncBuffer
+	logs *kittest.LogBuffer
 }
 
 // serve boots app (built by build, which registers its routes) on
 // 127.0.0.1 and shuts it down at the end of the test.
 func serve(t testing.TB, build func(app *fx.App)) *served {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &kittest.LogBuffer{}
 	app := fx.New(fx.Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	build(app)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -102,40 +100,4 @@ func handshake() map[string]string {
 		"Sec-WebSocket-Version": "13",
 		"Sec-WebSocket-Key":     "dGhlIHNhbXBsZSBub25jZQ==",
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// reset drops what was logged, memory included.
-func (s *syncBuffer) reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b = bytes.Buffer{}
-}
-
-// lines returns the log lines holding sub.
-func (s *syncBuffer) lines(sub string) []string {
-	var out []string
-	for _, l := range strings.Split(s.String(), "\n") {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return out
 }

@@ -226,14 +226,14 @@ func TestChurnLeavesNothingBehind(t *testing.T) {
 	if f := churn(workers * len(endings)); len(f) > 0 {
 		t.Fatalf("warm-up: %v", f)
 	}
-	s.logs.reset() // the 1011s are logged with their stacks: not a leak
+	s.logs.Reset() // the 1011s are logged with their stacks: not a leak
 	g0, fd0, heap0 := settle(t, 0, 0, 0)
 	start := time.Now()
 	if f := churn(total); len(f) > 0 {
 		t.Fatalf("churn: %v", f)
 	}
 	elapsed := time.Since(start)
-	s.logs.reset()
+	s.logs.Reset()
 	g1, fd1, heap1 := settle(t, g0, fd0, heap0)
 	t.Logf("%d connections in %v; goroutines %d → %d, fds %d → %d, heap %d KiB → %d KiB",
 		total, elapsed.Round(time.Millisecond), g0, g1, fd0, fd1, heap0>>10, heap1>>10)

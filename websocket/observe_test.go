@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/websocket"
 	gws "github.com/gorilla/websocket"
@@ -31,7 +32,7 @@ type observed struct {
 func TestConnectionIsObservedOnceAtItsEnd(t *testing.T) {
 	var mu sync.Mutex
 	var seen []observed
-	access := &syncBuffer{}
+	access := &kittest.LogBuffer{}
 	s := serve(t, func(app *fx.App) {
 		app.OnResponse(middleware.AccessLog(middleware.AccessLogConfig{Logger: slog.New(slog.NewJSONHandler(access, nil))}))
 		app.OnResponse(func(c *fx.Ctx) {
@@ -103,7 +104,7 @@ func TestConnectionIsObservedOnceAtItsEnd(t *testing.T) {
 			t.Errorf("log attribute %s = %#v; want %#v", k, o.attrs[k], v)
 		}
 	}
-	lines := access.lines(`"path":"/chat/go"`)
+	lines := access.Lines(`"path":"/chat/go"`)
 	if len(lines) != 1 {
 		t.Fatalf("access log lines for the connection: %q; want one", lines)
 	}

@@ -1,8 +1,11 @@
 // Package kittest holds the test helpers shared by the kit packages'
 // tests (health, static, middleware, middleware/jwt): they check the wire
-// envelope (through fxtest.CheckEnvelope), drive an App's handler directly, without a server, and mint
-// the JWT fixtures (jwt.go); ServeForClients serves an example to the
-// generated clients' tests. Only tests import it.
+// envelope (through fxtest.CheckEnvelope), drive an App's handler directly,
+// without a server, loop benchmarks over it and read its logs, and
+// follow the processes of the deploy tests (Linux);
+// ServeForClients serves an example to the generated clients' tests. The
+// JWT fixtures live in jwtkit, so that kittest links no JWT library and
+// nested modules can use it. Only tests import it.
 package kittest
 
 import (
@@ -140,6 +143,24 @@ func (l *LogBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// Reset drops what was written so far, its memory included.
+func (l *LogBuffer) Reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = bytes.Buffer{}
+}
+
+// Lines returns the lines written so far that hold sub.
+func (l *LogBuffer) Lines(sub string) []string {
+	var out []string
+	for _, line := range strings.Split(l.String(), "\n") {
+		if strings.Contains(line, sub) {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 // Records decodes the JSON records written so far (LogRecords).

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"testing"
 
 	"github.com/fxhq/fx"
@@ -16,8 +17,13 @@ import (
 // reads lines from in (the test's stdin), runs each line's function of
 // commands and prints "ok LINE" once it is done. An unknown line fails
 // the test. It returns when in ends; app is shut down at the test's end.
+// Plain go test skips it: it serves only when FX_SERVE_FOR_CLIENTS is set
+// (scripts/openapi-clients sets it to 1).
 func ServeForClients(t *testing.T, app *fx.App, in io.Reader, commands map[string]func()) {
 	t.Helper()
+	if os.Getenv("FX_SERVE_FOR_CLIENTS") == "" {
+		t.Skip("run by scripts/openapi-clients' tests (FX_SERVE_FOR_CLIENTS=1)")
+	}
 	fmt.Println("listening", fxtest.Serve(t, app))
 	for sc := bufio.NewScanner(in); sc.Scan(); {
 		run, ok := commands[sc.Text()]

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
-	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/internal/kittest/jwtkit"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/idempotency"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
@@ -33,7 +33,7 @@ func scopeCallers(t *testing.T) (middleware.AuthConfig, []scopeCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := kittest.SignerFor(jwttest.HS256, []byte(nil), "")
+	s := jwtkit.SignerFor(jwttest.HS256, []byte(nil), "")
 	bearer := func(opts ...jwttest.TokenOption) []string {
 		return []string{"Authorization", "Bearer " + s.Token(opts...)}
 	}

@@ -13,22 +13,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/internal/kittest/jwtkit"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
-// newHSVerifier is kittest.HSVerifier with the cache, clock and leeway fields of
-// cfg (the clock defaults to kittest.FixedNow).
+// newHSVerifier is jwtkit.HSVerifier with the cache, clock and leeway fields of
+// cfg (the clock defaults to jwtkit.FixedNow).
 func newHSVerifier(t testing.TB, cfg jwt.Config) *jwt.Verifier {
 	t.Helper()
 	cfg.Algorithms = []string{"HS256"}
-	cfg.Key = kittest.JWTSecret
-	cfg.Issuer = kittest.Issuer
-	cfg.Audience = []string{kittest.Audience}
+	cfg.Key = jwtkit.JWTSecret
+	cfg.Issuer = jwtkit.Issuer
+	cfg.Audience = []string{jwtkit.Audience}
 	if cfg.Now == nil {
-		cfg.Now = func() time.Time { return kittest.FixedNow }
+		cfg.Now = func() time.Time { return jwtkit.FixedNow }
 	}
 	v, err := jwt.NewVerifier(cfg)
 	if err != nil {
@@ -67,8 +67,8 @@ func cacheLen(t *testing.T, v *jwt.Verifier, want int) {
 // TestJWTCacheHitSamePrincipal: a token seen again gets the very Principal
 // the first verification built, equal to what an uncached verifier builds.
 func TestJWTCacheHitSamePrincipal(t *testing.T) {
-	tok := kittest.Sign(jwttest.Claims{"roles": []string{"admin", "ops"}, "permissions": "a:read b:write", "tenant_id": "acme"}, nil)
-	v := kittest.HSVerifier()
+	tok := jwtkit.Sign(jwttest.Claims{"roles": []string{"admin", "ops"}, "permissions": "a:read b:write", "tenant_id": "acme"}, nil)
+	v := jwtkit.HSVerifier()
 	p1 := mustVerify(t, v, tok)
 	cacheLen(t, v, 1)
 	if p2 := mustVerify(t, v, tok); p2 != p1 {
@@ -91,7 +91,7 @@ func TestJWTCacheHitSamePrincipal(t *testing.T) {
 // TestJWTCacheDisabled: a negative CacheSize verifies every time; a
 // negative CacheTTL is a configuration error.
 func TestJWTCacheDisabled(t *testing.T) {
-	tok := kittest.Sign(nil, nil)
+	tok := jwtkit.Sign(nil, nil)
 	v := newHSVerifier(t, jwt.Config{CacheSize: -1})
 	first, second := mustVerify(t, v, tok), mustVerify(t, v, tok)
 	if first == second {
@@ -100,10 +100,10 @@ func TestJWTCacheDisabled(t *testing.T) {
 	if n, c := jwt.CacheLen(v); n != 0 || c != 0 {
 		t.Fatalf("disabled cache: %d/%d", n, c)
 	}
-	if _, err := jwt.NewVerifier(jwt.Config{Algorithms: []string{"HS256"}, Key: kittest.JWTSecret, CacheTTL: -time.Second}); err == nil {
+	if _, err := jwt.NewVerifier(jwt.Config{Algorithms: []string{"HS256"}, Key: jwtkit.JWTSecret, CacheTTL: -time.Second}); err == nil {
 		t.Fatal("negative CacheTTL accepted")
 	}
-	if _, c := jwt.CacheLen(kittest.HSVerifier()); c != jwt.DefaultCacheSize {
+	if _, c := jwt.CacheLen(jwtkit.HSVerifier()); c != jwt.DefaultCacheSize {
 		t.Fatalf("default capacity %d", c)
 	}
 	if _, c := jwt.CacheLen(newHSVerifier(t, jwt.Config{CacheSize: 1})); c != 8 {
@@ -115,13 +115,13 @@ func TestJWTCacheDisabled(t *testing.T) {
 // verifier would refuse it: at exp + Leeway, and before nbf - Leeway when
 // the clock steps back. Refusals are not cached.
 func TestJWTCacheExpiry(t *testing.T) {
-	t0 := kittest.FixedNow
+	t0 := jwtkit.FixedNow
 	exp := t0.Add(time.Minute)
 	for _, leeway := range []time.Duration{-1, 30 * time.Second} {
 		eff := max(leeway, 0)
 		clock := newTestClock(t0)
 		v := newHSVerifier(t, jwt.Config{Now: clock.now, Leeway: leeway})
-		tok := kittest.Sign(jwttest.Claims{"exp": exp.Unix()}, nil)
+		tok := jwtkit.Sign(jwttest.Claims{"exp": exp.Unix()}, nil)
 		p := mustVerify(t, v, tok)
 		cacheLen(t, v, 1)
 		clock.set(exp.Add(eff - time.Nanosecond))
@@ -143,7 +143,7 @@ func TestJWTCacheExpiry(t *testing.T) {
 	clock := newTestClock(t0)
 	v := newHSVerifier(t, jwt.Config{Now: clock.now, Leeway: -1})
 	nbf := t0.Add(100 * time.Second)
-	tok := kittest.Sign(jwttest.Claims{"nbf": nbf.Unix()}, nil)
+	tok := jwtkit.Sign(jwttest.Claims{"nbf": nbf.Unix()}, nil)
 	if _, err := v.Verify(nil, tok); !errors.Is(err, middleware.ErrNotYetValid) {
 		t.Fatalf("before nbf: %v", err)
 	}
@@ -165,16 +165,16 @@ func TestJWTCacheExpiry(t *testing.T) {
 // is valid for longer (or has no exp at all); the token is then verified
 // again and its new entry replaces the old one.
 func TestJWTCacheTTL(t *testing.T) {
-	clock := newTestClock(kittest.FixedNow)
+	clock := newTestClock(jwtkit.FixedNow)
 	v := newHSVerifier(t, jwt.Config{Now: clock.now, CacheTTL: time.Minute, AllowNoExpiry: true})
-	for _, tok := range []string{kittest.Sign(nil, nil), kittest.Sign(jwttest.Claims{"exp": nil}, nil)} {
-		clock.set(kittest.FixedNow)
+	for _, tok := range []string{jwtkit.Sign(nil, nil), jwtkit.Sign(jwttest.Claims{"exp": nil}, nil)} {
+		clock.set(jwtkit.FixedNow)
 		p1 := mustVerify(t, v, tok)
-		clock.set(kittest.FixedNow.Add(time.Minute - time.Nanosecond))
+		clock.set(jwtkit.FixedNow.Add(time.Minute - time.Nanosecond))
 		if mustVerify(t, v, tok) != p1 {
 			t.Fatal("not a hit within CacheTTL")
 		}
-		clock.set(kittest.FixedNow.Add(time.Minute))
+		clock.set(jwtkit.FixedNow.Add(time.Minute))
 		p2 := mustVerify(t, v, tok)
 		if p2 == p1 {
 			t.Fatal("entry outlived CacheTTL")
@@ -189,7 +189,7 @@ func TestJWTCacheTTL(t *testing.T) {
 // TestJWTCacheFlood: 100k distinct valid tokens leave the cache at its
 // bound, and the heap does not grow with the number of tokens.
 func TestJWTCacheFlood(t *testing.T) {
-	v := kittest.HSVerifier()
+	v := jwtkit.HSVerifier()
 	_, capacity := jwt.CacheLen(v)
 	total := 100_000
 	if raceEnabled {
@@ -200,7 +200,7 @@ func TestJWTCacheFlood(t *testing.T) {
 	var heapAt [2]uint64
 	for i := range total {
 		claims["jti"] = strconv.Itoa(i)
-		mustVerify(t, v, kittest.Sign(claims, nil))
+		mustVerify(t, v, jwtkit.Sign(claims, nil))
 		if i+1 == first || i+1 == total {
 			var ms runtime.MemStats
 			runtime.GC()
@@ -232,21 +232,21 @@ func tampered(t *testing.T, tok string) map[string]string {
 		flip = 'B'
 	}
 	parts := strings.Split(tok, ".")
-	other := strings.Split(kittest.Sign(jwttest.Claims{"sub": "admin", "roles": []string{"admin"}}, nil), ".")
+	other := strings.Split(jwtkit.Sign(jwttest.Claims{"sub": "admin", "roles": []string{"admin"}}, nil), ".")
 	return map[string]string{
 		"last signature char": tok[:len(tok)-1] + string(flip),
 		"truncated":           tok[:len(tok)-1],
 		"extended":            tok + "A",
 		"other payload":       parts[0] + "." + other[1] + "." + parts[2],
-		"wrong key":           kittest.Sign(jwttest.Claims{"jti": "x"}, kittest.OtherKey),
+		"wrong key":           jwtkit.Sign(jwttest.Claims{"jti": "x"}, jwtkit.OtherKey),
 	}
 }
 
 // TestJWTCacheTampered: a cached token does not make tokens that share
 // its prefix (or its signature) acceptable.
 func TestJWTCacheTampered(t *testing.T) {
-	v := kittest.HSVerifier()
-	tok := kittest.Sign(jwttest.Claims{"jti": "x"}, nil)
+	v := jwtkit.HSVerifier()
+	tok := jwtkit.Sign(jwttest.Claims{"jti": "x"}, nil)
 	p := mustVerify(t, v, tok)
 	for name, bad := range tampered(t, tok) {
 		if q, err := v.Verify(nil, bad); err == nil {
@@ -265,8 +265,8 @@ func TestJWTCacheTampered(t *testing.T) {
 func TestJWTCacheCollision(t *testing.T) {
 	v := newHSVerifier(t, jwt.Config{CacheSize: 8})
 	jwt.CacheCollide(v)
-	a := kittest.Sign(jwttest.Claims{"sub": "alice", "roles": []string{"admin"}}, nil)
-	b := kittest.Sign(jwttest.Claims{"sub": "bob__"}, nil)
+	a := jwtkit.Sign(jwttest.Claims{"sub": "alice", "roles": []string{"admin"}}, nil)
+	b := jwtkit.Sign(jwttest.Claims{"sub": "bob__"}, nil)
 	pa := mustVerify(t, v, a)
 	pb := mustVerify(t, v, b)
 	if pb == pa || pb.Subject != "bob__" || pb.HasRole("admin") {
@@ -287,9 +287,9 @@ func TestJWTCacheCollision(t *testing.T) {
 // request's header buffer, which fasthttp reuses; the cache must store a
 // copy, or the entry's key would change under it.
 func TestJWTCacheCopiesToken(t *testing.T) {
-	v := kittest.HSVerifier()
-	a := kittest.Sign(jwttest.Claims{"sub": "alice"}, nil)
-	b := kittest.Sign(jwttest.Claims{"sub": "bobby"}, nil)
+	v := jwtkit.HSVerifier()
+	a := jwtkit.Sign(jwttest.Claims{"sub": "alice"}, nil)
+	b := jwtkit.Sign(jwttest.Claims{"sub": "bobby"}, nil)
 	if len(a) != len(b) {
 		t.Fatalf("fixture tokens differ in length: %d, %d", len(a), len(b))
 	}
@@ -310,15 +310,15 @@ func TestJWTCacheCopiesToken(t *testing.T) {
 // TestJWTKeyCopied: changing an HMAC secret's bytes after NewJWTVerifier
 // changes nothing (so cached and uncached answers cannot disagree).
 func TestJWTKeyCopied(t *testing.T) {
-	key := bytes.Clone(kittest.JWTSecret)
+	key := bytes.Clone(jwtkit.JWTSecret)
 	v, err := jwt.NewVerifier(jwt.Config{
 		Algorithms: []string{"HS256"}, Keys: map[string]any{"k1": key}, CacheSize: -1,
-		Now: func() time.Time { return kittest.FixedNow },
+		Now: func() time.Time { return jwtkit.FixedNow },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok := signWith(t, jwttest.HS256, kittest.JWTSecret, "k1", nil)
+	tok := signWith(t, jwttest.HS256, jwtkit.JWTSecret, "k1", nil)
 	key[0] ^= 0xff
 	if _, err := v.Verify(nil, tok); err != nil {
 		t.Fatalf("verifier followed a change to the caller's key bytes: %v", err)
@@ -332,7 +332,7 @@ func TestJWTCacheConcurrent(t *testing.T) {
 	const tokens, workers, rounds = 64, 8, 1500
 	good := make([]string, tokens)
 	for i := range good {
-		good[i] = kittest.Sign(jwttest.Claims{"sub": fmt.Sprintf("user-%d", i)}, nil)
+		good[i] = jwtkit.Sign(jwttest.Claims{"sub": fmt.Sprintf("user-%d", i)}, nil)
 	}
 	var bad []string
 	for _, b := range tampered(t, good[0]) {
@@ -379,7 +379,7 @@ func TestJWTCacheConcurrent(t *testing.T) {
 // same token every time: a cache hit, or a full verification without the
 // cache.
 func BenchmarkJWTVerify(b *testing.B) {
-	tok := kittest.Sign(jwttest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
+	tok := jwtkit.Sign(jwttest.Claims{"roles": []string{"admin"}, "tenant_id": "acme"}, nil)
 	for _, c := range []struct {
 		name string
 		size int

@@ -12,20 +12,20 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
-	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/internal/kittest/jwtkit"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
-// testRSAKey is the tests' shared RSA key (kittest.RSAKey).
-func testRSAKey(*testing.T) *rsa.PrivateKey { return kittest.RSAKey() }
+// testRSAKey is the tests' shared RSA key (jwtkit.RSAKey).
+func testRSAKey(*testing.T) *rsa.PrivateKey { return jwtkit.RSAKey() }
 
 // signWith returns a token signed with alg and key, with kid (when not
 // ""), over the default claims changed by claims.
 func signWith(t *testing.T, alg jwttest.Alg, key any, kid string, claims jwttest.Claims) string {
 	t.Helper()
-	return kittest.SignerFor(alg, key, kid).Token(claims)
+	return jwtkit.SignerFor(alg, key, kid).Token(claims)
 }
 
 func verifyErr(t *testing.T, v *jwt.Verifier, tok string) error {
@@ -45,7 +45,7 @@ func verifyErr(t *testing.T, v *jwt.Verifier, tok string) error {
 func TestJWTAlgorithmConfusion(t *testing.T) {
 	priv := testRSAKey(t)
 	v, err := jwt.NewVerifier(jwt.Config{
-		Algorithms: []string{"RS256"}, Key: &priv.PublicKey, Now: func() time.Time { return kittest.FixedNow },
+		Algorithms: []string{"RS256"}, Key: &priv.PublicKey, Now: func() time.Time { return jwtkit.FixedNow },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestJWTAlgorithmConfusion(t *testing.T) {
 	// be checked against it, whatever it claims.
 	ec := jwttest.NewSigner(jwttest.ES256)
 	v2, err := jwt.NewVerifier(jwt.Config{
-		Algorithms: []string{"RS256", "ES256"}, Key: &priv.PublicKey, Now: func() time.Time { return kittest.FixedNow },
+		Algorithms: []string{"RS256", "ES256"}, Key: &priv.PublicKey, Now: func() time.Time { return jwtkit.FixedNow },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -83,12 +83,12 @@ func TestJWTAlgorithmConfusion(t *testing.T) {
 }
 
 func TestJWTKeyRotation(t *testing.T) {
-	k1 := kittest.JWTSecret
-	k2 := kittest.OtherKey
+	k1 := jwtkit.JWTSecret
+	k2 := jwtkit.OtherKey
 	v, err := jwt.NewVerifier(jwt.Config{
 		Algorithms: []string{"HS256"},
 		Keys:       map[string]any{"2025": k1, "2026": k2},
-		Now:        func() time.Time { return kittest.FixedNow },
+		Now:        func() time.Time { return jwtkit.FixedNow },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +113,7 @@ func TestJWTKeyRotation(t *testing.T) {
 
 func TestJWTAsymmetricFamilies(t *testing.T) {
 	for _, s := range []*jwttest.Signer{jwttest.NewSigner(jwttest.ES256), jwttest.NewSigner(jwttest.EdDSA)} {
-		v, err := jwt.NewVerifier(jwt.Config{Algorithms: []string{string(s.Alg())}, Key: s.PublicKey(), Now: func() time.Time { return kittest.FixedNow }})
+		v, err := jwt.NewVerifier(jwt.Config{Algorithms: []string{string(s.Alg())}, Key: s.PublicKey(), Now: func() time.Time { return jwtkit.FixedNow }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,21 +129,21 @@ func TestNewJWTVerifierRefuses(t *testing.T) {
 	der, _ := x509.MarshalPKIXPublicKey(&priv.PublicKey)
 	pemKey := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
 	for name, cfg := range map[string]jwt.Config{
-		"no algorithms":        {Key: kittest.JWTSecret},
-		"none":                 {Algorithms: []string{"none"}, Key: kittest.JWTSecret},
-		"none among others":    {Algorithms: []string{"HS256", "none"}, Key: kittest.JWTSecret},
-		"unknown algorithm":    {Algorithms: []string{"HS1024"}, Key: kittest.JWTSecret},
-		"HS and RS together":   {Algorithms: []string{"HS256", "RS256"}, Key: kittest.JWTSecret},
+		"no algorithms":        {Key: jwtkit.JWTSecret},
+		"none":                 {Algorithms: []string{"none"}, Key: jwtkit.JWTSecret},
+		"none among others":    {Algorithms: []string{"HS256", "none"}, Key: jwtkit.JWTSecret},
+		"unknown algorithm":    {Algorithms: []string{"HS1024"}, Key: jwtkit.JWTSecret},
+		"HS and RS together":   {Algorithms: []string{"HS256", "RS256"}, Key: jwtkit.JWTSecret},
 		"no key":               {Algorithms: []string{"HS256"}},
-		"RS256 with a secret":  {Algorithms: []string{"RS256"}, Key: kittest.JWTSecret},
+		"RS256 with a secret":  {Algorithms: []string{"RS256"}, Key: jwtkit.JWTSecret},
 		"HS256 with RSA key":   {Algorithms: []string{"HS256"}, Key: &priv.PublicKey},
 		"RSA private key":      {Algorithms: []string{"RS256"}, Key: priv},
 		"short HMAC secret":    {Algorithms: []string{"HS256"}, Key: []byte("secret")},
-		"HS512 with 32 bytes":  {Algorithms: []string{"HS256", "HS512"}, Key: kittest.JWTSecret},
+		"HS512 with 32 bytes":  {Algorithms: []string{"HS256", "HS512"}, Key: jwtkit.JWTSecret},
 		"PEM as HMAC secret":   {Algorithms: []string{"HS256"}, Key: pemKey},
 		"RSA under 2048 bits":  {Algorithms: []string{"RS256"}, Key: &small.PublicKey},
-		"bad key among Keys":   {Algorithms: []string{"HS256"}, Keys: map[string]any{"a": kittest.JWTSecret, "b": "string"}},
-		"string instead of []": {Algorithms: []string{"HS256"}, Key: string(kittest.JWTSecret)},
+		"bad key among Keys":   {Algorithms: []string{"HS256"}, Keys: map[string]any{"a": jwtkit.JWTSecret, "b": "string"}},
+		"string instead of []": {Algorithms: []string{"HS256"}, Key: string(jwtkit.JWTSecret)},
 	} {
 		if _, err := jwt.NewVerifier(cfg); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -153,17 +153,17 @@ func TestNewJWTVerifierRefuses(t *testing.T) {
 
 func TestJWTNoExpiryAllowedAndLeeway(t *testing.T) {
 	v, err := jwt.NewVerifier(jwt.Config{
-		Algorithms: []string{"HS256"}, Key: kittest.JWTSecret, AllowNoExpiry: true, Leeway: -1,
-		Now: func() time.Time { return kittest.FixedNow },
+		Algorithms: []string{"HS256"}, Key: jwtkit.JWTSecret, AllowNoExpiry: true, Leeway: -1,
+		Now: func() time.Time { return jwtkit.FixedNow },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := verifyErr(t, v, kittest.Sign(jwttest.Claims{"exp": nil}, nil)); err != nil {
+	if err := verifyErr(t, v, jwtkit.Sign(jwttest.Claims{"exp": nil}, nil)); err != nil {
 		t.Fatalf("AllowNoExpiry: %v", err)
 	}
 	// No leeway: one second past exp is expired.
-	if err := verifyErr(t, v, kittest.Sign(jwttest.Claims{"exp": kittest.FixedNow.Add(-time.Second).Unix()}, nil)); !errors.Is(err, middleware.ErrExpired) {
+	if err := verifyErr(t, v, jwtkit.Sign(jwttest.Claims{"exp": jwtkit.FixedNow.Add(-time.Second).Unix()}, nil)); !errors.Is(err, middleware.ErrExpired) {
 		t.Fatalf("Leeway<0: err %v", err)
 	}
 }
@@ -172,8 +172,8 @@ func TestJWTNoExpiryAllowedAndLeeway(t *testing.T) {
 func TestJWTThroughAuthRS256(t *testing.T) {
 	priv := testRSAKey(t)
 	v, err := jwt.NewVerifier(jwt.Config{
-		Algorithms: []string{"RS256"}, Key: &priv.PublicKey, Issuer: kittest.Issuer, Audience: []string{kittest.Audience},
-		Now: func() time.Time { return kittest.FixedNow },
+		Algorithms: []string{"RS256"}, Key: &priv.PublicKey, Issuer: jwtkit.Issuer, Audience: []string{jwtkit.Audience},
+		Now: func() time.Time { return jwtkit.FixedNow },
 	})
 	if err != nil {
 		t.Fatal(err)

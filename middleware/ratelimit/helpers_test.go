@@ -9,7 +9,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
-	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/internal/kittest/jwtkit"
 )
 
 // quiet is an fx.Config whose logger drops everything, for tests that
@@ -21,7 +21,7 @@ type fakeClock struct{ ns atomic.Int64 }
 
 func newFakeClock() *fakeClock {
 	c := &fakeClock{}
-	c.ns.Store(kittest.FixedNow.UnixNano())
+	c.ns.Store(jwtkit.FixedNow.UnixNano())
 	return c
 }
 func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()) }

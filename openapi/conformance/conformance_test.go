@@ -14,6 +14,7 @@ import (
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/openapi"
 	"github.com/fxhq/fx/validate"
+	"github.com/fxhq/fx/validate/validatetest"
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 )
@@ -35,13 +36,8 @@ type ListParams struct {
 	Tags  []string `json:"tag"`
 }
 
-var orderSchema = validate.Object(validate.Fields{
-	"customer": validate.String().MinLen(1).MaxLen(100),
-	"items": validate.Array(validate.Object(validate.Fields{
-		"sku": validate.String().Pattern(`^[A-Z]-\d+$`, "Must look like A-1"),
-		"qty": validate.Integer().Min(1).Max(99),
-	})).MinItems(1),
-}).Strict()
+// orderSchema is the order contract of the examples/validation service.
+var orderSchema = validatetest.HugeSchema()
 
 var notifyQuery = validate.Query(validate.Fields{
 	"notify": validate.Boolean().Default(false),

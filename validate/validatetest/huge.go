@@ -29,7 +29,7 @@ func HugeBody(name, item string, size int) []byte {
 // least one item, each a sku like "A-1" and a qty from 1 to 99, no other
 // key. Every empty item of that body has two issues (sku and qty
 // required). Each call builds a new schema.
-func HugeSchema() validate.Schema {
+func HugeSchema() *validate.ObjectSchema {
 	return validate.Object(validate.Fields{
 		"customer": validate.String().MinLen(1).MaxLen(100),
 		"items": validate.Array(validate.Object(validate.Fields{

@@ -9,16 +9,16 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
-	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/internal/kittest/jwtkit"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
-// rs256 is an RS256 Signer on the tests' shared key (kittest.RSAKey: a
+// rs256 is an RS256 Signer on the tests' shared key (jwtkit.RSAKey: a
 // 2048-bit key takes a while to generate).
 func rs256() *jwttest.Signer {
-	return jwttest.NewSigner(jwttest.RS256, jwttest.SignerConfig{Key: kittest.RSAKey()})
+	return jwttest.NewSigner(jwttest.RS256, jwttest.SignerConfig{Key: jwtkit.RSAKey()})
 }
 
 // whoami answers the principal the handler sees.

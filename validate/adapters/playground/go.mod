@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/fxhq/fx v0.1.0
 	github.com/go-playground/validator/v10 v10.30.6
-	github.com/valyala/fasthttp v1.77.0
 )
 
 require (
@@ -19,6 +18,7 @@ require (
 	github.com/molecule-man/go-brrr v1.3.0 // indirect
 	github.com/savsgio/gotils v0.0.0-20240704082632-aef3928b8a38 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
+	github.com/valyala/fasthttp v1.77.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect

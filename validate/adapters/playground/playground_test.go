@@ -8,10 +8,10 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/validate"
 	"github.com/fxhq/fx/validate/adapters/playground"
 	"github.com/fxhq/fx/validate/validatetest"
-	"github.com/valyala/fasthttp"
 )
 
 type Item struct {
@@ -157,21 +157,7 @@ func benchContract(b *testing.B, body validate.Schema, payload string, status in
 	if err := app.Boot(); err != nil {
 		b.Fatal(err)
 	}
-	h := app.Handler()
-	var rc fasthttp.RequestCtx
-	b.ReportAllocs()
-	for b.Loop() {
-		rc.Request.Reset()
-		rc.Response.Reset()
-		rc.Request.Header.SetMethod("POST")
-		rc.Request.SetRequestURI("/orders")
-		rc.Request.Header.SetContentType("application/json")
-		rc.Request.SetBodyString(payload)
-		h(&rc)
-		if rc.Response.StatusCode() != status {
-			b.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
-		}
-	}
+	kittest.BenchPost(b, app.Handler(), "/orders", payload, status)
 }
 
 const (

@@ -1,4 +1,10 @@
-package kittest
+// Package jwtkit holds the JWT fixtures shared by the tests of
+// middleware, middleware/jwt and middleware/idempotency: one secret, one
+// RSA key per test binary, one issuer, audience and clock, and the
+// Signer that mints tokens with them. It lives apart from kittest so that
+// kittest's users outside those packages (nested modules among them) do
+// not link golang-jwt. Only tests import it.
+package jwtkit
 
 import (
 	"crypto/rsa"
