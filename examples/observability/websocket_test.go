@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -21,8 +22,9 @@ import (
 // observed by the App's existing observers once, when it ends: one
 // access-log line, one finished span and one Prometheus count and
 // duration, each with the upgrade's 101, the connection's duration, its
-// messages and bytes each way and its close code and reason (on the
-// Prometheus series, as the error code label).
+// messages and bytes each way and its close code and reason (in
+// Prometheus: the reason as the request series' code label, the messages,
+// bytes and close code in the WebSocket counters).
 func TestWebSocketConnectionIsObservedOnce(t *testing.T) {
 	var logs bytes.Buffer
 	spans := tracetest.NewSpanRecorder()
@@ -145,6 +147,24 @@ func TestWebSocketConnectionIsObservedOnce(t *testing.T) {
 http_server_requests_total{code="APP_BYE",method="GET",route="/echo",status="101"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "http_server_requests_total"); err != nil {
+		t.Error(err)
+	}
+	// Its messages and bytes each way and its close code, by route.
+	wantWS := fmt.Sprintf(`
+# HELP websocket_bytes_total WebSocket data message payload bytes, by route pattern and direction (in: from the peer, out: to it).
+# TYPE websocket_bytes_total counter
+websocket_bytes_total{direction="in",route="/echo"} %d
+websocket_bytes_total{direction="out",route="/echo"} %d
+# HELP websocket_closes_total Ended WebSocket connections, by route pattern and close code.
+# TYPE websocket_closes_total counter
+websocket_closes_total{close_code="4410",route="/echo"} 1
+# HELP websocket_messages_total WebSocket data messages, by route pattern and direction (in: from the peer, out: to it).
+# TYPE websocket_messages_total counter
+websocket_messages_total{direction="in",route="/echo"} %d
+websocket_messages_total{direction="out",route="/echo"} %d
+`, bytesIn, bytesOut, msgsIn, msgsOut)
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(wantWS),
+		"websocket_bytes_total", "websocket_closes_total", "websocket_messages_total"); err != nil {
 		t.Error(err)
 	}
 	families, err := reg.Gather()
