@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -10,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -26,7 +25,7 @@ import (
 // Prometheus: the reason as the request series' code label, the messages,
 // bytes and close code in the WebSocket counters).
 func TestWebSocketConnectionIsObservedOnce(t *testing.T) {
-	var logs bytes.Buffer
+	var logs kittest.LogBuffer
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	reg := prometheus.NewRegistry()
@@ -66,7 +65,7 @@ func TestWebSocketConnectionIsObservedOnce(t *testing.T) {
 	// The server observes the connection after its closing handshake
 	// (answered by the client library above) and the socket's close.
 	deadline := time.Now().Add(5 * time.Second)
-	for len(spans.Ended()) == 0 && time.Now().Before(deadline) {
+	for (len(spans.Ended()) == 0 || !strings.Contains(logs.String(), `"route":"/echo"`)) && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	time.Sleep(50 * time.Millisecond) // a second observation would show now
@@ -78,14 +77,7 @@ func TestWebSocketConnectionIsObservedOnce(t *testing.T) {
 
 	// Access log: exactly one line for the connection.
 	var lines []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(l), &rec); err != nil {
-			t.Fatalf("log line %q: %v", l, err)
-		}
+	for _, rec := range logs.Records(t) {
 		if rec["route"] == "/echo" {
 			lines = append(lines, rec)
 		}
