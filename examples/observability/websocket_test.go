@@ -127,7 +127,7 @@ func TestWebSocketConnectionIsObservedOnce(t *testing.T) {
 		"websocket.bytes_out":       attribute.Int64Value(bytesOut),
 	} {
 		if got, ok := attrs[k]; !ok || got != want {
-			t.Errorf("span attribute %s = %v; want %v", k, got.Emit(), want.Emit())
+			t.Errorf("span attribute %s = %v; want %v", k, got.String(), want.String())
 		}
 	}
 
