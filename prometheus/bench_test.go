@@ -44,6 +44,56 @@ func BenchmarkObserve(b *testing.B) {
 	b.Fatal("no histogram")
 }
 
+// BenchmarkWebSocketBaseline is the App of BenchmarkObserveWebSocket
+// without metrics: its route answers as an upgraded request does when its
+// connection ends (a 101 with the connection's figures as log attributes).
+func BenchmarkWebSocketBaseline(b *testing.B) { benchConn(b, benchWSApp(nil)) }
+
+// BenchmarkObserveWebSocket: the same with Register, which adds each
+// request's figures to the WebSocket counters (the cost of observing one
+// WebSocket connection at its end, against BenchmarkWebSocketBaseline).
+// It checks afterwards that every connection's close was counted.
+func BenchmarkObserveWebSocket(b *testing.B) {
+	reg := prometheus.NewRegistry()
+	n := benchConn(b, benchWSApp(reg))
+	if got := closesCounted(b, reg); int(got) != n {
+		b.Fatalf("%v closes counted, want %d", got, n)
+	}
+}
+
+// closesCounted is the value of the close counter's one series in reg.
+func closesCounted(b *testing.B, reg *prometheus.Registry) float64 {
+	mfs, err := reg.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == fxprom.WebSocketClosesName {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	b.Fatal("no close counter")
+	return 0
+}
+
+// benchWSApp is benchApp with a /hello that answers like an upgraded
+// request at its connection's end.
+func benchWSApp(reg *prometheus.Registry) *fx.App {
+	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+	app.Get("/hello", func(c *fx.Ctx) error {
+		c.RequestCtx().SetStatusCode(101)
+		c.AddLogAttrs(slog.Int("ws_close_code", 1000), slog.String("ws_close_reason", ""),
+			slog.Bool("ws_closed_by_peer", true),
+			slog.Int64("ws_messages_in", 3), slog.Int64("ws_messages_out", 2),
+			slog.Int64("ws_bytes_in", 30), slog.Int64("ws_bytes_out", 20))
+		return nil
+	})
+	if reg != nil {
+		fxprom.Register(app, fxprom.Config{Registry: reg})
+	}
+	return app
+}
+
 // benchApp is the benchmarks' App, with the metrics registered on reg
 // unless it is nil.
 func benchApp(reg *prometheus.Registry) *fx.App {

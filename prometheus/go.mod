@@ -10,6 +10,7 @@ require (
 require (
 	github.com/fasthttp/router v1.5.4 // indirect
 	github.com/goccy/go-json v0.12.0 // indirect
+	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/savsgio/gotils v0.0.0-20240704082632-aef3928b8a38 // indirect
 	github.com/valyala/fasthttp v1.77.0 // indirect
 	golang.org/x/net v0.61.0 // indirect

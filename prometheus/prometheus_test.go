@@ -19,6 +19,7 @@ import (
 	fxprom "github.com/fxhq/fx/prometheus"
 	"github.com/fxhq/fx/validate"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -375,5 +376,53 @@ func TestGatherFailureIsEnvelope(t *testing.T) {
 	r := fxtest.New(t, app).Get("/metrics").Do().AssertError(500, fx.ErrorCodes.InternalError)
 	if ct := r.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Errorf("Content-Type %q, want the envelope's", ct)
+	}
+}
+
+// An upgraded request, as package websocket leaves it when its connection
+// ends (status 101, the figures as ws_* log attributes), is counted once
+// in the request series and adds its figures to the WebSocket counters;
+// the example's real connection is in examples/observability
+// (TestWebSocketConnectionIsObservedOnce).
+func TestWebSocketFiguresCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+	app.Get("/ws/:room", func(c *fx.Ctx) error {
+		c.RequestCtx().SetStatusCode(101)
+		c.AddLogAttrs(slog.Int("ws_close_code", 1000), slog.String("ws_close_reason", "bye"),
+			slog.Bool("ws_closed_by_peer", true),
+			slog.Int64("ws_messages_in", 3), slog.Int64("ws_messages_out", 2),
+			slog.Int64("ws_bytes_in", 30), slog.Int64("ws_bytes_out", 20))
+		return nil
+	})
+	app.Get("/plain", func(c *fx.Ctx) error {
+		c.RequestCtx().SetStatusCode(101) // a 101 without the figures
+		return nil
+	})
+	fxprom.Register(app, fxprom.Config{Registry: reg})
+	for _, path := range []string{"/ws/a", "/ws/b", "/plain"} {
+		if _, err := app.Test(httptest.NewRequest("GET", path, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := `
+# HELP websocket_bytes_total WebSocket data message payload bytes, by route pattern and direction (in: from the peer, out: to it).
+# TYPE websocket_bytes_total counter
+websocket_bytes_total{direction="in",route="/ws/:room"} 60
+websocket_bytes_total{direction="out",route="/ws/:room"} 40
+# HELP websocket_closes_total Ended WebSocket connections, by route pattern and close code.
+# TYPE websocket_closes_total counter
+websocket_closes_total{close_code="1000",route="/ws/:room"} 2
+# HELP websocket_messages_total WebSocket data messages, by route pattern and direction (in: from the peer, out: to it).
+# TYPE websocket_messages_total counter
+websocket_messages_total{direction="in",route="/ws/:room"} 6
+websocket_messages_total{direction="out",route="/ws/:room"} 4
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		fxprom.WebSocketBytesName, fxprom.WebSocketClosesName, fxprom.WebSocketMessagesName); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(reg, fxprom.RequestsName); n != 2 {
+		t.Errorf("%d request series; want 2 (/ws/:room and /plain)", n)
 	}
 }

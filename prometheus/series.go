@@ -24,6 +24,7 @@ import (
 type recorder struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	ws       *wsRecorder // the connection figures of a 101
 
 	mu     sync.Mutex // serialises additions to series
 	series atomic.Pointer[map[seriesKey]*series]
@@ -40,10 +41,11 @@ type seriesKey struct {
 type series struct {
 	requests prometheus.Counter
 	duration prometheus.Observer
+	route    string // the route label's value, owned by the series
 }
 
-func newRecorder(requests *prometheus.CounterVec, duration *prometheus.HistogramVec) *recorder {
-	r := &recorder{requests: requests, duration: duration}
+func newRecorder(requests *prometheus.CounterVec, duration *prometheus.HistogramVec, ws *wsRecorder) *recorder {
+	r := &recorder{requests: requests, duration: duration, ws: ws}
 	empty := map[seriesKey]*series{}
 	r.series.Store(&empty)
 	return r
@@ -68,6 +70,9 @@ func (r *recorder) observe(c *fx.Ctx) {
 	if d := c.Duration(); d > 0 {
 		s.duration.Observe(d.Seconds())
 	}
+	if k.status == 101 {
+		r.ws.observe(c, s.route) // a WebSocket connection, at its end
+	}
 }
 
 // add returns the series of k, creating it (and a copy of the map that
@@ -83,7 +88,7 @@ func (r *recorder) add(k seriesKey) *series {
 	}
 	k.route, k.code = clone(k.route), clone(k.code)
 	labels := []string{methods[k.method], k.route, strconv.Itoa(k.status), k.code}
-	s := &series{requests: r.requests.WithLabelValues(labels...), duration: r.duration.WithLabelValues(labels...)}
+	s := &series{requests: r.requests.WithLabelValues(labels...), duration: r.duration.WithLabelValues(labels...), route: k.route}
 	next := make(map[seriesKey]*series, len(old)+1)
 	for ok, os := range old {
 		next[ok] = os

@@ -2,7 +2,11 @@
 // App: request IDs (middleware.RequestID), one access-log line per request
 // (middleware.AccessLog, log/slog JSON on stderr), OpenTelemetry server
 // spans and the http.server.request.duration histogram (fxotel, printing
-// spans to stdout), and Prometheus metrics at /metrics (fxprom).
+// spans to stdout), and Prometheus metrics at /metrics (fxprom). Its
+// WebSocket route, /echo, shows that a connection is observed by the same
+// observers: one access-log line, one span and one Prometheus count when
+// the connection ends, with its close code and reason and its messages
+// and bytes each way.
 //
 // It is a module of its own (examples/observability/go.mod), so the
 // OpenTelemetry and Prometheus dependencies never reach the core's go.mod.
@@ -14,6 +18,10 @@
 //	curl -i -H 'traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' localhost:8081/users/7
 //	curl -i localhost:8081/panic                             # 500, logged with its request_id
 //	curl -s localhost:8081/metrics | grep http_server_requests_total
+//
+// /echo answers every message with the same message; "bye" ends the
+// connection with close code 4410 and reason APP_BYE (4000 + the status
+// of the handler's *fx.Error, its code as the reason).
 //
 // Every access-log line, and the boundary's 5xx line, carries request_id;
 // the span of a request with a traceparent has that trace as its parent.
@@ -31,6 +39,7 @@ import (
 	"github.com/fxhq/fx/middleware"
 	fxotel "github.com/fxhq/fx/otel"
 	fxprom "github.com/fxhq/fx/prometheus"
+	"github.com/fxhq/fx/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -79,5 +88,29 @@ func newApp(logger *slog.Logger, tp *sdktrace.TracerProvider, reg *prometheus.Re
 	app.Get("/panic", func(c *fx.Ctx) error {
 		panic(errors.New("something broke"))
 	})
+	// A plain GET: websocket.Route would also document the 101 and its
+	// refusals, and this App documents nothing.
+	app.Get("/echo", websocket.New(echo))
 	return app, nil
+}
+
+// errBye ends an /echo connection: the client sees close code 4410 with
+// reason APP_BYE, the observers see the request as a 101 whose error code
+// is APP_BYE.
+var errBye = fx.NewError(410, "APP_BYE", "The client said bye")
+
+// echo sends every message back until the client closes or sends "bye".
+func echo(c *websocket.Conn) error {
+	for {
+		t, p, err := c.ReadMessage()
+		if err != nil {
+			return nil // the client closed (its close is answered) or went away
+		}
+		if string(p) == "bye" {
+			return errBye
+		}
+		if err := c.WriteMessage(t, p); err != nil {
+			return nil
+		}
+	}
 }
