@@ -539,17 +539,17 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 		return err
 	}
 	framed := false
-	// seen: the fields met by their exact key; met: by any key (the
-	// first 64 fields, by index); foldHigh: a field past them was met by a
-	// key matched ignoring case
-	var seen, met uint64
+	// seen: the fields met, by any key; folds: by a key matched ignoring
+	// case; exacts: by their exact key, recorded only for a field in folds
+	// (the first 64 fields, by index; the loop reads seen alone). foldHigh:
+	// a field past them was met by a key matched ignoring case.
+	var seen, folds, exacts uint64
 	foldHigh := false
 	for {
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			return errMisfit
 		}
 		keyAt, i := p.pos, -1
-		folded, foldKey := false, "" // a key matched ignoring case, as written (go-json's path names it so)
 		if n.keys != nil {
 			i, p.pos = n.matchKey(p.data, keyAt)
 		}
@@ -568,28 +568,50 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 				if key, err = p.slowKey(start, keyAt, key, !verbatim, &framed); err != nil {
 					return err
 				}
-				if i = d.exact(bytesKey(key)); i < 0 {
+				i = d.exact(bytesKey(key))
+				again, seg := i >= 64 && foldHigh, ""
+				if again {
+					seg = d.fields[i].name
+				} else if i < 0 {
 					if i = d.fold(bytesKey(key)); i >= 0 {
-						folded, foldKey = true, string(key)
+						again, seg = i >= 64, string(key)
+						if !again {
+							bit := uint64(1) << i
+							if again = seen&bit != 0; again && folds&bit == 0 {
+								exacts |= bit // met before by its exact key
+							}
+							seen, folds = seen|bit, folds|bit
+						}
+						foldHigh = foldHigh || i >= 64
 					}
+				}
+				if seg != "" {
+					if err := p.foldedMember(n, at, i, seg, again); err != nil {
+						return err
+					}
+					if more, err := p.next('}'); err != nil || !more {
+						return p.endObject(err, framed)
+					}
+					continue
 				}
 			}
 		}
-		again := false // the field was met before, through a key matched ignoring case
-		switch {
-		case i >= 64:
-			foldHigh = foldHigh || folded
-			again = foldHigh
-		case i >= 0:
-			bit := uint64(1) << i
-			if !folded && seen&bit != 0 {
-				return errMisfit // a duplicate
+		if i >= 0 && i < 64 {
+			if seen&(1<<i) != 0 {
+				if folds&(1<<i) == 0 || exacts&(1<<i) != 0 {
+					return errMisfit // a duplicate
+				}
+				// met before through a key matched ignoring case
+				exacts |= 1 << i
+				if err := p.foldedMember(n, at, i, d.fields[i].name, true); err != nil {
+					return err
+				}
+				if more, err := p.next('}'); err != nil || !more {
+					return p.endObject(err, framed)
+				}
+				continue
 			}
-			again = met&bit != 0
-			met |= bit
-			if !folded {
-				seen |= bit
-			}
+			seen |= 1 << i
 		}
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
@@ -603,24 +625,16 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 			c = p.data[p.pos]
 		}
 		switch {
-		case i >= 0 && c == '"' && n.fields[i].op == dString && !again:
+		case i >= 0 && c == '"' && n.fields[i].op == dString:
 			err = p.fillString(unsafe.Add(at, n.offs[i])) // fill's commonest case, without its dispatch
 		case i >= 0 && c == 'n' && !d.fields[i].null:
 			return errMisfit // null where the field does not take it (takesNull)
-		case again:
-			// go-json, like encoding/json, decodes each such key into the
-			// field in turn, merging into what an earlier key wrote: the
-			// fallback does exactly that for this value
-			err = p.fillGo(n.fields[i], unsafe.Add(at, n.offs[i]))
 		case i >= 0:
 			err = p.fill(n.fields[i], unsafe.Add(at, n.offs[i]))
 		default:
 			_, err = p.value()
 		}
 		if err != nil {
-			if folded {
-				return within(err, foldKey)
-			}
 			if i >= 0 {
 				return within(err, d.fields[i].name)
 			}
@@ -636,6 +650,47 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 	}
 	p.closeObject(framed)
 	return nil
+}
+
+// endObject ends fillStruct after a member foldedMember read: err, or
+// the object closed.
+//
+//go:noinline
+func (p *parser) endObject(err error, framed bool) error {
+	if err == nil {
+		p.closeObject(framed)
+	}
+	return err
+}
+
+// foldedMember reads the colon and the value of field i of the struct
+// at at, for a member fillStruct's loop leaves to it: one whose key names
+// the field only ignoring case (seg: the key as written, which go-json's
+// issue path names), or one naming a field met before through such a key
+// (again). The value of a field met again goes to fillGo: go-json, like
+// encoding/json, decodes each such key into the field in turn, merging
+// into what an earlier key wrote, and the fallback does exactly that for
+// this value. Not inlined: the loop stays as it was for the keys that
+// name their field exactly.
+//
+//go:noinline
+func (p *parser) foldedMember(n *dnode, at unsafe.Pointer, i int, seg string, again bool) error {
+	p.skipSpace()
+	if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+		return errMisfit
+	}
+	p.pos++
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == 'n' && !n.d.fields[i].null {
+		return errMisfit // null where the field does not take it (takesNull)
+	}
+	var err error
+	if again {
+		err = p.fillGo(n.fields[i], unsafe.Add(at, n.offs[i]))
+	} else {
+		err = p.fill(n.fields[i], unsafe.Add(at, n.offs[i]))
+	}
+	return within(err, seg)
 }
 
 // dkey is a field's JSON name as matchKey compares it, followed by the
