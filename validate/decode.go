@@ -539,12 +539,8 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 		return err
 	}
 	framed := false
-	// seen: the fields met, by any key; folds: by a key matched ignoring
-	// case; exacts: by their exact key, recorded only for a field in folds
-	// (the first 64 fields, by index; the loop reads seen alone). foldHigh:
-	// a field past them was met by a key matched ignoring case.
-	var seen, folds, exacts uint64
-	foldHigh := false
+	var seen uint64 // the fields met, by any key (the first 64, by index)
+	var fs foldState
 	for {
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			return errMisfit
@@ -568,42 +564,23 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 				if key, err = p.slowKey(start, keyAt, key, !verbatim, &framed); err != nil {
 					return err
 				}
-				i = d.exact(bytesKey(key))
-				again, seg := i >= 64 && foldHigh, ""
-				if again {
-					seg = d.fields[i].name
-				} else if i < 0 {
-					if i = d.fold(bytesKey(key)); i >= 0 {
-						again, seg = i >= 64, string(key)
-						if !again {
-							bit := uint64(1) << i
-							if again = seen&bit != 0; again && folds&bit == 0 {
-								exacts |= bit // met before by its exact key
-							}
-							seen, folds = seen|bit, folds|bit
-						}
-						foldHigh = foldHigh || i >= 64
-					}
-				}
-				if seg != "" {
-					if err := p.foldedMember(n, at, i, seg, again); err != nil {
+				if i = d.exact(bytesKey(key)); i < 0 || (i >= 64 && fs.high) {
+					var read bool
+					if seen, i, read, err = p.foldedKey(n, at, i, key, seen, &fs); err != nil {
 						return err
 					}
-					if more, err := p.next('}'); err != nil || !more {
-						return p.endObject(err, framed)
+					if read {
+						if more, err := p.next('}'); err != nil || !more {
+							return p.endObject(err, framed)
+						}
+						continue
 					}
-					continue
 				}
 			}
 		}
 		if i >= 0 && i < 64 {
 			if seen&(1<<i) != 0 {
-				if folds&(1<<i) == 0 || exacts&(1<<i) != 0 {
-					return errMisfit // a duplicate
-				}
-				// met before through a key matched ignoring case
-				exacts |= 1 << i
-				if err := p.foldedMember(n, at, i, d.fields[i].name, true); err != nil {
+				if err := p.exactAgain(n, at, i, &fs); err != nil {
 					return err
 				}
 				if more, err := p.next('}'); err != nil || !more {
@@ -650,6 +627,64 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 	}
 	p.closeObject(framed)
 	return nil
+}
+
+// foldState is fillStruct's record of the fields met through keys
+// matched ignoring case, kept apart from its loop (which reads only the
+// bit set of the fields met): folds, the first 64 fields met by such a
+// key; exacts, those of them met by their exact key too; high, a field
+// past the 64th met by such a key.
+type foldState struct {
+	folds, exacts uint64
+	high          bool
+}
+
+// foldedKey reads, for fillStruct, the member of key (unescaped), which
+// names no field exactly (i < 0) or names field i past the 64th after a
+// key matched ignoring case named one of those: a key naming a field
+// ignoring case (tdesc.fold) is read by foldedMember, merged into the
+// field when the field was met before (for a field past the 64th,
+// always: fillGo over a zero value is fill). It returns seen updated,
+// the field's index and whether it read the member (false: an unknown
+// key, i -1, left to the loop).
+//
+//go:noinline
+func (p *parser) foldedKey(n *dnode, at unsafe.Pointer, i int, key []byte, seen uint64, fs *foldState) (uint64, int, bool, error) {
+	seg := ""
+	if i >= 0 {
+		seg = n.d.fields[i].name
+	} else if i = n.d.fold(bytesKey(key)); i < 0 {
+		return seen, -1, false, nil
+	} else {
+		seg = string(key) // go-json's issue path names the key as written
+	}
+	again := i >= 64
+	if again {
+		fs.high = true
+	} else {
+		bit := uint64(1) << i
+		if again = seen&bit != 0; again && fs.folds&bit == 0 {
+			fs.exacts |= bit // met before by its exact key
+		}
+		seen |= bit
+		fs.folds |= bit
+	}
+	return seen, i, true, p.foldedMember(n, at, i, seg, again)
+}
+
+// exactAgain reads, for fillStruct, the member of an exact key naming
+// field i (of the first 64), which was met before: a duplicate key
+// (errMisfit) unless every earlier key naming it matched it ignoring
+// case, when the value is merged into the field (foldedMember).
+//
+//go:noinline
+func (p *parser) exactAgain(n *dnode, at unsafe.Pointer, i int, fs *foldState) error {
+	bit := uint64(1) << i
+	if fs.folds&bit == 0 || fs.exacts&bit != 0 {
+		return errMisfit // a duplicate
+	}
+	fs.exacts |= bit
+	return p.foldedMember(n, at, i, n.d.fields[i].name, true)
 }
 
 // endObject ends fillStruct after a member foldedMember read: err, or
