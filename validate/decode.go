@@ -2,9 +2,11 @@ package validate
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
@@ -27,12 +29,23 @@ import (
 // map, an array, time.Time, []byte, a json or text unmarshaler, a
 // ",string" field, a struct whose flattened fields shadow one another or
 // are reached through an embedded pointer) is checked by the strict walk
-// (decode_fit.go) and handed, as its own bytes, to go-json. And per body: when
-// the walk meets anything it does not decide alone (a value that does
-// not fit its type, a fault of the grammar, a key matching a field only
-// case-insensitively, an integer written with a fraction or an
-// exponent), it stops and the caller answers with the error path, which
-// reads the body again to word every issue (see typeDecoder.Decode).
+// (decode_fit.go) and handed, as its own bytes, to go-json; so is a
+// field's value when a key matched ignoring case names a field met
+// before (go-json merges each such key into the field in turn). go-json
+// never reads a whole body beside the walk: the walk decides every body
+// itself.
+//
+// Keys: a key naming a field exactly is that field's; any other is
+// matched ignoring case as go-json and encoding/json match it (tdesc.fold:
+// Unicode simple folding, the first field in the Go struct's order).
+// Integers: a plain integer is written; one written with a fraction or
+// an exponent is refused when its value is not an integer in range (a
+// misfit, as the type walk words it) and, when it is one (2.0, 1e2),
+// refused as go-json refuses it: a refusal, the body's one issue "Has an
+// invalid value" at the value's path; an unmarshaler's error is a
+// refusal too. A misfit, a refusal or a fault of the grammar stops the
+// walk; the caller's error path then reads the body again only to word
+// the issues (see typeDecoder.Decode), decoding nothing.
 //
 // Strings: the walk copies the strings of a body of at most arenaMax
 // bytes into one buffer allocated at the first string (one allocation
@@ -135,14 +148,33 @@ func compileDecode(t reflect.Type, seen map[reflect.Type]*dnode) *dnode {
 // plan's type) and reports whether the walk decided it alone: false
 // leaves the value partly written, and the body to the error path.
 func (n *dnode) decodeInto(body []byte, at unsafe.Pointer) bool {
+	return n.decode(body, at) == nil
+}
+
+// decode is decodeInto answering why the walk stopped: nil when it
+// decided the body, a *refusal for a value go-json's reading refuses
+// (the first met), errMisfit for anything else.
+func (n *dnode) decode(body []byte, at unsafe.Pointer) error {
+	_, err := n.decodeLong(body, at)
+	return err
+}
+
+// decodeLong is decode also reporting whether the walk wrote an integer
+// of 16 digits or more (exact, as go-json writes it, where the tree of
+// DecodeJSON holds its float64: StructSchema.ValidateJSON's answer
+// differs then).
+func (n *dnode) decodeLong(body []byte, at unsafe.Pointer) (long bool, err error) {
 	p := getParser(body, false)
 	p.skipSpace()
-	err := p.fill(n, at)
+	err = p.fill(n, at)
 	p.skipSpace()
-	ok := err == nil && p.pos == len(p.data)
-	p.arena = nil
+	if err == nil && p.pos != len(p.data) {
+		err = errMisfit
+	}
+	long = p.long
+	p.arena, p.long = nil, false
 	putParser(p)
-	return ok
+	return long, err
 }
 
 // fill reads the value at pos (white space skipped) into at, as n says.
@@ -191,15 +223,67 @@ func (p *parser) fill(n *dnode, at unsafe.Pointer) error {
 		}
 		return p.fillStruct(n, at)
 	}
-	// dGo: the strict walk, then go-json over the value's own bytes
+	return p.fillGo(n, at)
+}
+
+// fillGo is the fallback for one value: the strict walk, then go-json
+// over the value's own bytes, into the value at at as it stands (zero,
+// or, for a field met again through a key matched ignoring case, the
+// value written before: go-json merges into it as it would have in a
+// decode of the whole body). A value the walk accepts and go-json
+// refuses (an unmarshaler's error) is a *refusal.
+func (p *parser) fillGo(n *dnode, at unsafe.Pointer) error {
 	start := p.pos
 	if err := p.fit(n.d.typed()); err != nil {
 		return err
 	}
-	if json.Unmarshal(p.data[start:p.pos], reflect.NewAt(n.t, at).Interface()) != nil {
-		return errMisfit
+	if err := json.Unmarshal(p.data[start:p.pos], reflect.NewAt(n.t, at).Interface()); err != nil {
+		return &refusal{err: err}
 	}
 	return nil
+}
+
+// refusal is a value of the right kind and range that go-json's reading
+// of it refuses: an integer written with a fraction or an exponent (2.0,
+// 1e2), -0 for an unsigned kind, or an error of the fallback's go-json
+// (a json or text unmarshaler's). The body's answer, when the type walk
+// finds no issue in it, is the one issue "Has an invalid value"
+// (refusal.issue), where go-json's decode of the whole body put it.
+// path lists, innermost first, the JSON names and indexes of the
+// members the refusal unwound through; err is go-json's error (nil: an
+// integer's).
+type refusal struct {
+	path []string
+	err  error
+}
+
+func (r *refusal) Error() string { return "validate: a value go-json refuses" }
+
+// issue is the refusal's issue, as decodeIssue words go-json's error for
+// the whole body: at the value's path (keys as written, indexes) when
+// the error is a type error, at the root otherwise (an unmarshaler's own
+// error, which go-json returns as it is).
+func (r *refusal) issue() Issue {
+	var te *json.UnmarshalTypeError
+	if r.err != nil && !errors.As(r.err, &te) {
+		return decodeIssue(r.err)
+	}
+	path := make([]string, 0, len(r.path)+1)
+	for i := len(r.path) - 1; i >= 0; i-- {
+		path = append(path, r.path[i])
+	}
+	if te != nil && te.Field != "" {
+		path = append(path, strings.Split(te.Field, ".")...)
+	}
+	return Issue{Path: path, Message: "Has an invalid value"}
+}
+
+// within adds seg to the path of err when it is a refusal.
+func within(err error, seg string) error {
+	if r, ok := err.(*refusal); ok {
+		r.path = append(r.path, seg)
+	}
+	return err
 }
 
 // fillString reads the string at pos into the string at at (see the
@@ -240,30 +324,31 @@ func (p *parser) fillString(at unsafe.Pointer) error {
 }
 
 // fillInt reads a plain integer of at most 15 digits (exact as a float64)
-// into the integer kind at at; anything else (a fraction, an exponent, a
-// longer number) is left to the error path, whose answer depends on
-// go-json's reading of it.
+// into the integer kind at at; any other number is fillIntSlow's.
 func (p *parser) fillInt(n *dnode, at unsafe.Pointer) error {
 	start := p.pos
 	end, exp, f := jsonscan.Number(p.data, start)
-	if f != jsonscan.None || exp || end-start > 16 {
+	if f != jsonscan.None {
 		return errMisfit
+	}
+	if exp || end-start > 16 {
+		return p.fillIntSlow(n, at, end)
 	}
 	tok := p.data[start:end]
 	neg := tok[0] == '-'
 	if neg && n.op == dUint {
-		return errMisfit // go-json refuses even -0 for an unsigned kind
+		return p.fillIntSlow(n, at, end)
 	}
 	if neg {
 		tok = tok[1:]
 	}
 	if len(tok) > 15 {
-		return errMisfit
+		return p.fillIntSlow(n, at, end)
 	}
 	var v int64
 	for _, c := range tok {
 		if c < '0' || c > '9' {
-			return errMisfit // a fraction
+			return p.fillIntSlow(n, at, end) // a fraction
 		}
 		v = v*10 + int64(c-'0')
 	}
@@ -308,6 +393,44 @@ func (p *parser) fillInt(n *dnode, at unsafe.Pointer) error {
 	default:
 		*(*uint64)(at) = uint64(v)
 	}
+	return nil
+}
+
+// fillIntSlow decides the number from pos to end that fillInt's loop
+// does not read (a fraction, an exponent, 16 digits or more, a negative
+// number for an unsigned kind), as the type walk and go-json's reading
+// of the whole body answer together: a value the walk refuses (not
+// integral, out of range, "Number is too large") stops the pass as any
+// misfit; an integral value written with a fraction or an exponent, or
+// -0 for an unsigned kind, is a refusal (go-json's type error); a plain
+// integer of 16 digits or more that the walk accepts (its float64 is in
+// range) is written exactly, as go-json writes it. Not inlined: fillInt
+// stays as small as it was.
+//
+//go:noinline
+func (p *parser) fillIntSlow(n *dnode, at unsafe.Pointer, end int) error {
+	tok := unsafe.String(&p.data[p.pos], end-p.pos)
+	f, err := strconv.ParseFloat(tok, 64)
+	if err != nil || !checkNumber(n.d, f, nil) {
+		return errMisfit
+	}
+	if strings.ContainsAny(tok, ".eE") || (n.op == dUint && tok[0] == '-') {
+		return &refusal{}
+	}
+	p.pos, p.long = end, true
+	if n.op == dInt { // only a 64-bit kind takes 16 digits
+		v, err := strconv.ParseInt(tok, 10, 64)
+		if err != nil {
+			return &refusal{}
+		}
+		*(*int64)(at) = v
+		return nil
+	}
+	v, err := strconv.ParseUint(tok, 10, 64)
+	if err != nil {
+		return &refusal{}
+	}
+	*(*uint64)(at) = v
 	return nil
 }
 
@@ -370,7 +493,7 @@ func (p *parser) fillSlice(n *dnode, at unsafe.Pointer) error {
 			return errMisfit // null where the element does not take it (takesNull)
 		}
 		if err := p.fill(n.elem, unsafe.Add(arr, uintptr(length)*size)); err != nil {
-			return err
+			return within(err, strconv.Itoa(length))
 		}
 		length++
 		more, err := p.next(']')
@@ -406,8 +529,9 @@ func (n *dnode) arrayOf(class int) reflect.Type {
 // naming a field exactly is decoded at the field's offset (duplicates
 // found by the field's bit, as the strict walk's fitObject finds them), an unknown key's
 // value is read by the strict reader and dropped, and a key naming a
-// field only case-insensitively stops the walk (go-json's merging of
-// such keys is left to it).
+// field only ignoring case (tdesc.fold) is that field's: decoded as any
+// other the first time the field is met, and through fillGo, merged
+// into what is there, when it is met again.
 func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 	d := n.d
 	start := p.pos
@@ -415,7 +539,8 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 		return err
 	}
 	framed := false
-	var seen uint64 // the struct fields met, by index (the first 64)
+	var seen uint64 // the fields met, by any key (the first 64, by index)
+	var fs foldState
 	for {
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			return errMisfit
@@ -439,16 +564,29 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 				if key, err = p.slowKey(start, keyAt, key, !verbatim, &framed); err != nil {
 					return err
 				}
-				if i = d.exact(bytesKey(key)); i < 0 {
-					if d.field(bytesKey(key)) != nil {
-						return errMisfit // a case-insensitive match
+				if i = d.exact(bytesKey(key)); i < 0 || (i >= 64 && fs.high) {
+					var read bool
+					if seen, i, read, err = p.foldedKey(n, at, i, key, seen, &fs); err != nil {
+						return err
+					}
+					if read {
+						if more, err := p.next('}'); err != nil || !more {
+							return p.endObject(err, framed)
+						}
+						continue
 					}
 				}
 			}
 		}
 		if i >= 0 && i < 64 {
 			if seen&(1<<i) != 0 {
-				return errMisfit // a duplicate
+				if err := p.exactAgain(n, at, i, &fs); err != nil {
+					return err
+				}
+				if more, err := p.next('}'); err != nil || !more {
+					return p.endObject(err, framed)
+				}
+				continue
 			}
 			seen |= 1 << i
 		}
@@ -474,6 +612,9 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 			_, err = p.value()
 		}
 		if err != nil {
+			if i >= 0 {
+				return within(err, d.fields[i].name)
+			}
 			return err
 		}
 		more, err := p.next('}')
@@ -486,6 +627,105 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 	}
 	p.closeObject(framed)
 	return nil
+}
+
+// foldState is fillStruct's record of the fields met through keys
+// matched ignoring case, kept apart from its loop (which reads only the
+// bit set of the fields met): folds, the first 64 fields met by such a
+// key; exacts, those of them met by their exact key too; high, a field
+// past the 64th met by such a key.
+type foldState struct {
+	folds, exacts uint64
+	high          bool
+}
+
+// foldedKey reads, for fillStruct, the member of key (unescaped), which
+// names no field exactly (i < 0) or names field i past the 64th after a
+// key matched ignoring case named one of those: a key naming a field
+// ignoring case (tdesc.fold) is read by foldedMember, merged into the
+// field when the field was met before (for a field past the 64th,
+// always: fillGo over a zero value is fill). It returns seen updated,
+// the field's index and whether it read the member (false: an unknown
+// key, i -1, left to the loop).
+//
+//go:noinline
+func (p *parser) foldedKey(n *dnode, at unsafe.Pointer, i int, key []byte, seen uint64, fs *foldState) (uint64, int, bool, error) {
+	seg := ""
+	if i >= 0 {
+		seg = n.d.fields[i].name
+	} else if i = n.d.fold(bytesKey(key)); i < 0 {
+		return seen, -1, false, nil
+	} else {
+		seg = string(key) // go-json's issue path names the key as written
+	}
+	again := i >= 64
+	if again {
+		fs.high = true
+	} else {
+		bit := uint64(1) << i
+		if again = seen&bit != 0; again && fs.folds&bit == 0 {
+			fs.exacts |= bit // met before by its exact key
+		}
+		seen |= bit
+		fs.folds |= bit
+	}
+	return seen, i, true, p.foldedMember(n, at, i, seg, again)
+}
+
+// exactAgain reads, for fillStruct, the member of an exact key naming
+// field i (of the first 64), which was met before: a duplicate key
+// (errMisfit) unless every earlier key naming it matched it ignoring
+// case, when the value is merged into the field (foldedMember).
+//
+//go:noinline
+func (p *parser) exactAgain(n *dnode, at unsafe.Pointer, i int, fs *foldState) error {
+	bit := uint64(1) << i
+	if fs.folds&bit == 0 || fs.exacts&bit != 0 {
+		return errMisfit // a duplicate
+	}
+	fs.exacts |= bit
+	return p.foldedMember(n, at, i, n.d.fields[i].name, true)
+}
+
+// endObject ends fillStruct after a member foldedMember read: err, or
+// the object closed.
+//
+//go:noinline
+func (p *parser) endObject(err error, framed bool) error {
+	if err == nil {
+		p.closeObject(framed)
+	}
+	return err
+}
+
+// foldedMember reads the colon and the value of field i of the struct
+// at at, for a member fillStruct's loop leaves to it: one whose key names
+// the field only ignoring case (seg: the key as written, which go-json's
+// issue path names), or one naming a field met before through such a key
+// (again). The value of a field met again goes to fillGo: go-json, like
+// encoding/json, decodes each such key into the field in turn, merging
+// into what an earlier key wrote, and the fallback does exactly that for
+// this value. Not inlined: the loop stays as it was for the keys that
+// name their field exactly.
+//
+//go:noinline
+func (p *parser) foldedMember(n *dnode, at unsafe.Pointer, i int, seg string, again bool) error {
+	p.skipSpace()
+	if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+		return errMisfit
+	}
+	p.pos++
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == 'n' && !n.d.fields[i].null {
+		return errMisfit // null where the field does not take it (takesNull)
+	}
+	var err error
+	if again {
+		err = p.fillGo(n.fields[i], unsafe.Add(at, n.offs[i]))
+	} else {
+		err = p.fill(n.fields[i], unsafe.Add(at, n.offs[i]))
+	}
+	return within(err, seg)
 }
 
 // dkey is a field's JSON name as matchKey compares it, followed by the

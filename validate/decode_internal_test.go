@@ -1,10 +1,12 @@
 package validate
 
 import (
+	"errors"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	json "github.com/goccy/go-json"
 )
@@ -24,6 +26,7 @@ var decodeTypes = func() map[string]reflect.Type {
 		"embedded": reflect.TypeFor[decodeEmbedded](),
 		"pointers": reflect.TypeFor[decodePointers](),
 		"shadow":   reflect.TypeFor[decodeShadow](),
+		"folds":    reflect.TypeFor[decodeFolds](),
 	}
 	for k, v := range fitTypes {
 		m[k] = v
@@ -71,7 +74,56 @@ type decodeShadow struct {
 	N    uint8  `json:"n"`
 }
 
+// decodeFoldsInner is embedded in decodeFolds: its "TITLE" differs from
+// the outer "title" only by case, and comes first in the Go field order.
+type decodeFoldsInner struct {
+	Up  int    `json:"TITLE"`
+	Sub string `json:"sub"`
+}
+
+// decodeRefuser is a json.Unmarshaler that refuses everything.
+type decodeRefuser struct{}
+
+func (*decodeRefuser) UnmarshalJSON([]byte) error { return errors.New("refused") }
+
+// decodeFolds has keys a body may match only ignoring case: two fields
+// differing only in case, one that an embedded field matches ignoring
+// case too, one of a multi-byte name, and values of every kind the pass
+// writes, merged when a second key names the field again.
+type decodeFolds struct {
+	decodeFoldsInner
+	Name   string            `json:"name" validate:"omitempty,min=2"`
+	NAME   string            `json:"NAME"`
+	Title  string            `json:"title"`
+	Kelvin uint8             `json:"kelvin"`
+	Ok     bool              `json:"ok"`
+	N      int32             `json:"n"`
+	Big    int64             `json:"big"`
+	Tags   []int             `json:"tags"`
+	Sub    *decodeFoldsNest  `json:"nest"`
+	Line   decodeFoldsNest   `json:"line"`
+	Lines  []decodeFoldsNest `json:"lines"`
+	Ref    decodeRefuser     `json:"ref"`
+}
+
+type decodeFoldsNest struct {
+	A string `json:"a"`
+	B int    `json:"b"`
+}
+
 var decodeBodies = []string{
+	`{"Name":"ab"}`, `{"name":"ab","NAME":"cd"}`, `{"nAmE":"ab"}`, `{"NAME":"ab","Name":"cd","name":"ef"}`,
+	`{"Title":1}`, `{"Title":"t"}`, `{"title":"t","TiTlE":2}`, `{"TITLE":3,"Title":4}`,
+	"{\"\u212aelvin\":7}", "{\"\u212aELVIN\":7,\"kelvin\":8}", `{"OK":true,"ok":false}`, `{"OK":true,"Ok":null}`,
+	`{"NEST":{"a":"x","b":1},"nest":{"b":2}}`, `{"nest":{"a":"x"},"Nest":null}`, `{"LINE":{"a":"x"},"line":{"b":2}}`,
+	`{"line":{"a":"x"},"LINE":{"a":""}}`, `{"lines":[{"a":"x"},{"b":1}],"LINES":[{"b":2}]}`, `{"TAGS":[1,2],"tags":[3]}`,
+	`{"line":{"A":"x","a":"y"}}`, `{"lines":[{"B":2.0}]}`, `{"Tags":[1,2e0]}`, `{"nest":{"B":1.5}}`,
+	`{"n":2.0}`, `{"n":1e2}`, `{"n":1.5}`, `{"n":1e400}`, `{"n":-0.0}`, `{"n":1e10}`, `{"N":20e-1}`, `{"big":1E2}`,
+	`{"big":1234567890123456}`, `{"big":9007199254740993}`, `{"big":-9007199254740993}`, `{"big":9007199254740994}`,
+	`{"kelvin":-0}`, `{"kelvin":-0.0}`, `{"kelvin":255.0}`, `{"kelvin":256.0}`, `{"KELVIN":1.0,"n":"x"}`,
+	`{"ref":1}`, `{"REF":1}`, `{"ref":1,"n":2.0}`, `{"n":2.0,"ref":1}`, `{"ref":1,"n":"x"}`, `{"Ref":null}`,
+	`{"Name":"a","n":1e2}`, `{"name":"ab","NAME":"a","n":1}`, `{"sub":"s","SUB":"t"}`,
+
 	`{"name":"ab","tags":["a1","b2"],"score":2.5,"level":300,"items":[{"sku":"abc","qty":3}],"meta":{"k":"v"}}`,
 	`{"name":"a","tags":["a","b","c","d"],"score":11,"level":301,"items":[{"sku":"a!","qty":0}]}`,
 	`{"name":"ab","next":{"name":"cd","next":{"name":"x"}}}`, `{"name":"ab","score":null}`,
@@ -93,13 +145,21 @@ func oracleDecode(td *typeDecoder, body []byte, max int) (v reflect.Value, issue
 		return reflect.Value{}, nil, err
 	}
 	v = reflect.New(td.t)
+	var decErr error
 	if treeFits(td.d, body) {
-		if err := json.Unmarshal(body, v.Interface()); err == nil {
+		if decErr = json.Unmarshal(body, v.Interface()); decErr == nil {
 			return v, td.plan.run(v.UnsafePointer(), nil, max, nil), nil
 		}
-		v = reflect.New(td.t)
 	}
-	return reflect.Value{}, td.reread(body, v.Interface(), max), nil
+	st := newState(false, max)
+	typeIssues(td.d, body, st)
+	if len(st.issues) > 0 {
+		return reflect.Value{}, lenientRules(td.d, td.plan, td.t, false, treeOf(body, td.plan, st.issues, max), st.issues, max), nil
+	}
+	if decErr == nil {
+		decErr = errors.New("validate: body refused by the decoder")
+	}
+	return reflect.Value{}, []Issue{decodeIssue(decErr)}, nil
 }
 
 func assertDecodesLikeOracle(t *testing.T, name string, td *typeDecoder, body []byte, max int) {
@@ -277,5 +337,51 @@ func TestOddNamesAreScanned(t *testing.T) {
 	for _, body := range []string{`{"a\b":1}`, `{"q"x":3}`, "{\"\xff\":5}", `{"\u00ff":6}`} {
 		// padded: a key is matched only when eight bytes follow its quote
 		assertDecodesLikeOracle(t, "oddNames", td, []byte(body+"        "), 0)
+	}
+}
+
+// TestPassDecidesFoldsAndIntegers: the bodies the pass once left to a
+// second decode of the whole body (a key matching a field only ignoring
+// case, an integer written with a fraction or an exponent, a plain
+// integer of 16 digits) are decided by the pass itself: decoded, or
+// refused with the issue go-json's reading gives (a *refusal), never
+// handed on undecided.
+func TestPassDecidesFoldsAndIntegers(t *testing.T) {
+	td := must(compileType(reflect.TypeFor[decodeFolds]()))
+	for body, want := range map[string]string{
+		`{"Name":"ab"}`:                         "decoded",
+		`{"name":"ab","NAME":"cd","Name":"ef"}`: "decoded",
+		`{"TITLE":3,"Title":4}`:                 "decoded",
+		`{"NEST":{"a":"x"},"nest":{"b":2}}`:     "decoded",
+		`{"big":1234567890123456}`:              "decoded",
+		`{"n":2.0}`:                             "refused",
+		`{"n":1e2}`:                             "refused",
+		`{"lines":[{"B":2.0}]}`:                 "refused",
+		`{"kelvin":-0}`:                         "refused",
+		`{"ref":1}`:                             "refused",
+		`{"n":1.5}`:                             "misfit",
+		`{"n":1e400}`:                           "misfit",
+	} {
+		v := new(decodeFolds)
+		got := "decoded"
+		switch err := td.dec.decode([]byte(body), unsafe.Pointer(v)); err.(type) {
+		case nil:
+		case *refusal:
+			got = "refused"
+		default:
+			got = "misfit"
+		}
+		if got != want {
+			t.Errorf("%s: the pass %s it, want %s", body, got, want)
+		}
+	}
+	// what the pass wrote is what go-json writes
+	var got, want decodeFolds
+	body := []byte(`{"NEST":{"a":"x","b":1},"nest":{"b":2},"LINE":{"a":"y"},"line":{"b":3},"Name":"ab","name":"cd","big":1234567890123456}`)
+	if td.dec.decode(body, unsafe.Pointer(&got)) != nil || json.Unmarshal(body, &want) != nil {
+		t.Fatal("not decoded")
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("pass %+v, go-json %+v", got, want)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"reflect"
 
 	"github.com/fxhq/fx/internal/tagengine"
-
-	json "github.com/goccy/go-json"
 )
 
 // typeDecoder is StructSchema.Decode for a type known only at run time
@@ -56,50 +54,45 @@ func compileType(t reflect.Type) (*typeDecoder, error) {
 // does not fit the type, issues lists every type mismatch found over the
 // bytes, stopping at max (0: no limit), followed, when there is room, by
 // the constraint issues of the fields that type-checked; dst is then
-// left partly written. A body that fits the types but that a custom
-// UnmarshalJSON refuses is the one issue "Has an invalid value".
+// left partly written. A body that fits the types but holds a value the
+// decoder refuses (an integer written 2.0 or 1e2, a custom UnmarshalJSON
+// returning an error) is the one issue "Has an invalid value".
 //
 // Strings written into dst never alias body: a caller may keep them.
 // Cost on a body that fits: one pass (decode.go), one allocation for all
 // the strings of a body of at most 4 KiB, one per slice (more when it
 // holds over 4 elements: it doubles) and per pointer, and the constraint
-// plan (no allocation on a value that passes it). A body the pass does
-// not decide alone (see decode.go) is read again: CheckJSON, then the
-// type scan of the bytes, then go-json or the issues.
+// plan (no allocation on a value that passes it). A body the pass stops
+// on is read again only to word its issues: CheckJSON, then the type
+// scan of the bytes; it is never decoded a second time.
 func (td *typeDecoder) Decode(body []byte, dst any, max int) (issues []Issue, err error) {
 	v := reflect.ValueOf(dst)
 	at := v.UnsafePointer()
-	if td.dec.decodeInto(body, at) {
+	stop := td.dec.decode(body, at)
+	if stop == nil {
 		return td.plan.run(at, nil, max, nil), nil
 	}
 	v.Elem().SetZero()
 	if err := CheckJSON(body); err != nil {
 		return nil, err
 	}
-	return td.reread(body, dst, max), nil
+	return td.reread(body, max, stop), nil
 }
 
 // reread is Decode's error path, for a body CheckJSON accepted that the
-// one pass did not decide: a body that fits the types (a key matched
-// ignoring case, an integer written 2.0, an unmarshaler's refusal) goes
-// to go-json whole, as the pass's stated fallback; one that does not is
-// walked for its type issues, then its constraint issues (lenientRules).
-func (td *typeDecoder) reread(body []byte, dst any, max int) []Issue {
-	var err error
-	if fits(td.d, body) {
-		if err = json.Unmarshal(body, dst); err == nil {
-			return td.plan.run(reflect.ValueOf(dst).UnsafePointer(), nil, max, nil)
-		}
-	}
+// one pass stopped on (stop: why): its type issues, then its constraint
+// issues (lenientRules); or, when the type scan finds none, the refusal
+// the pass met.
+func (td *typeDecoder) reread(body []byte, max int, stop error) []Issue {
 	st := newState(false, max)
 	typeIssues(td.d, body, st)
 	if len(st.issues) > 0 {
 		return lenientRules(td.d, td.plan, td.t, false, treeOf(body, td.plan, st.issues, max), st.issues, max)
 	}
-	if err == nil {
-		err = errors.New("validate: body refused by the decoder")
+	if r, ok := stop.(*refusal); ok {
+		return []Issue{r.issue()}
 	}
-	return []Issue{decodeIssue(err)}
+	return []Issue{decodeIssue(errors.New("validate: body refused by the decoder"))}
 }
 
 // jsonIssueOf is the issue of a CheckJSON error.

@@ -210,7 +210,7 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 	}
 	if !s.query {
 		p := new(T)
-		if s.dec.decodeInto(body, unsafe.Pointer(p)) {
+		if long, err := s.dec.decodeLong(body, unsafe.Pointer(p)); err == nil && !(long && s.wide) {
 			return s.checked(p, max)
 		}
 	}

@@ -58,6 +58,11 @@ type tdesc struct {
 	// hidden lists the fields that lost their JSON name to another field
 	// of the flattened struct: JSON never sets them.
 	hidden []hiddenField
+	// byIndex lists the indexes of fields in the order of their index
+	// sequences in the Go struct (an embedded struct's fields where it is
+	// embedded): the order in which go-json and encoding/json try a key
+	// matched ignoring case (fold).
+	byIndex []int
 }
 
 // hiddenField is a struct field whose JSON name another field holds.
@@ -308,6 +313,7 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc) {
 		}
 	}
 	slices.SortStableFunc(order, jsonOrder)
+	var paths [][]int // the index sequence of each of d.fields
 	for _, m := range order {
 		fd := descIn(m.f.Type, seen)
 		str := strings.Contains(","+m.opts+",", ",string,")
@@ -327,7 +333,13 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc) {
 		omitempty := !m.norules && (vtag == "omitempty" || strings.HasPrefix(vtag, "omitempty,"))
 		d.fields = append(d.fields, fdesc{name: m.name, d: fd, ptr: ptr, null: takesNull(fd, ptr, omitempty), omit: omit,
 			typ: m.f.Type, off: m.off, indirect: indirect, str: str, owner: m.owner, goName: m.f.Name})
+		paths = append(paths, m.path)
 	}
+	d.byIndex = make([]int, len(d.fields))
+	for i := range d.byIndex {
+		d.byIndex[i] = i
+	}
+	slices.SortStableFunc(d.byIndex, func(a, b int) int { return slices.Compare(paths[a], paths[b]) })
 }
 
 // takesNull is the one answer to "may a request send null for this
@@ -354,17 +366,29 @@ func takesNull(d *tdesc, ptr, omitempty bool) bool {
 }
 
 // field finds the field for key: exact match first, then case-insensitive
-// (as encoding/json and go-json match); nil when none.
+// (fold); nil when none.
 func (d *tdesc) field(key string) *fdesc {
 	if i := d.exact(key); i >= 0 {
 		return &d.fields[i]
 	}
-	for i := range d.fields {
-		if strings.EqualFold(d.fields[i].name, key) {
-			return &d.fields[i]
-		}
+	if i := d.fold(key); i >= 0 {
+		return &d.fields[i]
 	}
 	return nil
+}
+
+// fold returns the index of the field that key, which names none
+// exactly, names ignoring case, as encoding/json and go-json match it:
+// Unicode simple case folding (the Kelvin sign matches k), and of two
+// such fields the first in the Go struct's field order (byIndex);
+// -1 when none.
+func (d *tdesc) fold(key string) int {
+	for _, i := range d.byIndex {
+		if strings.EqualFold(d.fields[i].name, key) {
+			return i
+		}
+	}
+	return -1
 }
 
 // exact returns the index of the field named key exactly, or -1.
