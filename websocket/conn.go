@@ -82,9 +82,15 @@ type Conn struct {
 	reason    string // its reason
 	byPeer    bool   // the peer closed first
 
-	readBy time.Time // the dead-peer deadline extendRead set last (the reading goroutine's)
+	pinged  atomic.Bool // a ping went out since extendRead last moved the dead-peer deadline
+	readSet bool        // extendRead set the dead-peer deadline once (the reading goroutine's)
 
-	msgsIn, msgsOut, bytesIn, bytesOut atomic.Int64
+	// The counters observe reports. msgsIn and bytesIn belong to the
+	// reading goroutine, msgsOut and bytesOut to the holder of the write
+	// side (handed on under qmu); observe reads them once the handler
+	// returned and the write side was given up (writers.Wait), so plain
+	// integers serve: no atomic add per message.
+	msgsIn, msgsOut, bytesIn, bytesOut int64
 }
 
 // Errors of Conn's methods.
@@ -134,8 +140,8 @@ func (c *Conn) ReadMessage() (messageType int, data []byte, err error) {
 	if err != nil {
 		return 0, nil, c.readFailed(err)
 	}
-	c.msgsIn.Add(1)
-	c.bytesIn.Add(int64(len(p)))
+	c.msgsIn++
+	c.bytesIn += int64(len(p))
 	if t == TextMessage && !utf8.Valid(p) {
 		c.closeWith(ws.CloseInvalidFramePayloadData, "invalid UTF-8")
 		return 0, nil, ErrInvalidUTF8
@@ -223,23 +229,26 @@ func (c *Conn) readFailed(err error) error {
 }
 
 // extendRead pushes the dead-peer deadline forward after something was
-// read: to PingInterval + PongTimeout from now, at most once per
-// PongTimeout/4 (a deadline set is a timer update: 1.7-2.2 µs each on
-// the loaded 2-core machine of docs/performance.md, against a few µs for
-// the rest of a small message's read), so the deadline may be up to
-// PongTimeout/4 early, which still leaves a pong three quarters of
-// PongTimeout. It runs on the goroutine that reads.
+// read, to PingInterval + PongTimeout from now, on the first read after
+// each ping (pingNow sets pinged), not on every message: a deadline set
+// is a timer update (1.7-2.2 µs on the loaded 2-core machine of
+// docs/performance.md), and even deciding whether one is due took a
+// clock read (50-200 ns there) against a few µs for a small message's
+// whole round trip; a read between two pings costs one atomic load. The deadline so set is at most PingInterval +
+// PongTimeout after the last thing read, and at least PongTimeout after
+// the next ping (which comes PingInterval after the one before), so a
+// peer that answers its pings is never dropped. It runs on the
+// goroutine that reads.
 func (c *Conn) extendRead() {
+	if c.readSet && !c.pinged.Load() {
+		return
+	}
 	if c.dropped.Load() {
 		return // a dropped connection's read must keep failing
 	}
-	now := time.Now()
-	window := c.cfg.PingInterval + c.cfg.PongTimeout
-	if !c.readBy.IsZero() && c.readBy.Sub(now) > window-c.cfg.PongTimeout/4 {
-		return
-	}
-	c.readBy = now.Add(window)
-	_ = c.ws.SetReadDeadline(c.readBy)
+	c.pinged.Store(false)
+	c.readSet = true
+	_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.PingInterval + c.cfg.PongTimeout))
 }
 
 // recordClose records the connection's close code and reason (byPeer:
@@ -310,6 +319,7 @@ func (c *Conn) pingNow() {
 	if c.isStopped() {
 		return
 	}
+	c.pinged.Store(true) // the next read moves the dead-peer deadline
 	c.sendControl(pingFrame)
 	c.qmu.Lock()
 	if !c.shutQ { // run stops the timer after shut: no Reset after that
@@ -469,10 +479,10 @@ func (c *Conn) observe(fc *fx.Ctx) string {
 		slog.Int("ws_close_code", code),
 		slog.String("ws_close_reason", reason),
 		slog.Bool("ws_closed_by_peer", byPeer),
-		slog.Int64("ws_messages_in", c.msgsIn.Load()),
-		slog.Int64("ws_messages_out", c.msgsOut.Load()),
-		slog.Int64("ws_bytes_in", c.bytesIn.Load()),
-		slog.Int64("ws_bytes_out", c.bytesOut.Load()),
+		slog.Int64("ws_messages_in", c.msgsIn),
+		slog.Int64("ws_messages_out", c.msgsOut),
+		slog.Int64("ws_bytes_in", c.bytesIn),
+		slog.Int64("ws_bytes_out", c.bytesOut),
 	)
 	if !byPeer && code >= closeErrorBase {
 		return reason // the *fx.Error's code

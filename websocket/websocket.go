@@ -73,10 +73,12 @@ type Config struct {
 
 	// PongTimeout is how long the peer may stay silent (no message, no
 	// pong) after a ping before it is taken for dead and its connection
-	// closed. Default 10 s. The dead-peer deadline is PingInterval +
-	// PongTimeout after the last thing read. Control frames are processed
-	// while the handler reads: a handler that only writes must still keep
-	// a ReadMessage loop running.
+	// closed. Default 10 s. The dead-peer deadline is at most
+	// PingInterval + PongTimeout after the last thing read, and no sooner
+	// than PongTimeout after the latest ping (less the ping timer's
+	// lateness): it moves on the first read after each ping, not on every
+	// message. Control frames are processed while the handler reads: a
+	// handler that only writes must still keep a ReadMessage loop running.
 	PongTimeout time.Duration
 
 	// WriteTimeout bounds each write to the peer (a message, a ping, the

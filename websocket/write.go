@@ -271,8 +271,8 @@ func (c *Conn) handBack() {
 // peer has CloseTimeout to answer it.
 func (c *Conn) sent(n int) {
 	if n >= 0 {
-		c.msgsOut.Add(1)
-		c.bytesOut.Add(int64(n))
+		c.msgsOut++
+		c.bytesOut += int64(n)
 		return
 	}
 	if n == sentClose {
