@@ -5,7 +5,7 @@ package fx_test
 // lines because the boundary is one mechanism whose rules interlock (what
 // the hook sees depends on how the failure was raised and resolved);
 // envelope bytes, value formatting, the 404 and the next() guard have
-// their own files (envelope_test.go, format_test.go, router_test.go,
+// their own files (envelope_test.go, panicformat_test.go, router_test.go,
 // request_test.go).
 
 import (

@@ -499,3 +499,99 @@ func hammerConns(t testing.TB, ln *fasthttputil.InmemoryListener, clients, n int
 	}
 	wg.Wait()
 }
+
+// fuzzItem is the body type of the fuzz and reliability apps.
+type fuzzItem struct {
+	Name   string            `json:"name"`
+	Qty    int               `json:"qty"`
+	Tags   []string          `json:"tags"`
+	Attrs  map[string]string `json:"attrs"`
+	Nested *struct {
+		OK    bool    `json:"ok"`
+		Score float64 `json:"score"`
+	} `json:"nested"`
+}
+
+var fuzzAppCodes = map[string]int{"APP_NOPE": 409, "APP_TEAPOT": 418}
+
+var (
+	errNope  = fx.NewError(409, "APP_NOPE", "Nope", map[string]any{"why": "because"})
+	errRelMW = errors.New("middleware failure (internal text)")
+)
+
+// fuzzApp is an App with one route per kind of outcome: success with
+// params, a decoded body, *fx.Error, a plain error, a panic, a catch-all,
+// and middleware that fails on request.
+func fuzzApp() *fx.App {
+	app := quiet()
+	app.Use(func(c *fx.Ctx, next fx.Next) error {
+		switch c.Header("X-Fail") {
+		case "mw":
+			return errRelMW
+		case "panic":
+			panic("middleware panic")
+		}
+		return next()
+	})
+	app.Get("/users/:id", func(c *fx.Ctx) error {
+		return c.JSON(200, map[string]string{"id": c.Param("id"), "q": c.Query("q")})
+	})
+	app.Get("/files/*rest", func(c *fx.Ctx) error { return c.JSON(200, map[string]string{"rest": c.Param("rest")}) })
+	app.Post("/items", func(c *fx.Ctx) error {
+		it, err := fx.JSONBody[fuzzItem](c)
+		if err != nil {
+			return err
+		}
+		return c.JSON(201, it)
+	})
+	app.Get("/nope", func(c *fx.Ctx) error { return errNope })
+	app.Get("/teapot", func(c *fx.Ctx) error {
+		return fx.NewError(418, "APP_TEAPOT", c.Query("msg"), map[string]string{"q": c.Query("d")})
+	})
+	app.Get("/fail", func(c *fx.Ctx) error { return errors.New("db password=hunter2 at /srv/app/db.go:12") })
+	app.Get("/panic", func(c *fx.Ctx) error { panic(c.Query("v")) })
+	app.Put("/echo", func(c *fx.Ctx) error { return c.Send(200, "application/octet-stream", c.Body()) })
+	return app
+}
+
+var fuzzAppOnce = sync.OnceValue(fuzzApp)
+
+// badJSON is a details value whose MarshalJSON misbehaves.
+type badJSON struct {
+	Mode string
+}
+
+func (b badJSON) MarshalJSON() ([]byte, error) {
+	switch b.Mode {
+	case "panic":
+		panic("MarshalJSON panicked (internal text)")
+	case "error":
+		return nil, errors.New("MarshalJSON failed (internal text)")
+	case "invalid":
+		return []byte(`{"unterminated`), nil
+	}
+	return []byte(`"ok"`), nil
+}
+
+type cyclicDetails struct {
+	Name string
+	Next *cyclicDetails
+}
+
+// leakMarkers are strings that betray internals in a response body.
+var leakMarkers = []string{
+	"goroutine", "panic:", ".go:", "/usr/", "/root/", "/home/", "/tmp/", "/srv/", "runtime.",
+	"fx_test", "fuzzItem", "badJSON", "cyclicDetails", "*fx.", "fx.Ctx", "main.", "[]string", "map[",
+	"struct {", "interface {", "reflect.", "json:", "go-json", "encoding/json", "hunter2", "internal text",
+	"chan int", "func()", "unsupported type", "unsupported value", "Go value", "Go struct",
+}
+
+// leakyText returns the first internal marker found in s, or "".
+func leakyText(s string) string {
+	for _, m := range leakMarkers {
+		if strings.Contains(s, m) {
+			return m
+		}
+	}
+	return ""
+}

@@ -55,7 +55,7 @@ import (
 // ones), a Content-Length list, Transfer-Encoding on HTTP/1.0, a first
 // header line starting with whitespace, whitespace between a field name
 // and its colon (RFC 9112 5.1), any other non-token byte in a name. The
-// root package's framing_test.go pins those too, against an App.
+// root package's server_test.go pins those too, against an App.
 //
 // The same hook refuses a Content-Length over the body limit before the
 // body: fasthttp would otherwise answer "Expect: 100-continue" with an

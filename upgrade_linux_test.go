@@ -136,18 +136,6 @@ func TestDeployHandOffFailureKeepsServing(t *testing.T) {
 	kittest.WaitGone(t, last)
 }
 
-func TestDeploySocketActivation(t *testing.T) {
-	d := startDeploy(t, "activation")
-	d.run(t, func(i int) {
-		kittest.ReplaceBinary(t, d.built, d.bin)
-		old := d.pid(t)
-		syscall.Kill(old, syscall.SIGTERM)
-		kittest.WaitGone(t, old)
-		d.start(t)
-	})
-	d.requireClean(t)
-}
-
 func TestDeployPlainRestartFails(t *testing.T) {
 	d := startDeploy(t, "plain")
 	d.run(t, func(i int) {

@@ -25,12 +25,6 @@ func BenchmarkSetCookie(b *testing.B) {
 	})
 }
 
-func BenchmarkCookie(b *testing.B) {
-	var sink string
-	benchHandler(b, 200, func(c *fx.Ctx) error { sink = c.Cookie("sid"); return nil }, "Cookie", "a=1; sid=0123456789abcdef")
-	_ = sink
-}
-
 func BenchmarkRedirect(b *testing.B) {
 	benchHandler(b, 302, func(c *fx.Ctx) error { return c.Redirect(302, "/login") })
 }

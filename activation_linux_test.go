@@ -1,0 +1,22 @@
+//go:build linux
+
+package fx_test
+
+import (
+	"syscall"
+	"testing"
+
+	"github.com/fxhq/fx/internal/kittest"
+)
+
+func TestDeploySocketActivation(t *testing.T) {
+	d := startDeploy(t, "activation")
+	d.run(t, func(i int) {
+		kittest.ReplaceBinary(t, d.built, d.bin)
+		old := d.pid(t)
+		syscall.Kill(old, syscall.SIGTERM)
+		kittest.WaitGone(t, old)
+		d.start(t)
+	})
+	d.requireClean(t)
+}
