@@ -33,7 +33,9 @@ import (
 // field's value when a key matched ignoring case names a field met
 // before (go-json merges each such key into the field in turn). go-json
 // never reads a whole body beside the walk: the walk decides every body
-// itself.
+// itself. It is the one decoder of typed bodies: fx.Op's (typeDecoder),
+// StructSchema.Decode and StructSchema.ValidateJSON all read through it
+// and share its error path (typeDecoder.misfits).
 //
 // Keys: a key naming a field exactly is that field's; any other is
 // matched ignoring case as go-json and encoding/json match it (tdesc.fold:

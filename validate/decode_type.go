@@ -80,19 +80,31 @@ func (td *typeDecoder) Decode(body []byte, dst any, max int) (issues []Issue, er
 }
 
 // reread is Decode's error path, for a body CheckJSON accepted that the
-// one pass stopped on (stop: why): its type issues, then its constraint
-// issues (lenientRules); or, when the type scan finds none, the refusal
-// the pass met.
+// one pass stopped on (stop: why): misfits' issues; or, when the type
+// scan finds none, the refusal the pass met.
 func (td *typeDecoder) reread(body []byte, max int, stop error) []Issue {
-	st := newState(false, max)
-	typeIssues(td.d, body, st)
-	if len(st.issues) > 0 {
-		return lenientRules(td.d, td.plan, td.t, false, treeOf(body, td.plan, st.issues, max), st.issues, max)
+	if issues := td.misfits(body, max); issues != nil {
+		return issues
 	}
 	if r, ok := stop.(*refusal); ok {
 		return []Issue{r.issue()}
 	}
 	return []Issue{decodeIssue(errors.New("validate: body refused by the decoder"))}
+}
+
+// misfits words why the one pass stopped on body, a body CheckJSON
+// accepted, reading it again without decoding it: its type issues over
+// the bytes, stopping at max, followed by the constraint issues of the
+// fields that type-checked (lenientRules). nil: the body fits the types
+// (the pass refused a value; each caller words that its own way).
+// Decode and StructSchema.ValidateJSONLimit share it: one error path.
+func (td *typeDecoder) misfits(body []byte, max int) []Issue {
+	st := newState(false, max)
+	typeIssues(td.d, body, st)
+	if len(st.issues) == 0 {
+		return nil
+	}
+	return lenientRules(td.d, td.plan, td.t, false, treeOf(body, td.plan, st.issues, max), st.issues, max)
 }
 
 // jsonIssueOf is the issue of a CheckJSON error.

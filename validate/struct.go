@@ -26,8 +26,8 @@ import (
 // as with encoding/json (so `required` refuses it), and unknown keys are
 // ignored.
 //
-// Result.Value is a *T. It implements Decoder: a valid body is decoded
-// straight from the bytes into a T in one pass that checks the types as
+// Result.Value is a *T. It implements Decoder with the one decoder that
+// Decode uses too: a valid body is decoded straight from the bytes into a T in one pass that checks the types as
 // it writes each field (no intermediate tree, one allocation for the T,
 // one for its strings, one per slice and pointer), and the constraints
 // run over the decoded T through a plan compiled once, here (no
@@ -188,18 +188,21 @@ func lenientRules(d *tdesc, plan *vplan, t reflect.Type, query bool, tree any, t
 	return plan.run(p.UnsafePointer(), typeIssues, max, paths)
 }
 
-// ValidateJSON is the fast path (see Decoder): go-json decodes body
-// straight into a new T; only when that fails is the body decoded into the
-// tree and checked by Validate, which reports every issue. A body with an
-// integer of 16 digits or more, for a T with 64-bit integer fields, also
-// takes the tree: go-json would decode 2^53+3 exactly into an int64 where
-// Validate (which sees the float64 of the tree) rejects it, and both paths
-// must give the same Result.
-//
-// On a body that go-json rejects, the type check first walks the bytes
-// (no tree; it stops at the issue limit of ValidateJSONLimit); only when
-// that finds nothing (a custom UnmarshalJSON refused its input) is the
-// tree built.
+// ValidateJSON answers exactly as Validate(DecodeJSON(body)) does, reading
+// body with the one decoder Decode uses (see Decoder): one pass checks the
+// strict grammar, decodes body into a new T and the constraints run over
+// it; no tree is built. A body the pass stops on is read again only to
+// word its issues, as Decode's are: the grammar's fault, or the type
+// issues found over the bytes (stopping at the issue limit of
+// ValidateJSONLimit) followed by the constraint issues of the fields that
+// type-checked. Three bodies take the tree, so that the answer stays
+// Validate's: one the pass refuses though its types fit (an integer
+// written 2.0, a custom UnmarshalJSON's error: Validate reads the
+// re-encoded tree), one with an integer of 16 digits or more for a T with
+// 64-bit integer fields (the pass decodes 2^53+3 exactly into an int64
+// where Validate, which sees the float64 of the tree, rejects it), and,
+// for a QueryStruct, one the pass stops on (Validate reads numbers and
+// booleans written as strings).
 func (s *StructSchema[T]) ValidateJSON(body []byte) Result { return s.ValidateJSONLimit(body, 0) }
 
 // ValidateJSONLimit is ValidateJSON stopping at max issues (see
@@ -208,32 +211,22 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 	if string(bytes.TrimSpace(body)) == "null" {
 		return s.Validate(nil) // as Validate(DecodeJSON(body)) does
 	}
-	if !s.query {
-		p := new(T)
-		if long, err := s.dec.decodeLong(body, unsafe.Pointer(p)); err == nil && !(long && s.wide) {
-			return s.checked(p, max)
-		}
+	p := new(T)
+	long, stop := s.dec.decodeLong(body, unsafe.Pointer(p))
+	if stop == nil && !(long && s.wide) {
+		return s.checked(p, max)
 	}
-	if s.query || fits(s.d, body) {
-		p := new(T)
-		if err := json.Unmarshal(body, p); err == nil && !(s.wide && hasLongNumber(body)) {
-			return s.checked(p, max)
+	if stop != nil && !s.query {
+		if err := CheckJSON(body); err != nil {
+			return Result{Issues: []Issue{jsonIssueOf(err)}}
 		}
-	}
-	if !s.query {
-		st := newState(false, max)
-		typeIssues(s.d, body, st)
-		if len(st.issues) > 0 {
-			return Result{Issues: s.rulesAfter(treeOf(body, s.plan, st.issues, max), st.issues, max)}
+		if issues := s.body.misfits(body, max); issues != nil {
+			return Result{Issues: issues}
 		}
 	}
 	tree, err := DecodeJSON(body)
 	if err != nil {
-		var je *JSONError
-		if errors.As(err, &je) {
-			return Result{Issues: []Issue{{Path: nonNil(je.Path), Message: je.Message}}}
-		}
-		return Result{Issues: []Issue{{Path: []string{}, Message: err.Error()}}}
+		return Result{Issues: []Issue{jsonIssueOf(err)}}
 	}
 	return s.ValidateLimit(tree, max)
 }
@@ -283,36 +276,6 @@ func hasWideInt(d *tdesc, seen map[*tdesc]bool) bool {
 			if hasWideInt(f.d, seen) {
 				return true
 			}
-		}
-	}
-	return false
-}
-
-// hasLongNumber reports whether the JSON text data (well formed) has, outside
-// its strings, a run of 16 or more digits: the only way to write an integer
-// beyond 2^53 that go-json decodes into an integer field.
-func hasLongNumber(data []byte) bool {
-	inString, run := false, 0
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch {
-		case c >= '0' && c <= '9':
-			if run++; run >= 16 {
-				return true
-			}
-		case c == '"':
-			inString, run = true, 0
-		default:
-			run = 0
 		}
 	}
 	return false
