@@ -110,8 +110,15 @@ func bytesKey(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b
 
 // ---- the builder
 
-// streamTop is validateTop over bytes: null is absence.
+// streamTop is validateTop over bytes: null is absence. The walk reads
+// a body whose grammar CheckJSON accepted (on `[1,2` it would look for
+// the closing bracket past the end), so a malformed body gets
+// DecodeJSON's answer first: one grammar pass more per body, which fx's
+// own body check also pays before it.
 func streamTop(s checker, body []byte, max int) Result {
+	if err := CheckJSON(body); err != nil {
+		return jsonErrorResult(err)
+	}
 	c := newCursor(body)
 	st := newState(false, max)
 	var out any
