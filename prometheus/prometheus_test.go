@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -424,5 +425,35 @@ websocket_messages_total{direction="out",route="/ws/:room"} 4
 	}
 	if n := testutil.CollectAndCount(reg, fxprom.RequestsName); n != 2 {
 		t.Errorf("%d request series; want 2 (/ws/:room and /plain)", n)
+	}
+}
+
+// A peer chooses its close code: the application codes it may send
+// (3000-4999) are one series, "peer_app", not one each; the codes fx
+// sends itself (4000 + status of a handler's error) keep their number.
+func TestWebSocketPeerCloseCodesBounded(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+	app.Get("/ws", func(c *fx.Ctx) error {
+		code, _ := strconv.Atoi(c.Query("code"))
+		c.RequestCtx().SetStatusCode(101)
+		c.AddLogAttrs(slog.Int("ws_close_code", code), slog.Bool("ws_closed_by_peer", c.Query("peer") == "1"))
+		return nil
+	})
+	fxprom.Register(app, fxprom.Config{Registry: reg})
+	for _, q := range []string{"code=3001&peer=1", "code=4999&peer=1", "code=4410&peer=1", "code=1001&peer=1", "code=4410&peer=0"} {
+		if _, err := app.Test(httptest.NewRequest("GET", "/ws?"+q, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := `
+# HELP websocket_closes_total Ended WebSocket connections, by route pattern and close code.
+# TYPE websocket_closes_total counter
+websocket_closes_total{close_code="1001",route="/ws"} 1
+websocket_closes_total{close_code="4410",route="/ws"} 1
+websocket_closes_total{close_code="peer_app",route="/ws"} 3
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), fxprom.WebSocketClosesName); err != nil {
+		t.Error(err)
 	}
 }

@@ -20,7 +20,8 @@ const (
 	// bytes, by route and direction.
 	WebSocketBytesName = "websocket_bytes_total"
 	// WebSocketClosesName is the counter of ended connections, by route
-	// and close code. The close reason of an error outcome is the code
+	// and close code (an application code the peer chose, 3000 and up,
+	// is the one label "peer_app"). The close reason of an error outcome is the code
 	// label of the connection's http_server_requests_total series; a
 	// peer's own reason is free text and is never a label.
 	WebSocketClosesName = "websocket_closes_total"
@@ -65,7 +66,11 @@ func newWSRecorder(reg prometheus.Registerer) (*wsRecorder, error) {
 // code formatted as its label (one allocation): about 2-3 µs
 // (BenchmarkObserveWebSocket against BenchmarkWebSocketBaseline).
 func (w *wsRecorder) observe(c *fx.Ctx, route string) {
+	code, byPeer := int64(-1), false
 	for _, a := range c.LogAttrs() {
+		if a.Key == "ws_closed_by_peer" && a.Value.Kind() == slog.KindBool {
+			byPeer = a.Value.Bool()
+		}
 		if a.Value.Kind() != slog.KindInt64 {
 			continue
 		}
@@ -80,7 +85,21 @@ func (w *wsRecorder) observe(c *fx.Ctx, route string) {
 		case "ws_bytes_out":
 			w.bytes.WithLabelValues(route, "out").Add(float64(n))
 		case "ws_close_code":
-			w.closes.WithLabelValues(route, strconv.FormatInt(n, 10)).Inc()
+			code = n
 		}
 	}
+	if code >= 0 {
+		w.closes.WithLabelValues(route, closeCodeLabel(code, byPeer)).Inc()
+	}
+}
+
+// closeCodeLabel is the close_code label of code: the code itself, except
+// an application code (3000 and up) the peer chose, which is "peer_app":
+// a client picks any of 2,000 such codes, and each would be a series of
+// its own.
+func closeCodeLabel(code int64, byPeer bool) string {
+	if byPeer && code >= 3000 {
+		return "peer_app"
+	}
+	return strconv.FormatInt(code, 10)
 }
