@@ -2,9 +2,12 @@
 // openapi-fetch): every declared response, decoded typed.
 import createClient from "openapi-fetch";
 import type { paths } from "./gen/hello.js";
-import { literal, load } from "./harness.js";
+import { everyOperation, expectError, literal, load, overLimit } from "./harness.js";
 
 const { run, base } = load();
+run.untypedDetails = {
+  "GET /users/{id} 404 APP_USER_NOT_FOUND": "examples/hello declares errUserNotFound with no details' type; it answers with the id",
+};
 const c = createClient<paths>({ baseUrl: base });
 const key = { "X-API-Key": "fx-demo-key-not-a-secret" };
 
@@ -44,4 +47,19 @@ for (const [valid, headers] of [[false, {}], [true, key]] as const) {
     if (code === "FX_UNAUTHENTICATED" && !r.response.headers.get("WWW-Authenticate")) throw new Error("401 without WWW-Authenticate");
   }
 }
-run.finish("examples/hello", {});
+// an order the document accepts, over the server's body limit
+{
+  const r = await run.call("POST /orders", true, c.POST("/orders", { body: { customer: overLimit, items: [{ sku: "A-1", qty: 2 }] } }));
+  expectError("POST /orders", r, 413, "FX_PAYLOAD_TOO_LARGE");
+}
+// every operation, with a request it accepts, under each of everyOperation
+for (const h of everyOperation) {
+  expectError("GET /", await run.call("GET /", true, c.GET("/", { headers: h })), 500, "FX_INTERNAL_ERROR");
+  expectError("GET /hello", await run.call("GET /hello", true, c.GET("/hello", { headers: h })), 500, "FX_INTERNAL_ERROR");
+  expectError("GET /users/{id}", await run.call("GET /users/{id}", true,
+    c.GET("/users/{id}", { params: { path: { id: "7" } }, headers: h })), 500, "FX_INTERNAL_ERROR");
+  expectError("POST /orders", await run.call("POST /orders", true,
+    c.POST("/orders", { body: { customer: "Ada", items: [{ sku: "A-1", qty: 2 }] }, headers: h })), 500, "FX_INTERNAL_ERROR");
+  expectError("GET /me", await run.call("GET /me", true, c.GET("/me", { headers: { ...key, ...h } })), 500, "FX_INTERNAL_ERROR");
+}
+run.finish("examples/hello");

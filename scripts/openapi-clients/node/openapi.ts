@@ -2,9 +2,12 @@
 // openapi-fetch): every declared response, decoded typed.
 import createClient from "openapi-fetch";
 import type { paths } from "./gen/openapi.js";
-import { control, literal, load } from "./harness.js";
+import { control, everyOperation, expectError, literal, load, overLimit } from "./harness.js";
 
 const { run, base } = load();
+run.untypedDetails = {
+  "GET /readyz 503 FX_SERVICE_UNAVAILABLE": "package health declares its 503 with no details' type; it sends the checks' results",
+};
 const c = createClient<paths>({ baseUrl: base });
 const admin = { "X-API-Key": "ak_demo_admin_0123456789" };
 
@@ -63,4 +66,20 @@ await control("down");
   }
 }
 await control("up");
-run.finish("examples/openapi", {});
+// a user the document accepts, over the server's body limit
+{
+  const r = await run.call("POST /users", true, c.POST("/users", { body: { name: "Ada", email: `${overLimit}@example.com` } }));
+  expectError("POST /users", r, 413, "FX_PAYLOAD_TOO_LARGE");
+}
+// every operation, with a request it accepts, under each of everyOperation
+for (const h of everyOperation) {
+  expectError("POST /users", await run.call("POST /users", true,
+    c.POST("/users", { body: { name: "Ada", email: "ada@example.com" }, headers: h })), 500, "FX_INTERNAL_ERROR");
+  expectError("GET /users/{id}", await run.call("GET /users/{id}", true,
+    c.GET("/users/{id}", { params: { path: { id: "u1" } }, headers: h })), 500, "FX_INTERNAL_ERROR");
+  expectError("GET /admin/stats", await run.call("GET /admin/stats", true,
+    stats({ ...admin, "X-Tenant-ID": "acme", ...h })), 500, "FX_INTERNAL_ERROR");
+  expectError("GET /livez", await run.call("GET /livez", true, c.GET("/livez", { headers: h })), 500, "FX_INTERNAL_ERROR");
+  expectError("GET /readyz", await run.call("GET /readyz", true, c.GET("/readyz", { headers: h })), 500, "FX_INTERNAL_ERROR");
+}
+run.finish("examples/openapi");
