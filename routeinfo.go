@@ -191,10 +191,11 @@ type DeclaredResponse struct {
 	// is a validate.Describer is described as itself, not by its type.
 	BodyType reflect.Type
 	// Generic marks the errors fx can answer on any route of the kind,
-	// whatever the route's own code declares: 500 FX_INTERNAL_ERROR on
-	// every route, 413 FX_PAYLOAD_TOO_LARGE on every route that reads a
-	// body. They are in the contract, but a test suite is not expected to
-	// provoke each of them (fxtest's coverage leaves them out).
+	// whatever the route's own code declares: 500 FX_INTERNAL_ERROR and
+	// 431 FX_HEADERS_TOO_LARGE on every route, 413 FX_PAYLOAD_TOO_LARGE
+	// on every route that reads a body. They are in the contract, but a
+	// test suite is not expected to provoke each of them (fxtest's
+	// coverage leaves them out).
 	Generic bool
 }
 
@@ -211,6 +212,10 @@ type DeclaredResponse struct {
 //     alone, see InputField.Constrained);
 //   - 413 FX_PAYLOAD_TOO_LARGE when the route reads a body (a Body
 //     schema, a typed Body field, or the method is POST, PUT or PATCH);
+//   - 431 FX_HEADERS_TOO_LARGE, on every route: the server answers it
+//     before routing to any request whose request line and headers are
+//     over Config.HeaderLimit, whatever the route, and a client can send
+//     one to any operation (a large cookie or token);
 //   - 500 FX_INTERNAL_ERROR, on every route;
 //   - the route's Errors (its own, then its middleware's: see Errors),
 //     each at its status (a status outside 400-599 at 500, as the error
@@ -219,12 +224,12 @@ type DeclaredResponse struct {
 // One entry per status for successes (a later Response replaces an
 // earlier one of the same status) and per status and code for errors; a
 // success status that also has error codes is an error status (an error
-// response is an envelope). Not listed, because no route answers them:
-// 404 FX_NOT_FOUND when no route matched, and what the transport answers
-// before routing (400 FX_BAD_REQUEST for an unparsable or ambiguous
-// request, 408, 431, and 413 over Config.BodyLimit on a route that reads
-// no body). Cost: a new slice per call, for tools and tests, never read
-// while serving.
+// response is an envelope). Not listed: 404 FX_NOT_FOUND when no route
+// matched, and what the transport answers before routing to a request
+// no conforming client sends (400 FX_BAD_REQUEST for an unparsable or
+// ambiguous request, 408 for one not received in time, and 413 over
+// Config.BodyLimit on a route that reads no body). Cost: a new slice per
+// call, for tools and tests, never read while serving.
 func (r RouteInfo) DeclaredResponses() []DeclaredResponse {
 	var out []DeclaredResponse
 	hasStatus := func(status int) int {
@@ -279,6 +284,7 @@ func (r RouteInfo) DeclaredResponses() []DeclaredResponse {
 	if readsBody {
 		addError(413, codePayloadTooLarge, true)
 	}
+	addError(431, codeHeadersTooLarge, true)
 	addError(500, codeInternalError, true)
 	for _, e := range r.Errors {
 		addError(e.Status, e.Code, false)

@@ -91,8 +91,8 @@ func TestRoutesReportsBootError(t *testing.T) {
 // TestDeclaredResponsesIsTheContract: DeclaredResponses lists the
 // successes (a typed operation's Out on its first status, a later
 // Response replacing an earlier one of its status), then 422 when input
-// is validated or bound, 413 when a body is read, 500 always (those two
-// Generic), then the route's and its middleware's errors, one per status
+// is validated or bound, 413 when a body is read, 431 and 500 always
+// (those three Generic), then the route's and its middleware's errors, one per status
 // and code, an error status displacing a success of the same status and an
 // out-of-range status counted as 500.
 func TestDeclaredResponsesIsTheContract(t *testing.T) {
@@ -137,6 +137,7 @@ func TestDeclaredResponsesIsTheContract(t *testing.T) {
 		{202, "", nil, false},
 		{422, fx.ErrorCodes.ValidationError, nil, false},
 		{413, fx.ErrorCodes.PayloadTooLarge, nil, true},
+		{431, fx.ErrorCodes.HeadersTooLarge, nil, true},
 		{500, fx.ErrorCodes.InternalError, nil, true},
 		{409, "APP_CONFLICT", nil, false},
 		{500, "APP_WEIRD", nil, false},
@@ -145,7 +146,7 @@ func TestDeclaredResponsesIsTheContract(t *testing.T) {
 	if got := rows(routes[0]); !slices.Equal(got, want) {
 		t.Errorf("POST /orders:\n got %v\nwant %v", got, want)
 	}
-	want = []row{{200, "", nil, false}, {500, fx.ErrorCodes.InternalError, nil, true}, {401, fx.ErrorCodes.Unauthenticated, nil, false}, {409, "APP_CONFLICT", nil, false}}
+	want = []row{{200, "", nil, false}, {431, fx.ErrorCodes.HeadersTooLarge, nil, true}, {500, fx.ErrorCodes.InternalError, nil, true}, {401, fx.ErrorCodes.Unauthenticated, nil, false}, {409, "APP_CONFLICT", nil, false}}
 	if got := rows(routes[1]); !slices.Equal(got, want) {
 		t.Errorf("GET /plain:\n got %v\nwant %v", got, want)
 	}

@@ -43,8 +43,9 @@ func compareOutcomes(a, b string) int {
 // received exercised (see Client.Coverage and TotalCoverage). It counts
 // the responses of the routes in the document (not hidden), leaving out
 // the ones fx adds to every route of a kind (fx.DeclaredResponse.Generic:
-// 500 FX_INTERNAL_ERROR, 413 FX_PAYLOAD_TOO_LARGE), which a suite is not
-// expected to provoke on each route; HEAD responses are not counted.
+// 500 FX_INTERNAL_ERROR, 431 FX_HEADERS_TOO_LARGE, 413
+// FX_PAYLOAD_TOO_LARGE), which a suite is not expected to provoke on each
+// route; HEAD responses are not counted.
 type Coverage struct {
 	Declared  int       // declared responses counted
 	Exercised int       // of those, how many some response exercised

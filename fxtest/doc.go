@@ -111,7 +111,7 @@
 // A response outside the contract fails the test (t.Errorf, the test
 // goes on) with a message such as
 //
-//	POST /orders answered 409 APP_CONFLICT, which its contract does not declare (declared: 201, 401 FX_UNAUTHENTICATED, 413 FX_PAYLOAD_TOO_LARGE, 422 FX_VALIDATION_ERROR, 500 FX_INTERNAL_ERROR)
+//	POST /orders answered 409 APP_CONFLICT, which its contract does not declare (declared: 201, 401 FX_UNAUTHENTICATED, 413 FX_PAYLOAD_TOO_LARGE, 422 FX_VALIDATION_ERROR, 431 FX_HEADERS_TOO_LARGE, 500 FX_INTERNAL_ERROR)
 //
 // followed by the response, as the assertions quote it ("the contract of
 // POST /orders" when the request target is not the pattern itself).
@@ -124,7 +124,7 @@
 // not count: first-party middleware always declares, and using it is not
 // writing a document. Once on, every route of the App is checked,
 // documented or not: a route that declares nothing is held to what the
-// document says of it (200, 500, 413 when it reads a body, and what its
+// document says of it (200, 431, 500, 413 when it reads a body, and what its
 // middleware declare). New(t, app, Lenient()) turns the mode off (for a
 // test probing behaviour the contract does not describe on purpose);
 // Strict() turns it on for an App without a document.
@@ -161,8 +161,9 @@
 // TotalCoverage every strict client's in the test binary (print it from
 // TestMain), and New(t, app, RequireFullCoverage()) fails the test at its
 // end when one was missed. The responses fx adds to every route of a kind
-// (500 FX_INTERNAL_ERROR, 413 FX_PAYLOAD_TOO_LARGE) are left out: a suite
-// is not expected to provoke them on every route.
+// (500 FX_INTERNAL_ERROR, 431 FX_HEADERS_TOO_LARGE, 413
+// FX_PAYLOAD_TOO_LARGE) are left out: a suite is not expected to provoke
+// them on every route.
 //
 // # Credentials
 //

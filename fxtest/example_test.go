@@ -85,7 +85,7 @@ func Example_strict() {
 	fmt.Println(c.Coverage())
 
 	// Output:
-	// FAIL: POST /orders?again=1 answered 409 APP_CONFLICT, which the contract of POST /orders does not declare (declared: 201, 404 APP_SKU_UNKNOWN, 413 FX_PAYLOAD_TOO_LARGE, 500 FX_INTERNAL_ERROR)
+	// FAIL: POST /orders?again=1 answered 409 APP_CONFLICT, which the contract of POST /orders does not declare (declared: 201, 404 APP_SKU_UNKNOWN, 413 FX_PAYLOAD_TOO_LARGE, 431 FX_HEADERS_TOO_LARGE, 500 FX_INTERNAL_ERROR)
 	// response: 409 application/json
 	// {"error":{"code":"APP_CONFLICT","message":"Order exists"}}
 	// fxtest coverage: 1 of 2 declared responses exercised; not exercised:

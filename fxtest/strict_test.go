@@ -91,7 +91,7 @@ func TestStrictReportsUndeclaredResponse(t *testing.T) {
 	}
 	rec := record(t, func(tb testing.TB) { post(fxtest.New(tb, app), "conflict") })
 	want := "POST /orders?answer=conflict answered 409 APP_CONFLICT, which the contract of POST /orders does not declare " +
-		"(declared: 201, 401 FX_UNAUTHENTICATED, 404 APP_SKU_UNKNOWN, 413 FX_PAYLOAD_TOO_LARGE, 422 FX_VALIDATION_ERROR, 500 FX_INTERNAL_ERROR)\n" +
+		"(declared: 201, 401 FX_UNAUTHENTICATED, 404 APP_SKU_UNKNOWN, 413 FX_PAYLOAD_TOO_LARGE, 422 FX_VALIDATION_ERROR, 431 FX_HEADERS_TOO_LARGE, 500 FX_INTERNAL_ERROR)\n" +
 		"response: 409 application/json\n" + `{"error":{"code":"APP_CONFLICT","message":"Order exists"}}`
 	if !slices.Equal(rec.errors, []string{want}) {
 		t.Errorf("strict failures:\n%q\nwant\n%q", rec.errors, []string{want})
@@ -102,7 +102,7 @@ func TestStrictReportsUndeclaredResponse(t *testing.T) {
 	app2.Route(fx.Route{Method: "DELETE", Path: "/orders", Responses: []fx.Response{{Status: 204}},
 		Handler: func(c *fx.Ctx) error { return fx.NewError(409, "APP_CONFLICT", "Order exists") }})
 	mustFail(t, "its contract", func(tb testing.TB) { fxtest.New(tb, app2).Delete("/orders").Do() },
-		"DELETE /orders answered 409 APP_CONFLICT, which its contract does not declare (declared: 204, 500 FX_INTERNAL_ERROR)\n")
+		"DELETE /orders answered 409 APP_CONFLICT, which its contract does not declare (declared: 204, 431 FX_HEADERS_TOO_LARGE, 500 FX_INTERNAL_ERROR)\n")
 
 	mustFail(t, "undeclared code at a declared status", func(tb testing.TB) { post(fxtest.New(tb, app), "gone") },
 		"POST /orders?answer=gone answered 404 APP_GONE, which the contract of POST /orders does not declare (declared: 201, 401")
@@ -156,7 +156,7 @@ func TestStrictLeavesOutWhatIsNotARoutesAnswer(t *testing.T) {
 	// its contract does not declare the 404.
 	mustFail(t, "static segment first", func(tb testing.TB) {
 		fxtest.New(tb, app).Get("/orders/latest").Header(middleware.DefaultAPIKeyHeader, key).Do()
-	}, "GET /orders/latest answered 404 APP_NONE_YET, which its contract does not declare (declared: 200, 401 FX_UNAUTHENTICATED, 500 FX_INTERNAL_ERROR)")
+	}, "GET /orders/latest answered 404 APP_NONE_YET, which its contract does not declare (declared: 200, 401 FX_UNAUTHENTICATED, 431 FX_HEADERS_TOO_LARGE, 500 FX_INTERNAL_ERROR)")
 	// A catch-all takes the rest of the path, empty too, but not its own
 	// missing slash (the router's 404).
 	files := quietApp()
@@ -167,11 +167,11 @@ func TestStrictLeavesOutWhatIsNotARoutesAnswer(t *testing.T) {
 	})
 	for _, p := range []string{"/files/", "/files/a/b"} {
 		mustFail(t, "catch-all "+p, func(tb testing.TB) { fxtest.New(tb, files).Get(p).Do() },
-			"GET "+p+" answered 409 APP_LOCKED, which the contract of GET /files/*rest does not declare (declared: 200, 500 FX_INTERNAL_ERROR)")
+			"GET "+p+" answered 409 APP_LOCKED, which the contract of GET /files/*rest does not declare (declared: 200, 431 FX_HEADERS_TOO_LARGE, 500 FX_INTERNAL_ERROR)")
 	}
 	mustFail(t, "HEAD", func(tb testing.TB) {
 		fxtest.New(tb, app).Head("/orders/latest").Header(middleware.DefaultAPIKeyHeader, key).Do()
-	}, "HEAD /orders/latest answered 404, which the contract of GET /orders/latest does not declare (declared: 200, 401 FX_UNAUTHENTICATED, 500 FX_INTERNAL_ERROR)")
+	}, "HEAD /orders/latest answered 404, which the contract of GET /orders/latest does not declare (declared: 200, 401 FX_UNAUTHENTICATED, 431 FX_HEADERS_TOO_LARGE, 500 FX_INTERNAL_ERROR)")
 }
 
 // TestStrictIsOnWhenTheAppHasADocument: strict mode is on by default for
@@ -215,7 +215,7 @@ func TestStrictIsOnWhenTheAppHasADocument(t *testing.T) {
 		"openapi.Mount": func(app *fx.App) { openapi.Mount(app, openapi.Config{}) },
 	}
 	for name, extra := range documented {
-		mustFail(t, name, send()(build(extra)), "GET /x answered 409 APP_CONFLICT, which its contract does not declare (declared: 200, 401 FX_UNAUTHENTICATED, 500 FX_INTERNAL_ERROR)")
+		mustFail(t, name, send()(build(extra)), "GET /x answered 409 APP_CONFLICT, which its contract does not declare (declared: 200, 401 FX_UNAUTHENTICATED, 431 FX_HEADERS_TOO_LARGE, 500 FX_INTERNAL_ERROR)")
 		mustPass(t, name+" Lenient", send(fxtest.Lenient())(build(extra)))
 	}
 	mustPass(t, "no document", send()(build(nil)))

@@ -151,6 +151,9 @@ func Generate(app *fx.App, cfg Config) (map[string]any, error) {
 		}
 	}
 	components := map[string]any{"schemas": g.schemas}
+	if g.shared != nil {
+		components["responses"] = g.shared
+	}
 	if ss := g.schemes.components(); ss != nil {
 		components["securitySchemes"] = ss
 	}
@@ -258,6 +261,7 @@ type generator struct {
 	opIDs   map[string]int // operationIds given so far → count
 	schemes schemes
 	schemas map[string]any // components.schemas: the shared ones and each operation's error schemas
+	shared  map[string]any // components.responses: the shared ones operations use; nil: none yet
 }
 
 // operation builds the Operation Object of one route.

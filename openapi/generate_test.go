@@ -3,6 +3,7 @@ package openapi_test
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -205,8 +206,8 @@ func TestGenerateErrorResponses(t *testing.T) {
 		t.Error("422 does not describe its details")
 	}
 	user := get(t, paths, "/users/{id}", "get")
-	if got := keysOf(get(t, user, "responses").(map[string]any)); !slices.Equal(got, []string{"200", "404", "500"}) {
-		t.Errorf("GET /users/{id} responses %v (no contract: no 422; no body: no 413)", got)
+	if got := keysOf(get(t, user, "responses").(map[string]any)); !slices.Equal(got, []string{"200", "404", "431", "500"}) {
+		t.Errorf("GET /users/{id} responses %v (no contract: no 422; no body: no 413; 431 on every operation)", got)
 	}
 	if got := codesAt(t, user, "404"); !slices.Equal(got, []string{"USER_NOT_FOUND"}) {
 		t.Errorf("declared error: %v", got)
@@ -223,6 +224,52 @@ func TestGenerateErrorResponses(t *testing.T) {
 	}
 	if _, has := schemas["ValidationDetails"]; !has {
 		t.Error("no ValidationDetails schema")
+	}
+}
+
+// TestGenerateHeadersTooLarge: every operation, whatever it reads,
+// guards or declares, answers 431 FX_HEADERS_TOO_LARGE through the one
+// shared response (no copy per operation, no header: the server answers it
+// before any middleware runs), whose schema is typed as every error
+// schema is: error.code the enum of that one code, message a string.
+func TestGenerateHeadersTooLarge(t *testing.T) {
+	doc := generate(t, testApp())
+	ops := 0
+	for path, item := range get(t, doc, "paths").(map[string]any) {
+		for method, op := range item.(map[string]any) {
+			ops++
+			if got := get(t, op, "responses", "431"); !reflect.DeepEqual(got, map[string]any{"$ref": "#/components/responses/HeadersTooLarge"}) {
+				t.Errorf("%s %s 431: %v, want the shared response", method, path, got)
+			}
+		}
+	}
+	if ops < 4 {
+		t.Fatalf("%d operations in the test app", ops)
+	}
+	responses := get(t, doc, "components", "responses").(map[string]any)
+	if got := keysOf(responses); !slices.Equal(got, []string{"HeadersTooLarge"}) {
+		t.Errorf("components.responses: %v", got)
+	}
+	shared := get(t, responses, "HeadersTooLarge").(map[string]any)
+	if _, has := shared["headers"]; has {
+		t.Error("the 431 declares headers, which no middleware sets on it")
+	}
+	env := deref(t, get(t, shared, "content", "application/json", "schema"))
+	errObj := deref(t, get(t, env, "properties", "error"))
+	if got := get(t, errObj, "properties", "code", "enum"); !reflect.DeepEqual(got, []any{fx.ErrorCodes.HeadersTooLarge}) {
+		t.Errorf("431 code: %v", got)
+	}
+	if got := get(t, errObj, "properties", "message", "type"); got != "string" {
+		t.Errorf("431 message: %v", got)
+	}
+	if got := get(t, errObj, "required"); !reflect.DeepEqual(got, []any{"code", "message"}) {
+		t.Errorf("431 required: %v", got)
+	}
+	// no operation, no shared response (linters flag an unused component)
+	app := fx.New()
+	app.Route(fx.Route{Method: "GET", Path: "/secret", Handler: func(c *fx.Ctx) error { return nil }, Doc: fx.RouteDoc{Hidden: true}})
+	if _, has := generate(t, app)["components"].(map[string]any)["responses"]; has {
+		t.Error("components.responses with no operation")
 	}
 }
 
@@ -244,7 +291,7 @@ func TestGenerateTimeoutAndRateLimit(t *testing.T) {
 	if got := codesAt(t, slow, "429"); !slices.Equal(got, []string{fx.ErrorCodes.RateLimited}) {
 		t.Errorf("GET /slow 429: %v", got)
 	}
-	if got := keysOf(get(t, paths, "/fast", "get", "responses").(map[string]any)); !slices.Equal(got, []string{"200", "500"}) {
+	if got := keysOf(get(t, paths, "/fast", "get", "responses").(map[string]any)); !slices.Equal(got, []string{"200", "431", "500"}) {
 		t.Errorf("GET /fast responses %v", got)
 	}
 }
@@ -404,7 +451,7 @@ func TestGenerateHealth(t *testing.T) {
 		for _, p := range []string{"/livez", "/readyz"} {
 			op := get(t, paths, p, "get")
 			if p == "/livez" && !live {
-				if got := keysOf(get(t, op, "responses").(map[string]any)); !slices.Equal(got, []string{"200", "500"}) {
+				if got := keysOf(get(t, op, "responses").(map[string]any)); !slices.Equal(got, []string{"200", "431", "500"}) {
 					t.Errorf("%s without checks: responses %v", p, got)
 				}
 				continue
@@ -415,7 +462,7 @@ func TestGenerateHealth(t *testing.T) {
 			if get(t, op, "responses", "503", "headers", "Retry-After") == nil {
 				t.Errorf("%s 503 without Retry-After", p)
 			}
-			if got := keysOf(get(t, op, "responses").(map[string]any)); !slices.Equal(got, []string{"200", "500", "503"}) {
+			if got := keysOf(get(t, op, "responses").(map[string]any)); !slices.Equal(got, []string{"200", "431", "500", "503"}) {
 				t.Errorf("%s responses %v", p, got)
 			}
 		}

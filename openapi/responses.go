@@ -64,6 +64,10 @@ func (g *generator) responses(r fx.RouteInfo, opID string, decls []fx.Declaratio
 		out[strconv.Itoa(d.Status)] = o
 	}
 	for _, status := range statuses {
+		if status == http.StatusRequestHeaderFieldsTooLarge && slices.Equal(errs[status], []string{fx.ErrorCodes.HeadersTooLarge}) {
+			out[strconv.Itoa(status)] = g.headersTooLarge()
+			continue
+		}
 		o := g.errorResponse(r, opID, status, errs[status])
 		if h := responseHeaders(status, nil, decls); h != nil {
 			if status == http.StatusRequestEntityTooLarge {
@@ -122,6 +126,37 @@ func responseHeaders(status int, own []fx.Header, decls []fx.Declaration) map[st
 		return nil
 	}
 	return out
+}
+
+// headersTooLargeName names the shared response of the connection-layer
+// client error, in components.responses, and its schema, in
+// components.schemas (with the suffix "Error", as every error schema).
+const headersTooLargeName = "HeadersTooLarge"
+
+// headersTooLarge is the reference every operation makes to the one
+// shared response 431 FX_HEADERS_TOO_LARGE, registering it (and its
+// schema) on first use. The server answers it before routing, to a
+// request whose request line and headers are over Config.HeaderLimit,
+// whatever the operation: so the response is the same everywhere, with
+// no header (no middleware ran), and one entry keeps the document small.
+// Its schema is the envelope with error.code the one-value enum, as every
+// operation's error schemas are, so that the generators type it.
+func (g *generator) headersTooLarge() map[string]any {
+	if g.shared == nil {
+		code := fx.ErrorCodes.HeadersTooLarge
+		desc := http.StatusText(http.StatusRequestHeaderFieldsTooLarge) + ": " + code +
+			". The request line and headers are larger than the server accepts; any operation answers it, before the request reaches it."
+		g.schemas[headersTooLargeName+"Error"] = map[string]any{
+			"description": "The envelope of " + http.StatusText(http.StatusRequestHeaderFieldsTooLarge) + ": " + code + ".",
+			"type":        "object", "required": []any{"error"},
+			"properties": map[string]any{"error": errorObject([]string{code}, nil)},
+		}
+		g.shared = map[string]any{headersTooLargeName: map[string]any{
+			"description": desc,
+			"content":     jsonContent(ref(headersTooLargeName + "Error")),
+		}}
+	}
+	return map[string]any{"$ref": "#/components/responses/" + headersTooLargeName}
 }
 
 // errorResponse is the Response Object of the error codes of one status,

@@ -7,10 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/openapi"
 	"github.com/fxhq/fx/validate"
@@ -289,4 +291,89 @@ func TestResponsesConformToDocument(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHeadersTooLargeOnEveryOperation: every operation of the document
+// declares 431 FX_HEADERS_TOO_LARGE, and the server answers it so: a
+// request to any route, guarded, typed or plain, whose headers are over
+// Config.HeaderLimit gets the envelope, and the answer conforms to the
+// document.
+func TestHeadersTooLargeOnEveryOperation(t *testing.T) {
+	app := exampleApp(t)
+	spec, v := load(t, app)
+	var doc map[string]any
+	if err := json.Unmarshal(spec, &doc); err != nil {
+		t.Fatal(err)
+	}
+	n := headersTooLargeEverywhere(t, doc, v, "http://example.com", nil, app.Test)
+	if n != 9 {
+		t.Errorf("%d operations checked, want the 9 of the example app", n)
+	}
+}
+
+// overHeaderLimit is a header value over fx's default Config.HeaderLimit
+// (fx.DefaultHeaderLimit, which the apps under test keep).
+var overHeaderLimit = strings.Repeat("h", fx.DefaultHeaderLimit+1024)
+
+// headersTooLargeEverywhere sends, for every operation of doc, a request
+// whose headers are over the server's limit (path parameters "1",
+// headers sent as well: credentials), through send to base, and checks
+// that the operation declares 431, that the server answers 431
+// FX_HEADERS_TOO_LARGE in the envelope, and that v finds the answer
+// conforming to the document. It returns how many operations it checked.
+func headersTooLargeEverywhere(t *testing.T, doc map[string]any, v validator.Validator, base string, headers map[string]string,
+	send func(*http.Request) (*http.Response, error)) int {
+	t.Helper()
+	param := regexp.MustCompile(`\{[^}]+\}`)
+	n := 0
+	paths, _ := doc["paths"].(map[string]any)
+	for _, path := range sortedKeys(paths) {
+		ops, _ := paths[path].(map[string]any)
+		for _, method := range sortedKeys(ops) {
+			op, ok := ops[method].(map[string]any)
+			if !ok {
+				continue
+			}
+			n++
+			M := strings.ToUpper(method)
+			if _, ok := op["responses"].(map[string]any)["431"]; !ok {
+				t.Errorf("%s %s does not declare 431", M, path)
+			}
+			newReq := func() *http.Request {
+				r, err := http.NewRequest(M, base+param.ReplaceAllString(path, "1"), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k, val := range headers {
+					r.Header.Set(k, val)
+				}
+				r.Header.Set("X-Padding", overHeaderLimit)
+				return r
+			}
+			resp, err := send(newReq())
+			if err != nil {
+				t.Fatalf("%s %s: %v", M, path, err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if M == "HEAD" {
+				if resp.StatusCode != 431 {
+					t.Errorf("%s %s: %d, want 431", M, path, resp.StatusCode)
+				}
+				continue
+			}
+			env, err := fxtest.CheckEnvelope(resp.StatusCode, resp.Header, raw, nil)
+			if err != nil || resp.StatusCode != 431 || env.Code != fx.ErrorCodes.HeadersTooLarge {
+				t.Errorf("%s %s: %d %.200s (%v), want 431 %s", M, path, resp.StatusCode, raw, err, fx.ErrorCodes.HeadersTooLarge)
+				continue
+			}
+			resp.Body = io.NopCloser(bytes.NewReader(raw))
+			if ok, errs := v.ValidateHttpResponse(newReq(), resp); !ok {
+				for _, e := range errs {
+					t.Errorf("%s %s: the 431 does not conform: %s: %s %v", M, path, e.Message, e.Reason, e.SchemaValidationErrors)
+				}
+			}
+		}
+	}
+	return n
 }

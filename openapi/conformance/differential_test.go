@@ -33,7 +33,10 @@ import (
 // request the document accepts it exactly when the server does (the
 // server refuses an input with 400 or 422): a field the server requires
 // is required in the document, a bound the server checks is in the
-// schema, and nothing the document refuses is accepted.
+// schema, and nothing the document refuses is accepted. Then every
+// operation gets a request with headers over the server's limit: each
+// declares 431 FX_HEADERS_TOO_LARGE and is answered so, conforming to the
+// document (see TestHeadersTooLargeOnEveryOperation).
 func TestExamplesSchemaAgreesWithServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the examples")
@@ -86,6 +89,10 @@ func TestExamplesSchemaAgreesWithServer(t *testing.T) {
 			if len(probes) < ex.atLeast {
 				t.Errorf("%d requests generated, want at least %d", len(probes), ex.atLeast)
 			}
+			// what the server answers before any operation: every one
+			// declares it, and the answer conforms
+			n := headersTooLargeEverywhere(t, raw, v, base, ex.headers, http.DefaultClient.Do)
+			t.Logf("%d operations: 431 %s declared and answered", n, "FX_HEADERS_TOO_LARGE")
 		})
 	}
 }

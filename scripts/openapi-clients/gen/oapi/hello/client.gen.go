@@ -106,6 +106,21 @@ func (e GetUsersById500ErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for HeadersTooLargeErrorErrorCode.
+const (
+	FXHEADERSTOOLARGE HeadersTooLargeErrorErrorCode = "FX_HEADERS_TOO_LARGE"
+)
+
+// Valid indicates whether the value is a known member of the HeadersTooLargeErrorErrorCode enum.
+func (e HeadersTooLargeErrorErrorCode) Valid() bool {
+	switch e {
+	case FXHEADERSTOOLARGE:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostOrders413ErrorErrorCode.
 const (
 	FXPAYLOADTOOLARGE PostOrders413ErrorErrorCode = "FX_PAYLOAD_TOO_LARGE"
@@ -244,6 +259,17 @@ type GetUsersById500Error struct {
 // GetUsersById500ErrorErrorCode defines model for GetUsersById500Error.Error.Code.
 type GetUsersById500ErrorErrorCode string
 
+// HeadersTooLargeError The envelope of Request Header Fields Too Large: FX_HEADERS_TOO_LARGE.
+type HeadersTooLargeError struct {
+	Error struct {
+		Code    HeadersTooLargeErrorErrorCode `json:"code"`
+		Message string                        `json:"message"`
+	} `json:"error"`
+}
+
+// HeadersTooLargeErrorErrorCode defines model for HeadersTooLargeError.Error.Code.
+type HeadersTooLargeErrorErrorCode string
+
 // PostOrders413Error The envelope of Request Entity Too Large: FX_PAYLOAD_TOO_LARGE.
 type PostOrders413Error struct {
 	Error struct {
@@ -295,6 +321,9 @@ type ValidationIssue struct {
 
 // ValidationIssueLocation defines model for ValidationIssue.Location.
 type ValidationIssueLocation string
+
+// HeadersTooLarge The envelope of Request Header Fields Too Large: FX_HEADERS_TOO_LARGE.
+type HeadersTooLarge = HeadersTooLargeError
 
 // GetParams defines parameters for Get.
 type GetParams struct {
@@ -936,12 +965,19 @@ type GetResponse500Headers struct {
 type GetResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Get500Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetResponse200Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetResponse500Headers
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r GetResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -991,12 +1027,19 @@ type GetHelloResponse500Headers struct {
 type GetHelloResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *GetHello500Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetHelloResponse200Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetHelloResponse500Headers
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r GetHelloResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -1054,6 +1097,8 @@ type GetMeResponse struct {
 	HTTPResponse *http.Response
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *GetMe401Error
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *GetMe500Error
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -1067,6 +1112,11 @@ type GetMeResponse struct {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetMeResponse) GetJSON401() *GetMe401Error {
 	return r.JSON401
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r GetMeResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -1130,6 +1180,8 @@ type PostOrdersResponse struct {
 	JSON413 *PostOrders413Error
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *PostOrders422Error
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *PostOrders500Error
 	// Headers201 the parsed response headers for an HTTP 201 response
@@ -1150,6 +1202,11 @@ func (r PostOrdersResponse) GetJSON413() *PostOrders413Error {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r PostOrdersResponse) GetJSON422() *PostOrders422Error {
 	return r.JSON422
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r PostOrdersResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -1206,6 +1263,8 @@ type GetUsersByIdResponse struct {
 	HTTPResponse *http.Response
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *GetUsersById404Error
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *GetUsersById500Error
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -1219,6 +1278,11 @@ type GetUsersByIdResponse struct {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetUsersByIdResponse) GetJSON404() *GetUsersById404Error {
 	return r.JSON404
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r GetUsersByIdResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -1362,6 +1426,13 @@ func ParseGetResponse(rsp *http.Response) (*GetResponse, error) {
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Get500Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -1413,6 +1484,13 @@ func ParseGetHelloResponse(rsp *http.Response) (*GetHelloResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest GetHello500Error
@@ -1472,6 +1550,13 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest GetMe500Error
@@ -1556,6 +1641,13 @@ func ParsePostOrdersResponse(rsp *http.Response) (*PostOrdersResponse, error) {
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest PostOrders500Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -1634,6 +1726,13 @@ func ParseGetUsersByIdResponse(rsp *http.Response) (*GetUsersByIdResponse, error
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest GetUsersById500Error

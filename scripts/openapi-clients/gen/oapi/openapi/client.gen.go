@@ -151,6 +151,21 @@ func (e GetUsersById500ErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for HeadersTooLargeErrorErrorCode.
+const (
+	FXHEADERSTOOLARGE HeadersTooLargeErrorErrorCode = "FX_HEADERS_TOO_LARGE"
+)
+
+// Valid indicates whether the value is a known member of the HeadersTooLargeErrorErrorCode enum.
+func (e HeadersTooLargeErrorErrorCode) Valid() bool {
+	switch e {
+	case FXHEADERSTOOLARGE:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostUsers413ErrorErrorCode.
 const (
 	FXPAYLOADTOOLARGE PostUsers413ErrorErrorCode = "FX_PAYLOAD_TOO_LARGE"
@@ -328,6 +343,17 @@ type GetUsersById500Error struct {
 // GetUsersById500ErrorErrorCode defines model for GetUsersById500Error.Error.Code.
 type GetUsersById500ErrorErrorCode string
 
+// HeadersTooLargeError The envelope of Request Header Fields Too Large: FX_HEADERS_TOO_LARGE.
+type HeadersTooLargeError struct {
+	Error struct {
+		Code    HeadersTooLargeErrorErrorCode `json:"code"`
+		Message string                        `json:"message"`
+	} `json:"error"`
+}
+
+// HeadersTooLargeErrorErrorCode defines model for HeadersTooLargeError.Error.Code.
+type HeadersTooLargeErrorErrorCode string
+
 // PostUsers413Error The envelope of Request Entity Too Large: FX_PAYLOAD_TOO_LARGE.
 type PostUsers413Error struct {
 	Error struct {
@@ -379,6 +405,9 @@ type ValidationIssue struct {
 
 // ValidationIssueLocation defines model for ValidationIssue.Location.
 type ValidationIssueLocation string
+
+// HeadersTooLarge The envelope of Request Header Fields Too Large: FX_HEADERS_TOO_LARGE.
+type HeadersTooLarge = HeadersTooLargeError
 
 // GetAdminStatsParams defines parameters for GetAdminStats.
 type GetAdminStatsParams struct {
@@ -908,6 +937,8 @@ type GetAdminStatsResponse struct {
 	JSON401 *GetAdminStats401Error
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *GetAdminStats403Error
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *GetAdminStats500Error
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -935,6 +966,11 @@ func (r GetAdminStatsResponse) GetJSON401() *GetAdminStats401Error {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r GetAdminStatsResponse) GetJSON403() *GetAdminStats403Error {
 	return r.JSON403
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r GetAdminStatsResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -974,8 +1010,15 @@ func (r GetAdminStatsResponse) ContentType() string {
 type GetLivezResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *GetLivez500Error
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r GetLivezResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -1020,12 +1063,19 @@ type GetReadyzResponse503Headers struct {
 type GetReadyzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *GetReadyz500Error
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *GetReadyz503Error
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetReadyzResponse503Headers
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r GetReadyzResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -1080,6 +1130,8 @@ type PostUsersResponse struct {
 	JSON413 *PostUsers413Error
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *PostUsers422Error
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *PostUsers500Error
 }
@@ -1101,6 +1153,11 @@ func (r PostUsersResponse) GetJSON413() *PostUsers413Error {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r PostUsersResponse) GetJSON422() *PostUsers422Error {
 	return r.JSON422
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r PostUsersResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -1148,6 +1205,8 @@ type GetUsersByIdResponse struct {
 	}
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *GetUsersById404Error
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *GetUsersById500Error
 }
@@ -1164,6 +1223,11 @@ func (r GetUsersByIdResponse) GetJSON200() *struct {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetUsersByIdResponse) GetJSON404() *GetUsersById404Error {
 	return r.JSON404
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r GetUsersByIdResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -1335,6 +1399,13 @@ func ParseGetAdminStatsResponse(rsp *http.Response) (*GetAdminStatsResponse, err
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest GetAdminStats500Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -1377,6 +1448,13 @@ func ParseGetLivezResponse(rsp *http.Response) (*GetLivezResponse, error) {
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest GetLivez500Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -1405,6 +1483,13 @@ func ParseGetReadyzResponse(rsp *http.Response) (*GetReadyzResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest GetReadyz500Error
@@ -1477,6 +1562,13 @@ func ParsePostUsersResponse(rsp *http.Response) (*PostUsersResponse, error) {
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest PostUsers500Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -1520,6 +1612,13 @@ func ParseGetUsersByIdResponse(rsp *http.Response) (*GetUsersByIdResponse, error
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest GetUsersById500Error

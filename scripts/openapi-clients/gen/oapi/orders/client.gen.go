@@ -213,6 +213,21 @@ func (e GetOrdersById500ErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for HeadersTooLargeErrorErrorCode.
+const (
+	FXHEADERSTOOLARGE HeadersTooLargeErrorErrorCode = "FX_HEADERS_TOO_LARGE"
+)
+
+// Valid indicates whether the value is a known member of the HeadersTooLargeErrorErrorCode enum.
+func (e HeadersTooLargeErrorErrorCode) Valid() bool {
+	switch e {
+	case FXHEADERSTOOLARGE:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostOrders400ErrorErrorCode.
 const (
 	PostOrders400ErrorErrorCodeFXIDEMPOTENCYKEYREQUIRED PostOrders400ErrorErrorCode = "FX_IDEMPOTENCY_KEY_REQUIRED"
@@ -646,6 +661,17 @@ type GetOrdersById500Error struct {
 // GetOrdersById500ErrorErrorCode defines model for GetOrdersById500Error.Error.Code.
 type GetOrdersById500ErrorErrorCode string
 
+// HeadersTooLargeError The envelope of Request Header Fields Too Large: FX_HEADERS_TOO_LARGE.
+type HeadersTooLargeError struct {
+	Error struct {
+		Code    HeadersTooLargeErrorErrorCode `json:"code"`
+		Message string                        `json:"message"`
+	} `json:"error"`
+}
+
+// HeadersTooLargeErrorErrorCode defines model for HeadersTooLargeError.Error.Code.
+type HeadersTooLargeErrorErrorCode string
+
 // PostOrders400Error The envelope of Bad Request: FX_IDEMPOTENCY_KEY_REQUIRED, FX_TENANT_REQUIRED.
 type PostOrders400Error struct {
 	Error struct {
@@ -801,6 +827,9 @@ type ValidationIssue struct {
 
 // ValidationIssueLocation defines model for ValidationIssue.Location.
 type ValidationIssueLocation string
+
+// HeadersTooLarge The envelope of Request Header Fields Too Large: FX_HEADERS_TOO_LARGE.
+type HeadersTooLarge = HeadersTooLargeError
 
 // GetOrdersParams defines parameters for GetOrders.
 type GetOrdersParams struct {
@@ -1501,6 +1530,8 @@ type GetOrdersResponse struct {
 	JSON422 *GetOrders422Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *GetOrders429Error
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *GetOrders500Error
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -1566,6 +1597,11 @@ func (r GetOrdersResponse) GetJSON422() *GetOrders422Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetOrdersResponse) GetJSON429() *GetOrders429Error {
 	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r GetOrdersResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -1713,6 +1749,8 @@ type PostOrdersResponse struct {
 	JSON422 *PostOrders422Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *PostOrders429Error
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *PostOrders500Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -1794,6 +1832,11 @@ func (r PostOrdersResponse) GetJSON422() *PostOrders422Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PostOrdersResponse) GetJSON429() *PostOrders429Error {
 	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r PostOrdersResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -1919,6 +1962,8 @@ type GetOrdersByIdResponse struct {
 	JSON422 *GetOrdersById422Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *GetOrdersById429Error
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *GetOrdersById500Error
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -1989,6 +2034,11 @@ func (r GetOrdersByIdResponse) GetJSON422() *GetOrdersById422Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetOrdersByIdResponse) GetJSON429() *GetOrdersById429Error {
 	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r GetOrdersByIdResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2159,6 +2209,13 @@ func ParseGetOrdersResponse(rsp *http.Response) (*GetOrdersResponse, error) {
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest GetOrders500Error
@@ -2394,6 +2451,13 @@ func ParsePostOrdersResponse(rsp *http.Response) (*PostOrdersResponse, error) {
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest PostOrders500Error
@@ -2771,6 +2835,13 @@ func ParseGetOrdersByIdResponse(rsp *http.Response) (*GetOrdersByIdResponse, err
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest GetOrdersById500Error

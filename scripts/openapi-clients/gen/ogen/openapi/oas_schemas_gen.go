@@ -951,6 +951,87 @@ func (s *GetUsersByIdOK) SetName(val string) {
 
 func (*GetUsersByIdOK) getUsersByIdRes() {}
 
+// The envelope of Request Header Fields Too Large: FX_HEADERS_TOO_LARGE.
+// Ref: #/components/schemas/HeadersTooLargeError
+type HeadersTooLargeError struct {
+	Error HeadersTooLargeErrorError `json:"error"`
+}
+
+// GetError returns the value of Error.
+func (s *HeadersTooLargeError) GetError() HeadersTooLargeErrorError {
+	return s.Error
+}
+
+// SetError sets the value of Error.
+func (s *HeadersTooLargeError) SetError(val HeadersTooLargeErrorError) {
+	s.Error = val
+}
+
+func (*HeadersTooLargeError) getAdminStatsRes() {}
+func (*HeadersTooLargeError) getLivezRes()      {}
+func (*HeadersTooLargeError) getReadyzRes()     {}
+func (*HeadersTooLargeError) getUsersByIdRes()  {}
+func (*HeadersTooLargeError) postUsersRes()     {}
+
+type HeadersTooLargeErrorError struct {
+	Code    HeadersTooLargeErrorErrorCode `json:"code"`
+	Message string                        `json:"message"`
+}
+
+// GetCode returns the value of Code.
+func (s *HeadersTooLargeErrorError) GetCode() HeadersTooLargeErrorErrorCode {
+	return s.Code
+}
+
+// GetMessage returns the value of Message.
+func (s *HeadersTooLargeErrorError) GetMessage() string {
+	return s.Message
+}
+
+// SetCode sets the value of Code.
+func (s *HeadersTooLargeErrorError) SetCode(val HeadersTooLargeErrorErrorCode) {
+	s.Code = val
+}
+
+// SetMessage sets the value of Message.
+func (s *HeadersTooLargeErrorError) SetMessage(val string) {
+	s.Message = val
+}
+
+type HeadersTooLargeErrorErrorCode string
+
+const (
+	HeadersTooLargeErrorErrorCodeFXHEADERSTOOLARGE HeadersTooLargeErrorErrorCode = "FX_HEADERS_TOO_LARGE"
+)
+
+// AllValues returns all HeadersTooLargeErrorErrorCode values.
+func (HeadersTooLargeErrorErrorCode) AllValues() []HeadersTooLargeErrorErrorCode {
+	return []HeadersTooLargeErrorErrorCode{
+		HeadersTooLargeErrorErrorCodeFXHEADERSTOOLARGE,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s HeadersTooLargeErrorErrorCode) MarshalText() ([]byte, error) {
+	switch s {
+	case HeadersTooLargeErrorErrorCodeFXHEADERSTOOLARGE:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *HeadersTooLargeErrorErrorCode) UnmarshalText(data []byte) error {
+	switch HeadersTooLargeErrorErrorCode(data) {
+	case HeadersTooLargeErrorErrorCodeFXHEADERSTOOLARGE:
+		*s = HeadersTooLargeErrorErrorCodeFXHEADERSTOOLARGE
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // NewOptBool returns new OptBool with value set to v.
 func NewOptBool(v bool) OptBool {
 	return OptBool{
