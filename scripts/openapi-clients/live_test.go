@@ -247,9 +247,12 @@ func servedDocument(t *testing.T, ex example) map[string]any {
 // differ). A response or schema given by reference ($ref, such as a
 // response shared under components/responses) counts as if written in
 // place; an error status whose response is no envelope with codes fails
-// the test. bodyless are the successes declared without content.
-func declaredOutcomes(t testing.TB, doc map[string]any) (out []outcome, bodyless map[outcome]bool) {
+// the test. bodyless are the successes declared without content; named
+// maps "OPERATION SCHEMA" to the status whose body is the named schema
+// SCHEMA (components/schemas), as ogen names the type it decodes.
+func declaredOutcomes(t testing.TB, doc map[string]any) (out []outcome, bodyless map[outcome]bool, named map[string]int) {
 	t.Helper()
+	named = map[string]int{}
 	resolve := func(s any) map[string]any {
 		m, _ := s.(map[string]any)
 		for hops := 0; hops < 8; hops++ {
@@ -290,6 +293,9 @@ func declaredOutcomes(t testing.TB, doc map[string]any) (out []outcome, bodyless
 					t.Fatalf("%s: response %q is not a status", id, st)
 				}
 				r := resolve(r)
+				if ref, ok := dig(r, "content", "application/json", "schema", "$ref").(string); ok {
+					named[id+" "+strings.TrimPrefix(ref, "#/components/schemas/")] = status
+				}
 				schema := resolve(dig(r, "content", "application/json", "schema"))
 				env := resolve(dig(schema, "properties", "error"))
 				if env == nil && status >= 400 {
@@ -320,7 +326,7 @@ func declaredOutcomes(t testing.TB, doc map[string]any) (out []outcome, bodyless
 		}
 	}
 	slices.SortFunc(out, func(a, b outcome) int { return strings.Compare(a.String(), b.String()) })
-	return out, bodyless
+	return out, bodyless, named
 }
 
 func dig(v any, keys ...string) any {
@@ -405,6 +411,7 @@ type recorder struct {
 	wire      *wire
 	seen      map[outcome]bool
 	bodyless  map[outcome]bool // the declared successes without content
+	named     map[string]int   // "OPERATION SCHEMA": the status of that body (declaredOutcomes)
 }
 
 func newRecorder(t *testing.T, example, generator string) *recorder {
@@ -431,8 +438,10 @@ func (r *recorder) answer(op string, err error) (status int, code string, decode
 
 // ogen records the result of an ogen client's call: err must be nil (ogen
 // returns an error for a status or a body the document does not
-// declare), res's type names the status it decoded (OK, Created, or
-// NNNError, as ogen names a response) and, for an error, its code field,
+// declare), res's type names the status it decoded (the schema of that
+// status's body, such as HeadersTooLargeError for a shared response; or
+// OK, Created, NNNError, as ogen names an inline one, with a Headers
+// suffix where the response declares headers) and, for an error, its code field,
 // of the enum type ogen generated, holds the code the server sent.
 func (r *recorder) ogen(op string, res any, err error) {
 	r.t.Helper()
@@ -441,8 +450,9 @@ func (r *recorder) ogen(op string, res any, err error) {
 		return
 	}
 	name := reflect.TypeOf(res).Elem().Name()
-	typed := 0
+	typed, ok := r.named[op+" "+strings.TrimSuffix(name, "Headers")]
 	switch {
+	case ok:
 	case strings.Contains(name, "OK"):
 		typed = 200
 	case strings.Contains(name, "Created"):
@@ -652,9 +662,9 @@ func TestGeneratedClients(t *testing.T) {
 		for gen, drive := range gens {
 			t.Run(name+"/"+gen, func(t *testing.T) {
 				ex := startServeHook(t, name)
-				declared, bodyless := declaredOutcomes(t, servedDocument(t, ex))
+				declared, bodyless, named := declaredOutcomes(t, servedDocument(t, ex))
 				r := newRecorder(t, name, gen)
-				r.bodyless = bodyless
+				r.bodyless, r.named = bodyless, named
 				drive(t, ex, r)
 				checkCoverage(t, ex, declared, r)
 			})
@@ -688,7 +698,7 @@ func TestDeclaredOutcomes(t *testing.T) {
 	if err := json.Unmarshal([]byte(doc), &d); err != nil {
 		t.Fatal(err)
 	}
-	declared, bodyless := declaredOutcomes(t, d)
+	declared, bodyless, named := declaredOutcomes(t, d)
 	var got []string
 	for _, o := range declared {
 		got = append(got, o.String())
@@ -706,6 +716,9 @@ func TestDeclaredOutcomes(t *testing.T) {
 	}
 	if !bodyless[outcome{"deleteThing", 204, ""}] || len(bodyless) != 1 {
 		t.Errorf("bodyless = %v, want deleteThing 204 alone", bodyless)
+	}
+	if want := map[string]int{"getThing Thing422": 422, "getThing HeadersTooLargeError": 431}; !reflect.DeepEqual(named, want) {
+		t.Errorf("named = %v, want %v", named, want)
 	}
 	seen := map[outcome]bool{{"getThing", 200, ""}: true, {"getThing", 422, "FX_VALIDATION_ERROR"}: true, {"deleteThing", 204, ""}: true}
 	if m := missing(declared, seen); !slices.Equal(m, []string{"getThing 422 FX_IDEMPOTENCY_KEY_REUSED", "getThing 431 FX_HEADERS_TOO_LARGE", "getThing 500 FX_INTERNAL_ERROR"}) {

@@ -42,9 +42,15 @@ func overLimit(r *http.Request) {
 // the request gets the 500 FX_INTERNAL_ERROR every operation declares.
 func fault(r *http.Request) { r.Header.Set(kittest.FaultHeader, "on") }
 
+// overHeaders adds a header that puts the request's head over the
+// server's default limit (fx.DefaultHeaderLimit, 8 KiB): the connection
+// layer answers 431 FX_HEADERS_TOO_LARGE, before any route.
+func overHeaders(r *http.Request) { r.Header.Set("X-Padding", strings.Repeat("a", 8<<10)) }
+
 // everyOperation are the edits every operation of every example answers
-// the same way, whatever its contract: the fault switch's 500.
-var everyOperation = []func(*http.Request){fault}
+// the same way, whatever its contract: the fault switch's 500 and the
+// connection layer's 431.
+var everyOperation = []func(*http.Request){fault, overHeaders}
 
 // guards are the answers of the middleware in front of every operation:
 // no tenant (400), no credentials (401), another tenant (403).
