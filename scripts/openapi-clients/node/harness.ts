@@ -17,9 +17,15 @@ import { appendFileSync, readFileSync } from "node:fs";
 export const fault = { "X-Fx-Test-Fault": "on" };
 
 // everyOperation are the request headers every operation answers the
-// same way whatever its contract; each example's client sends each set
-// with a request every operation accepts otherwise.
-export const everyOperation: Record<string, string>[] = [fault];
+// same way whatever its contract, each with that answer; each example's
+// client sends each set with a request every operation accepts
+// otherwise: the fault switch's 500, and a header that puts the head of
+// the request over the server's default limit (fx.DefaultHeaderLimit,
+// 8 KiB), which the connection layer answers 431 before any route.
+export const everyOperation = [
+  { headers: fault, status: 500, code: "FX_INTERNAL_ERROR" },
+  { headers: { "X-Padding": "a".repeat(8 << 10) }, status: 431, code: "FX_HEADERS_TOO_LARGE" },
+] as const;
 
 // overLimit is a string long enough to put a request body over the
 // server's default limit (fx.DefaultBodyLimit, 4 MiB): 413.
