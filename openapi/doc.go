@@ -2,13 +2,18 @@
 // from the route table the App serves (fx.App.Routes): paths, parameters,
 // request bodies and success responses from the route contracts, and, on
 // every operation, each error response the route can produce, by status,
-// with its possible codes as an enum over one shared envelope schema.
+// with its possible codes as an enum in the envelope schema of that
+// operation and status. Every operation also lists 431
+// FX_HEADERS_TOO_LARGE, which the server answers to any request whose
+// headers are over fx.Config.HeaderLimit, as one response shared by all
+// (components.responses.HeadersTooLarge).
 //
 // Nothing is annotated twice: schemas come from the validate.Describer of
 // each contract (the builder, Struct, QueryStruct, adapters that
 // implement it) and from Go types (typed operations, fx.Response.Body);
 // errors come from the route's contract (422), its body (413), the
-// middleware that guard it (fx.Declare) and Route.Errors; security
+// server (431, 500), the middleware that guard it (fx.Declare) and
+// Route.Errors; security
 // requirements, components.securitySchemes and parameters such as a
 // tenant header come from what those middleware declare (fx.DeclareAll).
 //

@@ -265,8 +265,17 @@ func TestGenerateHeadersTooLarge(t *testing.T) {
 	if got := get(t, errObj, "required"); !reflect.DeepEqual(got, []any{"code", "message"}) {
 		t.Errorf("431 required: %v", got)
 	}
-	// no operation, no shared response (linters flag an unused component)
+	// a route that declares a 431 code of its own lists both codes in its
+	// own schema, as any status with several codes
 	app := fx.New()
+	app.Route(fx.Route{Method: "GET", Path: "/cookie", Handler: func(c *fx.Ctx) error { return nil },
+		Errors: []*fx.Error{fx.NewError(431, "APP_COOKIE_TOO_LARGE", "Cookie too large")}})
+	cookie := get(t, generate(t, app), "paths", "/cookie", "get")
+	if got := codesAt(t, cookie, "431"); !slices.Equal(got, []string{"APP_COOKIE_TOO_LARGE", fx.ErrorCodes.HeadersTooLarge}) {
+		t.Errorf("GET /cookie 431: %v", got)
+	}
+	// no operation, no shared response (linters flag an unused component)
+	app = fx.New()
 	app.Route(fx.Route{Method: "GET", Path: "/secret", Handler: func(c *fx.Ctx) error { return nil }, Doc: fx.RouteDoc{Hidden: true}})
 	if _, has := generate(t, app)["components"].(map[string]any)["responses"]; has {
 		t.Error("components.responses with no operation")
