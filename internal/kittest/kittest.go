@@ -2,8 +2,8 @@
 // tests (health, static, middleware, middleware/jwt): they check the wire
 // envelope (through fxtest.CheckEnvelope), drive an App's handler directly,
 // without a server, loop benchmarks over it and read its logs, and
-// follow the processes of the deploy tests (Linux);
-// ServeForClients serves an example to the generated clients' tests. The
+// follow the processes of the deploy tests (Linux); PrintTB stands for
+// a test's t in runnable examples; ServeForClients serves an example to the generated clients' tests. The
 // JWT fixtures live in jwtkit, so that kittest links no JWT library and
 // nested modules can use it. Only tests import it.
 package kittest
