@@ -135,10 +135,9 @@ func TestWebSocketConnectionIsObservedOnce(t *testing.T) {
 	}
 	// The server observes the connection after its closing handshake
 	// (answered by the client library above) and the socket's close.
-	deadline := time.Now().Add(5 * time.Second)
-	for (len(spans.Ended()) == 0 || !strings.Contains(logs.String(), `"route":"/echo"`)) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	kittest.Eventually(t, "the connection's span and access-log line", func() bool {
+		return len(spans.Ended()) > 0 && strings.Contains(logs.String(), `"route":"/echo"`)
+	})
 	time.Sleep(50 * time.Millisecond) // a second observation would show now
 
 	const (
