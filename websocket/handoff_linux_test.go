@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -44,44 +43,19 @@ func TestDeployHandOffClosesWebSocketsWith1001(t *testing.T) {
 		handoffLoaders = 4
 		handoffRounds  = 3
 	)
-	if os.Getenv("FX_DEPLOY_TEST") != "1" {
-		t.Skip("builds a binary and runs seconds of load: set FX_DEPLOY_TEST=1 (.ci/run does)")
-	}
-	dir := t.TempDir()
-	built, bin, pidFile := filepath.Join(dir, "handoffd.build"), filepath.Join(dir, "handoffd"), filepath.Join(dir, "pid")
+	kittest.RequireDeployTest(t)
+	built := filepath.Join(t.TempDir(), "handoffd.build")
 	if out, err := exec.Command("go", "build", "-o", built, "./testdata/handoffd").CombinedOutput(); err != nil {
 		t.Fatalf("go build ./testdata/handoffd: %v\n%s", err, out)
 	}
-	kittest.ReplaceBinary(t, built, bin)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	out, err := os.Create(filepath.Join(dir, "out.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "ADDR="+addr, "PIDFILE="+pidFile)
-	cmd.Stdout, cmd.Stderr = out, out // a file: a handed-off generation outlives cmd
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go cmd.Wait() // reap it
-	t.Cleanup(func() {
-		if pid, err := kittest.ReadPID(pidFile); err == nil {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-		cmd.Process.Kill()
-		if t.Failed() {
-			b, _ := os.ReadFile(out.Name())
-			t.Logf("server output:\n%s", b)
-		}
-		out.Close()
-	})
-	pid := kittest.WaitNewPID(t, pidFile, 0)
+	d := kittest.NewDeployed(t, built, addr)
+	pid := d.Start(t, exec.Command(d.Bin))
 
 	// The HTTP load: a few keep-alive clients, until stop.
 	var (
@@ -127,11 +101,7 @@ func TestDeployHandOffClosesWebSocketsWith1001(t *testing.T) {
 	socks := openSockets(t, addr, pid, handoffSockets)
 	for range handoffRounds {
 		time.Sleep(300 * time.Millisecond) // requests and sockets are busy on the current process
-		kittest.ReplaceBinary(t, built, bin)
-		if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
-			t.Fatal(err)
-		}
-		next := kittest.WaitNewPID(t, pidFile, pid)
+		_, next := d.HandOff(t)
 		kittest.WaitGone(t, pid)
 		requireGoingAway(t, socks, pid)
 		pid = next

@@ -2,8 +2,12 @@ package kittest
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -11,6 +15,115 @@ import (
 // The helpers of the deploy tests, which run a built server as a real
 // process and replace it (restart, hand-off, socket activation): the
 // process writes its PID to a file once it serves.
+
+// RequireDeployTest skips t unless FX_DEPLOY_TEST=1: a deploy test builds
+// a binary and runs seconds of load, so it runs in .ci/run's deploy block.
+func RequireDeployTest(t testing.TB) {
+	t.Helper()
+	if os.Getenv("FX_DEPLOY_TEST") != "1" {
+		t.Skip("builds a binary and runs seconds of load: set FX_DEPLOY_TEST=1 (.ci/run does)")
+	}
+}
+
+// Deployed is a built server that a deploy test runs as real processes,
+// one generation after another, on one loopback address. Bin is a copy of
+// Built (Replace copies it again, as a deploy does); each generation
+// writes its PID to PIDFile once it serves, and its standard output and
+// error go to Out (a file, not a pipe: a handed-off generation outlives
+// the process that started it).
+type Deployed struct {
+	Built, Bin, PIDFile, Addr string
+	Out                       *os.File
+
+	mu      sync.Mutex
+	started []*exec.Cmd
+}
+
+// NewDeployed copies built as Bin (its name without a ".build" suffix)
+// into a new temporary directory, where PIDFile and Out are too, for a
+// server on addr. When the test ends,
+// every generation is killed (the one PIDFile names and each Start
+// started) and, if the test failed, Out is logged.
+func NewDeployed(t testing.TB, built, addr string) *Deployed {
+	t.Helper()
+	dir := t.TempDir()
+	d := &Deployed{Built: built, Bin: filepath.Join(dir, strings.TrimSuffix(filepath.Base(built), ".build")), PIDFile: filepath.Join(dir, "pid"), Addr: addr}
+	d.Replace(t)
+	var err error
+	if d.Out, err = os.Create(filepath.Join(dir, "out.log")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if pid, err := ReadPID(d.PIDFile); err == nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		d.mu.Lock()
+		for _, c := range d.started {
+			c.Process.Kill()
+		}
+		d.mu.Unlock()
+		if t.Failed() {
+			b, _ := os.ReadFile(d.Out.Name())
+			t.Logf("server output:\n%s", b)
+		}
+		d.Out.Close()
+	})
+	return d
+}
+
+// Replace puts a new copy of Built at Bin (ReplaceBinary).
+func (d *Deployed) Replace(t testing.TB) {
+	t.Helper()
+	ReplaceBinary(t, d.Built, d.Bin)
+}
+
+// Start starts cmd, a new generation (of Bin, or of a shell that execs
+// it), with ADDR and PIDFILE added to its environment (cmd.Env, or the
+// test's when nil) and its output to Out; it reaps the process when it
+// exits and returns its PID once the generation has written it (a PID
+// other than the one PIDFile named before).
+func (d *Deployed) Start(t testing.TB, cmd *exec.Cmd) int {
+	t.Helper()
+	old, _ := ReadPID(d.PIDFile)
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, "ADDR="+d.Addr, "PIDFILE="+d.PIDFile)
+	cmd.Stdout, cmd.Stderr = d.Out, d.Out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait() // reap it
+	d.mu.Lock()
+	d.started = append(d.started, cmd)
+	d.mu.Unlock()
+	return WaitNewPID(t, d.PIDFile, old)
+}
+
+// PID returns the PID of the generation serving now (the one PIDFile
+// names).
+func (d *Deployed) PID(t testing.TB) int {
+	t.Helper()
+	pid, err := ReadPID(d.PIDFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// HandOff replaces Bin and sends SIGHUP to the generation serving now,
+// which hands its socket on to a new process of the new binary (as
+// App.Upgrade does), and returns the old PID and, once it is written, the
+// new one. The old process may still be draining: WaitGone waits for it.
+func (d *Deployed) HandOff(t testing.TB) (old, next int) {
+	t.Helper()
+	d.Replace(t)
+	old = d.PID(t)
+	if err := syscall.Kill(old, syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	return old, WaitNewPID(t, d.PIDFile, old)
+}
 
 // ReplaceBinary puts a new copy of built at bin (a new file renamed over
 // the old one, as a deploy does): the next process started from bin runs
