@@ -137,10 +137,10 @@ func TestDeployPlainRestartFails(t *testing.T) {
 		kittest.WaitGone(t, old)
 		d.start(t)
 	})
-	s := &d.stats
+	s, l := &d.stats, d.load
 	t.Logf("plain restart: %d requests, %d failed (%d refused), %d resets; POSTs %d, failed %d",
-		s.ok.Load()+s.failed.Load(), s.failed.Load(), s.refused.Load(), s.resets.Load(), s.posts.Load(), s.postFailed.Load())
-	if s.failed.Load() == 0 && s.resets.Load() == 0 {
+		l.OK.Load()+l.Failed.Load(), l.Failed.Load(), s.refused.Load(), s.resets.Load(), s.posts.Load(), s.postFailed.Load())
+	if l.Failed.Load() == 0 && s.resets.Load() == 0 {
 		t.Fatal("a plain restart under load lost nothing: the load cannot see a drop, and the two other tests prove nothing")
 	}
 }
@@ -153,24 +153,16 @@ type deploy struct {
 	execLog string   // where POST /orders records each execution
 	sock    *os.File // activation: the socket the test holds, as systemd does
 
+	load  *kittest.GetLoad // the GETs, during run
 	stats deployStats
 }
 
+// deployStats is what the load saw beside the GETs' answers (load).
 type deployStats struct {
-	ok, failed, refused, resets    atomic.Int64
+	refused, resets                atomic.Int64
 	posts, postFailed, postRetried atomic.Int64
 	mu                             sync.Mutex
-	errs                           []string
 	keys                           []string // keys of the POSTs answered 201
-	pids                           map[string]int
-}
-
-func (s *deployStats) fail(err string) {
-	s.mu.Lock()
-	if len(s.errs) < 10 {
-		s.errs = append(s.errs, err)
-	}
-	s.mu.Unlock()
 }
 
 var deployBuild struct {
@@ -204,7 +196,6 @@ func startDeploy(t *testing.T, mode string) *deploy {
 	ln := listenLoopback(t)
 	d := &deploy{Deployed: kittest.NewDeployed(t, buildDeployd(t), ln.Addr().String()), mode: mode}
 	d.execLog = filepath.Join(filepath.Dir(d.PIDFile), "exec.log")
-	d.stats.pids = map[string]int{}
 	if mode == "activation" {
 		sock, err := ln.(*net.TCPListener).File()
 		if err != nil {
@@ -291,6 +282,7 @@ func (d *deploy) run(t *testing.T, replace func(i int)) {
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: 15 * time.Second}
 	fc := client.New(client.Config{BaseURL: "http://" + d.Addr, HTTPClient: hc})
+	d.load = kittest.StartGetLoad(hc, "http://"+d.Addr+"/work?ms=2", deployConns)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	s := &d.stats
@@ -309,25 +301,6 @@ func (d *deploy) run(t *testing.T, replace func(i int)) {
 			})
 		}
 	}
-	each(deployConns, func() {
-		resp, err := hc.Get("http://" + d.Addr + "/work?ms=2")
-		if err != nil {
-			s.failed.Add(1)
-			s.fail(err.Error())
-			return
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != 200 || string(body) != "ok" {
-			s.failed.Add(1)
-			s.fail(fmt.Sprintf("status %d, body %q, err %v", resp.StatusCode, body, err))
-			return
-		}
-		s.ok.Add(1)
-		s.mu.Lock()
-		s.pids[resp.Header.Get("X-Pid")]++
-		s.mu.Unlock()
-	})
 	each(deployPosters, func() {
 		r := &client.Request{Method: http.MethodPost, Path: "/orders", Body: []byte(`{}`)}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -336,7 +309,7 @@ func (d *deploy) run(t *testing.T, replace func(i int)) {
 		s.posts.Add(1)
 		if err != nil || resp.Status != 201 {
 			s.postFailed.Add(1)
-			s.fail(fmt.Sprintf("POST: %v", err))
+			d.load.Fail(fmt.Sprintf("POST: %v", err))
 			return
 		}
 		if resp.Attempts > 1 {
@@ -353,6 +326,7 @@ func (d *deploy) run(t *testing.T, replace func(i int)) {
 	}
 	close(stop)
 	wg.Wait()
+	d.load.Stop()
 	last := d.PID(t)
 	syscall.Kill(last, syscall.SIGTERM)
 	kittest.WaitGone(t, last)
@@ -361,19 +335,20 @@ func (d *deploy) run(t *testing.T, replace func(i int)) {
 // requireClean holds the load to 0 failed requests, 0 resets, and every
 // POST executed exactly once, by at least deployReplaces+1 processes.
 func (d *deploy) requireClean(t *testing.T) {
-	s := &d.stats
+	s, l := &d.stats, d.load
+	pids := l.ServedBy()
 	t.Logf("%s: %d GETs over %d processes, %d failed (%d refused), %d resets; %d POSTs, %d failed, %d retried",
-		d.mode, s.ok.Load()+s.failed.Load(), len(s.pids), s.failed.Load(), s.refused.Load(), s.resets.Load(),
+		d.mode, l.OK.Load()+l.Failed.Load(), len(pids), l.Failed.Load(), s.refused.Load(), s.resets.Load(),
 		s.posts.Load(), s.postFailed.Load(), s.postRetried.Load())
-	if s.failed.Load() != 0 || s.resets.Load() != 0 || s.postFailed.Load() != 0 {
+	if l.Failed.Load() != 0 || s.resets.Load() != 0 || s.postFailed.Load() != 0 {
 		t.Errorf("lost requests: %d failed, %d resets, %d POSTs failed; first errors: %q",
-			s.failed.Load(), s.resets.Load(), s.postFailed.Load(), s.errs)
+			l.Failed.Load(), s.resets.Load(), s.postFailed.Load(), l.Errors())
 	}
-	if len(s.pids) < deployReplaces+1 {
-		t.Errorf("GETs were served by %d processes, want %d: %v", len(s.pids), deployReplaces+1, s.pids)
+	if len(pids) < deployReplaces+1 {
+		t.Errorf("GETs were served by %d processes, want %d: %v", len(pids), deployReplaces+1, pids)
 	}
-	if s.ok.Load() < 1000 || len(s.keys) < 50 {
-		t.Errorf("too little load to prove anything: %d GETs, %d POSTs", s.ok.Load(), len(s.keys))
+	if l.OK.Load() < 1000 || len(s.keys) < 50 {
+		t.Errorf("too little load to prove anything: %d GETs, %d POSTs", l.OK.Load(), len(s.keys))
 	}
 	f, err := os.Open(d.execLog)
 	if err != nil {

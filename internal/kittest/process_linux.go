@@ -1,12 +1,16 @@
 package kittest
 
 import (
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -182,4 +186,85 @@ func WaitGone(t testing.TB, pid int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("process %d still running 20s after it was replaced", pid)
+}
+
+// GetLoad is the HTTP load of a deploy test: callers that GET one URL
+// over keep-alive connections without pause until Stop. An answer other
+// than 200 with the body "ok", or none, is a failure; answers are
+// counted by the X-Pid header of the process that served them, and the
+// first 10 failures are kept.
+type GetLoad struct {
+	OK, Failed atomic.Int64
+
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	servedBy map[string]int
+	errs     []string
+}
+
+// StartGetLoad starts callers goroutines calling GET url through hc.
+func StartGetLoad(hc *http.Client, url string, callers int) *GetLoad {
+	l := &GetLoad{stop: make(chan struct{}), servedBy: map[string]int{}}
+	for range callers {
+		l.wg.Go(func() {
+			for {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				resp, err := hc.Get(url)
+				var body []byte
+				if err == nil {
+					body, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+				}
+				if err != nil || resp.StatusCode != 200 || string(body) != "ok" {
+					l.Failed.Add(1)
+					status := 0
+					if resp != nil {
+						status = resp.StatusCode
+					}
+					l.Fail(fmt.Sprintf("GET: %d %q, %v", status, body, err))
+					continue
+				}
+				l.OK.Add(1)
+				l.mu.Lock()
+				l.servedBy[resp.Header.Get("X-Pid")]++
+				l.mu.Unlock()
+			}
+		})
+	}
+	return l
+}
+
+// Fail keeps err among the first 10 failures (the test's other load may
+// report its own).
+func (l *GetLoad) Fail(err string) {
+	l.mu.Lock()
+	if len(l.errs) < 10 {
+		l.errs = append(l.errs, err)
+	}
+	l.mu.Unlock()
+}
+
+// Stop ends the load and waits for its callers to return.
+func (l *GetLoad) Stop() {
+	close(l.stop)
+	l.wg.Wait()
+}
+
+// ServedBy returns how many answers each process served, by PID.
+func (l *GetLoad) ServedBy() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.servedBy
+}
+
+// Errors returns the first 10 failures.
+func (l *GetLoad) Errors() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.errs
 }
