@@ -10,9 +10,10 @@ package conn
 // entry up to the call it is in. Grown where the stack first overflows,
 // inside the encoder, those are fasthttp's connection loop, the request
 // path and the encoder's loop, some of the largest functions of a
-// program: ~130,000 instructions per connection (a served GET /hello
-// counted under valgrind), over ten times a keep-alive request's own
-// server code, and ~10–30 µs on a loaded 2-core VM.
+// program: ~150,000 instructions per connection (a served GET /hello
+// counted under valgrind, bench/cmd/conncount), over ten times a
+// keep-alive request's own server code, and ~10–30 µs on a loaded 2-core
+// VM; grown here, ~20,000.
 //
 // reserveStack grows it earlier, at the connection's first read, while
 // only fasthttp's loop and the read are on the stack: a frame of
