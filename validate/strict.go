@@ -138,6 +138,11 @@ type parser struct {
 	// long: it wrote an integer of 16 digits or more.
 	arena []byte
 	long  bool
+	// holes: null is the zero value of any type, as go-json reads it
+	// (the one-pass decoder over lenientRules' re-encoded tree, whose
+	// left-out values are null); otherwise null stands only where the
+	// type takes it (takesNull).
+	holes bool
 	// list collects the type issues of the strict walk (decode_fit.go);
 	// nil: the walk stops at the first misfit.
 	list *state
