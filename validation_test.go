@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -85,12 +84,8 @@ func boundedServe(h fasthttp.RequestHandler, uri string, body []byte) (int, []by
 	rc := kittest.RequestCtx("POST", uri)
 	rc.Request.Header.SetContentType("application/json")
 	rc.Request.SetBody(body)
-	var a, b runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&a)
-	h(rc)
-	runtime.ReadMemStats(&b)
-	return rc.Response.StatusCode(), bytes.Clone(rc.Response.Body()), b.TotalAlloc - a.TotalAlloc
+	alloc := validatetest.Allocated(func() { h(rc) })
+	return rc.Response.StatusCode(), bytes.Clone(rc.Response.Body()), alloc
 }
 
 type boundedDetails struct {
