@@ -11,7 +11,6 @@ import (
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/validate"
-	"github.com/fxhq/fx/validate/validatetest"
 	"github.com/valyala/fasthttp"
 )
 
@@ -260,38 +259,26 @@ func TestMalformedBodiesSameOnBothPaths(t *testing.T) {
 	}
 }
 
-// uncheckedDecoder is a schema's Decoder and LimitedDecoder without its
-// ChecksGrammar: fx checks the grammar of the body before it.
-type uncheckedDecoder struct{ validate.LimitedDecoder }
-
 // TestBodyGrammarCheckedOnce: a route whose body schema checks the
 // grammar itself (validate.GrammarChecker) has its body checked once, by
 // the schema, not by fx first. Counted by what a check of the grammar
 // allocates on a body of 330,000 keys (its duplicate check's key set,
 // 8 MB: most of what serving it allocates): serving costs about one such
 // check with the schema alone, one more when fx checks first (the
-// schema hidden behind uncheckedDecoder).
+// schema behind kittest.Unchecked).
 func TestBodyGrammarCheckedOnce(t *testing.T) {
 	body := unknownKeysBody(330_000)
-	check := validatetest.Allocated(func() { _ = validate.CheckJSON(body) })
 	for name, s := range map[string]validate.LimitedDecoder{
 		"struct":  validate.Struct[boundedOrderT](),
 		"builder": boundedOrder,
 		"array":   validate.Array(validate.Integer()),
 	} {
-		var alloc [2]uint64
-		for i, schema := range []validate.Schema{s, uncheckedDecoder{s}} {
-			app := quiet()
-			app.Route(fx.Route{Method: "POST", Path: "/", Body: schema, Handler: func(c *fx.Ctx) error { return c.JSON(201, "ok") }})
-			h := app.Handler()
-			boundedServe(h, "/", body) // warm: the pools, the plans
-			_, _, alloc[i] = boundedServe(h, "/", body)
+		alone, behind, check := kittest.GrammarChecks(t, fx.Config{}, s, body)
+		if alone > check*3/2 {
+			t.Errorf("%s: serving allocated %d bytes, over one grammar check (%d) and a half: checked twice", name, alone, check)
 		}
-		if alloc[0] > check*3/2 {
-			t.Errorf("%s: serving allocated %d bytes, over one grammar check (%d) and a half: checked twice", name, alloc[0], check)
-		}
-		if alloc[1] < alloc[0]+check/2 {
-			t.Errorf("%s: behind uncheckedDecoder, serving allocated %d bytes, alone %d: the check of fx is not counted (one is %d)", name, alloc[1], alloc[0], check)
+		if behind < alone+check/2 {
+			t.Errorf("%s: behind fx's check, serving allocated %d bytes, alone %d: the check of fx is not counted (one is %d)", name, behind, alone, check)
 		}
 	}
 }
@@ -405,9 +392,9 @@ func FuzzContract(f *testing.F) {
 	apps := map[string]fasthttp.RequestHandler{}
 	for name, body := range map[string]validate.Schema{
 		"builder":           contractOrder.Strict(),
-		"builder unchecked": uncheckedDecoder{contractOrder.Strict()},
+		"builder unchecked": kittest.Unchecked(contractOrder.Strict()),
 		"struct":            validate.Struct[contractOrderT](),
-		"struct unchecked":  uncheckedDecoder{validate.Struct[contractOrderT]()},
+		"struct unchecked":  kittest.Unchecked(validate.Struct[contractOrderT]()),
 	} {
 		app := quiet()
 		app.Route(fx.Route{Method: "POST", Path: "/o", Body: body, Query: contractList.Strict(),

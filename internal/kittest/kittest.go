@@ -3,7 +3,8 @@
 // envelope (through fxtest.CheckEnvelope), drive an App's handler directly,
 // without a server, loop benchmarks over it and read its logs, and
 // follow the processes of the deploy tests (Linux);
-// ServeForClients serves an example to the generated clients' tests. The
+// ServeForClients serves an example to the generated clients' tests;
+// GrammarChecks counts how often a route checks a body's grammar. The
 // JWT fixtures live in jwtkit, so that kittest links no JWT library and
 // nested modules can use it. Only tests import it.
 package kittest
