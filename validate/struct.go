@@ -123,6 +123,15 @@ func must[S any](s S, err error) S {
 func (s *StructSchema[T]) Validate(v any) Result { return s.ValidateLimit(v, 0) }
 
 // ValidateLimit is Validate stopping at max issues (see Limited).
+//
+// Cost (Validate, the query path of a QueryStruct): the type check of
+// the tree, its re-encoding and the one-pass decode of the bytes (the
+// decoder of bodies) into a new T, then the constraints. Counted in
+// instructions (BenchmarkStructValidateTree's trees), the one pass costs
+// 3% (a query) to 15% (a body holding a map, which the pass hands to
+// go-json) more than go-json's decode of the same bytes did: it checks
+// the strict grammar, which a re-encoding cannot break; allocations are
+// the same.
 func (s *StructSchema[T]) ValidateLimit(v any, max int) Result {
 	if v == nil {
 		return Result{Issues: []Issue{{Path: []string{}, Message: "Required"}}}
