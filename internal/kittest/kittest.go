@@ -5,7 +5,8 @@
 // wait for a state another goroutine reaches (Within, Eventually), and
 // follow the processes of the deploy tests (Linux); PrintTB stands for a
 // test's t in runnable examples; ServeForClients serves an example to
-// the generated clients' tests. The JWT fixtures live in jwtkit, so that
+// the generated clients' tests; GrammarChecks counts how often a route
+// checks a body's grammar. The JWT fixtures live in jwtkit, so that
 // kittest links no JWT library and nested modules can use it. Only tests
 // import it.
 package kittest
