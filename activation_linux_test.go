@@ -12,8 +12,8 @@ import (
 func TestDeploySocketActivation(t *testing.T) {
 	d := startDeploy(t, "activation")
 	d.run(t, func(i int) {
-		kittest.ReplaceBinary(t, d.built, d.bin)
-		old := d.pid(t)
+		d.Replace(t)
+		old := d.PID(t)
 		syscall.Kill(old, syscall.SIGTERM)
 		kittest.WaitGone(t, old)
 		d.start(t)

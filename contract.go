@@ -23,6 +23,8 @@ import (
 //     one issue at location "body" (see validate.CheckJSON). A schema that
 //     implements validate.Decoder receives the raw bytes; any other schema
 //     receives the validate.DecodeJSON tree. The wire result is the same.
+//     A validate.GrammarChecker answers a malformed body itself, so the
+//     body is checked once, by the schema's own pass.
 //   - Query: a map[string]any of the decoded values, string or []string
 //     for a repeated key (see validate.Query for how the built-in schema
 //     reads them).
@@ -38,11 +40,12 @@ import (
 // The handler reads the validated values with ValidBody and ValidQuery:
 // no second decode.
 //
-// Cost: with validate.Struct a valid body costs two scans of the bytes
-// (syntax, then types; no allocation) plus the decode into the struct; the
-// builder's Object and Array (also validate.Decoder) walk the bytes and
-// allocate the values they check and their output; the query map costs
-// one map plus a string per value.
+// Cost: with validate.Struct a valid body costs one pass over the bytes
+// (grammar, types and the decode into the struct together); the
+// builder's Object and Array check the grammar, then walk the bytes and
+// allocate the values they check and their output; a schema that is not
+// a validate.GrammarChecker costs one more scan of the body (CheckJSON)
+// before its own; the query map costs one map plus a string per value.
 
 // emptyBodyMessage replaces, for an empty body, the issues a schema reports
 // at the root (one issue, however many), so that every schema library says
@@ -50,13 +53,17 @@ import (
 const emptyBodyMessage = "Request body is required"
 
 func contractHandler(bodySchema, querySchema validate.Schema, h Handler) Handler {
-	dec, _ := bodySchema.(validate.Decoder)
+	body := bodyReader{s: bodySchema}
+	body.dec, _ = bodySchema.(validate.Decoder)
+	if g, ok := bodySchema.(validate.GrammarChecker); ok {
+		body.checked = g.ChecksGrammar()
+	}
 	return func(c *Ctx) error {
 		max := c.app.cfg.MaxIssues
 		var issues []ValidationIssue
 		truncated := false
 		if bodySchema != nil {
-			v, bodyIssues, err := c.validateBody(bodySchema, dec, max+1)
+			v, bodyIssues, err := c.validateBody(&body, max+1)
 			if err != nil {
 				return err
 			}
@@ -88,9 +95,19 @@ func contractHandler(bodySchema, querySchema validate.Schema, h Handler) Handler
 	}
 }
 
+// bodyReader is how a route reads its body, decided once when the route
+// is registered: the schema, its Decoder form (nil: the tree path), and
+// whether that Decoder checks the grammar itself.
+type bodyReader struct {
+	s       validate.Schema
+	dec     validate.Decoder
+	checked bool // dec is a GrammarChecker that checks: no CheckJSON here
+}
+
 // validateBody validates the request body, asking the schema for at most
 // limit issues.
-func (c *Ctx) validateBody(s validate.Schema, dec validate.Decoder, limit int) (any, []ValidationIssue, error) {
+func (c *Ctx) validateBody(b *bodyReader, limit int) (any, []ValidationIssue, error) {
+	s, dec := b.s, b.dec
 	raw := c.rc.Request.Body()
 	if isBlank(raw) {
 		res, err := runSchema("body", s, nil, limit)
@@ -114,7 +131,7 @@ func (c *Ctx) validateBody(s validate.Schema, dec validate.Decoder, limit int) (
 		return nil, []ValidationIssue{contentTypeIssue}, nil
 	}
 	if dec != nil {
-		if !checksGrammar(dec) {
+		if !b.checked {
 			if err := validate.CheckJSON(raw); err != nil {
 				return nil, []ValidationIssue{jsonIssue(err)}, nil
 			}
@@ -155,22 +172,11 @@ func isBlank(b []byte) bool {
 }
 
 // jsonIssue turns a CheckJSON / DecodeJSON error into the body issue.
-// checksGrammar reports whether d answers a malformed body itself, as
-// CheckJSON would (the builders' ValidateJSON checks the grammar first),
-// so the body is not checked twice: on a body of 330,000 keys the check's
-// key set is most of what validation allocates.
-func checksGrammar(d validate.Decoder) bool {
-	switch d.(type) {
-	case *validate.ObjectSchema, *validate.ArraySchema:
-		return true
-	}
-	return false
-}
-
 func jsonIssue(err error) ValidationIssue {
 	var je *validate.JSONError
 	if errors.As(err, &je) {
-		return ValidationIssue{Location: "body", Path: nonNilPath(je.Path), Message: je.Message}
+		is := je.Issue()
+		return ValidationIssue{Location: "body", Path: is.Path, Message: is.Message}
 	}
 	return ValidationIssue{Location: "body", Path: []string{}, Message: "Request body is not valid JSON"}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/fxhq/fx"
@@ -190,15 +191,23 @@ func (s countingSchema) ValidateJSON(b []byte) validate.Result {
 	return s.Schema.(validate.Decoder).ValidateJSON(b)
 }
 
+// TestMalformedBodiesSameOnBothPaths: a body refused by the grammar gets
+// the same one issue whether fx checks it (a Decoder that does not check
+// the grammar: countingSchema) or the schema does (Object, Struct:
+// validate.GrammarCheckers).
 func TestMalformedBodiesSameOnBothPaths(t *testing.T) {
 	var fast, slow int
+	type named struct {
+		Name string `json:"name"`
+	}
 	generic := quiet()
 	generic.Route(fx.Route{Method: "POST", Path: "/", Body: validate.Object(validate.Fields{"name": validate.String()}),
 		Handler: func(c *fx.Ctx) error { return c.NoContent(204) }})
 	decoder := quiet()
-	decoder.Route(fx.Route{Method: "POST", Path: "/", Body: countingSchema{validate.Struct[struct {
-		Name string `json:"name"`
-	}](), &fast, &slow},
+	decoder.Route(fx.Route{Method: "POST", Path: "/", Body: countingSchema{validate.Struct[named](), &fast, &slow},
+		Handler: func(c *fx.Ctx) error { return c.NoContent(204) }})
+	typed := quiet()
+	typed.Route(fx.Route{Method: "POST", Path: "/", Body: validate.Struct[named](),
 		Handler: func(c *fx.Ctx) error { return c.NoContent(204) }})
 
 	for _, tc := range []struct {
@@ -221,9 +230,12 @@ func TestMalformedBodiesSameOnBothPaths(t *testing.T) {
 		{"wrong kind", "application/json", `[]`, contractIssue{"body", []string{}, "Expected an object, got an array"}},
 		{"number too large", "application/json", `{"name":1e400}`, contractIssue{"body", []string{"name"}, "Number is too large"}},
 		{"number too large, then bad syntax", "application/json", `{"name":1e400,"b":}`, contractIssue{"body", []string{"name"}, "Number is too large"}},
+		{"null after a vertical tab", "application/json", "\vnull", contractIssue{"body", []string{}, "Not valid JSON: expected a value at byte 0"}},
+		{"null after a no-break space", "application/json", "\u00a0null", contractIssue{"body", []string{}, "Not valid JSON: expected a value at byte 0"}},
+		{"null, then more", "application/json", `null 1`, contractIssue{"body", []string{}, "Not valid JSON: unexpected data after the JSON value at byte 5"}},
 	} {
-		var bodies [2]string
-		for i, app := range []*fx.App{generic, decoder} {
+		var bodies [3]string
+		for i, app := range []*fx.App{generic, decoder, typed} {
 			st, body := contractDo(t, app, "POST", "/", tc.ctype, tc.body)
 			got := contractIssues(t, st, body)
 			if len(got) != 1 || !reflect.DeepEqual(got[0], tc.want) {
@@ -231,8 +243,8 @@ func TestMalformedBodiesSameOnBothPaths(t *testing.T) {
 			}
 			bodies[i] = body
 		}
-		if bodies[0] != bodies[1] {
-			t.Errorf("%s: wire differs between paths:\n%s\n%s", tc.name, bodies[0], bodies[1])
+		if bodies[0] != bodies[1] || bodies[1] != bodies[2] {
+			t.Errorf("%s: wire differs between paths:\n%s\n%s\n%s", tc.name, bodies[0], bodies[1], bodies[2])
 		}
 	}
 	if fast == 0 {
@@ -244,6 +256,30 @@ func TestMalformedBodiesSameOnBothPaths(t *testing.T) {
 		Handler: func(c *fx.Ctx) error { _, ok := fx.ValidBody[map[string]any](c); return c.JSON(200, ok) }})
 	if st, body := contractDo(t, app, "POST", "/", "text/plain", ""); st != 200 || body != "false" {
 		t.Errorf("optional empty body: %d %s", st, body)
+	}
+}
+
+// TestBodyGrammarCheckedOnce: a route whose body schema checks the
+// grammar itself (validate.GrammarChecker) has its body checked once, by
+// the schema, not by fx first. Counted by what a check of the grammar
+// allocates on a body of 330,000 keys (its duplicate check's key set,
+// 8 MB: most of what serving it allocates): serving costs about one such
+// check with the schema alone, one more when fx checks first (the
+// schema behind kittest.Unchecked).
+func TestBodyGrammarCheckedOnce(t *testing.T) {
+	body := unknownKeysBody(330_000)
+	for name, s := range map[string]validate.LimitedDecoder{
+		"struct":  validate.Struct[boundedOrderT](),
+		"builder": boundedOrder,
+		"array":   validate.Array(validate.Integer()),
+	} {
+		alone, behind, check := kittest.GrammarChecks(t, fx.Config{}, s, body)
+		if alone > check*3/2 {
+			t.Errorf("%s: serving allocated %d bytes, over one grammar check (%d) and a half: checked twice", name, alone, check)
+		}
+		if behind < alone+check/2 {
+			t.Errorf("%s: behind fx's check, serving allocated %d bytes, alone %d: the check of fx is not counted (one is %d)", name, behind, alone, check)
+		}
 	}
 }
 
@@ -354,7 +390,12 @@ func FuzzContract(f *testing.F) {
 		f.Add([]byte(s[0]), []byte(s[1]))
 	}
 	apps := map[string]fasthttp.RequestHandler{}
-	for name, body := range map[string]validate.Schema{"builder": contractOrder.Strict(), "struct": validate.Struct[contractOrderT]()} {
+	for name, body := range map[string]validate.Schema{
+		"builder":           contractOrder.Strict(),
+		"builder unchecked": kittest.Unchecked(contractOrder.Strict()),
+		"struct":            validate.Struct[contractOrderT](),
+		"struct unchecked":  kittest.Unchecked(validate.Struct[contractOrderT]()),
+	} {
 		app := quiet()
 		app.Route(fx.Route{Method: "POST", Path: "/o", Body: body, Query: contractList.Strict(),
 			Handler: func(c *fx.Ctx) error { return c.JSON(200, "ok") }})
@@ -364,6 +405,7 @@ func FuzzContract(f *testing.F) {
 		apps[name] = app.Handler()
 	}
 	f.Fuzz(func(t *testing.T, body, query []byte) {
+		wire := map[string]string{}
 		for name, h := range apps {
 			var rc fasthttp.RequestCtx
 			rc.Request.Header.SetMethod("POST")
@@ -381,6 +423,13 @@ func FuzzContract(f *testing.F) {
 			}
 			if st != 200 {
 				contractIssues(t, st, string(out))
+			}
+			wire[name] = strconv.Itoa(st) + " " + string(out)
+		}
+		// a schema checking the grammar itself answers as fx's check did
+		for _, name := range []string{"builder", "struct"} {
+			if wire[name] != wire[name+" unchecked"] {
+				t.Fatalf("%s: %s\nbehind fx's grammar check: %s", name, wire[name], wire[name+" unchecked"])
 			}
 		}
 	})

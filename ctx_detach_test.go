@@ -13,6 +13,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 // detachedEcho registers GET /hold/:id: a handler that detaches, answers
@@ -102,16 +103,11 @@ func TestHijackKeepsBufferedBytesAndTheRequest(t *testing.T) {
 		t.Fatalf("the connection is open after the handler returned: %v", err)
 	}
 	conn.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	kittest.Eventually(t, "the detached request observed", func() bool {
 		mu.Lock()
-		n := len(seen)
-		mu.Unlock()
-		if n > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(seen) > 0
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(seen) != 1 || seen[0] != "GET /hold/:id 42 test" {

@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 // multipartBody builds a form with the given fields and files (name, content).
@@ -154,17 +154,10 @@ func TestMultipartTempFilesRemoved(t *testing.T) {
 	}
 	// fasthttp resets the request (removing the files) right after it has
 	// written the response, so the client may look a moment before that.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	kittest.Eventually(t, "temporary file "+onDisk+" removed after the request", func() bool {
 		_, err := os.Stat(onDisk)
-		if os.IsNotExist(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("temporary file %s still exists after the request: %v", onDisk, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return os.IsNotExist(err)
+	})
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Fatalf("TMPDIR keeps %d entries", len(ents))
 	}

@@ -1478,25 +1478,20 @@ func runParityScript(addr string, s parityScript) (parityOutcome, error) {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(20 * time.Second)) // a bound, not an assertion
 	br := bufio.NewReader(conn)
-	read := func(method string) (*http.Response, error) {
-		resp, err := http.ReadResponse(br, &http.Request{Method: method})
+	read := func(method string) error {
+		r, err := readResult(br, method)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return nil, err
+		a := strconv.Itoa(r.status)
+		if r.status < 300 {
+			a += " " + string(r.body)
 		}
-		a := strconv.Itoa(resp.StatusCode)
-		if resp.StatusCode < 300 {
-			a += " " + string(body)
-		}
-		if resp.Close {
+		if r.close {
 			a += " (close)"
 		}
 		o.answers = append(o.answers, a)
-		return resp, nil
+		return nil
 	}
 	for _, step := range s {
 		if step[0].expect {
@@ -1522,7 +1517,7 @@ func runParityScript(addr string, s parityScript) (parityOutcome, error) {
 				o.closed = true
 				return o, nil
 			}
-			if _, err := read(r.method); err != nil {
+			if err := read(r.method); err != nil {
 				o.closed = true
 				return o, nil
 			}
@@ -1538,7 +1533,7 @@ func runParityScript(addr string, s parityScript) (parityOutcome, error) {
 		werr := make(chan error, 1)
 		go func() { _, err := conn.Write(wire.Bytes()); werr <- err }()
 		for _, r := range step {
-			if _, err := read(r.method); err != nil {
+			if err := read(r.method); err != nil {
 				o.closed = true
 				<-werr
 				return o, nil

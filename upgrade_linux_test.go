@@ -56,12 +56,7 @@ const (
 func TestDeployHandOff(t *testing.T) {
 	d := startDeploy(t, "handoff")
 	d.run(t, func(i int) {
-		kittest.ReplaceBinary(t, d.built, d.bin)
-		old := d.pid(t)
-		if err := syscall.Kill(old, syscall.SIGHUP); err != nil {
-			t.Fatal(err)
-		}
-		kittest.WaitNewPID(t, d.pidFile, old)
+		old, _ := d.HandOff(t)
 		kittest.WaitGone(t, old)
 	})
 	d.requireClean(t)
@@ -74,17 +69,17 @@ func TestDeployHandOff(t *testing.T) {
 // Connection: close, before a clean end of stream.
 func TestDeployHandOffFailureKeepsServing(t *testing.T) {
 	d := startDeploy(t, "handoff")
-	old := d.pid(t)
-	if err := os.WriteFile(d.bin+".new", []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+	old := d.PID(t)
+	if err := os.WriteFile(d.Bin+".new", []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Rename(d.bin+".new", d.bin); err != nil {
+	if err := os.Rename(d.Bin+".new", d.Bin); err != nil {
 		t.Fatal(err)
 	}
 	syscall.Kill(old, syscall.SIGHUP)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		b, _ := os.ReadFile(d.out.Name())
+		b, _ := os.ReadFile(d.Out.Name())
 		if strings.Contains(string(b), "upgrade failed") {
 			break
 		}
@@ -93,18 +88,18 @@ func TestDeployHandOffFailureKeepsServing(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	resp, err := http.Get("http://" + d.addr + "/work")
+	resp, err := http.Get("http://" + d.Addr + "/work")
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("X-Pid") != strconv.Itoa(old) || d.pid(t) != old {
+	if resp.StatusCode != 200 || resp.Header.Get("X-Pid") != strconv.Itoa(old) || d.PID(t) != old {
 		t.Fatalf("after a failed hand-off: status %d from pid %s, PID file %d; want 200 from %d",
-			resp.StatusCode, resp.Header.Get("X-Pid"), d.pid(t), old)
+			resp.StatusCode, resp.Header.Get("X-Pid"), d.PID(t), old)
 	}
 	// A busy connection during the hand-off: its response comes, with
 	// Connection: close, and then a clean end of stream.
-	busy, err := net.Dial("tcp", d.addr)
+	busy, err := net.Dial("tcp", d.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,9 +108,7 @@ func TestDeployHandOffFailureKeepsServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond) // the request is in its handler
-	kittest.ReplaceBinary(t, d.built, d.bin)
-	syscall.Kill(old, syscall.SIGHUP)
-	kittest.WaitNewPID(t, d.pidFile, old)
+	d.HandOff(t)
 	busy.SetReadDeadline(time.Now().Add(10 * time.Second))
 	br := bufio.NewReader(busy)
 	resp, err = http.ReadResponse(br, nil)
@@ -131,7 +124,7 @@ func TestDeployHandOffFailureKeepsServing(t *testing.T) {
 		t.Errorf("after the last response: %d bytes, %v; want a clean end of stream", n, err)
 	}
 	kittest.WaitGone(t, old)
-	last := d.pid(t)
+	last := d.PID(t)
 	syscall.Kill(last, syscall.SIGTERM)
 	kittest.WaitGone(t, last)
 }
@@ -139,52 +132,37 @@ func TestDeployHandOffFailureKeepsServing(t *testing.T) {
 func TestDeployPlainRestartFails(t *testing.T) {
 	d := startDeploy(t, "plain")
 	d.run(t, func(i int) {
-		old := d.pid(t)
+		old := d.PID(t)
 		syscall.Kill(old, syscall.SIGTERM)
 		kittest.WaitGone(t, old)
 		d.start(t)
 	})
-	s := &d.stats
+	s, l := &d.stats, d.load
 	t.Logf("plain restart: %d requests, %d failed (%d refused), %d resets; POSTs %d, failed %d",
-		s.ok.Load()+s.failed.Load(), s.failed.Load(), s.refused.Load(), s.resets.Load(), s.posts.Load(), s.postFailed.Load())
-	if s.failed.Load() == 0 && s.resets.Load() == 0 {
+		l.OK.Load()+l.Failed.Load(), l.Failed.Load(), s.refused.Load(), s.resets.Load(), s.posts.Load(), s.postFailed.Load())
+	if l.Failed.Load() == 0 && s.resets.Load() == 0 {
 		t.Fatal("a plain restart under load lost nothing: the load cannot see a drop, and the two other tests prove nothing")
 	}
 }
 
-// deploy is one test's server: its binary, mode and current process.
+// deploy is one test's server: its binary and processes (Deployed), its
+// mode and the load's figures.
 type deploy struct {
-	mode    string // handoff, activation, plain
-	dir     string
-	bin     string // the path the binary is run from, replaced between generations
-	built   string // the build output, copied over bin
-	addr    string
-	pidFile string
-	execLog string
-	out     *os.File
+	*kittest.Deployed
+	mode    string   // handoff, activation, plain
+	execLog string   // where POST /orders records each execution
 	sock    *os.File // activation: the socket the test holds, as systemd does
 
-	mu      sync.Mutex
-	started []*exec.Cmd
-
+	load  *kittest.GetLoad // the GETs, during run
 	stats deployStats
 }
 
+// deployStats is what the load saw beside the GETs' answers (load).
 type deployStats struct {
-	ok, failed, refused, resets    atomic.Int64
+	refused, resets                atomic.Int64
 	posts, postFailed, postRetried atomic.Int64
 	mu                             sync.Mutex
-	errs                           []string
 	keys                           []string // keys of the POSTs answered 201
-	pids                           map[string]int
-}
-
-func (s *deployStats) fail(err string) {
-	s.mu.Lock()
-	if len(s.errs) < 10 {
-		s.errs = append(s.errs, err)
-	}
-	s.mu.Unlock()
 }
 
 var deployBuild struct {
@@ -214,16 +192,10 @@ func buildDeployd(t *testing.T) string {
 }
 
 func startDeploy(t *testing.T, mode string) *deploy {
-	if os.Getenv("FX_DEPLOY_TEST") != "1" {
-		t.Skip("builds a binary and runs seconds of load: set FX_DEPLOY_TEST=1 (.ci/run does)")
-	}
-	dir := t.TempDir()
-	d := &deploy{mode: mode, dir: dir, built: buildDeployd(t), bin: filepath.Join(dir, "deployd"),
-		pidFile: filepath.Join(dir, "pid"), execLog: filepath.Join(dir, "exec.log")}
-	d.stats.pids = map[string]int{}
-	kittest.ReplaceBinary(t, d.built, d.bin)
+	kittest.RequireDeployTest(t)
 	ln := listenLoopback(t)
-	d.addr = ln.Addr().String()
+	d := &deploy{Deployed: kittest.NewDeployed(t, buildDeployd(t), ln.Addr().String()), mode: mode}
+	d.execLog = filepath.Join(filepath.Dir(d.PIDFile), "exec.log")
 	if mode == "activation" {
 		sock, err := ln.(*net.TCPListener).File()
 		if err != nil {
@@ -233,64 +205,30 @@ func startDeploy(t *testing.T, mode string) *deploy {
 		t.Cleanup(func() { d.sock.Close() })
 	}
 	ln.Close() // the test's own descriptor; in activation mode d.sock keeps the socket
-	var err error
-	if d.out, err = os.Create(filepath.Join(dir, "out.log")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if pid, err := kittest.ReadPID(d.pidFile); err == nil {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-		d.mu.Lock()
-		for _, c := range d.started {
-			c.Process.Kill()
-		}
-		d.mu.Unlock()
-		if t.Failed() {
-			b, _ := os.ReadFile(d.out.Name())
-			t.Logf("server output:\n%s", b)
-		}
-		d.out.Close()
-	})
 	d.start(t)
 	return d
 }
 
 // start starts a new generation and waits until it has written its PID.
 func (d *deploy) start(t *testing.T) {
-	old, _ := kittest.ReadPID(d.pidFile)
 	var cmd *exec.Cmd
-	env := append(os.Environ(), "ADDR="+d.addr, "PIDFILE="+d.pidFile, "EXECLOG="+d.execLog)
 	switch d.mode {
 	case "activation":
 		// As systemd does: the socket as descriptor 3, LISTEN_PID the
 		// process's own (the shell execs the server, keeping its PID).
-		cmd = exec.Command("/bin/sh", "-c", `LISTEN_PID=$$ LISTEN_FDS=1 LISTEN_FDNAMES=http exec "$0"`, d.bin)
+		cmd = exec.Command("/bin/sh", "-c", `LISTEN_PID=$$ LISTEN_FDS=1 LISTEN_FDNAMES=http exec "$0"`, d.Bin)
 		cmd.ExtraFiles = []*os.File{d.sock}
 	case "handoff":
-		cmd = exec.Command(d.bin)
-		env = append(env, "UPGRADE=1")
+		cmd = exec.Command(d.Bin)
+		cmd.Env = append(os.Environ(), "UPGRADE=1")
 	default:
-		cmd = exec.Command(d.bin)
+		cmd = exec.Command(d.Bin)
 	}
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = d.out, d.out // files, not pipes: a handed-off generation outlives cmd
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
 	}
-	go cmd.Wait() // reap it
-	d.mu.Lock()
-	d.started = append(d.started, cmd)
-	d.mu.Unlock()
-	kittest.WaitNewPID(t, d.pidFile, old)
-}
-
-func (d *deploy) pid(t *testing.T) int {
-	pid, err := kittest.ReadPID(d.pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pid
+	cmd.Env = append(cmd.Env, "EXECLOG="+d.execLog)
+	d.Start(t, cmd)
 }
 
 // countingConn counts the resets (ECONNRESET, EPIPE) its reads and writes
@@ -343,7 +281,8 @@ func (d *deploy) run(t *testing.T, replace func(i int)) {
 	tr := d.transport()
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: 15 * time.Second}
-	fc := client.New(client.Config{BaseURL: "http://" + d.addr, HTTPClient: hc})
+	fc := client.New(client.Config{BaseURL: "http://" + d.Addr, HTTPClient: hc})
+	d.load = kittest.StartGetLoad(hc, "http://"+d.Addr+"/work?ms=2", deployConns)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	s := &d.stats
@@ -362,25 +301,6 @@ func (d *deploy) run(t *testing.T, replace func(i int)) {
 			})
 		}
 	}
-	each(deployConns, func() {
-		resp, err := hc.Get("http://" + d.addr + "/work?ms=2")
-		if err != nil {
-			s.failed.Add(1)
-			s.fail(err.Error())
-			return
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != 200 || string(body) != "ok" {
-			s.failed.Add(1)
-			s.fail(fmt.Sprintf("status %d, body %q, err %v", resp.StatusCode, body, err))
-			return
-		}
-		s.ok.Add(1)
-		s.mu.Lock()
-		s.pids[resp.Header.Get("X-Pid")]++
-		s.mu.Unlock()
-	})
 	each(deployPosters, func() {
 		r := &client.Request{Method: http.MethodPost, Path: "/orders", Body: []byte(`{}`)}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -389,7 +309,7 @@ func (d *deploy) run(t *testing.T, replace func(i int)) {
 		s.posts.Add(1)
 		if err != nil || resp.Status != 201 {
 			s.postFailed.Add(1)
-			s.fail(fmt.Sprintf("POST: %v", err))
+			d.load.Fail(fmt.Sprintf("POST: %v", err))
 			return
 		}
 		if resp.Attempts > 1 {
@@ -406,7 +326,8 @@ func (d *deploy) run(t *testing.T, replace func(i int)) {
 	}
 	close(stop)
 	wg.Wait()
-	last := d.pid(t)
+	d.load.Stop()
+	last := d.PID(t)
 	syscall.Kill(last, syscall.SIGTERM)
 	kittest.WaitGone(t, last)
 }
@@ -414,19 +335,20 @@ func (d *deploy) run(t *testing.T, replace func(i int)) {
 // requireClean holds the load to 0 failed requests, 0 resets, and every
 // POST executed exactly once, by at least deployReplaces+1 processes.
 func (d *deploy) requireClean(t *testing.T) {
-	s := &d.stats
+	s, l := &d.stats, d.load
+	pids := l.ServedBy()
 	t.Logf("%s: %d GETs over %d processes, %d failed (%d refused), %d resets; %d POSTs, %d failed, %d retried",
-		d.mode, s.ok.Load()+s.failed.Load(), len(s.pids), s.failed.Load(), s.refused.Load(), s.resets.Load(),
+		d.mode, l.OK.Load()+l.Failed.Load(), len(pids), l.Failed.Load(), s.refused.Load(), s.resets.Load(),
 		s.posts.Load(), s.postFailed.Load(), s.postRetried.Load())
-	if s.failed.Load() != 0 || s.resets.Load() != 0 || s.postFailed.Load() != 0 {
+	if l.Failed.Load() != 0 || s.resets.Load() != 0 || s.postFailed.Load() != 0 {
 		t.Errorf("lost requests: %d failed, %d resets, %d POSTs failed; first errors: %q",
-			s.failed.Load(), s.resets.Load(), s.postFailed.Load(), s.errs)
+			l.Failed.Load(), s.resets.Load(), s.postFailed.Load(), l.Errors())
 	}
-	if len(s.pids) < deployReplaces+1 {
-		t.Errorf("GETs were served by %d processes, want %d: %v", len(s.pids), deployReplaces+1, s.pids)
+	if len(pids) < deployReplaces+1 {
+		t.Errorf("GETs were served by %d processes, want %d: %v", len(pids), deployReplaces+1, pids)
 	}
-	if s.ok.Load() < 1000 || len(s.keys) < 50 {
-		t.Errorf("too little load to prove anything: %d GETs, %d POSTs", s.ok.Load(), len(s.keys))
+	if l.OK.Load() < 1000 || len(s.keys) < 50 {
+		t.Errorf("too little load to prove anything: %d GETs, %d POSTs", l.OK.Load(), len(s.keys))
 	}
 	f, err := os.Open(d.execLog)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -48,13 +47,7 @@ func mistypedBody() []byte {
 
 // unknownKeysBody is a valid order plus n unknown keys.
 func unknownKeysBody(n int) []byte {
-	var b strings.Builder
-	b.WriteString(`{"customer":"x","items":[{"sku":"A-1","qty":1}]`)
-	for i := range n {
-		fmt.Fprintf(&b, `,"k%d":0`, i)
-	}
-	b.WriteString(`}`)
-	return []byte(b.String())
+	return validatetest.ManyKeysBody(`"customer":"x","items":[{"sku":"A-1","qty":1}]`, n)
 }
 
 func boundedApp(cfg ...fx.Config) fasthttp.RequestHandler {
@@ -85,12 +78,8 @@ func boundedServe(h fasthttp.RequestHandler, uri string, body []byte) (int, []by
 	rc := kittest.RequestCtx("POST", uri)
 	rc.Request.Header.SetContentType("application/json")
 	rc.Request.SetBody(body)
-	var a, b runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&a)
-	h(rc)
-	runtime.ReadMemStats(&b)
-	return rc.Response.StatusCode(), bytes.Clone(rc.Response.Body()), b.TotalAlloc - a.TotalAlloc
+	alloc := validatetest.Allocated(func() { h(rc) })
+	return rc.Response.StatusCode(), bytes.Clone(rc.Response.Body()), alloc
 }
 
 type boundedDetails struct {

@@ -6,24 +6,14 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/validate"
 )
 
 // t stands for the *testing.T of a test function in these examples. It
 // prints failures, so that a failing assertion changes an example's output
 // (and fails it).
-var t testing.TB = printTB{}
-
-type printTB struct{ testing.TB }
-
-func (printTB) Helper()        {}
-func (printTB) Cleanup(func()) {}
-func (printTB) Errorf(format string, args ...any) {
-	fmt.Printf("FAIL: "+format+"\n", args...)
-}
-func (printTB) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf(format, args...))
-}
+var t testing.TB = kittest.PrintTB{}
 
 func newUserApp() *fx.App {
 	app := fx.New()
@@ -92,10 +82,10 @@ func Example_strict() {
 	// 	POST /orders 404 APP_SKU_UNKNOWN
 }
 
-// endingTB is a printTB whose Cleanup functions run when end is called,
+// endingTB is a kittest.PrintTB whose Cleanup functions run when end is called,
 // as they run when a test function returns.
 type endingTB struct {
-	printTB
+	kittest.PrintTB
 	cleanups []func()
 }
 

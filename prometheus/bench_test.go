@@ -80,14 +80,7 @@ func closesCounted(b *testing.B, reg *prometheus.Registry) float64 {
 // request at its connection's end.
 func benchWSApp(reg *prometheus.Registry) *fx.App {
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
-	app.Get("/hello", func(c *fx.Ctx) error {
-		c.RequestCtx().SetStatusCode(101)
-		c.AddLogAttrs(slog.Int("ws_close_code", 1000), slog.String("ws_close_reason", ""),
-			slog.Bool("ws_closed_by_peer", true),
-			slog.Int64("ws_messages_in", 3), slog.Int64("ws_messages_out", 2),
-			slog.Int64("ws_bytes_in", 30), slog.Int64("ws_bytes_out", 20))
-		return nil
-	})
+	app.Get("/hello", upgradedEnd(""))
 	if reg != nil {
 		fxprom.Register(app, fxprom.Config{Registry: reg})
 	}

@@ -380,6 +380,21 @@ func TestGatherFailureIsEnvelope(t *testing.T) {
 	}
 }
 
+// upgradedEnd answers as package websocket leaves an upgraded request
+// when its connection ends: status 101 and the connection's figures as
+// ws_* log attributes (closed by the peer with 1000 and reason, 3
+// messages and 30 bytes in, 2 messages and 20 bytes out).
+func upgradedEnd(reason string) fx.Handler {
+	return func(c *fx.Ctx) error {
+		c.RequestCtx().SetStatusCode(101)
+		c.AddLogAttrs(slog.Int("ws_close_code", 1000), slog.String("ws_close_reason", reason),
+			slog.Bool("ws_closed_by_peer", true),
+			slog.Int64("ws_messages_in", 3), slog.Int64("ws_messages_out", 2),
+			slog.Int64("ws_bytes_in", 30), slog.Int64("ws_bytes_out", 20))
+		return nil
+	}
+}
+
 // An upgraded request, as package websocket leaves it when its connection
 // ends (status 101, the figures as ws_* log attributes), is counted once
 // in the request series and adds its figures to the WebSocket counters;
@@ -388,14 +403,7 @@ func TestGatherFailureIsEnvelope(t *testing.T) {
 func TestWebSocketFiguresCounted(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
-	app.Get("/ws/:room", func(c *fx.Ctx) error {
-		c.RequestCtx().SetStatusCode(101)
-		c.AddLogAttrs(slog.Int("ws_close_code", 1000), slog.String("ws_close_reason", "bye"),
-			slog.Bool("ws_closed_by_peer", true),
-			slog.Int64("ws_messages_in", 3), slog.Int64("ws_messages_out", 2),
-			slog.Int64("ws_bytes_in", 30), slog.Int64("ws_bytes_out", 20))
-		return nil
-	})
+	app.Get("/ws/:room", upgradedEnd("bye"))
 	app.Get("/plain", func(c *fx.Ctx) error {
 		c.RequestCtx().SetStatusCode(101) // a 101 without the figures
 		return nil

@@ -113,8 +113,8 @@ func bytesKey(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b
 // streamTop is validateTop over bytes: null is absence. The walk reads
 // a body whose grammar CheckJSON accepted (on `[1,2` it would look for
 // the closing bracket past the end), so a malformed body gets
-// DecodeJSON's answer first: one grammar pass more per body, which fx's
-// own body check also pays before it.
+// DecodeJSON's answer first: the one grammar pass of the body (fx does
+// not check it again: the builders are GrammarCheckers).
 func streamTop(s checker, body []byte, max int) Result {
 	if err := CheckJSON(body); err != nil {
 		return jsonErrorResult(err)
@@ -274,6 +274,11 @@ func (s *ObjectSchema) ValidateJSONLimit(body []byte, max int) Result {
 	return streamTop(s, body, max)
 }
 
+// ChecksGrammar reports true: ValidateJSON checks the grammar of every
+// body before its walk (see GrammarChecker), so fx does not check it
+// again.
+func (s *ObjectSchema) ChecksGrammar() bool { return true }
+
 // ValidateJSON is Validate(DecodeJSON(body)) computed over the bytes.
 func (s *ArraySchema) ValidateJSON(body []byte) Result { return streamTop(s, body, 0) }
 
@@ -281,5 +286,8 @@ func (s *ArraySchema) ValidateJSON(body []byte) Result { return streamTop(s, bod
 func (s *ArraySchema) ValidateJSONLimit(body []byte, max int) Result {
 	return streamTop(s, body, max)
 }
+
+// ChecksGrammar reports true, as ObjectSchema's does.
+func (s *ArraySchema) ChecksGrammar() bool { return true }
 
 func jsonErrorResult(err error) Result { return Result{Issues: []Issue{jsonIssueOf(err)}} }

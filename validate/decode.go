@@ -166,7 +166,22 @@ func (n *dnode) decode(body []byte, at unsafe.Pointer) error {
 // DecodeJSON holds its float64: StructSchema.ValidateJSON's answer
 // differs then).
 func (n *dnode) decodeLong(body []byte, at unsafe.Pointer) (long bool, err error) {
+	return n.read(getParser(body, false), at)
+}
+
+// decodeHoles is decode for the re-encoding of a type-checked tree,
+// whose left-out values (jsontree.Hole) are null: null is then the zero
+// value wherever it stands, as go-json reads it, not a misfit
+// (parser.holes).
+func (n *dnode) decodeHoles(body []byte, at unsafe.Pointer) error {
 	p := getParser(body, false)
+	p.holes = true
+	_, err := n.read(p, at)
+	return err
+}
+
+// read is decodeLong with the parser taken (and given back here).
+func (n *dnode) read(p *parser, at unsafe.Pointer) (long bool, err error) {
 	p.skipSpace()
 	err = p.fill(n, at)
 	p.skipSpace()
@@ -174,7 +189,7 @@ func (n *dnode) decodeLong(body []byte, at unsafe.Pointer) (long bool, err error
 		err = errMisfit
 	}
 	long = p.long
-	p.arena, p.long = nil, false
+	p.arena, p.long, p.holes = nil, false, false
 	putParser(p)
 	return long, err
 }
@@ -491,7 +506,7 @@ func (p *parser) fillSlice(n *dnode, at unsafe.Pointer) error {
 			reflect.Copy(reflect.NewAt(n.arrayOf(class), grown).Elem(), reflect.NewAt(n.arrayOf(class-1), arr).Elem())
 			arr, capacity = grown, capacity*2
 		}
-		if !n.d.elemNull && p.pos < len(p.data) && p.data[p.pos] == 'n' {
+		if !n.d.elemNull && p.pos < len(p.data) && p.data[p.pos] == 'n' && !p.holes {
 			return errMisfit // null where the element does not take it (takesNull)
 		}
 		if err := p.fill(n.elem, unsafe.Add(arr, uintptr(length)*size)); err != nil {
@@ -606,7 +621,7 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 		switch {
 		case i >= 0 && c == '"' && n.fields[i].op == dString:
 			err = p.fillString(unsafe.Add(at, n.offs[i])) // fill's commonest case, without its dispatch
-		case i >= 0 && c == 'n' && !d.fields[i].null:
+		case i >= 0 && c == 'n' && !d.fields[i].null && !p.holes:
 			return errMisfit // null where the field does not take it (takesNull)
 		case i >= 0:
 			err = p.fill(n.fields[i], unsafe.Add(at, n.offs[i]))
@@ -718,7 +733,7 @@ func (p *parser) foldedMember(n *dnode, at unsafe.Pointer, i int, seg string, ag
 	}
 	p.pos++
 	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == 'n' && !n.d.fields[i].null {
+	if p.pos < len(p.data) && p.data[p.pos] == 'n' && !n.d.fields[i].null && !p.holes {
 		return errMisfit // null where the field does not take it (takesNull)
 	}
 	var err error

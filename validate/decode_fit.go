@@ -122,7 +122,7 @@ func (p *parser) fit(d *tdesc) error {
 // fitMember is fit for a member of an object or an array: null fits only
 // where the member takes it (null: takesNull).
 func (p *parser) fitMember(d *tdesc, null bool) error {
-	if !null && p.pos < len(p.data) && p.data[p.pos] == 'n' {
+	if !null && p.pos < len(p.data) && p.data[p.pos] == 'n' && !p.holes {
 		return p.misfit(d)
 	}
 	return p.fit(d)

@@ -110,7 +110,7 @@ func (td *typeDecoder) misfits(body []byte, max int) []Issue {
 // jsonIssueOf is the issue of a CheckJSON error.
 func jsonIssueOf(err error) Issue {
 	if je, ok := err.(*JSONError); ok {
-		return Issue{Path: nonNil(je.Path), Message: je.Message}
+		return je.Issue()
 	}
 	return Issue{Path: []string{}, Message: err.Error()}
 }

@@ -21,10 +21,12 @@
 // float64, and nil for an empty body); for a route's Query, a
 // map[string]any whose values are string, or []string for a repeated key.
 //
-// Three optional interfaces make a schema cheaper to run, with the same
+// Four optional interfaces make a schema cheaper to run, with the same
 // Result on the wire: Decoder receives the raw body bytes instead of the
-// decoded tree (ValidateJSON), and Limited and LimitedDecoder stop after a
-// given number of issues (ValidateLimit, ValidateJSONLimit). A schema that
+// decoded tree (ValidateJSON), a GrammarChecker is a Decoder that checks
+// the body's grammar in its own pass (fx then does not check it first),
+// and Limited and LimitedDecoder stop after a given number of issues
+// (ValidateLimit, ValidateJSONLimit). A schema that
 // cannot validate at all (a broken schema, a failed dependency) returns
 // Fail(err) rather than issues.
 //
@@ -89,8 +91,9 @@
 //     4 KiB (none of them aliases the body) and one per slice.
 //   - The builder allocates only its outputs (one map per object, one
 //     slice per array), the boxed numbers of coerced query values, and the
-//     issues of a failure. Object and Array implement Decoder: fx runs them
-//     over the body bytes, and only the values they look at are decoded.
+//     issues of a failure. Object and Array implement Decoder and
+//     GrammarChecker: fx runs them over the body bytes, which they check
+//     once, and only the values they look at are decoded.
 //   - Struct decodes a valid body straight into a new T in the one pass
 //     above: one allocation for the T, one for its strings,
 //     one per slice and pointer. The type and its tags are compiled

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -118,16 +117,6 @@ type hugeOrder struct {
 	} `json:"items"`
 }
 
-// allocated returns the bytes f allocates (TotalAlloc delta; not timed).
-func allocated(f func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&a)
-	f()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
-
 func TestLimitStopsTheWork(t *testing.T) {
 	body := hugeItems(4 << 20)
 	// the Struct schema fails on numbers: 4 MiB of 1s where objects belong
@@ -145,7 +134,7 @@ func TestLimitStopsTheWork(t *testing.T) {
 	}
 	for _, c := range cases {
 		var res validate.Result
-		n := allocated(func() { res = c.run() })
+		n := validatetest.Allocated(func() { res = c.run() })
 		if len(res.Issues) != 101 {
 			t.Errorf("%s: %d issues, want 101 (the limit)", c.name, len(res.Issues))
 		}
@@ -156,12 +145,12 @@ func TestLimitStopsTheWork(t *testing.T) {
 	// the tree path stops too (the tree itself is the caller's)
 	tree, _ := validate.DecodeJSON(body)
 	var res validate.Result
-	n := allocated(func() { res = hugeSchema.ValidateLimit(tree, 101) })
+	n := validatetest.Allocated(func() { res = hugeSchema.ValidateLimit(tree, 101) })
 	if len(res.Issues) != 101 || n > 1<<20 {
 		t.Errorf("tree: %d issues, %d bytes allocated", len(res.Issues), n)
 	}
 	st, _ := validate.DecodeJSON(ones)
-	n = allocated(func() { res = validate.Struct[hugeOrder]().ValidateLimit(st, 101) })
+	n = validatetest.Allocated(func() { res = validate.Struct[hugeOrder]().ValidateLimit(st, 101) })
 	if len(res.Issues) != 101 || n > 1<<20 {
 		t.Errorf("struct tree: %d issues, %d bytes allocated", len(res.Issues), n)
 	}
@@ -181,8 +170,8 @@ func TestStrictUnknownKeysBounded(t *testing.T) {
 	// ValidateJSONLimit checks the grammar first (CheckJSON: its set of
 	// the object's keys is what duplicate keys are found with, ~25 bytes
 	// a key); beyond that, the walk's issues stay bounded.
-	grammar := allocated(func() { _ = validate.CheckJSON(body) })
-	n := allocated(func() { res = hugeSchema.ValidateJSONLimit(body, 100) })
+	grammar := validatetest.Allocated(func() { _ = validate.CheckJSON(body) })
+	n := validatetest.Allocated(func() { res = hugeSchema.ValidateJSONLimit(body, 100) })
 	if len(res.Issues) != 100 || n > grammar+1<<20 {
 		t.Fatalf("%d issues, %d bytes allocated (%d of them the grammar check's)", len(res.Issues), n, grammar)
 	}

@@ -43,12 +43,18 @@ type JSONError struct {
 // Error returns Message.
 func (e *JSONError) Error() string { return e.Message }
 
+// Issue is the one issue by which a body e rejects is refused: e's Path
+// (empty, never nil, for a syntax error) and Message. fx answers such a
+// body with it, at location "body"; a GrammarChecker returns it as the
+// only issue of its Result.
+func (e *JSONError) Issue() Issue { return Issue{Path: nonNil(e.Path), Message: e.Message} }
+
 // CheckJSON reports whether data is exactly one well-formed JSON value
 // with no duplicate keys, valid UTF-8 and no number too large for a
 // float64, without building anything: it rejects exactly what DecodeJSON
-// rejects, with the same error. It does not allocate unless the input has
-// an object with more than 32 keys or is rejected. An empty (or
-// all-whitespace) input is rejected.
+// rejects, with the same error, always a *JSONError. It does not
+// allocate unless the input has an object with more than 32 keys or is
+// rejected. An empty (or all-whitespace) input is rejected.
 func CheckJSON(data []byte) error {
 	p := getParser(data, false)
 	_, err := p.document()
@@ -62,8 +68,9 @@ func CheckJSON(data []byte) error {
 // DecodeJSON decodes exactly one JSON value from data, as Schema.Validate
 // receives it: objects map[string]any, arrays []any, numbers float64,
 // strings, booleans and nil. It rejects what CheckJSON rejects, numbers
-// too large for a float64 included. Cost: one allocation per object, array, string
-// and number, like encoding/json.
+// too large for a float64 included, with CheckJSON's *JSONError. Cost:
+// one allocation per object, array, string and number, like
+// encoding/json.
 func DecodeJSON(data []byte) (any, error) {
 	p := getParser(data, true)
 	v, err := p.document()
@@ -138,6 +145,11 @@ type parser struct {
 	// long: it wrote an integer of 16 digits or more.
 	arena []byte
 	long  bool
+	// holes: null is the zero value of any type, as go-json reads it
+	// (the one-pass decoder over lenientRules' re-encoded tree, whose
+	// left-out values are null); otherwise null stands only where the
+	// type takes it (takesNull).
+	holes bool
 	// list collects the type issues of the strict walk (decode_fit.go);
 	// nil: the walk stops at the first misfit.
 	list *state

@@ -116,6 +116,41 @@ func BenchmarkStructValidateJSON(b *testing.B) {
 	}
 }
 
+// BenchmarkStructValidateTree is Validate of a tree: a decoded body (a
+// Struct nested in a builder object, a caller holding the tree) and a
+// query's map (QueryStruct, fx's query path): the type check of the
+// tree, its re-encoding, the one-pass decode of it and the rules.
+func BenchmarkStructValidateTree(b *testing.B) {
+	type list struct {
+		Limit int      `json:"limit" validate:"min=1,max=100"`
+		Sort  string   `json:"sort"`
+		Q     string   `json:"q"`
+		Tags  []string `json:"tags"`
+	}
+	body, err := validate.DecodeJSON([]byte(`{"id":7,"name":"Ada","price":9.5,"gift":true,"lines":[{"sku":"a","qty":1},{"sku":"b","qty":2}],"labels":{"k":"v"}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	query := map[string]any{"limit": "20", "sort": "asc", "q": "shoes", "tags": []string{"a", "b"}}
+	for _, c := range []struct {
+		name string
+		s    validate.Schema
+		tree any
+	}{
+		{"body", validate.Struct[Order](), body},
+		{"query", validate.QueryStruct[list](), query},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if res := c.s.Validate(c.tree); len(res.Issues) > 0 {
+					b.Fatal(res.Issues)
+				}
+			}
+		})
+	}
+}
+
 type wideNums struct {
 	I   int            `json:"i"`
 	U   uint64         `json:"u"`

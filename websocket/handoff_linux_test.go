@@ -4,16 +4,11 @@ package websocket_test
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -44,115 +39,50 @@ func TestDeployHandOffClosesWebSocketsWith1001(t *testing.T) {
 		handoffLoaders = 4
 		handoffRounds  = 3
 	)
-	if os.Getenv("FX_DEPLOY_TEST") != "1" {
-		t.Skip("builds a binary and runs seconds of load: set FX_DEPLOY_TEST=1 (.ci/run does)")
-	}
-	dir := t.TempDir()
-	built, bin, pidFile := filepath.Join(dir, "handoffd.build"), filepath.Join(dir, "handoffd"), filepath.Join(dir, "pid")
+	kittest.RequireDeployTest(t)
+	built := filepath.Join(t.TempDir(), "handoffd.build")
 	if out, err := exec.Command("go", "build", "-o", built, "./testdata/handoffd").CombinedOutput(); err != nil {
 		t.Fatalf("go build ./testdata/handoffd: %v\n%s", err, out)
 	}
-	kittest.ReplaceBinary(t, built, bin)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	out, err := os.Create(filepath.Join(dir, "out.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "ADDR="+addr, "PIDFILE="+pidFile)
-	cmd.Stdout, cmd.Stderr = out, out // a file: a handed-off generation outlives cmd
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go cmd.Wait() // reap it
-	t.Cleanup(func() {
-		if pid, err := kittest.ReadPID(pidFile); err == nil {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-		cmd.Process.Kill()
-		if t.Failed() {
-			b, _ := os.ReadFile(out.Name())
-			t.Logf("server output:\n%s", b)
-		}
-		out.Close()
-	})
-	pid := kittest.WaitNewPID(t, pidFile, 0)
+	d := kittest.NewDeployed(t, built, addr)
+	pid := d.Start(t, exec.Command(d.Bin))
 
-	// The HTTP load: a few keep-alive clients, until stop.
-	var (
-		ok, failed atomic.Int64
-		mu         sync.Mutex
-		errs       []string
-		servedBy   = map[string]int{}
-		wg         sync.WaitGroup
-	)
-	stop := make(chan struct{})
+	// The HTTP load: a few keep-alive clients, until stopped.
 	tr := &http.Transport{MaxIdleConnsPerHost: handoffLoaders, DisableCompression: true}
 	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: tr, Timeout: 15 * time.Second}
-	for range handoffLoaders {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				resp, err := hc.Get("http://" + addr + "/work")
-				var body []byte
-				if err == nil {
-					body, err = io.ReadAll(resp.Body)
-					resp.Body.Close()
-				}
-				mu.Lock()
-				if err != nil || resp.StatusCode != 200 || string(body) != "ok" {
-					failed.Add(1)
-					if len(errs) < 10 {
-						errs = append(errs, fmt.Sprintf("GET /work: %v %q", err, body))
-					}
-				} else {
-					ok.Add(1)
-					servedBy[resp.Header.Get("X-Pid")]++
-				}
-				mu.Unlock()
-			}
-		})
-	}
+	load := kittest.StartGetLoad(&http.Client{Transport: tr, Timeout: 15 * time.Second}, "http://"+addr+"/work", handoffLoaders)
 
 	socks := openSockets(t, addr, pid, handoffSockets)
 	for range handoffRounds {
 		time.Sleep(300 * time.Millisecond) // requests and sockets are busy on the current process
-		kittest.ReplaceBinary(t, built, bin)
-		if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
-			t.Fatal(err)
-		}
-		next := kittest.WaitNewPID(t, pidFile, pid)
+		_, next := d.HandOff(t)
 		kittest.WaitGone(t, pid)
 		requireGoingAway(t, socks, pid)
 		pid = next
 		socks = openSockets(t, addr, pid, handoffSockets) // the old process is gone: these are the new one's
 	}
 	time.Sleep(300 * time.Millisecond)
-	close(stop)
-	wg.Wait()
+	load.Stop()
 	// The last process's stop (SIGTERM, Run's Shutdown) sends 1001 too.
 	syscall.Kill(pid, syscall.SIGTERM)
 	kittest.WaitGone(t, pid)
 	requireGoingAway(t, socks, pid)
 
+	servedBy := load.ServedBy()
 	t.Logf("%d hand-offs: %d GETs over %d processes, %d failed; %d WebSockets per process closed with 1001",
-		handoffRounds, ok.Load()+failed.Load(), len(servedBy), failed.Load(), handoffSockets)
-	if failed.Load() != 0 {
-		t.Errorf("%d GETs failed across the hand-offs; first errors: %q", failed.Load(), errs)
+		handoffRounds, load.OK.Load()+load.Failed.Load(), len(servedBy), load.Failed.Load(), handoffSockets)
+	if load.Failed.Load() != 0 {
+		t.Errorf("%d GETs failed across the hand-offs; first errors: %q", load.Failed.Load(), load.Errors())
 	}
-	if len(servedBy) < handoffRounds+1 || ok.Load() < 100 {
+	if len(servedBy) < handoffRounds+1 || load.OK.Load() < 100 {
 		t.Errorf("too little load to prove anything: %d GETs served by processes %v, want %d processes",
-			ok.Load(), servedBy, handoffRounds+1)
+			load.OK.Load(), servedBy, handoffRounds+1)
 	}
 }
 

@@ -31,6 +31,9 @@
 //   - A head ended by a bare LF (bareblock.go): a connection whose read
 //     returned a whole head that fasthttp would wait on fails its next
 //     read with ErrBareLFHead, so the core answers it at once.
+//   - The serving goroutine's stack (stack.go): a connection's first read
+//     grows it to the size the response path needs, while the stack is
+//     shallow and its copy cheap.
 //
 // The core's use, per request: FramingGuard runs as the header is read;
 // on a transport error, MarkedFault and ErrorResponse before the envelope

@@ -403,13 +403,20 @@ type limitConn struct {
 
 // Read notes that the client sent something, and fails at once with
 // ErrBareLFHead after a read that returned a head fasthttp would wait on
-// (bareblock.go). Cost: two branches per read, and a few byte compares
-// on a read that begins a request.
+// (bareblock.go). Until the first byte arrives it grows the serving
+// goroutine's stack (stack.go). Cost: two branches per read, and a few
+// byte compares on a read that begins a request; once per connection,
+// reserveStack.
 func (c *limitConn) Read(p []byte) (int, error) {
 	if c.bareLF {
 		return 0, ErrBareLFHead
 	}
-	start := !c.gotByte || c.idle()
+	start := true
+	if !c.gotByte {
+		reserveStack()
+	} else {
+		start = c.idle()
+	}
 	n, err := c.Conn.Read(p)
 	if n > 0 && c.closed.Load() {
 		return 0, io.EOF // closed while the listener drains: what raced the close is not served (drain.go)

@@ -1,11 +1,14 @@
 // Package kittest holds the test helpers shared by the kit packages'
 // tests (health, static, middleware, middleware/jwt): they check the wire
-// envelope (through fxtest.CheckEnvelope), drive an App's handler directly,
-// without a server, loop benchmarks over it and read its logs, and
-// follow the processes of the deploy tests (Linux);
-// ServeForClients serves an example to the generated clients' tests. The
-// JWT fixtures live in jwtkit, so that kittest links no JWT library and
-// nested modules can use it. Only tests import it.
+// envelope (through fxtest.CheckEnvelope), drive an App's handler
+// directly, without a server, loop benchmarks over it, read its logs,
+// wait for a state another goroutine reaches (Within, Eventually), and
+// follow the processes of the deploy tests (Linux); PrintTB stands for a
+// test's t in runnable examples; ServeForClients serves an example to
+// the generated clients' tests; GrammarChecks counts how often a route
+// checks a body's grammar. The JWT fixtures live in jwtkit, so that
+// kittest links no JWT library and nested modules can use it. Only tests
+// import it.
 package kittest
 
 import (
@@ -198,5 +201,19 @@ func Within[T any](t testing.TB, ch <-chan T, what string) T {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("gave up waiting: %s", what)
 		panic("unreachable")
+	}
+}
+
+// Eventually polls cond every 5 ms until it holds, failing the test with
+// what when it does not within 5 s: for a state another goroutine
+// reaches after the test's last step (an observer run after the
+// connection closed, a file removed after the response), a bound on a
+// broken behaviour, not a timing assertion.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 5s: %s", what)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package idempotency_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -94,5 +95,115 @@ func TestMemoryStoreFencing(t *testing.T) {
 	}
 	if rec, _, _ := s.Get(ctx, "k"); rec.State != idempotency.Completed || string(rec.Response.Body) != "new" {
 		t.Fatalf("stored: %+v", rec)
+	}
+}
+
+// A store with the default configuration does not grow with the bytes
+// of the responses it stores: 1,000 responses of 128 KiB (125 MiB) leave
+// at most DefaultMaxBytes (64 MiB) and a little more on the heap, the
+// newest still replayable.
+func TestMemoryStoreDefaultBoundedByBytes(t *testing.T) {
+	s := idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{})
+	ctx := context.Background()
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const n, size = 1000, 128 << 10
+	for i := range n {
+		key := "k" + strconv.Itoa(i)
+		tok, _, err := s.Claim(ctx, key, idempotency.Fingerprint{}, time.Minute)
+		if err != nil {
+			t.Fatalf("claim %d: %v", i, err)
+		}
+		if err := s.Complete(ctx, key, tok, idempotency.Response{Status: 201, Body: make([]byte, size)}, time.Hour); err != nil {
+			t.Fatalf("complete %d: %v", i, err)
+		}
+	}
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 72<<20 {
+		t.Fatalf("the store holds %d MiB of heap after %d responses of %d KiB, want <= 72 MiB", grew>>20, n, size>>10)
+	}
+	if rec, ok, _ := s.Get(ctx, "k"+strconv.Itoa(n-1)); !ok || len(rec.Response.Body) != size {
+		t.Fatal("the newest response was not kept")
+	}
+	runtime.KeepAlive(s)
+}
+
+// The policy at MaxBytes: the oldest completed responses go first; live
+// claims are never evicted, so a store full of them refuses a new claim
+// (ErrStoreFull); a response that cannot fit is not stored, its claim is
+// released (the key is free again) and Complete answers ErrStoreFull; a
+// response larger than MaxBytes alone never evicts anything.
+func TestMemoryStoreMaxBytesPolicy(t *testing.T) {
+	ctx := context.Background()
+	s := idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{MaxBytes: 64 << 10})
+	claim := func(key string) uint64 {
+		t.Helper()
+		tok, _, err := s.Claim(ctx, key, idempotency.Fingerprint{}, time.Minute)
+		if err != nil {
+			t.Fatalf("claim %s: %v", key, err)
+		}
+		return tok
+	}
+	body := func(kib int) idempotency.Response {
+		return idempotency.Response{Status: 201, Body: make([]byte, kib<<10)}
+	}
+	for i := range 3 { // three 20 KiB responses: 60 KiB and overheads
+		key := "done" + strconv.Itoa(i)
+		if err := s.Complete(ctx, key, claim(key), body(20), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Complete(ctx, "done3", claim("done3"), body(20), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.Get(ctx, "done0"); ok {
+		t.Fatal("the oldest response was kept past MaxBytes")
+	}
+	for _, key := range []string{"done1", "done2", "done3"} {
+		if _, ok, _ := s.Get(ctx, key); !ok {
+			t.Fatalf("%s evicted, want only the oldest gone", key)
+		}
+	}
+	if b := s.Bytes(); b > 64<<10 {
+		t.Fatalf("Bytes %d > MaxBytes", b)
+	}
+
+	// Too large alone: not stored, nothing evicted, the claim released.
+	tok := claim("huge")
+	if err := s.Complete(ctx, "huge", tok, body(100), time.Hour); !errors.Is(err, idempotency.ErrStoreFull) {
+		t.Fatalf("a response over MaxBytes: %v, want ErrStoreFull", err)
+	}
+	if _, ok, _ := s.Get(ctx, "huge"); ok {
+		t.Fatal("the claim of an unstorable response was kept")
+	}
+	if _, ok, _ := s.Get(ctx, "done1"); !ok {
+		t.Fatal("a response over MaxBytes evicted others")
+	}
+
+	// Live claims fill the store: completed entries go, claims stay, and
+	// then neither a claim nor a response fits.
+	s = idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{MaxBytes: 4 << 10})
+	var claims []string
+	for i := 0; ; i++ {
+		key := "live" + strconv.Itoa(i)
+		_, _, err := s.Claim(ctx, key, idempotency.Fingerprint{}, time.Minute)
+		if errors.Is(err, idempotency.ErrStoreFull) {
+			break
+		}
+		if err != nil || i > 1000 {
+			t.Fatalf("claim %d: %v", i, err)
+		}
+		claims = append(claims, key)
+	}
+	for _, key := range claims {
+		if rec, ok, _ := s.Get(ctx, key); !ok || rec.State != idempotency.InFlight {
+			t.Fatalf("live claim %s evicted", key)
+		}
+	}
+	if b := s.Bytes(); b > 4<<10 {
+		t.Fatalf("Bytes %d > MaxBytes", b)
 	}
 }

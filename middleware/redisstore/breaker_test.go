@@ -70,58 +70,68 @@ func storeApp(t *testing.T, opt *redis.Options, log *stateLog) *fx.App {
 	return app
 }
 
-// timed serves one request and returns its answer and duration.
-func timed(app *fx.App) (response, time.Duration) {
-	start := time.Now()
-	r := serve(app, "c")
-	return r, time.Since(start)
-}
-
-// expectFastRefusals checks that while Redis is unreachable the first
-// refusal comes within 250 ms (each of the FailureThreshold calls waits
-// at most Timeout, 100 ms), and that once the circuit is open each
-// refusal takes under 5 ms (no Redis wait at all); all are 503
-// FX_SERVICE_UNAVAILABLE. It returns the first refusal's duration.
-func expectFastRefusals(t *testing.T, app *fx.App) time.Duration {
+// expectFastRefusals sends n requests through send while Redis does not
+// answer: each must be refused (send reports whether its answer is the
+// refusal the test expects, and the answer itself for the failure
+// message); each of the first DefaultFailureThreshold within 250 ms
+// (each waits at most the store's Timeout, 100 ms), and once the circuit
+// is open each within open (no Redis wait at all). It returns the first
+// refusal's duration.
+func expectFastRefusals(t *testing.T, n int, open time.Duration, send func(i int) (refused bool, answer any)) time.Duration {
 	t.Helper()
 	var first time.Duration
-	for i := range 40 {
-		r, d := timed(app)
-		if r.status != 503 || r.code != fx.ErrorCodes.ServiceUnavailable || r.reason != ratelimit.ReasonUnavailable {
-			t.Fatalf("request %d with Redis down: %d %s", i+1, r.status, r.body)
+	for i := range n {
+		began := time.Now()
+		refused, answer := send(i)
+		took := time.Since(began)
+		if !refused {
+			t.Fatalf("request %d with Redis not answering: %+v", i+1, answer)
 		}
-		switch {
-		case i == 0:
-			first = d
-			if d > 250*time.Millisecond {
-				t.Fatalf("first refusal took %v, want < 250ms", d)
-			}
-		case i < redisstore.DefaultFailureThreshold:
-			if d > 250*time.Millisecond {
-				t.Fatalf("refusal %d took %v, want < 250ms", i+1, d)
-			}
-		default:
-			if d > 5*time.Millisecond {
-				t.Fatalf("refusal %d (circuit open) took %v, want < 5ms", i+1, d)
-			}
+		limit := open
+		if i < redisstore.DefaultFailureThreshold {
+			limit = 250 * time.Millisecond
+		}
+		if i == 0 {
+			first = took
+		}
+		if took > limit {
+			t.Fatalf("refusal %d took %v, want < %v", i+1, took, limit)
 		}
 	}
 	return first
 }
 
-// awaitRecovery serves a request every 5 ms until one is allowed, and
-// returns how long that took (failing after 5 s).
-func awaitRecovery(t *testing.T, app *fx.App) time.Duration {
+// awaitRecovery calls allowed every poll until it reports a request
+// served again, and returns how long that took (failing after 5 s).
+func awaitRecovery(t *testing.T, poll time.Duration, allowed func(i int) bool) time.Duration {
 	t.Helper()
 	start := time.Now()
-	for time.Since(start) < 5*time.Second {
-		if r := serve(app, "c"); r.status == 200 {
+	for i := 0; time.Since(start) < 5*time.Second; i++ {
+		if allowed(i) {
 			return time.Since(start)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(poll)
 	}
 	t.Fatal("no request allowed within 5 s of Redis answering again")
 	return 0
+}
+
+// limitRefusals is expectFastRefusals for the rate limit: 40 requests,
+// each 503 FX_SERVICE_UNAVAILABLE with reason unavailable, under 5 ms
+// each once the circuit is open.
+func limitRefusals(t *testing.T, app *fx.App) time.Duration {
+	t.Helper()
+	return expectFastRefusals(t, 40, 5*time.Millisecond, func(int) (bool, any) {
+		r := serve(app, "c")
+		return r.status == 503 && r.code == fx.ErrorCodes.ServiceUnavailable && r.reason == ratelimit.ReasonUnavailable, r
+	})
+}
+
+// limitRecovery is awaitRecovery for the rate limit: a request every 5 ms
+// until one is allowed (200).
+func limitRecovery(t *testing.T, app *fx.App) time.Duration {
+	t.Helper()
+	return awaitRecovery(t, 5*time.Millisecond, func(int) bool { return serve(app, "c").status == 200 })
 }
 
 // TestRedisDownFailsFast kills Redis under an app whose client has
@@ -138,13 +148,13 @@ func TestRedisDownFailsFast(t *testing.T) {
 		t.Fatalf("Redis up: %d %s", r.status, r.body)
 	}
 	srv.Stop()
-	first := expectFastRefusals(t, app)
+	first := limitRefusals(t, app)
 	if n := log.count("open"); n != 1 {
 		t.Fatalf(`%d "open" log lines after 40 refusals, want 1 (%q)`, n, log.states)
 	}
 
 	srv.Restart()
-	recovery := awaitRecovery(t, app)
+	recovery := limitRecovery(t, app)
 	if recovery > 2*time.Second {
 		t.Fatalf("recovery took %v, want < 2s (ProbeInterval %v)", recovery, redisstore.DefaultProbeInterval)
 	}
@@ -168,9 +178,9 @@ func TestRedisHungFailsFast(t *testing.T) {
 			t.Fatalf("Redis up: %d %s", r.status, r.body)
 		}
 		srv.Pause()
-		first := expectFastRefusals(t, app)
+		first := limitRefusals(t, app)
 		srv.Resume()
-		recovery := awaitRecovery(t, app)
+		recovery := limitRecovery(t, app)
 		if o, c := log.count("open"), log.count("closed"); o != 1 || c != 1 {
 			t.Fatalf("log states %q, want one open and one closed", log.states)
 		}

@@ -1,11 +1,14 @@
 package redisstore_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -13,6 +16,8 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/client"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/internal/redistest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/idempotency"
@@ -411,34 +416,17 @@ func defaultOptionsApp(t *testing.T, addr string, runs *atomic.Int64, log *state
 	return app
 }
 
-// expectFastIdempotencyRefusals sends 20 keyed requests while Redis does
-// not answer: each is 503 FX_SERVICE_UNAVAILABLE, the first within 250 ms
-// (one call's 100 ms deadline), and once the circuit is open (after
-// DefaultFailureThreshold failures) each within 20 ms (no wait for Redis;
-// the bound allows for a loaded machine). The handler never runs.
-func expectFastIdempotencyRefusals(t *testing.T, app *fx.App, runs *atomic.Int64) time.Duration {
+// idempotencyRefusals is expectFastRefusals for the idempotency store: 20
+// keyed requests, each 503 FX_SERVICE_UNAVAILABLE, within 20 ms each
+// once the circuit is open (the bound allows for a loaded machine); the
+// handler never runs.
+func idempotencyRefusals(t *testing.T, app *fx.App, runs *atomic.Int64) time.Duration {
 	t.Helper()
 	before := runs.Load()
-	var first time.Duration
-	for i := range 20 {
-		began := time.Now()
+	first := expectFastRefusals(t, 20, 20*time.Millisecond, func(i int) (bool, any) {
 		r := post(app, "down-"+itoa(i), "{}")
-		took := time.Since(began)
-		if r.status != 503 || r.code != fx.ErrorCodes.ServiceUnavailable {
-			t.Fatalf("request %d with Redis not answering: %+v", i+1, r)
-		}
-		switch {
-		case i == 0:
-			first = took
-			fallthrough
-		case i < redisstore.DefaultFailureThreshold:
-			if took > 250*time.Millisecond {
-				t.Fatalf("refusal %d took %v, want < 250ms", i+1, took)
-			}
-		case took > 20*time.Millisecond:
-			t.Fatalf("refusal %d (circuit open) took %v, want < 20ms", i+1, took)
-		}
-	}
+		return r.status == 503 && r.code == fx.ErrorCodes.ServiceUnavailable, r
+	})
 	if runs.Load() != before {
 		t.Fatalf("the handler ran %d times without idempotency", runs.Load()-before)
 	}
@@ -467,29 +455,14 @@ func TestIdempotencyRedisDownFailsFast(t *testing.T) {
 				t.Fatalf("Redis up: %+v", r)
 			}
 			c.down(srv)
-			first := expectFastIdempotencyRefusals(t, app, &runs)
+			first := idempotencyRefusals(t, app, &runs)
 			c.up(srv)
-			awaitIdempotencyRecovery(t, app)
+			awaitRecovery(t, 10*time.Millisecond, func(i int) bool { return post(app, "recovered-"+itoa(i), "{}").status == 201 })
 			if o, cl := log.count("open"), log.count("closed"); o != 1 || cl != 1 {
 				t.Fatalf("log states %q, want one open and one closed", log.states)
 			}
 			t.Logf("Redis %s: first 503 after %v", c.name, first)
 		})
-	}
-}
-
-// awaitIdempotencyRecovery sends a fresh key every 10 ms until one runs
-// (201), failing after 5 s.
-func awaitIdempotencyRecovery(t *testing.T, app *fx.App) {
-	t.Helper()
-	for i := 0; ; i++ {
-		if r := post(app, "recovered-"+itoa(i), "{}"); r.status == 201 {
-			return
-		}
-		if i == 500 {
-			t.Fatal("no keyed request ran within 5 s of Redis answering again")
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -601,5 +574,192 @@ func TestIdempotencyRedisScopeWithoutStringSubject(t *testing.T) {
 	}
 	if runs.Load() != 4 {
 		t.Fatalf("handler ran %d times, want 4", runs.Load())
+	}
+}
+
+// cutProxy is the test's load balancer: it sends each request to the next
+// backend in turn. The first attempt of every call (the first request
+// with a given Idempotency-Key) fails on purpose, in one of two ways,
+// alternating by call: either it is forwarded, the backend runs it, and
+// the proxy then drops the client's connection without an answer (the
+// order exists, the client does not know it); or it is sent to a
+// draining instance that answers 503 FX_SERVICE_UNAVAILABLE.
+type cutProxy struct {
+	backends []string
+	draining string
+	next     atomic.Uint64
+	mu       sync.Mutex
+	seen     map[string]bool
+	calls    int
+	cuts     atomic.Int64
+	drained  atomic.Int64
+	fwd      *http.Client
+}
+
+func (p *cutProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key := r.Header.Get("Idempotency-Key")
+	p.mu.Lock()
+	first := !p.seen[key]
+	p.seen[key] = true
+	var drain bool
+	if first {
+		p.calls++
+		drain = p.calls%2 == 0
+	}
+	p.mu.Unlock()
+	target := p.backends[p.next.Add(1)%uint64(len(p.backends))]
+	if first && drain {
+		target = p.draining
+		p.drained.Add(1)
+	}
+	body, _ := io.ReadAll(r.Body)
+	req, _ := http.NewRequestWithContext(r.Context(), r.Method, "http://"+target+r.URL.RequestURI(), bytes.NewReader(body))
+	req.Header = r.Header.Clone()
+	resp, err := p.fwd.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if first && !drain {
+		p.cuts.Add(1)
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close() // forwarded and answered, never delivered
+		}
+		return
+	}
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	w.Write(out)
+}
+
+// Two fx instances on one Redis behind a round-robin proxy that fails the
+// first attempt of every call, half of them after the handler ran:
+// 1,000 calls of POST /orders through fx/client create exactly 1,000
+// orders, each caller gets its own.
+func TestRetriesAcrossInstancesCreateEachOrderOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	var mu sync.Mutex
+	orders := map[string]int{} // order ID -> times created
+	var seq atomic.Int64
+	instance := func() *fx.App {
+		app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+		app.Use(idempotency.New(idempotency.Config{
+			// Decisions, not timing: generous deadlines, so that a loaded
+			// machine does not turn slow Redis calls into 503s.
+			Store:          redisstore.NewIdempotencyStore(idemClient(t, srv.Addr), redisstore.IdempotencyStoreConfig{Timeout: testTimeout}),
+			StoreTimeout:   testTimeout,
+			Required:       true,
+			ShareAnonymous: true, // the test's callers are anonymous
+		}))
+		app.Post("/orders", func(c *fx.Ctx) error {
+			in, err := fx.JSONBody[struct {
+				Ref string `json:"ref"`
+			}](c)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			orders[in.Ref]++
+			mu.Unlock()
+			return c.JSON(201, map[string]any{"ref": in.Ref, "seq": seq.Add(1)})
+		})
+		return app
+	}
+	draining := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+	draining.Use(func(c *fx.Ctx, next fx.Next) error {
+		c.SetHeader("Retry-After", "0")
+		return fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "Draining")
+	})
+	p := &cutProxy{
+		backends: []string{fxtest.Serve(t, instance()), fxtest.Serve(t, instance())},
+		draining: fxtest.Serve(t, draining),
+		seen:     map[string]bool{},
+		fwd:      &http.Client{Timeout: 5 * time.Second},
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: p}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+
+	c := client.New(client.Config{
+		BaseURL: "http://" + ln.Addr().String(),
+		Retry:   client.Retry{MaxAttempts: 5, BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond},
+		// Every call here fails once on purpose: a budget that allows a
+		// retry per call (the default allows one per five).
+		Budget: client.NewBudget(client.BudgetConfig{Ratio: 1, MinRetries: 10}),
+	})
+	const calls, workers = 1000, 32
+	var wg sync.WaitGroup
+	var ok, typed atomic.Int64
+	refs := make(chan int)
+	var failMu sync.Mutex
+	var failures []error
+	for range workers {
+		wg.Go(func() {
+			for i := range refs {
+				ref := "order-" + itoa(i)
+				var out struct {
+					Ref string `json:"ref"`
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				err := c.Call(ctx, "POST", "/orders", map[string]string{"ref": ref}, &out)
+				cancel()
+				var fe *fx.Error
+				switch {
+				case err == nil && out.Ref == ref:
+					ok.Add(1)
+				case errors.As(err, &fe):
+					typed.Add(1)
+				default:
+					failMu.Lock()
+					failures = append(failures, err)
+					failMu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range calls {
+		refs <- i
+	}
+	close(refs)
+	wg.Wait()
+
+	if len(failures) > 0 {
+		t.Fatalf("%d calls ended with neither their order nor a typed *fx.Error; first: %v", len(failures), failures[0])
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for ref, n := range orders {
+		if n != 1 {
+			t.Errorf("order %s created %d times", ref, n)
+		}
+	}
+	if len(orders) != calls || ok.Load() != calls {
+		t.Fatalf("%d orders created, %d callers saw their order, %d typed errors; want %d and %d",
+			len(orders), ok.Load(), typed.Load(), calls, calls)
+	}
+	if p.cuts.Load() != calls/2 || p.drained.Load() != calls/2 {
+		t.Fatalf("the proxy cut %d and drained %d first attempts, want %d each", p.cuts.Load(), p.drained.Load(), calls/2)
+	}
+}
+
+func itoa(i int) string {
+	var b [20]byte
+	n := len(b)
+	for {
+		n--
+		b[n] = byte('0' + i%10)
+		i /= 10
+		if i == 0 {
+			return string(b[n:])
+		}
 	}
 }

@@ -15,12 +15,14 @@
 //
 // check.sh regenerates all of it from the served documents; in CI the
 // result must equal what is committed. The tests (go test in this folder)
-// build each example, start it on 127.0.0.1 (examples/orders and
-// examples/openapi as their TestServeForClients serves them, where a
-// request can be held in the orders handler and the user store marked
-// unreachable), check that it serves the document its clients were
-// generated from, and call every operation
-// through both generated clients until every declared response (status
-// and, for an error, each code) has been answered and decoded into the
-// client's typed value for it; see docs/openapi.md ("Clients").
+// start each example on 127.0.0.1 as its TestServeForClients serves it
+// (the App main builds, where a request can be held in the orders
+// handler, the user store marked unreachable, and any request made to
+// answer the 500 every operation declares: kittest.FaultHeader), check
+// that it serves the document its clients were generated from, and call
+// every operation through both generated clients until every declared
+// response (status and, for an error, each code) has been answered and
+// decoded into the client's typed value for it, the typed error equal to
+// the one sent (code, message, details); see docs/openapi.md
+// ("Clients").
 package clients

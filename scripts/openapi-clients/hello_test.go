@@ -29,18 +29,6 @@ func helloOgen(t *testing.T, ex example, r *recorder) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	index, err := c.Get(ctx, ogen.GetParams{})
-	r.ogen("get", index, err)
-	hello, err := c.GetHello(ctx, ogen.GetHelloParams{})
-	r.ogen("getHello", hello, err)
-	for _, ctx := range []context.Context{ctx, withEdit(ctx, without("X-API-Key"))} {
-		me, err := c.GetMe(ctx, ogen.GetMeParams{})
-		r.ogen("getMe", me, err)
-	}
-	for _, id := range []string{"7", "missing"} {
-		res, err := c.GetUsersById(ctx, ogen.GetUsersByIdParams{ID: id})
-		r.ogen("getUsersById", res, err)
-	}
 	order := func(ctx context.Context, s string) {
 		var b ogen.PostOrdersReq
 		if err := b.UnmarshalJSON([]byte(s)); err != nil {
@@ -49,9 +37,28 @@ func helloOgen(t *testing.T, ex example, r *recorder) {
 		res, err := c.PostOrders(ctx, &b, ogen.PostOrdersParams{})
 		r.ogen("postOrders", res, err)
 	}
-	order(ctx, helloOrder)
+	// each calls every operation with a request it accepts.
+	each := func(ctx context.Context) {
+		index, err := c.Get(ctx, ogen.GetParams{})
+		r.ogen("get", index, err)
+		hello, err := c.GetHello(ctx, ogen.GetHelloParams{})
+		r.ogen("getHello", hello, err)
+		me, err := c.GetMe(ctx, ogen.GetMeParams{})
+		r.ogen("getMe", me, err)
+		user, err := c.GetUsersById(ctx, ogen.GetUsersByIdParams{ID: "7"})
+		r.ogen("getUsersById", user, err)
+		order(ctx, helloOrder)
+	}
+	each(ctx)
+	me, err := c.GetMe(withEdit(ctx, without("X-API-Key")), ogen.GetMeParams{})
+	r.ogen("getMe", me, err)
+	user, err := c.GetUsersById(ctx, ogen.GetUsersByIdParams{ID: "missing"})
+	r.ogen("getUsersById", user, err)
 	order(ctx, helloInvalid)
 	order(withEdit(ctx, overLimit), helloOrder)
+	for _, edit := range everyOperation {
+		each(withEdit(ctx, edit))
+	}
 }
 
 func helloOapi(t *testing.T, ex example, r *recorder) {
@@ -59,18 +66,6 @@ func helloOapi(t *testing.T, ex example, r *recorder) {
 	c, err := oapi.NewClientWithResponses(ex.base, oapi.WithHTTPClient(r.httpClient()), oapi.WithRequestEditorFn(apiKey(helloKey)))
 	if err != nil {
 		t.Fatal(err)
-	}
-	index, err := c.GetWithResponse(ctx, &oapi.GetParams{})
-	r.oapi("get", index, err)
-	hello, err := c.GetHelloWithResponse(ctx, &oapi.GetHelloParams{})
-	r.oapi("getHello", hello, err)
-	for _, ctx := range []context.Context{ctx, withEdit(ctx, without("X-API-Key"))} {
-		me, err := c.GetMeWithResponse(ctx, &oapi.GetMeParams{})
-		r.oapi("getMe", me, err)
-	}
-	for _, id := range []string{"7", "missing"} {
-		res, err := c.GetUsersByIdWithResponse(ctx, id, &oapi.GetUsersByIdParams{})
-		r.oapi("getUsersById", res, err)
 	}
 	order := func(ctx context.Context, s string) {
 		var b oapi.PostOrdersJSONRequestBody
@@ -80,7 +75,25 @@ func helloOapi(t *testing.T, ex example, r *recorder) {
 		res, err := c.PostOrdersWithResponse(ctx, &oapi.PostOrdersParams{}, b)
 		r.oapi("postOrders", res, err)
 	}
-	order(ctx, helloOrder)
+	each := func(ctx context.Context) {
+		index, err := c.GetWithResponse(ctx, &oapi.GetParams{})
+		r.oapi("get", index, err)
+		hello, err := c.GetHelloWithResponse(ctx, &oapi.GetHelloParams{})
+		r.oapi("getHello", hello, err)
+		me, err := c.GetMeWithResponse(ctx, &oapi.GetMeParams{})
+		r.oapi("getMe", me, err)
+		user, err := c.GetUsersByIdWithResponse(ctx, "7", &oapi.GetUsersByIdParams{})
+		r.oapi("getUsersById", user, err)
+		order(ctx, helloOrder)
+	}
+	each(ctx)
+	me, err := c.GetMeWithResponse(withEdit(ctx, without("X-API-Key")), &oapi.GetMeParams{})
+	r.oapi("getMe", me, err)
+	user, err := c.GetUsersByIdWithResponse(ctx, "missing", &oapi.GetUsersByIdParams{})
+	r.oapi("getUsersById", user, err)
 	order(ctx, helloInvalid)
 	order(withEdit(ctx, overLimit), helloOrder)
+	for _, edit := range everyOperation {
+		each(withEdit(ctx, edit))
+	}
 }

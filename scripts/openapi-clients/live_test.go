@@ -22,13 +22,13 @@ import (
 )
 
 // The tests of this file run the generated clients against the examples
-// as their users run them: each example is built (go build, as `go run
-// ./examples/NAME` does) and started on 127.0.0.1, and every call goes
-// over the loopback through the client's own request encoding and
-// response decoding. examples/orders and examples/openapi run as their
-// TestServeForClients serves them: the App main builds, where a request
-// can be held in the orders handler (its 409 and 503 need it) and the
-// user store marked unreachable (GET /readyz's 503 needs it).
+// as they serve: each example runs as its TestServeForClients serves it
+// (the App main builds, on 127.0.0.1), and every call goes over the
+// loopback through the client's own request encoding and response
+// decoding. There a request can be held in the orders handler (its 409
+// and 503 need it), the user store marked unreachable (GET /readyz's 503
+// needs it), and any request made to fail with the 500 every operation
+// declares (kittest.FaultHeader).
 
 // example is a running example server.
 type example struct {
@@ -103,8 +103,8 @@ func startExample(t *testing.T, name string) example {
 
 // startServeHook starts examples/NAME's TestServeForClients: the App main
 // builds, served on 127.0.0.1, with the means to reach the declared
-// answers a request alone cannot (see that test), driven through
-// example.control.
+// answers a request alone cannot (see that test, and the fault switch of
+// kittest.ServeForClients), driven through example.control.
 func startServeHook(t *testing.T, name string) example {
 	t.Helper()
 	cmd := exec.Command(build(t, name+".test", "test", "-c", "./examples/"+name), "-test.run", "^TestServeForClients$")
@@ -240,20 +240,39 @@ func servedDocument(t *testing.T, ex example) map[string]any {
 	return served
 }
 
-// declaredOutcomes lists every response the document declares: for a
-// success its status, for an error envelope each code its schema allows
-// (the code's enum, or the discriminator's mapping of a status shared by
-// codes whose details differ). bodyless are the successes declared
-// without content.
-func declaredOutcomes(t *testing.T, doc map[string]any) (out []outcome, bodyless map[outcome]bool) {
+// declaredOutcomes lists every response the document declares, each
+// (operation, status) pair of it: for a success its status, for an error
+// envelope each code its schema allows (the code's enum, or the
+// discriminator's mapping of a status shared by codes whose details
+// differ). A response or schema given by reference ($ref, such as a
+// response shared under components/responses) counts as if written in
+// place; an error status whose response is no envelope with codes fails
+// the test. bodyless are the successes declared without content; named
+// maps "OPERATION SCHEMA" to the status whose body is the named schema
+// SCHEMA (components/schemas), as ogen names the type it decodes.
+func declaredOutcomes(t testing.TB, doc map[string]any) (out []outcome, bodyless map[outcome]bool, named map[string]int) {
 	t.Helper()
-	schemas, _ := dig(doc, "components", "schemas").(map[string]any)
+	named = map[string]int{}
 	resolve := func(s any) map[string]any {
 		m, _ := s.(map[string]any)
-		if ref, ok := m["$ref"].(string); ok {
-			m, _ = schemas[strings.TrimPrefix(ref, "#/components/schemas/")].(map[string]any)
+		for hops := 0; hops < 8; hops++ {
+			ref, ok := m["$ref"].(string)
+			if !ok {
+				return m
+			}
+			if !strings.HasPrefix(ref, "#/") {
+				t.Fatalf("a reference out of the document: %q", ref)
+			}
+			var v any = doc
+			for _, k := range strings.Split(ref[2:], "/") {
+				v = dig(v, strings.NewReplacer("~1", "/", "~0", "~").Replace(k))
+			}
+			if m, _ = v.(map[string]any); m == nil {
+				t.Fatalf("the reference %q names nothing", ref)
+			}
 		}
-		return m
+		t.Fatalf("references nested more than 8 deep")
+		return nil
 	}
 	bodyless = map[outcome]bool{}
 	paths, _ := doc["paths"].(map[string]any)
@@ -273,8 +292,15 @@ func declaredOutcomes(t *testing.T, doc map[string]any) (out []outcome, bodyless
 				if err != nil {
 					t.Fatalf("%s: response %q is not a status", id, st)
 				}
+				r := resolve(r)
+				if ref, ok := dig(r, "content", "application/json", "schema", "$ref").(string); ok {
+					named[id+" "+strings.TrimPrefix(ref, "#/components/schemas/")] = status
+				}
 				schema := resolve(dig(r, "content", "application/json", "schema"))
 				env := resolve(dig(schema, "properties", "error"))
+				if env == nil && status >= 400 {
+					t.Fatalf("%s %d: an error response with no envelope", id, status)
+				}
 				if env == nil {
 					out = append(out, outcome{id, status, ""})
 					if dig(r, "content") == nil {
@@ -300,7 +326,7 @@ func declaredOutcomes(t *testing.T, doc map[string]any) (out []outcome, bodyless
 		}
 	}
 	slices.SortFunc(out, func(a, b outcome) int { return strings.Compare(a.String(), b.String()) })
-	return out, bodyless
+	return out, bodyless, named
 }
 
 func dig(v any, keys ...string) any {
@@ -316,16 +342,17 @@ func dig(v any, keys ...string) any {
 
 func asSlice(v any) []any { s, _ := v.([]any); return s }
 
-// wire is an http.RoundTripper that keeps the status and the envelope's
-// code of the last answer, for the recorder to hold the typed value
-// against, and applies the request edit a call carries in its context
-// (see withEdit): how a test sends what a generated client, true to the
-// document, would not (no credentials, no required header, a body over
-// the server's limit).
+// wire is an http.RoundTripper that keeps the status, the envelope's
+// code and its error object of the last answer, for the recorder to hold
+// the typed value against, and applies the request edit a call carries
+// in its context (see withEdit): how a test sends what a generated
+// client, true to the document, would not (no credentials, no required
+// header, a body over the server's limit, the fault switch).
 type wire struct {
 	mu     sync.Mutex
 	status int
 	code   string
+	error  json.RawMessage // the envelope's error object, as sent
 }
 
 type editKey struct{}
@@ -352,11 +379,14 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	var env struct {
-		Error struct{ Code string } `json:"error"`
+		Error json.RawMessage `json:"error"`
 	}
-	json.Unmarshal(body, &env)
+	var code struct{ Code string }
+	if json.Unmarshal(body, &env) == nil {
+		json.Unmarshal(env.Error, &code)
+	}
 	w.mu.Lock()
-	w.status, w.code = resp.StatusCode, env.Error.Code
+	w.status, w.code, w.error = resp.StatusCode, code.Code, env.Error
 	w.mu.Unlock()
 	return resp, nil
 }
@@ -367,17 +397,25 @@ func (w *wire) last() (int, string) {
 	return w.status, w.code
 }
 
+func (w *wire) lastError() json.RawMessage {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.error
+}
+
 // recorder tallies the outcomes a generated client decoded typed.
 type recorder struct {
 	t         *testing.T
 	generator string
+	example   string // the example's name
 	wire      *wire
 	seen      map[outcome]bool
 	bodyless  map[outcome]bool // the declared successes without content
+	named     map[string]int   // "OPERATION SCHEMA": the status of that body (declaredOutcomes)
 }
 
-func newRecorder(t *testing.T, generator string) *recorder {
-	return &recorder{t: t, generator: generator, wire: &wire{}, seen: map[outcome]bool{}}
+func newRecorder(t *testing.T, example, generator string) *recorder {
+	return &recorder{t: t, generator: generator, example: example, wire: &wire{}, seen: map[outcome]bool{}}
 }
 
 // httpClient is the client the generated clients send through: a plain
@@ -400,8 +438,10 @@ func (r *recorder) answer(op string, err error) (status int, code string, decode
 
 // ogen records the result of an ogen client's call: err must be nil (ogen
 // returns an error for a status or a body the document does not
-// declare), res's type names the status it decoded (OK, Created, or
-// NNNError, as ogen names a response) and, for an error, its code field,
+// declare), res's type names the status it decoded (the schema of that
+// status's body, such as HeadersTooLargeError for a shared response; or
+// OK, Created, NNNError, as ogen names an inline one, with a Headers
+// suffix where the response declares headers) and, for an error, its code field,
 // of the enum type ogen generated, holds the code the server sent.
 func (r *recorder) ogen(op string, res any, err error) {
 	r.t.Helper()
@@ -410,8 +450,9 @@ func (r *recorder) ogen(op string, res any, err error) {
 		return
 	}
 	name := reflect.TypeOf(res).Elem().Name()
-	typed := 0
+	typed, ok := r.named[op+" "+strings.TrimSuffix(name, "Headers")]
 	switch {
+	case ok:
 	case strings.Contains(name, "OK"):
 		typed = 200
 	case strings.Contains(name, "Created"):
@@ -451,51 +492,112 @@ func (r *recorder) oapi(op string, res any, err error) {
 	r.record(op, status, code, f)
 }
 
-// record checks that the typed value v carries code (an enum-typed field)
-// when the answer is an error, and counts the outcome.
+// record checks, when the answer is an error, that the typed value v
+// holds it whole: its code in an enum-typed field, and the error object
+// the typed value encodes back to (code, message and details, as the
+// client typed them) equal to the one the server sent. It counts the
+// outcome.
 func (r *recorder) record(op string, status int, code string, v reflect.Value) {
 	r.t.Helper()
 	if status >= 400 {
-		got, typ := typedCode(v, 0)
-		if got != code {
-			r.t.Errorf("%s: %s %d: the server sent code %q, the typed value holds %q", r.generator, op, status, code, got)
+		e := typedError(v, 0)
+		if !e.IsValid() {
+			r.t.Errorf("%s: %s %d: the server sent code %q, the typed value holds no error with a code", r.generator, op, status, code)
 			return
 		}
-		if typ == nil || typ.PkgPath() == "" {
-			r.t.Errorf("%s: %s %d: the code is a plain %v, not the enum of the declared codes", r.generator, op, status, typ)
+		if got := e.FieldByName("Code"); got.String() != code {
+			r.t.Errorf("%s: %s %d: the server sent code %q, the typed value holds %q", r.generator, op, status, code, got.String())
 			return
+		} else if got.Type().PkgPath() == "" {
+			r.t.Errorf("%s: %s %d: the code is a plain %v, not the enum of the declared codes", r.generator, op, status, got.Type())
+			return
+		}
+		if msg := e.FieldByName("Message"); !msg.IsValid() || msg.Kind() != reflect.String || msg.String() == "" {
+			r.t.Errorf("%s: %s %d %s: the typed error has no message", r.generator, op, status, code)
+			return
+		}
+		o := outcome{op, status, code}
+		why, untyped := untypedDetails[r.example+" "+o.String()]
+		switch diff, detailsOnly := sameJSON(r.wire.lastError(), e); {
+		case diff == "" && untyped:
+			r.t.Errorf("%s: examples/%s %s: the details are typed now (%s no longer holds): take it off untypedDetails", r.generator, r.example, o, why)
+		case diff != "" && !(untyped && detailsOnly):
+			r.t.Errorf("%s: %s %d %s: the typed error is not what the server sent: %s", r.generator, op, status, code, diff)
+			return
+		case diff != "":
+			r.t.Logf("%s: examples/%s %s: the client drops the details the server sends: %s (%s)", r.generator, r.example, o, diff, why)
 		}
 	}
 	r.seen[outcome{op, status, code}] = true
 }
 
-// typedCode finds the error code in a decoded error response: the
-// non-empty Code field of the envelope's error (ogen: inside the response
-// or its headers wrapper, and inside the active variant of a status whose
-// codes have different details; oapi-codegen: through the union's
-// ValueByDiscriminator, which decodes the variant the code names).
-func typedCode(v reflect.Value, depth int) (string, reflect.Type) {
+// untypedDetails are the errors, "EXAMPLE OPERATION STATUS CODE", whose
+// details the server sends but the document does not type, so that no
+// generated client keeps them: each with the reason. Their code and
+// message are checked all the same; a difference other than the details
+// dropped, or details typed at last, fails the test.
+var untypedDetails = map[string]string{
+	"openapi getReadyz 503 FX_SERVICE_UNAVAILABLE": "package health declares its 503 with no details' type; it sends the checks' results",
+	"hello getUsersById 404 APP_USER_NOT_FOUND":    "examples/hello declares errUserNotFound with no details' type; it answers with the id",
+}
+
+// sameJSON reports how the typed error e, encoded as its client encodes
+// it (ogen's generated MarshalJSON, encoding/json's tags for
+// oapi-codegen), differs from the error object sent; "" if it does not:
+// the client kept every field the server sent (the code, the message,
+// the details, typed per code) and added none. detailsOnly: the one
+// difference is the sent details, missing from the typed value.
+func sameJSON(sent json.RawMessage, e reflect.Value) (diff string, detailsOnly bool) {
+	p := reflect.New(e.Type()) // ogen's MarshalJSON has a pointer receiver
+	p.Elem().Set(e)
+	typed, err := json.Marshal(p.Interface())
+	if err != nil {
+		return fmt.Sprintf("encoding the typed value: %v", err), false
+	}
+	var a, b map[string]any
+	if err := json.Unmarshal(sent, &a); err != nil {
+		return fmt.Sprintf("the sent error %s: %v", sent, err), false
+	}
+	if err := json.Unmarshal(typed, &b); err != nil {
+		return fmt.Sprintf("the typed value's JSON %s: %v", typed, err), false
+	}
+	if reflect.DeepEqual(a, b) {
+		return "", false
+	}
+	_, typedDetails := b["details"]
+	detailsOnly = !typedDetails && a["details"] != nil
+	delete(a, "details")
+	return fmt.Sprintf("sent %s, typed %s", sent, typed), detailsOnly && reflect.DeepEqual(a, b)
+}
+
+// typedError finds the envelope's error in a decoded error response: the
+// struct with a non-empty Code field (ogen: inside the response or its
+// headers wrapper, and inside the active variant of a status whose codes
+// have different details; oapi-codegen: through the union's
+// ValueByDiscriminator, which decodes the variant the code names). It
+// returns the zero Value if there is none.
+func typedError(v reflect.Value, depth int) reflect.Value {
 	if depth > 5 {
-		return "", nil
+		return reflect.Value{}
 	}
 	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
 		if v.IsNil() {
-			return "", nil
+			return reflect.Value{}
 		}
 		v = v.Elem()
 	}
 	if m := v.MethodByName("ValueByDiscriminator"); m.IsValid() {
 		out := m.Call(nil)
 		if !out[1].IsNil() {
-			return "", nil
+			return reflect.Value{}
 		}
-		return typedCode(out[0], depth+1)
+		return typedError(out[0], depth+1)
 	}
 	if v.Kind() != reflect.Struct {
-		return "", nil
+		return reflect.Value{}
 	}
 	if f := v.FieldByName("Code"); f.IsValid() && f.Kind() == reflect.String && f.String() != "" {
-		return f.String(), f.Type()
+		return v
 	}
 	for i := range v.NumField() {
 		if !v.Type().Field(i).IsExported() {
@@ -504,68 +606,43 @@ func typedCode(v reflect.Value, depth int) (string, reflect.Type) {
 		if k := v.Field(i).Kind(); k != reflect.Struct && k != reflect.Pointer {
 			continue
 		}
-		if c, typ := typedCode(v.Field(i), depth+1); c != "" {
-			return c, typ
+		if e := typedError(v.Field(i), depth+1); e.IsValid() {
+			return e
 		}
 	}
-	return "", nil
+	return reflect.Value{}
 }
 
-// unreachable are the declared responses no request from outside can
-// provoke from the example as it runs, each with the reason. Every other
-// declared response must be exercised.
-var unreachable = map[string]map[string]string{}
-
-// serveHook names the examples run as their TestServeForClients serves
-// them, for the declared answers a request alone cannot reach:
-// examples/orders' 409 and 503 need a request held in its handler,
-// examples/openapi's GET /readyz 503 a user store marked unreachable.
-var serveHook = map[string]bool{"orders": true, "openapi": true}
-
-// reachable500 names the operations whose 500 FX_INTERNAL_ERROR a
-// request can provoke. Every operation declares the 500 as every fx
-// route does (the answer to a handler's bug), and no request to a
-// correct handler gets it; examples/hello's GET /panic, which does, is
-// left out of its document.
-var reachable500 = map[string]bool{}
+// missing lists the declared outcomes not in seen: every one must be
+// exercised, none is excused (the 500 every operation declares is
+// reached through the fault switch, kittest.FaultHeader).
+func missing(declared []outcome, seen map[outcome]bool) []string {
+	var out []string
+	for _, o := range declared {
+		if !seen[o] {
+			out = append(out, o.String())
+		}
+	}
+	return out
+}
 
 // checkCoverage fails the test for every declared outcome the recorder
-// did not see, other than the unreachable ones.
+// did not see.
 func checkCoverage(t *testing.T, ex example, declared []outcome, r *recorder) {
 	t.Helper()
-	skip := unreachable[ex.name]
-	exercised, missed := 0, []string{}
-	for _, o := range declared {
-		_, cannot := skip[o.String()]
-		if o.status == 500 && o.code == "FX_INTERNAL_ERROR" && !reachable500[o.op] {
-			cannot = true
-		}
-		switch {
-		case r.seen[o]:
-			exercised++
-			if cannot {
-				t.Errorf("%s: %s was exercised: take it off the unreachable ones", r.generator, o)
-			}
-		case !cannot:
-			missed = append(missed, o.String())
-		}
-	}
-	for o := range skip {
-		if !slices.ContainsFunc(declared, func(d outcome) bool { return d.String() == o }) {
-			t.Errorf("examples/%s does not declare %s, which the test lists as unreachable", ex.name, o)
-		}
-	}
-	if len(missed) > 0 {
+	if missed := missing(declared, r.seen); len(missed) > 0 {
 		t.Errorf("%s client of examples/%s: %d of %d declared responses exercised; not exercised:\n\t%s",
-			r.generator, ex.name, exercised, len(declared), strings.Join(missed, "\n\t"))
+			r.generator, ex.name, len(declared)-len(missed), len(declared), strings.Join(missed, "\n\t"))
+		return
 	}
-	t.Logf("%s client of examples/%s: %d of %d declared responses exercised and decoded typed (%d unreachable)",
-		r.generator, ex.name, exercised, len(declared), len(declared)-exercised-len(missed))
+	t.Logf("%s client of examples/%s: all %d declared responses exercised and decoded typed", r.generator, ex.name, len(declared))
 }
 
 // TestGeneratedClients runs, for each example, both generated clients
 // against a fresh process of it, through every declared response of
-// every operation.
+// every operation: each (operation, status, code) the served document
+// declares (declaredOutcomes) must have been answered and decoded typed
+// by each client, none excused.
 func TestGeneratedClients(t *testing.T) {
 	drivers := map[string]map[string]func(*testing.T, example, *recorder){
 		"orders":  {"ogen": ordersOgen, "oapi-codegen": ordersOapi},
@@ -584,18 +661,67 @@ func TestGeneratedClients(t *testing.T) {
 	for name, gens := range drivers {
 		for gen, drive := range gens {
 			t.Run(name+"/"+gen, func(t *testing.T) {
-				var ex example
-				if serveHook[name] {
-					ex = startServeHook(t, name)
-				} else {
-					ex = startExample(t, name)
-				}
-				declared, bodyless := declaredOutcomes(t, servedDocument(t, ex))
-				r := newRecorder(t, gen)
-				r.bodyless = bodyless
+				ex := startServeHook(t, name)
+				declared, bodyless, named := declaredOutcomes(t, servedDocument(t, ex))
+				r := newRecorder(t, name, gen)
+				r.bodyless, r.named = bodyless, named
 				drive(t, ex, r)
 				checkCoverage(t, ex, declared, r)
 			})
 		}
+	}
+}
+
+// TestDeclaredOutcomes checks the enumeration the coverage check counts
+// on: every (operation, status) pair of a document, with each code of an
+// error, whether the response is written in place or shared by reference
+// (components/responses, as a response every operation declares is), and
+// that an outcome no client saw is named missing.
+func TestDeclaredOutcomes(t *testing.T) {
+	const doc = `{
+	  "paths": {"/things/{id}": {
+	    "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+	    "get": {"operationId": "getThing", "responses": {
+	      "200": {"description": "OK", "content": {"application/json": {"schema": {"type": "object"}}}},
+	      "422": {"description": "Unprocessable", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing422"}}}},
+	      "431": {"$ref": "#/components/responses/HeadersTooLarge"},
+	      "500": {"description": "Internal", "content": {"application/json": {"schema": {"type": "object", "properties": {
+	        "error": {"type": "object", "properties": {"code": {"type": "string", "enum": ["FX_INTERNAL_ERROR"]}}}}}}}}}},
+	    "delete": {"operationId": "deleteThing", "responses": {"204": {"description": "No Content"}}}}},
+	  "components": {
+	    "responses": {"HeadersTooLarge": {"description": "Too large", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/HeadersTooLargeError"}}}}},
+	    "schemas": {
+	      "HeadersTooLargeError": {"type": "object", "properties": {"error": {"type": "object", "properties": {"code": {"type": "string", "enum": ["FX_HEADERS_TOO_LARGE"]}}}}},
+	      "Thing422": {"type": "object", "properties": {"error": {"discriminator": {"propertyName": "code", "mapping": {
+	        "FX_VALIDATION_ERROR": "#/components/schemas/A", "FX_IDEMPOTENCY_KEY_REUSED": "#/components/schemas/B"}}}}}}}}`
+	var d map[string]any
+	if err := json.Unmarshal([]byte(doc), &d); err != nil {
+		t.Fatal(err)
+	}
+	declared, bodyless, named := declaredOutcomes(t, d)
+	var got []string
+	for _, o := range declared {
+		got = append(got, o.String())
+	}
+	want := []string{
+		"deleteThing 204",
+		"getThing 200",
+		"getThing 422 FX_IDEMPOTENCY_KEY_REUSED",
+		"getThing 422 FX_VALIDATION_ERROR",
+		"getThing 431 FX_HEADERS_TOO_LARGE",
+		"getThing 500 FX_INTERNAL_ERROR",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("declared outcomes:\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+	}
+	if !bodyless[outcome{"deleteThing", 204, ""}] || len(bodyless) != 1 {
+		t.Errorf("bodyless = %v, want deleteThing 204 alone", bodyless)
+	}
+	if want := map[string]int{"getThing Thing422": 422, "getThing HeadersTooLargeError": 431}; !reflect.DeepEqual(named, want) {
+		t.Errorf("named = %v, want %v", named, want)
+	}
+	seen := map[outcome]bool{{"getThing", 200, ""}: true, {"getThing", 422, "FX_VALIDATION_ERROR"}: true, {"deleteThing", 204, ""}: true}
+	if m := missing(declared, seen); !slices.Equal(m, []string{"getThing 422 FX_IDEMPOTENCY_KEY_REUSED", "getThing 431 FX_HEADERS_TOO_LARGE", "getThing 500 FX_INTERNAL_ERROR"}) {
+		t.Errorf("missing = %q", m)
 	}
 }

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # The Node side of the clients check (docs/openapi.md, "Clients"), for
-# examples/orders, examples/openapi and examples/hello, each built and run
-# on a free loopback port (orders and openapi as their TestServeForClients
-# serves them, driven by the client for the answers a request alone
-# cannot reach):
+# examples/orders, examples/openapi and examples/hello, each run as its
+# TestServeForClients serves it (the App main builds, on a free loopback
+# port), driven by the client for the answers a request alone cannot
+# reach, and answering the 500 every operation declares to a request
+# carrying the fault switch's header (kittest.FaultHeader):
 #   - Spectral (extends spectral:oas) lints the served document: no
 #     warning (--fail-severity=warn);
 #   - openapi-typescript generates its types, tsc (strict) compiles the
 #     example's client (node/NAME.ts, openapi-fetch) against them, so
 #     every error code it reads must be an enum and every details typed;
 #   - the client runs with node through Prism in proxy mode in front of
-#     the example: it exercises every declared response (or names why a
-#     black-box client cannot), and Prism reports no response violation,
+#     the example: it exercises every declared response, each (operation,
+#     status, code) of the document, none excused, and Prism reports no
+#     response violation,
 #     no violation on a request meant to be valid and at least one on a
 #     request meant to be invalid (node/harness.ts).
 # Versions are pinned by node/package-lock.json (npm ci).
@@ -42,36 +44,24 @@ wait_for() {
 }
 
 mkdir -p "$node_dir/gen"
-# examples/orders and examples/openapi run as their TestServeForClients
-# serves them (the App main builds, on a loopback port it prints), whose
-# stdin, a named pipe this script keeps open, the client writes to
-# (node/harness.ts, control): a request held in the orders handler for its
-# 409 and 503, the user store marked unreachable for GET /readyz's 503.
-hooked=" openapi orders "
+# Each example runs as its TestServeForClients serves it (the App main
+# builds, on a loopback port it prints), whose stdin, a named pipe this
+# script keeps open, the client writes to (node/harness.ts, control): a
+# request held in the orders handler for its 409 and 503, the user store
+# marked unreachable for GET /readyz's 503.
 for name in hello openapi orders; do
-  if [[ $hooked == *" $name "* ]]; then
-    go test -c -o "$work/$name" "./examples/$name"
-  else
-    go build -o "$work/$name" "./examples/$name"
-  fi
+  go test -c -o "$work/$name" "./examples/$name"
 done
 for name in hello openapi orders; do
-  if [[ $hooked == *" $name "* ]]; then
-    mkfifo "$work/$name.in"
-    FX_SERVE_FOR_CLIENTS=1 "$work/$name" -test.run '^TestServeForClients$' <"$work/$name.in" >"$work/$name.log" 2>&1 &
-    pids+=($!)
-    exec {fd}>"$work/$name.in" # held open: the server returns when its stdin closes
-    for _ in $(seq 1 120); do
-      grep -q '^listening 127.0.0.1:' "$work/$name.log" && break
-      sleep 0.5
-    done
-    server="http://$(grep -m1 -o '^listening 127.0.0.1:[0-9]*' "$work/$name.log" | grep -o '127.0.0.1:[0-9]*')" || { cat "$work/$name.log"; exit 1; }
-  else
-    port=$(free_port)
-    ADDR="127.0.0.1:$port" "$work/$name" -addr "127.0.0.1:$port" >"$work/$name.log" 2>&1 &
-    pids+=($!)
-    server="http://127.0.0.1:$port"
-  fi
+  mkfifo "$work/$name.in"
+  FX_SERVE_FOR_CLIENTS=1 "$work/$name" -test.run '^TestServeForClients$' <"$work/$name.in" >"$work/$name.log" 2>&1 &
+  pids+=($!)
+  exec {fd}>"$work/$name.in" # held open: the server returns when its stdin closes
+  for _ in $(seq 1 120); do
+    grep -q '^listening 127.0.0.1:' "$work/$name.log" && break
+    sleep 0.5
+  done
+  server="http://$(grep -m1 -o '^listening 127.0.0.1:[0-9]*' "$work/$name.log" | grep -o '127.0.0.1:[0-9]*')" || { cat "$work/$name.log"; exit 1; }
   wait_for "$server/openapi.json"
   curl -sf "$server/openapi.json" -o "$work/$name.json"
   echo "-- examples/$name: Spectral (spectral:oas)"
@@ -82,16 +72,14 @@ done
 echo "-- tsc (strict) over the clients"
 (cd "$node_dir" && rm -rf build && npx tsc -p .)
 for name in hello openapi orders; do
-  server=$(grep -o '^listening 127.0.0.1:[0-9]*\|http://127.0.0.1:[0-9]*\|addr=127.0.0.1:[0-9]*\|"addr":"127.0.0.1:[0-9]*' "$work/$name.log" | head -1 | grep -o '127.0.0.1:[0-9]*')
+  server=$(grep -m1 -o '^listening 127.0.0.1:[0-9]*' "$work/$name.log" | grep -o '127.0.0.1:[0-9]*')
   prism_port=$(free_port)
   echo "-- examples/$name: the client through Prism (proxy) at 127.0.0.1:$prism_port"
   # the prism process itself (not npx around it), so that cleanup stops it
   "$node_dir/node_modules/.bin/prism" proxy "$work/$name.json" "http://$server" -h 127.0.0.1 -p "$prism_port" >"$work/$name.prism.log" 2>&1 &
   pids+=($!)
   wait_for "http://127.0.0.1:$prism_port/openapi.json" || { cat "$work/$name.prism.log"; exit 1; }
-  ctl=()
-  if [[ $hooked == *" $name "* ]]; then ctl=(FX_CONTROL="$work/$name.in" FX_CONTROL_OUT="$work/$name.log"); fi
-  (cd "$node_dir" && env "${ctl[@]}" FX_DOC="$work/$name.json" FX_PRISM="http://127.0.0.1:$prism_port" FX_SERVER="http://$server" \
-    node "build/$name.js")
+  (cd "$node_dir" && FX_CONTROL="$work/$name.in" FX_CONTROL_OUT="$work/$name.log" FX_DOC="$work/$name.json" \
+    FX_PRISM="http://127.0.0.1:$prism_port" FX_SERVER="http://$server" node "build/$name.js")
 done
 echo "node: Spectral 0 warnings; openapi-typescript + openapi-fetch clients typed and run through Prism with no violation"

@@ -58,6 +58,22 @@ func openapiOgen(t *testing.T, ex example, r *recorder) {
 		res, err := c.GetReadyz(ctx)
 		r.ogen("getReadyz", res, err)
 	})
+
+	// Every operation, with a request it accepts, under each edit every
+	// operation answers alike.
+	for _, edit := range everyOperation {
+		ctx := withEdit(ctx, edit)
+		res, err := c.PostUsers(ctx, &ogen.PostUsersReq{Name: "Ada", Email: "ada@example.com"})
+		r.ogen("postUsers", res, err)
+		user, err := c.GetUsersById(ctx, ogen.GetUsersByIdParams{ID: "u1"})
+		r.ogen("getUsersById", user, err)
+		stats, err := c.GetAdminStats(ctx, ogen.GetAdminStatsParams{XTenantID: adminTenant})
+		r.ogen("getAdminStats", stats, err)
+		live, err := c.GetLivez(ctx)
+		r.ogen("getLivez", live, err)
+		ready, err := c.GetReadyz(ctx)
+		r.ogen("getReadyz", ready, err)
+	}
 }
 
 func openapiOapi(t *testing.T, ex example, r *recorder) {
@@ -91,6 +107,20 @@ func openapiOapi(t *testing.T, ex example, r *recorder) {
 		res, err := c.GetReadyzWithResponse(ctx)
 		r.oapi("getReadyz", res, err)
 	})
+
+	for _, edit := range everyOperation {
+		ctx := withEdit(ctx, edit)
+		res, err := c.PostUsersWithResponse(ctx, oapi.PostUsersJSONRequestBody{Name: "Ada", Email: "ada@example.com"})
+		r.oapi("postUsers", res, err)
+		user, err := c.GetUsersByIdWithResponse(ctx, "u1")
+		r.oapi("getUsersById", user, err)
+		stats, err := c.GetAdminStatsWithResponse(ctx, &oapi.GetAdminStatsParams{XTenantID: adminTenant})
+		r.oapi("getAdminStats", stats, err)
+		live, err := c.GetLivezWithResponse(ctx)
+		r.oapi("getLivez", live, err)
+		ready, err := c.GetReadyzWithResponse(ctx)
+		r.oapi("getReadyz", ready, err)
+	}
 }
 
 // probes calls the liveness and readiness operations, then readiness again

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fxhq/fx/internal/kittest"
 	oapi "github.com/fxhq/fx/scripts/openapi-clients/gen/oapi/orders"
 	ogen "github.com/fxhq/fx/scripts/openapi-clients/gen/ogen/orders"
 )
@@ -36,6 +37,20 @@ func overLimit(r *http.Request) {
 	big := []byte(`{"customer":"` + strings.Repeat("a", 4<<20) + `"}`)
 	r.Body, r.GetBody, r.ContentLength = io.NopCloser(bytes.NewReader(big)), nil, int64(len(big))
 }
+
+// fault turns on the fault switch of the served App (kittest.FaultHeader):
+// the request gets the 500 FX_INTERNAL_ERROR every operation declares.
+func fault(r *http.Request) { r.Header.Set(kittest.FaultHeader, "on") }
+
+// overHeaders adds a header that puts the request's head over the
+// server's default limit (fx.DefaultHeaderLimit, 8 KiB): the connection
+// layer answers 431 FX_HEADERS_TOO_LARGE, before any route.
+func overHeaders(r *http.Request) { r.Header.Set("X-Padding", strings.Repeat("a", 8<<10)) }
+
+// everyOperation are the edits every operation of every example answers
+// the same way, whatever its contract: the fault switch's 500 and the
+// connection layer's 431.
+var everyOperation = []func(*http.Request){fault, overHeaders}
 
 // guards are the answers of the middleware in front of every operation:
 // no tenant (400), no credentials (401), another tenant (403).
@@ -146,8 +161,9 @@ func ordersOgen(t *testing.T, ex example, r *recorder) {
 	}
 	list(ctx, ogen.GetOrdersParams{Limit: ogen.NewOptInt64(500)})
 
-	// The guards of every operation, then the tenant's rate limit.
-	for _, edit := range guards {
+	// The guards of every operation, what every operation answers alike,
+	// then the tenant's rate limit.
+	for _, edit := range append(guards, everyOperation...) {
 		post(withEdit(ctx, edit), "k-4", validOrder)
 		getByID(withEdit(ctx, edit), created.Response.ID)
 		list(withEdit(ctx, edit), ogen.GetOrdersParams{})
@@ -234,7 +250,7 @@ func ordersOapi(t *testing.T, ex example, r *recorder) {
 	limit := int64(500)
 	list(ctx, oapi.GetOrdersParams{Limit: &limit})
 
-	for _, edit := range guards {
+	for _, edit := range append(guards, everyOperation...) {
 		post(withEdit(ctx, edit), "k-4", validOrder)
 		getByID(withEdit(ctx, edit), id)
 		list(withEdit(ctx, edit), oapi.GetOrdersParams{})

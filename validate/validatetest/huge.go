@@ -2,6 +2,7 @@ package validatetest
 
 import (
 	"bytes"
+	"strconv"
 
 	"github.com/fxhq/fx/validate"
 )
@@ -20,6 +21,23 @@ func HugeBody(name, item string, size int) []byte {
 		b.WriteString(`,` + item)
 	}
 	b.WriteString(`]}`)
+	return b.Bytes()
+}
+
+// ManyKeysBody returns the object of members (JSON text such as
+// `"name":"x"`, or "") followed by n unknown keys, "k0":0 to "k<n-1>":0:
+// the body whose duplicate-key check is costly (a set of n key hashes:
+// 8 MB for 330,000 keys) and that a schema ignoring unknown keys accepts.
+func ManyKeysBody(members string, n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("{" + members)
+	for i := range n {
+		if i > 0 || members != "" {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"k` + strconv.Itoa(i) + `":0`)
+	}
+	b.WriteString("}")
 	return b.Bytes()
 }
 

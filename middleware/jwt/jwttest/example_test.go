@@ -7,24 +7,14 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt/jwttest"
 )
 
 // t stands for the *testing.T of a test function in this example. It
 // prints failures, so that a failing assertion changes the output.
-var t testing.TB = printTB{}
-
-type printTB struct{ testing.TB }
-
-func (printTB) Helper()        {}
-func (printTB) Cleanup(func()) {}
-func (printTB) Errorf(format string, args ...any) {
-	fmt.Printf("FAIL: "+format+"\n", args...)
-}
-func (printTB) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf(format, args...))
-}
+var t testing.TB = kittest.PrintTB{}
 
 // A Signer mints tokens for the verifier it builds: no key material, no
 // golang-jwt code in the test.

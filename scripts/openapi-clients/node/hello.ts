@@ -2,9 +2,12 @@
 // openapi-fetch): every declared response, decoded typed.
 import createClient from "openapi-fetch";
 import type { paths } from "./gen/hello.js";
-import { literal, load } from "./harness.js";
+import { everyOperation, expectError, literal, load, overLimit } from "./harness.js";
 
 const { run, base } = load();
+run.untypedDetails = {
+  "GET /users/{id} 404 APP_USER_NOT_FOUND": "examples/hello declares errUserNotFound with no details' type; it answers with the id",
+};
 const c = createClient<paths>({ baseUrl: base });
 const key = { "X-API-Key": "fx-demo-key-not-a-secret" };
 
@@ -19,7 +22,7 @@ const key = { "X-API-Key": "fx-demo-key-not-a-secret" };
 for (const id of ["7", "missing"]) {
   const r = await run.call("GET /users/{id}", true, c.GET("/users/{id}", { params: { path: { id } } }));
   if (r.error) {
-    const code: "APP_USER_NOT_FOUND" | "FX_INTERNAL_ERROR" = literal(r.error.error.code);
+    const code: "APP_USER_NOT_FOUND" | "FX_INTERNAL_ERROR" | "FX_HEADERS_TOO_LARGE" = literal(r.error.error.code);
     const message: string = r.error.error.message;
     void code, message;
   }
@@ -40,8 +43,23 @@ for (const id of ["7", "missing"]) {
 for (const [valid, headers] of [[false, {}], [true, key]] as const) {
   const r = await run.call("GET /me", valid, c.GET("/me", { headers }));
   if (r.error) {
-    const code: "FX_UNAUTHENTICATED" | "FX_INTERNAL_ERROR" = literal(r.error.error.code);
+    const code: "FX_UNAUTHENTICATED" | "FX_INTERNAL_ERROR" | "FX_HEADERS_TOO_LARGE" = literal(r.error.error.code);
     if (code === "FX_UNAUTHENTICATED" && !r.response.headers.get("WWW-Authenticate")) throw new Error("401 without WWW-Authenticate");
   }
 }
-run.finish("examples/hello", {});
+// an order the document accepts, over the server's body limit
+{
+  const r = await run.call("POST /orders", true, c.POST("/orders", { body: { customer: overLimit, items: [{ sku: "A-1", qty: 2 }] } }));
+  expectError("POST /orders", r, 413, "FX_PAYLOAD_TOO_LARGE");
+}
+// every operation, with a request it accepts, under each of everyOperation
+for (const { headers: h, status, code } of everyOperation) {
+  expectError("GET /", await run.call("GET /", true, c.GET("/", { headers: h })), status, code);
+  expectError("GET /hello", await run.call("GET /hello", true, c.GET("/hello", { headers: h })), status, code);
+  expectError("GET /users/{id}", await run.call("GET /users/{id}", true,
+    c.GET("/users/{id}", { params: { path: { id: "7" } }, headers: h })), status, code);
+  expectError("POST /orders", await run.call("POST /orders", true,
+    c.POST("/orders", { body: { customer: "Ada", items: [{ sku: "A-1", qty: 2 }] }, headers: h })), status, code);
+  expectError("GET /me", await run.call("GET /me", true, c.GET("/me", { headers: { ...key, ...h } })), status, code);
+}
+run.finish("examples/hello");

@@ -2,9 +2,12 @@
 // openapi-fetch): every declared response, decoded typed.
 import createClient from "openapi-fetch";
 import type { paths } from "./gen/openapi.js";
-import { control, literal, load } from "./harness.js";
+import { control, everyOperation, expectError, literal, load, overLimit } from "./harness.js";
 
 const { run, base } = load();
+run.untypedDetails = {
+  "GET /readyz 503 FX_SERVICE_UNAVAILABLE": "package health declares its 503 with no details' type; it sends the checks' results",
+};
 const c = createClient<paths>({ baseUrl: base });
 const admin = { "X-API-Key": "ak_demo_admin_0123456789" };
 
@@ -24,7 +27,7 @@ for (const id of ["u1", "u2"]) {
     void email;
   }
   if (r.error) {
-    const code: "USER_NOT_FOUND" | "FX_INTERNAL_ERROR" = literal(r.error.error.code);
+    const code: "USER_NOT_FOUND" | "FX_INTERNAL_ERROR" | "FX_HEADERS_TOO_LARGE" = literal(r.error.error.code);
     void code;
   }
 }
@@ -44,7 +47,7 @@ for (const [valid, h] of [
     if (tenant !== "acme" || users !== 1) throw new Error(`GET /admin/stats: ${tenant} ${users}`);
   }
   if (r.error) {
-    const code: "FX_TENANT_REQUIRED" | "FX_UNAUTHENTICATED" | "FX_FORBIDDEN" | "FX_INTERNAL_ERROR" = literal(r.error.error.code);
+    const code: "FX_TENANT_REQUIRED" | "FX_UNAUTHENTICATED" | "FX_FORBIDDEN" | "FX_INTERNAL_ERROR" | "FX_HEADERS_TOO_LARGE" = literal(r.error.error.code);
     void code;
   }
 }
@@ -56,11 +59,27 @@ await control("down");
 {
   const r = await run.call("GET /readyz", true, c.GET("/readyz"));
   if (r.error) {
-    const code: "FX_SERVICE_UNAVAILABLE" | "FX_INTERNAL_ERROR" = literal(r.error.error.code);
+    const code: "FX_SERVICE_UNAVAILABLE" | "FX_INTERNAL_ERROR" | "FX_HEADERS_TOO_LARGE" = literal(r.error.error.code);
     if (code !== "FX_SERVICE_UNAVAILABLE" || !r.response.headers.get("Retry-After")) throw new Error(`GET /readyz: ${code}`);
   } else {
     throw new Error(`GET /readyz with the user store unreachable: ${r.response.status}`);
   }
 }
 await control("up");
-run.finish("examples/openapi", {});
+// a user the document accepts, over the server's body limit
+{
+  const r = await run.call("POST /users", true, c.POST("/users", { body: { name: "Ada", email: `${overLimit}@example.com` } }));
+  expectError("POST /users", r, 413, "FX_PAYLOAD_TOO_LARGE");
+}
+// every operation, with a request it accepts, under each of everyOperation
+for (const { headers: h, status, code } of everyOperation) {
+  expectError("POST /users", await run.call("POST /users", true,
+    c.POST("/users", { body: { name: "Ada", email: "ada@example.com" }, headers: h })), status, code);
+  expectError("GET /users/{id}", await run.call("GET /users/{id}", true,
+    c.GET("/users/{id}", { params: { path: { id: "u1" } }, headers: h })), status, code);
+  expectError("GET /admin/stats", await run.call("GET /admin/stats", true,
+    stats({ ...admin, "X-Tenant-ID": "acme", ...h })), status, code);
+  expectError("GET /livez", await run.call("GET /livez", true, c.GET("/livez", { headers: h })), status, code);
+  expectError("GET /readyz", await run.call("GET /readyz", true, c.GET("/readyz", { headers: h })), status, code);
+}
+run.finish("examples/openapi");

@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import createClient from "openapi-fetch";
 import type { paths } from "./gen/orders.js";
-import { control, literal, load } from "./harness.js";
+import { control, everyOperation, expectError, literal, load, overLimit } from "./harness.js";
 
 const { run, base, server } = load();
 const c = createClient<paths>({ baseUrl: base });
@@ -104,6 +104,25 @@ for (const [valid, query, header, auth] of [
   if (r.error) literal(r.error.error.code);
 }
 
+// an order the document accepts (it lets a field it does not list
+// through), over the server's body limit
+{
+  const big = { ...book, note: overLimit };
+  const r = await run.call("POST /orders", true, post({ "X-Tenant-ID": "acme", "Idempotency-Key": randomUUID() }, acme, big));
+  expectError("POST /orders", r, 413, "FX_PAYLOAD_TOO_LARGE");
+}
+
+// every operation, with a request it accepts, under each of everyOperation
+for (const { headers: h, status, code } of everyOperation) {
+  const auth = { ...acme, ...h };
+  expectError("POST /orders", await run.call("POST /orders", true,
+    post({ "X-Tenant-ID": "acme", "Idempotency-Key": randomUUID() }, auth, book)), status, code);
+  expectError("GET /orders/{id}", await run.call("GET /orders/{id}", true,
+    c.GET("/orders/{id}", { params: { path: { id }, header: { "X-Tenant-ID": "acme" } }, headers: auth })), status, code);
+  expectError("GET /orders", await run.call("GET /orders", true,
+    c.GET("/orders", { params: { header: { "X-Tenant-ID": "acme" } }, headers: auth })), status, code);
+}
+
 // 429: globex's quota (600 a minute, refilled as time passes) is spent
 // directly on the server, and kept spent while each call goes through
 // the client (a token refilled while Prism forwards is taken at once).
@@ -145,4 +164,4 @@ for (const call of limited) {
   const { retry, status, code } = await exhaust(call);
   if (code !== "FX_RATE_LIMITED" || !retry) throw new Error(`want 429 with Retry-After: ${status}`);
 }
-run.finish("examples/orders", {});
+run.finish("examples/orders");

@@ -25,6 +25,11 @@ func (s *Schema) ValidateJSON(body []byte) validate.Result { return s.ValidateJS
 // it into 1.4 million maps, 1.7 s and 210 MB, before the library ran).
 func (s *Schema) ValidateJSONLimit(body []byte, max int) validate.Result {
 	if max > 0 && s.safe && len(body) > smallBody*max {
+		// The pre-pass scans bytes of a well-formed body only: it checks
+		// the grammar first; otherwise DecodeJSON checks it.
+		if err := validate.CheckJSON(body); err != nil {
+			return refused(err)
+		}
 		b := &pass{max: max, path: make([]string, 0, 8)}
 		c := &jsonscan.Cursor{Data: body}
 		if b.walkBytes(s.s, c) {
@@ -33,10 +38,20 @@ func (s *Schema) ValidateJSONLimit(body []byte, max int) validate.Result {
 	}
 	tree, err := validate.DecodeJSON(body)
 	if err != nil {
-		// not reached for a body CheckJSON accepted (the Decoder contract)
-		return validate.Result{Issues: []validate.Issue{{Path: []string{}, Message: err.Error()}}}
+		return refused(err)
 	}
 	return s.whole(tree, max)
+}
+
+// ChecksGrammar reports true (validate.GrammarChecker): ValidateJSON
+// checks the grammar of every body itself, in DecodeJSON or, on a large
+// body, before the bounded pre-pass, so fx does not check it again.
+func (s *Schema) ChecksGrammar() bool { return true }
+
+// refused is the Result of a body the grammar rejects (err, a
+// *validate.JSONError): its one issue, as fx words it.
+func refused(err error) validate.Result {
+	return validate.Result{Issues: []validate.Issue{err.(*validate.JSONError).Issue()}}
 }
 
 // smallBody: a body of at most smallBody·max bytes skips the pre-pass.

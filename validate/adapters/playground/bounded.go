@@ -261,15 +261,21 @@ type walker[T any] struct {
 // bounded returns max issues found by the pre-pass over root, or nil
 // when it found fewer.
 func (s *Schema[T]) bounded(max int, root walkNode) []validate.Issue {
-	p := planOf(reflect.TypeFor[T]())
-	if max <= 0 || len(p.dives) == 0 || !readsValidateTag(s.v) {
+	if !s.prepasses(max) {
 		return nil
 	}
+	p := planOf(reflect.TypeFor[T]())
 	w := &walker[T]{s: s, max: max}
 	if !w.fields(p, root) {
 		return nil
 	}
 	return w.out[:max:max]
+}
+
+// prepasses reports whether bounded does any work for a limit of max:
+// T has dive fields and the validator reads the tags they are in.
+func (s *Schema[T]) prepasses(max int) bool {
+	return max > 0 && len(planOf(reflect.TypeFor[T]()).dives) > 0 && readsValidateTag(s.v)
 }
 
 // fields walks the elements of the dive fields of n (a struct of plan p)

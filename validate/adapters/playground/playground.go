@@ -88,7 +88,12 @@ func (s *Schema[T]) ValidateJSON(body []byte) validate.Result { return s.Validat
 // generic tree (to check the tags of the fields that did decode) only when
 // the type errors leave room in the list.
 func (s *Schema[T]) ValidateJSONLimit(body []byte, max int) validate.Result {
-	if len(body) > smallBody*max {
+	if len(body) > smallBody*max && s.prepasses(max) {
+		// The pre-pass scans bytes of a well-formed body only: it checks
+		// the grammar first; otherwise the decoder's pass checks it.
+		if err := validate.CheckJSON(body); err != nil {
+			return validate.Result{Issues: []validate.Issue{err.(*validate.JSONError).Issue()}}
+		}
 		if issues := s.bounded(max, bodyNode(body)); issues != nil {
 			return validate.Result{Issues: issues}
 		}
@@ -98,6 +103,13 @@ func (s *Schema[T]) ValidateJSONLimit(body []byte, max int) validate.Result {
 		return v
 	}, max)
 }
+
+// ChecksGrammar reports true (validate.GrammarChecker): a malformed body
+// is refused by the decode of validate.Struct[T], which checks the
+// grammar in its one pass, or, on a body large enough for the bounded
+// pre-pass of ValidateJSONLimit, before it, with CheckJSON's one issue;
+// fx does not check it again.
+func (s *Schema[T]) ChecksGrammar() bool { return true }
 
 func (s *Schema[T]) check(res validate.Result, tree func() any, max int) validate.Result {
 	if res.Err() != nil {

@@ -262,3 +262,25 @@ func BenchmarkHugeInvalidBody(b *testing.B) {
 		})
 	}
 }
+
+// TestGrammarChecker: the adapter checks the grammar itself, so fx hands
+// it the body as it came: every malformed body gets CheckJSON's one
+// issue, the large ones on the bounded pre-pass's path too (it checks
+// the grammar before it scans); and a body is checked once, by
+// validate.Struct's pass (with a limit too high for the pre-pass: a body
+// large enough for it is checked before it and by the pass, as it was by
+// fx and the pass before).
+func TestGrammarChecker(t *testing.T) {
+	s := playground.Struct[Order](nil)
+	if err := validatetest.CheckGrammar(s, validatetest.MalformedBodies()...); err != nil {
+		t.Error(err)
+	}
+	body := validatetest.ManyKeysBody(`"name":"x","items":[{"sku":"a","qty":1}]`, 330_000)
+	alone, behind, check := kittest.GrammarChecks(t, fx.Config{MaxIssues: 1 << 20}, s, body)
+	if alone > check*3/2 {
+		t.Errorf("serving allocated %d bytes, over one grammar check (%d) and a half: checked twice", alone, check)
+	}
+	if behind < alone+check/2 {
+		t.Errorf("behind fx's check, serving allocated %d bytes, alone %d: the check of fx is not counted (one is %d)", behind, alone, check)
+	}
+}

@@ -7,17 +7,22 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/nethttp"
+	"github.com/valyala/fasthttp"
 )
 
 // hookChan is an error hook that hands every raw value to a channel.
@@ -668,5 +673,235 @@ func TestFailedBoot(t *testing.T) {
 	nethttp.Handler(app).ServeHTTP(w, httptest.NewRequest("GET", "/x", nil))
 	if w.Code != 500 || !strings.Contains(w.Body.String(), fx.ErrorCodes.RouteHandlerRequired) {
 		t.Fatalf("%d %q", w.Code, w.Body)
+	}
+}
+
+// Config.Compression under the adapter: the compressed body, its
+// Content-Encoding, Content-Length and Vary reach the http.ResponseWriter,
+// error envelopes included.
+func TestCompressionThroughAdapter(t *testing.T) {
+	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler), Compression: &fx.CompressionConfig{}})
+	page := strings.Repeat(`{"id":1,"name":"a name","tags":["x","y"]},`, 100)
+	app.Get("/page", func(c *fx.Ctx) error { return c.Send(200, "application/json", []byte(page)) })
+	h := nethttp.Handler(app)
+	long := "/nope/" + strings.Repeat("segment/", 150)
+	for _, tc := range []struct {
+		path, want string
+		status     int
+	}{
+		{"/page", page, 200},
+		{long, `{"error":{"code":"FX_NOT_FOUND","message":"Route GET ` + long + ` not found"}}`, 404},
+	} {
+		req := httptest.NewRequest("GET", tc.path, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		res := rec.Result()
+		b, _ := io.ReadAll(res.Body)
+		if rec.Code != tc.status || res.Header.Get("Content-Encoding") != "gzip" || res.Header.Get("Vary") != "Accept-Encoding" ||
+			res.Header.Get("Content-Length") != strconv.Itoa(len(b)) {
+			t.Fatalf("%.20s: %d %v (%d bytes)", tc.path, rec.Code, res.Header, len(b))
+		}
+		if got, err := fasthttp.AppendGunzipBytes(nil, b); err != nil || string(got) != tc.want {
+			t.Errorf("%.20s: decodes to %.60q (%v), want %.60q", tc.path, got, err, tc.want)
+		}
+	}
+}
+
+// bothListeners serves app on fasthttp's listener (App.Serve on a loopback
+// port) and on net/http's (an httptest.Server over Handler), and returns
+// the base URL of each by listener name. Both are shut down with the test.
+func bothListeners(t *testing.T, app *fx.App) map[string]string {
+	t.Helper()
+	addr := fxtest.Serve(t, app)
+	std := httptest.NewServer(nethttp.Handler(app))
+	t.Cleanup(std.Close)
+	return map[string]string{"fasthttp": "http://" + addr, "nethttp": std.URL}
+}
+
+// envelopeCode returns the code of an error envelope body, or "" when
+// the body is not exactly one (fxtest.CheckEnvelopeBody).
+func envelopeCode(body string) string {
+	env, _ := fxtest.CheckEnvelopeBody([]byte(body))
+	return env.Code
+}
+
+// send posts body with contentType to url and returns the status and body.
+func send(t *testing.T, url, contentType string, body []byte) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url, contentType, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, readAll(t, resp)
+}
+
+// TestHeaderNameNotATokenOnNetHTTP: on the net/http listener a field name
+// that is not a token ("X A: a") is refused by net/http itself, with 400
+// and a closed connection, before fx sees the request (so the reply is
+// net/http's plain text, not an envelope); the fasthttp listener's own
+// refusal is pinned by the root package's TestFramingFieldNameBytes.
+func TestHeaderNameNotATokenOnNetHTTP(t *testing.T) {
+	app := quietApp()
+	ran := false
+	app.Get("/next", func(c *fx.Ctx) error { ran = true; return c.String(200, "next") })
+	srv := httptest.NewServer(nethttp.Handler(app))
+	t.Cleanup(srv.Close)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second)) // a bound, not an assertion
+	_, _ = io.WriteString(conn, "GET /next HTTP/1.1\r\nHost: a\r\nX A: a\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !resp.Close || ran {
+		t.Fatalf("%d (close %v), handler ran %v: want net/http's 400 and a closed connection", resp.StatusCode, resp.Close, ran)
+	}
+}
+
+// formOf builds a multipart form of n fields and returns its Content-Type
+// and body.
+func formOf(t *testing.T, n int) (string, []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	for i := range n {
+		if err := w.WriteField("f"+strconv.Itoa(i), "v"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return w.FormDataContentType(), buf.Bytes()
+}
+
+// formApp serves POST /ignore, which never reads its form, and POST /read,
+// which answers the number of fields of its form (or the refusal).
+func formApp(maxParts int) *fx.App {
+	app := quietApp(fx.Config{MultipartMaxParts: maxParts})
+	app.Post("/ignore", func(c *fx.Ctx) error { return c.String(200, "ran") })
+	app.Post("/read", func(c *fx.Ctx) error {
+		f, err := c.MultipartForm()
+		if err != nil {
+			return err
+		}
+		return c.String(200, strconv.Itoa(len(f.Value)))
+	})
+	return app
+}
+
+// TestMultipartPartLimitOnBothListeners: a form is parsed only when a
+// handler reads it, and Config.MultipartMaxParts is then the only limit
+// on its parts, the same on fasthttp's listener and on net/http's.
+// mime/multipart's own cap of 1000 parts no longer decides: a route that
+// never reads its form runs whatever the form holds, and MultipartMaxParts
+// 5000 admits 2,000 parts.
+func TestMultipartPartLimitOnBothListeners(t *testing.T) {
+	for _, tc := range []struct {
+		maxParts, parts int
+		route           string
+		status          int
+		want            string // the body on 200, the envelope's code otherwise
+	}{
+		{0, 1001, "/ignore", 200, "ran"},
+		{0, 1001, "/read", 413, fx.ErrorCodes.PayloadTooLarge},
+		{0, 1000, "/read", 200, "1000"},
+		{5000, 2000, "/read", 200, "2000"},
+		{5000, 2000, "/ignore", 200, "ran"},
+		{5000, 5001, "/read", 413, fx.ErrorCodes.PayloadTooLarge},
+		{1500, 1500, "/read", 200, "1500"},
+		{1500, 1501, "/read", 413, fx.ErrorCodes.PayloadTooLarge},
+	} {
+		ct, body := formOf(t, tc.parts)
+		for listener, base := range bothListeners(t, formApp(tc.maxParts)) {
+			status, got := send(t, base+tc.route, ct, body)
+			if tc.status != 200 {
+				got = envelopeCode(got)
+			}
+			if status != tc.status || got != tc.want {
+				t.Errorf("%s, MultipartMaxParts %d, %d parts to %s: %d %q, want %d %q",
+					listener, tc.maxParts, tc.parts, tc.route, status, got, tc.status, tc.want)
+			}
+		}
+	}
+}
+
+// Ctx.Stream and Ctx.SSE work under the adapter: the stream is copied to
+// the http.ResponseWriter, flushed as written.
+func TestStreamAndSSEThroughAdapter(t *testing.T) {
+	app := fx.New()
+	app.Get("/stream", func(c *fx.Ctx) error {
+		return c.Stream("text/plain", func(w *bufio.Writer) error {
+			w.WriteString("a")
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			w.WriteString("b")
+			return nil
+		})
+	})
+	app.Get("/sse", func(c *fx.Ctx) error {
+		return c.SSE(func(e *fx.EventWriter) error { return e.Send(fx.Event{Data: "hi"}) })
+	})
+	srv := httptest.NewServer(nethttp.Handler(app))
+	defer srv.Close()
+	for path, want := range map[string]string{"/stream": "ab", "/sse": "data: hi\n\n"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || string(b) != want {
+			t.Errorf("%s: %q %v", path, b, err)
+		}
+	}
+}
+
+type probeKey struct{}
+
+// middleware.Timeout under the adapter: the deadline is set on a context
+// derived from the *http.Request's (its values are visible), a handler that
+// honours it gets the 504 envelope, and a client that goes away before the
+// deadline still cancels it (context.Canceled, not a 504).
+func TestTimeoutThroughAdapter(t *testing.T) {
+	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
+	app.Use(middleware.Timeout(50 * time.Millisecond))
+	gotCause := make(chan error, 1)
+	app.Get("/q", func(c *fx.Ctx) error {
+		if c.Context().Value(probeKey{}) != "from net/http" {
+			return errors.New("c.Context() does not derive from the request's context")
+		}
+		<-c.Context().Done()
+		gotCause <- c.Context().Err()
+		return c.Context().Err()
+	})
+	h := nethttp.Handler(app)
+
+	req := httptest.NewRequest("GET", "/q", nil)
+	req = req.WithContext(context.WithValue(req.Context(), probeKey{}, "from net/http"))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	body, _ := io.ReadAll(rec.Result().Body)
+	want := `{"error":{"code":"FX_TIMEOUT","message":"The request was not handled in time"}}`
+	if rec.Code != 504 || string(body) != want {
+		t.Fatalf("got %d %q, want 504 %s", rec.Code, body, want)
+	}
+	if err := <-gotCause; !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("the handler saw %v, want DeadlineExceeded", err)
+	}
+
+	// The client leaves after 5ms: the request's context ends first.
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), probeKey{}, "from net/http"))
+	time.AfterFunc(5*time.Millisecond, cancel)
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/q", nil).WithContext(ctx))
+	if err := <-gotCause; !errors.Is(err, context.Canceled) {
+		t.Errorf("after the client left the handler saw %v, want Canceled", err)
 	}
 }
