@@ -31,6 +31,10 @@
 //	{"error":{"code":"FX_SERVICE_UNAVAILABLE","message":"Readiness check failed: db",
 //	  "details":{"checks":{"db":{"status":"fail","duration_ms":1000,"error":"check timed out after 1s"}}}}}
 //
+// During Shutdown readiness answers the same envelope without running the
+// checks, so its details are {"checks":{}}: every 503 of a probe has the
+// one details shape the OpenAPI document gives it.
+//
 // What a failed check says. Check errors are operator-facing (a DSN, a host
 // name, a driver message), so the client sees the error text only when the
 // check opted in by returning an *fx.Error (its Message, as everywhere in fx:
@@ -259,9 +263,13 @@ func (h *Probes) Readiness(c *fx.Ctx) error {
 	return h.serve(c, &h.read)
 }
 
-// errShuttingDown is the readiness answer during Shutdown, kept in a
-// variable: answering it costs no allocation.
-var errShuttingDown = fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "The server is shutting down")
+// errShuttingDown is the readiness answer during Shutdown: no check ran,
+// so its details hold no results. It is kept in a variable and prebuilt:
+// answering it costs no allocation. It is also the probes' declared 503,
+// and its details' type is what the document gives every 503 of the
+// probes (the failed-check answer has the same shape, with results).
+var errShuttingDown = fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "The server is shutting down",
+	&healthDetails{Checks: map[string]Result{}}).Prebuild()
 
 // healthOK is the body of a probe without checks.
 var healthOK = []byte(`{"status":"ok"}`)
@@ -289,7 +297,7 @@ func (h *Probes) serve(c *fx.Ctx, p *healthProbe) error {
 	}
 	c.SetHeader(fasthttp.HeaderRetryAfter, h.retryAfter)
 	return fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, p.kind+" check failed: "+joinNames(r.failed),
-		healthDetails{Checks: results})
+		&healthDetails{Checks: results})
 }
 
 type healthBody struct {
@@ -297,6 +305,8 @@ type healthBody struct {
 	Checks map[string]Result `json:"checks"`
 }
 
+// healthDetails is the details of a probe's 503: each check's result by
+// name (none during Shutdown).
 type healthDetails struct {
 	Checks map[string]Result `json:"checks"`
 }

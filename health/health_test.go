@@ -274,6 +274,9 @@ func TestReadinessFailsWhenShutdownBegins(t *testing.T) {
 	before := checks.Load()
 	st, body, hdr := probe("/readyz")
 	kittest.CheckEnvelope(t, st, hdr, body, fx.ErrorCodes.ServiceUnavailable)
+	if !strings.Contains(string(body), `"details":{"checks":{}}`) {
+		t.Errorf("during shutdown: details are not the probes' one shape (no results): %s", body)
+	}
 	if retry := hdr.Get("Retry-After"); st != 503 || retry != "1" {
 		t.Errorf("during shutdown: /readyz %d, Retry-After %q, %s", st, retry, body)
 	}

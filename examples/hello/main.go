@@ -120,8 +120,14 @@ var orderSchema = validate.Object(validate.Fields{
 	})).MinItems(1),
 }).Strict()
 
-// errUserNotFound is GET /users/:id's answer for an unknown user.
-var errUserNotFound = fx.NewError(404, "APP_USER_NOT_FOUND", "User not found")
+// errUserNotFound is GET /users/:id's answer for an unknown user, declared
+// with a zero userRef so the document types its details.
+var errUserNotFound = fx.NewError(404, "APP_USER_NOT_FOUND", "User not found", userRef{})
+
+// userRef is errUserNotFound's details: the id that was asked for.
+type userRef struct {
+	ID string `json:"id"`
+}
 
 // newApp builds the demo app (shared with main_test.go).
 func newApp(cfg fx.Config) *fx.App {
@@ -152,9 +158,7 @@ func newApp(cfg fx.Config) *fx.App {
 		Handler: func(c *fx.Ctx) error {
 			id := c.Param("id")
 			if id == "missing" {
-				e := *errUserNotFound // the declared error, with this request's details
-				e.Details = map[string]string{"id": id}
-				return &e
+				return errUserNotFound.With(userRef{ID: id}) // the declared error, with this request's details
 			}
 			return c.JSON(200, map[string]string{"id": id, "name": "Ada"})
 		},

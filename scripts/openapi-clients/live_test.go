@@ -516,58 +516,37 @@ func (r *recorder) record(op string, status int, code string, v reflect.Value) {
 			r.t.Errorf("%s: %s %d %s: the typed error has no message", r.generator, op, status, code)
 			return
 		}
-		o := outcome{op, status, code}
-		why, untyped := untypedDetails[r.example+" "+o.String()]
-		switch diff, detailsOnly := sameJSON(r.wire.lastError(), e); {
-		case diff == "" && untyped:
-			r.t.Errorf("%s: examples/%s %s: the details are typed now (%s no longer holds): take it off untypedDetails", r.generator, r.example, o, why)
-		case diff != "" && !(untyped && detailsOnly):
+		if diff := sameJSON(r.wire.lastError(), e); diff != "" {
 			r.t.Errorf("%s: %s %d %s: the typed error is not what the server sent: %s", r.generator, op, status, code, diff)
 			return
-		case diff != "":
-			r.t.Logf("%s: examples/%s %s: the client drops the details the server sends: %s (%s)", r.generator, r.example, o, diff, why)
 		}
 	}
 	r.seen[outcome{op, status, code}] = true
-}
-
-// untypedDetails are the errors, "EXAMPLE OPERATION STATUS CODE", whose
-// details the server sends but the document does not type, so that no
-// generated client keeps them: each with the reason. Their code and
-// message are checked all the same; a difference other than the details
-// dropped, or details typed at last, fails the test.
-var untypedDetails = map[string]string{
-	"openapi getReadyz 503 FX_SERVICE_UNAVAILABLE": "package health declares its 503 with no details' type; it sends the checks' results",
-	"hello getUsersById 404 APP_USER_NOT_FOUND":    "examples/hello declares errUserNotFound with no details' type; it answers with the id",
 }
 
 // sameJSON reports how the typed error e, encoded as its client encodes
 // it (ogen's generated MarshalJSON, encoding/json's tags for
 // oapi-codegen), differs from the error object sent; "" if it does not:
 // the client kept every field the server sent (the code, the message,
-// the details, typed per code) and added none. detailsOnly: the one
-// difference is the sent details, missing from the typed value.
-func sameJSON(sent json.RawMessage, e reflect.Value) (diff string, detailsOnly bool) {
+// the details, typed per code) and added none.
+func sameJSON(sent json.RawMessage, e reflect.Value) string {
 	p := reflect.New(e.Type()) // ogen's MarshalJSON has a pointer receiver
 	p.Elem().Set(e)
 	typed, err := json.Marshal(p.Interface())
 	if err != nil {
-		return fmt.Sprintf("encoding the typed value: %v", err), false
+		return fmt.Sprintf("encoding the typed value: %v", err)
 	}
 	var a, b map[string]any
 	if err := json.Unmarshal(sent, &a); err != nil {
-		return fmt.Sprintf("the sent error %s: %v", sent, err), false
+		return fmt.Sprintf("the sent error %s: %v", sent, err)
 	}
 	if err := json.Unmarshal(typed, &b); err != nil {
-		return fmt.Sprintf("the typed value's JSON %s: %v", typed, err), false
+		return fmt.Sprintf("the typed value's JSON %s: %v", typed, err)
 	}
 	if reflect.DeepEqual(a, b) {
-		return "", false
+		return ""
 	}
-	_, typedDetails := b["details"]
-	detailsOnly = !typedDetails && a["details"] != nil
-	delete(a, "details")
-	return fmt.Sprintf("sent %s, typed %s", sent, typed), detailsOnly && reflect.DeepEqual(a, b)
+	return fmt.Sprintf("sent %s, typed %s", sent, typed)
 }
 
 // typedError finds the envelope's error in a decoded error response: the

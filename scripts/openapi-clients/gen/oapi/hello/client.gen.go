@@ -241,7 +241,10 @@ type GetMe500ErrorErrorCode string
 type GetUsersById404Error struct {
 	Error struct {
 		Code    GetUsersById404ErrorErrorCode `json:"code"`
-		Message string                        `json:"message"`
+		Details struct {
+			Id string `json:"id"`
+		} `json:"details"`
+		Message string `json:"message"`
 	} `json:"error"`
 }
 

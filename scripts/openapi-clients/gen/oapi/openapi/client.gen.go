@@ -314,7 +314,14 @@ type GetReadyz500ErrorErrorCode string
 type GetReadyz503Error struct {
 	Error struct {
 		Code    GetReadyz503ErrorErrorCode `json:"code"`
-		Message string                     `json:"message"`
+		Details struct {
+			Checks *map[string]struct {
+				DurationMs int64   `json:"duration_ms"`
+				Error      *string `json:"error,omitempty"`
+				Status     string  `json:"status"`
+			} `json:"checks"`
+		} `json:"details"`
+		Message string `json:"message"`
 	} `json:"error"`
 }
 

@@ -547,13 +547,19 @@ func (s *GetUsersById404Error) SetError(val GetUsersById404ErrorError) {
 }
 
 type GetUsersById404ErrorError struct {
-	Code    GetUsersById404ErrorErrorCode `json:"code"`
-	Message string                        `json:"message"`
+	Code    GetUsersById404ErrorErrorCode    `json:"code"`
+	Details GetUsersById404ErrorErrorDetails `json:"details"`
+	Message string                           `json:"message"`
 }
 
 // GetCode returns the value of Code.
 func (s *GetUsersById404ErrorError) GetCode() GetUsersById404ErrorErrorCode {
 	return s.Code
+}
+
+// GetDetails returns the value of Details.
+func (s *GetUsersById404ErrorError) GetDetails() GetUsersById404ErrorErrorDetails {
+	return s.Details
 }
 
 // GetMessage returns the value of Message.
@@ -564,6 +570,11 @@ func (s *GetUsersById404ErrorError) GetMessage() string {
 // SetCode sets the value of Code.
 func (s *GetUsersById404ErrorError) SetCode(val GetUsersById404ErrorErrorCode) {
 	s.Code = val
+}
+
+// SetDetails sets the value of Details.
+func (s *GetUsersById404ErrorError) SetDetails(val GetUsersById404ErrorErrorDetails) {
+	s.Details = val
 }
 
 // SetMessage sets the value of Message.
@@ -603,6 +614,20 @@ func (s *GetUsersById404ErrorErrorCode) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+type GetUsersById404ErrorErrorDetails struct {
+	ID string `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *GetUsersById404ErrorErrorDetails) GetID() string {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *GetUsersById404ErrorErrorDetails) SetID(val string) {
+	s.ID = val
 }
 
 // GetUsersById404ErrorHeaders wraps GetUsersById404Error with response headers.

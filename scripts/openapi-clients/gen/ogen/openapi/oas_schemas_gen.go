@@ -668,13 +668,19 @@ func (s *GetReadyz503Error) SetError(val GetReadyz503ErrorError) {
 }
 
 type GetReadyz503ErrorError struct {
-	Code    GetReadyz503ErrorErrorCode `json:"code"`
-	Message string                     `json:"message"`
+	Code    GetReadyz503ErrorErrorCode    `json:"code"`
+	Details GetReadyz503ErrorErrorDetails `json:"details"`
+	Message string                        `json:"message"`
 }
 
 // GetCode returns the value of Code.
 func (s *GetReadyz503ErrorError) GetCode() GetReadyz503ErrorErrorCode {
 	return s.Code
+}
+
+// GetDetails returns the value of Details.
+func (s *GetReadyz503ErrorError) GetDetails() GetReadyz503ErrorErrorDetails {
+	return s.Details
 }
 
 // GetMessage returns the value of Message.
@@ -685,6 +691,11 @@ func (s *GetReadyz503ErrorError) GetMessage() string {
 // SetCode sets the value of Code.
 func (s *GetReadyz503ErrorError) SetCode(val GetReadyz503ErrorErrorCode) {
 	s.Code = val
+}
+
+// SetDetails sets the value of Details.
+func (s *GetReadyz503ErrorError) SetDetails(val GetReadyz503ErrorErrorDetails) {
+	s.Details = val
 }
 
 // SetMessage sets the value of Message.
@@ -724,6 +735,67 @@ func (s *GetReadyz503ErrorErrorCode) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+type GetReadyz503ErrorErrorDetails struct {
+	Checks NilGetReadyz503ErrorErrorDetailsChecks `json:"checks"`
+}
+
+// GetChecks returns the value of Checks.
+func (s *GetReadyz503ErrorErrorDetails) GetChecks() NilGetReadyz503ErrorErrorDetailsChecks {
+	return s.Checks
+}
+
+// SetChecks sets the value of Checks.
+func (s *GetReadyz503ErrorErrorDetails) SetChecks(val NilGetReadyz503ErrorErrorDetailsChecks) {
+	s.Checks = val
+}
+
+type GetReadyz503ErrorErrorDetailsChecks map[string]GetReadyz503ErrorErrorDetailsChecksItem
+
+func (s *GetReadyz503ErrorErrorDetailsChecks) init() GetReadyz503ErrorErrorDetailsChecks {
+	m := *s
+	if m == nil {
+		m = map[string]GetReadyz503ErrorErrorDetailsChecksItem{}
+		*s = m
+	}
+	return m
+}
+
+type GetReadyz503ErrorErrorDetailsChecksItem struct {
+	DurationMs int64     `json:"duration_ms"`
+	Error      OptString `json:"error"`
+	Status     string    `json:"status"`
+}
+
+// GetDurationMs returns the value of DurationMs.
+func (s *GetReadyz503ErrorErrorDetailsChecksItem) GetDurationMs() int64 {
+	return s.DurationMs
+}
+
+// GetError returns the value of Error.
+func (s *GetReadyz503ErrorErrorDetailsChecksItem) GetError() OptString {
+	return s.Error
+}
+
+// GetStatus returns the value of Status.
+func (s *GetReadyz503ErrorErrorDetailsChecksItem) GetStatus() string {
+	return s.Status
+}
+
+// SetDurationMs sets the value of DurationMs.
+func (s *GetReadyz503ErrorErrorDetailsChecksItem) SetDurationMs(val int64) {
+	s.DurationMs = val
+}
+
+// SetError sets the value of Error.
+func (s *GetReadyz503ErrorErrorDetailsChecksItem) SetError(val OptString) {
+	s.Error = val
+}
+
+// SetStatus sets the value of Status.
+func (s *GetReadyz503ErrorErrorDetailsChecksItem) SetStatus(val string) {
+	s.Status = val
 }
 
 // GetReadyz503ErrorHeaders wraps GetReadyz503Error with response headers.
@@ -1030,6 +1102,51 @@ func (s *HeadersTooLargeErrorErrorCode) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// NewNilGetReadyz503ErrorErrorDetailsChecks returns new NilGetReadyz503ErrorErrorDetailsChecks with value set to v.
+func NewNilGetReadyz503ErrorErrorDetailsChecks(v GetReadyz503ErrorErrorDetailsChecks) NilGetReadyz503ErrorErrorDetailsChecks {
+	return NilGetReadyz503ErrorErrorDetailsChecks{
+		Value: v,
+	}
+}
+
+// NilGetReadyz503ErrorErrorDetailsChecks is nullable GetReadyz503ErrorErrorDetailsChecks.
+type NilGetReadyz503ErrorErrorDetailsChecks struct {
+	Value GetReadyz503ErrorErrorDetailsChecks
+	Null  bool
+}
+
+// SetTo sets value to v.
+func (o *NilGetReadyz503ErrorErrorDetailsChecks) SetTo(v GetReadyz503ErrorErrorDetailsChecks) {
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o NilGetReadyz503ErrorErrorDetailsChecks) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *NilGetReadyz503ErrorErrorDetailsChecks) SetToNull() {
+	o.Null = true
+	var v GetReadyz503ErrorErrorDetailsChecks
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o NilGetReadyz503ErrorErrorDetailsChecks) Get() (v GetReadyz503ErrorErrorDetailsChecks, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o NilGetReadyz503ErrorErrorDetailsChecks) Or(d GetReadyz503ErrorErrorDetailsChecks) GetReadyz503ErrorErrorDetailsChecks {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
 }
 
 // NewOptBool returns new OptBool with value set to v.
