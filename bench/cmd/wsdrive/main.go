@@ -24,7 +24,7 @@
 //	GOGC=off GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off \
 //	  valgrind --tool=cachegrind --cache-sim=no /tmp/wsdrive -fw fx </tmp/ws.in &
 //	exec 3>/tmp/ws.in; sleep 5   # until it prints ready
-//	/tmp/wsdrive -mode echo -n 500; exec 3>&-; wait
+//	go run ./cmd/wsdrive -mode echo -n 500; exec 3>&-; wait
 //
 // then the same with -n 5500 (and -fw fiber). cpu.rdtscp=off keeps the
 // runtime from the RDTSCP instruction, which valgrind does not know;
