@@ -55,17 +55,17 @@ type Conn struct {
 	pastSet  bool // tryPipe: the write deadline is already in the past
 
 	qmu         sync.Mutex
-	rest        []byte         // the unwritten end of a frame begun: the next bytes on the wire
-	restN       int            // its payload's length, or sentControl, sentClose
-	ctrl        [][]byte       // control frames waiting, sent before queue
-	queue       []outMsg       // queue[head:] wait for the writer; at most SendQueue data messages
-	head        int            // the next message to write
-	writing     bool           // the write side is taken: by a caller's write or the writer goroutine
-	shutQ       bool           // no more data messages are taken (set under qmu by shut)
-	closeQueued bool           // the close frame is queued or sent: no more control frames
-	noWrites    bool           // the tear-down has begun waiting for the writer: nothing more is written
-	last        chan struct{}  // closed when the close frame queued by finishQueue is sent or the writer gave up
-	writers     sync.WaitGroup // the holder of the write side, if any
+	rest        []byte        // the unwritten end of a frame begun: the next bytes on the wire
+	restN       int           // its payload's length, or sentControl, sentClose
+	ctrl        [][]byte      // control frames waiting, sent before queue
+	queue       []outMsg      // queue[head:] wait for the writer; at most SendQueue data messages
+	head        int           // the next message to write
+	writing     bool          // the write side is taken: by a caller's write or the writer goroutine
+	shutQ       bool          // no more data messages are taken (set under qmu by shut)
+	closeQueued bool          // the close frame is queued or sent: no more control frames
+	noWrites    bool          // the tear-down has begun waiting for the writer: nothing more is written
+	last        chan struct{} // closed when the close frame queued by finishQueue is sent or the writer gave up
+	freed       chan struct{} // made by the tear-down while the write side is taken; closed when it is freed
 
 	closing atomic.Bool // the handler returned: no more messages are taken
 	dropped atomic.Bool // the socket's deadlines are in the past (dropWith)
@@ -88,7 +88,7 @@ type Conn struct {
 	// The counters observe reports. msgsIn and bytesIn belong to the
 	// reading goroutine, msgsOut and bytesOut to the holder of the write
 	// side (handed on under qmu); observe reads them once the handler
-	// returned and the write side was given up (writers.Wait), so plain
+	// returned and the write side was given up (awaitWriteSide), so plain
 	// integers serve: no atomic add per message.
 	msgsIn, msgsOut, bytesIn, bytesOut int64
 }
@@ -380,10 +380,7 @@ func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, sk *sock, end func(
 	}
 	c.shut()
 	c.ping.Stop()
-	c.qmu.Lock()
-	c.noWrites = true
-	c.qmu.Unlock()
-	c.writers.Wait()
+	c.awaitWriteSide()
 	c.awaitClose()
 	c.sockMu.Lock()
 	c.released = true

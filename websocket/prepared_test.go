@@ -36,17 +36,20 @@ func TestPreparedMessageReachesEveryPeerWhole(t *testing.T) {
 		ReadMessage() (int, []byte, error)
 	}, peers)
 	for i := range clients {
+		// One at a time, so that conns[i] is the server's side of
+		// clients[i] (the ticks below go to conns[0] and are read from
+		// clients[0]).
 		clients[i] = s.dial(t, "/sub", nil)
-	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		mu.Lock()
-		n := len(conns)
-		mu.Unlock()
-		if n == peers {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d peers connected", n, peers)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			mu.Lock()
+			n := len(conns)
+			mu.Unlock()
+			if n == i+1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d peers connected", n, i+1)
+			}
 		}
 	}
 	big := []byte(strings.Repeat("p", 200<<10)) // several frames fill a socket buffer: some wait in the queue

@@ -97,7 +97,7 @@ func (c *Conn) tryWrite(p []byte) (n int, err error) {
 			return 0, err
 		}
 		n, err = c.rawN, c.rawErr
-		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EINTR) {
+		if err == syscall.EAGAIN || err == syscall.EINTR { // write(2)'s own Errno: no unwrapping
 			err = nil
 		}
 		return n, err
@@ -214,10 +214,37 @@ func controlKind(frame []byte) int {
 	return sentControl
 }
 
-// take takes the free write side for the caller; qmu is held.
-func (c *Conn) take() {
-	c.writing = true
-	c.writers.Add(1)
+// take takes the free write side for the caller; qmu is held. One
+// holder at a time: writing is the whole record of it (a counter, such as
+// a sync.WaitGroup, cost two atomic adds per message written at once).
+func (c *Conn) take() { c.writing = true }
+
+// free gives the write side up and wakes the tear-down if it waits for
+// that (awaitWriteSide); qmu is held.
+func (c *Conn) free() {
+	c.writing = false
+	if c.freed != nil {
+		close(c.freed)
+		c.freed = nil
+	}
+}
+
+// awaitWriteSide ends writing for the tear-down: nothing more is written
+// once it returns, and the holder of the write side, if any (the writer
+// goroutine, whose writes are bounded by WriteTimeout, or a caller's
+// write that does not block), has given it up.
+func (c *Conn) awaitWriteSide() {
+	c.qmu.Lock()
+	c.noWrites = true
+	var freed chan struct{}
+	if c.writing {
+		c.freed = make(chan struct{})
+		freed = c.freed
+	}
+	c.qmu.Unlock()
+	if freed != nil {
+		<-freed
+	}
 }
 
 // startWriter starts the writer goroutine unless the write side is
@@ -259,11 +286,10 @@ func (c *Conn) writeInline(frame []byte, n int) error {
 // over when something waits, else it is free again; qmu is held.
 func (c *Conn) handBack() {
 	if !c.dropped.Load() && (c.rest != nil || len(c.ctrl) > 0 || c.head < len(c.queue)) {
-		go c.writer() // inherits the write side (writing, and its count in writers)
+		go c.writer() // inherits the write side
 		return
 	}
-	c.writing = false
-	c.writers.Done()
+	c.free()
 }
 
 // sent counts a written frame: a data message (n, its payload length) or
@@ -286,7 +312,6 @@ func (c *Conn) sent(n int) {
 // connection is stopped, queued data messages are dropped; the end of a
 // frame begun and control frames (the close frame) are still written.
 func (c *Conn) writer() {
-	defer c.writers.Done()
 	var buf *[]byte
 	defer func() {
 		if buf != nil {
@@ -358,7 +383,6 @@ func (c *Conn) writer() {
 // burst's queue is not kept by an idle connection, and the write
 // deadline is cleared for the next attempt on a caller's goroutine.
 func (c *Conn) idleWriter() {
-	c.writing = false
 	if cap(c.queue) > keptQueue || c.head != len(c.queue) {
 		c.queue = nil
 	}
@@ -367,6 +391,7 @@ func (c *Conn) idleWriter() {
 	if !c.dropped.Load() && !c.pastSet {
 		_ = c.out.SetWriteDeadline(time.Time{})
 	}
+	c.free()
 }
 
 // keptQueue is the largest send queue (in messages) an idle connection
