@@ -288,17 +288,13 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, limit int) []ValidationIssue 
 		return []ValidationIssue{{Location: "body", Path: []string{}, Message: "Expected " + jsonKind(b.typ) + ", got null"}}
 	}
 	at := unsafe.Add(base, b.off)
-	var dst any
 	if b.ptr {
-		v := reflect.New(b.typ.Elem())
-		*(*unsafe.Pointer)(at) = v.UnsafePointer()
-		dst = v.Interface()
-	} else {
-		dst = reflect.NewAt(b.typ, at).Interface()
+		*(*unsafe.Pointer)(at) = reflect.New(b.typ.Elem()).UnsafePointer()
+		at = *(*unsafe.Pointer)(at)
 	}
 	// one pass: the strict grammar (validate.CheckJSON's verdict), the
 	// decode into the field and its constraint tags
-	issues, err := b.dec.Decode(raw, dst, limit)
+	issues, err := b.dec.DecodeAt(raw, at, limit)
 	if err != nil {
 		if b.ptr {
 			*(*unsafe.Pointer)(at) = nil
