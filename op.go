@@ -49,8 +49,11 @@ import (
 // Response (default 200); return a non-nil *Out (nil is sent as null).
 //
 // Cost: the binding plan and the constraint plans are built once, at Op;
-// per request, one allocation for the In, a parse per field (a string
-// field costs its copy), for a body the scans and decode of JSONBody, and
+// per request, one allocation for the In (with a body of at most 512
+// bytes, it holds the body's strings too: a string the handler keeps
+// keeps the In alive), a parse per field (a string field costs its
+// copy), for a body the one pass that decodes it (one allocation per
+// slice and pointer; the strings of a longer body take one more), and
 // the constraint checks, which allocate nothing on a valid input (see
 // validate's rules_run.go for the exceptions: url, uri, maps). See
 // BenchmarkOp and BenchmarkOpConstraints for the comparison with a
@@ -100,8 +103,14 @@ func Op[In, Out any](reg Registrar, method, path string, h func(c *Ctx, in *In) 
 	}
 	r.Method, r.Path, r.Body, r.Query = method, path, nil, nil
 	r.Handler = func(c *Ctx) error {
-		in := new(In)
-		if err := plan.bind(c, unsafe.Pointer(in)); err != nil {
+		var in *In
+		var room []byte
+		if plan.body != nil {
+			in, room = newIn[In](len(c.rc.Request.Body()))
+		} else {
+			in = new(In)
+		}
+		if err := plan.bind(c, unsafe.Pointer(in), room); err != nil {
 			return err
 		}
 		out, err := h(c, in)
@@ -237,13 +246,49 @@ func (p *opPlan) info() []InputField {
 	return out
 }
 
+// newIn allocates the In of a request whose body is n bytes long with
+// room for the body's strings in the same allocation (the one-pass
+// decoder copies them there, see validate's decode.go) when n is at most
+// 512: the In and its strings are one allocation, which a string the
+// handler keeps keeps alive whole. A longer body gets a bare In (its
+// strings have an allocation of their own).
+func newIn[In any](n int) (*In, []byte) {
+	switch {
+	case n <= 64:
+		x := new(struct {
+			in   In
+			room [64]byte
+		})
+		return &x.in, x.room[:0]
+	case n <= 128:
+		x := new(struct {
+			in   In
+			room [128]byte
+		})
+		return &x.in, x.room[:0]
+	case n <= 256:
+		x := new(struct {
+			in   In
+			room [256]byte
+		})
+		return &x.in, x.room[:0]
+	case n <= 512:
+		x := new(struct {
+			in   In
+			room [512]byte
+		})
+		return &x.in, x.room[:0]
+	}
+	return new(In), nil
+}
+
 // bind fills the In at base from the request, or returns the 422 of every
-// failure (at most Config.MaxIssues, then truncated).
-func (p *opPlan) bind(c *Ctx, base unsafe.Pointer) error {
+// failure (at most Config.MaxIssues, then truncated). room is newIn's.
+func (p *opPlan) bind(c *Ctx, base unsafe.Pointer, room []byte) error {
 	max := c.app.cfg.MaxIssues
 	var issues []ValidationIssue
 	if p.body != nil {
-		issues = p.body.bind(c, base, max+1)
+		issues = p.body.bind(c, base, room, max+1)
 	}
 	for i := range p.fields {
 		if len(issues) > max {
@@ -270,7 +315,7 @@ func (p *opPlan) bind(c *Ctx, base unsafe.Pointer) error {
 	return newValidationError(issues, truncated)
 }
 
-func (b *opBody) bind(c *Ctx, base unsafe.Pointer, limit int) []ValidationIssue {
+func (b *opBody) bind(c *Ctx, base unsafe.Pointer, room []byte, limit int) []ValidationIssue {
 	raw := c.rc.Request.Body()
 	if isBlank(raw) {
 		if b.ptr {
@@ -294,7 +339,7 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, limit int) []ValidationIssue 
 	}
 	// one pass: the strict grammar (validate.CheckJSON's verdict), the
 	// decode into the field and its constraint tags
-	issues, err := b.dec.DecodeAt(raw, at, limit)
+	issues, err := b.dec.DecodeAt(raw, at, room, limit)
 	if err != nil {
 		if b.ptr {
 			*(*unsafe.Pointer)(at) = nil

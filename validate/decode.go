@@ -52,7 +52,10 @@ import (
 // Strings: the walk copies the strings of a body of at most arenaMax
 // bytes into one buffer allocated at the first string (one allocation
 // for all of them; a string kept by the handler keeps that buffer
-// alive); in a larger body each string is its own allocation. No string
+// alive), or into the room its caller offers when that room holds the
+// rest of the body (fx.Op offers room allocated with its input struct:
+// no allocation of its own); in a larger body each string is its own
+// allocation. No string
 // the walk writes aliases the request buffer: a handler may keep them
 // after the request.
 
@@ -166,7 +169,15 @@ func (n *dnode) decode(body []byte, at unsafe.Pointer) error {
 // DecodeJSON holds its float64: StructSchema.ValidateJSON's answer
 // differs then).
 func (n *dnode) decodeLong(body []byte, at unsafe.Pointer) (long bool, err error) {
+	return n.decodeRoom(body, at, nil)
+}
+
+// decodeRoom is decodeLong writing the strings into room when its
+// capacity holds the rest of the body at the first string (see the
+// strings paragraph above); nil offers none.
+func (n *dnode) decodeRoom(body []byte, at unsafe.Pointer, room []byte) (long bool, err error) {
 	p := getParser(body, false)
+	p.room = room
 	p.skipSpace()
 	err = p.fill(n, at)
 	p.skipSpace()
@@ -174,7 +185,7 @@ func (n *dnode) decodeLong(body []byte, at unsafe.Pointer) (long bool, err error
 		err = errMisfit
 	}
 	long = p.long
-	p.arena, p.long = nil, false
+	p.arena, p.room, p.long = nil, nil, false
 	putParser(p)
 	return long, err
 }
@@ -301,17 +312,20 @@ func (p *parser) fillString(at unsafe.Pointer) error {
 		return nil
 	}
 	if p.arena == nil {
-		if len(p.data)-p.pos+len(raw) > arenaMax {
+		if need := len(p.data) - p.pos + len(raw); need <= cap(p.room) {
+			p.arena = p.room[:0] // the caller's: no allocation
+		} else if need > arenaMax {
 			if verbatim {
 				*(*string)(at) = string(raw)
 			} else {
 				*(*string)(at) = string(jsonscan.Unescape(nil, raw))
 			}
 			return nil
+		} else {
+			// the rest of the body bounds every string still to come (an
+			// unescaped string is never longer than its escaped text)
+			p.arena = make([]byte, 0, need)
 		}
-		// the rest of the body bounds every string still to come (an
-		// unescaped string is never longer than its escaped text)
-		p.arena = make([]byte, 0, len(p.data)-p.pos+len(raw))
 	}
 	s := len(p.arena)
 	if verbatim {

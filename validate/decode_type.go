@@ -67,15 +67,18 @@ func compileType(t reflect.Type) (*typeDecoder, error) {
 // on is read again only to word its issues: CheckJSON, then the type
 // scan of the bytes; it is never decoded a second time.
 func (td *typeDecoder) Decode(body []byte, dst any, max int) (issues []Issue, err error) {
-	return td.DecodeAt(body, reflect.ValueOf(dst).UnsafePointer(), max)
+	return td.DecodeAt(body, reflect.ValueOf(dst).UnsafePointer(), nil, max)
 }
 
 // DecodeAt is Decode into the value at at, a zero value of the
-// decoder's type: internal/tagengine's Body, for fx.Op, which has the
-// address of its Body field and no interface holding it (making one,
-// and reading it back, is a look-up of the field's pointer type).
-func (td *typeDecoder) DecodeAt(body []byte, at unsafe.Pointer, max int) (issues []Issue, err error) {
-	stop := td.dec.decode(body, at)
+// decoder's type, writing the strings into room when its capacity holds
+// the rest of the body at the first string (a body's length always
+// does; nil offers none): internal/tagengine's Body, for fx.Op, which
+// has the address of its Body field and no interface holding it
+// (making one, and reading it back, is a look-up of the field's pointer
+// type), and room allocated with its input struct.
+func (td *typeDecoder) DecodeAt(body []byte, at unsafe.Pointer, room []byte, max int) (issues []Issue, err error) {
+	_, stop := td.dec.decodeRoom(body, at, room)
 	if stop == nil {
 		return td.plan.run(at, nil, max, nil), nil
 	}

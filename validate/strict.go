@@ -134,10 +134,11 @@ type parser struct {
 	// of the one-pass decoder (decode_fit.go, decode.go) that took no frame;
 	// they count towards MaxDepth.
 	fitDepth int
-	// arena holds the strings the one-pass decoder writes (decode.go);
+	// arena holds the strings the one-pass decoder writes (decode.go),
+	// in room when the caller offered room enough (decodeInto's);
 	// long: it wrote an integer of 16 digits or more.
-	arena []byte
-	long  bool
+	arena, room []byte
+	long        bool
 	// list collects the type issues of the strict walk (decode_fit.go);
 	// nil: the walk stops at the first misfit.
 	list *state

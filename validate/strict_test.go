@@ -179,7 +179,7 @@ func TestTypedBodyDecodeAllocations(t *testing.T) {
 	v := new(order)
 	decode := func() {
 		*v = order{}
-		if issues, err := td.DecodeAt(body, unsafe.Pointer(v), 0); issues != nil || err != nil {
+		if issues, err := td.DecodeAt(body, unsafe.Pointer(v), nil, 0); issues != nil || err != nil {
 			t.Fatal(issues, err)
 		}
 	}
