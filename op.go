@@ -49,11 +49,12 @@ import (
 // Response (default 200); return a non-nil *Out (nil is sent as null).
 //
 // Cost: the binding plan and the constraint plans are built once, at Op;
-// per request, one allocation for the In (with a body of at most 512
-// bytes, it holds the body's strings too: a string the handler keeps
-// keeps the In alive), a parse per field (a string field costs its
-// copy), for a body the one pass that decodes it (one allocation per
-// slice and pointer; the strings of a longer body take one more), and
+// per request, one allocation for the In (with a body of at most 1 KiB,
+// it holds room for the body's strings, half the body's length: a string
+// the handler keeps keeps the In alive), a parse per field (a string
+// field costs its copy), for a body the one pass that decodes it (one
+// allocation per slice and pointer; the strings that do not fit the
+// room take one more), and
 // the constraint checks, which allocate nothing on a valid input (see
 // validate's rules_run.go for the exceptions: url, uri, maps). See
 // BenchmarkOp and BenchmarkOpConstraints for the comparison with a
@@ -246,33 +247,41 @@ func (p *opPlan) info() []InputField {
 	return out
 }
 
-// newIn allocates the In of a request whose body is n bytes long with
-// room for the body's strings in the same allocation (the one-pass
-// decoder copies them there, see validate's decode.go) when n is at most
-// 512: the In and its strings are one allocation, which a string the
-// handler keeps keeps alive whole. A longer body gets a bare In (its
-// strings have an allocation of their own).
+// newIn allocates the In of a request whose body is n bytes long, when n
+// is at most 1 KiB, with room for the body's strings in the same
+// allocation: half the body's length, rounded up to 32, 64, 128, 256 or
+// 512 bytes (strings are seldom more than half of a body: the keys, the
+// quotes and the other values take the rest). The one-pass decoder
+// copies the strings there while they fit (validate's decode.go), and
+// the rest, if any, into a buffer of their own; a string the handler
+// keeps keeps the In alive with it. A longer body gets a bare In.
 func newIn[In any](n int) (*In, []byte) {
 	switch {
 	case n <= 64:
 		x := new(struct {
 			in   In
-			room [64]byte
+			room [32]byte
 		})
 		return &x.in, x.room[:0]
 	case n <= 128:
 		x := new(struct {
 			in   In
-			room [128]byte
+			room [64]byte
 		})
 		return &x.in, x.room[:0]
 	case n <= 256:
 		x := new(struct {
 			in   In
-			room [256]byte
+			room [128]byte
 		})
 		return &x.in, x.room[:0]
 	case n <= 512:
+		x := new(struct {
+			in   In
+			room [256]byte
+		})
+		return &x.in, x.room[:0]
+	case n <= 1024:
 		x := new(struct {
 			in   In
 			room [512]byte

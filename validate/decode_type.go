@@ -71,12 +71,12 @@ func (td *typeDecoder) Decode(body []byte, dst any, max int) (issues []Issue, er
 }
 
 // DecodeAt is Decode into the value at at, a zero value of the
-// decoder's type, writing the strings into room when its capacity holds
-// the rest of the body at the first string (a body's length always
-// does; nil offers none): internal/tagengine's Body, for fx.Op, which
-// has the address of its Body field and no interface holding it
-// (making one, and reading it back, is a look-up of the field's pointer
-// type), and room allocated with its input struct.
+// decoder's type, writing the strings into room (its capacity; nil
+// offers none) while they fit there, and only the rest into a buffer of
+// their own: internal/tagengine's Body, for fx.Op, which has the address
+// of its Body field and no interface holding it (making one, and
+// reading it back, is a look-up of the field's pointer type), and room
+// allocated with its input struct.
 func (td *typeDecoder) DecodeAt(body []byte, at unsafe.Pointer, room []byte, max int) (issues []Issue, err error) {
 	_, stop := td.dec.decodeRoom(body, at, room)
 	if stop == nil {

@@ -25,11 +25,12 @@ type Body[Issue any] interface {
 	// fit the type gets every type mismatch, stopping at max (0: no
 	// limit), then the constraint issues of the fields that type-checked;
 	// the value is then its zero value. Strings written into it never
-	// alias body: they are copied into room when its capacity holds the
-	// body (len(room) 0; nil: no room), or else into one allocation for
-	// those of a body of at most 4 KiB. Cost on a body that fits: one
-	// pass, that allocation, one per slice and pointer; no reflection
-	// (at is the value's address: no interface to unpack).
+	// alias body: they are copied into room (its capacity; len(room) 0,
+	// nil: no room) while they fit there, the rest into one allocation
+	// for those of a body of at most 4 KiB. Cost on a body that fits: one
+	// pass, that allocation unless room held every string, one per slice
+	// and pointer; no reflection (at is the value's address: no interface
+	// to unpack).
 	DecodeAt(body []byte, at unsafe.Pointer, room []byte, max int) (issues []Issue, err error)
 	// JSONSchema describes the type as a request body.
 	JSONSchema() map[string]any
