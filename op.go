@@ -341,17 +341,18 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, room []byte, limit int) []Val
 		}
 		return []ValidationIssue{{Location: "body", Path: []string{}, Message: "Expected " + jsonKind(b.typ) + ", got null"}}
 	}
-	at := unsafe.Add(base, b.off)
+	field := unsafe.Add(base, b.off)
+	at := field // where the body's value goes
 	if b.ptr {
-		*(*unsafe.Pointer)(at) = reflect.New(b.typ.Elem()).UnsafePointer()
-		at = *(*unsafe.Pointer)(at)
+		at = reflect.New(b.typ.Elem()).UnsafePointer()
+		*(*unsafe.Pointer)(field) = at
 	}
 	// one pass: the strict grammar (validate.CheckJSON's verdict), the
 	// decode into the field and its constraint tags
 	issues, err := b.dec.DecodeAt(raw, at, room, limit)
 	if err != nil {
 		if b.ptr {
-			*(*unsafe.Pointer)(at) = nil
+			*(*unsafe.Pointer)(field) = nil
 		}
 		return []ValidationIssue{jsonIssue(err)}
 	}
