@@ -49,8 +49,12 @@ import (
 // Response (default 200); return a non-nil *Out (nil is sent as null).
 //
 // Cost: the binding plan and the constraint plans are built once, at Op;
-// per request, one allocation for the In, a parse per field (a string
-// field costs its copy), for a body the scans and decode of JSONBody, and
+// per request, one allocation for the In (with a body of at most 1 KiB,
+// it holds room for the body's strings, half the body's length: a string
+// the handler keeps keeps the In alive), a parse per field (a string
+// field costs its copy), for a body the one pass that decodes it (one
+// allocation per slice and pointer; the strings that do not fit the
+// room take one more), and
 // the constraint checks, which allocate nothing on a valid input (see
 // validate's rules_run.go for the exceptions: url, uri, maps). See
 // BenchmarkOp and BenchmarkOpConstraints for the comparison with a
@@ -100,8 +104,14 @@ func Op[In, Out any](reg Registrar, method, path string, h func(c *Ctx, in *In) 
 	}
 	r.Method, r.Path, r.Body, r.Query = method, path, nil, nil
 	r.Handler = func(c *Ctx) error {
-		in := new(In)
-		if err := plan.bind(c, unsafe.Pointer(in)); err != nil {
+		var in *In
+		var room []byte
+		if plan.body != nil {
+			in, room = newIn[In](len(c.rc.Request.Body()))
+		} else {
+			in = new(In)
+		}
+		if err := plan.bind(c, unsafe.Pointer(in), room); err != nil {
 			return err
 		}
 		out, err := h(c, in)
@@ -237,13 +247,57 @@ func (p *opPlan) info() []InputField {
 	return out
 }
 
+// newIn allocates the In of a request whose body is n bytes long, when n
+// is at most 1 KiB, with room for the body's strings in the same
+// allocation: half the body's length, rounded up to 32, 64, 128, 256 or
+// 512 bytes (strings are seldom more than half of a body: the keys, the
+// quotes and the other values take the rest). The one-pass decoder
+// copies the strings there while they fit (validate's decode.go), and
+// the rest, if any, into a buffer of their own; a string the handler
+// keeps keeps the In alive with it. A longer body gets a bare In.
+func newIn[In any](n int) (*In, []byte) {
+	switch {
+	case n <= 64:
+		x := new(struct {
+			in   In
+			room [32]byte
+		})
+		return &x.in, x.room[:0]
+	case n <= 128:
+		x := new(struct {
+			in   In
+			room [64]byte
+		})
+		return &x.in, x.room[:0]
+	case n <= 256:
+		x := new(struct {
+			in   In
+			room [128]byte
+		})
+		return &x.in, x.room[:0]
+	case n <= 512:
+		x := new(struct {
+			in   In
+			room [256]byte
+		})
+		return &x.in, x.room[:0]
+	case n <= 1024:
+		x := new(struct {
+			in   In
+			room [512]byte
+		})
+		return &x.in, x.room[:0]
+	}
+	return new(In), nil
+}
+
 // bind fills the In at base from the request, or returns the 422 of every
-// failure (at most Config.MaxIssues, then truncated).
-func (p *opPlan) bind(c *Ctx, base unsafe.Pointer) error {
+// failure (at most Config.MaxIssues, then truncated). room is newIn's.
+func (p *opPlan) bind(c *Ctx, base unsafe.Pointer, room []byte) error {
 	max := c.app.cfg.MaxIssues
 	var issues []ValidationIssue
 	if p.body != nil {
-		issues = p.body.bind(c, base, max+1)
+		issues = p.body.bind(c, base, room, max+1)
 	}
 	for i := range p.fields {
 		if len(issues) > max {
@@ -270,7 +324,7 @@ func (p *opPlan) bind(c *Ctx, base unsafe.Pointer) error {
 	return newValidationError(issues, truncated)
 }
 
-func (b *opBody) bind(c *Ctx, base unsafe.Pointer, limit int) []ValidationIssue {
+func (b *opBody) bind(c *Ctx, base unsafe.Pointer, room []byte, limit int) []ValidationIssue {
 	raw := c.rc.Request.Body()
 	if isBlank(raw) {
 		if b.ptr {
@@ -287,21 +341,18 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, limit int) []ValidationIssue 
 		}
 		return []ValidationIssue{{Location: "body", Path: []string{}, Message: "Expected " + jsonKind(b.typ) + ", got null"}}
 	}
-	at := unsafe.Add(base, b.off)
-	var dst any
+	field := unsafe.Add(base, b.off)
+	at := field // where the body's value goes
 	if b.ptr {
-		v := reflect.New(b.typ.Elem())
-		*(*unsafe.Pointer)(at) = v.UnsafePointer()
-		dst = v.Interface()
-	} else {
-		dst = reflect.NewAt(b.typ, at).Interface()
+		at = reflect.New(b.typ.Elem()).UnsafePointer()
+		*(*unsafe.Pointer)(field) = at
 	}
 	// one pass: the strict grammar (validate.CheckJSON's verdict), the
 	// decode into the field and its constraint tags
-	issues, err := b.dec.Decode(raw, dst, limit)
+	issues, err := b.dec.DecodeAt(raw, at, room, limit)
 	if err != nil {
 		if b.ptr {
-			*(*unsafe.Pointer)(at) = nil
+			*(*unsafe.Pointer)(field) = nil
 		}
 		return []ValidationIssue{jsonIssue(err)}
 	}

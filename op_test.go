@@ -475,3 +475,56 @@ func BenchmarkOpConstraints(b *testing.B) {
 		}
 	}
 }
+
+// TestOpBodyStringsShareTheInput: a typed operation allocates its input
+// with room for a body's strings (half the body's length, for a body of
+// up to 1 KiB), so a valid body of strings and a slice costs two
+// allocations (the input with its strings, the slice); strings that do
+// not fit the room, or a longer body, one more (the strings'); the
+// strings the handler keeps stay intact after the request buffer is
+// reused.
+func TestOpBodyStringsShareTheInput(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items: allocation counts vary")
+	}
+	type line struct {
+		SKU string `json:"sku" validate:"required"`
+		Qty int    `json:"qty"`
+	}
+	type in struct {
+		Body struct {
+			Customer string `json:"customer" validate:"required"`
+			Lines    []line `json:"lines"`
+		}
+	}
+	var kept []string
+	app := fx.New()
+	fx.Op(app, "POST", "/orders", func(c *fx.Ctx, in *in) (*struct{}, error) {
+		if len(kept) < 2 {
+			kept = append(kept, in.Body.Customer, in.Body.Lines[0].SKU)
+		}
+		return &struct{}{}, nil
+	})
+	h := app.Handler()
+	for _, tc := range []struct {
+		customer string
+		want     float64
+	}{{"Ada Lovelace", 2}, {strings.Repeat("x", 300), 3}, {strings.Repeat("x", 1100), 3}} {
+		rc, serve := benchCtx(h, "POST", "/orders")
+		rc.Request.Header.SetContentType("application/json")
+		rc.Request.SetBodyString(`{"customer":"` + tc.customer + `","lines":[{"sku":"A100","qty":2}]}`)
+		kept = nil
+		serve()
+		if rc.Response.StatusCode() != 200 {
+			t.Fatalf("%d %s", rc.Response.StatusCode(), rc.Response.Body())
+		}
+		copy(rc.Request.Body(), strings.Repeat("#", len(rc.Request.Body()))) // the request buffer, reused
+		if kept[0] != tc.customer || kept[1] != "A100" {
+			t.Errorf("the strings kept changed with the request buffer: %.20q %q", kept[0], kept[1])
+		}
+		rc.Request.SetBodyString(`{"customer":"` + tc.customer + `","lines":[{"sku":"A100","qty":2}]}`)
+		if n := testing.AllocsPerRun(200, serve); n != tc.want {
+			t.Errorf("body of %d bytes: %v allocations per request, want %v", len(rc.Request.Body()), n, tc.want)
+		}
+	}
+}

@@ -166,7 +166,7 @@ func bodyCheckOf(d fx.DeclaredResponse) (bodyCheck, bool) {
 		panic(err) // fx.Op refused the type when the route was built
 	}
 	return bodyCheck{what: t.String(), check: func(body []byte) []validate.Issue {
-		issues, err := dec.Decode(body, reflect.New(t).Interface(), 0)
+		issues, err := dec.DecodeAt(body, reflect.New(t).UnsafePointer(), nil, 0)
 		if err != nil { // the strict reader's refusal
 			return []validate.Issue{{Message: err.Error()}}
 		}

@@ -52,7 +52,10 @@ import (
 // Strings: the walk copies the strings of a body of at most arenaMax
 // bytes into one buffer allocated at the first string (one allocation
 // for all of them; a string kept by the handler keeps that buffer
-// alive); in a larger body each string is its own allocation. No string
+// alive), or first into the room its caller offers (fx.Op offers room
+// allocated with its input struct: no allocation of its own), and the
+// buffer only for the strings that do not fit there; in a larger body
+// each string is its own allocation. No string
 // the walk writes aliases the request buffer: a handler may keep them
 // after the request.
 
@@ -166,7 +169,16 @@ func (n *dnode) decode(body []byte, at unsafe.Pointer) error {
 // DecodeJSON holds its float64: StructSchema.ValidateJSON's answer
 // differs then).
 func (n *dnode) decodeLong(body []byte, at unsafe.Pointer) (long bool, err error) {
-	return n.read(getParser(body, false), at)
+	return n.decodeRoom(body, at, nil)
+}
+
+// decodeRoom is decodeLong writing the strings into room (its
+// capacity; len 0) while they fit there (see the strings paragraph
+// above); nil offers none.
+func (n *dnode) decodeRoom(body []byte, at unsafe.Pointer, room []byte) (long bool, err error) {
+	p := getParser(body, false)
+	p.room = room
+	return n.read(p, at)
 }
 
 // decodeHoles is decode for the re-encoding of a type-checked tree,
@@ -189,7 +201,7 @@ func (n *dnode) read(p *parser, at unsafe.Pointer) (long bool, err error) {
 		err = errMisfit
 	}
 	long = p.long
-	p.arena, p.long, p.holes = nil, false, false
+	p.arena, p.room, p.long, p.holes = nil, nil, false, false
 	putParser(p)
 	return long, err
 }
@@ -315,18 +327,21 @@ func (p *parser) fillString(at unsafe.Pointer) error {
 	if len(raw) == 0 {
 		return nil
 	}
-	if p.arena == nil {
-		if len(p.data)-p.pos+len(raw) > arenaMax {
+	if cap(p.arena)-len(p.arena) < len(raw) { // (an unescaped string is never longer than its escaped text)
+		switch need := len(p.data) - p.pos + len(raw); {
+		case p.arena == nil && len(raw) <= cap(p.room):
+			p.arena = p.room[:0] // the caller's: no allocation
+		case need > arenaMax:
 			if verbatim {
 				*(*string)(at) = string(raw)
 			} else {
 				*(*string)(at) = string(jsonscan.Unescape(nil, raw))
 			}
 			return nil
+		default:
+			// the rest of the body bounds every string still to come
+			p.arena = make([]byte, 0, need)
 		}
-		// the rest of the body bounds every string still to come (an
-		// unescaped string is never longer than its escaped text)
-		p.arena = make([]byte, 0, len(p.data)-p.pos+len(raw))
 	}
 	s := len(p.arena)
 	if verbatim {

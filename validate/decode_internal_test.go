@@ -230,20 +230,24 @@ func TestDecodedStringsOutliveTheBody(t *testing.T) {
 		`{"name":"abcd","tags":["x1","y\u0041"],"meta":{"k":"v"},"next":{"name":"zz"}}`,
 		`{"name":"abcd","tags":["` + strings.Repeat("x", 5000) + `"]}`, // past arenaMax: a copy each
 	} {
-		buf := []byte(body)
-		var v decodeRules
-		if issues, err := td.Decode(buf, &v, 0); err != nil || issues != nil {
-			t.Fatalf("%q: %v %v", body, issues, err)
-		}
-		var want decodeRules
-		if issues, err := td.Decode([]byte(body), &want, 0); err != nil || issues != nil {
-			t.Fatal(issues, err)
-		}
-		for i := range buf {
-			buf[i] = '#'
-		}
-		if !reflect.DeepEqual(v, want) {
-			t.Fatalf("overwriting the body changed the decoded value: %#v", v)
+		// no room, room for some of the strings (the rest in a buffer of
+		// their own), room for all (fx.Op's, allocated with its input)
+		for _, room := range [][]byte{nil, make([]byte, 0, 7), make([]byte, 0, 8192)} {
+			buf := []byte(body)
+			var v decodeRules
+			if issues, err := td.DecodeAt(buf, unsafe.Pointer(&v), room, 0); err != nil || issues != nil {
+				t.Fatalf("%q: %v %v", body, issues, err)
+			}
+			var want decodeRules
+			if issues, err := td.Decode([]byte(body), &want, 0); err != nil || issues != nil {
+				t.Fatal(issues, err)
+			}
+			for i := range buf {
+				buf[i] = '#'
+			}
+			if !reflect.DeepEqual(v, want) {
+				t.Fatalf("room of %d: overwriting the body changed the decoded value: %#v", cap(room), v)
+			}
 		}
 	}
 }

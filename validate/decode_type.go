@@ -3,6 +3,7 @@ package validate
 import (
 	"errors"
 	"reflect"
+	"unsafe"
 
 	"github.com/fxhq/fx/internal/tagengine"
 )
@@ -66,13 +67,22 @@ func compileType(t reflect.Type) (*typeDecoder, error) {
 // on is read again only to word its issues: CheckJSON, then the type
 // scan of the bytes; it is never decoded a second time.
 func (td *typeDecoder) Decode(body []byte, dst any, max int) (issues []Issue, err error) {
-	v := reflect.ValueOf(dst)
-	at := v.UnsafePointer()
-	stop := td.dec.decode(body, at)
+	return td.DecodeAt(body, reflect.ValueOf(dst).UnsafePointer(), nil, max)
+}
+
+// DecodeAt is Decode into the value at at, a zero value of the
+// decoder's type, writing the strings into room (its capacity; nil
+// offers none) while they fit there, and only the rest into a buffer of
+// their own: internal/tagengine's Body, for fx.Op, which has the address
+// of its Body field and no interface holding it (making one, and
+// reading it back, is a look-up of the field's pointer type), and room
+// allocated with its input struct.
+func (td *typeDecoder) DecodeAt(body []byte, at unsafe.Pointer, room []byte, max int) (issues []Issue, err error) {
+	_, stop := td.dec.decodeRoom(body, at, room)
 	if stop == nil {
 		return td.plan.run(at, nil, max, nil), nil
 	}
-	v.Elem().SetZero()
+	reflect.NewAt(td.t, at).Elem().SetZero()
 	if err := CheckJSON(body); err != nil {
 		return nil, err
 	}

@@ -142,12 +142,15 @@ func (v *vplan) check(p unsafe.Pointer, w *walker) {
 // walks again for the issues) and answers false for a map with entries
 // to check (check visits them in order, through reflect).
 func (v *vplan) passes(p unsafe.Pointer) bool {
-	p, msg, deeper := v.rulesAt(p)
-	if msg != "" {
-		return false
-	}
-	if !deeper {
-		return true
+	if v.ptr || len(v.rules) > 0 { // else nothing of rulesAt's to run: a struct's or an element's fields
+		q, msg, deeper := v.rulesAt(p)
+		if msg != "" {
+			return false
+		}
+		if !deeper {
+			return true
+		}
+		p = q
 	}
 	switch {
 	case v.kind == tMap && (v.elem != nil || v.keys != nil):

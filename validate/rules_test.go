@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/fxhq/fx/internal/tagengine"
 	"github.com/fxhq/fx/validate"
@@ -293,7 +294,7 @@ func TestTypeAndRuleIssuesTogether(t *testing.T) {
 	// fx.Op's body decoder gives the same.
 	td, _ := tagengine.For[validate.Issue]().Body(reflect.TypeFor[order]())
 	var o order
-	issues, _ := td.Decode([]byte(`{"quantity":1.5,"customer":"a very long name","items":[{"name":"x","price":"free"},{"name":5,"price":-1}]}`), &o, 0)
+	issues, _ := td.DecodeAt([]byte(`{"quantity":1.5,"customer":"a very long name","items":[{"name":"x","price":"free"},{"name":5,"price":-1}]}`), unsafe.Pointer(&o), nil, 0)
 	if g := lines(validate.Result{Issues: issues}); strings.Join(g, "\n") != strings.Join(want, "\n") {
 		t.Errorf("fx.Op's body decoder: got\n%s", strings.Join(g, "\n"))
 	}

@@ -141,10 +141,11 @@ type parser struct {
 	// of the one-pass decoder (decode_fit.go, decode.go) that took no frame;
 	// they count towards MaxDepth.
 	fitDepth int
-	// arena holds the strings the one-pass decoder writes (decode.go);
+	// arena holds the strings the one-pass decoder writes (decode.go),
+	// in room when the caller offered room enough (decodeInto's);
 	// long: it wrote an integer of 16 digits or more.
-	arena []byte
-	long  bool
+	arena, room []byte
+	long        bool
 	// holes: null is the zero value of any type, as go-json reads it
 	// (the one-pass decoder over lenientRules' re-encoded tree, whose
 	// left-out values are null); otherwise null stands only where the

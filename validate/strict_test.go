@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/fxhq/fx/internal/tagengine"
 	"github.com/fxhq/fx/validate"
@@ -178,7 +179,7 @@ func TestTypedBodyDecodeAllocations(t *testing.T) {
 	v := new(order)
 	decode := func() {
 		*v = order{}
-		if issues, err := td.Decode(body, v, 0); issues != nil || err != nil {
+		if issues, err := td.DecodeAt(body, unsafe.Pointer(v), nil, 0); issues != nil || err != nil {
 			t.Fatal(issues, err)
 		}
 	}

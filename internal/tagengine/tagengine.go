@@ -18,16 +18,20 @@ import (
 // Body decodes the JSON body of a type known at run time. It is built
 // once per type and safe for concurrent use.
 type Body[Issue any] interface {
-	// Decode reads body once into dst, a pointer to a zero value of the
+	// DecodeAt reads body once into the value at at, a zero value of the
 	// type: the strict grammar (err is exactly validate.CheckJSON(body),
 	// a *validate.JSONError), every value decoded at its field, then the
 	// constraint tags (issues nil when they pass). A body that does not
 	// fit the type gets every type mismatch, stopping at max (0: no
 	// limit), then the constraint issues of the fields that type-checked;
-	// dst is then left partly written. Strings written into dst never
-	// alias body. Cost on a body that fits: one pass, one allocation for
-	// the strings of a body of at most 4 KiB, one per slice and pointer.
-	Decode(body []byte, dst any, max int) (issues []Issue, err error)
+	// the value is then its zero value. Strings written into it never
+	// alias body: they are copied into room (its capacity; len(room) 0,
+	// nil: no room) while they fit there, the rest into one allocation
+	// for those of a body of at most 4 KiB. Cost on a body that fits: one
+	// pass, that allocation unless room held every string, one per slice
+	// and pointer; no reflection (at is the value's address: no interface
+	// to unpack).
+	DecodeAt(body []byte, at unsafe.Pointer, room []byte, max int) (issues []Issue, err error)
 	// JSONSchema describes the type as a request body.
 	JSONSchema() map[string]any
 }
