@@ -19,6 +19,11 @@ func TestConsumerEnv(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	const root = "example.com/r"
 	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	for _, p := range []string{a, b} { // the proxies exist (a folder's cache goes with it)
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	envA, err := consumerEnv(a, root)
 	if err != nil {
 		t.Fatal(err)

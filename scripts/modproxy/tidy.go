@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -16,23 +14,6 @@ import (
 
 	"golang.org/x/mod/module"
 )
-
-// modproxyCache returns the module cache tidy's go commands share for the
-// repository at root: a directory of the user's cache named after root,
-// which keeps third-party modules between runs (extracting them all again
-// costs most of a minute) but never the repository's own modules, whose
-// content under one version changes with every edit; those are removed
-// before it is returned. Two checkouts (two worktrees, say) have two
-// caches, so one's tidy never deletes what the other's is reading.
-func modproxyCache(root, rootPath string) (string, error) {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256([]byte(root))
-	dir := filepath.Join(base, "fx-modproxy", "tidy-modcache-"+hex.EncodeToString(sum[:8]))
-	return dir, clearOwn(dir, rootPath)
-}
 
 // clearOwn removes the repository's modules (rootPath and below) from the
 // module cache in dir, extracted and downloaded.
@@ -257,31 +238,4 @@ func consumerEnv(dir, rootPath string) ([]string, error) {
 		}
 	}
 	return env, nil
-}
-
-// proxyCache returns the module cache of the file proxy in dir (an
-// absolute path): a directory of the user's cache named after dir, so two
-// proxies never share one and nothing else uses it. The repository's own
-// modules are removed from it first: dir may have been rebuilt since, with
-// other files under the same version.
-func proxyCache(dir, rootPath string) (string, error) {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256([]byte(dir))
-	cache := filepath.Join(base, "fx-modproxy", "modcache-"+hex.EncodeToString(sum[:8]))
-	return cache, clearOwn(cache, rootPath)
-}
-
-// defaultProxyDir is where `modproxy env` without -proxy builds the proxy
-// of the repository at root: a directory of the user's cache named after
-// root.
-func defaultProxyDir(root string) (string, error) {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256([]byte(root))
-	return filepath.Join(base, "fx-modproxy", "proxy-"+hex.EncodeToString(sum[:8])), nil
 }
