@@ -161,7 +161,13 @@ const limited: (() => Promise<{ retry: string | null; status: number; code: stri
   },
 ];
 for (const call of limited) {
-  const { retry, status, code } = await exhaust(call);
+  // A token is refilled every 100 ms, and one can reach the client's call
+  // before the floods take it: a call that got through is made again, ten
+  // times at most.
+  let { retry, status, code } = await exhaust(call);
+  for (let again = 0; again < 10 && status >= 200 && status < 300; again++) {
+    ({ retry, status, code } = await exhaust(call));
+  }
   if (code !== "FX_RATE_LIMITED" || !retry) throw new Error(`want 429 with Retry-After: ${status}`);
 }
 run.finish("examples/orders");
