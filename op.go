@@ -258,37 +258,32 @@ func (p *opPlan) info() []InputField {
 func newIn[In any](n int) (*In, []byte) {
 	switch {
 	case n <= 64:
-		x := new(struct {
-			in   In
-			room [32]byte
-		})
-		return &x.in, x.room[:0]
+		in, room := inWithRoom[In, [32]byte]()
+		return in, room[:0]
 	case n <= 128:
-		x := new(struct {
-			in   In
-			room [64]byte
-		})
-		return &x.in, x.room[:0]
+		in, room := inWithRoom[In, [64]byte]()
+		return in, room[:0]
 	case n <= 256:
-		x := new(struct {
-			in   In
-			room [128]byte
-		})
-		return &x.in, x.room[:0]
+		in, room := inWithRoom[In, [128]byte]()
+		return in, room[:0]
 	case n <= 512:
-		x := new(struct {
-			in   In
-			room [256]byte
-		})
-		return &x.in, x.room[:0]
+		in, room := inWithRoom[In, [256]byte]()
+		return in, room[:0]
 	case n <= 1024:
-		x := new(struct {
-			in   In
-			room [512]byte
-		})
-		return &x.in, x.room[:0]
+		in, room := inWithRoom[In, [512]byte]()
+		return in, room[:0]
 	}
 	return new(In), nil
+}
+
+// inWithRoom allocates an In and a Room array together, in one
+// allocation (newIn's size classes are its Room types).
+func inWithRoom[In, Room any]() (*In, *Room) {
+	x := new(struct {
+		in   In
+		room Room
+	})
+	return &x.in, &x.room
 }
 
 // bind fills the In at base from the request, or returns the 422 of every
