@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -81,7 +80,7 @@ func TestHijackKeepsBufferedBytesAndTheRequest(t *testing.T) {
 	app.OnResponse(func(c *fx.Ctx) {
 		mu.Lock()
 		defer mu.Unlock()
-		seen = append(seen, c.Method()+" "+c.Route()+" "+c.Param("id")+" "+strings.TrimSpace(c.Header("Upgrade")))
+		seen = append(seen, c.Method()+" "+c.Route()+" "+c.Param("id")+" "+c.Header("Upgrade"))
 	})
 	detachedEcho(app, func(c *fx.Ctx, conn net.Conn) {
 		line, err := bufio.NewReader(conn).ReadString('\n')
