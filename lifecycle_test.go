@@ -344,13 +344,8 @@ func TestServeRacingShutdown(t *testing.T) {
 		go func() { served <- app.Serve(ln) }()
 		go func() { shut <- app.Shutdown() }()
 		for _, ch := range []chan error{served, shut} {
-			select {
-			case err := <-ch:
-				if err != nil {
-					t.Errorf("round %d: %v", i, err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatalf("round %d: Serve or Shutdown hung", i)
+			if err := kittest.Within(t, ch, fmt.Sprintf("round %d: Serve or Shutdown hung", i)); err != nil {
+				t.Errorf("round %d: %v", i, err)
 			}
 		}
 	}
