@@ -31,10 +31,9 @@ func TestShutdownGraceful(t *testing.T) {
 	app := quiet()
 	entered := make(chan struct{})
 	release := make(chan struct{})
-	var order []string
-	var mu sync.Mutex
-	app.OnShutdown(func() error { mu.Lock(); order = append(order, "first"); mu.Unlock(); return nil })
-	app.OnShutdown(func() error { mu.Lock(); order = append(order, "second"); mu.Unlock(); return nil })
+	var ev events
+	app.OnShutdown(func() error { ev.add("first"); return nil })
+	app.OnShutdown(func() error { ev.add("second"); return nil })
 	app.Get("/slow", func(c *fx.Ctx) error {
 		close(entered)
 		<-release
@@ -56,11 +55,9 @@ func TestShutdownGraceful(t *testing.T) {
 		t.Fatalf("Shutdown returned (%v) while a request was in flight", err)
 	default:
 	}
-	mu.Lock()
-	if len(order) != 0 {
+	if ev.String() != "" {
 		t.Error("OnShutdown ran before the in-flight request finished")
 	}
-	mu.Unlock()
 	close(release)
 	if body := <-got; body != "finished" {
 		t.Errorf("in-flight request got %q", body)
@@ -71,8 +68,8 @@ func TestShutdownGraceful(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Errorf("Serve = %v", err)
 	}
-	if strings.Join(order, ",") != "second,first" {
-		t.Errorf("OnShutdown order %v", order)
+	if s := ev.String(); s != "second,first" {
+		t.Errorf("OnShutdown order %q, want second,first", s)
 	}
 }
 
@@ -222,13 +219,7 @@ func (e *events) String() string {
 // waitClosed waits (bounded) until nothing accepts on addr any more.
 func waitClosed(t *testing.T, addr string) {
 	t.Helper()
-	for range 1000 {
-		if !accepts(addr) {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("the listener still accepts after Shutdown began")
+	kittest.Eventually(t, "the listener stops accepting after Shutdown began", func() bool { return !accepts(addr) })
 }
 
 // Regression (Serve returns only when Shutdown has finished): Serve returned as soon as Shutdown began
