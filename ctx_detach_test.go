@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -75,12 +74,9 @@ func TestHijackKeepsBufferedBytesAndTheRequest(t *testing.T) {
 		c.SetValue(who{}, "alice")
 		return next()
 	})
-	var mu sync.Mutex
-	var seen []string
+	observed := make(chan string, 2)
 	app.OnResponse(func(c *fx.Ctx) {
-		mu.Lock()
-		defer mu.Unlock()
-		seen = append(seen, c.Method()+" "+c.Route()+" "+c.Param("id")+" "+c.Header("Upgrade"))
+		observed <- c.Method() + " " + c.Route() + " " + c.Param("id") + " " + c.Header("Upgrade")
 	})
 	detachedEcho(app, func(c *fx.Ctx, conn net.Conn) {
 		line, err := bufio.NewReader(conn).ReadString('\n')
@@ -102,15 +98,13 @@ func TestHijackKeepsBufferedBytesAndTheRequest(t *testing.T) {
 		t.Fatalf("the connection is open after the handler returned: %v", err)
 	}
 	conn.Close()
-	kittest.Eventually(t, "the detached request observed", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(seen) > 0
-	})
-	mu.Lock()
-	defer mu.Unlock()
-	if len(seen) != 1 || seen[0] != "GET /hold/:id 42 test" {
-		t.Fatalf("observed %q, want once \"GET /hold/:id 42 test\"", seen)
+	if got := kittest.Within(t, observed, "the detached request observed"); got != "GET /hold/:id 42 test" {
+		t.Fatalf("observed %q, want \"GET /hold/:id 42 test\"", got)
+	}
+	select {
+	case again := <-observed:
+		t.Fatalf("observed twice, again as %q", again)
+	default:
 	}
 }
 
@@ -162,19 +156,20 @@ func TestHijackedConnectionKeepsNoReadBuffer(t *testing.T) {
 	const conns, limit = 64, 256 << 10
 	app := fx.New(fx.Config{HeaderLimit: limit})
 	release := make(chan struct{})
-	var ready sync.WaitGroup
+	held := make(chan struct{}, conns+1)
 	detachedEcho(app, func(c *fx.Ctx, conn net.Conn) {
-		ready.Done()
+		held <- struct{}{}
 		<-release
 	})
 	addr := fxtest.Serve(t, app)
-	ready.Add(conns + 1)
 	dialHold(t, addr, "warm", "") // the pools hold their first buffers before the count starts
 	before := heapInUse()
 	for i := range conns {
 		dialHold(t, addr, string(rune('a'+i%26)), "")
 	}
-	ready.Wait()
+	for range conns + 1 {
+		kittest.Within(t, held, "a hijacked connection handed to its handler")
+	}
 	per := (heapInUse() - before) / conns
 	close(release)
 	if per > limit/4 {
