@@ -163,25 +163,18 @@ func TestHijackedConnectionKeepsNoReadBuffer(t *testing.T) {
 	})
 	addr := fxtest.Serve(t, app)
 	dialHold(t, addr, "warm", "") // the pools hold their first buffers before the count starts
-	before := heapInUse()
+	before, _ := settledHeap()
 	for i := range conns {
 		dialHold(t, addr, string(rune('a'+i%26)), "")
 	}
 	for range conns + 1 {
 		kittest.Within(t, held, "a hijacked connection handed to its handler")
 	}
-	per := (heapInUse() - before) / conns
+	after, _ := settledHeap()
+	per := (int64(after) - int64(before)) / conns
 	close(release)
 	if per > limit/4 {
 		t.Fatalf("each held connection costs %d bytes of heap: the %d-byte read buffer is still held", per, limit)
 	}
 	t.Logf("heap per held connection: %d bytes", per)
-}
-
-func heapInUse() int64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapInuse)
 }
