@@ -34,10 +34,7 @@ func detachedEcho(app *fx.App, serve func(c *fx.Ctx, conn net.Conn)) {
 // dialHold opens a connection to addr and holds /hold/id on it (hold).
 func dialHold(t testing.TB, addr, id, after string) (net.Conn, *bufio.Reader) {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialBounded(t, addr, 20*time.Second)
 	return conn, hold(t, conn, id, after)
 }
 

@@ -118,19 +118,16 @@ func TestShutdownWithContextClosesRemainingConnections(t *testing.T) {
 	<-entered
 	shutdownOver(t, app)
 	close(release)
-	resp, err := http.ReadResponse(br, nil)
+	r, err := readResult(br, "GET")
 	if err != nil {
 		t.Fatalf("in-flight response: %v", err)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if string(b) != "late" || !resp.Close {
-		t.Errorf("in-flight response %q, Connection: close = %v; want \"late\", true", b, resp.Close)
+	if string(r.body) != "late" || !r.close {
+		t.Errorf("in-flight response %q, Connection: close = %v; want \"late\", true", r.body, r.close)
 	}
 	_, _ = io.WriteString(conn, req) // may fail: the connection is closed
-	if resp, err := http.ReadResponse(br, nil); err == nil {
-		resp.Body.Close()
-		t.Errorf("connection served another request (%d) after shutdown", resp.StatusCode)
+	if r, err := readResult(br, "GET"); err == nil {
+		t.Errorf("connection served another request (%d) after shutdown", r.status)
 	}
 }
 
