@@ -444,18 +444,14 @@ func TestShutdownWithRequestsInFlight(t *testing.T) {
 	shut := make(chan error, 1)
 	go func() { shut <- app.Shutdown() }()
 	// New connections are refused once the listener is closed.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	kittest.Eventually(t, "the listener refuses connections during Shutdown", func() bool {
 		c, err := ln.Dial()
 		if err != nil {
-			break
+			return true
 		}
 		c.Close()
-		if time.Now().After(deadline) {
-			t.Fatalf("the listener still accepts during Shutdown")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return false
+	})
 	select {
 	case err := <-shut:
 		t.Fatalf("Shutdown returned (%v) with requests in flight", err)
