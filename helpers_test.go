@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -60,16 +59,6 @@ func doReq(t testing.TB, app *fx.App, req *http.Request) result {
 		t.Fatal(err)
 	}
 	return result{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close}
-}
-
-// envelope is the decoded wire envelope; Details stays raw so tests can
-// tell "absent" from "null".
-type envelope struct {
-	Error struct {
-		Code    string          `json:"code"`
-		Message string          `json:"message"`
-		Details json.RawMessage `json:"details"`
-	} `json:"error"`
 }
 
 // mustEnvelope checks that r was sent with status and is exactly the

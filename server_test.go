@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -436,15 +435,15 @@ var (
 	curlLoad   = []string{"--data-binary"}
 )
 
-// envelopeCode is the code of an envelope body, "" if b is not one. The
-// envelope's exact shape is checked by checkEnvelopeBody elsewhere; this is
-// safe to call from any goroutine.
+// envelopeCode is the code of an envelope body, "" if b is not one in the
+// wire format (fxtest.CheckEnvelopeBody); unlike checkEnvelopeBody it
+// needs no t, so any goroutine may call it.
 func envelopeCode(b []byte) string {
-	var env envelope
-	if json.Unmarshal(b, &env) != nil {
+	env, err := fxtest.CheckEnvelopeBody(b)
+	if err != nil {
 		return ""
 	}
-	return env.Error.Code
+	return env.Code
 }
 
 func firstLines(b []byte, n int) string {
