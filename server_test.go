@@ -953,12 +953,8 @@ func framingApp(cfg fx.Config) *fx.App {
 // (closed is then true) or no byte arrives for 2 s.
 func wireExchange(t *testing.T, addr, raw string, want int) (resps []result, closed bool) {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialBounded(t, addr, 5*time.Second) // the write's bound; each read sets its own
 	defer conn.Close()
-	_ = conn.SetWriteDeadline(time.Now().Add(5 * time.Second)) // a bound, not an assertion
 	if _, err := io.WriteString(conn, raw); err != nil {
 		t.Fatalf("write: %v", err)
 	}
