@@ -5,9 +5,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/internal/kittest"
 	"github.com/valyala/fasthttp"
 )
@@ -16,8 +16,8 @@ import (
 // value (panicked or returned, as a string, an error or an *fx.Error with
 // that text as code, message and details), in production and Development
 // mode, with and without middleware, the response is an error status with
-// Content-Type application/json and a body that is a valid, UTF-8 JSON
-// envelope. The seed corpus runs in plain `go test`.
+// Content-Type application/json and a body that is an envelope in the
+// wire format (fxtest.CheckEnvelopeBody). The seed corpus runs in plain `go test`.
 func FuzzBoundaryEnvelope(f *testing.F) {
 	for _, seed := range []struct {
 		mode      byte
@@ -91,29 +91,12 @@ func FuzzBoundaryEnvelope(f *testing.F) {
 			if ct := string(resp.Header.ContentType()); ct != "application/json" {
 				t.Fatalf("handler %d: Content-Type %q", i, ct)
 			}
-			if !utf8.Valid(body) || !json.Valid(body) {
-				t.Fatalf("handler %d (mode %d, path %q, val %q): invalid JSON %q", i, mode, path, val, body)
+			env, err := fxtest.CheckEnvelopeBody(body)
+			if err != nil {
+				t.Fatalf("handler %d (mode %d, path %q, val %q): %v", i, mode, path, val, err)
 			}
-			var env map[string]map[string]json.RawMessage
-			if err := json.Unmarshal(body, &env); err != nil || len(env) != 1 || env["error"] == nil {
-				t.Fatalf("handler %d: not an envelope: %q", i, body)
-			}
-			var code string
-			if err := json.Unmarshal(env["error"]["code"], &code); err != nil {
-				t.Fatalf("handler %d: code: %q", i, body)
-			}
-			if _, ok := env["error"]["message"]; !ok {
-				t.Fatalf("handler %d: no message: %q", i, body)
-			}
-			if d, ok := env["error"]["details"]; ok && (string(d) == "null" || string(d) == "{}") {
-				t.Fatalf("handler %d: details %s", i, d)
-			}
-			if code == fx.ErrorCodes.InternalError && i%2 == 0 {
-				var msg string
-				_ = json.Unmarshal(env["error"]["message"], &msg)
-				if msg != "Internal server error" {
-					t.Fatalf("production 500 message %q", msg)
-				}
+			if env.Code == fx.ErrorCodes.InternalError && i%2 == 0 && env.Message != "Internal server error" {
+				t.Fatalf("production 500 message %q", env.Message)
 			}
 		}
 	})

@@ -6,8 +6,6 @@ import (
 	"io"
 	"net"
 	"runtime"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,10 +34,7 @@ func detachedEcho(app *fx.App, serve func(c *fx.Ctx, conn net.Conn)) {
 // dialHold opens a connection to addr and holds /hold/id on it (hold).
 func dialHold(t testing.TB, addr, id, after string) (net.Conn, *bufio.Reader) {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialBounded(t, addr, 20*time.Second)
 	return conn, hold(t, conn, id, after)
 }
 
@@ -76,12 +71,9 @@ func TestHijackKeepsBufferedBytesAndTheRequest(t *testing.T) {
 		c.SetValue(who{}, "alice")
 		return next()
 	})
-	var mu sync.Mutex
-	var seen []string
+	observed := make(chan string, 2)
 	app.OnResponse(func(c *fx.Ctx) {
-		mu.Lock()
-		defer mu.Unlock()
-		seen = append(seen, c.Method()+" "+c.Route()+" "+c.Param("id")+" "+strings.TrimSpace(c.Header("Upgrade")))
+		observed <- c.Method() + " " + c.Route() + " " + c.Param("id") + " " + c.Header("Upgrade")
 	})
 	detachedEcho(app, func(c *fx.Ctx, conn net.Conn) {
 		line, err := bufio.NewReader(conn).ReadString('\n')
@@ -103,15 +95,13 @@ func TestHijackKeepsBufferedBytesAndTheRequest(t *testing.T) {
 		t.Fatalf("the connection is open after the handler returned: %v", err)
 	}
 	conn.Close()
-	kittest.Eventually(t, "the detached request observed", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(seen) > 0
-	})
-	mu.Lock()
-	defer mu.Unlock()
-	if len(seen) != 1 || seen[0] != "GET /hold/:id 42 test" {
-		t.Fatalf("observed %q, want once \"GET /hold/:id 42 test\"", seen)
+	if got := kittest.Within(t, observed, "the detached request observed"); got != "GET /hold/:id 42 test" {
+		t.Fatalf("observed %q, want \"GET /hold/:id 42 test\"", got)
+	}
+	select {
+	case again := <-observed:
+		t.Fatalf("observed twice, again as %q", again)
+	default:
 	}
 }
 
@@ -163,31 +153,25 @@ func TestHijackedConnectionKeepsNoReadBuffer(t *testing.T) {
 	const conns, limit = 64, 256 << 10
 	app := fx.New(fx.Config{HeaderLimit: limit})
 	release := make(chan struct{})
-	var ready sync.WaitGroup
+	held := make(chan struct{}, conns+1)
 	detachedEcho(app, func(c *fx.Ctx, conn net.Conn) {
-		ready.Done()
+		held <- struct{}{}
 		<-release
 	})
 	addr := fxtest.Serve(t, app)
-	ready.Add(conns + 1)
 	dialHold(t, addr, "warm", "") // the pools hold their first buffers before the count starts
-	before := heapInUse()
+	before, _ := settledHeap()
 	for i := range conns {
 		dialHold(t, addr, string(rune('a'+i%26)), "")
 	}
-	ready.Wait()
-	per := (heapInUse() - before) / conns
+	for range conns + 1 {
+		kittest.Within(t, held, "a hijacked connection handed to its handler")
+	}
+	after, _ := settledHeap()
+	per := (int64(after) - int64(before)) / conns
 	close(release)
 	if per > limit/4 {
 		t.Fatalf("each held connection costs %d bytes of heap: the %d-byte read buffer is still held", per, limit)
 	}
 	t.Logf("heap per held connection: %d bytes", per)
-}
-
-func heapInUse() int64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapInuse)
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -238,11 +237,7 @@ func TestSSEClientGoneEndsStream(t *testing.T) {
 			}
 		})
 	})
-	base := "http://" + fxtest.Serve(t, app)
-	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialBounded(t, fxtest.Serve(t, app), 10*time.Second)
 	conn.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
 	buf := make([]byte, 512)
 	if n, err := conn.Read(buf); err != nil || !strings.Contains(string(buf[:n]), "text/event-stream") {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -59,16 +59,6 @@ func doReq(t testing.TB, app *fx.App, req *http.Request) result {
 		t.Fatal(err)
 	}
 	return result{status: resp.StatusCode, header: resp.Header, body: b, close: resp.Close}
-}
-
-// envelope is the decoded wire envelope; Details stays raw so tests can
-// tell "absent" from "null".
-type envelope struct {
-	Error struct {
-		Code    string          `json:"code"`
-		Message string          `json:"message"`
-		Details json.RawMessage `json:"details"`
-	} `json:"error"`
 }
 
 // mustEnvelope checks that r was sent with status and is exactly the
@@ -421,6 +411,17 @@ func getAsync(url string, timeout time.Duration) <-chan string {
 		got <- string(b)
 	}()
 	return got
+}
+
+// settledHeap runs the collector until pools are emptied (sync.Pool keeps
+// its items for two cycles) and returns the live heap (HeapAlloc right
+// after a collection) and the goroutine count.
+func settledHeap() (heap uint64, goroutines int) {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc, runtime.NumGoroutine()
 }
 
 // listenLoopback opens a listener on a free loopback port, closed when

@@ -31,10 +31,9 @@ func TestShutdownGraceful(t *testing.T) {
 	app := quiet()
 	entered := make(chan struct{})
 	release := make(chan struct{})
-	var order []string
-	var mu sync.Mutex
-	app.OnShutdown(func() error { mu.Lock(); order = append(order, "first"); mu.Unlock(); return nil })
-	app.OnShutdown(func() error { mu.Lock(); order = append(order, "second"); mu.Unlock(); return nil })
+	var ev events
+	app.OnShutdown(func() error { ev.add("first"); return nil })
+	app.OnShutdown(func() error { ev.add("second"); return nil })
 	app.Get("/slow", func(c *fx.Ctx) error {
 		close(entered)
 		<-release
@@ -56,11 +55,9 @@ func TestShutdownGraceful(t *testing.T) {
 		t.Fatalf("Shutdown returned (%v) while a request was in flight", err)
 	default:
 	}
-	mu.Lock()
-	if len(order) != 0 {
+	if ev.String() != "" {
 		t.Error("OnShutdown ran before the in-flight request finished")
 	}
-	mu.Unlock()
 	close(release)
 	if body := <-got; body != "finished" {
 		t.Errorf("in-flight request got %q", body)
@@ -71,8 +68,8 @@ func TestShutdownGraceful(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Errorf("Serve = %v", err)
 	}
-	if strings.Join(order, ",") != "second,first" {
-		t.Errorf("OnShutdown order %v", order)
+	if s := ev.String(); s != "second,first" {
+		t.Errorf("OnShutdown order %q, want second,first", s)
 	}
 }
 
@@ -121,19 +118,16 @@ func TestShutdownWithContextClosesRemainingConnections(t *testing.T) {
 	<-entered
 	shutdownOver(t, app)
 	close(release)
-	resp, err := http.ReadResponse(br, nil)
+	r, err := readResult(br, "GET")
 	if err != nil {
 		t.Fatalf("in-flight response: %v", err)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if string(b) != "late" || !resp.Close {
-		t.Errorf("in-flight response %q, Connection: close = %v; want \"late\", true", b, resp.Close)
+	if string(r.body) != "late" || !r.close {
+		t.Errorf("in-flight response %q, Connection: close = %v; want \"late\", true", r.body, r.close)
 	}
 	_, _ = io.WriteString(conn, req) // may fail: the connection is closed
-	if resp, err := http.ReadResponse(br, nil); err == nil {
-		resp.Body.Close()
-		t.Errorf("connection served another request (%d) after shutdown", resp.StatusCode)
+	if r, err := readResult(br, "GET"); err == nil {
+		t.Errorf("connection served another request (%d) after shutdown", r.status)
 	}
 }
 
@@ -222,13 +216,7 @@ func (e *events) String() string {
 // waitClosed waits (bounded) until nothing accepts on addr any more.
 func waitClosed(t *testing.T, addr string) {
 	t.Helper()
-	for range 1000 {
-		if !accepts(addr) {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("the listener still accepts after Shutdown began")
+	kittest.Eventually(t, "the listener stops accepting after Shutdown began", func() bool { return !accepts(addr) })
 }
 
 // Regression (Serve returns only when Shutdown has finished): Serve returned as soon as Shutdown began
@@ -344,13 +332,8 @@ func TestServeRacingShutdown(t *testing.T) {
 		go func() { served <- app.Serve(ln) }()
 		go func() { shut <- app.Shutdown() }()
 		for _, ch := range []chan error{served, shut} {
-			select {
-			case err := <-ch:
-				if err != nil {
-					t.Errorf("round %d: %v", i, err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatalf("round %d: Serve or Shutdown hung", i)
+			if err := kittest.Within(t, ch, fmt.Sprintf("round %d: Serve or Shutdown hung", i)); err != nil {
+				t.Errorf("round %d: %v", i, err)
 			}
 		}
 	}
@@ -461,18 +444,14 @@ func TestShutdownWithRequestsInFlight(t *testing.T) {
 	shut := make(chan error, 1)
 	go func() { shut <- app.Shutdown() }()
 	// New connections are refused once the listener is closed.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	kittest.Eventually(t, "the listener refuses connections during Shutdown", func() bool {
 		c, err := ln.Dial()
 		if err != nil {
-			break
+			return true
 		}
 		c.Close()
-		if time.Now().After(deadline) {
-			t.Fatalf("the listener still accepts during Shutdown")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return false
+	})
 	select {
 	case err := <-shut:
 		t.Fatalf("Shutdown returned (%v) with requests in flight", err)

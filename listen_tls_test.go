@@ -246,35 +246,19 @@ func TestServeTLSTimeouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	br := bufio.NewReader(c)
 	for i := range 2 {
-		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: fx\r\n\r\n"); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("request %d: %v", i, err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 || string(b) != "ok" {
-			t.Fatalf("request %d: %d %q", i, resp.StatusCode, b)
+		if r := roundTripRaw(t, c, br, "GET", "GET / HTTP/1.1\r\nHost: fx\r\n\r\n"); r.status != 200 || string(r.body) != "ok" {
+			t.Fatalf("request %d: %d %q", i, r.status, r.body)
 		}
 		time.Sleep(2 * readTimeout) // idle, past ReadTimeout
 	}
 	start := time.Now()
-	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: fx\r\n"); err != nil { // never finished
-		t.Fatal(err)
+	r := roundTripRaw(t, c, br, "GET", "GET / HTTP/1.1\r\nHost: fx\r\n") // never finished
+	if elapsed := time.Since(start); elapsed > readTimeout+2*time.Second {
+		t.Fatalf("unfinished request: %d %q after %v; want the 408 envelope after ReadTimeout", r.status, r.body, elapsed)
 	}
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	if elapsed := time.Since(start); resp.StatusCode != 408 || elapsed > readTimeout+2*time.Second {
-		t.Fatalf("unfinished request: %d %q after %v; want the 408 envelope after ReadTimeout", resp.StatusCode, b, elapsed)
-	}
-	checkEnvelopeBody(t, b, fx.ErrorCodes.RequestTimeout)
+	mustEnvelope(t, r, 408, fx.ErrorCodes.RequestTimeout)
 
 	// A client that connects and never starts the handshake.
 	raw := dialBounded(t, addr, 10*time.Second)

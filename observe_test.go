@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -271,11 +270,8 @@ func TestOnResponseSeesTheOverCapacity503(t *testing.T) {
 	addr := fxtest.Serve(t, app)
 	first := dialBounded(t, addr, 10*time.Second) // a bound
 	defer first.Close()
-	if _, err := first.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
-		t.Fatal(err)
-	}
-	if resp, err := http.ReadResponse(bufio.NewReader(first), nil); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("first connection: %v %v", resp, err)
+	if r := roundTripRaw(t, first, bufio.NewReader(first), "GET", "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); r.status != 200 {
+		t.Fatalf("first connection: %d %q", r.status, r.body)
 	}
 	if s := nextSeen(t, ch); s.status != 200 {
 		t.Fatalf("first request observed as %+v", s)

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,12 +36,8 @@ func TestRunHelperProcess(t *testing.T) {
 	if mode == "" {
 		t.Skip("helper process for the Run signal tests")
 	}
-	var mu sync.Mutex
-	say := func(format string, args ...any) {
-		mu.Lock()
-		fmt.Printf(format+"\n", args...)
-		mu.Unlock()
-	}
+	// Each line is one Write to os.Stdout, as each of the logger's records is.
+	say := func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
 	app := fx.New(fx.Config{Logger: slog.New(slog.NewTextHandler(os.Stdout, nil))})
 	app.OnShutdown(func() error { say("onshutdown: ran"); return nil })
 	app.Get("/slow", func(c *fx.Ctx) error {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -436,15 +435,15 @@ var (
 	curlLoad   = []string{"--data-binary"}
 )
 
-// envelopeCode is the code of an envelope body, "" if b is not one. The
-// envelope's exact shape is checked by checkEnvelopeBody elsewhere; this is
-// safe to call from any goroutine.
+// envelopeCode is the code of an envelope body, "" if b is not one in the
+// wire format (fxtest.CheckEnvelopeBody); unlike checkEnvelopeBody it
+// needs no t, so any goroutine may call it.
 func envelopeCode(b []byte) string {
-	var env envelope
-	if json.Unmarshal(b, &env) != nil {
+	env, err := fxtest.CheckEnvelopeBody(b)
+	if err != nil {
 		return ""
 	}
-	return env.Error.Code
+	return env.Code
 }
 
 func firstLines(b []byte, n int) string {
@@ -535,12 +534,11 @@ func TestLingerIsBounded(t *testing.T) {
 		defer close(stop)
 		go trickle(conn, "x", stop)
 		br := bufio.NewReader(conn)
-		resp, err := http.ReadResponse(br, nil)
+		r, err := readResult(br, "POST")
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := io.ReadAll(resp.Body)
-		checkEnvelopeBody(t, b, fx.ErrorCodes.PayloadTooLarge)
+		mustEnvelope(t, r, 413, fx.ErrorCodes.PayloadTooLarge)
 		start := time.Now()
 		if _, err := br.ReadByte(); err == nil {
 			t.Fatalf("bytes after the 413")
@@ -920,20 +918,16 @@ func TestDeadlineInterimResponseKeepsReadTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	br := bufio.NewReader(c)
-	interim, err := http.ReadResponse(br, nil)
-	if err != nil || interim.StatusCode != 100 {
+	if interim, err := readResult(br, "POST"); err != nil || interim.status != 100 {
 		t.Fatalf("interim response: %v %v", interim, err)
 	}
 	// The body never comes.
-	resp, err := http.ReadResponse(br, nil)
+	r, err := readResult(br, "POST")
 	elapsed := time.Since(start)
 	if err != nil {
 		t.Fatalf("no response after the 100 Continue within %v: %v", elapsed, err)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 408 || !strings.Contains(string(body), fx.ErrorCodes.RequestTimeout) {
-		t.Fatalf("body never sent: %d %q; want the 408 envelope", resp.StatusCode, body)
-	}
+	mustEnvelope(t, r, 408, fx.ErrorCodes.RequestTimeout)
 	if elapsed > readTimeout+2*time.Second {
 		t.Fatalf("cut off after %v; want ReadTimeout (%v) from the request's first byte, within 2s", elapsed, readTimeout)
 	}
@@ -954,12 +948,8 @@ func framingApp(cfg fx.Config) *fx.App {
 // (closed is then true) or no byte arrives for 2 s.
 func wireExchange(t *testing.T, addr, raw string, want int) (resps []result, closed bool) {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dialBounded(t, addr, 5*time.Second) // the write's bound; each read sets its own
 	defer conn.Close()
-	_ = conn.SetWriteDeadline(time.Now().Add(5 * time.Second)) // a bound, not an assertion
 	if _, err := io.WriteString(conn, raw); err != nil {
 		t.Fatalf("write: %v", err)
 	}
@@ -1732,23 +1722,18 @@ func TestFramingLFOnlyHeadAnsweredAtOnce(t *testing.T) {
 		br := bufio.NewReader(conn)
 		if before != "" {
 			_, _ = io.WriteString(conn, before)
-			resp, err := http.ReadResponse(br, nil)
-			if err != nil {
+			if _, err := readResult(br, "GET"); err != nil {
 				t.Fatalf("the request before: %v", err)
 			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
 		}
 		_, _ = io.WriteString(conn, head)
-		resp, err := http.ReadResponse(br, nil)
+		r, err := readResult(br, "GET")
 		if err != nil {
 			t.Fatalf("no answer within %v: %v", bound, err)
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
 		_, err = br.ReadByte()
 		closed := err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
-		return result{status: resp.StatusCode, header: resp.Header, body: body, close: resp.Close}, closed
+		return r, closed
 	}
 	const before = "GET /next HTTP/1.1\r\nHost: a\r\n\r\n"
 	for _, head := range []string{

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -282,17 +281,6 @@ func raiseNofile(t *testing.T, n uint64) {
 		t.Skipf("cannot raise RLIMIT_NOFILE to %d: %v", n, err)
 	}
 	t.Cleanup(func() { _ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old) })
-}
-
-// settledHeap runs the collector until pools are emptied (sync.Pool keeps
-// its items for two cycles) and returns the live heap (HeapAlloc right
-// after a collection) and the goroutine count.
-func settledHeap() (heap uint64, goroutines int) {
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc, runtime.NumGoroutine()
 }
 
 func TestIdleKeepAliveConnections(t *testing.T) {
