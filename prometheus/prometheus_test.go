@@ -1,7 +1,6 @@
 package fxprom_test
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"log/slog"
@@ -80,9 +79,9 @@ func do(t *testing.T, client *http.Client, method, url, body string, header ...s
 }
 
 // tooLarge sends a head declaring a body over the BodyLimit on a raw
-// connection and returns the status line: fasthttp refuses it before the
-// handler, as a transport error.
-func tooLarge(t *testing.T, base string) string {
+// connection and returns the response: fasthttp refuses it before the
+// handler, as a transport error, and closes the connection.
+func tooLarge(t *testing.T, base string) *fxtest.Response {
 	t.Helper()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
@@ -95,11 +94,15 @@ func tooLarge(t *testing.T, base string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
+	raw, err := io.ReadAll(conn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.TrimSpace(line)
+	rs, err := fxtest.ReadResponses(t, raw)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("oversized body: %d responses (%v), want one: %q", len(rs), err, raw)
+	}
+	return rs[0]
 }
 
 // scrape fetches url and parses it with Prometheus' text parser.
@@ -185,9 +188,7 @@ func TestMetricsOverSocket(t *testing.T) {
 	check(500, "GET", "/panic", "")
 	check(503, "GET", "/teapot", "")
 	check(404, "PURGE", "/cache", "")
-	if line := tooLarge(t, base); !strings.HasPrefix(line, "HTTP/1.1 413") {
-		t.Fatalf("oversized body: %q, want a 413", line)
-	}
+	tooLarge(t, base).AssertError(413, fx.ErrorCodes.PayloadTooLarge)
 
 	requests, observed := counts(t, scrape(t, client, base+"/metrics"))
 	want := map[labels]uint64{
@@ -409,10 +410,9 @@ func TestWebSocketFiguresCounted(t *testing.T) {
 		return nil
 	})
 	fxprom.Register(app, fxprom.Config{Registry: reg})
+	c := fxtest.New(t, app)
 	for _, path := range []string{"/ws/a", "/ws/b", "/plain"} {
-		if _, err := app.Test(httptest.NewRequest("GET", path, nil)); err != nil {
-			t.Fatal(err)
-		}
+		c.Get(path).Do().AssertStatus(101)
 	}
 	want := `
 # HELP websocket_bytes_total WebSocket data message payload bytes, by route pattern and direction (in: from the peer, out: to it).
@@ -449,10 +449,9 @@ func TestWebSocketPeerCloseCodesBounded(t *testing.T) {
 		return nil
 	})
 	fxprom.Register(app, fxprom.Config{Registry: reg})
+	c := fxtest.New(t, app)
 	for _, q := range []string{"code=3001&peer=1", "code=4999&peer=1", "code=4410&peer=1", "code=1001&peer=1", "code=4410&peer=0"} {
-		if _, err := app.Test(httptest.NewRequest("GET", "/ws?"+q, nil)); err != nil {
-			t.Fatal(err)
-		}
+		c.Get("/ws?" + q).Do().AssertStatus(101)
 	}
 	want := `
 # HELP websocket_closes_total Ended WebSocket connections, by route pattern and close code.
