@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/fxhq/fx/internal/jsonscan"
 	"github.com/fxhq/fx/internal/tagengine"
 	"github.com/fxhq/fx/validate"
 )
@@ -330,7 +331,7 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, room []byte, limit int) []Val
 	if !jsonContentType(c) {
 		return []ValidationIssue{contentTypeIssue}
 	}
-	if isNull(raw) {
+	if jsonscan.IsNull(raw) {
 		if b.ptr {
 			return nil // an optional body sent as null: absent, the field stays nil
 		}
@@ -352,23 +353,6 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, room []byte, limit int) []Val
 		return []ValidationIssue{jsonIssue(err)}
 	}
 	return appendIssues(nil, "body", issues)
-}
-
-// isNull reports whether body is the JSON null, JSON white space aside
-// (as CheckJSON reads it: "\fnull" is not null but malformed).
-func isNull(body []byte) bool {
-	if len(body) > 0 && body[0] > ' ' && body[0] != 'n' { // an object, an array, ...: at once
-		return false
-	}
-	space := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-	i, j := 0, len(body)
-	for i < j && space(body[i]) {
-		i++
-	}
-	for j > i && space(body[j-1]) {
-		j--
-	}
-	return string(body[i:j]) == "null"
 }
 
 // bind sets one field from its source; it returns the issue's message.

@@ -171,7 +171,18 @@ var deployBuild struct {
 	err  error
 }
 
-// buildDeployd builds testdata/deployd once per test binary.
+// TestMain removes the deploy tests' server binary, built once for all of
+// them (buildDeployd), when the package's tests end.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if deployBuild.path != "" {
+		os.RemoveAll(filepath.Dir(deployBuild.path))
+	}
+	os.Exit(code)
+}
+
+// buildDeployd builds testdata/deployd once per test binary; TestMain
+// removes it.
 func buildDeployd(t *testing.T) string {
 	deployBuild.once.Do(func() {
 		dir, err := os.MkdirTemp("", "fx-deployd")

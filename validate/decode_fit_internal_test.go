@@ -176,10 +176,7 @@ func assertFitsLikeOracle(t *testing.T, name string, d *tdesc, body []byte) {
 }
 
 func TestCheckFitsMatchesTwoPasses(t *testing.T) {
-	bodies := append([]string{}, fitBodies...)
-	for _, n := range []int{5, 31, 32, 33, 40, 100} {
-		bodies = append(bodies, manyKeys(n, false), manyKeys(n, true))
-	}
+	bodies := decodeCorpus(5, 31, 32, 33, 40, 100)
 	for name, typ := range fitTypes {
 		d := descOf(typ)
 		for _, body := range bodies {
@@ -189,24 +186,33 @@ func TestCheckFitsMatchesTwoPasses(t *testing.T) {
 }
 
 // TestCheckFitsRandom checks the one pass against the oracle on bodies
-// generated from the types: well typed, then with one value, key or
-// byte changed.
+// generated from the types: well typed, then with one byte changed.
 func TestCheckFitsRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	n := 4000
-	if testing.Short() {
-		n = 500
-	}
 	for name, typ := range fitTypes {
 		d := descOf(typ)
-		for range n {
-			body := []byte(genValue(r, d, 0))
+		eachGenerated(r, d, 4000, 500, func(body []byte, _ bool) {
 			assertFitsLikeOracle(t, name, d, body)
-			if len(body) > 0 {
-				m := append([]byte{}, body...)
-				m[r.IntN(len(m))] = "\"{}[],:0-.e1\\ux\xff"[r.IntN(16)]
-				assertFitsLikeOracle(t, name, d, m)
-			}
+		})
+	}
+}
+
+// eachGenerated is the input loop of the randomized oracle tests: n
+// times (short under -short), a body genValue writes for d, then, when
+// it is not empty, the same body with one byte changed to a JSON
+// delimiter, digit, escape or invalid byte (mutated). The bodies come
+// from r, so a test's seed fixes them.
+func eachGenerated(r *rand.Rand, d *tdesc, n, short int, check func(body []byte, mutated bool)) {
+	if testing.Short() {
+		n = short
+	}
+	for range n {
+		body := []byte(genValue(r, d, 0))
+		check(body, false)
+		if len(body) > 0 {
+			m := append([]byte{}, body...)
+			m[r.IntN(len(m))] = "\"{}[],:0-.e1\\ux\xff"[r.IntN(16)]
+			check(m, true)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -187,13 +188,21 @@ func decodersOf(t testing.TB) map[string]*typeDecoder {
 	return out
 }
 
-func TestDecodeMatchesOldPath(t *testing.T) {
-	bodies := append(append([]string{}, fitBodies...), decodeBodies...)
-	for _, n := range []int{5, 31, 32, 33, 40, 100} {
+// decodeCorpus is the body corpus of the oracle tests and the seeds of
+// their fuzz targets: fitBodies, decodeBodies, and for each n of ns an
+// object of n unknown keys (manyKeys), then the same with its first key
+// repeated.
+func decodeCorpus(ns ...int) []string {
+	bodies := slices.Concat(fitBodies, decodeBodies)
+	for _, n := range ns {
 		bodies = append(bodies, manyKeys(n, false), manyKeys(n, true))
 	}
+	return bodies
+}
+
+func TestDecodeMatchesOldPath(t *testing.T) {
 	for name, td := range decodersOf(t) {
-		for _, body := range bodies {
+		for _, body := range decodeCorpus(5, 31, 32, 33, 40, 100) {
 			for _, max := range []int{0, 1, 3} {
 				assertDecodesLikeOracle(t, name, td, []byte(body), max)
 			}
@@ -205,20 +214,14 @@ func TestDecodeMatchesOldPath(t *testing.T) {
 // generated from the types: well typed, then with one byte changed.
 func TestDecodeRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	n := 3000
-	if testing.Short() {
-		n = 400
-	}
 	for name, td := range decodersOf(t) {
-		for range n {
-			body := []byte(genValue(r, td.d, 0))
-			assertDecodesLikeOracle(t, name, td, body, 0)
-			if len(body) > 0 {
-				m := append([]byte{}, body...)
-				m[r.IntN(len(m))] = "\"{}[],:0-.e1\\ux\xff"[r.IntN(16)]
-				assertDecodesLikeOracle(t, name, td, m, 2)
+		eachGenerated(r, td.d, 3000, 400, func(body []byte, mutated bool) {
+			max := 0
+			if mutated {
+				max = 2
 			}
-		}
+			assertDecodesLikeOracle(t, name, td, body, max)
+		})
 	}
 }
 
@@ -255,13 +258,22 @@ func TestDecodedStringsOutliveTheBody(t *testing.T) {
 // FuzzDecode holds the one-pass decoder to the old path on any body, for
 // every type of decodeTypes. Its seed corpus is the bodies above.
 func FuzzDecode(f *testing.F) {
-	for _, b := range append(append([]string{}, fitBodies...), decodeBodies...) {
+	fuzzDecoders(f, func(t *testing.T, name string, td *typeDecoder, body []byte) {
+		assertDecodesLikeOracle(t, name, td, body, 3)
+	})
+}
+
+// fuzzDecoders is the fuzz target of an oracle test: seeded with
+// decodeCorpus, it runs check on each body for every type of
+// decodeTypes.
+func fuzzDecoders(f *testing.F, check func(t *testing.T, name string, td *typeDecoder, body []byte)) {
+	for _, b := range decodeCorpus() {
 		f.Add(b)
 	}
 	tds := decodersOf(f)
 	f.Fuzz(func(t *testing.T, body string) {
 		for name, td := range tds {
-			assertDecodesLikeOracle(t, name, td, []byte(body), 3)
+			check(t, name, td, []byte(body))
 		}
 	})
 }

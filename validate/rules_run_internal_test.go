@@ -7,17 +7,14 @@ import (
 	"unsafe"
 )
 
-type passesLine struct {
-	SKU string `json:"sku" validate:"required,min=3,alphanum"`
-	Qty int    `json:"qty" validate:"gte=1,lte=100"`
-}
-
+// passesDoc holds the typed endpoint's line (benchTypedLine) at every
+// level a plan reaches: a slice, a pointer, an array; and a map.
 type passesDoc struct {
 	Name  string            `json:"name" validate:"required,max=8"`
 	Email string            `json:"email" validate:"omitempty,email"`
-	Lines []passesLine      `json:"lines" validate:"required,min=1,max=3,dive"`
-	Ptr   *passesLine       `json:"ptr"`
-	Arr   [2]passesLine     `json:"arr"`
+	Lines []benchTypedLine  `json:"lines" validate:"required,min=1,max=3,dive"`
+	Ptr   *benchTypedLine   `json:"ptr"`
+	Arr   [2]benchTypedLine `json:"arr"`
 	Tags  map[string]string `json:"tags" validate:"dive,keys,min=2,endkeys,max=3"`
 }
 
@@ -31,7 +28,9 @@ func TestPassesAgreesWithTheWalk(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
-	line := func() passesLine { return passesLine{SKU: pick("", "ab", "abc", "a!c", "A100"), Qty: r.IntN(103) - 1} }
+	line := func() benchTypedLine {
+		return benchTypedLine{SKU: pick("", "ab", "abc", "a!c", "A100"), Qty: r.IntN(103) - 1}
+	}
 	for round := 0; round < 5000; round++ {
 		d := passesDoc{Name: pick("", "ada", "much too long"), Email: pick("", "a@b.co", "nope")}
 		for n := r.IntN(5); n > 0; n-- {
@@ -41,7 +40,7 @@ func TestPassesAgreesWithTheWalk(t *testing.T) {
 			l := line()
 			d.Ptr = &l
 		}
-		d.Arr = [2]passesLine{line(), line()}
+		d.Arr = [2]benchTypedLine{line(), line()}
 		if r.IntN(3) == 0 {
 			d.Tags = map[string]string{pick("a", "ab"): pick("x", "xxxx")}
 		}

@@ -262,7 +262,7 @@ func (s *StructSchema[T]) ValidateJSON(body []byte) Result { return s.ValidateJS
 // ValidateJSONLimit is ValidateJSON stopping at max issues (see
 // LimitedDecoder).
 func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
-	if isNull(body) {
+	if jsonscan.IsNull(body) {
 		return s.Validate(nil) // as Validate(DecodeJSON(body)) does
 	}
 	p := new(T)
@@ -290,14 +290,6 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 // that error's one issue (see GrammarChecker), so fx does not scan the
 // body a second time before it.
 func (s *StructSchema[T]) ChecksGrammar() bool { return true }
-
-// isNull reports whether body is the JSON null, with JSON white space
-// (space, tab, LF, CR) around it and nothing else: any other byte, a
-// Unicode space included, leaves the body to the grammar check.
-func isNull(body []byte) bool {
-	i := jsonscan.Space(body, 0)
-	return len(body) >= i+4 && string(body[i:i+4]) == "null" && jsonscan.Space(body, i+4) == len(body)
-}
 
 // Decode is what fx.JSONBody does with a body: one pass checks the strict grammar, decodes the body into a new *T and runs the
 // constraint tags (their issues, if any, are returned). A body the pass

@@ -152,12 +152,8 @@ func assertTreesLikeOracle(t *testing.T, name string, td *typeDecoder, body []by
 }
 
 func TestTreeDecodeMatchesGoJSON(t *testing.T) {
-	bodies := append(append([]string{}, fitBodies...), decodeBodies...)
-	for _, n := range []int{5, 33, 100} {
-		bodies = append(bodies, manyKeys(n, false))
-	}
 	for name, td := range decodersOf(t) {
-		for _, body := range bodies {
+		for _, body := range decodeCorpus(5, 33, 100) {
 			assertTreesLikeOracle(t, name, td, []byte(body))
 		}
 	}
@@ -167,35 +163,17 @@ func TestTreeDecodeMatchesGoJSON(t *testing.T) {
 // with one byte of their text changed.
 func TestTreeDecodeRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	n := 2000
-	if testing.Short() {
-		n = 300
-	}
 	for name, td := range decodersOf(t) {
-		for range n {
-			body := []byte(genValue(r, td.d, 0))
+		eachGenerated(r, td.d, 2000, 300, func(body []byte, _ bool) {
 			assertTreesLikeOracle(t, name, td, body)
-			if len(body) > 0 {
-				m := append([]byte{}, body...)
-				m[r.IntN(len(m))] = "\"{}[],:0-.e1\\ux\xff"[r.IntN(16)]
-				assertTreesLikeOracle(t, name, td, m)
-			}
-		}
+		})
 	}
 }
 
 // FuzzTreeDecode holds the tree path to go-json's decode of it on any
 // body's tree; its seed corpus is the decoder's.
 func FuzzTreeDecode(f *testing.F) {
-	for _, b := range append(append([]string{}, fitBodies...), decodeBodies...) {
-		f.Add(b)
-	}
-	tds := decodersOf(f)
-	f.Fuzz(func(t *testing.T, body string) {
-		for name, td := range tds {
-			assertTreesLikeOracle(t, name, td, []byte(body))
-		}
-	})
+	fuzzDecoders(f, assertTreesLikeOracle)
 }
 
 // TestLenientRulesReadHoles: the mistyped values lenientRules leaves out

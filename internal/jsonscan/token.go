@@ -195,6 +195,18 @@ func Literal(d []byte, i int, word string) (end int, f Fault) {
 	return i + len(word), None
 }
 
+// IsNull reports whether d is the JSON null alone, JSON white space aside
+// ("\fnull" is not null but malformed, as the strict grammar reads it).
+// Cost: one comparison for a body that opens with anything but white space
+// or 'n' (an object, an array, a string: the common case), no allocation.
+func IsNull(d []byte) bool {
+	if len(d) > 0 && d[0] > ' ' && d[0] != 'n' {
+		return false
+	}
+	i := Space(d, 0)
+	return len(d) >= i+4 && string(d[i:i+4]) == "null" && Space(d, i+4) == len(d)
+}
+
 // hexVal is the value of a hex digit, or -1.
 func hexVal(c byte) rune {
 	switch {

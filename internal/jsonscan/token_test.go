@@ -200,3 +200,18 @@ func FuzzTokens(f *testing.F) {
 		}
 	})
 }
+
+// TestIsNull: null with JSON white space around it is null; a Unicode or
+// form-feed space, a longer word or anything after it is not (the grammar
+// check reports those).
+func TestIsNull(t *testing.T) {
+	for in, want := range map[string]bool{
+		"null": true, " null": true, "\t\r\nnull \n": true,
+		"": false, "nul": false, "nulls": false, "null x": false, "\fnull": false,
+		"null\f": false, "\u00a0null": false, "{}": false, `"null"`: false, "nullnull": false,
+	} {
+		if got := IsNull([]byte(in)); got != want {
+			t.Errorf("IsNull(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

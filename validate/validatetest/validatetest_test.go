@@ -33,6 +33,63 @@ func TestCompareBounded(t *testing.T) {
 	}
 }
 
+// skewed is a schema whose bounded validation on one path (path: "bytes"
+// or "tree") returns wrong instead of its own Result.
+type skewed struct {
+	*validate.ObjectSchema
+	path  string
+	wrong validate.Result
+}
+
+func (s skewed) ValidateJSONLimit(body []byte, max int) validate.Result {
+	if s.path == "bytes" {
+		return s.wrong
+	}
+	return s.ObjectSchema.ValidateJSONLimit(body, max)
+}
+
+func (s skewed) ValidateLimit(v any, max int) validate.Result {
+	if s.path == "tree" {
+		return s.wrong
+	}
+	return s.ObjectSchema.ValidateLimit(v, max)
+}
+
+// TestCompareLimits: a built-in schema agrees with itself at every
+// limit; an issue the whole validation lacks, or another value for a
+// valid body, on either path, is reported, and so is a body that is not
+// JSON.
+func TestCompareLimits(t *testing.T) {
+	s := validate.Object(validate.Fields{
+		"name": validate.String().MinLen(1),
+		"qty":  validate.Number().Min(1),
+	})
+	const invalid, valid = `{"name":"","qty":0}`, `{"name":"a","qty":1}`
+	extra := validate.Result{Issues: []validate.Issue{{Path: []string{"x"}, Message: "m"}}}
+	other := validate.Result{Value: map[string]any{"name": "b", "qty": 1.0}}
+	for _, tc := range []struct {
+		name         string
+		d            validate.LimitedDecoder
+		body         string
+		wantAgreeing bool
+	}{
+		{"issues", s, invalid, true},
+		{"a valid body", s, valid, true},
+		{"bytes: an issue the whole lacks", skewed{s, "bytes", extra}, invalid, false},
+		{"tree: an issue the whole lacks", skewed{s, "tree", extra}, invalid, false},
+		{"bytes: another value", skewed{s, "bytes", other}, valid, false},
+		{"tree: another value", skewed{s, "tree", other}, valid, false},
+		{"not JSON", s, `{"name":`, false},
+	} {
+		for _, max := range []int{1, 2, 3} {
+			err := validatetest.CompareLimits(tc.d, []byte(tc.body), max)
+			if (err == nil) != tc.wantAgreeing {
+				t.Errorf("%s, max %d: CompareLimits = %v, want agreeing %v", tc.name, max, err, tc.wantAgreeing)
+			}
+		}
+	}
+}
+
 // TestRandomInputs: a seed always draws the same inputs, each call a new
 // one, and over a few thousand bytes every byte value turns up.
 func TestRandomInputs(t *testing.T) {

@@ -144,18 +144,13 @@ func TestEnumOfObjectsIsJSON(t *testing.T) {
 // tree, and a 422 of MaxIssues issues with truncated through fx.
 func TestLimit(t *testing.T) {
 	s := jsonschema.MustCompile(orderSchema)
-	var b strings.Builder
-	b.WriteString(`{"name":"","items":[{}`)
-	for range 20_000 {
-		b.WriteString(`,{}`)
-	}
-	b.WriteString(`]}`)
-	tree, _ := validate.DecodeJSON([]byte(b.String()))
+	flood := validatetest.HugeBody("name", "{}", 60_000) // about 20,000 empty items
+	tree, _ := validate.DecodeJSON(flood)
 	if res := s.ValidateLimit(tree, 7); len(res.Issues) != 7 {
 		t.Errorf("%d issues, want 7", len(res.Issues))
 	}
 	var _ validate.Limited = s
-	st, body := post(t, s, b.String())
+	st, body := post(t, s, string(flood))
 	if st != 422 || len(body) > 64<<10 || !strings.Contains(body, `"truncated":true`) {
 		t.Errorf("%d, %d bytes: %.300s", st, len(body), body)
 	}
