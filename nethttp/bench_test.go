@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/nethttp"
 	"github.com/valyala/fasthttp"
 )
@@ -81,27 +82,16 @@ var benchCases = []benchCase{
 func BenchmarkNative(b *testing.B) {
 	for _, bc := range benchCases {
 		b.Run(bc.name, func(b *testing.B) {
-			h := benchApp().Handler()
-			var req fasthttp.Request
-			req.Header.SetMethod(bc.method)
-			req.SetRequestURI(bc.target)
-			req.Header.SetHost("example.com")
+			rc := kittest.RequestCtx(bc.method, bc.target)
+			rc.Request.Header.SetHost("example.com")
 			if bc.body != nil {
-				req.Header.SetContentType("application/json")
-				req.SetBody(bc.body)
+				rc.Request.Header.SetContentType("application/json")
+				rc.Request.SetBody(bc.body)
 			}
-			var rc fasthttp.RequestCtx
-			rc.Init(&req, nil, nil)
-			b.ReportAllocs()
-			for b.Loop() {
-				// As a server does per request: the URI is parsed afresh.
+			// As a server does per request: the URI is parsed afresh.
+			kittest.BenchEach(b, benchApp().Handler(), rc, bc.status, func(rc *fasthttp.RequestCtx, _ int) {
 				rc.Request.SetRequestURI(bc.target)
-				h(&rc)
-				if rc.Response.StatusCode() != bc.status {
-					b.Fatalf("status %d", rc.Response.StatusCode())
-				}
-				rc.Response.Reset()
-			}
+			})
 		})
 	}
 }

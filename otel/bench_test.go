@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	fxotel "github.com/fxhq/fx/otel"
 	"github.com/valyala/fasthttp"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
@@ -42,30 +43,14 @@ func benchApp(b *testing.B, cfg *fxotel.Config) fasthttp.RequestHandler {
 }
 
 func runBench(b *testing.B, h fasthttp.RequestHandler, traceparent string) {
-	var rc fasthttp.RequestCtx
-	var req fasthttp.Request
-	req.Header.SetMethod("GET")
-	req.SetRequestURI("/hello")
-	req.Header.SetHost("example.com")
-	req.Header.SetUserAgent("bench/1")
+	rc := kittest.RequestCtx("GET", "/hello")
+	rc.SetRemoteAddr(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5000})
+	rc.Request.Header.SetHost("example.com")
+	rc.Request.Header.SetUserAgent("bench/1")
 	if traceparent != "" {
-		req.Header.Set("traceparent", traceparent)
+		rc.Request.Header.Set("traceparent", traceparent)
 	}
-	rc.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5000}, nil)
-	serve := func() {
-		rc.ResetUserValues()
-		rc.Response.Reset()
-		h(&rc)
-	}
-	serve()
-	if rc.Response.StatusCode() != 200 {
-		b.Fatalf("status %d", rc.Response.StatusCode())
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		serve()
-	}
+	kittest.BenchCtx(b, h, rc, 200)
 }
 
 type dropProcessor struct{}

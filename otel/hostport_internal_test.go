@@ -3,7 +3,10 @@ package fxotel
 import "testing"
 
 // hostPort never fails: a Host fx lets through but that has no usable
-// port gives port 0 (the caller uses the scheme's default).
+// port gives port 0 (the caller uses the scheme's default). What a span
+// carries of it is checked end to end by TestSpanAndMetricPerOutcome (a
+// Host without a port: the default 80) and TestPropagationOverSocket
+// (the listener's address and port).
 func TestHostPort(t *testing.T) {
 	for _, tc := range []struct {
 		in   string

@@ -462,28 +462,6 @@ func TestNetHTTPAdapterKeepsRequestContext(t *testing.T) {
 	}
 }
 
-// server.address and server.port come from the Host header, IPv6
-// brackets removed; the port defaults to the scheme's.
-func TestServerAddressFromHost(t *testing.T) {
-	for _, tc := range []struct {
-		host    string
-		address string
-		port    int64
-	}{
-		{"[::1]:8080", "::1", 8080},
-		{"api.example.com", "api.example.com", 80},
-		{"api.example.com:9000", "api.example.com", 9000},
-		{"[::1]", "::1", 80},
-	} {
-		r := newRig(t)
-		r.app.Get("/x", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
-		fxtest.New(t, r.app).Get("/x").Host(tc.host).Do().AssertStatus(200)
-		checkSpan(t, r.only(t), "GET /x", codes.Unset, map[string]any{
-			"server.address": tc.address, "server.port": tc.port,
-		})
-	}
-}
-
 // RequestHeaderCarrier carries a trace context into a fasthttp request
 // and back out of it.
 func TestRequestHeaderCarrier(t *testing.T) {

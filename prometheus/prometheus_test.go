@@ -409,10 +409,9 @@ func TestWebSocketFiguresCounted(t *testing.T) {
 		return nil
 	})
 	fxprom.Register(app, fxprom.Config{Registry: reg})
+	c := fxtest.New(t, app)
 	for _, path := range []string{"/ws/a", "/ws/b", "/plain"} {
-		if _, err := app.Test(httptest.NewRequest("GET", path, nil)); err != nil {
-			t.Fatal(err)
-		}
+		c.Get(path).Do().AssertStatus(101)
 	}
 	want := `
 # HELP websocket_bytes_total WebSocket data message payload bytes, by route pattern and direction (in: from the peer, out: to it).
@@ -449,10 +448,9 @@ func TestWebSocketPeerCloseCodesBounded(t *testing.T) {
 		return nil
 	})
 	fxprom.Register(app, fxprom.Config{Registry: reg})
+	c := fxtest.New(t, app)
 	for _, q := range []string{"code=3001&peer=1", "code=4999&peer=1", "code=4410&peer=1", "code=1001&peer=1", "code=4410&peer=0"} {
-		if _, err := app.Test(httptest.NewRequest("GET", "/ws?"+q, nil)); err != nil {
-			t.Fatal(err)
-		}
+		c.Get("/ws?" + q).Do().AssertStatus(101)
 	}
 	want := `
 # HELP websocket_closes_total Ended WebSocket connections, by route pattern and close code.

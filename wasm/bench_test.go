@@ -5,9 +5,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/valyala/fasthttp"
-
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/wasm"
 )
 
@@ -23,6 +22,7 @@ type wasmBench struct {
 	app            func(b *testing.B) *fx.App
 	method, target string
 	body           []byte
+	status         int // of each response
 }
 
 var (
@@ -30,14 +30,14 @@ var (
 		app, _ := newApp(b)
 		app.Post("/", func(c *fx.Ctx) error { return c.String(200, "hello from go") })
 		return app
-	}, "POST", "/", nil}
+	}, "POST", "/", nil, 200}
 	watOK = wasmBench{func(b *testing.B) *fx.App {
 		app, _ := newApp(b)
 		wasm.Mount(app, "POST", "/", fixture(b, "ok"), wasm.Config{Cache: testCache})
 		return app
-	}, "POST", "/", nil}
-	goHello     = wasmBench{goGuestApp, "GET", "/hello", nil}
-	goGuestEcho = wasmBench{goGuestApp, "POST", "/users/42/echo?x=1", bytes.Repeat([]byte("a"), 1024)}
+	}, "POST", "/", nil, 200}
+	goHello     = wasmBench{goGuestApp, "GET", "/hello", nil, 200}
+	goGuestEcho = wasmBench{goGuestApp, "POST", "/users/42/echo?x=1", bytes.Repeat([]byte("a"), 1024), 201}
 )
 
 func goGuestApp(b *testing.B) *fx.App {
@@ -46,7 +46,9 @@ func goGuestApp(b *testing.B) *fx.App {
 }
 
 func (w wasmBench) viaTest(b *testing.B) { benchApp(b, w.app(b), w.method, w.target, w.body) }
-func (w wasmBench) direct(b *testing.B)  { benchHandler(b, w.app(b), w.method, w.target, w.body) }
+func (w wasmBench) direct(b *testing.B) {
+	benchHandler(b, w.app(b), w.method, w.target, w.body, w.status)
+}
 
 func benchApp(b *testing.B, app *fx.App, method, target string, body []byte) {
 	b.Helper()
@@ -96,29 +98,16 @@ func benchParallel(b *testing.B, app *fx.App) {
 // reused RequestCtx: no connection, no HTTP parsing, so they show what the
 // guest round trip itself costs.
 
-func benchHandler(b *testing.B, app *fx.App, method, target string, body []byte) {
+func benchHandler(b *testing.B, app *fx.App, method, target string, body []byte, status int) {
 	b.Helper()
 	if err := app.Boot(); err != nil {
 		b.Fatal(err)
 	}
-	h := app.Handler()
-	var rc fasthttp.RequestCtx
-	var req fasthttp.Request
-	req.Header.SetMethod(method)
-	req.SetRequestURI(target)
-	req.Header.Set("User-Agent", "bench")
-	req.Header.Set("Accept", "*/*")
-	req.SetBody(body)
-	rc.Init(&req, nil, nil)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		rc.Response.Reset()
-		h(&rc)
-		if rc.Response.StatusCode() >= 300 {
-			b.Fatalf("%d %s", rc.Response.StatusCode(), rc.Response.Body())
-		}
-	}
+	rc := kittest.RequestCtx(method, target)
+	rc.Request.Header.Set("User-Agent", "bench")
+	rc.Request.Header.Set("Accept", "*/*")
+	rc.Request.SetBody(body)
+	kittest.BenchCtx(b, app.Handler(), rc, status)
 }
 
 func BenchmarkHandlerBaseline(b *testing.B) { baseline.direct(b) }
@@ -134,7 +123,7 @@ func BenchmarkHandlerGoGuestEcho1KiB(b *testing.B) { goGuestEcho.direct(b) }
 // which is what pooling saves.
 func BenchmarkHandlerGoGuestNoIdle(b *testing.B) {
 	app, _, _ := goApp(b, wasm.Config{MaxIdle: -1})
-	benchHandler(b, app, "GET", "/hello", nil)
+	benchHandler(b, app, "GET", "/hello", nil, 200)
 }
 
 // BenchmarkCompileGoGuest is Compile (with the shared compilation cache

@@ -26,20 +26,7 @@ const wsVersion = "8.18.3"
 // an *fx.Error on "who?", and a page for the browser.
 func clientApp(t *testing.T, report chan<- string) *served {
 	return serve(t, func(app *fx.App) {
-		app.Get("/ws", websocket.New(func(c *websocket.Conn) error {
-			for {
-				typ, p, err := c.ReadMessage()
-				if err != nil {
-					return nil
-				}
-				if string(p) == "who?" {
-					return fx.NewCatalogError(fx.ErrorCodes.Unauthenticated, "who are you")
-				}
-				if err := c.WriteMessage(typ, p); err != nil {
-					return nil
-				}
-			}
-		}))
+		app.Get("/ws", websocket.New(echoUntil("who?", fx.NewCatalogError(fx.ErrorCodes.Unauthenticated, "who are you"))))
 		app.Get("/", func(c *fx.Ctx) error {
 			c.RequestCtx().SetContentType("text/html; charset=utf-8")
 			c.RequestCtx().SetBodyString(browserPage)

@@ -16,17 +16,25 @@ import (
 	gws "github.com/gorilla/websocket"
 )
 
-func echo(c *websocket.Conn) error {
-	for {
-		t, p, err := c.ReadMessage()
-		if err != nil {
-			return nil
-		}
-		if string(p) == "bye" {
-			return nil
-		}
-		if err := c.WriteMessage(t, p); err != nil {
-			return nil
+// echo sends every message back until the peer sends "bye" (a normal
+// close, 1000).
+var echo = echoUntil("bye", nil)
+
+// echoUntil is a handler that sends every message back as it came until
+// the peer sends last, then returns end.
+func echoUntil(last string, end error) func(c *websocket.Conn) error {
+	return func(c *websocket.Conn) error {
+		for {
+			typ, p, err := c.ReadMessage()
+			if err != nil {
+				return nil // the peer left
+			}
+			if string(p) == last {
+				return end
+			}
+			if err := c.WriteMessage(typ, p); err != nil {
+				return nil
+			}
 		}
 	}
 }
@@ -234,17 +242,7 @@ func TestPeerCloseEndsTheRead(t *testing.T) {
 // buffer among them).
 func TestFramesSentWithTheHandshakeAreRead(t *testing.T) {
 	s := serve(t, func(app *fx.App) {
-		app.Get("/ws", websocket.New(func(c *websocket.Conn) error {
-			for {
-				mt, p, err := c.ReadMessage()
-				if err != nil {
-					return nil
-				}
-				if err := c.WriteMessage(mt, p); err != nil {
-					return nil
-				}
-			}
-		}))
+		app.Get("/ws", websocket.New(echo))
 	})
 	msgs := []string{"one", strings.Repeat("x", 3000), "three"}
 	var frames [][]byte

@@ -1,15 +1,14 @@
 package websocket_test
 
 import (
-	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/internal/kittest"
 	gws "github.com/gorilla/websocket"
 )
@@ -21,26 +20,15 @@ type served struct {
 	logs *kittest.LogBuffer
 }
 
-// serve boots app (built by build, which registers its routes) on
-// 127.0.0.1 and shuts it down at the end of the test.
+// serve serves app (built by build, which registers its routes) on
+// 127.0.0.1 with fxtest.Serve, which shuts it down at the end of the
+// test.
 func serve(t testing.TB, build func(app *fx.App)) *served {
 	t.Helper()
 	logs := &kittest.LogBuffer{}
 	app := fx.New(fx.Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	build(app)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- app.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = app.ShutdownWithContext(ctx)
-		<-done
-	})
-	return &served{app: app, addr: ln.Addr().String(), logs: logs}
+	return &served{app: app, addr: fxtest.Serve(t, app), logs: logs}
 }
 
 // dial opens a WebSocket to path with gorilla's client.

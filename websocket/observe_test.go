@@ -1,10 +1,7 @@
 package websocket_test
 
 import (
-	"encoding/json"
 	"log/slog"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,8 +27,7 @@ type observed struct {
 // reason of an error outcome as its code, and the connection's figures in
 // its log attributes; the access log writes one line for it.
 func TestConnectionIsObservedOnceAtItsEnd(t *testing.T) {
-	var mu sync.Mutex
-	var seen []observed
+	seen := make(chan observed, 2)
 	access := &kittest.LogBuffer{}
 	s := serve(t, func(app *fx.App) {
 		app.OnResponse(middleware.AccessLog(middleware.AccessLogConfig{Logger: slog.New(slog.NewJSONHandler(access, nil))}))
@@ -41,23 +37,10 @@ func TestConnectionIsObservedOnceAtItsEnd(t *testing.T) {
 				o.attrs[a.Key] = a.Value.Any()
 			}
 			o.tenant, _ = middleware.TenantFrom(c)
-			mu.Lock()
-			seen = append(seen, o)
-			mu.Unlock()
+			seen <- o
 		})
 		app.Use(middleware.Tenant(middleware.TenantConfig{}))
-		app.Get("/chat/:room", websocket.New(func(c *websocket.Conn) error {
-			for {
-				_, p, err := c.ReadMessage()
-				if err != nil {
-					return nil
-				}
-				if string(p) == "quit" {
-					return fx.NewCatalogError(fx.ErrorCodes.Forbidden, "no more")
-				}
-				_ = c.WriteMessage(websocket.TextMessage, append(p, '!'))
-			}
-		}))
+		app.Get("/chat/:room", websocket.New(echoUntil("quit", fx.NewCatalogError(fx.ErrorCodes.Forbidden, "no more"))))
 	})
 	c := s.dial(t, "/chat/go", map[string][]string{"X-Tenant-Id": {"acme"}})
 	for _, m := range []string{"a", "bc"} {
@@ -66,10 +49,7 @@ func TestConnectionIsObservedOnceAtItsEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mu.Lock()
-	early := len(seen)
-	mu.Unlock()
-	if early != 0 {
+	if early := len(seen); early != 0 {
 		t.Fatalf("observed %d times while the connection is open; want 0 (observed at its end)", early)
 	}
 	time.Sleep(30 * time.Millisecond)
@@ -77,28 +57,16 @@ func TestConnectionIsObservedOnceAtItsEnd(t *testing.T) {
 	if code, reason := closeOf(t, c); code != 4403 || reason != "FX_FORBIDDEN" {
 		t.Fatalf("close %d %q", code, reason)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		mu.Lock()
-		k := len(seen)
-		mu.Unlock()
-		if k > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	o := kittest.Within(t, seen, "the connection's observation")
 	time.Sleep(50 * time.Millisecond) // a second observation would show now
-	mu.Lock()
-	defer mu.Unlock()
-	if len(seen) != 1 {
-		t.Fatalf("observed %d times; want once", len(seen))
+	if again := len(seen); again != 0 {
+		t.Fatalf("observed %d more times; want once", again)
 	}
-	o := seen[0]
 	if o.status != 101 || o.code != "FX_FORBIDDEN" || o.route != "/chat/:room" || o.duration < 30*time.Millisecond || o.tenant != "acme" {
 		t.Errorf("observed %+v; want 101 FX_FORBIDDEN on /chat/:room, >= 30ms, tenant acme", o)
 	}
 	want := map[string]any{"ws_close_code": int64(4403), "ws_close_reason": "FX_FORBIDDEN", "ws_closed_by_peer": false,
-		"ws_messages_in": int64(3), "ws_messages_out": int64(2), "ws_bytes_in": int64(7), "ws_bytes_out": int64(5)}
+		"ws_messages_in": int64(3), "ws_messages_out": int64(2), "ws_bytes_in": int64(7), "ws_bytes_out": int64(3)}
 	for k, v := range want {
 		if o.attrs[k] != v {
 			t.Errorf("log attribute %s = %#v; want %#v", k, o.attrs[k], v)
@@ -108,12 +76,9 @@ func TestConnectionIsObservedOnceAtItsEnd(t *testing.T) {
 	if len(lines) != 1 {
 		t.Fatalf("access log lines for the connection: %q; want one", lines)
 	}
-	var line map[string]any
-	if err := json.Unmarshal([]byte(lines[0]), &line); err != nil {
-		t.Fatal(err)
-	}
+	line := kittest.LogRecords(t, lines[0])[0]
 	if line["status"] != float64(101) || line["ws_close_code"] != float64(4403) || line["ws_messages_in"] != float64(3) ||
-		!strings.Contains(lines[0], `"ws_bytes_out":5`) {
+		line["ws_bytes_out"] != float64(3) {
 		t.Errorf("access log line: %s", lines[0])
 	}
 }

@@ -5,8 +5,20 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
 )
+
+// testApp is the App main builds, on a user store the test controls.
+func testApp(t *testing.T) (*fx.App, *userStore) {
+	t.Helper()
+	store := &userStore{}
+	app, err := newApp(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app, store
+}
 
 // TestDocument: the example answers every response its document
 // declares (RequireFullCoverage: 201, 422, 200, 404, 401, 400, 403, the
@@ -16,11 +28,7 @@ import (
 // FX_OPENAPI_OUT set to a directory, the document is also written there
 // (as examples-openapi.json), for .ci/run to lint with Redocly.
 func TestDocument(t *testing.T) {
-	store := &userStore{}
-	app, err := newApp(store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	app, store := testApp(t)
 	c := fxtest.New(t, app, fxtest.RequireFullCoverage())
 	c.Post("/users").JSON(map[string]string{"name": "Ada", "email": "ada@example.com"}).Do().AssertStatus(201)
 	c.Post("/users").JSON(map[string]string{"name": "", "email": "ada"}).Do().AssertIssues(

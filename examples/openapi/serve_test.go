@@ -19,11 +19,7 @@ import (
 //
 // The lines are answered as kittest.ServeForClients says.
 func TestServeForClients(t *testing.T) {
-	store := &userStore{}
-	app, err := newApp(store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	app, store := testApp(t)
 	kittest.ServeForClients(t, app, os.Stdin, map[string]func(){
 		"down": func() { store.unreachable.Store(true) },
 		"up":   func() { store.unreachable.Store(false) },
