@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -14,59 +13,31 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/validate"
 )
 
-// recorder is a testing.TB that records failures instead of failing, so
-// the assertions can be shown to fail when they should. Methods it does
-// not override (Cleanup, Name...) go to the real test.
-type recorder struct {
-	testing.TB
-	mu     sync.Mutex
-	errors []string
-	fatal  bool
-}
-
-func (r *recorder) Helper() {}
-
-func (r *recorder) Errorf(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.errors = append(r.errors, fmt.Sprintf(format, args...))
-}
-
-func (r *recorder) Fatalf(format string, args ...any) {
-	r.Errorf(format, args...)
-	r.mu.Lock()
-	r.fatal = true
-	r.mu.Unlock()
-	runtime.Goexit()
-}
-
-// record runs fn with a recorder on its own goroutine (Fatalf ends it) and
-// returns the recorder.
-func record(t *testing.T, fn func(tb testing.TB)) *recorder {
+// record runs fn with a t that records its failures (kittest.RecordTB),
+// and returns what it recorded; what fn passed to Cleanup runs when t
+// ends.
+func record(t *testing.T, fn func(tb testing.TB)) *kittest.RecordTB {
 	t.Helper()
-	rec := &recorder{TB: t}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fn(rec)
-	}()
-	<-done
+	rec := &kittest.RecordTB{TB: t}
+	t.Cleanup(rec.End)
+	rec.Run(fn)
 	return rec
 }
 
 // mustFail checks that fn reported at least one failure, each containing
 // every fragment in want (at least one of them containing all).
-func mustFail(t *testing.T, name string, fn func(tb testing.TB), want ...string) *recorder {
+func mustFail(t *testing.T, name string, fn func(tb testing.TB), want ...string) *kittest.RecordTB {
 	t.Helper()
 	rec := record(t, fn)
-	if len(rec.errors) == 0 {
+	if !rec.Failed() {
 		t.Errorf("%s: no failure reported", name)
 		return rec
 	}
-	all := strings.Join(rec.errors, "\n")
+	all := strings.Join(rec.Errors(), "\n")
 	for _, w := range want {
 		if !strings.Contains(all, w) {
 			t.Errorf("%s: failure message lacks %q:\n%s", name, w, all)
@@ -78,8 +49,8 @@ func mustFail(t *testing.T, name string, fn func(tb testing.TB), want ...string)
 // mustPass checks that fn reported nothing.
 func mustPass(t *testing.T, name string, fn func(tb testing.TB)) {
 	t.Helper()
-	if rec := record(t, fn); len(rec.errors) > 0 {
-		t.Errorf("%s: unexpected failures:\n%s", name, strings.Join(rec.errors, "\n"))
+	if rec := record(t, fn); rec.Failed() {
+		t.Errorf("%s: unexpected failures:\n%s", name, strings.Join(rec.Errors(), "\n"))
 	}
 }
 
@@ -144,8 +115,8 @@ func TestRequestBuilder(t *testing.T) {
 	rec := record(t, func(tb testing.TB) {
 		fxtest.New(tb, testApp()).Get("/echo").Header("X", "a\r\nInjected: 1").Do()
 	})
-	if !rec.fatal || !strings.Contains(strings.Join(rec.errors, ""), "cannot be sent") {
-		t.Errorf("header with CRLF: %v %q", rec.fatal, rec.errors)
+	if !rec.Ended() || !strings.Contains(strings.Join(rec.Errors(), ""), "cannot be sent") {
+		t.Errorf("header with CRLF: %v %q", rec.Ended(), rec.Errors())
 	}
 }
 
@@ -284,8 +255,8 @@ func TestAssertJSON(t *testing.T) {
 	rec := mustFail(t, "different", func(tb testing.TB) {
 		fxtest.New(tb, testApp()).Get("/users/1").Do().AssertJSON(200, user{"1", "Bob", []string{"a", "b"}})
 	}, `-   "name": "Bob",`, `+   "name": "Ada",`, `    "id": "1",`)
-	if len(rec.errors) != 1 {
-		t.Errorf("one mismatch, %d failures", len(rec.errors))
+	if len(rec.Errors()) != 1 {
+		t.Errorf("one mismatch, %d failures", len(rec.Errors()))
 	}
 	mustFail(t, "status", func(tb testing.TB) {
 		fxtest.New(tb, testApp()).Get("/users/1").Do().AssertJSON(201, user{"1", "Ada", []string{"a", "b"}})
@@ -301,15 +272,15 @@ func TestDecodeAndDoFatal(t *testing.T) {
 		fxtest.New(tb, testApp()).Get("/text").Do().Decode(&v)
 		tb.Errorf("not reached")
 	})
-	if !rec.fatal || len(rec.errors) != 1 || !strings.Contains(rec.errors[0], "plain text") {
-		t.Errorf("Decode of a text body: fatal %v, %q", rec.fatal, rec.errors)
+	if !rec.Ended() || len(rec.Errors()) != 1 || !strings.Contains(rec.Errors()[0], "plain text") {
+		t.Errorf("Decode of a text body: fatal %v, %q", rec.Ended(), rec.Errors())
 	}
 	app := testApp()
 	fxtest.New(t, app)
 	app.Shutdown()
 	rec = record(t, func(tb testing.TB) { fxtest.New(tb, app).Get("/users/1").Do() })
-	if !rec.fatal || !strings.Contains(strings.Join(rec.errors, "\n"), "shut down") {
-		t.Errorf("Do after Shutdown: fatal %v, %q", rec.fatal, rec.errors)
+	if !rec.Ended() || !strings.Contains(strings.Join(rec.Errors(), "\n"), "shut down") {
+		t.Errorf("Do after Shutdown: fatal %v, %q", rec.Ended(), rec.Errors())
 	}
 }
 

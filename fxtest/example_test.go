@@ -82,28 +82,12 @@ func Example_strict() {
 	// 	POST /orders 404 APP_SKU_UNKNOWN
 }
 
-// endingTB is a kittest.PrintTB whose Cleanup functions run when end is called,
-// as they run when a test function returns.
-type endingTB struct {
-	kittest.PrintTB
-	cleanups []func()
-}
-
-func (e *endingTB) Cleanup(f func()) { e.cleanups = append(e.cleanups, f) }
-
-func (e *endingTB) end() {
-	for i := len(e.cleanups) - 1; i >= 0; i-- {
-		e.cleanups[i]()
-	}
-}
-
 // RequireFullCoverage: a test that walks a whole contract fails at its end
 // when a declared response was never answered. Here neither the 404 the
 // operation declares nor the 422 of its bound path parameter is provoked;
 // TotalCoverage, read from TestMain, reports the same over every strict
 // client of the test binary.
 func ExampleRequireFullCoverage() {
-	t := &endingTB{}
 	type getOrder struct {
 		ID string `path:"id"`
 	}
@@ -119,10 +103,17 @@ func ExampleRequireFullCoverage() {
 		return &Order{ID: in.ID}, nil
 	}, func(r *fx.Route) { r.Errors = []*fx.Error{notFound} })
 
-	c := fxtest.New(t, app, fxtest.RequireFullCoverage()) // strict: a typed operation is a document
-	c.Get("/orders/1").Do().AssertStatus(200)
-	fmt.Println(c.Coverage().Full())
-	t.end() // the test function returns: its Cleanup runs the check
+	test := func(t testing.TB) {
+		c := fxtest.New(t, app, fxtest.RequireFullCoverage()) // strict: a typed operation is a document
+		c.Get("/orders/1").Do().AssertStatus(200)
+		fmt.Println(c.Coverage().Full())
+	}
+	rec := &kittest.RecordTB{} // a t that records failures
+	rec.Run(test)
+	rec.End() // the test function returns: its Cleanup runs the check
+	for _, failure := range rec.Errors() {
+		fmt.Println("FAIL:", failure)
+	}
 
 	// Output:
 	// false

@@ -2,12 +2,15 @@ package fxtest_test
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 // Serve serves over real TCP on loopback, and CheckEnvelope accepts what
@@ -38,6 +41,44 @@ func TestServeAndCheckEnvelope(t *testing.T) {
 		if resp.StatusCode != want.status || env.Code != want.code {
 			t.Errorf("%s: %d %s, want %d %s", path, resp.StatusCode, env.Code, want.status, want.code)
 		}
+	}
+}
+
+// A request still in its handler when the test ends fails the test once
+// the bound has passed, instead of holding the test run until its
+// timeout.
+func TestServeShutdownIsBounded(t *testing.T) {
+	defer fxtest.SetServeShutdownTimeout(200 * time.Millisecond)()
+	entered, release := make(chan struct{}), make(chan struct{})
+	app := quietApp()
+	app.Get("/hold", func(c *fx.Ctx) error {
+		close(entered)
+		<-release // ignores c.Context(): a handler the shutdown must wait for
+		return c.String(200, "late")
+	})
+	rec := &kittest.RecordTB{TB: t}
+	var addr string
+	rec.Run(func(tb testing.TB) { addr = fxtest.Serve(tb, app) })
+	if rec.Failed() {
+		t.Fatalf("Serve: %q", rec.Errors())
+	}
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	start := time.Now()
+	rec.End() // the test ends: Serve's cleanup shuts the server down
+	close(release)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("cleanup took %v with a 200ms bound", took)
+	}
+	if errs := rec.Errors(); len(errs) == 0 || !strings.Contains(errs[0], "is a connection still open?") {
+		t.Fatalf("cleanup reported %q, want the bounded shutdown named", errs)
 	}
 }
 

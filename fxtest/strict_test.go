@@ -7,6 +7,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/openapi"
 	"github.com/fxhq/fx/validate"
@@ -93,8 +94,8 @@ func TestStrictReportsUndeclaredResponse(t *testing.T) {
 	want := "POST /orders?answer=conflict answered 409 APP_CONFLICT, which the contract of POST /orders does not declare " +
 		"(declared: 201, 401 FX_UNAUTHENTICATED, 404 APP_SKU_UNKNOWN, 413 FX_PAYLOAD_TOO_LARGE, 422 FX_VALIDATION_ERROR, 431 FX_HEADERS_TOO_LARGE, 500 FX_INTERNAL_ERROR)\n" +
 		"response: 409 application/json\n" + `{"error":{"code":"APP_CONFLICT","message":"Order exists"}}`
-	if !slices.Equal(rec.errors, []string{want}) {
-		t.Errorf("strict failures:\n%q\nwant\n%q", rec.errors, []string{want})
+	if !slices.Equal(rec.Errors(), []string{want}) {
+		t.Errorf("strict failures:\n%q\nwant\n%q", rec.Errors(), []string{want})
 	}
 
 	// The request target is the route's pattern: "its contract".
@@ -230,10 +231,9 @@ func TestStrictIsOnWhenTheAppHasADocument(t *testing.T) {
 // them at the end of the test, and TotalCoverage adds up every client.
 func TestCoverage(t *testing.T) {
 	app, key := ordersApp()
-	var rec *recorder
-	t.Run("walk", func(t *testing.T) {
-		rec = &recorder{TB: t}
-		c := fxtest.New(rec, app, fxtest.RequireFullCoverage())
+	rec := &kittest.RecordTB{TB: t}
+	rec.Run(func(tb testing.TB) {
+		c := fxtest.New(tb, app, fxtest.RequireFullCoverage())
 		c.Post("/orders").Header(middleware.DefaultAPIKeyHeader, key).JSON(`{"qty":1}`).Do().AssertStatus(201)
 		c.Post("/orders").Header(middleware.DefaultAPIKeyHeader, key).JSON(`{"qty":0}`).Do().AssertStatus(422)
 		c.Get("/orders/1").Header(middleware.DefaultAPIKeyHeader, key).Do().AssertStatus(200)
@@ -257,8 +257,9 @@ func TestCoverage(t *testing.T) {
 			t.Errorf("String() = %q", s)
 		}
 	})
-	if len(rec.errors) != 2 || !strings.Contains(rec.errors[1], "fxtest coverage: 3 of 8 declared responses exercised; not exercised:\n\tGET /orders/:id 401") {
-		t.Errorf("RequireFullCoverage at cleanup: %q", rec.errors)
+	rec.End() // as when a test function returns: RequireFullCoverage reports
+	if len(rec.Errors()) != 2 || !strings.Contains(rec.Errors()[1], "fxtest coverage: 3 of 8 declared responses exercised; not exercised:\n\tGET /orders/:id 401") {
+		t.Errorf("RequireFullCoverage at cleanup: %q", rec.Errors())
 	}
 
 	// Another client of another App with the same routes adds to the total.

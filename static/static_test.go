@@ -14,6 +14,7 @@ import (
 	"testing/fstest"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/nethttp"
 	"github.com/fxhq/fx/static"
@@ -88,9 +89,10 @@ func staticApp(t *testing.T, cfg ...static.Config) *fx.App {
 
 func TestStaticServesFiles(t *testing.T) {
 	app := staticApp(t, static.Config{MaxAge: 3600e9})
-	r := do(t, app, "GET", "/static/hello.txt", "")
-	if r.status != 200 || string(r.body) != "hello, world\n" {
-		t.Fatalf("%d %q", r.status, r.body)
+	c := fxtest.New(t, app)
+	r := c.Get("/static/hello.txt").Do()
+	if r.Status != 200 || string(r.Body) != "hello, world\n" {
+		t.Fatalf("%d %q", r.Status, r.Body)
 	}
 	for k, want := range map[string]string{
 		"Content-Type":  "text/plain; charset=utf-8",
@@ -98,123 +100,126 @@ func TestStaticServesFiles(t *testing.T) {
 		"Cache-Control": "public, max-age=3600",
 		"X-Request-ID":  "req-1",
 	} {
-		if got := r.header.Get(k); got != want {
+		if got := r.Header().Get(k); got != want {
 			t.Errorf("%s = %q, want %q", k, got, want)
 		}
 	}
-	etag := r.header.Get("ETag")
-	if !strings.HasPrefix(etag, `W/"`) || r.header.Get("Last-Modified") == "" {
-		t.Errorf("ETag %q, Last-Modified %q", etag, r.header.Get("Last-Modified"))
+	etag := r.Header().Get("ETag")
+	if !strings.HasPrefix(etag, `W/"`) || r.Header().Get("Last-Modified") == "" {
+		t.Errorf("ETag %q, Last-Modified %q", etag, r.Header().Get("Last-Modified"))
 	}
 
 	// HEAD: headers, no body.
-	if r := do(t, app, "HEAD", "/static/hello.txt", ""); r.status != 200 || len(r.body) != 0 || r.header.Get("Content-Length") != "13" {
-		t.Errorf("HEAD: %d %q %v", r.status, r.body, r.header)
+	if r := c.Head("/static/hello.txt").Do(); r.Status != 200 || len(r.Body) != 0 || r.Header().Get("Content-Length") != "13" {
+		t.Errorf("HEAD: %d %q %v", r.Status, r.Body, r.Header())
 	}
 
 	// A big file (streamed from disk).
-	if r := do(t, app, "GET", "/static/big.bin", ""); r.status != 200 || len(r.body) != 20480 {
-		t.Errorf("big: %d, %d bytes", r.status, len(r.body))
+	if r := c.Get("/static/big.bin").Do(); r.Status != 200 || len(r.Body) != 20480 {
+		t.Errorf("big: %d, %d bytes", r.Status, len(r.Body))
 	}
 
 	// If-None-Match: 304 with the ETag, keeping the middleware's header
 	// (fasthttp resets the response for a 304) and Cache-Control.
-	r = do(t, app, "GET", "/static/hello.txt", "", "If-None-Match", etag)
-	if r.status != 304 || len(r.body) != 0 || r.header.Get("ETag") != etag ||
-		r.header.Get("X-Request-ID") != "req-1" || r.header.Get("Cache-Control") != "public, max-age=3600" {
-		t.Errorf("304: %d %q %v", r.status, r.body, r.header)
+	r = c.Get("/static/hello.txt").Header("If-None-Match", etag).Do()
+	if r.Status != 304 || len(r.Body) != 0 || r.Header().Get("ETag") != etag ||
+		r.Header().Get("X-Request-ID") != "req-1" || r.Header().Get("Cache-Control") != "public, max-age=3600" {
+		t.Errorf("304: %d %q %v", r.Status, r.Body, r.Header())
 	}
-	if r := do(t, app, "GET", "/static/hello.txt", "", "If-None-Match", `W/"other"`); r.status != 200 {
-		t.Errorf("stale ETag: %d", r.status)
+	if r := c.Get("/static/hello.txt").Header("If-None-Match", `W/"other"`).Do(); r.Status != 200 {
+		t.Errorf("stale ETag: %d", r.Status)
 	}
 }
 
 func TestStaticIndexAndDirectories(t *testing.T) {
 	app := staticApp(t)
+	c := fxtest.New(t, app)
 	for _, tc := range []struct{ path, body string }{
 		{"/static/", "<h1>root</h1>"},
 		{"/static/docs/", "<h1>docs</h1>"},
 	} {
-		if r := do(t, app, "GET", tc.path, ""); r.status != 200 || string(r.body) != tc.body {
-			t.Errorf("%s: %d %q", tc.path, r.status, r.body)
+		if r := c.Get(tc.path).Do(); r.Status != 200 || string(r.Body) != tc.body {
+			t.Errorf("%s: %d %q", tc.path, r.Status, r.Body)
 		}
 	}
 	// A directory without its slash is redirected under the prefix.
-	r := do(t, app, "GET", "/static/docs?x=1", "")
-	if r.status != 302 || r.header.Get("Location") != "/static/docs/?x=1" || r.header.Get("X-Request-ID") != "req-1" {
-		t.Errorf("redirect: %d %v", r.status, r.header)
+	r := c.Get("/static/docs?x=1").Do()
+	if r.Status != 302 || r.Header().Get("Location") != "/static/docs/?x=1" || r.Header().Get("X-Request-ID") != "req-1" {
+		t.Errorf("redirect: %d %v", r.Status, r.Header())
 	}
 	// The redirect escapes the decoded path again, and the client lands on
 	// the index.
-	r = do(t, app, "GET", "/static/a%20b%25", "")
-	if r.status != 302 || r.header.Get("Location") != "/static/a%20b%25/" {
-		t.Errorf("escaped redirect: %d %q", r.status, r.header.Get("Location"))
+	r = c.Get("/static/a%20b%25").Do()
+	if r.Status != 302 || r.Header().Get("Location") != "/static/a%20b%25/" {
+		t.Errorf("escaped redirect: %d %q", r.Status, r.Header().Get("Location"))
 	}
-	if r := do(t, app, "GET", r.header.Get("Location"), ""); r.status != 200 || string(r.body) != "<h1>spaced</h1>" {
-		t.Errorf("after the redirect: %d %q", r.status, r.body)
+	if r := c.Get(r.Header().Get("Location")).Do(); r.Status != 200 || string(r.Body) != "<h1>spaced</h1>" {
+		t.Errorf("after the redirect: %d %q", r.Status, r.Body)
 	}
 	// Missing files and a directory without index: the 404 envelope of an
 	// unmatched route (no listing, nothing to tell them apart), with the
 	// middleware's headers.
 	for _, p := range []string{"/static/missing.txt", "/static/empty/", "/static/docs/nope/", "/static/hello.txt/x"} {
-		r := do(t, app, "GET", p, "")
-		env := mustEnvelope(t, r, 404, fx.ErrorCodes.NotFound)
+		r := c.Get(p).Do()
+		env := r.AssertError(404, fx.ErrorCodes.NotFound).Envelope()
 		if env.Message != "Route GET "+p+" not found" {
 			t.Errorf("%s: message %q", p, env.Message)
 		}
-		if r.header.Get("X-Request-ID") != "req-1" {
+		if r.Header().Get("X-Request-ID") != "req-1" {
 			t.Errorf("%s: middleware header lost", p)
 		}
 	}
 	// Other methods are not routed.
-	mustEnvelope(t, do(t, app, "POST", "/static/hello.txt", "x"), 404, fx.ErrorCodes.NotFound)
+	c.Post("/static/hello.txt").Body("text/plain", []byte("x")).Do().AssertError(404, fx.ErrorCodes.NotFound)
 }
 
 func TestStaticRanges(t *testing.T) {
 	app := staticApp(t)
-	r := do(t, app, "GET", "/static/hello.txt", "", "Range", "bytes=0-4")
-	if r.status != 206 || string(r.body) != "hello" || r.header.Get("Content-Range") != "bytes 0-4/13" {
-		t.Errorf("range: %d %q %v", r.status, r.body, r.header)
+	c := fxtest.New(t, app)
+	r := c.Get("/static/hello.txt").Header("Range", "bytes=0-4").Do()
+	if r.Status != 206 || string(r.Body) != "hello" || r.Header().Get("Content-Range") != "bytes 0-4/13" {
+		t.Errorf("range: %d %q %v", r.Status, r.Body, r.Header())
 	}
-	r = do(t, app, "GET", "/static/big.bin", "", "Range", "bytes=20470-")
-	if r.status != 206 || string(r.body) != "6789abcdef" {
-		t.Errorf("big range: %d %q", r.status, r.body)
+	r = c.Get("/static/big.bin").Header("Range", "bytes=20470-").Do()
+	if r.Status != 206 || string(r.Body) != "6789abcdef" {
+		t.Errorf("big range: %d %q", r.Status, r.Body)
 	}
 	// Unsatisfiable: the whole file, 200 (RFC 9110 14.2: Range may be
 	// ignored), never fasthttp's text 416.
 	for _, rg := range []string{"bytes=1000-", "bytes=5-2", "bytes=-0"} {
-		r := do(t, app, "GET", "/static/hello.txt", "", "Range", rg)
-		if r.status != 200 || string(r.body) != "hello, world\n" || r.header.Get("X-Request-ID") != "req-1" {
-			t.Errorf("%s: %d %q %v", rg, r.status, r.body, r.header)
+		r := c.Get("/static/hello.txt").Header("Range", rg).Do()
+		if r.Status != 200 || string(r.Body) != "hello, world\n" || r.Header().Get("X-Request-ID") != "req-1" {
+			t.Errorf("%s: %d %q %v", rg, r.Status, r.Body, r.Header())
 		}
 	}
 }
 
 func TestStaticPrecompressed(t *testing.T) {
 	app := staticApp(t, static.Config{Compress: true})
+	c := fxtest.New(t, app)
 	for _, tc := range []struct{ accept, encoding, body string }{
 		{"br, gzip", "br", "BROTLI-BYTES"},
 		{"gzip", "gzip", ""}, // checked by decoding below
 		{"br;q=0, gzip", "gzip", ""},
 		{"", "", strings.Repeat("console.log('fx');\n", 100)},
 	} {
-		hdr := []string{"Accept-Encoding", tc.accept}
-		if tc.accept == "" {
-			hdr = []string{"Accept-Encoding", "identity"}
+		accept := tc.accept
+		if accept == "" {
+			accept = "identity"
 		}
-		r := do(t, app, "GET", "/static/app.js", "", hdr...)
-		if r.status != 200 || r.header.Get("Content-Encoding") != tc.encoding {
-			t.Errorf("%q: %d, Content-Encoding %q", tc.accept, r.status, r.header.Get("Content-Encoding"))
+		r := c.Get("/static/app.js").Header("Accept-Encoding", accept).Do()
+		if r.Status != 200 || r.Header().Get("Content-Encoding") != tc.encoding {
+			t.Errorf("%q: %d, Content-Encoding %q", tc.accept, r.Status, r.Header().Get("Content-Encoding"))
 			continue
 		}
-		if ct := r.header.Get("Content-Type"); !strings.Contains(ct, "javascript") {
+		if ct := r.Header().Get("Content-Type"); !strings.Contains(ct, "javascript") {
 			t.Errorf("%q: Content-Type %q", tc.accept, ct)
 		}
-		if v := r.header.Get("Vary"); v != "Accept-Encoding" {
+		if v := r.Header().Get("Vary"); v != "Accept-Encoding" {
 			t.Errorf("%q: Vary %q", tc.accept, v)
 		}
 		if tc.encoding == "gzip" {
-			zr, err := gzip.NewReader(bytes.NewReader(r.body))
+			zr, err := gzip.NewReader(bytes.NewReader(r.Body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,16 +228,16 @@ func TestStaticPrecompressed(t *testing.T) {
 			if out.String() != strings.Repeat("console.log('fx');\n", 100) {
 				t.Errorf("gzip body decodes to %q", out.String())
 			}
-		} else if string(r.body) != tc.body {
-			t.Errorf("%q: body %q", tc.accept, r.body)
+		} else if string(r.Body) != tc.body {
+			t.Errorf("%q: body %q", tc.accept, r.Body)
 		}
 	}
 	// A compressible file without a sibling is compressed in memory (and
 	// nothing is written next to it).
-	r := do(t, app, "GET", "/static/style.css", "", "Accept-Encoding", "gzip")
-	if r.header.Get("Content-Encoding") != "gzip" {
-		t.Errorf("on the fly: Content-Encoding %q", r.header.Get("Content-Encoding"))
-	} else if zr, err := gzip.NewReader(bytes.NewReader(r.body)); err != nil {
+	r := c.Get("/static/style.css").Header("Accept-Encoding", "gzip").Do()
+	if r.Header().Get("Content-Encoding") != "gzip" {
+		t.Errorf("on the fly: Content-Encoding %q", r.Header().Get("Content-Encoding"))
+	} else if zr, err := gzip.NewReader(bytes.NewReader(r.Body)); err != nil {
 		t.Error(err)
 	} else {
 		var out bytes.Buffer
@@ -243,14 +248,14 @@ func TestStaticPrecompressed(t *testing.T) {
 	}
 
 	// Range requests are served from the plain file.
-	r = do(t, app, "GET", "/static/app.js", "", "Accept-Encoding", "br", "Range", "bytes=0-6")
-	if r.status != 206 || string(r.body) != "console" || r.header.Get("Content-Encoding") != "" {
-		t.Errorf("range: %d %q %v", r.status, r.body, r.header)
+	r = c.Get("/static/app.js").Header("Accept-Encoding", "br").Header("Range", "bytes=0-6").Do()
+	if r.Status != 206 || string(r.Body) != "console" || r.Header().Get("Content-Encoding") != "" {
+		t.Errorf("range: %d %q %v", r.Status, r.Body, r.Header())
 	}
 	// Without Compress, the siblings are ignored.
-	plain := staticApp(t)
-	if r := do(t, plain, "GET", "/static/app.js", "", "Accept-Encoding", "br"); r.header.Get("Content-Encoding") != "" {
-		t.Errorf("Compress off: Content-Encoding %q", r.header.Get("Content-Encoding"))
+	plain := fxtest.New(t, staticApp(t))
+	if r := plain.Get("/static/app.js").Header("Accept-Encoding", "br").Do(); r.Header().Get("Content-Encoding") != "" {
+		t.Errorf("Compress off: Content-Encoding %q", r.Header().Get("Content-Encoding"))
 	}
 }
 
@@ -264,16 +269,16 @@ func TestStaticVaryKeepsMiddlewareValue(t *testing.T) {
 		return next()
 	})
 	static.Mount(app, "/s", staticTree(t), static.Config{Compress: true})
-	t.Cleanup(func() { app.Shutdown() })
-	vary := func(r result) string { return strings.ReplaceAll(r.header.Get("Vary"), " ", "") }
-	r := do(t, app, "GET", "/s/app.js", "", "Accept-Encoding", "br")
-	if r.status != 200 || vary(r) != "Origin,Accept-Encoding" {
-		t.Fatalf("200: %d Vary %q", r.status, r.header.Get("Vary"))
+	c := fxtest.New(t, app) // shuts app down when the test ends
+	vary := func(r *fxtest.Response) string { return strings.ReplaceAll(r.Header().Get("Vary"), " ", "") }
+	r := c.Get("/s/app.js").Header("Accept-Encoding", "br").Do()
+	if r.Status != 200 || vary(r) != "Origin,Accept-Encoding" {
+		t.Fatalf("200: %d Vary %q", r.Status, r.Header().Get("Vary"))
 	}
-	r = do(t, app, "GET", "/s/app.js", "", "Accept-Encoding", "br", "If-None-Match", r.header.Get("ETag"))
-	if r.status != 304 || vary(r) != "Origin,Accept-Encoding" ||
-		r.header.Get("Access-Control-Allow-Origin") != "https://a.example" {
-		t.Errorf("304: %d %v", r.status, r.header)
+	r = c.Get("/s/app.js").Header("Accept-Encoding", "br").Header("If-None-Match", r.Header().Get("ETag")).Do()
+	if r.Status != 304 || vary(r) != "Origin,Accept-Encoding" ||
+		r.Header().Get("Access-Control-Allow-Origin") != "https://a.example" {
+		t.Errorf("304: %d %v", r.Status, r.Header())
 	}
 }
 
@@ -284,6 +289,7 @@ func TestStaticVaryKeepsMiddlewareValue(t *testing.T) {
 // inside the root that points at the secret: the os.Root refuses it.
 func TestStaticNoTraversal(t *testing.T) {
 	app := staticApp(t)
+	c := fxtest.New(t, app)
 	for _, target := range []string{
 		"/static/../secret.txt",
 		"/static/%2e%2e/secret.txt",
@@ -309,8 +315,8 @@ func TestStaticNoTraversal(t *testing.T) {
 		"/static/%c0%ae%c0%ae/secret.txt",
 		"/static/secret.txt",
 	} {
-		r := do(t, app, "GET", target, "")
-		status, hdr, body := r.status, r.header, string(r.body)
+		r := c.Get(target).Do()
+		status, hdr, body := r.Status, r.Header(), string(r.Body)
 		if strings.Contains(body, "TOP SECRET") {
 			t.Errorf("GET %s: served the secret (%d)", target, status)
 			continue
@@ -329,8 +335,8 @@ func TestStaticNoTraversal(t *testing.T) {
 		kittest.CheckEnvelope(t, status, hdr, []byte(body), want)
 	}
 	// The files inside the root are still served on the same server.
-	if r := do(t, app, "GET", "/static/%68ello.txt", ""); r.status != 200 || string(r.body) != "hello, world\n" {
-		t.Errorf("encoded name: %d %q", r.status, r.body)
+	if r := c.Get("/static/%68ello.txt").Do(); r.Status != 200 || string(r.Body) != "hello, world\n" {
+		t.Errorf("encoded name: %d %q", r.Status, r.Body)
 	}
 }
 
@@ -347,12 +353,12 @@ func TestStaticIsARoute(t *testing.T) {
 	})
 	g := app.Group("/v1")
 	static.Mount(g, "/files/", root)
-	t.Cleanup(func() { app.Shutdown() })
+	c := fxtest.New(t, app) // shuts app down when the test ends
 
-	if r := do(t, app, "GET", "/v1/files/hello.txt", ""); r.status != 200 {
-		t.Errorf("group: %d %s", r.status, r.body)
+	if r := c.Get("/v1/files/hello.txt").Do(); r.Status != 200 {
+		t.Errorf("group: %d %s", r.Status, r.Body)
 	}
-	mustEnvelope(t, do(t, app, "GET", "/v1/files/docs/", ""), 403, fx.ErrorCodes.Forbidden)
+	c.Get("/v1/files/docs/").Do().AssertError(403, fx.ErrorCodes.Forbidden)
 }
 
 func TestStaticHandlerAndFS(t *testing.T) {
@@ -372,19 +378,19 @@ func TestStaticHandlerAndFS(t *testing.T) {
 	app.Get("/raw/*rest", h)    // any catch-all name
 	app.Get("/mem/*file", mem)  // an fs.FS
 	app.Handle("POST", "/p", h) // not GET or HEAD: 404
-	t.Cleanup(func() { app.Shutdown() })
+	c := fxtest.New(t, app)     // shuts app down when the test ends
 
 	for _, tc := range []struct{ path, body string }{
 		{"/hello.txt", "hello, world\n"},
 		{"/raw/hello.txt", "hello, world\n"},
 		{"/mem/a/b.txt", "from memory"},
 	} {
-		if r := do(t, app, "GET", tc.path, ""); r.status != 200 || string(r.body) != tc.body {
-			t.Errorf("%s: %d %q", tc.path, r.status, r.body)
+		if r := c.Get(tc.path).Do(); r.Status != 200 || string(r.Body) != tc.body {
+			t.Errorf("%s: %d %q", tc.path, r.Status, r.Body)
 		}
 	}
-	mustEnvelope(t, do(t, app, "GET", "/mem/a/c.txt", ""), 404, fx.ErrorCodes.NotFound)
-	mustEnvelope(t, do(t, app, "POST", "/p", "x"), 404, fx.ErrorCodes.NotFound)
+	c.Get("/mem/a/c.txt").Do().AssertError(404, fx.ErrorCodes.NotFound)
+	c.Post("/p").Body("text/plain", []byte("x")).Do().AssertError(404, fx.ErrorCodes.NotFound)
 
 	if _, err := static.Handler(filepath.Join(root, "no-such-dir")); err == nil {
 		t.Error("StaticHandler: missing root accepted")
@@ -435,19 +441,18 @@ func TestStaticAtRoot(t *testing.T) {
 	before, _ := os.ReadDir(root)
 	app := quiet()
 	static.Mount(app, "/", root, static.Config{Compress: true})
-	t.Cleanup(func() { app.Shutdown() })
-	if r := do(t, app, "GET", "/", ""); r.status != 200 || string(r.body) != "<h1>root</h1>" {
-		t.Errorf("/: %d %q", r.status, r.body)
+	c := fxtest.New(t, app) // shuts app down when the test ends
+	if r := c.Get("/").Do(); r.Status != 200 || string(r.Body) != "<h1>root</h1>" {
+		t.Errorf("/: %d %q", r.Status, r.Body)
 	}
-	if r := do(t, app, "GET", "/hello.txt", ""); r.status != 200 {
-		t.Errorf("/hello.txt: %d", r.status)
+	if r := c.Get("/hello.txt").Do(); r.Status != 200 {
+		t.Errorf("/hello.txt: %d", r.Status)
 	}
 	for _, p := range []string{"/../secret.txt", "/%2e%2e/secret.txt", "/secret.txt"} {
-		r := do(t, app, "GET", p, "")
-		mustEnvelope(t, r, 404, fx.ErrorCodes.NotFound)
+		c.Get(p).Do().AssertError(404, fx.ErrorCodes.NotFound)
 	}
-	if r := do(t, app, "GET", "/style.css", "", "Accept-Encoding", "gzip"); r.header.Get("Content-Encoding") != "gzip" {
-		t.Errorf("style.css not compressed: %v", r.header)
+	if r := c.Get("/style.css").Header("Accept-Encoding", "gzip").Do(); r.Header().Get("Content-Encoding") != "gzip" {
+		t.Errorf("style.css not compressed: %v", r.Header())
 	}
 	if after, _ := os.ReadDir(root); len(after) != len(before) {
 		t.Errorf("the root had %d entries, now %d", len(before), len(after))
@@ -531,30 +536,30 @@ func TestStaticHidesDotfiles(t *testing.T) {
 	for _, allow := range []bool{false, true} {
 		app := quiet()
 		static.Mount(app, "/s", root, static.Config{Dotfiles: allow})
-		t.Cleanup(func() { app.Shutdown() })
+		c := fxtest.New(t, app) // shuts app down when the test ends
 		for _, path := range hidden {
-			r := do(t, app, "GET", path, "")
+			r := c.Get(path).Do()
 			switch {
 			case !allow:
-				kittest.CheckEnvelope(t, r.status, r.header, r.body, fx.ErrorCodes.NotFound)
-				if r.status != 404 || strings.Contains(string(r.body), "hunter2") {
-					t.Errorf("%s: %d %q", path, r.status, r.body)
+				kittest.CheckEnvelope(t, r.Status, r.Header(), r.Body, fx.ErrorCodes.NotFound)
+				if r.Status != 404 || strings.Contains(string(r.Body), "hunter2") {
+					t.Errorf("%s: %d %q", path, r.Status, r.Body)
 				}
 			case path == "/s/.git/":
-				if r.status != 404 { // a directory without index: 404 either way
-					t.Errorf("Dotfiles, %s: %d", path, r.status)
+				if r.Status != 404 { // a directory without index: 404 either way
+					t.Errorf("Dotfiles, %s: %d", path, r.Status)
 				}
 			case path == "/s/.git":
-				if r.status != 302 {
-					t.Errorf("Dotfiles, %s: %d", path, r.status)
+				if r.Status != 302 {
+					t.Errorf("Dotfiles, %s: %d", path, r.Status)
 				}
-			case r.status != 200:
-				t.Errorf("Dotfiles, %s: %d %q", path, r.status, r.body)
+			case r.Status != 200:
+				t.Errorf("Dotfiles, %s: %d %q", path, r.Status, r.Body)
 			}
 		}
 		for _, path := range []string{"/s/.well-known/security.txt", "/s/sub/ok.txt"} {
-			if r := do(t, app, "GET", path, ""); r.status != 200 {
-				t.Errorf("Dotfiles %t, %s: %d %q", allow, path, r.status, r.body)
+			if r := c.Get(path).Do(); r.Status != 200 {
+				t.Errorf("Dotfiles %t, %s: %d %q", allow, path, r.Status, r.Body)
 			}
 		}
 	}
@@ -565,17 +570,18 @@ func TestStaticHidesDotfiles(t *testing.T) {
 // file compressed on the fly and the identity answer alike.
 func TestStaticHeadVary(t *testing.T) {
 	app := staticApp(t, static.Config{Compress: true})
+	c := fxtest.New(t, app)
 	for _, path := range []string{"/static/app.js", "/static/style.css", "/static/hello.txt"} {
 		for _, accept := range []string{"br", "gzip", "identity"} {
-			get := do(t, app, "GET", path, "", "Accept-Encoding", accept)
-			head := do(t, app, "HEAD", path, "", "Accept-Encoding", accept)
+			get := c.Get(path).Header("Accept-Encoding", accept).Do()
+			head := c.Head(path).Header("Accept-Encoding", accept).Do()
 			for _, k := range []string{"Vary", "Content-Encoding", "Content-Type"} {
-				if g, h := get.header.Get(k), head.header.Get(k); g != h {
+				if g, h := get.Header().Get(k), head.Header().Get(k); g != h {
 					t.Errorf("%s, Accept-Encoding %s: %s %q on GET, %q on HEAD", path, accept, k, g, h)
 				}
 			}
-			if get.header.Get("Vary") != "Accept-Encoding" || head.status != 200 || len(head.body) != 0 {
-				t.Errorf("%s, Accept-Encoding %s: GET Vary %q, HEAD %d with %d body bytes", path, accept, get.header.Get("Vary"), head.status, len(head.body))
+			if get.Header().Get("Vary") != "Accept-Encoding" || head.Status != 200 || len(head.Body) != 0 {
+				t.Errorf("%s, Accept-Encoding %s: GET Vary %q, HEAD %d with %d body bytes", path, accept, get.Header().Get("Vary"), head.Status, len(head.Body))
 			}
 		}
 	}

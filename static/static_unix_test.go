@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/static"
 )
 
@@ -37,7 +38,7 @@ func TestStaticRefusesFIFO(t *testing.T) {
 		if err := app.Boot(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { app.Shutdown() })
+		c := fxtest.New(t, app) // shuts app down when the test ends
 		// Runs before Shutdown (cleanups run last first): a writer opening
 		// the FIFO releases any reader blocked in open, so that a failing
 		// run still ends.
@@ -70,9 +71,9 @@ func TestStaticRefusesFIFO(t *testing.T) {
 		if t.Failed() {
 			return
 		}
-		mustEnvelope(t, do(t, app, "GET", "/s/pipe", ""), 404, fx.ErrorCodes.NotFound)
-		if r := do(t, app, "GET", "/s/ok.txt", ""); r.status != 200 || string(r.body) != "ok" {
-			t.Fatalf("%+v ok.txt: %d %q", cfg, r.status, r.body)
+		c.Get("/s/pipe").Do().AssertError(404, fx.ErrorCodes.NotFound)
+		if r := c.Get("/s/ok.txt").Do(); r.Status != 200 || string(r.Body) != "ok" {
+			t.Fatalf("%+v ok.txt: %d %q", cfg, r.Status, r.Body)
 		}
 		deadline := time.Now().Add(2 * time.Second)
 		for runtime.NumGoroutine() > before+2 {

@@ -1,12 +1,12 @@
 package websocket_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/websocket"
 )
@@ -62,22 +62,14 @@ func TestFxtestDialsInMemory(t *testing.T) {
 	ws.AssertClose(1011, "FX_INTERNAL_ERROR")
 
 	// AssertClose fails a test whose close code differs.
-	rt := &recordT{TB: t}
-	ws = fxtest.New(rt, app).Get("/rooms/go").Header("X-Tenant-ID", "acme").WebSocket()
-	ws.Send("bye")
-	ws.AssertClose(4400, "FX_BAD_REQUEST")
-	if len(rt.errs) != 1 || !strings.Contains(rt.errs[0], "closed 1000") {
-		t.Errorf("AssertClose on a mismatch reported %q", rt.errs)
+	rec := &kittest.RecordTB{TB: t}
+	defer rec.End()
+	rec.Run(func(tb testing.TB) {
+		ws := fxtest.New(tb, app).Get("/rooms/go").Header("X-Tenant-ID", "acme").WebSocket()
+		ws.Send("bye")
+		ws.AssertClose(4400, "FX_BAD_REQUEST")
+	})
+	if errs := rec.Errors(); len(errs) != 1 || !strings.Contains(errs[0], "closed 1000") {
+		t.Errorf("AssertClose on a mismatch reported %q", errs)
 	}
-}
-
-// recordT records Errorf instead of failing.
-type recordT struct {
-	testing.TB
-	errs []string
-}
-
-func (r *recordT) Helper() {}
-func (r *recordT) Errorf(format string, args ...any) {
-	r.errs = append(r.errs, fmt.Sprintf(format, args...))
 }

@@ -4,7 +4,8 @@
 // directly, without a server, loop benchmarks over it, read its logs,
 // wait for a state another goroutine reaches (Within, Eventually), and
 // follow the processes of the deploy tests (Linux); PrintTB stands for a
-// test's t in runnable examples; ServeForClients serves an example to
+// test's t in runnable examples, RecordTB for one whose failures a test
+// reads (an assertion shown to fail); ServeForClients serves an example to
 // the generated clients' tests; GrammarChecks counts how often a route
 // checks a body's grammar. The JWT fixtures live in jwtkit, so that
 // kittest links no JWT library and nested modules can use it. Only tests
