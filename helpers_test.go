@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -411,17 +410,6 @@ func getAsync(url string, timeout time.Duration) <-chan string {
 		got <- string(b)
 	}()
 	return got
-}
-
-// settledHeap runs the collector until pools are emptied (sync.Pool keeps
-// its items for two cycles) and returns the live heap (HeapAlloc right
-// after a collection) and the goroutine count.
-func settledHeap() (heap uint64, goroutines int) {
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc, runtime.NumGoroutine()
 }
 
 // listenLoopback opens a listener on a free loopback port, closed when

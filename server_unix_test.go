@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 // Descriptor exhaustion, tested in a child process (this test binary run
@@ -312,7 +314,7 @@ func TestIdleKeepAliveConnections(t *testing.T) {
 		t.Logf("%s: a new request answered in %v", when, time.Since(start))
 	}
 	probe("before")
-	heap0, gr0 := settledHeap()
+	heap0, gr0 := kittest.SettledHeap().HeapAlloc, runtime.NumGoroutine()
 
 	// Two cycles of open, idle, close. After the first, the live heap is
 	// allowed a little above the level before it: the runtime keeps the
@@ -370,7 +372,7 @@ func idleCycle(t *testing.T, addr string, probe func(string), heap0 uint64, gr0 
 	for err := range errs {
 		t.Fatal(err)
 	}
-	heap1, gr1 := settledHeap()
+	heap1, gr1 := kittest.SettledHeap().HeapAlloc, runtime.NumGoroutine()
 	t.Logf("%d idle connections: live heap %d → %d KiB, goroutines %d → %d",
 		idleConns, heap0>>10, heap1>>10, gr0, gr1)
 	// The server holds them: one connection goroutine each. (Counted
@@ -396,7 +398,7 @@ func idleCycle(t *testing.T, addr string, probe func(string), heap0 uint64, gr0 
 	const goroutineSlack = 16
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		heap2, gr2 := settledHeap()
+		heap2, gr2 := kittest.SettledHeap().HeapAlloc, runtime.NumGoroutine()
 		if heap2 <= heap0+heapSlack && gr2 <= gr0+goroutineSlack {
 			t.Logf("after closing: live heap %d KiB, goroutines %d", heap2>>10, gr2)
 			probe("after closing them")
