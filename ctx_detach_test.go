@@ -160,14 +160,14 @@ func TestHijackedConnectionKeepsNoReadBuffer(t *testing.T) {
 	})
 	addr := fxtest.Serve(t, app)
 	dialHold(t, addr, "warm", "") // the pools hold their first buffers before the count starts
-	before, _ := settledHeap()
+	before := kittest.SettledHeap().HeapAlloc
 	for i := range conns {
 		dialHold(t, addr, string(rune('a'+i%26)), "")
 	}
 	for range conns + 1 {
 		kittest.Within(t, held, "a hijacked connection handed to its handler")
 	}
-	after, _ := settledHeap()
+	after := kittest.SettledHeap().HeapAlloc
 	per := (int64(after) - int64(before)) / conns
 	close(release)
 	if per > limit/4 {

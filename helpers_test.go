@@ -11,7 +11,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -413,17 +414,6 @@ func getAsync(url string, timeout time.Duration) <-chan string {
 	return got
 }
 
-// settledHeap runs the collector until pools are emptied (sync.Pool keeps
-// its items for two cycles) and returns the live heap (HeapAlloc right
-// after a collection) and the goroutine count.
-func settledHeap() (heap uint64, goroutines int) {
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc, runtime.NumGoroutine()
-}
-
 // listenLoopback opens a listener on a free loopback port, closed when
 // the test ends (Serve and Shutdown may have closed it first), for a test
 // that drives Serve itself; fxtest.Serve is the one-call form,
@@ -436,6 +426,133 @@ func listenLoopback(t testing.TB) net.Listener {
 	}
 	t.Cleanup(func() { _ = ln.Close() })
 	return ln
+}
+
+// child is this test binary run again as a process of its own, running
+// one test function that acts as a program when its environment asks it
+// to (TestRunHelperProcess, TestChildServer). Its standard output and
+// error are read as one stream of lines, all kept.
+type child struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once it exited and its output is read
+
+	mu   sync.Mutex
+	out  []string      // its output so far, line by line
+	more chan struct{} // closed (and replaced) when a line comes
+	next int           // the first line waitLine has not looked at
+}
+
+// startChild runs the test named test in a child process, with env added
+// to its environment. Its standard input stays open while the test runs
+// (a child may exit when it closes, as it does if the test binary dies);
+// when the test ends the child is killed if it still runs, and its
+// output logged if the test failed.
+func startChild(t *testing.T, test string, env ...string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	c := &child{t: t, cmd: cmd, exited: make(chan struct{}), more: make(chan struct{})}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			c.mu.Lock()
+			c.out = append(c.out, sc.Text())
+			close(c.more)
+			c.more = make(chan struct{})
+			c.mu.Unlock()
+		}
+		pr.Close()
+		_ = cmd.Wait() // its status is read through wait
+		close(c.exited)
+	}()
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Process.Kill() // no-op once it exited
+		<-c.exited
+		if t.Failed() {
+			t.Logf("child output:\n%s", c.output())
+		}
+	})
+	return c
+}
+
+// waitLine returns the child's first line containing s that an earlier
+// waitLine has not passed; it fails the test if the child exits without
+// one or after 30 s.
+func (c *child) waitLine(s string) string {
+	c.t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		c.mu.Lock()
+		for c.next < len(c.out) {
+			line := c.out[c.next]
+			c.next++
+			if strings.Contains(line, s) {
+				c.mu.Unlock()
+				return line
+			}
+		}
+		more := c.more
+		c.mu.Unlock()
+		select {
+		case <-more:
+		case <-c.exited:
+			c.mu.Lock()
+			done := c.next == len(c.out)
+			c.mu.Unlock()
+			if done {
+				c.t.Fatalf("the child exited without a line containing %q", s)
+			}
+		case <-timeout:
+			c.t.Fatalf("no line containing %q from the child within 30 s", s)
+		}
+	}
+}
+
+// wait waits (at most 15 s) for the child to exit and returns its exit
+// status; its whole output is then read.
+func (c *child) wait() int {
+	c.t.Helper()
+	select {
+	case <-c.exited:
+	case <-time.After(15 * time.Second):
+		c.t.Fatal("the child did not exit within 15 s")
+	}
+	return c.cmd.ProcessState.ExitCode()
+}
+
+// index is the position of the child's first output line containing s,
+// or -1.
+func (c *child) index(s string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, line := range c.out {
+		if strings.Contains(line, s) {
+			return i
+		}
+	}
+	return -1
+}
+
+// output returns the child's output so far.
+func (c *child) output() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.Join(c.out, "\n")
 }
 
 // dialBounded connects to addr over TCP, failing the test when it cannot,

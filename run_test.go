@@ -1,7 +1,6 @@
 package fx_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"syscall"
@@ -70,96 +68,14 @@ func TestRunHelperProcess(t *testing.T) {
 	os.Exit(4)
 }
 
-// child is a running TestRunHelperProcess.
-type child struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	lines  chan string // its stdout, line by line; closed at EOF
-	seen   []string    // every line read so far
-	exited chan error  // cmd.Wait's result
-}
-
-func startChild(t *testing.T, mode string) *child {
+// runHelper starts TestRunHelperProcess in mode as a child process; the
+// tests that use it send SIGTERM, so they skip on Windows.
+func runHelper(t *testing.T, mode string) *child {
 	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("sends SIGTERM")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRunHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "FX_RUN_HELPER="+mode)
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
-	c := &child{t: t, cmd: cmd, lines: make(chan string, 256), exited: make(chan error, 1)}
-	go func() {
-		defer close(c.lines)
-		defer pr.Close()
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			c.lines <- sc.Text()
-		}
-	}()
-	go func() { c.exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill() // no-op once it exited
-		<-c.exited
-		if t.Failed() {
-			t.Logf("child output:\n%s", strings.Join(c.seen, "\n"))
-		}
-	})
-	return c
-}
-
-// waitLine reads the child's output until a line containing s, and
-// returns that line; it fails the test after 15 s or at EOF.
-func (c *child) waitLine(s string) string {
-	c.t.Helper()
-	timeout := time.After(15 * time.Second)
-	for {
-		select {
-		case line, ok := <-c.lines:
-			if !ok {
-				c.t.Fatalf("child output ended without %q", s)
-			}
-			c.seen = append(c.seen, line)
-			if strings.Contains(line, s) {
-				return line
-			}
-		case <-timeout:
-			c.t.Fatalf("no %q from the child within 15 s", s)
-		}
-	}
-}
-
-// wait waits (at most 15 s) for the child to exit, reads the rest of its
-// output and returns its exit status.
-func (c *child) wait() int {
-	c.t.Helper()
-	select {
-	case <-c.exited:
-		c.exited <- nil // for the cleanup
-	case <-time.After(15 * time.Second):
-		c.t.Fatal("the child did not exit within 15 s")
-	}
-	for line := range c.lines {
-		c.seen = append(c.seen, line)
-	}
-	return c.cmd.ProcessState.ExitCode()
-}
-
-// index is the position of the first output line containing s, or -1.
-func (c *child) index(s string) int {
-	for i, line := range c.seen {
-		if strings.Contains(line, s) {
-			return i
-		}
-	}
-	return -1
+	return startChild(t, "TestRunHelperProcess", "FX_RUN_HELPER="+mode)
 }
 
 // A real SIGTERM to a process serving with Run: the request in flight
@@ -168,7 +84,7 @@ func (c *child) index(s string) int {
 // signal handler exited as soon as the shutdown began.)
 func TestRunSignalDrainsThenExits(t *testing.T) {
 	t.Parallel()
-	c := startChild(t, "drain")
+	c := runHelper(t, "drain")
 	addr := strings.TrimPrefix(c.waitLine("listening: "), "listening: ")
 	got := getAsync("http://"+addr+"/slow", 15*time.Second)
 	c.waitLine("slow: entered")
@@ -197,7 +113,7 @@ func TestRunSignalDrainsThenExits(t *testing.T) {
 // OnShutdown, and returns an error wrapping context.Canceled.
 func TestRunSecondSignalEndsDrain(t *testing.T) {
 	t.Parallel()
-	c := startChild(t, "stuck")
+	c := runHelper(t, "stuck")
 	addr := strings.TrimPrefix(c.waitLine("listening: "), "listening: ")
 	go func() {
 		client := &http.Client{Timeout: 15 * time.Second}

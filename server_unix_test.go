@@ -10,7 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
+	"github.com/fxhq/fx/internal/kittest"
 )
 
 // Descriptor exhaustion, tested in a child process (this test binary run
@@ -65,65 +66,17 @@ func TestChildServer(t *testing.T) {
 	os.Exit(3)
 }
 
-// childServer starts the child with the given Config.Concurrency (0: the
-// default) and returns its address, its Concurrency, its stderr so far
-// (a func) and a channel closed when it exits.
-func childServer(t *testing.T, concurrency int) (addr string, conc int, stderr func() string, exited <-chan struct{}) {
+// startChildServer starts TestChildServer with the given
+// Config.Concurrency (0: the default) and returns it with its address
+// and its Concurrency.
+func startChildServer(t *testing.T, concurrency int) (c *child, addr string, conc int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChildServer$", "-test.count=1")
-	cmd.Env = append(os.Environ(), childServerEnv+"="+strconv.Itoa(concurrency))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
+	c = startChild(t, "TestChildServer", childServerEnv+"="+strconv.Itoa(concurrency))
+	l := c.waitLine("addr=")
+	if _, err := fmt.Sscanf(l, "addr=%s concurrency=%d", &addr, &conc); err != nil {
+		t.Fatalf("child said %q: %v", l, err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errBuf logBuffer
-	cmd.Stderr = &errBuf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	var out strings.Builder
-	var outMu sync.Mutex
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			outMu.Lock()
-			out.WriteString(sc.Text() + "\n")
-			outMu.Unlock()
-			if strings.HasPrefix(sc.Text(), "addr=") {
-				lines <- sc.Text()
-			}
-		}
-		_ = cmd.Wait() // the exit is reported through done
-		close(done)
-	}()
-	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	select {
-	case l := <-lines:
-		if _, err := fmt.Sscanf(l, "addr=%s concurrency=%d", &addr, &conc); err != nil {
-			t.Fatalf("child said %q: %v", l, err)
-		}
-	case <-done:
-		outMu.Lock()
-		defer outMu.Unlock()
-		t.Fatalf("child exited: %s %s", out.String(), errBuf.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("child did not start")
-	}
-	return addr, conc, errBuf.String, done
+	return c, addr, conc
 }
 
 // floodDescriptors opens n idle connections to addr (in parallel, each bounded),
@@ -189,7 +142,7 @@ func TestDescriptorFlood(t *testing.T) {
 		concurrency int
 	}{{"default concurrency", 0}, {"concurrency above the descriptor limit", 100000}} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr, conc, stderr, exited := childServer(t, tc.concurrency)
+			srv, addr, conc := startChildServer(t, tc.concurrency)
 			if tc.concurrency == 0 && conc != 144 {
 				t.Fatalf("default Concurrency under RLIMIT_NOFILE 256 = %d, want (256-64)*3/4 = 144", conc)
 			}
@@ -221,21 +174,21 @@ func TestDescriptorFlood(t *testing.T) {
 					break
 				}
 				select {
-				case <-exited:
-					t.Fatalf("the server exited under the flood: %s", stderr())
+				case <-srv.exited:
+					t.Fatalf("the server exited under the flood: %s", srv.output())
 				default:
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("not served again after the flood: %d %q\n%s", status, body, stderr())
+					t.Fatalf("not served again after the flood: %d %q\n%s", status, body, srv.output())
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
 			select {
-			case <-exited:
-				t.Fatalf("the server exited: %s", stderr())
+			case <-srv.exited:
+				t.Fatalf("the server exited: %s", srv.output())
 			default:
 			}
-			logs := stderr()
+			logs := srv.output()
 			reports := strings.Count(logs, "accepting a connection failed")
 			if secs := int(time.Since(start)/time.Second) + 1; reports > secs {
 				t.Errorf("%d accept-failure reports in %d s; want at most one a second:\n%s", reports, secs, logs)
@@ -312,7 +265,7 @@ func TestIdleKeepAliveConnections(t *testing.T) {
 		t.Logf("%s: a new request answered in %v", when, time.Since(start))
 	}
 	probe("before")
-	heap0, gr0 := settledHeap()
+	heap0, gr0 := kittest.SettledHeap().HeapAlloc, runtime.NumGoroutine()
 
 	// Two cycles of open, idle, close. After the first, the live heap is
 	// allowed a little above the level before it: the runtime keeps the
@@ -370,7 +323,7 @@ func idleCycle(t *testing.T, addr string, probe func(string), heap0 uint64, gr0 
 	for err := range errs {
 		t.Fatal(err)
 	}
-	heap1, gr1 := settledHeap()
+	heap1, gr1 := kittest.SettledHeap().HeapAlloc, runtime.NumGoroutine()
 	t.Logf("%d idle connections: live heap %d → %d KiB, goroutines %d → %d",
 		idleConns, heap0>>10, heap1>>10, gr0, gr1)
 	// The server holds them: one connection goroutine each. (Counted
@@ -396,7 +349,7 @@ func idleCycle(t *testing.T, addr string, probe func(string), heap0 uint64, gr0 
 	const goroutineSlack = 16
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		heap2, gr2 := settledHeap()
+		heap2, gr2 := kittest.SettledHeap().HeapAlloc, runtime.NumGoroutine()
 		if heap2 <= heap0+heapSlack && gr2 <= gr0+goroutineSlack {
 			t.Logf("after closing: live heap %d KiB, goroutines %d", heap2>>10, gr2)
 			probe("after closing them")

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fxhq/fx/internal/kittest"
 	gws "github.com/gorilla/websocket"
 	"github.com/valyala/fasthttp/fasthttputil"
 )
@@ -321,10 +322,7 @@ func idleCost(b *testing.B, s *WSServer, addr string) (heapPer, stackPer, gPer f
 type memFigures struct{ heap, stack int64 }
 
 func memNow() memFigures {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
+	ms := kittest.SettledHeap()
 	return memFigures{heap: int64(ms.HeapInuse), stack: int64(ms.StackInuse)}
 }
 

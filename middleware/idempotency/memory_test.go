@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware/idempotency"
 )
 
@@ -105,9 +106,7 @@ func TestMemoryStoreFencing(t *testing.T) {
 func TestMemoryStoreDefaultBoundedByBytes(t *testing.T) {
 	s := idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{})
 	ctx := context.Background()
-	var before runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
+	before := kittest.SettledHeap()
 	const n, size = 1000, 128 << 10
 	for i := range n {
 		key := "k" + strconv.Itoa(i)
@@ -119,9 +118,7 @@ func TestMemoryStoreDefaultBoundedByBytes(t *testing.T) {
 			t.Fatalf("complete %d: %v", i, err)
 		}
 	}
-	var after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&after)
+	after := kittest.SettledHeap()
 	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 72<<20 {
 		t.Fatalf("the store holds %d MiB of heap after %d responses of %d KiB, want <= 72 MiB", grew>>20, n, size>>10)
 	}

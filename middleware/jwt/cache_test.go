@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/internal/kittest/jwtkit"
 	"github.com/fxhq/fx/middleware"
 	"github.com/fxhq/fx/middleware/jwt"
@@ -202,10 +202,7 @@ func TestJWTCacheFlood(t *testing.T) {
 		claims["jti"] = strconv.Itoa(i)
 		mustVerify(t, v, jwtkit.Sign(claims, nil))
 		if i+1 == first || i+1 == total {
-			var ms runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&ms)
-			heapAt[min(i+1-first, 1)] = ms.HeapAlloc
+			heapAt[min(i+1-first, 1)] = kittest.SettledHeap().HeapAlloc
 		}
 	}
 	n, _ := jwt.CacheLen(v)

@@ -2,23 +2,14 @@ package ratelimit_test
 
 import (
 	"context"
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
 	"unsafe"
 
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/middleware/ratelimit"
 )
-
-// heapInUse returns the live heap after a full collection.
-func heapInUse() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapInuse
-}
 
 // TestMemoryStoreBoundedUnderKeyFlood floods a 1024-key store with 300,000
 // distinct keys (an attacker rotating IPv6 /64s, or API key names): the
@@ -52,7 +43,7 @@ func TestMemoryStoreBoundedUnderKeyFlood(t *testing.T) {
 			t.Fatalf("after %d flood keys the victim was forgotten and got a new burst", i+1)
 		}
 		if i == 30_000 {
-			base = heapInUse()
+			base = kittest.SettledHeap().HeapInuse
 		}
 	}
 	if n := s.Len(); n > maxKeys {
@@ -60,7 +51,7 @@ func TestMemoryStoreBoundedUnderKeyFlood(t *testing.T) {
 	}
 	// The live heap is the same 1024 entries; allow 256 KiB for the
 	// runtime's own noise (the store itself is about 150 KiB).
-	if grown := int64(heapInUse()) - int64(base); grown > 256<<10 {
+	if grown := int64(kittest.SettledHeap().HeapInuse) - int64(base); grown > 256<<10 {
 		t.Fatalf("heap grew by %d bytes between 30,000 and 300,000 keys", grown)
 	}
 }
