@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/kittest"
 	"github.com/fxhq/fx/websocket"
 )
 
@@ -320,10 +321,7 @@ func settle(t *testing.T, g0, fd0 int, heap0 uint64) (g, fd int, heap uint64) {
 	t.Helper()
 	deadline := time.Now().Add(25 * time.Second)
 	for {
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		g, fd, heap = runtime.NumGoroutine(), openFDs(t), ms.HeapAlloc
+		g, fd, heap = runtime.NumGoroutine(), openFDs(t), kittest.SettledHeap().HeapAlloc
 		if g0 == 0 || (g <= g0+2 && fd <= fd0+2 && heap <= heap0+1<<20) || time.Now().After(deadline) {
 			return g, fd, heap
 		}
