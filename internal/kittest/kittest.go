@@ -5,7 +5,8 @@
 // wait for a state another goroutine reaches (Within, Eventually), and
 // follow the processes of the deploy tests (Linux); PrintTB stands for a
 // test's t in runnable examples, RecordTB for one whose failures a test
-// reads (an assertion shown to fail); ServeForClients serves an example to
+// reads (an assertion shown to fail); SettledHeap measures the live heap
+// after the collector has emptied the pools; ServeForClients serves an example to
 // the generated clients' tests; GrammarChecks counts how often a route
 // checks a body's grammar. The JWT fixtures live in jwtkit, so that
 // kittest links no JWT library and nested modules can use it. Only tests
