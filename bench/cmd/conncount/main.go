@@ -40,7 +40,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,6 +48,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fxhq/fx/bench/cmd/internal/serverproc"
 )
 
 func main() {
@@ -81,11 +82,8 @@ func run(fws []string, bin string, conns, reqs, extra, port int) error {
 	}
 	defer os.RemoveAll(tmp)
 	if bin == "" {
-		bin = filepath.Join(tmp, "server")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/server")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building cmd/server (run from bench/): %w", err)
+		if bin, err = serverproc.Build(tmp); err != nil {
+			return err
 		}
 	}
 	few := conns / 4
@@ -146,7 +144,7 @@ func measure(bin, fw, out string, conns, reqs, port int) (count, error) {
 			_ = cmd.Wait()
 		}
 	}()
-	if err := waitReady(addr); err != nil {
+	if err := serverproc.WaitReady(300, "http://"+addr+"/hello"); err != nil { // a server starts slowly under valgrind
 		return count{}, err
 	}
 	if err := drive(addr, conns, reqs); err != nil {
@@ -156,19 +154,6 @@ func measure(bin, fw, out string, conns, reqs, port int) (count, error) {
 	_ = cmd.Wait()
 	stopped = true
 	return readCount(out)
-}
-
-func waitReady(addr string) error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	defer client.CloseIdleConnections()
-	for range 300 { // a server starts slowly under valgrind
-		if r, err := client.Get("http://" + addr + "/hello"); err == nil {
-			r.Body.Close()
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return errors.New("the server did not start")
 }
 
 // drive opens conns connections to addr, then sends reqs GET /hello on
@@ -206,17 +191,8 @@ func exchange(c net.Conn, reqs int) error {
 	_ = c.SetDeadline(time.Now().Add(time.Minute))
 	br := bufio.NewReader(c)
 	for range reqs {
-		if _, err := io.WriteString(c, "GET /hello HTTP/1.1\r\nHost: bench\r\n\r\n"); err != nil {
+		if err := serverproc.GetHello(c, br); err != nil {
 			return err
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			return err
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			return fmt.Errorf("GET /hello: %d", resp.StatusCode)
 		}
 	}
 	return nil

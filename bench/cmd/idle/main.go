@@ -33,12 +33,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fxhq/fx/bench/cmd/internal/serverproc"
 )
 
 func main() {
@@ -65,11 +66,9 @@ func run(fws []string, conns, rounds, port int) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "server")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/server")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building cmd/server (run from bench/): %w", err)
+	bin, err := serverproc.Build(tmp)
+	if err != nil {
+		return err
 	}
 	results := map[string][]sample{}
 	for r := range rounds {
@@ -117,7 +116,7 @@ func measure(bin, fw string, conns, port int) (sample, error) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}()
-	if err := waitReady(addr, pprof); err != nil {
+	if err := serverproc.WaitReady(100, "http://"+addr+"/hello", "http://"+pprof+"/debug/pprof/"); err != nil {
 		return sample{}, err
 	}
 	before, err := stats(pprof, cmd.Process.Pid)
@@ -142,24 +141,6 @@ func measure(bin, fw string, conns, port int) (sample, error) {
 	}, nil
 }
 
-func waitReady(addr, pprof string) error {
-	for range 100 {
-		r1, err1 := http.Get("http://" + addr + "/hello")
-		r2, err2 := http.Get("http://" + pprof + "/debug/pprof/")
-		for _, r := range []*http.Response{r1, r2} {
-			if r != nil {
-				r.Body.Close()
-			}
-		}
-		if err1 == nil && err2 == nil {
-			http.DefaultClient.CloseIdleConnections()
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return errors.New("the server did not start")
-}
-
 // openIdle opens n connections to addr, each answered once, and leaves
 // them open.
 func openIdle(addr string, n int) ([]net.Conn, error) {
@@ -171,17 +152,8 @@ func openIdle(addr string, n int) ([]net.Conn, error) {
 		}
 		cs = append(cs, c)
 		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-		if _, err := io.WriteString(c, "GET /hello HTTP/1.1\r\nHost: bench\r\n\r\n"); err != nil {
+		if err := serverproc.GetHello(c, bufio.NewReader(c)); err != nil {
 			return cs, err
-		}
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		if err != nil {
-			return cs, err
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			return cs, fmt.Errorf("GET /hello: %d", resp.StatusCode)
 		}
 		_ = c.SetDeadline(time.Time{})
 	}
