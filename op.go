@@ -259,32 +259,28 @@ func (p *opPlan) info() []InputField {
 func newIn[In any](n int) (*In, []byte) {
 	switch {
 	case n <= 64:
-		in, room := inWithRoom[In, [32]byte]()
-		return in, room[:0]
+		return inWithRoom[In, [32]byte]()
 	case n <= 128:
-		in, room := inWithRoom[In, [64]byte]()
-		return in, room[:0]
+		return inWithRoom[In, [64]byte]()
 	case n <= 256:
-		in, room := inWithRoom[In, [128]byte]()
-		return in, room[:0]
+		return inWithRoom[In, [128]byte]()
 	case n <= 512:
-		in, room := inWithRoom[In, [256]byte]()
-		return in, room[:0]
+		return inWithRoom[In, [256]byte]()
 	case n <= 1024:
-		in, room := inWithRoom[In, [512]byte]()
-		return in, room[:0]
+		return inWithRoom[In, [512]byte]()
 	}
 	return new(In), nil
 }
 
-// inWithRoom allocates an In and a Room array together, in one
-// allocation (newIn's size classes are its Room types).
-func inWithRoom[In, Room any]() (*In, *Room) {
+// inWithRoom allocates an In and a Room byte array together, in one
+// allocation (newIn's size classes are its Room types), and returns the
+// room as an empty slice of the array's capacity.
+func inWithRoom[In, Room any]() (*In, []byte) {
 	x := new(struct {
 		in   In
 		room Room
 	})
-	return &x.in, &x.room
+	return &x.in, unsafe.Slice((*byte)(unsafe.Pointer(&x.room)), unsafe.Sizeof(x.room))[:0]
 }
 
 // bind fills the In at base from the request, or returns the 422 of every
