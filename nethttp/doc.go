@@ -18,8 +18,8 @@
 // Behaviour is the fasthttp path's: the same routes, middleware, hook and
 // error envelopes, byte for byte (the package's parity test runs the core
 // cases through both transports and compares them). Failures of the
-// adapter itself answer 500 FX_NODE_INTERNAL_ERROR, the wire code of the
-// original contract's Node adapter, through the App's error boundary, so
+// adapter itself answer 500 FX_NODE_INTERNAL_ERROR (a wire code clients
+// already match on, kept for them), through the App's error boundary, so
 // the error hook and the 5xx log see them like any other failure.
 //
 // # What is translated
