@@ -234,6 +234,15 @@ func TestDocsCodeBlocksCompile(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for module, blocks := range perModule {
+		if module == "scripts/openapi-clients" && !clientsGenerated() {
+			// docs/clients.md's program needs ogen's client, which
+			// scripts/openapi-clients/check.sh generates and git does not
+			// keep; its TestOrdersClientProgram (run by check.sh, in
+			// .ci/run) checks that the page shows cmd/orders-client as it
+			// is, and builds and runs it.
+			t.Logf("%d block(s) of module %s not vetted: its clients are not generated (bash scripts/openapi-clients/check.sh)", len(blocks), module)
+			continue
+		}
 		wg.Go(func() {
 			if err := vetBlocks(t, module, blocks); err != nil {
 				t.Errorf("module %s: %v", module, err)
@@ -241,6 +250,13 @@ func TestDocsCodeBlocksCompile(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// clientsGenerated reports whether scripts/openapi-clients/check.sh has
+// generated the Go clients in this checkout.
+func clientsGenerated() bool {
+	_, err := os.Stat(filepath.Join("scripts", "openapi-clients", "gen", "ogen", "orders", "oas_client_gen.go"))
+	return err == nil
 }
 
 // vetBlocks writes blocks under module/testdata and runs go vet on them.
