@@ -81,7 +81,7 @@ start() {
 			exit 1
 		fi
 	fi
-	as "$bin/initdb" -D "$dir" -U postgres -E UTF8 --locale=C.UTF-8 \
+	as "$bin/initdb" -D "$dir" -U postgres -E UTF8 --locale=C.UTF-8 --no-sync \
 		--auth-local=trust --auth-host=scram-sha-256 >/dev/null
 	# TFB's settings that matter at this size; the socket lives in DIR, so
 	# no other instance's socket directory is needed or touched.
