@@ -459,3 +459,14 @@ func TestDatabaseUnreachable(t *testing.T) {
 		t.Errorf("/json: %d %s", r.status, r.body)
 	}
 }
+
+// TestRunNeedsDatabaseURL: the program refuses to start without
+// DATABASE_URL, saying which variable is missing, instead of serving
+// routes that can only fail.
+func TestRunNeedsDatabaseURL(t *testing.T) {
+	t.Setenv("DATABASE_URL", "")
+	err := run("127.0.0.1:0", time.Second)
+	if err == nil || !strings.Contains(err.Error(), "DATABASE_URL") {
+		t.Fatalf("run without DATABASE_URL: %v", err)
+	}
+}
