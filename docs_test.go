@@ -110,6 +110,8 @@ var importPaths = map[string]string{
 	"context": "context", "errors": "errors", "fmt": "fmt", "log": "log", "slog": "log/slog",
 	"os": "os", "time": "time", "net": "net", "http": "net/http", "testing": "testing",
 	"strings": "strings", "sql": "database/sql", "rsa": "crypto/rsa",
+	"runtime": "runtime", "strconv": "strconv",
+	"pgx": "github.com/jackc/pgx/v5", "pgxpool": "github.com/jackc/pgx/v5/pgxpool", "pgconn": "github.com/jackc/pgx/v5/pgconn",
 }
 
 // moduleOf names the module directory a block's imports need: the nested
@@ -122,6 +124,10 @@ var moduleOf = map[string]string{
 	"github.com/redis/go-redis/v9":                               "middleware/redisstore",
 	"github.com/fxhq/fx/websocket":                               "websocket",
 	"github.com/fxhq/fx/scripts/openapi-clients/gen/ogen/orders": "scripts/openapi-clients",
+	"github.com/jackc/pgx/v5":                                    "bench/techempower",
+	"github.com/jackc/pgx/v5/pgxpool":                            "bench/techempower",
+	"github.com/jackc/pgx/v5/pgconn":                             "bench/techempower",
+	"github.com/fxhq/fx/bench/techempower/internal/world":        "bench/techempower",
 }
 
 var lineComment = regexp.MustCompile(`(?m)//.*$`)
