@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/handlerdecl"
 	"github.com/fxhq/fx/nethttp"
 	"github.com/valyala/fasthttp"
 )
@@ -171,7 +172,9 @@ var (
 // New returns a handler that upgrades the request to a WebSocket and runs
 // h on the connection; register it like any handler:
 // app.Get("/ws", websocket.New(h)). h's outcome is the close frame (see
-// the package documentation). The Conn is valid until h returns.
+// the package documentation). The Conn is valid until h returns. The
+// handler declares its refusals before the upgrade (426, 400, 403, 503):
+// any route serving it documents them.
 //
 // Cost per connection: one goroutine (h's, on the connection fasthttp
 // hands over) plus a writer goroutine only while a peer is slower than
@@ -197,8 +200,16 @@ func New(h func(c *Conn) error, config ...Config) fx.Handler {
 		}
 		s.origins = append(s.origins, strings.ToLower(strings.TrimRight(o, "/")))
 	}
-	return s.serve
+	serve := fx.Handler(s.serve)
+	handlerdecl.Declare(serve, refusals)
+	return serve
 }
+
+// refusals are the errors the handler answers by itself before the
+// upgrade. New declares them for its handler, so that every route
+// serving it documents them (fx.RouteInfo.Errors), beside what the
+// route's own Errors and middleware declare.
+var refusals = []*fx.Error{ErrUpgradeRequired, ErrBadHandshake, ErrOrigin, ErrShuttingDown}
 
 // The default read buffers on fasthttp and under the nethttp adapter
 // (see Config.ReadBufferSize).
