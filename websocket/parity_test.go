@@ -143,6 +143,7 @@ func TestBothTransportsAnswerAlike(t *testing.T) {
 		{name: "panic", status: 101, frames: [][]byte{frame(0x1, []byte("panic"))},
 			close: 1011, reason: "FX_INTERNAL_ERROR", code: "FX_INTERNAL_ERROR", logged: true},
 		{name: "RSV1 set", status: 101, frames: [][]byte{rsv1}, close: 1002, code: "FX_BAD_REQUEST"},
+		{name: "unmasked frame", status: 101, frames: [][]byte{{0x81, 0x02, 'h', 'i'}}, close: 1002, code: "FX_BAD_REQUEST"},
 		{name: "close frame of one byte", status: 101, frames: [][]byte{frame(0x8, []byte{0x03})}, close: 1002, code: "FX_BAD_REQUEST"},
 		{name: "close reason over 123 bytes", status: 101, frames: [][]byte{frame(0x1, []byte("long"))},
 			close: 4403, reason: "APP_" + strings.Repeat("é", 59), code: longCode},
