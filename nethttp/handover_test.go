@@ -75,3 +75,31 @@ func TestHijackAfter101(t *testing.T) {
 		t.Errorf("after the handler: %v; want the connection closed", err)
 	}
 }
+
+// A connection net/http cannot hand over (a writer without
+// http.Hijacker, HTTP/2) is answered 500 FX_NODE_INTERNAL_ERROR, and the
+// hijack function still runs, on a connection already closed, so that
+// the request held past its 101 ends.
+func TestHijackWithoutHijacker(t *testing.T) {
+	ran := make(chan error, 1)
+	app := fx.New()
+	app.Get("/hold", func(c *fx.Ctx) error {
+		end := c.Detach()
+		c.RequestCtx().SetStatusCode(101)
+		c.Hijack(func(conn net.Conn) {
+			_, err := conn.Read(make([]byte, 1))
+			end("")
+			ran <- err
+		})
+		return nil
+	})
+	h := nethttp.Handler(app)
+	w := httptest.NewRecorder() // no http.Hijacker
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/hold", nil))
+	if w.Code != 500 || !strings.Contains(w.Body.String(), `"code":"FX_NODE_INTERNAL_ERROR"`) {
+		t.Errorf("answer %d %s; want the 500 envelope", w.Code, w.Body)
+	}
+	if err := kittest.Within(t, ran, "the hijack function"); err == nil {
+		t.Error("the hijack function read from the connection; want it closed")
+	}
+}
