@@ -272,3 +272,51 @@ func (tr *parityTransport) run(t *testing.T, tc parityCase) string {
 	}
 	return fmt.Sprintf("%s %q close %d %q observed %q %v", summary, resp.Header.Get("Sec-WebSocket-Protocol"), code, reason, o.code, o.wsClose)
 }
+
+// Shutdown closes an open connection with 1001 on both transports, and
+// returns once its handler has returned; through nethttp the request's
+// ServeHTTP returns with the connection.
+func TestShutdownSends1001OnBothTransports(t *testing.T) {
+	for _, name := range []string{"fasthttp", "nethttp"} {
+		t.Run(name, func(t *testing.T) {
+			app := fx.New()
+			app.Get("/ws", websocket.New(parityHandler, websocket.Config{CloseTimeout: time.Second}))
+			var addr string
+			served := make(chan struct{})
+			if name == "fasthttp" {
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				go func() { _ = app.Serve(ln); close(served) }()
+				addr = ln.Addr().String()
+			} else {
+				h := nethttp.Handler(app)
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					h.ServeHTTP(w, r)
+					close(served) // the one request: its ServeHTTP returned
+				}))
+				defer srv.Close()
+				addr = strings.TrimPrefix(srv.URL, "http://")
+			}
+			c, err := rawDial(addr, "/ws")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_ = c.send("hi")
+			if _, p, err := c.next(); err != nil || string(p) != "hi" {
+				t.Fatalf("echo: %q %v", p, err)
+			}
+			shut := make(chan error, 1)
+			go func() { shut <- app.Shutdown() }()
+			if code, err := c.awaitClose(); err != nil || code != 1001 {
+				t.Fatalf("close %d, %v; want 1001", code, err)
+			}
+			if err := kittest.Within(t, shut, "Shutdown"); err != nil {
+				t.Errorf("Shutdown: %v", err)
+			}
+			kittest.Within(t, served, "the server's (or the request's) end")
+		})
+	}
+}
