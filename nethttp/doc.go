@@ -50,9 +50,12 @@
 //
 // # Not translated
 //
-// Request and response trailers; RequestCtx.Hijack (the hijack handler is
-// never called; net/http handlers that need the connection should be
-// served by net/http directly); RequestCtx.Time and ConnRequestNum (zero);
+// Request and response trailers; RequestCtx.Hijack called directly (its
+// handler is never called; fx.Ctx.Hijack after a 101 is translated: the
+// adapter writes the 101's head, hands the connection net/http gives up
+// through http.Hijacker to the hijack function, and ServeHTTP returns
+// when that connection is closed, so package websocket serves the same
+// way on both transports); RequestCtx.Time and ConnRequestNum (zero);
 // fasthttp's TimeoutError responses. Errors net/http answers before the
 // handler runs (a malformed request line, headers over
 // http.Server.MaxHeaderBytes) are net/http's plain-text replies, not
