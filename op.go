@@ -1,6 +1,7 @@
 package fx
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"reflect"
@@ -136,7 +137,10 @@ type opField struct {
 	required  bool
 	off       uintptr
 	typ       reflect.Type
+	param     tagengine.Param                 // how its raw strings read (validate's one reading)
 	rules     tagengine.Field[validate.Issue] // its constraint tags
+	def       reflect.Value                   // its default, set when the value is absent; invalid: none
+	defDoc    any                             // the default as the document writes it
 }
 
 type opBody struct {
@@ -146,9 +150,13 @@ type opBody struct {
 	dec tagengine.Body[validate.Issue]
 }
 
-// planOf builds the binding plan of t. It panics on a programming error
-// of the binding (t not a struct, a type it cannot bind, a path tag
-// naming no parameter); the constraint tags that cannot be honoured are
+// opLocations are the tags that bind a field.
+var opLocations = [...]string{"path", "query", "header"}
+
+// planOf builds the binding plan of t. It panics when t is not a struct;
+// every field it cannot bind (a type no source can carry, a path tag
+// naming no parameter, two fields bound to one name, a default its own
+// rules refuse...) and every constraint tag that cannot be honoured is
 // returned (joined), for Boot to report.
 func planOf(t reflect.Type, path string) (*opPlan, error) {
 	if t.Kind() != reflect.Struct {
@@ -161,55 +169,203 @@ func planOf(t reflect.Type, path string) (*opPlan, error) {
 			panic("fx.Op: " + err.Error())
 		}
 	}
-	p := &opPlan{}
-	var errs []error
+	w := &opWalk{top: t, path: path, params: params, p: &opPlan{}, names: map[string]string{}}
+	w.walk(t, 0, map[reflect.Type]bool{})
+	return w.p, errors.Join(w.errs...)
+}
+
+// opWalk is planOf's walk over the input struct and, flattened as
+// encoding/json flattens them, its embedded structs.
+type opWalk struct {
+	top    reflect.Type
+	path   string
+	params []string
+	p      *opPlan
+	errs   []error
+	names  map[string]string // "query:limit" -> the Go field bound to it
+}
+
+func (w *opWalk) fail(f reflect.StructField, format string, args ...any) {
+	w.errs = append(w.errs, fmt.Errorf("fx.Op: field %s.%s: %s", w.top, f.Name, fmt.Sprintf(format, args...)))
+}
+
+// walk adds the fields of struct t, which lies at offset base of the
+// input; open holds the embedded structs being walked.
+func (w *opWalk) walk(t reflect.Type, base uintptr, open map[reflect.Type]bool) {
+	open[t] = true
+	defer delete(open, t)
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
+		loc, tag, n := "", "", 0
+		for _, l := range opLocations {
+			if v, ok := f.Tag.Lookup(l); ok {
+				loc, tag, n = l, v, n+1
+			}
+		}
+		if f.Anonymous && n == 0 {
+			w.embedded(f, base, open)
 			continue
 		}
-		if f.Name == "Body" {
-			b := &opBody{off: f.Offset, typ: f.Type, ptr: f.Type.Kind() == reflect.Pointer}
-			et := f.Type
-			if b.ptr {
-				et = et.Elem()
+		switch {
+		case n > 1:
+			w.fail(f, "one field binds from one place, not from %d", n)
+			continue
+		case n == 1 && !f.IsExported():
+			w.fail(f, "an unexported field cannot be bound: export it")
+			continue
+		case !f.IsExported():
+			continue
+		case n == 0 && f.Name == "Body":
+			w.body(f, base)
+			continue
+		case n == 0:
+			for _, other := range [...]string{"validate", "pattern", "default"} {
+				if _, ok := f.Tag.Lookup(other); ok {
+					w.fail(f, "a %s tag on a field that is not bound: add a path, query or header tag, or name it Body", other)
+					break
+				}
 			}
-			dec, err := tagengine.For[validate.Issue]().Body(et)
-			if err != nil {
-				errs = append(errs, err)
-				dec, _ = tagengine.For[validate.Issue]().Body(reflect.TypeFor[struct{}]()) // never run: Boot fails
-			}
-			b.dec = dec
-			p.body = b
 			continue
 		}
-		for _, loc := range [...]string{"path", "query", "header"} {
-			tag, ok := f.Tag.Lookup(loc)
-			if !ok {
-				continue
+		w.field(t, f, base, loc, tag)
+	}
+}
+
+// embedded flattens the embedded struct field f.
+func (w *opWalk) embedded(f reflect.StructField, base uintptr, open map[reflect.Type]bool) {
+	ft := f.Type
+	switch {
+	case ft.Kind() == reflect.Struct && !open[ft]:
+		w.walk(ft, base+f.Offset, open)
+	case ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct && binds(ft.Elem(), map[reflect.Type]bool{}):
+		w.fail(f, "an embedded pointer to a struct with bound fields cannot be bound: embed %s itself", ft.Elem())
+	}
+}
+
+// binds reports whether struct t has a bound field or a Body, embedded
+// ones included.
+func binds(t reflect.Type, open map[reflect.Type]bool) bool {
+	open[t] = true
+	for i := range t.NumField() {
+		f := t.Field(i)
+		for _, l := range opLocations {
+			if _, ok := f.Tag.Lookup(l); ok {
+				return true
 			}
-			name, opt, _ := strings.Cut(tag, ",")
-			if name == "" {
-				name = f.Name
-			}
-			of := opField{loc: loc, name: name, required: loc == "path" || opt == "required", off: f.Offset, typ: f.Type}
-			if !bindable(f.Type, loc == "query") {
-				panic(fmt.Sprintf("fx.Op: field %s.%s: cannot bind a %s from the %s", t, f.Name, f.Type, loc))
-			}
-			if loc == "path" && !containsString(params, name) {
-				panic(fmt.Sprintf("fx.Op: field %s.%s: path %q has no parameter %q", t, f.Name, path, name))
-			}
-			rules, err := tagengine.For[validate.Issue]().Field(t, f)
-			if err != nil {
-				errs = append(errs, err)
-			} else if rules.Required() {
-				of.required = true
-			}
-			of.rules = rules
-			p.fields = append(p.fields, of)
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if f.Name == "Body" || (f.Anonymous && ft.Kind() == reflect.Struct && !open[ft] && binds(ft, open)) {
+			return true
 		}
 	}
-	return p, errors.Join(errs...)
+	return false
+}
+
+// body adds the Body field f.
+func (w *opWalk) body(f reflect.StructField, base uintptr) {
+	if w.p.body != nil {
+		w.fail(f, "a second Body (an embedded struct's): the input has one body")
+		return
+	}
+	b := &opBody{off: base + f.Offset, typ: f.Type, ptr: f.Type.Kind() == reflect.Pointer}
+	if _, ok := f.Tag.Lookup("default"); ok {
+		w.fail(f, "a default on the Body: put default tags on the body's fields")
+	}
+	et := f.Type
+	if b.ptr {
+		et = et.Elem()
+	}
+	dec, err := tagengine.For[validate.Issue]().Body(et)
+	if err != nil {
+		w.errs = append(w.errs, err)
+		dec, _ = tagengine.For[validate.Issue]().Body(reflect.TypeFor[struct{}]()) // never run: Boot fails
+	}
+	b.dec = dec
+	w.p.body = b
+}
+
+// field adds the field f, bound from loc by tag.
+func (w *opWalk) field(owner reflect.Type, f reflect.StructField, base uintptr, loc, tag string) {
+	name, opt, _ := strings.Cut(tag, ",")
+	if name == "" {
+		name = f.Name
+	}
+	key := loc + ":" + name
+	if loc == "header" {
+		key = strings.ToLower(key) // header names are case-insensitive
+	}
+	if other, ok := w.names[key]; ok {
+		w.fail(f, "%s %q is bound to %s already", loc, name, other)
+		return
+	}
+	w.names[key] = f.Name
+	of := opField{loc: loc, name: name, required: loc == "path" || opt == "required", off: base + f.Offset, typ: f.Type}
+	if opt != "" && opt != "required" {
+		w.fail(f, "unknown option %q in %s tag %q (the one option is required)", opt, loc, tag)
+	}
+	param, err := tagengine.For[validate.Issue]().Param(f.Type)
+	if err == nil && param.Slice() && loc != "query" {
+		err = fmt.Errorf("cannot bind a %s from the %s: a list is read from a query's repeated key", f.Type, loc)
+	}
+	if err != nil {
+		w.fail(f, "%v", err)
+		return
+	}
+	of.param = param
+	if loc == "path" && !containsString(w.params, name) {
+		w.fail(f, "path %q has no parameter %q", w.path, name)
+		return
+	}
+	rules, err := tagengine.For[validate.Issue]().Field(owner, f)
+	if err != nil {
+		w.errs = append(w.errs, err)
+	} else if rules.Required() {
+		of.required = true
+	}
+	of.rules = rules
+	if dv, ok := f.Tag.Lookup("default"); ok {
+		w.setDefault(&of, f, dv)
+	}
+	w.p.fields = append(w.p.fields, of)
+}
+
+// setDefault reads the default tag dv of field f: the one reading of the
+// field's raw values, then its rules, at start-up.
+func (w *opWalk) setDefault(of *opField, f reflect.StructField, dv string) {
+	switch {
+	case of.loc == "path":
+		w.fail(f, "a default on a path parameter, which is always present")
+		return
+	case of.required:
+		w.fail(f, "a default on a required field, which is never absent")
+		return
+	case of.param.Slice() || f.Type.Kind() == reflect.Pointer:
+		w.fail(f, "a default on a %s (a list or an optional value): use a %s", f.Type, "single value type")
+		return
+	}
+	v := reflect.New(f.Type).Elem()
+	if msg := of.param.Set(dv, true, v.Addr().UnsafePointer()); msg != "" {
+		w.fail(f, "default %q: %s", dv, msg)
+		return
+	}
+	if of.rules != nil {
+		if issues := of.rules.Check(v.Addr().UnsafePointer(), 0); len(issues) > 0 {
+			w.fail(f, "default %q: %s", dv, issues[0].Message)
+			return
+		}
+	}
+	of.def, of.defDoc = v, dv
+	switch v.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		if v.Type().Implements(reflect.TypeFor[encoding.TextUnmarshaler]()) || reflect.PointerTo(v.Type()).Implements(reflect.TypeFor[encoding.TextUnmarshaler]()) {
+			break // read from text: documented as written
+		}
+		of.defDoc = v.Interface()
+	}
 }
 
 func containsString(list []string, s string) bool {
@@ -221,17 +377,6 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-func bindable(t reflect.Type, slice bool) bool {
-	switch t.Kind() {
-	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		return true
-	case reflect.Slice:
-		return slice && t.Elem().Kind() == reflect.String
-	}
-	return false
-}
-
 // info lists the plan for RouteInfo.Input.
 func (p *opPlan) info() []InputField {
 	var out []InputField
@@ -239,6 +384,9 @@ func (p *opPlan) info() []InputField {
 		in := InputField{In: f.loc, Name: f.name, Required: f.required, Type: f.typ}
 		if f.rules != nil { // nil: its tags do not compile (Boot fails)
 			in.Constrained, in.Schema = f.rules.Constrained(), f.rules.JSONSchema()
+			if f.def.IsValid() {
+				in.Schema["default"] = f.defDoc
+			}
 		}
 		out = append(out, in)
 	}
@@ -297,9 +445,8 @@ func (p *opPlan) bind(c *Ctx, base unsafe.Pointer, room []byte) error {
 		}
 		f := &p.fields[i]
 		at := unsafe.Add(base, f.off)
-		if msg := f.bind(c, at); msg != "" {
-			issues = append(issues, ValidationIssue{Location: f.loc, Path: []string{f.name}, Message: msg})
-		} else if f.rules != nil {
+		var check bool
+		if issues, check = f.bind(c, at, issues, max+1); check && f.rules != nil {
 			for _, is := range f.rules.Check(at, max+1-len(issues)) {
 				issues = append(issues, ValidationIssue{Location: f.loc, Path: append([]string{f.name}, is.Path...), Message: is.Message})
 			}
@@ -351,92 +498,81 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, room []byte, limit int) []Val
 	return appendIssues(nil, "body", issues)
 }
 
-// bind sets one field from its source; it returns the issue's message.
-func (f *opField) bind(c *Ctx, at unsafe.Pointer) string {
+// bind sets one field from its source (its default when the value is
+// absent), appending the issues of its value (at most limit in all);
+// check says whether the value is there for the constraint tags.
+func (f *opField) bind(c *Ctx, at unsafe.Pointer, issues []ValidationIssue, limit int) (_ []ValidationIssue, check bool) {
 	var raw []byte
 	switch f.loc {
 	case "path":
 		s := c.Param(f.name)
 		if s == "" {
-			return "Required"
+			return f.issue(issues, "Required"), false
 		}
-		return setScalar(f.typ, at, s, nil)
+		if msg := f.param.Set(s, true, at); msg != "" {
+			return f.issue(issues, msg), false
+		}
+		return issues, true
 	case "query":
 		args := c.rc.QueryArgs()
-		if f.typ.Kind() == reflect.Slice {
-			var vals []string
-			for _, v := range args.PeekMulti(f.name) {
-				vals = append(vals, string(v))
+		n := 0
+		for k, v := range args.All() {
+			if string(k) == f.name {
+				n++
+				raw = v
 			}
-			if len(vals) == 0 && f.required {
-				return "Required"
-			}
-			*(*[]string)(at) = vals
-			return ""
 		}
-		raw = args.Peek(f.name)
+		switch {
+		case n > 1 && !f.param.Slice():
+			return f.issue(issues, "Expected a single value, got "+strconv.Itoa(n)), false
+		case n > 1 || (n == 1 && len(raw) > 0 && f.param.Slice()):
+			return f.bindList(args.All(), at, n, issues, limit)
+		case n == 1 && len(raw) == 0 && f.param.EmptyIsValue() && !f.required:
+			if msg := f.param.Set("", true, at); msg != "" { // a string kind's value
+				return f.issue(issues, msg), false
+			}
+			return issues, true
+		}
 	case "header":
 		raw = c.rc.Request.Header.Peek(f.name)
 	}
-	if len(raw) == 0 {
-		if f.required {
-			return "Required"
+	if len(raw) == 0 { // absent, or empty: no value
+		switch {
+		case f.def.IsValid():
+			reflect.NewAt(f.typ, at).Elem().Set(f.def)
+		case f.required:
+			return f.issue(issues, "Required"), false
 		}
-		return "" // absent, or empty: the zero value
+		return issues, true
 	}
-	return setScalar(f.typ, at, "", raw)
+	if msg := f.param.Set(b2s(raw), false, at); msg != "" {
+		return f.issue(issues, msg), false
+	}
+	return issues, true
 }
 
-// setScalar parses s (or raw, when s is "") into the value at at, of type
-// t; it returns the issue's message, in the builder's words.
-func setScalar(t reflect.Type, at unsafe.Pointer, s string, raw []byte) string {
-	if s == "" {
-		if t.Kind() == reflect.String {
-			*(*string)(at) = string(raw)
-			return ""
+// bindList sets a slice field from the n values of its key among args,
+// each element's issue at its index.
+func (f *opField) bindList(args func(yield func(k, v []byte) bool), at unsafe.Pointer, n int, issues []ValidationIssue, limit int) ([]ValidationIssue, bool) {
+	elem, size := f.param.Grow(at, n)
+	i, ok := 0, true
+	for k, v := range args {
+		if string(k) != f.name {
+			continue
 		}
-		s = b2s(raw) // parsed, not kept
+		if msg := f.param.Set(b2s(v), false, unsafe.Add(elem, uintptr(i)*size)); msg != "" {
+			ok = false
+			if len(issues) < limit {
+				issues = append(issues, ValidationIssue{Location: f.loc, Path: []string{f.name, strconv.Itoa(i)}, Message: msg})
+			}
+		}
+		i++
 	}
-	switch t.Kind() {
-	case reflect.String:
-		*(*string)(at) = s
-	case reflect.Bool:
-		v, issue := validate.ParseBool(s)
-		if issue != "" {
-			return issue
-		}
-		*(*bool)(at) = v
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, err := strconv.ParseInt(s, 10, t.Bits())
-		if err != nil {
-			return intIssue(s, err, t)
-		}
-		reflect.NewAt(t, at).Elem().SetInt(n)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, err := strconv.ParseUint(s, 10, t.Bits())
-		if err != nil {
-			return intIssue(s, err, t)
-		}
-		reflect.NewAt(t, at).Elem().SetUint(n)
-	case reflect.Float32, reflect.Float64:
-		n, err := strconv.ParseFloat(s, t.Bits())
-		if err != nil {
-			return "Expected a number, got " + quoteShort(s)
-		}
-		reflect.NewAt(t, at).Elem().SetFloat(n)
-	}
-	return ""
+	return issues, ok
 }
 
-func intIssue(s string, err error, t reflect.Type) string {
-	if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-		bits := t.Bits()
-		if t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64 {
-			return "Must be between 0 and " + strconv.FormatUint(1<<bits-1, 10)
-		}
-		return "Must be between " + strconv.FormatInt(-1<<(bits-1), 10) + " and " + strconv.FormatInt(1<<(bits-1)-1, 10)
-	}
-	return "Expected an integer, got " + quoteShort(s)
+func (f *opField) issue(issues []ValidationIssue, msg string) []ValidationIssue {
+	return append(issues, ValidationIssue{Location: f.loc, Path: []string{f.name}, Message: msg})
 }
 
 // quoteShort quotes client input for a message, cut to 40 bytes.
