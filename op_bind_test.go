@@ -215,3 +215,144 @@ func testEveryLocation[T any](t *testing.T, name string) {
 		}
 	}
 }
+
+// TestOpBootErrors: a field fx.Op cannot bind is a Boot error naming the
+// field (collected with the others, never a panic at start-up).
+func TestOpBootErrors(t *testing.T) {
+	type hidden struct {
+		n int `query:"n"` //nolint:unused // the field under test
+	}
+	type inner struct {
+		N int `query:"n"`
+	}
+	for name, c := range map[string]struct {
+		reg  func(app *fx.App)
+		want string
+	}{
+		"map": {func(app *fx.App) {
+			fx.Op(app, "GET", "/x", func(c *fx.Ctx, in *struct {
+				M map[string]int `query:"m"`
+			}) (*int, error) {
+				return nil, nil
+			})
+		}, "field struct { M map[string]int \"query:\\\"m\\\"\" }.M: cannot bind a map[string]int: a path, query or header field is a string, bool, int"},
+		"slice from a header": {func(app *fx.App) {
+			fx.Op(app, "GET", "/x", func(c *fx.Ctx, in *struct {
+				H []string `header:"X-H"`
+			}) (*int, error) {
+				return nil, nil
+			})
+		}, ".H: cannot bind a []string from the header"},
+		"no such parameter": {func(app *fx.App) {
+			fx.Op(app, "GET", "/x", func(c *fx.Ctx, in *struct {
+				ID string `path:"id"`
+			}) (*int, error) {
+				return nil, nil
+			})
+		}, `.ID: path "/x" has no parameter "id"`},
+		"unexported": {func(app *fx.App) {
+			fx.Op(app, "GET", "/x", func(c *fx.Ctx, in *hidden) (*int, error) { return nil, nil })
+		}, "hidden.n: an unexported field cannot be bound"},
+		"rules on an unbound field": {func(app *fx.App) {
+			fx.Op(app, "GET", "/x", func(c *fx.Ctx, in *struct {
+				N int `validate:"min=1"`
+			}) (*int, error) {
+				return nil, nil
+			})
+		}, ".N: a validate tag on a field that is not bound"},
+		"one name twice": {func(app *fx.App) {
+			fx.Op(app, "GET", "/x", func(c *fx.Ctx, in *struct {
+				inner
+				M int `query:"n"`
+			}) (*int, error) {
+				return nil, nil
+			})
+		}, `.M: query "n" is bound to N already`},
+		"embedded pointer": {func(app *fx.App) {
+			fx.Op(app, "GET", "/x", func(c *fx.Ctx, in *struct{ *inner }) (*int, error) { return nil, nil })
+		}, ".inner: an embedded pointer to a struct with bound fields cannot be bound"},
+		"default its rules refuse": {func(app *fx.App) {
+			fx.Op(app, "GET", "/x", func(c *fx.Ctx, in *struct {
+				N int `query:"n" validate:"min=1,max=100" default:"200"`
+			}) (*int, error) {
+				return nil, nil
+			})
+		}, `.N: default "200": Must be at most 100`},
+		"default of the wrong type": {func(app *fx.App) {
+			fx.Op(app, "GET", "/x", func(c *fx.Ctx, in *struct {
+				N int `header:"X-N" default:"1.5"`
+			}) (*int, error) {
+				return nil, nil
+			})
+		}, `.N: default "1.5": Expected an integer, got 1.5`},
+		"default on a required field": {func(app *fx.App) {
+			fx.Op(app, "GET", "/x", func(c *fx.Ctx, in *struct {
+				N int `query:"n,required" default:"1"`
+			}) (*int, error) {
+				return nil, nil
+			})
+		}, ".N: a default on a required field"},
+	} {
+		app := fx.New()
+		c.reg(app)
+		err := app.Boot()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Boot: %v\nwant it to contain %q", name, err, c.want)
+		}
+	}
+}
+
+// defaultsIn has a default on a query and a header field; the embedded
+// struct's fields are bound as its own.
+type defaultsIn struct {
+	pageIn
+	Sort string `query:"sort" validate:"oneof=asc desc" default:"asc"`
+	Ver  uint8  `header:"X-Version" default:"2"`
+}
+
+type pageIn struct {
+	Limit int    `query:"limit" validate:"min=1,max=100" default:"20"`
+	ID    string `path:"id"`
+	Key   string `header:"X-Key" validate:"omitempty,len=3"`
+}
+
+// TestOpDefaultsAndEmbedded: a default applies when the value is absent
+// (or empty), the value's rules still apply to a sent value, and the
+// fields of an embedded struct bind from every location, appear in
+// RouteInfo.Input and carry their default into the schema.
+func TestOpDefaultsAndEmbedded(t *testing.T) {
+	app := fx.New()
+	fx.Op(app, "GET", "/x/:id", func(c *fx.Ctx, in *defaultsIn) (*defaultsIn, error) { return in, nil })
+	for _, c := range []struct{ target, key, want string }{
+		{"/x/a", "", `200 {"Limit":20,"ID":"a","Key":"","Sort":"asc","Ver":2}`},
+		{"/x/a?limit=&sort=", "", `422 query:sort:Must be one of: "asc", "desc"`},
+		{"/x/b?limit=7&sort=desc", "abc", `200 {"Limit":7,"ID":"b","Key":"abc","Sort":"desc","Ver":2}`},
+		{"/x/b?limit=0", "ab", "422 header:X-Key:Must be exactly 3 characters long\nquery:limit:Must be at least 1"},
+	} {
+		var r result
+		if c.key != "" {
+			r = do(t, app, "GET", c.target, "", "X-Key", c.key)
+		} else {
+			r = do(t, app, "GET", c.target, "")
+		}
+		got := fmt.Sprint(r.status, " ", string(r.body))
+		if r.status == 422 {
+			got = fmt.Sprint(r.status, " ", strings.Join(opIssues(t, r), "\n"))
+		}
+		if got != c.want {
+			t.Errorf("%s: %s\nwant %s", c.target, got, c.want)
+		}
+	}
+	routes, err := app.Routes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range routes[0].Input {
+		got = append(got, fmt.Sprint(f.In, ":", f.Name, " default=", f.Schema["default"]))
+	}
+	want := "query:limit default=20 path:id default=<nil> header:X-Key default=<nil> query:sort default=asc header:X-Version default=2"
+	if strings.Join(got, " ") != want {
+		t.Errorf("Input %q\nwant %q", strings.Join(got, " "), want)
+	}
+}
