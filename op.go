@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -148,6 +149,10 @@ type opBody struct {
 	typ reflect.Type // the field's type
 	ptr bool         // *B: optional, allocated when a body is sent
 	dec tagengine.Body[validate.Issue]
+	// defaults: the body's value before decoding, its fields' default
+	// tags applied (invalid: none); a key the body leaves out keeps it.
+	defaults reflect.Value
+	defDoc   map[string]any // JSON name -> the default as the document writes it
 }
 
 // opLocations are the tags that bind a field.
@@ -285,6 +290,79 @@ func (w *opWalk) body(f reflect.StructField, base uintptr) {
 	}
 	b.dec = dec
 	w.p.body = b
+	if err == nil && et.Kind() == reflect.Struct {
+		w.bodyDefaults(b, et, et, nil, 0)
+	}
+}
+
+// bodyDefaults reads the default tags of the body's own fields (those of
+// its embedded structs included, as JSON flattens them) into b; a default
+// deeper in the body is refused, as is one its field's rules refuse.
+func (w *opWalk) bodyDefaults(b *opBody, et, t reflect.Type, index []int, depth int) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		idx := append(slices.Clone(index), i)
+		dv, has := f.Tag.Lookup("default")
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && !has {
+			w.bodyDefaults(b, et, f.Type, idx, depth)
+			continue
+		}
+		if !has {
+			if depth == 0 && hasDefault(f.Type, map[reflect.Type]bool{}) {
+				w.fail(f, "a default tag below the Body's own fields (in a nested struct, a list, a map or a pointer) is not applied: default the Body's own fields")
+			}
+			continue
+		}
+		jname, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if jname == "" {
+			jname = f.Name
+		}
+		param, err := tagengine.For[validate.Issue]().Param(f.Type)
+		switch {
+		case jname == "-" || !f.IsExported():
+			err = errors.New("a default on a field JSON never sets")
+		case err == nil && (param.Slice() || f.Type.Kind() == reflect.Pointer):
+			err = fmt.Errorf("a default on a %s (a list or an optional value): use a single value type", f.Type)
+		}
+		if err != nil {
+			w.fail(f, "%v", err)
+			continue
+		}
+		rules, err := tagengine.For[validate.Issue]().Field(t, f)
+		if err != nil {
+			continue // reported by the body's decoder
+		}
+		if rules.Required() {
+			w.fail(f, "a default on a required field, which is never absent")
+			continue
+		}
+		v, doc, ok := w.defaultOf(f, param, rules, dv)
+		if !ok {
+			continue
+		}
+		if !b.defaults.IsValid() {
+			b.defaults, b.defDoc = reflect.New(et).Elem(), map[string]any{}
+		}
+		b.defaults.FieldByIndex(idx).Set(v)
+		b.defDoc[jname] = doc
+	}
+}
+
+// hasDefault reports whether a default tag stands anywhere below t.
+func hasDefault(t reflect.Type, open map[reflect.Type]bool) bool {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || open[t] {
+		return false
+	}
+	open[t] = true
+	for i := range t.NumField() {
+		if _, ok := t.Field(i).Tag.Lookup("default"); ok || hasDefault(t.Field(i).Type, open) {
+			return true
+		}
+	}
+	return false
 }
 
 // field adds the field f, bound from loc by tag.
@@ -346,26 +424,37 @@ func (w *opWalk) setDefault(of *opField, f reflect.StructField, dv string) {
 		w.fail(f, "a default on a %s (a list or an optional value): use a %s", f.Type, "single value type")
 		return
 	}
-	v := reflect.New(f.Type).Elem()
-	if msg := of.param.Set(dv, true, v.Addr().UnsafePointer()); msg != "" {
-		w.fail(f, "default %q: %s", dv, msg)
-		return
+	if v, doc, ok := w.defaultOf(f, of.param, of.rules, dv); ok {
+		of.def, of.defDoc = v, doc
 	}
-	if of.rules != nil {
-		if issues := of.rules.Check(v.Addr().UnsafePointer(), 0); len(issues) > 0 {
+}
+
+// defaultOf reads the default tag dv of field f with the field's one
+// reading of raw values, then checks it with the field's rules: the
+// value, and the value as the document writes it (a number or a boolean
+// as such, anything else as written).
+func (w *opWalk) defaultOf(f reflect.StructField, param tagengine.Param, rules tagengine.Field[validate.Issue], dv string) (v reflect.Value, doc any, ok bool) {
+	v = reflect.New(f.Type).Elem()
+	if msg := param.Set(dv, true, v.Addr().UnsafePointer()); msg != "" {
+		w.fail(f, "default %q: %s", dv, msg)
+		return v, nil, false
+	}
+	if rules != nil {
+		if issues := rules.Check(v.Addr().UnsafePointer(), 0); len(issues) > 0 {
 			w.fail(f, "default %q: %s", dv, issues[0].Message)
-			return
+			return v, nil, false
 		}
 	}
-	of.def, of.defDoc = v, dv
+	doc = dv
+	textT := reflect.TypeFor[encoding.TextUnmarshaler]()
 	switch v.Kind() {
 	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		if v.Type().Implements(reflect.TypeFor[encoding.TextUnmarshaler]()) || reflect.PointerTo(v.Type()).Implements(reflect.TypeFor[encoding.TextUnmarshaler]()) {
-			break // read from text: documented as written
+		if !v.Type().Implements(textT) && !reflect.PointerTo(v.Type()).Implements(textT) {
+			doc = v.Interface()
 		}
-		of.defDoc = v.Interface()
 	}
+	return v, doc, true
 }
 
 func containsString(list []string, s string) bool {
@@ -391,7 +480,15 @@ func (p *opPlan) info() []InputField {
 		out = append(out, in)
 	}
 	if p.body != nil {
-		out = append(out, InputField{In: "body", Required: !p.body.ptr, Type: p.body.typ, Schema: p.body.dec.JSONSchema()})
+		schema := p.body.dec.JSONSchema()
+		if props, ok := schema["properties"].(map[string]any); ok {
+			for name, doc := range p.body.defDoc {
+				if m, ok := props[name].(map[string]any); ok {
+					m["default"] = doc
+				}
+			}
+		}
+		out = append(out, InputField{In: "body", Required: !p.body.ptr, Type: p.body.typ, Schema: schema})
 	}
 	return out
 }
@@ -486,6 +583,9 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, room []byte, limit int) []Val
 		at = reflect.New(b.typ.Elem()).UnsafePointer()
 		*(*unsafe.Pointer)(field) = at
 	}
+	if b.defaults.IsValid() { // the keys the body leaves out keep them
+		reflect.NewAt(b.defaults.Type(), at).Elem().Set(b.defaults)
+	}
 	// one pass: the strict grammar (validate.CheckJSON's verdict), the
 	// decode into the field and its constraint tags
 	issues, err := b.dec.DecodeAt(raw, at, room, limit)
@@ -495,7 +595,32 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, room []byte, limit int) []Val
 		}
 		return []ValidationIssue{jsonIssue(err)}
 	}
+	if len(issues) > 0 && b.defaults.IsValid() {
+		issues = b.absentDefaults(raw, issues)
+	}
 	return appendIssues(nil, "body", issues)
+}
+
+// absentDefaults drops, from the issues of a body the decoder refused,
+// those at a defaulted field the body leaves out: the decoder's second
+// reading (the rules of the fields that type-checked) starts from a zero
+// value, where the request has the default, which its rules accept.
+// Cost: the refusal path of a body with defaults only (a tree of it).
+func (b *opBody) absentDefaults(raw []byte, issues []validate.Issue) []validate.Issue {
+	tree, _ := validate.DecodeJSON(raw)
+	m, _ := tree.(map[string]any)
+	kept := issues[:0:0]
+	for _, is := range issues {
+		if len(is.Path) == 1 {
+			if _, def := b.defDoc[is.Path[0]]; def {
+				if _, sent := m[is.Path[0]]; !sent {
+					continue
+				}
+			}
+		}
+		kept = append(kept, is)
+	}
+	return kept
 }
 
 // bind sets one field from its source (its default when the value is

@@ -356,3 +356,38 @@ func TestOpDefaultsAndEmbedded(t *testing.T) {
 		t.Errorf("Input %q\nwant %q", strings.Join(got, " "), want)
 	}
 }
+
+type defaultBody struct {
+	Name  string `json:"name"`
+	Limit int    `json:"limit" validate:"min=1,max=100" default:"20"`
+	Sort  string `json:"sort" validate:"oneof=asc desc" default:"asc"`
+}
+
+// TestOpBodyDefaults: a body field's default applies when its key is
+// absent, a sent value still meets the field's rules, and the body's
+// schema carries the default.
+func TestOpBodyDefaults(t *testing.T) {
+	app := fx.New()
+	fx.Op(app, "POST", "/x", func(c *fx.Ctx, in *struct{ Body defaultBody }) (*defaultBody, error) { return &in.Body, nil })
+	for body, want := range map[string]string{
+		`{"name":"a"}`:                         `200 {"name":"a","limit":20,"sort":"asc"}`,
+		`{"name":"a","limit":5,"sort":"desc"}`: `200 {"name":"a","limit":5,"sort":"desc"}`,
+		`{"limit":0}`:                          `422 body:limit:Must be at least 1`,
+		`{"name":1}`:                           `422 body:name:Expected a string, got a number`,
+		`{"name":"a","limit":500,"sort":"up"}`: "422 body:limit:Must be at most 100\nbody:sort:Must be one of: \"asc\", \"desc\"",
+	} {
+		r := do(t, app, "POST", "/x", body, "Content-Type", "application/json")
+		got := fmt.Sprint(r.status, " ", string(r.body))
+		if r.status == 422 {
+			got = fmt.Sprint(r.status, " ", strings.Join(opIssues(t, r), "\n"))
+		}
+		if got != want {
+			t.Errorf("%s: %s\nwant %s", body, got, want)
+		}
+	}
+	routes, _ := app.Routes()
+	props := routes[0].Input[0].Schema["properties"].(map[string]any)
+	if d := fmt.Sprint(props["limit"].(map[string]any)["default"], " ", props["sort"].(map[string]any)["default"]); d != "20 asc" {
+		t.Errorf("defaults in the schema: %s (%v)", d, props)
+	}
+}
