@@ -36,16 +36,27 @@ import (
 // non-pointer Body is required: a missing body, `null`, and (when its
 // type has required fields) `{}` are each refused with their issue; a
 // pointer Body may be absent or null (then it stays nil). Path, query and
-// header fields are string, bool (read by validate.ParseBool: 1, t,
-// TRUE, true, True, and 0, f, F, FALSE, false, False), an integer or
-// float kind, or (query only) []string, and take the same constraint
-// tags, checked after the value is parsed (an absent optional value is
-// its zero value, as an absent body field is). Every failure of every field is collected into
+// header fields read their raw values with the one reading that
+// validate.QueryStruct uses (docs/tags.md has the table): a string, a
+// bool (validate.ParseBool: 1, t, TRUE, true, True, and 0, f, F, FALSE,
+// false, False), an integer or float kind (a JSON number: not +5, 05,
+// 0x10, NaN or Inf; within the type's range), time.Time (RFC 3339),
+// []byte (base64), an encoding.TextUnmarshaler, a pointer to one of
+// those (nil when absent), or (query only) a slice of them, one element
+// per repeated key. They take the same constraint tags, checked after the
+// value is read (an absent optional value is its zero value, as an absent
+// body field is), and a `default:"v"` tag (also on the Body's own fields):
+// the value when the request leaves it out, read and checked by the
+// field's own rules at start-up, and the schema's default. The fields of
+// an embedded struct are bound as the outer struct's own, as
+// encoding/json flattens them. Every failure of every field is collected into
 // one 422 FX_VALIDATION_ERROR (locations "body", "path", "query",
 // "header"; the envelope of route contracts, bounded by Config.MaxIssues).
 // A constraint tag that cannot be honoured (an unknown word, a word that
-// does not fit the field's type, a bad parameter or regular expression)
-// is a configuration error that Boot reports (FX_INTERNAL_ERROR naming the
+// does not fit the field's type, a bad parameter or regular expression),
+// and a field that cannot be bound (a type of no source, a path tag
+// naming no parameter, two fields bound to one name, a default its rules
+// refuse) are configuration errors that Boot reports (FX_INTERNAL_ERROR naming the
 // route, the type, the field and the word; joined with the other
 // configuration errors), never ignored. Out is
 // written with c.JSON and the status of the first OpOption-declared
@@ -92,9 +103,8 @@ type InputField struct {
 }
 
 // Op registers a typed operation (see the package documentation above) on
-// reg. It panics when In is not a struct, a tagged field has a type it
-// cannot bind, or a path tag names no parameter of path: programming
-// errors found at start-up.
+// reg. It panics when In is not a struct; a field it cannot bind is a
+// configuration error that Boot reports with the others.
 func Op[In, Out any](reg Registrar, method, path string, h func(c *Ctx, in *In) (*Out, error), opts ...OpOption) {
 	plan, tagErr := planOf(reflect.TypeFor[In](), path)
 	r := Route{}
