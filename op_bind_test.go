@@ -391,3 +391,40 @@ func TestOpBodyDefaults(t *testing.T) {
 		t.Errorf("defaults in the schema: %s (%v)", d, props)
 	}
 }
+
+// withBody holds an input's Body in an embedded struct, whose own
+// embedded struct's fields the body's JSON flattens.
+type withBody struct {
+	Body struct {
+		opItem
+		Note string `json:"note"`
+	}
+}
+
+// TestOpEmbeddedBody: a Body in an embedded struct is the input's body,
+// and a body type's embedded struct is flattened as encoding/json does,
+// in the binding and in RouteInfo.Input's schema.
+func TestOpEmbeddedBody(t *testing.T) {
+	app := fx.New()
+	fx.Op(app, "POST", "/x", func(c *fx.Ctx, in *struct {
+		withBody
+		N int `query:"n"`
+	}) (*withBody, error) {
+		return &in.withBody, nil
+	})
+	r := do(t, app, "POST", "/x?n=1", `{"sku":"A","qty":2,"note":"n"}`, "Content-Type", "application/json")
+	if want := `{"Body":{"sku":"A","qty":2,"note":"n"}}`; r.status != 200 || string(r.body) != want {
+		t.Errorf("%d %s, want %s", r.status, r.body, want)
+	}
+	routes, _ := app.Routes()
+	var body fx.InputField
+	for _, f := range routes[0].Input {
+		if f.In == "body" {
+			body = f
+		}
+	}
+	props, _ := body.Schema["properties"].(map[string]any)
+	if props["sku"] == nil || props["qty"] == nil || props["note"] == nil {
+		t.Errorf("body schema %v", body.Schema)
+	}
+}
