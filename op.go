@@ -66,7 +66,8 @@ import (
 // per request, one allocation for the In (with a body of at most 1 KiB,
 // it holds room for the body's strings, half the body's length: a string
 // the handler keeps keeps the In alive), a parse per field (a string
-// field costs its copy), for a body the one pass that decodes it (one
+// field costs its copy, a pointer field its value, a slice field its
+// elements; a query field is a pass over the query's keys), for a body the one pass that decodes it (one
 // allocation per slice and pointer; the strings that do not fit the
 // room take one more), and
 // the constraint checks, which allocate nothing on a valid input (see
