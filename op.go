@@ -710,6 +710,3 @@ func (f *opField) bindList(args func(yield func(k, v []byte) bool), at unsafe.Po
 func (f *opField) issue(issues []ValidationIssue, msg string) []ValidationIssue {
 	return append(issues, ValidationIssue{Location: f.loc, Path: []string{f.name}, Message: msg})
 }
-
-// quoteShort quotes client input for a message, cut to 40 bytes.
-func quoteShort(s string) string { return strconv.Quote(cutText(s, 40)) }
