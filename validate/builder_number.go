@@ -126,20 +126,22 @@ func (s *NumberSchema) check(v any, st *state) any {
 		st.add("Expected " + s.what() + ", got " + kindOf(v))
 		return nil
 	}
-	if s.integer && (f != math.Trunc(f) || math.Abs(f) > maxSafeInt) {
-		if f != math.Trunc(f) {
-			st.add("Expected an integer, got " + fmtNum(f))
-		} else {
-			st.add("Must be between -2^53 and 2^53")
-		}
+	if s.integer && f != math.Trunc(f) {
+		st.add("Expected an integer, got " + fmtNum(f))
 		return nil
 	}
+	// the declared range first: an integer out of it is worded as a
+	// struct field of that range words it (QueryStruct, fx.Op)
 	switch {
 	case s.hasMin && f < s.min:
 		st.add("Must be at least " + fmtNum(s.min))
 		return nil
 	case s.hasMax && f > s.max:
 		st.add("Must be at most " + fmtNum(s.max))
+		return nil
+	}
+	if s.integer && math.Abs(f) > maxSafeInt {
+		st.add("Must be between -2^53 and 2^53")
 		return nil
 	}
 	if s.enum != nil && !slices.Contains(s.enum, f) {
