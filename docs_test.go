@@ -204,8 +204,12 @@ func goSource(b docBlock, pkg string) (src, module string, err error) {
 // TestDocsCodeBlocksCompile type-checks and vets every Go block of the
 // documentation, each as its own package in a temporary directory of the
 // module whose packages it imports (so imports resolve to this checkout),
-// with one `go vet` per module.
+// with one `go vet` per module. It runs with FX_SLOW_TESTS=1 (after
+// editing a block, run it so).
 func TestDocsCodeBlocksCompile(t *testing.T) {
+	if os.Getenv("FX_SLOW_TESTS") == "" {
+		t.Skip("slow test (a go vet per module, seconds of both cores): FX_SLOW_TESTS=1 runs it (.ci/run sets it)")
+	}
 	// Not parallel: its go vet processes take both cores for seconds, and
 	// run here, before the parallel tests start, they cannot starve the
 	// timeout tests that run in parallel with each other.
