@@ -286,6 +286,9 @@ func vetBlocks(t *testing.T, module string, blocks []docBlock) error {
 // TestDocsFragmentsAreChecked: a block with a compile error is caught,
 // with the page and line in the message (the checker itself works).
 func TestDocsFragmentsAreChecked(t *testing.T) {
+	if os.Getenv("FX_SLOW_TESTS") == "" {
+		t.Skip("slow test (runs go vet): FX_SLOW_TESTS=1 runs it (.ci/run sets it)")
+	}
 	t.Parallel()
 	b := docBlock{file: "docs/x.md", line: 7, kind: "body", given: "var app = fx.New()", text: "app.Get(\"/\", 42)"}
 	src, module, err := goSource(b, "bad")
