@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/drainhook"
 	"github.com/valyala/fasthttp/fasthttputil"
 )
 
@@ -77,6 +78,18 @@ func New(t testing.TB, app *fx.App, opts ...Option) *Client {
 	}
 	return c
 }
+
+// BeginShutdown puts the App in the state of a shutdown that has begun,
+// in memory: App.ShuttingDown reports true and App.Done is closed (running
+// handlers' contexts end; WebSocket connections are sent 1001), while Do
+// is still answered, as a request arriving on a kept connection during
+// the drain is. It is how a test sends what an App answers only during
+// Shutdown (readiness's 503, a WebSocket route's 503 to a handshake sent
+// with Do and the Upgrade headers) and counts them in Coverage. There is
+// no way back: the App is shut down for good when the test ends, as
+// always. (After Shutdown itself, Do fails the test: the App is shut
+// down and answers nothing in memory.)
+func (c *Client) BeginShutdown() { drainhook.Begin(c.app) }
 
 // App returns the App the client sends to.
 func (c *Client) App() *fx.App { return c.app }

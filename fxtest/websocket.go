@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -41,8 +42,10 @@ const (
 // in-memory listener, and returns the connection. A handshake the App
 // refuses fails the test with its status and envelope: test refusals with
 // Do, which sends the same request without the upgrade, or with the
-// Upgrade headers set by hand. The connection is closed at the end of the
-// test, before the App shuts down.
+// Upgrade headers set by hand. In strict mode the 101 is held to the
+// route's declared responses and counted in Coverage, as Do's responses
+// are. The connection is closed at the end of the test, before the App
+// shuts down.
 //
 // Cost: the first WebSocket of a Client starts serving the App on an
 // in-memory listener (fasthttputil.InmemoryListener: a goroutine, no
@@ -81,6 +84,7 @@ func (r *Request) WebSocket() *WebSocket {
 		rest, _ := io.ReadAll(io.LimitReader(br, 4096))
 		c.t.Fatalf("fxtest: WebSocket %s: the handshake was answered %s%s", r.target, status, rest)
 	}
+	head := []byte(status)
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
@@ -89,8 +93,12 @@ func (r *Request) WebSocket() *WebSocket {
 		if line == "\r\n" {
 			break
 		}
+		head = append(head, line...)
 	}
 	_ = conn.SetDeadline(time.Time{})
+	if c.contract != nil { // the 101 is a declared response: held to it, counted in Coverage
+		c.contract.checkResponse(&Response{t: c.t, method: http.MethodGet, uri: r.uri(), Status: http.StatusSwitchingProtocols, head: head})
+	}
 	return &WebSocket{t: c.t, conn: conn, br: br}
 }
 
