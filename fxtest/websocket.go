@@ -38,7 +38,9 @@ const (
 )
 
 // WebSocket sends the request as a WebSocket handshake (a GET with the
-// Upgrade headers added to the ones set) to the App served on an
+// Upgrade headers Connection, Upgrade, Sec-WebSocket-Version and
+// Sec-WebSocket-Key added to the ones set, each unless the test set it
+// itself) to the App served on an
 // in-memory listener, and returns the connection. A handshake the App
 // refuses fails the test with its status and envelope: test refusals with
 // Do, which sends the same request without the upgrade, or with the
@@ -66,8 +68,12 @@ func (r *Request) WebSocket() *WebSocket {
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 	var b strings.Builder
 	b.WriteString("GET " + r.uri() + " HTTP/1.1\r\nHost: " + r.host + "\r\n")
-	b.WriteString("Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n")
-	b.WriteString("Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n")
+	for _, h := range [...][2]string{{"Connection", "Upgrade"}, {"Upgrade", "websocket"},
+		{"Sec-WebSocket-Version", "13"}, {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}} {
+		if !r.hasHeader(h[0]) { // one the test set replaces the default
+			b.WriteString(h[0] + ": " + h[1] + "\r\n")
+		}
+	}
 	for i := 0; i+1 < len(r.headers); i += 2 {
 		b.WriteString(r.headers[i] + ": " + r.headers[i+1] + "\r\n")
 	}
