@@ -224,26 +224,18 @@ func TestDocsCodeBlocksCompile(t *testing.T) {
 	// run here, before the parallel tests start, they cannot starve the
 	// timeout tests that run in parallel with each other.
 	perModule := map[string][]docBlock{}
-	n := 0
+	var goBlocks []docBlock
 	for _, f := range docFiles(t) {
 		blocks, _ := codeBlocks(f, readDoc(t, f))
 		for _, b := range blocks {
-			if b.lang != "go" {
-				continue
+			if b.lang == "go" {
+				goBlocks = append(goBlocks, b)
 			}
-			n++
-			pkg := fmt.Sprintf("b%02d", n)
-			src, module, err := goSource(b, pkg)
-			if err != nil {
-				t.Errorf("%s:%d: %v", b.file, b.line, err)
-				continue
-			}
-			b.text = src
-			b.kind = pkg
-			perModule[module] = append(perModule[module], b)
 		}
 	}
-	for _, b := range packageDocBlocks(t) {
+	goBlocks = append(goBlocks, packageDocBlocks(t)...)
+	n := 0
+	for _, b := range goBlocks {
 		n++
 		pkg := fmt.Sprintf("b%02d", n)
 		src, module, err := goSource(b, pkg)
