@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fxhq/fx/internal/drainhook"
 )
 
 // In-memory exchanges. App.Test and TestRaw (and the fxtest package, which
@@ -35,6 +37,18 @@ import (
 // the lifecycle instead (lifecycle.go), and Shutdown waits for them on a
 // channel: it returns in microseconds when none is in flight
 // (TestShutdownAfterTestDoesNotPoll).
+
+// A shutdown that has begun, in memory: package fxtest (Client.BeginShutdown)
+// makes the App answer as it does to a request arriving on a kept
+// connection during the drain (readiness 503, a WebSocket route's 503),
+// with its in-memory exchanges still served.
+func init() {
+	drainhook.Begin = func(app any) {
+		a := app.(*App)
+		a.stopping.Store(true) // as Shutdown does first: ShuttingDown reports true
+		a.baseCancel()         // App.Done closed, handlers' contexts done
+	}
+}
 
 // Test sends req to the App through its real fasthttp server over an
 // in-memory connection (no port is opened) and returns the response with

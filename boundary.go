@@ -198,12 +198,19 @@ func (a *App) invokeHook(c *Ctx, raw any) (handled bool) {
 	return a.hook(c, raw)
 }
 
-// logFailure logs a 5xx with method, path, code and the raw error. A
-// panic's stack is an array of frames in Development mode (stackFrames),
-// the raw stack as one string in production.
+// logFailure logs a 5xx with method, path, code and the raw error, at
+// error level; a 503 FX_SERVICE_UNAVAILABLE answered once Shutdown has
+// begun (readiness turning to 503, a WebSocket route refusing) is what a
+// normal shutdown answers, logged at info level as "fx: request refused
+// during shutdown". A panic's stack is an array of frames in Development
+// mode (stackFrames), the raw stack as one string in production.
 func (a *App) logFailure(c *Ctx, code string, err error) {
 	ctx := context.Background()
-	if !a.logger.Enabled(ctx, slog.LevelError) {
+	level, msg := slog.LevelError, "fx: request failed"
+	if code == codeServiceUnavailable && a.stopping.Load() {
+		level, msg = slog.LevelInfo, "fx: request refused during shutdown"
+	}
+	if !a.logger.Enabled(ctx, level) {
 		return
 	}
 	attrs := []slog.Attr{
@@ -224,7 +231,7 @@ func (a *App) logFailure(c *Ctx, code string, err error) {
 		attrs = append(attrs, slog.Any("error", err))
 	}
 	attrs = append(attrs, c.out.attrs...) // the request's log attributes (Ctx.AddLogAttrs)
-	a.logger.LogAttrs(ctx, slog.LevelError, "fx: request failed", attrs...)
+	a.logger.LogAttrs(ctx, level, msg, attrs...)
 }
 
 // misuse logs a programming error once per (kind, key).

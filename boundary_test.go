@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -637,5 +638,29 @@ func TestNoInternalsInProductionBodies(t *testing.T) {
 	mustEnvelope(t, w, 500, fx.ErrorCodes.InternalError)
 	if m := leakyText(string(w.body)); m != "" {
 		t.Fatalf("failed boot leaks %q: %q", m, w.body)
+	}
+}
+
+// TestShutdown503IsNotAnError: a 503 FX_SERVICE_UNAVAILABLE answered
+// once Shutdown has begun (readiness turning to 503) is what a normal
+// shutdown answers: logged at info level, not as a failure; the same 503
+// before Shutdown is logged at error level.
+func TestShutdown503IsNotAnError(t *testing.T) {
+	var logs strings.Builder
+	app := fx.New(fx.Config{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	app.Get("/readyz", func(c *fx.Ctx) error {
+		return fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "not ready")
+	})
+	c := fxtest.New(t, app, fxtest.Lenient())
+	c.Get("/readyz").Do().AssertError(503, "FX_SERVICE_UNAVAILABLE")
+	before := logs.String()
+	if !strings.Contains(before, "level=ERROR") || !strings.Contains(before, `msg="fx: request failed"`) {
+		t.Errorf("a 503 before Shutdown: logged %q, want an error", before)
+	}
+	c.BeginShutdown()
+	c.Get("/readyz").Do().AssertError(503, "FX_SERVICE_UNAVAILABLE")
+	during := strings.TrimPrefix(logs.String(), before)
+	if strings.Contains(during, "level=ERROR") || !strings.Contains(during, "level=INFO") || !strings.Contains(during, "code=FX_SERVICE_UNAVAILABLE") {
+		t.Errorf("the 503 during Shutdown: logged %q, want one info line and no error", during)
 	}
 }

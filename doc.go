@@ -23,7 +23,10 @@
 //		}
 //		return c.JSON(200, u)
 //	})
-//	app.Run(":8080") // serves until SIGINT or SIGTERM, then drains
+//	// serves until SIGINT or SIGTERM, then drains (RunConfig: the grace period)
+//	if err := app.Run(context.Background(), ":8080"); err != nil {
+//		log.Fatal(err)
+//	}
 //
 // # Typed operations: the recommended style
 //

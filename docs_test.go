@@ -3,6 +3,9 @@ package fx_test
 import (
 	"bytes"
 	"fmt"
+	"go/doc/comment"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,7 +107,10 @@ var importPaths = map[string]string{
 	"openapi": "github.com/fxhq/fx/openapi", "fxotel": "github.com/fxhq/fx/otel",
 	"client": "github.com/fxhq/fx/client", "websocket": "github.com/fxhq/fx/websocket",
 	"health": "github.com/fxhq/fx/health", "static": "github.com/fxhq/fx/static",
-	"jwt": "github.com/fxhq/fx/middleware/jwt", "ratelimit": "github.com/fxhq/fx/middleware/ratelimit",
+	"idempotency": "github.com/fxhq/fx/middleware/idempotency", "redisstore": "github.com/fxhq/fx/middleware/redisstore",
+	"redis": "github.com/redis/go-redis/v9", "jsonschema": "github.com/fxhq/fx/validate/adapters/jsonschema",
+	"playground": "github.com/fxhq/fx/validate/adapters/playground",
+	"jwt":        "github.com/fxhq/fx/middleware/jwt", "ratelimit": "github.com/fxhq/fx/middleware/ratelimit",
 	"prometheus": "github.com/prometheus/client_golang/prometheus",
 	"trace":      "go.opentelemetry.io/otel/trace", "metric": "go.opentelemetry.io/otel/metric",
 	"context": "context", "errors": "errors", "fmt": "fmt", "log": "log", "slog": "log/slog",
@@ -123,6 +129,9 @@ var moduleOf = map[string]string{
 	"github.com/fxhq/fx/middleware/redisstore":                   "middleware/redisstore",
 	"github.com/redis/go-redis/v9":                               "middleware/redisstore",
 	"github.com/fxhq/fx/websocket":                               "websocket",
+	"github.com/fxhq/fx/validate/adapters/jsonschema":            "validate/adapters/jsonschema",
+	"github.com/fxhq/fx/validate/adapters/playground":            "validate/adapters/playground",
+	"github.com/fxhq/fx/wasm":                                    "wasm",
 	"github.com/fxhq/fx/scripts/openapi-clients/gen/ogen/orders": "scripts/openapi-clients",
 	"github.com/jackc/pgx/v5":                                    "bench/techempower",
 	"github.com/jackc/pgx/v5/pgxpool":                            "bench/techempower",
@@ -208,32 +217,41 @@ func goSource(b docBlock, pkg string) (src, module string, err error) {
 }
 
 // TestDocsCodeBlocksCompile type-checks and vets every Go block of the
-// documentation, each as its own package in a temporary directory of the
+// documentation, and every Go example of the packages' documentation
+// (their doc.go comments: packageDocBlocks), each as its own package in a temporary directory of the
 // module whose packages it imports (so imports resolve to this checkout),
-// with one `go vet` per module.
+// with one `go vet` per module. It runs with FX_SLOW_TESTS=1 (after
+// editing a block, run it so).
 func TestDocsCodeBlocksCompile(t *testing.T) {
+	if os.Getenv("FX_SLOW_TESTS") == "" {
+		t.Skip("slow test (a go vet per module, seconds of both cores): FX_SLOW_TESTS=1 runs it (.ci/run sets it)")
+	}
 	// Not parallel: its go vet processes take both cores for seconds, and
 	// run here, before the parallel tests start, they cannot starve the
 	// timeout tests that run in parallel with each other.
 	perModule := map[string][]docBlock{}
-	n := 0
+	var goBlocks []docBlock
 	for _, f := range docFiles(t) {
 		blocks, _ := codeBlocks(f, readDoc(t, f))
 		for _, b := range blocks {
-			if b.lang != "go" {
-				continue
+			if b.lang == "go" {
+				goBlocks = append(goBlocks, b)
 			}
-			n++
-			pkg := fmt.Sprintf("b%02d", n)
-			src, module, err := goSource(b, pkg)
-			if err != nil {
-				t.Errorf("%s:%d: %v", b.file, b.line, err)
-				continue
-			}
-			b.text = src
-			b.kind = pkg
-			perModule[module] = append(perModule[module], b)
 		}
+	}
+	goBlocks = append(goBlocks, packageDocBlocks(t)...)
+	n := 0
+	for _, b := range goBlocks {
+		n++
+		pkg := fmt.Sprintf("b%02d", n)
+		src, module, err := goSource(b, pkg)
+		if err != nil {
+			t.Errorf("%s:%d: %v", b.file, b.line, err)
+			continue
+		}
+		b.text = src
+		b.kind = pkg
+		perModule[module] = append(perModule[module], b)
 	}
 	if n == 0 {
 		t.Fatal("no Go blocks found")
@@ -263,6 +281,74 @@ func TestDocsCodeBlocksCompile(t *testing.T) {
 func clientsGenerated() bool {
 	_, err := os.Stat(filepath.Join("scripts", "openapi-clients", "gen", "ogen", "orders", "oas_client_gen.go"))
 	return err == nil
+}
+
+// notGo are the code blocks of package documentation that are not Go,
+// by their first line: an answer, a message, a listing, a signature, a
+// shell command. Every other block must compile.
+var notGo = []string{
+	`{"error":`, "POST /orders answered", "testdata/NAME.json", "func(req guest.Request) guest.Response",
+	"GOOS=wasip1 GOARCH=wasm go build",
+}
+
+// packageDocGiven are the declarations the examples of a package's
+// documentation assume (the reader's own handlers and types), by doc.go.
+var packageDocGiven = map[string]string{
+	"doc.go":                              "type User struct{ Name string }\nvar users map[string]User",
+	"fxtest/doc.go":                       "type User struct{ ID, Name string }\nvar newApp func() *fx.App",
+	"middleware/doc.go":                   "var app *fx.App\nvar userSchema = validate.Object(nil)\nvar createUser fx.Handler",
+	"middleware/idempotency/doc.go":       "var app *fx.App\nvar auth middleware.AuthConfig\nvar createOrder fx.Handler",
+	"middleware/ratelimit/doc.go":         "var app *fx.App",
+	"middleware/redisstore/doc.go":        "var app *fx.App",
+	"nethttp/doc.go":                      "var getUser fx.Handler\nvar authCfg middleware.AuthConfig",
+	"validate/adapters/jsonschema/doc.go": "var app *fx.App\nvar h fx.Handler",
+	"validate/adapters/playground/doc.go": "var app *fx.App\ntype Item struct{ SKU string }",
+	"validate/doc.go":                     "var app *fx.App\ntype Order struct{ Name string }",
+	"wasm/doc.go":                         "var app *fx.App\nvar guestBytes []byte",
+}
+
+// packageDocBlocks returns the code blocks of every package's
+// documentation (its doc.go comment, what go doc shows first) that are Go,
+// as fragments of kind "body" (or "file", a block starting with package)
+// with the declarations of packageDocGiven.
+func packageDocBlocks(t *testing.T) []docBlock {
+	t.Helper()
+	out, err := exec.Command("git", "ls-files", "*doc.go").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []docBlock
+	for _, file := range strings.Fields(string(out)) {
+		if strings.Contains(file, "testdata/") || filepath.Base(file) != "doc.go" {
+			continue
+		}
+		src := readDoc(t, file)
+		f, err := parser.ParseFile(token.NewFileSet(), file, src, parser.ParseComments|parser.PackageClauseOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Doc == nil {
+			continue
+		}
+		var p comment.Parser
+		for _, c := range p.Parse(f.Doc.Text()).Content {
+			code, ok := c.(*comment.Code)
+			if !ok {
+				continue
+			}
+			first, _, _ := strings.Cut(code.Text, "\n")
+			if slices.ContainsFunc(notGo, func(s string) bool { return strings.HasPrefix(first, s) }) {
+				continue
+			}
+			line := strings.Count(src[:max(strings.Index(src, "//\t"+first), 0)], "\n") + 1
+			b := docBlock{file: file, line: line, lang: "go", text: strings.TrimSuffix(code.Text, "\n"), kind: "body", given: packageDocGiven[file]}
+			if strings.HasPrefix(b.text, "package ") {
+				b.kind = "file"
+			}
+			blocks = append(blocks, b)
+		}
+	}
+	return blocks
 }
 
 // vetBlocks writes blocks under module/testdata and runs go vet on them.
@@ -304,6 +390,9 @@ func vetBlocks(t *testing.T, module string, blocks []docBlock) error {
 // TestDocsFragmentsAreChecked: a block with a compile error is caught,
 // with the page and line in the message (the checker itself works).
 func TestDocsFragmentsAreChecked(t *testing.T) {
+	if os.Getenv("FX_SLOW_TESTS") == "" {
+		t.Skip("slow test (runs go vet): FX_SLOW_TESTS=1 runs it (.ci/run sets it)")
+	}
 	t.Parallel()
 	b := docBlock{file: "docs/x.md", line: 7, kind: "body", given: "var app = fx.New()", text: "app.Get(\"/\", 42)"}
 	src, module, err := goSource(b, "bad")

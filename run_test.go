@@ -263,3 +263,38 @@ func ExampleApp_Run() {
 		log.Fatal(err)
 	}
 }
+
+// TestIdleRunExitsAtOnce: an idle App (it served a request on a
+// connection its client has closed; none is open) returns from Run within
+// a bound once its context ends: no poll interval or drain of seconds
+// stands between the signal and the exit (~25 ms measured; the bound is
+// docs/reliability.md's, with room for a loaded machine).
+func TestIdleRunExitsAtOnce(t *testing.T) {
+	app := quiet()
+	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- app.Run(ctx, "127.0.0.1:0", fx.RunConfig{OnListen: func(a net.Addr) { addr <- a.String() }})
+	}()
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := hc.Get("http://" + <-addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	time.Sleep(50 * time.Millisecond) // the server sees the close
+	const bound = 500 * time.Millisecond
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if el := time.Since(start); el > bound || err != nil {
+			t.Errorf("an idle App's Run returned %v after %v; want nil within %v", err, el, bound)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return 10 s after its context ended")
+	}
+}

@@ -1559,8 +1559,14 @@ func TestFramingParityWithFasthttp(t *testing.T) {
 	}{{"CRLF", false}, {"bare LF", true}} {
 		t.Run(mode.name, func(t *testing.T) {
 			// Bounded: the streams carry up to 2 MiB each, and a CPU burst
-			// here would slow the phase clock the timeout tests read.
-			const scripts = 24
+			// here would slow the phase clock the timeout tests read. Each
+			// script ends with a 300 ms wait on a kept connection, so the
+			// 24 scripts take seconds: without FX_SLOW_TESTS the first 6
+			// run (.ci/run sets it and runs them all).
+			scripts := 24
+			if os.Getenv("FX_SLOW_TESTS") == "" {
+				scripts = 6
+			}
 			var wg sync.WaitGroup
 			sem := make(chan struct{}, 2) // connections in flight per server
 			for id := range scripts {
@@ -1577,12 +1583,23 @@ func TestFramingParityWithFasthttp(t *testing.T) {
 				sem <- struct{}{}
 				go func() {
 					defer func() { <-sem; wg.Done() }()
-					want, err := runParityScript(rawAddr, s)
-					if err != nil {
-						t.Errorf("script %d, raw fasthttp: %v", id, err)
+					// Both servers at once: the script's waits overlap.
+					type outcome struct {
+						o   parityOutcome
+						err error
+					}
+					raw := make(chan outcome, 1)
+					go func() {
+						o, err := runParityScript(rawAddr, s)
+						raw <- outcome{o, err}
+					}()
+					got, err := runParityScript(fxAddr, s)
+					r := <-raw
+					want := r.o
+					if r.err != nil {
+						t.Errorf("script %d, raw fasthttp: %v", id, r.err)
 						return
 					}
-					got, err := runParityScript(fxAddr, s)
 					if err != nil {
 						t.Errorf("script %d, fx: %v", id, err)
 						return
@@ -1631,6 +1648,7 @@ func TestFramingParityCases(t *testing.T) {
 		"bare LF first, then pipelined":           {{bare, chunked, bareHdr, clBody}},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each script ends with a 300 ms wait on a kept connection: they overlap
 			want, err := runParityScript(rawAddr, s)
 			if err != nil {
 				t.Fatalf("raw fasthttp: %v", err)
@@ -1705,13 +1723,13 @@ func TestFramingPipelineClientLargeBodies(t *testing.T) {
 // answered at once with the 400 envelope and a closed connection, on a new
 // connection and on a reused one, instead of at the read timeout (10 s
 // here; the client gives up after 3). Raw fasthttp answers such a head
-// 400 too, once its read timeout (1 s here) has passed: the same status,
+// 400 too, once its read timeout (250 ms here) has passed: the same status,
 // without the wait. A bare-LF head that fasthttp does end (a CRLF CRLF
 // behind it in the same write) is served by both.
 func TestFramingLFOnlyHeadAnsweredAtOnce(t *testing.T) {
 	app := framingApp(fx.Config{ReadTimeout: 10 * time.Second})
 	addr := fxtest.Serve(t, app)
-	rawAddr := serveFasthttp(t, &fasthttp.Server{Handler: func(rc *fasthttp.RequestCtx) { rc.SetBodyString("next") }, ReadTimeout: time.Second})
+	rawAddr := serveFasthttp(t, &fasthttp.Server{Handler: func(rc *fasthttp.RequestCtx) { rc.SetBodyString("next") }, ReadTimeout: 250 * time.Millisecond})
 
 	// ask writes before (a request answered on the same connection first,
 	// or nothing), then head, and reads head's answer within bound.

@@ -135,6 +135,9 @@ type Client struct {
 	noKey    bool
 	maxBody  int64 // MaxRequestBytes
 	redirect *redirects
+	// newTimer starts the wait before a retry (time.NewTimer; a test
+	// replaces it to record the waits instead of sleeping through them).
+	newTimer func(time.Duration) *time.Timer
 }
 
 // New returns a Client for cfg. It panics when BaseURL is empty or not an
@@ -157,6 +160,7 @@ func New(cfg Config) *Client {
 		noKey:    cfg.NoIdempotencyKey,
 		maxBody:  int64(cfg.MaxRequestBytes),
 		redirect: newRedirects(cfg.Header, cfg.CredentialHeaders),
+		newTimer: time.NewTimer,
 	}
 	if c.maxBody <= 0 {
 		c.maxBody = DefaultMaxResponseBytes
@@ -183,6 +187,16 @@ func New(cfg Config) *Client {
 	}
 	return c
 }
+
+// CloseIdleConnections closes the connections the Client keeps open
+// between calls (its fasthttp.Client's, or its http.Client's transport's)
+// that are not in use; a later call opens new ones. A server shutting
+// down closes an idle keep-alive connection the draining way: it waits,
+// up to a second, for the client to close its side, which a fasthttp
+// client does only when it next uses the connection. Call it when done
+// with a server (in a test, before the server shuts down) so that its
+// shutdown does not wait for those connections.
+func (c *Client) CloseIdleConnections() { c.send.closeIdle() }
 
 // Request is one logical call: however many attempts it takes, they all
 // send the same method, path, headers, body and Idempotency-Key.
@@ -288,7 +302,7 @@ func (c *Client) run(ctx context.Context, r *Request, url string, base http.Head
 		if !c.budget.retry() {
 			return nil, errors.Join(last, ErrBudgetExhausted)
 		}
-		t := time.NewTimer(wait)
+		t := c.newTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -25,6 +25,7 @@ func Example() {
 	defer app.Shutdown()
 
 	c := client.New(client.Config{BaseURL: "http://" + ln.Addr().String()})
+	defer c.CloseIdleConnections() // before the Shutdown above: it need not wait for them
 	var user struct{ Name string }
 	err := c.Call(context.Background(), "GET", "/users/7", nil, &user)
 
@@ -58,7 +59,9 @@ func ExampleClient_HTTPClient() {
 	defer app.Shutdown()
 	base := "http://" + ln.Addr().String()
 
-	hc := client.New(client.Config{BaseURL: base}).HTTPClient()
+	c := client.New(client.Config{BaseURL: base})
+	defer c.CloseIdleConnections() // before the Shutdown above: it need not wait for them
+	hc := c.HTTPClient()
 	resp, err := hc.Post(base+"/orders", "application/json", strings.NewReader(`{"qty":1}`))
 	if err != nil {
 		fmt.Println(err)

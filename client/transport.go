@@ -17,6 +17,7 @@ import (
 // transport sends one attempt, following redirects (see Redirects).
 type transport interface {
 	roundTrip(ctx context.Context, method, url string, h http.Header, body []byte, deadline time.Time) (*Response, error)
+	closeIdle()
 }
 
 // fastTransport sends attempts through a fasthttp.Client. A client that
@@ -33,6 +34,8 @@ type fastTransport struct {
 	stream   bool // a caller's client: bound the answer here
 	redirect *redirects
 }
+
+func (t *fastTransport) closeIdle() { t.c.CloseIdleConnections() }
 
 func (t *fastTransport) roundTrip(_ context.Context, method, rawURL string, h http.Header, body []byte, deadline time.Time) (*Response, error) {
 	var first, u *url.URL // parsed at the first redirect, if any
@@ -147,6 +150,8 @@ type stdTransport struct {
 	c     *http.Client
 	limit int64
 }
+
+func (t stdTransport) closeIdle() { t.c.CloseIdleConnections() }
 
 func newStdTransport(c *http.Client, limit int, p *redirects) stdTransport {
 	cp := *c // the caller's client is left as it is

@@ -42,7 +42,7 @@ func TestResponseLimitHoldsForAUsedFastClient(t *testing.T) {
 		}
 	}
 	for _, u := range []string{base + "/big", chunked.url + "/"} {
-		c := New(fast(Config{BaseURL: u, FastClient: fc, MaxResponseBytes: 1 << 20}))
+		c := newClient(t, fast(Config{BaseURL: u, FastClient: fc, MaxResponseBytes: 1 << 20}))
 		_, err := c.Do(context.Background(), &Request{Method: "GET"})
 		var te *TransportError
 		if !errors.Is(err, ErrResponseTooLarge) || !errors.As(err, &te) {
@@ -51,7 +51,7 @@ func TestResponseLimitHoldsForAUsedFastClient(t *testing.T) {
 	}
 	// Under the limit, the same client reads the answer, and keeps using
 	// its connections.
-	c := New(fast(Config{BaseURL: base, FastClient: fc, MaxResponseBytes: 1 << 20}))
+	c := newClient(t, fast(Config{BaseURL: base, FastClient: fc, MaxResponseBytes: 1 << 20}))
 	var out string
 	if err := c.Call(context.Background(), "GET", "/small", nil, &out); err != nil || out != "ok" {
 		t.Fatalf("under the limit: %v %q", err, out)
@@ -74,7 +74,7 @@ func TestRedirectLoopIsAnError(t *testing.T) {
 	transports(t, func(t *testing.T, cfg Config) {
 		srv := rawServer(t, redirect(307, "/loop"))
 		cfg.BaseURL = srv.url
-		c := New(fast(cfg))
+		c := newClient(t, fast(cfg))
 		_, err := c.Do(context.Background(), &Request{Method: "POST", Path: "/loop", Body: []byte(`{}`)})
 		var te *TransportError
 		if !errors.Is(err, ErrTooManyRedirects) || !errors.As(err, &te) {
@@ -117,7 +117,7 @@ func TestRedirectToAnotherOriginDropsCredentials(t *testing.T) {
 		cfg.BaseURL = a.url
 		cfg.Header = http.Header{"Authorization": {"Bearer service-token"}, "X-Tenant": {"acme"}}
 		cfg.CredentialHeaders = []string{"x-partner-key"}
-		c := New(fast(cfg))
+		c := newClient(t, fast(cfg))
 		_, err := c.Do(context.Background(), &Request{Method: "POST", Path: "/orders", Body: []byte(`{"qty":1}`),
 			Header: http.Header{"X-Api-Key": {"k1"}, "Cookie": {"s=1"}, "X-Partner-Key": {"p1"}, "X-Trace": {"t1"}}})
 		if err != nil {
@@ -151,7 +151,7 @@ func TestRedirectWithinTheOrigin(t *testing.T) {
 			log.answer(conn, r)
 		})
 		cfg.BaseURL = srv.url
-		c := New(fast(cfg))
+		c := newClient(t, fast(cfg))
 		_, err := c.Do(context.Background(), &Request{Method: "POST", Path: "/from", Body: []byte(`{}`),
 			Header: http.Header{"X-Api-Key": {"k1"}}})
 		if err != nil {
@@ -177,7 +177,7 @@ func TestGivenFastClientKeepsConnections(t *testing.T) {
 		dials.Add(1)
 		return fasthttp.Dial(a)
 	}}
-	c := New(Config{BaseURL: base, FastClient: fc})
+	c := newClient(t, Config{BaseURL: base, FastClient: fc})
 	for i := range 20 {
 		path := []string{"/big", "/small"}[i%2]
 		if resp, err := c.Do(context.Background(), &Request{Method: "GET", Path: path}); err != nil || resp.Status != 200 {

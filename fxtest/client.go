@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/drainhook"
 	"github.com/valyala/fasthttp/fasthttputil"
 )
 
@@ -78,6 +79,18 @@ func New(t testing.TB, app *fx.App, opts ...Option) *Client {
 	return c
 }
 
+// BeginShutdown puts the App in the state of a shutdown that has begun,
+// in memory: App.ShuttingDown reports true and App.Done is closed (running
+// handlers' contexts end; WebSocket connections are sent 1001), while Do
+// is still answered, as a request arriving on a kept connection during
+// the drain is. It is how a test sends what an App answers only during
+// Shutdown (readiness's 503, a WebSocket route's 503 to a handshake sent
+// with Do and the Upgrade headers) and counts them in Coverage. There is
+// no way back: the App is shut down for good when the test ends, as
+// always. (After Shutdown itself, Do fails the test: the App is shut
+// down and answers nothing in memory.)
+func (c *Client) BeginShutdown() { drainhook.Begin(c.app) }
+
 // App returns the App the client sends to.
 func (c *Client) App() *fx.App { return c.app }
 
@@ -122,15 +135,40 @@ type Request struct {
 	err     string // a builder misuse, reported by Do
 }
 
-// Header adds a request header (repeat the call for several values).
-// Names and values must not contain CR or LF: Do fails the test rather
-// than send a request other than the one written.
+// Header adds a request header line: a second call with the same name
+// adds a second line (several values), it does not replace the first;
+// SetHeader replaces. Names and values must not contain CR or LF: Do
+// fails the test rather than send a request other than the one written.
 func (r *Request) Header(name, value string) *Request {
 	if strings.ContainsAny(name, "\r\n:") || name == "" || strings.ContainsAny(value, "\r\n") {
 		r.err = "header " + strconv.Quote(name) + ": " + strconv.Quote(value) + " cannot be sent as one header line"
 	}
 	r.headers = append(r.headers, name, value)
 	return r
+}
+
+// SetHeader sets a request header to value alone: the lines added
+// before under that name (compared case-insensitively, by Header,
+// SetHeader, Bearer or Body's Content-Type) are dropped.
+func (r *Request) SetHeader(name, value string) *Request {
+	kept := r.headers[:0]
+	for i := 0; i+1 < len(r.headers); i += 2 {
+		if !strings.EqualFold(r.headers[i], name) {
+			kept = append(kept, r.headers[i], r.headers[i+1])
+		}
+	}
+	r.headers = kept
+	return r.Header(name, value)
+}
+
+// hasHeader reports whether a header line named name (any case) was set.
+func (r *Request) hasHeader(name string) bool {
+	for i := 0; i+1 < len(r.headers); i += 2 {
+		if strings.EqualFold(r.headers[i], name) {
+			return true
+		}
+	}
+	return false
 }
 
 // Host sets the Host header (default "example.com", as net/http/httptest).

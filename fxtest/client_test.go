@@ -330,3 +330,25 @@ func TestConcurrent(t *testing.T) {
 		t.Errorf("%v", ids)
 	}
 }
+
+// Header adds a line per call (a name set twice is sent twice); SetHeader
+// replaces every earlier line of that name, whatever its case.
+func TestHeaderAddsSetHeaderReplaces(t *testing.T) {
+	app := fx.New()
+	app.Get("/h", func(c *fx.Ctx) error {
+		var vals []string
+		c.RequestCtx().Request.Header.VisitAll(func(k, v []byte) {
+			if strings.EqualFold(string(k), "X-Test") {
+				vals = append(vals, string(v))
+			}
+		})
+		return c.String(200, strings.Join(vals, ","))
+	})
+	c := fxtest.New(t, app, fxtest.Lenient())
+	if got := string(c.Get("/h").Header("X-Test", "a").Header("X-Test", "b").Do().Body); got != "a,b" {
+		t.Errorf("Header twice: the handler saw %q, want a,b", got)
+	}
+	if got := string(c.Get("/h").Header("X-Test", "a").Header("Other", "o").SetHeader("x-test", "b").Do().Body); got != "b" {
+		t.Errorf("Header then SetHeader: the handler saw %q, want b", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -37,12 +38,16 @@ const (
 )
 
 // WebSocket sends the request as a WebSocket handshake (a GET with the
-// Upgrade headers added to the ones set) to the App served on an
+// Upgrade headers Connection, Upgrade, Sec-WebSocket-Version and
+// Sec-WebSocket-Key added to the ones set, each unless the test set it
+// itself) to the App served on an
 // in-memory listener, and returns the connection. A handshake the App
 // refuses fails the test with its status and envelope: test refusals with
 // Do, which sends the same request without the upgrade, or with the
-// Upgrade headers set by hand. The connection is closed at the end of the
-// test, before the App shuts down.
+// Upgrade headers set by hand. In strict mode the 101 is held to the
+// route's declared responses and counted in Coverage, as Do's responses
+// are. The connection is closed at the end of the test, before the App
+// shuts down.
 //
 // Cost: the first WebSocket of a Client starts serving the App on an
 // in-memory listener (fasthttputil.InmemoryListener: a goroutine, no
@@ -63,8 +68,12 @@ func (r *Request) WebSocket() *WebSocket {
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 	var b strings.Builder
 	b.WriteString("GET " + r.uri() + " HTTP/1.1\r\nHost: " + r.host + "\r\n")
-	b.WriteString("Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n")
-	b.WriteString("Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n")
+	for _, h := range [...][2]string{{"Connection", "Upgrade"}, {"Upgrade", "websocket"},
+		{"Sec-WebSocket-Version", "13"}, {"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}} {
+		if !r.hasHeader(h[0]) { // one the test set replaces the default
+			b.WriteString(h[0] + ": " + h[1] + "\r\n")
+		}
+	}
 	for i := 0; i+1 < len(r.headers); i += 2 {
 		b.WriteString(r.headers[i] + ": " + r.headers[i+1] + "\r\n")
 	}
@@ -81,6 +90,7 @@ func (r *Request) WebSocket() *WebSocket {
 		rest, _ := io.ReadAll(io.LimitReader(br, 4096))
 		c.t.Fatalf("fxtest: WebSocket %s: the handshake was answered %s%s", r.target, status, rest)
 	}
+	head := []byte(status)
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
@@ -89,8 +99,12 @@ func (r *Request) WebSocket() *WebSocket {
 		if line == "\r\n" {
 			break
 		}
+		head = append(head, line...)
 	}
 	_ = conn.SetDeadline(time.Time{})
+	if c.contract != nil { // the 101 is a declared response: held to it, counted in Coverage
+		c.contract.checkResponse(&Response{t: c.t, method: http.MethodGet, uri: r.uri(), Status: http.StatusSwitchingProtocols, head: head})
+	}
 	return &WebSocket{t: c.t, conn: conn, br: br}
 }
 

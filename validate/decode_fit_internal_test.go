@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -198,12 +199,13 @@ func TestCheckFitsRandom(t *testing.T) {
 }
 
 // eachGenerated is the input loop of the randomized oracle tests: n
-// times (short under -short), a body genValue writes for d, then, when
+// times with FX_SLOW_TESTS=1 (.ci/run sets it), short times otherwise or
+// under -short (go test ./... stays quick), a body genValue writes for d, then, when
 // it is not empty, the same body with one byte changed to a JSON
 // delimiter, digit, escape or invalid byte (mutated). The bodies come
 // from r, so a test's seed fixes them.
 func eachGenerated(r *rand.Rand, d *tdesc, n, short int, check func(body []byte, mutated bool)) {
-	if testing.Short() {
+	if testing.Short() || os.Getenv("FX_SLOW_TESTS") == "" {
 		n = short
 	}
 	for range n {

@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -48,8 +49,8 @@ func TestUnlinkedCodingsAreNotOffered(t *testing.T) {
 // validation adapters). The same program importing the two codings
 // (testdata/every) links their encoders, so the check can see them.
 func TestHelloWorldLinks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds two programs")
+	if os.Getenv("FX_SLOW_TESTS") == "" || testing.Short() {
+		t.Skip("slow test (builds and links two programs): FX_SLOW_TESTS=1 runs it (.ci/run sets it)")
 	}
 	absent := []string{
 		"github.com/molecule-man/go-brrr", "github.com/klauspost/compress/zstd",

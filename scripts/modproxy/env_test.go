@@ -90,3 +90,51 @@ func TestShellQuote(t *testing.T) {
 		t.Errorf("got %q, want %q", out, v)
 	}
 }
+
+// TestEnvScriptTwiceInOneShell: scripts/modproxy/env.sh, sourced twice in
+// one shell (as after changing the clone), exports the same environment
+// both times, each list holding each entry once; the go command that runs
+// modproxy the second time is not refused by the first run's exports
+// (GOWORK=off used to make it "main module does not contain package",
+// and the eval returned 0 with nothing exported). Sourced from a folder
+// that is not the clone's root, it fails loudly: status 1, a message, and
+// nothing exported.
+func TestEnvScriptTwiceInOneShell(t *testing.T) {
+	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	show := `printf '%s|%s|%s|%s|%s\n' "$GOWORK" "$GOPROXY" "$GONOSUMDB" "$GOFLAGS" "$GOMODCACHE"`
+	script := "set -u\n. scripts/modproxy/env.sh || exit 9\n" + show + "\n. scripts/modproxy/env.sh || exit 10\n" + show + "\n" +
+		"cd scripts && GOPROXY=unchanged; . modproxy/env.sh; echo \"status $? GOPROXY $GOPROXY\"\n"
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Dir = strings.TrimSpace(string(root))
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("want three lines, got:\n%s\nstderr:\n%s", out, stderr.String())
+	}
+	first, second := strings.Split(lines[0], "|"), strings.Split(lines[1], "|")
+	if first[0] != "off" || !strings.HasPrefix(first[1], "file://") || !strings.Contains(first[3], "-mod=mod") {
+		t.Errorf("the first run exported %q", lines[0])
+	}
+	if lines[1] != lines[0] {
+		t.Errorf("the second run exported\n %s\nthe first\n %s", lines[1], lines[0])
+	}
+	for i, sep := range map[int]string{1: ",", 2: ",", 3: " "} {
+		items := strings.Split(second[i], sep)
+		if len(slices.Compact(slices.Sorted(slices.Values(items)))) != len(items) {
+			t.Errorf("a repeated entry in %q", second[i])
+		}
+	}
+	if lines[2] != "status 1 GOPROXY unchanged" || !strings.Contains(stderr.String(), "nothing exported") {
+		t.Errorf("sourced outside the clone's root: %q, stderr %q; want status 1, a message and nothing exported", lines[2], stderr.String())
+	}
+}

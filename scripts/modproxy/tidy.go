@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"golang.org/x/mod/module"
@@ -202,6 +203,10 @@ func isolatedEnv(dir, rootPath, modcache string) ([]string, error) {
 	if goenv.GONOSUMDB != "" {
 		nosum = goenv.GONOSUMDB + "," + rootPath
 	}
+	// Run again in a shell that holds an earlier run's exports, the lists
+	// would repeat what that run added: each entry is kept once, first.
+	proxy, nosum = uniqueList(proxy, ","), uniqueList(nosum, ",")
+	goenv.GOFLAGS = uniqueList(goenv.GOFLAGS+" -modcacherw", " ")
 	return []string{
 		// The go command indexes each module of the module cache once, in
 		// GOCACHE, keyed by its directory: the repository's modules change
@@ -213,8 +218,20 @@ func isolatedEnv(dir, rootPath, modcache string) ([]string, error) {
 		"GOPROXY=" + proxy,
 		"GONOSUMDB=" + nosum,
 		"GOMODCACHE=" + modcache,
-		"GOFLAGS=" + strings.TrimSpace(goenv.GOFLAGS+" -modcacherw"),
+		"GOFLAGS=" + goenv.GOFLAGS,
 	}, nil
+}
+
+// uniqueList returns the list s (items separated by sep; empty items
+// dropped) with each item kept once, at its first place.
+func uniqueList(s, sep string) string {
+	var out []string
+	for _, item := range strings.Split(s, sep) {
+		if item = strings.TrimSpace(item); item != "" && !slices.Contains(out, item) {
+			out = append(out, item)
+		}
+	}
+	return strings.Join(out, sep)
 }
 
 // consumerEnv is the environment of a module outside the repository that
@@ -234,7 +251,7 @@ func consumerEnv(dir, rootPath string) ([]string, error) {
 	}
 	for i, kv := range env {
 		if flags, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
-			env[i] = "GOFLAGS=" + strings.TrimSpace(flags+" -mod=mod")
+			env[i] = "GOFLAGS=" + uniqueList(flags+" -mod=mod", " ")
 		}
 	}
 	return env, nil

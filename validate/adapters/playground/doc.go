@@ -12,7 +12,7 @@
 //		Body:   playground.Struct[Order](nil),
 //		Handler: func(c *fx.Ctx) error {
 //			o, _ := fx.ValidBody[Order](c) // decoded once, already valid
-//			...
+//			return c.JSON(201, o)
 //		},
 //	})
 //

@@ -1,0 +1,10 @@
+// Package drainhook lets package fxtest put an App in memory into the
+// state of a shutdown that has begun, without ending its in-memory
+// exchanges. The root package sets Begin when it is initialised (fx
+// imports this package; this package imports nothing of fx).
+package drainhook
+
+// Begin, given an *fx.App, makes App.ShuttingDown report true and closes
+// App.Done, as Shutdown does first; it closes no listener and refuses no
+// in-memory exchange. Shutdown, called later, completes as usual.
+var Begin func(app any)
