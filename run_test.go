@@ -50,9 +50,13 @@ func TestRunHelperProcess(t *testing.T) {
 		say("slow: answering")
 		return c.String(200, slowBody)
 	})
+	uploadRoute(app)
 	grace := 10 * time.Second
-	if mode == "stuck" {
+	switch mode {
+	case "stuck":
 		grace = time.Hour
+	case "upload":
+		grace = uploadGrace
 	}
 	err := app.Run(context.Background(), "127.0.0.1:0", fx.RunConfig{
 		GracePeriod: grace,
@@ -105,6 +109,88 @@ func TestRunSignalDrainsThenExits(t *testing.T) {
 	answered, closed, returned := c.index("slow: answering"), c.index("onshutdown: ran"), c.index("run: returned <nil>")
 	if answered < 0 || closed < 0 || returned < 0 || !(answered < closed && closed < returned) {
 		t.Errorf("want the response, then OnShutdown, then Run returning nil; got lines %d, %d, %d", answered, closed, returned)
+	}
+}
+
+// uploadGrace is the grace period of the child serving the uploads of
+// TestRunSignalAnswersUploadsInFlight.
+const uploadGrace = 3 * time.Second
+
+// requireSlow skips t unless FX_SLOW_TESTS is set: it runs processes or
+// waits in real time for seconds.
+func requireSlow(t *testing.T) {
+	t.Helper()
+	if os.Getenv("FX_SLOW_TESTS") == "" {
+		t.Skip("slow test: FX_SLOW_TESTS=1 runs it (.ci/run sets it)")
+	}
+}
+
+// A real SIGTERM during two uploads of 2 MiB arriving in 20 chunks 100 ms
+// apart, sent after the fifth chunk: the whole one is read to the end and
+// answered 200 with Connection: close; the one whose body stops 12 bytes
+// short of its Content-Length (2 MiB sent as 20 chunks of 2 MiB/20) is
+// answered 408 with Connection: close before the grace period ends; Run
+// returns nil. Before, the short one got no byte back, its connection was
+// held for the whole grace period, and Run returned "grace period ...
+// ended with requests still running".
+func TestRunSignalAnswersUploadsInFlight(t *testing.T) {
+	requireSlow(t)
+	t.Parallel()
+	c := runHelper(t, "upload")
+	addr := strings.TrimPrefix(c.waitLine("listening: "), "listening: ")
+	signalled := make(chan time.Time, 1)
+	term := func() {
+		signalled <- time.Now()
+		_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	uploadsThroughShutdown(t, addr, term, signalled, uploadGrace, "")
+	if code := c.wait(); code != 0 {
+		t.Errorf("exit status %d, want 0 (Run returned nil)", code)
+	}
+	if c.index("run: returned <nil>") < 0 {
+		t.Error("Run did not return nil")
+	}
+}
+
+// uploadsThroughShutdown runs the two uploads of the shutdown tests
+// against addr: a whole one of 2 MiB in 20 chunks 100 ms apart, calling
+// signal after its fifth chunk (signal sends the time the shutdown began
+// on began), and one 12 bytes short of its Content-Length. It requires the
+// whole one answered 200 with Connection: close, and the short one 408
+// with Connection: close before grace has passed since the signal; pid,
+// when not empty, is the X-Pid both answers must carry.
+func uploadsThroughShutdown(t *testing.T, addr string, signal func(), began <-chan time.Time, grace time.Duration, pid string) {
+	t.Helper()
+	const size, chunks, gap = 2 << 20, 20, 100 * time.Millisecond
+	type upload struct {
+		r   result
+		at  time.Time
+		err error
+	}
+	whole, short := make(chan upload, 1), make(chan upload, 1)
+	wholeConn := dialBounded(t, addr, 30*time.Second)
+	shortConn := dialBounded(t, addr, 30*time.Second)
+	go func() {
+		r, at, err := slowUpload(shortConn, size, size/chunks*chunks, chunks, gap, -1, nil)
+		short <- upload{r, at, err}
+	}()
+	go func() {
+		r, at, err := slowUpload(wholeConn, size, size, chunks, gap, 4, signal)
+		whole <- upload{r, at, err}
+	}()
+	w, s := <-whole, <-short
+	if w.err != nil || w.r.status != 200 || string(w.r.body) != fmt.Sprintf("got %d", size) || !w.r.close {
+		t.Errorf("the whole upload: %d %q close=%v, %v; want 200 \"got %d\" with Connection: close", w.r.status, w.r.body, w.r.close, w.err, size)
+	}
+	if s.err != nil {
+		t.Fatalf("the upload 12 bytes short got no answer: %v", s.err)
+	}
+	wireEnvelope(t, s.r, 408, "FX_REQUEST_TIMEOUT")
+	if since := s.at.Sub(<-began); !s.r.close || since >= grace {
+		t.Errorf("the short upload's 408: Connection: close = %v, %v after the signal; want true, within the grace period (%v)", s.r.close, since, grace)
+	}
+	if pid != "" && (w.r.header.Get("X-Pid") != pid || s.r.header.Get("X-Pid") != "") {
+		t.Errorf("answered by pid %q and %q; want the old process, %s", w.r.header.Get("X-Pid"), s.r.header.Get("X-Pid"), pid)
 	}
 }
 
