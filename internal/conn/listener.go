@@ -64,7 +64,7 @@ const fdReserve = 64
 // descriptorBudget is the soft RLIMIT_NOFILE minus fdReserve, or 0 when the
 // platform has no such limit or it is too large to matter.
 func descriptorBudget() int {
-	n := nofileLimit()
+	n := NofileLimit()
 	if n == 0 || n > 1<<30 {
 		return 0
 	}
