@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -319,6 +321,31 @@ func TestRunListenerErrorShutsDown(t *testing.T) {
 	}
 	if !ranShutdown() {
 		t.Error("OnShutdown did not run")
+	}
+}
+
+// A PID file that cannot be written makes Run refuse to start: it returns
+// the error at once, having served nothing, and the listener is closed.
+// Before, the failure was logged and Run served on, so that a supervisor
+// following the PID file followed nothing.
+func TestRunRefusesAnUnwritablePIDFile(t *testing.T) {
+	app := quiet()
+	ranShutdown := onShutdownRan(app, nil)
+	ln := listenLoopback(t)
+	pidFile := filepath.Join(t.TempDir(), "missing", "app.pid")
+	done := make(chan error, 1)
+	go func() {
+		done <- app.RunListener(context.Background(), ln, fx.RunConfig{PIDFile: pidFile, OnListen: func(net.Addr) {}})
+	}()
+	err := kittest.Within(t, done, "Run still serving with a PID file it could not write")
+	if err == nil || !strings.Contains(err.Error(), "PID file") || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Run = %v, want the PID file's error", err)
+	}
+	if accepts(ln.Addr().String()) {
+		t.Error("the listener still accepts after Run refused to start")
+	}
+	if ranShutdown() {
+		t.Error("OnShutdown ran for an App that never served")
 	}
 }
 
