@@ -42,6 +42,16 @@ type RunConfig struct {
 	// the signal keeps its default action (SIGHUP ends the process).
 	UpgradeSignal os.Signal
 
+	// UpgradeTimeout bounds how long a hand-off (Upgrade, from
+	// UpgradeSignal or called while Run runs) waits for the new process to
+	// report ready; then the new process is killed, the Upgrade fails
+	// (logged) and this process carries on. Meanwhile this process serves
+	// exactly as before: it accepts and answers on the shared sockets, its
+	// readiness probe answers ready, a second UpgradeSignal is refused (an
+	// upgrade is running) and SIGINT/SIGTERM shut it down as usual.
+	// Default (0 or negative): one minute.
+	UpgradeTimeout time.Duration
+
 	// PIDFile, when set, is the path Run writes the process ID to (with a
 	// newline, replaced atomically) once it listens, before it serves, and
 	// removes when it returns unless another process has written its own
@@ -136,6 +146,7 @@ func (a *App) runListeners(ctx context.Context, lns []net.Listener, cfg ...RunCo
 		signal.Notify(upgradeSigs, rc.UpgradeSignal)
 		defer signal.Stop(upgradeSigs)
 	}
+	a.up.setTimeout(rc.UpgradeTimeout)
 	a.up.watch(1)
 	watching := true
 	defer func() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log"
 	"log/slog"
@@ -38,6 +39,14 @@ func TestRunHelperProcess(t *testing.T) {
 	}
 	// Each line is one Write to os.Stdout, as each of the logger's records is.
 	say := func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+	if mode == "never-ready" && os.Getenv("FX_HANDOFF") != "" {
+		say("new process: never reporting ready")
+		// The new process of a hand-off that never serves: the old one
+		// kills it, and it ends when the test closes the standard input
+		// it shares with the old one (the test must not wait for it).
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}
 	app := fx.New(fx.Config{Logger: slog.New(slog.NewTextHandler(os.Stdout, nil))})
 	app.OnShutdown(func() error { say("onshutdown: ran"); return nil })
 	app.Get("/slow", func(c *fx.Ctx) error {
@@ -60,10 +69,14 @@ func TestRunHelperProcess(t *testing.T) {
 	case "upload":
 		grace = uploadGrace
 	}
-	err := app.Run(context.Background(), "127.0.0.1:0", fx.RunConfig{
+	rc := fx.RunConfig{
 		GracePeriod: grace,
 		OnListen:    func(addr net.Addr) { say("listening: %s", addr) },
-	})
+	}
+	if mode == "never-ready" {
+		rc.UpgradeSignal, rc.UpgradeTimeout = syscall.SIGHUP, neverReadyTimeout
+	}
+	err := app.Run(context.Background(), "127.0.0.1:0", rc)
 	say("run: returned %v", err)
 	switch {
 	case err == nil:
@@ -193,6 +206,46 @@ func uploadsThroughShutdown(t *testing.T, addr string, signal func(), began <-ch
 	}
 	if pid != "" && (w.r.header.Get("X-Pid") != pid || s.r.header.Get("X-Pid") != "") {
 		t.Errorf("answered by pid %q and %q; want the old process, %s", w.r.header.Get("X-Pid"), s.r.header.Get("X-Pid"), pid)
+	}
+}
+
+// neverReadyTimeout is the UpgradeTimeout of TestRunUpgradeTimeout's child.
+const neverReadyTimeout = 400 * time.Millisecond
+
+// TestRunUpgradeTimeout: RunConfig.UpgradeTimeout bounds the wait for a
+// new process that never reports ready (it was a fixed minute): after
+// 400 ms the new process is killed, the failure is logged with the bound,
+// and the old process, which served as before meanwhile, keeps serving;
+// SIGTERM then shuts it down cleanly.
+func TestRunUpgradeTimeout(t *testing.T) {
+	requireSlow(t)
+	t.Parallel()
+	c := runHelper(t, "never-ready")
+	addr := strings.TrimPrefix(c.waitLine("listening: "), "listening: ")
+	began := time.Now()
+	if err := c.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	c.waitLine("new process: never reporting ready")
+	// Meanwhile the old process serves.
+	upload := func(what string) {
+		conn := dialBounded(t, addr, 10*time.Second)
+		r, _, err := slowUpload(conn, 3, 3, 1, 0, -1, nil)
+		if err != nil || r.status != 200 || string(r.body) != "got 3" {
+			t.Fatalf("%s: %d %q, %v; want 200 \"got 3\"", what, r.status, r.body, err)
+		}
+	}
+	upload("while the new process is awaited")
+	line := c.waitLine("upgrade failed")
+	if took := time.Since(began); !strings.Contains(line, "not ready within 400ms") || took > 20*time.Second {
+		t.Errorf("after %v: %q; want the failure at the 400ms bound", took, line)
+	}
+	upload("after the failed hand-off")
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := c.wait(); code != 0 {
+		t.Errorf("exit status %d, want 0", code)
 	}
 }
 
