@@ -2,11 +2,14 @@ package fx
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/fxhq/fx/internal/conn"
 )
 
 // Socket activation. A service manager (systemd's .socket units, and any
@@ -38,6 +41,11 @@ const (
 	envListenFDs     = "LISTEN_FDS"
 	envListenFDNames = "LISTEN_FDNAMES"
 	listenFDsStart   = 3 // the first passed descriptor (after stdin, stdout, stderr)
+
+	// maxActivated bounds LISTEN_FDS where the descriptor limit is unknown
+	// or unlimited: the largest count whose descriptors an int32 numbers,
+	// as sd_listen_fds(3) allows.
+	maxActivated = math.MaxInt32 - listenFDsStart
 )
 
 // Activated is one listening socket a service manager passed to the
@@ -65,8 +73,11 @@ var activation struct {
 // least 1), in descriptor order, and removes the protocol's variables from
 // the environment. It returns nil, nil when there are none, or when they
 // were already taken (by an earlier call, Run or Listen): each socket is
-// handed out once. It returns an error when a passed descriptor is not a
-// stream socket (a datagram socket, a FIFO), having closed them all.
+// handed out once. It returns an error when LISTEN_FDS is not a positive
+// count of descriptors the process may have (at most RLIMIT_NOFILE less
+// the three standard ones), touching no descriptor, and when a passed
+// descriptor is not a stream socket (a datagram socket, a FIFO), having
+// closed the ones up to it.
 // Use it to serve the sockets yourself (Serve, ServeTLS); Run and Listen
 // take them on their own.
 func ActivatedListeners() ([]Activated, error) {
@@ -98,13 +109,19 @@ func readActivation() ([]Activated, error) {
 	if err != nil || n < 1 {
 		return nil, fmt.Errorf("fx: socket activation: LISTEN_FDS=%q is not a positive count", fds)
 	}
+	// A count past the descriptors the process may have cannot be true
+	// (sd_listen_fds(3) refuses it too); taking it would allocate for it,
+	// or turn descriptors the runtime owns into listeners and close them.
+	if limit := conn.NofileLimit(); n > maxActivated || (limit > 0 && uint64(n) > limit-listenFDsStart) {
+		return nil, fmt.Errorf("fx: socket activation: LISTEN_FDS=%q is more descriptors than the process may have (RLIMIT_NOFILE %d)", fds, limit)
+	}
 	var nameList []string
 	if names != "" {
 		nameList = strings.Split(names, ":")
 	}
-	lns := make([]Activated, 0, n)
+	lns := make([]Activated, 0, min(n, 64))
 	var firstErr error
-	for i := range n {
+	for i := 0; i < n && firstErr == nil; i++ { // the first bad descriptor ends it: the count is wrong
 		fd := listenFDsStart + i
 		name := ""
 		if i < len(nameList) {

@@ -8,10 +8,12 @@ package fx_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -502,4 +504,115 @@ func TestContextThenShutdownRace(t *testing.T) {
 	hammerConns(t, ln, 8, 20, func(int, int) string { return "GET /ctx HTTP/1.1\r\nHost: a\r\n\r\n" }, nil)
 	_ = app.Shutdown()
 	<-served
+}
+
+// uploadRoute registers POST /upload, which answers 200 "got N" (N the
+// body's length) once the whole body has arrived.
+func uploadRoute(app *fx.App) {
+	app.Post("/upload", func(c *fx.Ctx) error {
+		return c.String(200, fmt.Sprintf("got %d", len(c.Body())))
+	})
+}
+
+// slowUpload sends POST /upload on conn announcing a body of announce
+// bytes and sending send bytes of it in chunks 'gap' apart; signal runs
+// (when not nil) after the chunk numbered at (from 0). It then reads the
+// response and closes conn, as a client does after Connection: close.
+func slowUpload(conn net.Conn, announce, send, chunks int, gap time.Duration, at int, signal func()) (result, time.Time, error) {
+	defer conn.Close()
+	if _, err := fmt.Fprintf(conn, "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\n\r\n", announce); err != nil {
+		return result{}, time.Time{}, err
+	}
+	for i, sent := 0, 0; i < chunks; i++ {
+		n := send / chunks
+		if i == chunks-1 {
+			n = send - sent
+		}
+		if _, err := conn.Write(bytes.Repeat([]byte{'a'}, n)); err != nil {
+			return result{}, time.Time{}, err
+		}
+		sent += n
+		if i == at && signal != nil {
+			signal()
+		}
+		time.Sleep(gap)
+	}
+	r, err := readResult(bufio.NewReader(conn), "POST")
+	return r, time.Now(), err
+}
+
+// An upload in flight when the shutdown begins (its head read, its body
+// still arriving) is read to the end and answered, with Connection: close;
+// an upload whose body stops short of its Content-Length is answered 408
+// FX_REQUEST_TIMEOUT, with Connection: close, before the shutdown's
+// deadline, rather than left unanswered until the connection is closed at
+// its end, and so is one too slow for the bound; and the shutdown then
+// returns nil: every request was answered. Before, the short one got no
+// byte back and the shutdown ended with its
+// deadline (ReadTimeout, 10 s, was all that bounded the read).
+func TestShutdownAnswersUploadsInFlight(t *testing.T) {
+	t.Parallel()
+	app := quiet()
+	uploadRoute(app)
+	ln := listenLoopback(t)
+	served := serveOn(app, ln)
+	const size, chunks, gap = 160 << 10, 10, 50 * time.Millisecond
+	const bound = 1200 * time.Millisecond
+	shut := make(chan error, 1)
+	var deadline time.Time // set by begin, read once the uploads are answered
+	begin := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), bound)
+		deadline, _ = ctx.Deadline()
+		go func() { defer cancel(); shut <- app.ShutdownWithContext(ctx) }()
+	}
+	type upload struct {
+		r   result
+		at  time.Time
+		err error
+	}
+	whole, short := make(chan upload, 1), make(chan upload, 1)
+	shortConn := dialBounded(t, ln.Addr().String(), 10*time.Second)
+	wholeConn := dialBounded(t, ln.Addr().String(), 10*time.Second)
+	go func() {
+		r, at, err := slowUpload(shortConn, size+12, size, 2, gap, -1, nil)
+		short <- upload{r, at, err}
+	}()
+	go func() {
+		r, at, err := slowUpload(wholeConn, size, size, chunks, gap, 2, begin)
+		whole <- upload{r, at, err}
+	}()
+	// An upload too slow for the bound, still sending when it is cut, is
+	// answered 408 too.
+	slowConn := dialBounded(t, ln.Addr().String(), 10*time.Second)
+	defer slowConn.Close()
+	if _, err := io.WriteString(slowConn, "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 1000000\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	stopTrickle := make(chan struct{})
+	defer close(stopTrickle)
+	go trickle(slowConn, strings.Repeat("b", 2<<10), stopTrickle)
+	slow, slowErr := readResult(bufio.NewReader(slowConn), "POST")
+	if slowErr != nil {
+		t.Fatalf("the upload too slow for the bound got no answer: %v", slowErr)
+	}
+	wireEnvelope(t, slow, 408, "FX_REQUEST_TIMEOUT")
+	slowConn.Close()
+	w := <-whole
+	if w.err != nil || w.r.status != 200 || string(w.r.body) != fmt.Sprintf("got %d", size) || !w.r.close {
+		t.Errorf("the whole upload: %d %q close=%v, %v; want 200 \"got %d\" with Connection: close", w.r.status, w.r.body, w.r.close, w.err, size)
+	}
+	s := <-short
+	if s.err != nil {
+		t.Fatalf("the short upload got no answer: %v", s.err)
+	}
+	wireEnvelope(t, s.r, 408, "FX_REQUEST_TIMEOUT")
+	if !s.r.close || !s.at.Before(deadline) {
+		t.Errorf("the short upload's 408: Connection: close = %v, %v before the shutdown's deadline; want true and answered before it", s.r.close, deadline.Sub(s.at))
+	}
+	if err := <-shut; err != nil {
+		t.Errorf("ShutdownWithContext = %v, want nil: every request was answered", err)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve = %v", err)
+	}
 }

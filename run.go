@@ -42,12 +42,26 @@ type RunConfig struct {
 	// the signal keeps its default action (SIGHUP ends the process).
 	UpgradeSignal os.Signal
 
+	// UpgradeTimeout bounds how long a hand-off (Upgrade, from
+	// UpgradeSignal or called while Run runs) waits for the new process to
+	// report ready; then the new process is killed, the Upgrade fails
+	// (logged) and this process carries on. Meanwhile this process serves
+	// exactly as before: it accepts and answers on the shared sockets, its
+	// readiness probe answers ready, a second UpgradeSignal is refused (an
+	// upgrade is running) and SIGINT/SIGTERM shut it down as usual.
+	// Default (0 or negative): one minute.
+	UpgradeTimeout time.Duration
+
 	// PIDFile, when set, is the path Run writes the process ID to (with a
-	// newline, replaced atomically) once it serves, and removes when it
-	// returns unless another process has written its own by then (the
-	// new process of a hand-off). A service manager that follows the main
-	// process through a PID file (systemd's PIDFile=) then follows the
-	// hand-off.
+	// newline, replaced atomically) once it listens, before it serves, and
+	// removes when it returns unless another process has written its own
+	// by then (the new process of a hand-off). A service manager that
+	// follows the main process through a PID file (systemd's PIDFile=)
+	// then follows the hand-off. When the file cannot be written, Run
+	// refuses to start, as most daemons do: it returns the error having
+	// served nothing (the new process of a hand-off then fails before it
+	// reports ready, and the old one keeps serving), since a supervisor
+	// following a stale file would follow nothing.
 	PIDFile string
 }
 
@@ -73,8 +87,8 @@ type RunConfig struct {
 // Run returns
 //   - nil after a clean shutdown (signal or ctx), whatever the handlers
 //     returned;
-//   - the boot error, or net.Listen's error, at once, having served
-//     nothing;
+//   - the boot error, net.Listen's error, or the error of writing
+//     RunConfig.PIDFile, at once, having served nothing;
 //   - an error wrapping context.DeadlineExceeded when requests were still
 //     running at the end of the grace period, and one wrapping
 //     context.Canceled when a second signal ended the drain (their
@@ -132,6 +146,7 @@ func (a *App) runListeners(ctx context.Context, lns []net.Listener, cfg ...RunCo
 		signal.Notify(upgradeSigs, rc.UpgradeSignal)
 		defer signal.Stop(upgradeSigs)
 	}
+	a.up.setTimeout(rc.UpgradeTimeout)
 	a.up.watch(1)
 	watching := true
 	defer func() {
@@ -141,6 +156,15 @@ func (a *App) runListeners(ctx context.Context, lns []net.Listener, cfg ...RunCo
 	}()
 	handedOff := a.up.handedOff()
 
+	if rc.PIDFile != "" {
+		if err := writePIDFile(rc.PIDFile); err != nil {
+			for _, ln := range lns {
+				ln.Close()
+			}
+			return fmt.Errorf("fx: writing the PID file: %w", err)
+		}
+		defer removePIDFile(rc.PIDFile)
+	}
 	for _, ln := range lns {
 		if rc.OnListen != nil {
 			rc.OnListen(ln.Addr())
@@ -151,12 +175,6 @@ func (a *App) runListeners(ctx context.Context, lns []net.Listener, cfg ...RunCo
 	served := make(chan error, len(lns))
 	for _, ln := range lns {
 		go func() { served <- a.Serve(ln) }()
-	}
-	if rc.PIDFile != "" {
-		if err := writePIDFile(rc.PIDFile); err != nil {
-			a.logger.Error("fx: writing the PID file failed", "path", rc.PIDFile, "err", err)
-		}
-		defer removePIDFile(rc.PIDFile)
 	}
 	reportReady() // to the old process, when this one is the new one of a hand-off
 

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -36,6 +39,14 @@ func TestRunHelperProcess(t *testing.T) {
 	}
 	// Each line is one Write to os.Stdout, as each of the logger's records is.
 	say := func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+	if mode == "never-ready" && os.Getenv("FX_HANDOFF") != "" {
+		say("new process: never reporting ready")
+		// The new process of a hand-off that never serves: the old one
+		// kills it, and it ends when the test closes the standard input
+		// it shares with the old one (the test must not wait for it).
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}
 	app := fx.New(fx.Config{Logger: slog.New(slog.NewTextHandler(os.Stdout, nil))})
 	app.OnShutdown(func() error { say("onshutdown: ran"); return nil })
 	app.Get("/slow", func(c *fx.Ctx) error {
@@ -50,14 +61,22 @@ func TestRunHelperProcess(t *testing.T) {
 		say("slow: answering")
 		return c.String(200, slowBody)
 	})
+	uploadRoute(app)
 	grace := 10 * time.Second
-	if mode == "stuck" {
+	switch mode {
+	case "stuck":
 		grace = time.Hour
+	case "upload":
+		grace = uploadGrace
 	}
-	err := app.Run(context.Background(), "127.0.0.1:0", fx.RunConfig{
+	rc := fx.RunConfig{
 		GracePeriod: grace,
 		OnListen:    func(addr net.Addr) { say("listening: %s", addr) },
-	})
+	}
+	if mode == "never-ready" {
+		rc.UpgradeSignal, rc.UpgradeTimeout = syscall.SIGHUP, neverReadyTimeout
+	}
+	err := app.Run(context.Background(), "127.0.0.1:0", rc)
 	say("run: returned %v", err)
 	switch {
 	case err == nil:
@@ -105,6 +124,128 @@ func TestRunSignalDrainsThenExits(t *testing.T) {
 	answered, closed, returned := c.index("slow: answering"), c.index("onshutdown: ran"), c.index("run: returned <nil>")
 	if answered < 0 || closed < 0 || returned < 0 || !(answered < closed && closed < returned) {
 		t.Errorf("want the response, then OnShutdown, then Run returning nil; got lines %d, %d, %d", answered, closed, returned)
+	}
+}
+
+// uploadGrace is the grace period of the child serving the uploads of
+// TestRunSignalAnswersUploadsInFlight.
+const uploadGrace = 3 * time.Second
+
+// requireSlow skips t unless FX_SLOW_TESTS is set: it runs processes or
+// waits in real time for seconds.
+func requireSlow(t *testing.T) {
+	t.Helper()
+	if os.Getenv("FX_SLOW_TESTS") == "" {
+		t.Skip("slow test: FX_SLOW_TESTS=1 runs it (.ci/run sets it)")
+	}
+}
+
+// A real SIGTERM during two uploads of 2 MiB arriving in 20 chunks 100 ms
+// apart, sent after the fifth chunk: the whole one is read to the end and
+// answered 200 with Connection: close; the one whose body stops 12 bytes
+// short of its Content-Length (2 MiB sent as 20 chunks of 2 MiB/20) is
+// answered 408 with Connection: close before the grace period ends; Run
+// returns nil. Before, the short one got no byte back, its connection was
+// held for the whole grace period, and Run returned "grace period ...
+// ended with requests still running".
+func TestRunSignalAnswersUploadsInFlight(t *testing.T) {
+	requireSlow(t)
+	t.Parallel()
+	c := runHelper(t, "upload")
+	addr := strings.TrimPrefix(c.waitLine("listening: "), "listening: ")
+	signalled := make(chan time.Time, 1)
+	term := func() {
+		signalled <- time.Now()
+		_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	uploadsThroughShutdown(t, addr, term, signalled, uploadGrace, "")
+	if code := c.wait(); code != 0 {
+		t.Errorf("exit status %d, want 0 (Run returned nil)", code)
+	}
+	if c.index("run: returned <nil>") < 0 {
+		t.Error("Run did not return nil")
+	}
+}
+
+// uploadsThroughShutdown runs the two uploads of the shutdown tests
+// against addr: a whole one of 2 MiB in 20 chunks 100 ms apart, calling
+// signal after its fifth chunk (signal sends the time the shutdown began
+// on began), and one 12 bytes short of its Content-Length. It requires the
+// whole one answered 200 with Connection: close, and the short one 408
+// with Connection: close before grace has passed since the signal; pid,
+// when not empty, is the X-Pid both answers must carry.
+func uploadsThroughShutdown(t *testing.T, addr string, signal func(), began <-chan time.Time, grace time.Duration, pid string) {
+	t.Helper()
+	const size, chunks, gap = 2 << 20, 20, 100 * time.Millisecond
+	type upload struct {
+		r   result
+		at  time.Time
+		err error
+	}
+	whole, short := make(chan upload, 1), make(chan upload, 1)
+	wholeConn := dialBounded(t, addr, 30*time.Second)
+	shortConn := dialBounded(t, addr, 30*time.Second)
+	go func() {
+		r, at, err := slowUpload(shortConn, size, size/chunks*chunks, chunks, gap, -1, nil)
+		short <- upload{r, at, err}
+	}()
+	go func() {
+		r, at, err := slowUpload(wholeConn, size, size, chunks, gap, 4, signal)
+		whole <- upload{r, at, err}
+	}()
+	w, s := <-whole, <-short
+	if w.err != nil || w.r.status != 200 || string(w.r.body) != fmt.Sprintf("got %d", size) || !w.r.close {
+		t.Errorf("the whole upload: %d %q close=%v, %v; want 200 \"got %d\" with Connection: close", w.r.status, w.r.body, w.r.close, w.err, size)
+	}
+	if s.err != nil {
+		t.Fatalf("the upload 12 bytes short got no answer: %v", s.err)
+	}
+	wireEnvelope(t, s.r, 408, "FX_REQUEST_TIMEOUT")
+	if since := s.at.Sub(<-began); !s.r.close || since >= grace {
+		t.Errorf("the short upload's 408: Connection: close = %v, %v after the signal; want true, within the grace period (%v)", s.r.close, since, grace)
+	}
+	if pid != "" && (w.r.header.Get("X-Pid") != pid || s.r.header.Get("X-Pid") != "") {
+		t.Errorf("answered by pid %q and %q; want the old process, %s", w.r.header.Get("X-Pid"), s.r.header.Get("X-Pid"), pid)
+	}
+}
+
+// neverReadyTimeout is the UpgradeTimeout of TestRunUpgradeTimeout's child.
+const neverReadyTimeout = 400 * time.Millisecond
+
+// TestRunUpgradeTimeout: RunConfig.UpgradeTimeout bounds the wait for a
+// new process that never reports ready (it was a fixed minute): after
+// 400 ms the new process is killed, the failure is logged with the bound,
+// and the old process, which served as before meanwhile, keeps serving;
+// SIGTERM then shuts it down cleanly.
+func TestRunUpgradeTimeout(t *testing.T) {
+	requireSlow(t)
+	t.Parallel()
+	c := runHelper(t, "never-ready")
+	addr := strings.TrimPrefix(c.waitLine("listening: "), "listening: ")
+	began := time.Now()
+	if err := c.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	c.waitLine("new process: never reporting ready")
+	// Meanwhile the old process serves.
+	upload := func(what string) {
+		conn := dialBounded(t, addr, 10*time.Second)
+		r, _, err := slowUpload(conn, 3, 3, 1, 0, -1, nil)
+		if err != nil || r.status != 200 || string(r.body) != "got 3" {
+			t.Fatalf("%s: %d %q, %v; want 200 \"got 3\"", what, r.status, r.body, err)
+		}
+	}
+	upload("while the new process is awaited")
+	line := c.waitLine("upgrade failed")
+	if took := time.Since(began); !strings.Contains(line, "not ready within 400ms") || took > 20*time.Second {
+		t.Errorf("after %v: %q; want the failure at the 400ms bound", took, line)
+	}
+	upload("after the failed hand-off")
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := c.wait(); code != 0 {
+		t.Errorf("exit status %d, want 0", code)
 	}
 }
 
@@ -233,6 +374,31 @@ func TestRunListenerErrorShutsDown(t *testing.T) {
 	}
 	if !ranShutdown() {
 		t.Error("OnShutdown did not run")
+	}
+}
+
+// A PID file that cannot be written makes Run refuse to start: it returns
+// the error at once, having served nothing, and the listener is closed.
+// Before, the failure was logged and Run served on, so that a supervisor
+// following the PID file followed nothing.
+func TestRunRefusesAnUnwritablePIDFile(t *testing.T) {
+	app := quiet()
+	ranShutdown := onShutdownRan(app, nil)
+	ln := listenLoopback(t)
+	pidFile := filepath.Join(t.TempDir(), "missing", "app.pid")
+	done := make(chan error, 1)
+	go func() {
+		done <- app.RunListener(context.Background(), ln, fx.RunConfig{PIDFile: pidFile, OnListen: func(net.Addr) {}})
+	}()
+	err := kittest.Within(t, done, "Run still serving with a PID file it could not write")
+	if err == nil || !strings.Contains(err.Error(), "PID file") || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Run = %v, want the PID file's error", err)
+	}
+	if accepts(ln.Addr().String()) {
+		t.Error("the listener still accepts after Run refused to start")
+	}
+	if ranShutdown() {
+		t.Error("OnShutdown ran for an App that never served")
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/fxhq/fx/internal/conn"
 	"github.com/valyala/fasthttp"
@@ -227,9 +228,15 @@ func (a *App) Shutdown() error {
 // (context.Cause(ctx), joined with theirs). A connection whose request is
 // still running is not cut off: its response is sent with Connection:
 // close, and the connection is then closed (unless the process exits
-// first, which is what the bound is for). A second call waits, within its
-// own ctx, for the first shutdown to finish and returns the first's
-// result.
+// first, which is what the bound is for). A request whose head has been
+// read is in flight too: its body is read to the end and it is answered.
+// When ctx has a deadline, a request still being read a quarter of the
+// time left before it (at most one second before it) is answered 408
+// FX_REQUEST_TIMEOUT with Connection: close, so that its client gets an
+// answer within the bound instead of a connection closed at its end (a
+// body that stopped short of its Content-Length, an upload too slow for
+// the bound). A second call waits, within its own ctx, for the first
+// shutdown to finish and returns the first's result.
 func (a *App) ShutdownWithContext(ctx context.Context) error {
 	first, lns, done := a.life.begin()
 	if !first {
@@ -244,6 +251,14 @@ func (a *App) ShutdownWithContext(ctx context.Context) error {
 	a.baseCancel()         // in-flight handlers see c.Context() done
 	for _, ln := range lns {
 		ln.Close() // also those fasthttp has not registered yet (see serveListener)
+	}
+	if d, ok := ctx.Deadline(); ok {
+		// A request still being read by then is answered 408 within the
+		// bound rather than left unanswered at its end (internal/conn).
+		cut := d.Add(-min(time.Until(d)/4, readCutReserve))
+		for _, ln := range lns {
+			conn.EndReadsBy(ln, cut)
+		}
 	}
 	a.srvMu.Lock()
 	srv := a.server
@@ -287,6 +302,11 @@ func (a *App) ShutdownWithContext(ctx context.Context) error {
 	a.life.finish(err)
 	return err
 }
+
+// readCutReserve is the most time a bounded shutdown keeps, before its
+// deadline, for answering the requests still being read (see
+// ShutdownWithContext) and for their connections' draining close.
+const readCutReserve = time.Second
 
 // transportError answers what fasthttp could not hand to a handler (a
 // malformed request, a body or headers over the limit, a read timeout, a

@@ -40,8 +40,9 @@ import (
 // same addr take the inherited socket instead of listening; once every
 // inherited socket is served the new process reports ready. A new process
 // that fails before that (a boot error, a crash) or does not report
-// within a minute leaves the old one serving: Upgrade returns the
-// error and the old process carries on as if nothing happened.
+// within RunConfig.UpgradeTimeout (a minute by default) leaves the old one
+// serving: Upgrade returns the error and the old process carries on as if
+// nothing happened; it serves as before while it waits.
 //
 // This is what cloudflare/tableflip does for Go services; fx implements
 // it in the core (about two hundred lines) rather than depend on it:
@@ -57,7 +58,8 @@ import (
 // Cost: nothing per connection or request; Upgrade costs a process start.
 
 // upgradeTimeout bounds how long Upgrade waits for the new process to
-// report ready before it ends that process and gives up.
+// report ready before it ends that process and gives up, unless Run was
+// given RunConfig.UpgradeTimeout.
 const upgradeTimeout = time.Minute
 
 // envHandoff describes the inherited sockets: the parent's PID, then the
@@ -147,6 +149,15 @@ type upgrader struct {
 	started bool            // an Upgrade is running or has succeeded
 	done    chan struct{}   // closed when a hand-off succeeded
 	watched int             // Runs watching done (they drain; else Upgrade starts Shutdown)
+	timeout time.Duration   // the wait for the new process's report; 0: upgradeTimeout
+}
+
+// setTimeout records RunConfig.UpgradeTimeout (0 or negative: the
+// default).
+func (u *upgrader) setTimeout(d time.Duration) {
+	u.mu.Lock()
+	u.timeout = max(d, 0)
+	u.mu.Unlock()
 }
 
 type keyedListener struct {
@@ -184,7 +195,8 @@ func (u *upgrader) watch(delta int) {
 // without refusing or resetting a connection (see the hand-off above): it
 // starts the new process with the listening sockets Run, Listen or
 // ListenTLS opened, waits until it reports that it serves them (at most
-// one minute; then it ends the new process and returns an error), and
+// RunConfig.UpgradeTimeout, one minute by default; then it ends the new
+// process and returns an error; this process serves as before meanwhile), and
 // then begins this App's shutdown: under Run, Run drains within its
 // GracePeriod and returns nil; otherwise Upgrade starts
 // Shutdown, and Listen returns when it completes. The new process shares
@@ -212,9 +224,13 @@ func (a *App) Upgrade() error {
 		return ErrUpgradeUnsupported
 	}
 	u.started = true
+	timeout := u.timeout
 	u.mu.Unlock()
+	if timeout == 0 {
+		timeout = upgradeTimeout
+	}
 
-	pid, err := a.startSuccessor(lns)
+	pid, err := a.startSuccessor(lns, timeout)
 	u.mu.Lock()
 	if err != nil {
 		u.started = false
@@ -234,9 +250,9 @@ func (a *App) Upgrade() error {
 	return nil
 }
 
-// startSuccessor starts the new process with lns and waits for its
-// readiness report; it returns the new process's PID.
-func (a *App) startSuccessor(lns []keyedListener) (int, error) {
+// startSuccessor starts the new process with lns and waits, at most
+// timeout, for its readiness report; it returns the new process's PID.
+func (a *App) startSuccessor(lns []keyedListener, timeout time.Duration) (int, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, fmt.Errorf("fx: Upgrade: %w", err)
@@ -280,7 +296,7 @@ func (a *App) startSuccessor(lns []keyedListener) (int, error) {
 		line, _ := bufio.NewReader(io.LimitReader(r, 32)).ReadString('\n')
 		report <- strings.TrimSpace(line)
 	}()
-	t := time.NewTimer(upgradeTimeout)
+	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
 	case s := <-report:
@@ -296,6 +312,6 @@ func (a *App) startSuccessor(lns []keyedListener) (int, error) {
 	case <-t.C:
 		proc.Kill()
 		proc.Wait()
-		return 0, fmt.Errorf("fx: Upgrade: the new process (pid %d) was not ready within %v; killed", proc.Pid, upgradeTimeout)
+		return 0, fmt.Errorf("fx: Upgrade: the new process (pid %d) was not ready within %v; killed", proc.Pid, timeout)
 	}
 }

@@ -129,6 +129,37 @@ func TestDeployHandOffFailureKeepsServing(t *testing.T) {
 	kittest.WaitGone(t, last)
 }
 
+// TestDeployUploadDuringHandOff: the uploads of
+// TestRunSignalAnswersUploadsInFlight, with SIGHUP (the hand-off) instead
+// of SIGTERM: the whole upload is answered by the old process, 200 with
+// Connection: close; the one 12 bytes short is answered 408 with
+// Connection: close within the old process's grace period (3 s); and the
+// old process's Run returns nil. Before, the short one got no byte back
+// and the old process ended with "grace period ... ended with requests
+// still running".
+func TestDeployUploadDuringHandOff(t *testing.T) {
+	const grace = 3 * time.Second
+	t.Setenv("GRACE", grace.String())
+	d := startDeploy(t, "handoff")
+	old := d.PID(t)
+	began := make(chan time.Time, 1)
+	hup := func() {
+		began <- time.Now()
+		_ = syscall.Kill(old, syscall.SIGHUP)
+	}
+	uploadsThroughShutdown(t, d.Addr, hup, began, grace, strconv.Itoa(old))
+	kittest.WaitGone(t, old)
+	next := d.PID(t)
+	if next == old {
+		t.Fatal("no new process took over")
+	}
+	if b, _ := os.ReadFile(d.Out.Name()); strings.Contains(string(b), "grace period") {
+		t.Errorf("the old process's Run failed:\n%s", b)
+	}
+	syscall.Kill(next, syscall.SIGTERM)
+	kittest.WaitGone(t, next)
+}
+
 func TestDeployPlainRestartFails(t *testing.T) {
 	d := startDeploy(t, "plain")
 	d.run(t, func(i int) {

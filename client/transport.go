@@ -157,6 +157,9 @@ func newStdTransport(c *http.Client, limit int, p *redirects) stdTransport {
 	cp := *c // the caller's client is left as it is
 	check := c.CheckRedirect
 	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+			return http.ErrUseLastResponse // the redirect is the answer (file:, ftp:), as on fasthttp
+		}
 		// net/http has copied the first request's headers, and removed
 		// Authorization and cookies only for another domain: remove every
 		// credential on a hop to another origin (port or scheme included).

@@ -138,6 +138,27 @@ func TestRedirectToAnotherOriginDropsCredentials(t *testing.T) {
 	})
 }
 
+// A redirect to a scheme other than http and https is the answer, on
+// both transports. net/http's transport failed the call with
+// "unsupported protocol scheme" for a Location of file:///etc/passwd
+// (the fasthttp transport returned the 302).
+func TestRedirectToAnotherSchemeIsTheAnswer(t *testing.T) {
+	for _, loc := range []string{"file:///etc/passwd", "ftp://example.com/x", "javascript:alert(1)"} {
+		transports(t, func(t *testing.T, cfg Config) {
+			srv := rawServer(t, redirect(302, loc))
+			cfg.BaseURL = srv.url
+			c := New(fast(cfg))
+			resp, err := c.Do(context.Background(), &Request{Method: "GET", Path: "/go"})
+			if err != nil {
+				t.Fatalf("%s: %v, want the 302 as the answer", loc, err)
+			}
+			if resp.Status != 302 || resp.Header.Get("Location") != loc || srv.count.Load() != 1 {
+				t.Fatalf("%s: %d, Location %q, %d requests; want the 302 itself, one request", loc, resp.Status, resp.Header.Get("Location"), srv.count.Load())
+			}
+		})
+	}
+}
+
 // A redirect within the origin keeps every header; a 303 turns a POST
 // into a GET without a body.
 func TestRedirectWithinTheOrigin(t *testing.T) {

@@ -215,8 +215,25 @@ type Timeouts struct {
 }
 
 // connTimeouts are the phase bounds of a served connection in
-// nanoseconds; 0 disables one. Shared by the connections of a listener.
-type connTimeouts struct{ read, write, idle int64 }
+// nanoseconds; 0 disables one. Shared by the connections of a listener,
+// whose readsBy (nil outside a Listener) is the shutdown's bound on every
+// read (EndReadsBy, drain.go): 0 until a shutdown sets it.
+type connTimeouts struct {
+	read, write, idle int64
+	readsBy           *atomic.Int64
+}
+
+// readBound is the latest a read may wait until (clockBase ns), from
+// EndReadsBy; noDeadline before a shutdown set one. Cost: a nil check and
+// an atomic load.
+func (l *connTimeouts) readBound() int64 {
+	if l.readsBy != nil {
+		if n := l.readsBy.Load(); n != 0 {
+			return n
+		}
+	}
+	return noDeadline
+}
 
 // limits is t as phase bounds.
 func (t Timeouts) limits() connTimeouts {
@@ -270,10 +287,10 @@ func newTimeoutConn(c net.Conn, limits *connTimeouts, lazy bool) *timeoutConn {
 		tc.clock = &phases
 		tc.clock.acquire(longest)
 	}
-	if limits.read > 0 || (!lazy && limits.write > 0) {
+	if bound := limits.readBound(); limits.read > 0 || (!lazy && limits.write > 0) || bound != noDeadline {
 		now := monoNow()
 		tc.mu.Lock()
-		_ = tc.setLocked(&tc.rd, true, phaseEnd(now, limits.read))
+		_ = tc.setLocked(&tc.rd, true, min(phaseEnd(now, limits.read), bound))
 		if !lazy {
 			_ = tc.setLocked(&tc.wd, false, phaseEnd(now, limits.write))
 		}
@@ -319,11 +336,29 @@ func (c *timeoutConn) set(s *deadlineState, read bool, want int64) error {
 	return c.setLocked(s, read, want)
 }
 
-// setPhase is setLocked for a deadline from phaseFromNow.
+// setPhase is setLocked for a deadline from phaseFromNow; a read's is
+// cut to the shutdown's bound on reads (readBound), which is precise.
 func (c *timeoutConn) setPhase(s *deadlineState, read bool, want int64) error {
+	if read {
+		if bound := c.limits.readBound(); bound < want {
+			return c.setLocked(s, read, bound)
+		}
+	}
 	err := c.setLocked(s, read, want)
 	s.coarse = c.clock != nil
 	return err
+}
+
+// endReadsBy cuts the read deadline to n (clockBase ns) when it is later,
+// waking a read blocked past it; a connection handed over keeps its own.
+// Phases that begin later are cut by setPhase.
+func (c *timeoutConn) endReadsBy(n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.handedOver.Load() || c.rd.want <= n {
+		return
+	}
+	_ = c.setLocked(&c.rd, true, n)
 }
 
 // setLocked records want and arms it when it must be: earlier than the
@@ -436,7 +471,7 @@ func (c *timeoutConn) SetReadDeadline(t time.Time) error {
 	if c.handedOver.Load() {
 		return c.Conn.SetReadDeadline(t)
 	}
-	return c.set(&c.rd, true, deadlineNanos(t))
+	return c.set(&c.rd, true, min(deadlineNanos(t), c.limits.readBound()))
 }
 
 // SetWriteDeadline sets the write deadline until the next idle phase; the

@@ -22,7 +22,9 @@
 //   - Draining close (drain.go): once the listener is closed, a
 //     connection's Close half-closes it and discards what the client still
 //     sends, so that a client racing the close reads a clean end of stream
-//     rather than a reset; WaitDrained lets the shutdown wait for them.
+//     rather than a reset; WaitDrained lets the shutdown wait for them,
+//     and EndReadsBy ends the reads still waiting by the shutdown's
+//     deadline, so that such a request is answered within it.
 //   - Framing guard (framing.go): FramingGuard, fasthttp's HeaderReceived
 //     hook, refuses ambiguous framing (request smuggling) and a body
 //     announced over the limit; MarkedFault tells the server's

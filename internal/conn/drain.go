@@ -59,20 +59,67 @@ func (l *limitListener) drainClose(c *limitConn) {
 // draining way has finished closing. It returns ctx's error when ctx
 // ended first; for another listener it returns nil at once.
 func WaitDrained(ctx context.Context, ln net.Listener) error {
+	l := limitListenerOf(ln)
+	if l == nil {
+		return nil
+	}
+	select {
+	case <-l.drains.idle():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// limitListenerOf is the Listener from NewListener that ln is or wraps
+// (through Unwrap), or nil.
+func limitListenerOf(ln net.Listener) *limitListener {
 	for {
 		if l, ok := ln.(*limitListener); ok {
-			select {
-			case <-l.drains.idle():
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+			return l
 		}
 		u, ok := ln.(interface{ Unwrap() net.Listener })
 		if !ok {
 			return nil
 		}
 		ln = u.Unwrap()
+	}
+}
+
+// Reads bounded by the shutdown. A request whose head has been read is in
+// flight: a shutdown lets it arrive whole and answers it. But a body that
+// stops short of its Content-Length (a client gone quiet, a miscounted
+// upload) would hold its connection until ReadTimeout (10 s by default),
+// and a shutdown bounded by a shorter grace period ended with the request
+// unanswered: no byte of a response, the connection closed when the
+// process exited, and the shutdown reporting requests still running.
+//
+// EndReadsBy bounds every read of ln's connections by deadline: reads in
+// progress (their socket deadline is moved, which wakes a blocked read)
+// and those of phases that begin later. A read still waiting then fails
+// with a timeout, which the server answers as a request not received in
+// time (fx: 408 FX_REQUEST_TIMEOUT, Connection: close). A connection handed
+// over (hijacked) keeps its own deadlines. For a listener not from
+// NewListener it does nothing. Cost: a walk of the open connections, each
+// a lock and at most one deadline move; nothing before it is called but
+// the list's two locks per connection (Accept) and an atomic load per
+// phase change.
+func EndReadsBy(ln net.Listener, deadline time.Time) {
+	l := limitListenerOf(ln)
+	if l == nil {
+		return
+	}
+	n := deadlineNanos(deadline)
+	if n == 0 {
+		n = 1 // 0 means no bound
+	}
+	l.readsBy.Store(n)
+	l.connsMu.Lock()
+	defer l.connsMu.Unlock()
+	for c := l.conns; c != nil; c = c.next {
+		if tc, ok := c.Conn.(*timeoutConn); ok {
+			tc.endReadsBy(n)
+		}
 	}
 }
 

@@ -64,7 +64,7 @@ const fdReserve = 64
 // descriptorBudget is the soft RLIMIT_NOFILE minus fdReserve, or 0 when the
 // platform has no such limit or it is too large to matter.
 func descriptorBudget() int {
-	n := nofileLimit()
+	n := NofileLimit()
 	if n == 0 || n > 1<<30 {
 		return 0
 	}
@@ -205,6 +205,10 @@ type limitListener struct {
 
 	draining atomic.Bool // set by Close: connections close the draining way (drain.go)
 	drains   drainCount  // draining closes in progress
+
+	readsBy atomic.Int64 // the shutdown's bound on reads (EndReadsBy, drain.go); 0: none
+	connsMu sync.Mutex
+	conns   *limitConn // the open connections, linked through limitConn.prev and next
 }
 
 // NewListener wraps ln so that at most cfg.Limit connections are open at
@@ -216,7 +220,7 @@ func NewListener(ln net.Listener, cfg Config) net.Listener {
 	if _, ok := ln.(*limitListener); ok {
 		return ln
 	}
-	return &limitListener{
+	l := &limitListener{
 		Listener:     ln,
 		limit:        int64(cfg.Limit),
 		maxRejecting: refusalBudget(),
@@ -226,6 +230,8 @@ func NewListener(ln net.Listener, cfg Config) net.Listener {
 		observe:      cfg.Observe,
 		timeouts:     cfg.Timeouts.limits(),
 	}
+	l.timeouts.readsBy = &l.readsBy
+	return l
 }
 
 // Accept returns the next connection within the limit, answering and
@@ -233,9 +239,10 @@ func NewListener(ln net.Listener, cfg Config) net.Listener {
 // (EMFILE, ENFILE, ECONNABORTED, ...) are retried after a backoff of 5 ms
 // doubling to 1 s and logged at most once a second; fasthttp would end
 // Serve on them. Other errors are returned as they are. Cost per accepted
-// connection: one atomic add, and the limitConn and its timeoutConn
-// (deadline.go), one allocation each; the retry path costs nothing until
-// accept fails.
+// connection: one atomic add, the limitConn and its timeoutConn
+// (deadline.go), one allocation each, and an uncontended lock to list it
+// among the open connections (and one when it is released); the retry
+// path costs nothing until accept fails.
 func (l *limitListener) Accept() (net.Conn, error) {
 	var delay time.Duration
 	for {
@@ -252,9 +259,13 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		delay = 0
 		if l.open.Add(1) <= l.limit {
 			if tc, ok := c.(tlsConnState); ok {
-				return &limitTLSConn{&limitConn{Conn: newTimeoutConn(c, &l.timeouts, false), l: l}, tc}, nil
+				lc := &limitConn{Conn: newTimeoutConn(c, &l.timeouts, false), l: l}
+				l.list(lc)
+				return &limitTLSConn{lc, tc}, nil
 			}
-			return &limitConn{Conn: newTimeoutConn(c, &l.timeouts, true), l: l}, nil
+			lc := &limitConn{Conn: newTimeoutConn(c, &l.timeouts, true), l: l}
+			l.list(lc)
+			return lc, nil
 		}
 		l.open.Add(-1)
 		l.refuse(c)
@@ -398,7 +409,10 @@ type limitConn struct {
 	closed  atomic.Bool
 	linger  atomic.Bool // set by errorResponse; Close may come from Shutdown's goroutine
 	gotByte bool        // some request byte was read (fasthttp's connection goroutine only)
-	bareLF  bool        // the last read was a head ended by a bare LF (bareblock.go); same goroutine
+	listed  bool        // in l.conns (under l.connsMu)
+	prev    *limitConn  // l.conns's links, under l.connsMu
+	next    *limitConn
+	bareLF  bool // the last read was a head ended by a bare LF (bareblock.go); same goroutine
 }
 
 // Read notes that the client sent something, and fails at once with
@@ -486,7 +500,36 @@ func (c *limitConn) Close() error {
 	return c.Conn.Close()
 }
 
+// list adds c to the listener's open connections (EndReadsBy walks them).
+func (l *limitListener) list(c *limitConn) {
+	l.connsMu.Lock()
+	c.listed, c.next = true, l.conns
+	if l.conns != nil {
+		l.conns.prev = c
+	}
+	l.conns = c
+	l.connsMu.Unlock()
+}
+
+// unlist removes c from the open connections, once.
+func (l *limitListener) unlist(c *limitConn) {
+	l.connsMu.Lock()
+	if c.listed {
+		if c.prev != nil {
+			c.prev.next = c.next
+		} else {
+			l.conns = c.next
+		}
+		if c.next != nil {
+			c.next.prev = c.prev
+		}
+		c.listed, c.prev, c.next = false, nil, nil
+	}
+	l.connsMu.Unlock()
+}
+
 func (c *limitConn) release() {
+	c.l.unlist(c)
 	c.l.open.Add(-1)
 	if tc, ok := c.Conn.(*timeoutConn); ok {
 		tc.done() // its phase clock (deadline.go)

@@ -2,6 +2,6 @@
 
 package conn
 
-// nofileLimit: this platform has no RLIMIT_NOFILE; the connection limit is
+// NofileLimit: this platform has no RLIMIT_NOFILE; the connection limit is
 // Config.Concurrency alone.
-func nofileLimit() uint64 { return 0 }
+func NofileLimit() uint64 { return 0 }

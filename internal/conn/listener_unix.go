@@ -4,9 +4,11 @@ package conn
 
 import "syscall"
 
-// nofileLimit is the soft RLIMIT_NOFILE (0 if it cannot be read, or is
-// unlimited).
-func nofileLimit() uint64 {
+// NofileLimit is the soft RLIMIT_NOFILE, the most descriptors the process
+// may have open (0 if it cannot be read, or is unlimited): the connection
+// limit's budget, and fx's bound on the descriptors socket activation may
+// pass (activation.go).
+func NofileLimit() uint64 {
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
 		return 0

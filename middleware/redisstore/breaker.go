@@ -13,19 +13,22 @@ import (
 
 // ErrUnavailable is what Allow returns, without asking Redis, while the
 // circuit is open: the last FailureThreshold calls in a row failed
-// and no background probe has got an answer since. ratelimit.New
+// and no probe has got an answer since. ratelimit.New
 // then answers as FailOpen says (by default 503 FX_SERVICE_UNAVAILABLE).
 var ErrUnavailable = errors.New("redisstore: Redis did not answer the last calls; not waiting for it until a probe does (circuit open)")
 
 // breaker is the circuit breaker in front of Redis.
 //
 // Closed, every call goes to Redis; threshold failures in a row open it.
-// Open, calls fail at once with ErrUnavailable, and the first call at
-// least interval after the last probe starts one probe in the background
-// (probing guards that only one runs); the probe that gets an answer
-// closes it. Opening and closing are each logged once, by the goroutine
-// whose CompareAndSwap made the change. Probes are started by calls, so
-// an idle store runs no goroutine.
+// Open, calls fail at once with ErrUnavailable, except the first call at
+// least interval after the last probe: it goes to Redis itself, as the
+// probe (half-open; probing guards that only one runs), and is answered
+// with what Redis answers. The probe that gets an answer closes the
+// circuit; one that fails keeps it open for another interval. So the
+// request that finds Redis back is served, not refused while a probe of
+// its own making runs in the background. Opening and closing are each
+// logged once, by the goroutine whose CompareAndSwap made the change.
+// Probes are calls, so an idle store runs no goroutine.
 //
 // Cost per call while closed: two atomic loads (and a store after a
 // failure or the first success after one).
@@ -33,7 +36,6 @@ type breaker struct {
 	threshold int32
 	interval  time.Duration
 	logger    *slog.Logger
-	probe     func(context.Context) error
 
 	open      atomic.Bool
 	failures  atomic.Int32 // consecutive failed calls while closed
@@ -42,17 +44,21 @@ type breaker struct {
 	probing   atomic.Bool
 }
 
-// ready reports whether a call may go to Redis. While open it answers
-// false and starts a probe when one is due.
-func (b *breaker) ready() bool {
+// admit reports whether a call may go to Redis, and whether it is the
+// probe of an open circuit (then the caller reports its outcome with
+// probed).
+func (b *breaker) admit() (ok, probe bool) {
 	if b == nil || !b.open.Load() {
-		return true
+		return true, false
 	}
 	if now := time.Now().UnixNano(); now >= b.nextProbe.Load() && b.probing.CompareAndSwap(false, true) {
-		go b.runProbe()
+		return true, true
 	}
-	return false
+	return false, false
 }
+
+// isOpen reports whether the circuit is open (false without a breaker).
+func (b *breaker) isOpen() bool { return b != nil && b.open.Load() }
 
 // success records a call Redis answered.
 func (b *breaker) success() {
@@ -75,15 +81,20 @@ func (b *breaker) failure(err error) {
 	b.openedAt.Store(now.UnixNano())
 	b.nextProbe.Store(now.Add(b.interval).UnixNano())
 	b.logger.LogAttrs(context.Background(), slog.LevelWarn,
-		"redisstore: Redis is not answering; refusing at once and probing in the background",
+		"redisstore: Redis is not answering; refusing at once and probing with a call every interval",
 		slog.String("state", "open"), slog.Int("failures", int(n)), slog.Any("error", err))
 }
 
-// runProbe is one probe; it closes the circuit when Redis answers.
-func (b *breaker) runProbe() {
+// probed records the outcome of the probe admit let through: answered
+// (Redis answered it) closes the circuit; otherwise the next probe is
+// due an interval later, unless the call was cancelled by its own
+// caller (it says nothing of Redis: the next call probes).
+func (b *breaker) probed(answered, cancelled bool) {
 	defer b.probing.Store(false)
-	if err := b.probe(context.Background()); err != nil {
-		b.nextProbe.Store(time.Now().Add(b.interval).UnixNano())
+	if !answered {
+		if !cancelled {
+			b.nextProbe.Store(time.Now().Add(b.interval).UnixNano())
+		}
 		return
 	}
 	b.failures.Store(0)
@@ -103,9 +114,8 @@ type guard struct {
 }
 
 // newGuard is the guard cfg describes (its Timeout, FailureThreshold,
-// ProbeInterval and Logger, defaults applied) for calls through client;
-// probe is one cheap call that tells whether Redis answers.
-func newGuard(client redis.Scripter, cfg RateLimitStoreConfig, probe func(context.Context) error) guard {
+// ProbeInterval and Logger, defaults applied) for calls through client.
+func newGuard(client redis.Scripter, cfg RateLimitStoreConfig) guard {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
@@ -125,22 +135,28 @@ func newGuard(client redis.Scripter, cfg RateLimitStoreConfig, probe func(contex
 			interval:  cfg.ProbeInterval,
 			logger:    cfg.Logger,
 		}
-		g.br.probe = func(ctx context.Context) error { return g.bounded(ctx, probe) }
 	}
 	return g
 }
 
 // do runs call under the deadline, through the breaker: ErrUnavailable at
-// once while the circuit is open; a failure that is not the caller's own
-// cancellation counts towards opening it (a deadline of the caller's that
-// Redis did not meet counts: the idempotency middleware gives each call
-// one as short as the store's).
+// once while the circuit is open, but for the call that is its probe; a
+// failure that is not the caller's own cancellation counts towards
+// opening it (a deadline of the caller's that Redis did not meet counts:
+// the idempotency middleware gives each call one as short as the
+// store's).
 func (g *guard) do(ctx context.Context, call func(context.Context) error) error {
-	if !g.br.ready() {
+	ok, probe := g.br.admit()
+	if !ok {
 		return ErrUnavailable
 	}
-	if err := g.bounded(ctx, call); err != nil {
-		if !errors.Is(ctx.Err(), context.Canceled) { // not the request's own cancellation: Redis's failure
+	err := g.bounded(ctx, call)
+	cancelled := err != nil && errors.Is(ctx.Err(), context.Canceled) // the request's own cancellation, not Redis's failure
+	if probe {
+		g.br.probed(err == nil, cancelled)
+	}
+	if err != nil {
+		if !cancelled {
 			g.br.failure(err)
 		}
 		return err

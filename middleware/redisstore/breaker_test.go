@@ -188,3 +188,31 @@ func TestRedisHungFailsFast(t *testing.T) {
 		srv.Stop()
 	}
 }
+
+// TestRedisBackServesTheProbingRequest: once Redis answers again, the
+// first request after ProbeInterval is itself the probe (the circuit is
+// half-open) and is served, 200, closing the circuit; the requests before
+// it are refused at once. Before, that request started a probe in the
+// background and was refused 503 without waiting for it: the first
+// request after the recovery was always refused.
+func TestRedisBackServesTheProbingRequest(t *testing.T) {
+	srv := redistest.Start(t)
+	log := &stateLog{}
+	app := storeApp(t, &redis.Options{Addr: srv.Addr}, log)
+	if r := serve(app, "c"); r.status != 200 {
+		t.Fatalf("Redis up: %d %s", r.status, r.body)
+	}
+	srv.Stop()
+	limitRefusals(t, app)
+	srv.Restart()
+	time.Sleep(redisstore.DefaultProbeInterval + 50*time.Millisecond) // a probe is due
+	if r := serve(app, "c"); r.status != 200 {
+		t.Fatalf("the first request after Redis came back: %d %s %s, want 200 (it is the probe)", r.status, r.code, r.body)
+	}
+	if o, c := log.count("open"), log.count("closed"); o != 1 || c != 1 {
+		t.Fatalf("log states %q, want one open and one closed", log.states)
+	}
+	if r := serve(app, "c"); r.status != 200 {
+		t.Fatalf("the next request: %d %s", r.status, r.body)
+	}
+}

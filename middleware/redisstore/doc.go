@@ -64,10 +64,11 @@
 //     hold a request for seconds: 3 retries with backoff, 3 s reads);
 //   - a circuit breaker: after FailureThreshold failures in a row
 //     (default 3) Allow returns ErrUnavailable at once, without touching
-//     Redis, while one probe at a time (every ProbeInterval,
-//     default 250 ms, started by incoming calls) checks whether Redis
-//     answers again; the first probe that gets an answer closes the
-//     circuit. Opening and closing are logged once each (Logger),
+//     Redis, but for one call every ProbeInterval (default 250 ms):
+//     that call goes to Redis as the probe (one at a time), and is
+//     answered with what Redis answers; the first probe that gets an
+//     answer is served and closes the circuit (the request that finds
+//     Redis back is not refused). Opening and closing are logged once each (Logger),
 //     never once per refused request.
 //
 // Measured on loopback with a client on go-redis's default options

@@ -26,8 +26,8 @@ type IdempotencyStoreConfig struct {
 	// the same defaults: a call waits at most 100 ms whatever the client's
 	// options (go-redis's defaults alone hold a call for seconds with
 	// Redis down), and after 3 failures in a row calls fail at once with
-	// ErrUnavailable until a background probe (SCRIPT LOAD of the claim
-	// script) gets an answer. The idempotency middleware's own
+	// ErrUnavailable until a probe (a call let through every
+	// ProbeInterval, answered with what Redis answers) gets an answer. The idempotency middleware's own
 	// Config.StoreTimeout still bounds each call too: the earlier wins.
 	Timeout          time.Duration
 	FailureThreshold int
@@ -99,7 +99,7 @@ func NewIdempotencyStore(client redis.Scripter, cfg IdempotencyStoreConfig) *Ide
 	s.guard = newGuard(client, RateLimitStoreConfig{
 		Timeout: cfg.Timeout, FailureThreshold: cfg.FailureThreshold,
 		ProbeInterval: cfg.ProbeInterval, Logger: cfg.Logger,
-	}, func(ctx context.Context) error { return claimScript.Load(ctx, client).Err() })
+	})
 	return s
 }
 
@@ -212,7 +212,7 @@ var errLateClaim = errors.New("redisstore: claim: Redis ran it after the request
 // it removes that claim only. Skipped while the circuit is open (Redis is
 // not answering; a claim it runs later is refused by its deadline).
 func (s *IdempotencyStore) releaseLate(key string, token uint64) {
-	if !s.br.ready() {
+	if s.br.isOpen() {
 		return
 	}
 	go func() { _ = s.Release(context.Background(), key, token) }()

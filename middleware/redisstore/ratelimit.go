@@ -41,16 +41,17 @@ type RateLimitStoreConfig struct {
 
 	// FailureThreshold is how many calls in a row must fail (time out, or
 	// find no connection) to open the circuit: from then on Allow returns
-	// ErrUnavailable at once, without waiting for Redis, until a probe in
-	// the background gets an answer. A call cancelled by its request's
+	// ErrUnavailable at once, without waiting for Redis, until a probe
+	// gets an answer. A call cancelled by its request's
 	// own context does not count; one whose deadline (the store's or the
 	// caller's) passed does. Default DefaultFailureThreshold (3).
 	// Negative: no circuit breaker, every call goes to Redis.
 	FailureThreshold int
 
-	// ProbeInterval is how often, while the circuit is open, a call
-	// starts a probe (one SCRIPT LOAD of the decision script, bounded by
-	// Timeout, on its own goroutine; one at a time). Default
+	// ProbeInterval is how often, while the circuit is open, a call goes
+	// to Redis as the probe (the request's own call, bounded by Timeout;
+	// one at a time), and is answered with what Redis answers: the call
+	// that finds Redis back is served, and closes the circuit. Default
 	// DefaultProbeInterval (250 ms): the store notices a recovered Redis
 	// within about this long, if requests keep coming.
 	ProbeInterval time.Duration
@@ -79,7 +80,7 @@ func NewRateLimitStore(client redis.Scripter, cfg RateLimitStoreConfig) *RateLim
 		cfg.Prefix = DefaultRateLimitPrefix
 	}
 	s := &RateLimitStore{client: client, prefix: cfg.Prefix}
-	s.guard = newGuard(client, cfg, func(ctx context.Context) error { return gcra.Load(ctx, client).Err() })
+	s.guard = newGuard(client, cfg)
 	return s
 }
 

@@ -6,8 +6,10 @@
 //	POST /orders     201; records its Idempotency-Key in EXECLOG, one line per execution
 //	GET  /until-drain  200 once this process's shutdown (its drain) has begun, at most 20 s
 //	GET  /readyz     the readiness probe of package health (503 while draining)
+//	POST /upload     200 "got N" once the whole body (N bytes) has arrived
 //
 // Environment: ADDR (where to listen), PIDFILE (RunConfig.PIDFile),
+// GRACE (RunConfig.GracePeriod, a time.ParseDuration; default 10s),
 // UPGRADE=1 (SIGHUP hands the socket on to a new process: Upgrade),
 // EXECLOG (the file POST /orders appends to). It serves with Run, so
 // socket activation (LISTEN_FDS) is used when present.
@@ -54,6 +56,10 @@ func main() {
 		c.SetHeader("X-Pid", pid)
 		return c.Send(200, "text/plain", []byte("ok"))
 	})
+	app.Post("/upload", func(c *fx.Ctx) error {
+		c.SetHeader("X-Pid", pid)
+		return c.Send(200, "text/plain", []byte("got "+strconv.Itoa(len(c.Body()))))
+	})
 	orders := app.Group("", idempotency.New(idempotency.Config{Required: true}))
 	orders.Post("/orders", func(c *fx.Ctx) error {
 		key := string(c.RequestCtx().Request.Header.Peek("Idempotency-Key"))
@@ -67,6 +73,11 @@ func main() {
 	})
 
 	rc := fx.RunConfig{PIDFile: os.Getenv("PIDFILE"), GracePeriod: 10 * time.Second}
+	if g := os.Getenv("GRACE"); g != "" {
+		if rc.GracePeriod, err = time.ParseDuration(g); err != nil {
+			log.Fatal(err)
+		}
+	}
 	if os.Getenv("UPGRADE") == "1" {
 		rc.UpgradeSignal = syscall.SIGHUP
 	}
