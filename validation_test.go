@@ -301,3 +301,57 @@ func TestJSONBodySameMessagesAsContract(t *testing.T) {
 		}
 	}
 }
+
+// jsonBodyApps are two apps whose one route differs only by a call to
+// JSONBody[boundedOrderT]: the difference of their allocations is
+// JSONBody's.
+func jsonBodyApps() (with, without fasthttp.RequestHandler) {
+	a := fx.New()
+	a.Post("/", func(c *fx.Ctx) error {
+		if _, err := fx.JSONBody[boundedOrderT](c); err != nil {
+			return err
+		}
+		return c.NoContent(204)
+	})
+	b := fx.New()
+	b.Post("/", func(c *fx.Ctx) error { return c.NoContent(204) })
+	return a.Handler(), b.Handler()
+}
+
+// sampleOrder is a valid body for boundedOrderT: JSONBody allocates the
+// T, one buffer for its strings and the items slice.
+const sampleOrder = `{"customer":"ada","items":[{"sku":"A-1","qty":2}]}`
+
+// TestJSONBodyAllocations: JSONBody decodes the sample order with three
+// allocations (the T, its strings, its one slice): the schema of the type
+// is built once, not per request.
+func TestJSONBodyAllocations(t *testing.T) {
+	with, without := jsonBodyApps()
+	serve := func(h fasthttp.RequestHandler) float64 {
+		var rc fasthttp.RequestCtx
+		return testing.AllocsPerRun(200, func() {
+			rc.Request.Reset()
+			rc.Response.Reset()
+			rc.Request.Header.SetMethod("POST")
+			rc.Request.SetRequestURI("/")
+			rc.Request.Header.SetContentType("application/json")
+			rc.Request.SetBodyString(sampleOrder)
+			h(&rc)
+			if rc.Response.StatusCode() != 204 {
+				t.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
+			}
+		})
+	}
+	if got := serve(with) - serve(without); got != 3 {
+		t.Errorf("JSONBody: %v allocations on the sample order, want 3", got)
+	}
+}
+
+// BenchmarkJSONBody: a handler decoding the sample order with JSONBody
+// and answering 204, against the same handler without JSONBody (the
+// difference is JSONBody's cost).
+func BenchmarkJSONBody(b *testing.B) {
+	with, without := jsonBodyApps()
+	b.Run("jsonbody", func(b *testing.B) { kittest.BenchPost(b, with, "/", sampleOrder, 204) })
+	b.Run("none", func(b *testing.B) { kittest.BenchPost(b, without, "/", sampleOrder, 204) })
+}
