@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"math"
 	"reflect"
 	"slices"
 
@@ -136,18 +135,9 @@ func typeSchema(d *tdesc, ds *describer) map[string]any {
 		return map[string]any{"type": ds.collection("string"), "contentEncoding": "base64"}
 	case tBool:
 		return map[string]any{"type": "boolean"}
-	case tInt:
-		lo, hi := -float64(maxSafeInt), float64(maxSafeInt)
-		if d.bits < 64 {
-			lo, hi = -math.Ldexp(1, d.bits-1), math.Ldexp(1, d.bits-1)-1
-		}
-		return map[string]any{"type": "integer", "format": intFormat(d.bits <= 32), "minimum": lo, "maximum": hi}
-	case tUint:
-		hi := float64(maxSafeInt)
-		if d.bits < 64 {
-			hi = math.Ldexp(1, d.bits) - 1
-		}
-		return map[string]any{"type": "integer", "format": intFormat(d.bits < 32), "minimum": 0, "maximum": hi}
+	case tInt, tUint:
+		lo, hi := d.intRange()
+		return map[string]any{"type": "integer", "format": intFormat(d.bits <= 32 && (d.kind == tInt || d.bits < 32)), "minimum": lo, "maximum": hi}
 	case tFloat:
 		return map[string]any{"type": "number"}
 	case tSlice:

@@ -108,14 +108,11 @@ func numberIssue(d *tdesc, f float64) string {
 	if d.kind == tFloat {
 		return "Number is too large"
 	}
-	lo, hi := d.intRange()
-	switch {
-	case f != math.Trunc(f):
+	if f != math.Trunc(f) {
 		return "Expected an integer, got " + fmtNum(f)
-	case f < lo:
-		return "Must be at least " + fmtNum(lo)
 	}
-	return "Must be at most " + fmtNum(hi)
+	lo, hi := d.intRange()
+	return rangeIssue(f, lo, hi)
 }
 
 // checkType reports every type mismatch of the tree v against d and
