@@ -208,6 +208,9 @@ func structSchema(d *tdesc, ds *describer) map[string]any {
 	if len(required) > 0 {
 		out["required"] = required
 	}
+	if d.closed { // unknown keys refused (closedStruct); else ignored, as JSON Schema's default says
+		out["additionalProperties"] = false
+	}
 	return out
 }
 

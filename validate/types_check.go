@@ -191,9 +191,20 @@ func checkMember(d *tdesc, null bool, v any, st *state) any {
 // of a struct against the field's type.
 func checkMembers(d *tdesc, m map[string]any, st *state) {
 	if d.kind == tStruct {
-		for k, f := range fieldsIn(d, m, st) {
+		for _, k := range sortedKeys(m) {
+			if st.full() {
+				break
+			}
+			f := d.field(k)
+			if f == nil && !d.closed {
+				continue // an unknown key, ignored
+			}
 			st.push(k)
-			checkMember(f.d, f.null, m[k], st)
+			if f != nil {
+				checkMember(f.d, f.null, m[k], st)
+			} else if _, hole := m[k].(jsontree.Hole); !hole {
+				st.add(unknownKey) // a closed struct's (lenientRules leaves a hole)
+			}
 			st.pop()
 		}
 		return
