@@ -1501,14 +1501,14 @@ type GetOrdersResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		Orders *[]struct {
+		Orders []struct {
 			Created  time.Time `json:"created"`
 			Customer string    `json:"customer"`
 			Email    *string   `json:"email,omitempty"`
 
 			// Id Examples: ord_1
 			Id    string `json:"id"`
-			Lines *[]struct {
+			Lines []struct {
 				// Qty Examples: 2
 				Qty int64 `json:"qty"`
 
@@ -1552,14 +1552,14 @@ type GetOrdersResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetOrdersResponse) GetJSON200() *struct {
-	Orders *[]struct {
+	Orders []struct {
 		Created  time.Time `json:"created"`
 		Customer string    `json:"customer"`
 		Email    *string   `json:"email,omitempty"`
 
 		// Id Examples: ord_1
 		Id    string `json:"id"`
-		Lines *[]struct {
+		Lines []struct {
 			// Qty Examples: 2
 			Qty int64 `json:"qty"`
 
@@ -1724,7 +1724,7 @@ type PostOrdersResponse struct {
 
 		// Id Examples: ord_1
 		Id    string `json:"id"`
-		Lines *[]struct {
+		Lines []struct {
 			// Qty Examples: 2
 			Qty int64 `json:"qty"`
 
@@ -1785,7 +1785,7 @@ func (r PostOrdersResponse) GetJSON201() *struct {
 
 	// Id Examples: ord_1
 	Id    string `json:"id"`
-	Lines *[]struct {
+	Lines []struct {
 		// Qty Examples: 2
 		Qty int64 `json:"qty"`
 
@@ -1939,7 +1939,7 @@ type GetOrdersByIdResponse struct {
 
 		// Id Examples: ord_1
 		Id    string `json:"id"`
-		Lines *[]struct {
+		Lines []struct {
 			// Qty Examples: 2
 			Qty int64 `json:"qty"`
 
@@ -1992,7 +1992,7 @@ func (r GetOrdersByIdResponse) GetJSON200() *struct {
 
 	// Id Examples: ord_1
 	Id    string `json:"id"`
-	Lines *[]struct {
+	Lines []struct {
 		// Qty Examples: 2
 		Qty int64 `json:"qty"`
 
@@ -2151,14 +2151,14 @@ func ParseGetOrdersResponse(rsp *http.Response) (*GetOrdersResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			Orders *[]struct {
+			Orders []struct {
 				Created  time.Time `json:"created"`
 				Customer string    `json:"customer"`
 				Email    *string   `json:"email,omitempty"`
 
 				// Id Examples: ord_1
 				Id    string `json:"id"`
-				Lines *[]struct {
+				Lines []struct {
 					// Qty Examples: 2
 					Qty int64 `json:"qty"`
 
@@ -2387,7 +2387,7 @@ func ParsePostOrdersResponse(rsp *http.Response) (*PostOrdersResponse, error) {
 
 			// Id Examples: ord_1
 			Id    string `json:"id"`
-			Lines *[]struct {
+			Lines []struct {
 				// Qty Examples: 2
 				Qty int64 `json:"qty"`
 
@@ -2778,7 +2778,7 @@ func ParseGetOrdersByIdResponse(rsp *http.Response) (*GetOrdersByIdResponse, err
 
 			// Id Examples: ord_1
 			Id    string `json:"id"`
-			Lines *[]struct {
+			Lines []struct {
 				// Qty Examples: 2
 				Qty int64 `json:"qty"`
 

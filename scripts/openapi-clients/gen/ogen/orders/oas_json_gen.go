@@ -4118,15 +4118,11 @@ func (s *GetOrdersByIdOK) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("lines")
-		if s.Lines == nil {
-			e.Null()
-		} else {
-			e.ArrStart()
-			for _, elem := range s.Lines {
-				elem.Encode(e)
-			}
-			e.ArrEnd()
+		e.ArrStart()
+		for _, elem := range s.Lines {
+			elem.Encode(e)
 		}
+		e.ArrEnd()
 	}
 	{
 		e.FieldStart("status")
@@ -4201,23 +4197,16 @@ func (s *GetOrdersByIdOK) Decode(d *jx.Decoder) error {
 		case "lines":
 			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
-				switch tt := d.Next(); tt {
-				case jx.Null:
-					if err := d.Skip(); err != nil {
+				s.Lines = make([]GetOrdersByIdOKLinesItem, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem GetOrdersByIdOKLinesItem
+					if err := elem.Decode(d); err != nil {
 						return err
 					}
-				default:
-					s.Lines = make([]GetOrdersByIdOKLinesItem, 0)
-					if err := d.Arr(func(d *jx.Decoder) error {
-						var elem GetOrdersByIdOKLinesItem
-						if err := elem.Decode(d); err != nil {
-							return err
-						}
-						s.Lines = append(s.Lines, elem)
-						return nil
-					}); err != nil {
-						return err
-					}
+					s.Lines = append(s.Lines, elem)
+					return nil
+				}); err != nil {
+					return err
 				}
 				return nil
 			}(); err != nil {
@@ -4455,15 +4444,11 @@ func (s *GetOrdersOK) Encode(e *jx.Encoder) {
 func (s *GetOrdersOK) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("orders")
-		if s.Orders == nil {
-			e.Null()
-		} else {
-			e.ArrStart()
-			for _, elem := range s.Orders {
-				elem.Encode(e)
-			}
-			e.ArrEnd()
+		e.ArrStart()
+		for _, elem := range s.Orders {
+			elem.Encode(e)
 		}
+		e.ArrEnd()
 	}
 }
 
@@ -4483,23 +4468,16 @@ func (s *GetOrdersOK) Decode(d *jx.Decoder) error {
 		case "orders":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				switch tt := d.Next(); tt {
-				case jx.Null:
-					if err := d.Skip(); err != nil {
+				s.Orders = make([]GetOrdersOKOrdersItem, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem GetOrdersOKOrdersItem
+					if err := elem.Decode(d); err != nil {
 						return err
 					}
-				default:
-					s.Orders = make([]GetOrdersOKOrdersItem, 0)
-					if err := d.Arr(func(d *jx.Decoder) error {
-						var elem GetOrdersOKOrdersItem
-						if err := elem.Decode(d); err != nil {
-							return err
-						}
-						s.Orders = append(s.Orders, elem)
-						return nil
-					}); err != nil {
-						return err
-					}
+					s.Orders = append(s.Orders, elem)
+					return nil
+				}); err != nil {
+					return err
 				}
 				return nil
 			}(); err != nil {
@@ -4590,15 +4568,11 @@ func (s *GetOrdersOKOrdersItem) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("lines")
-		if s.Lines == nil {
-			e.Null()
-		} else {
-			e.ArrStart()
-			for _, elem := range s.Lines {
-				elem.Encode(e)
-			}
-			e.ArrEnd()
+		e.ArrStart()
+		for _, elem := range s.Lines {
+			elem.Encode(e)
 		}
+		e.ArrEnd()
 	}
 	{
 		e.FieldStart("status")
@@ -4673,23 +4647,16 @@ func (s *GetOrdersOKOrdersItem) Decode(d *jx.Decoder) error {
 		case "lines":
 			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
-				switch tt := d.Next(); tt {
-				case jx.Null:
-					if err := d.Skip(); err != nil {
+				s.Lines = make([]GetOrdersOKOrdersItemLinesItem, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem GetOrdersOKOrdersItemLinesItem
+					if err := elem.Decode(d); err != nil {
 						return err
 					}
-				default:
-					s.Lines = make([]GetOrdersOKOrdersItemLinesItem, 0)
-					if err := d.Arr(func(d *jx.Decoder) error {
-						var elem GetOrdersOKOrdersItemLinesItem
-						if err := elem.Decode(d); err != nil {
-							return err
-						}
-						s.Lines = append(s.Lines, elem)
-						return nil
-					}); err != nil {
-						return err
-					}
+					s.Lines = append(s.Lines, elem)
+					return nil
+				}); err != nil {
+					return err
 				}
 				return nil
 			}(); err != nil {
@@ -8498,15 +8465,11 @@ func (s *PostOrdersCreated) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("lines")
-		if s.Lines == nil {
-			e.Null()
-		} else {
-			e.ArrStart()
-			for _, elem := range s.Lines {
-				elem.Encode(e)
-			}
-			e.ArrEnd()
+		e.ArrStart()
+		for _, elem := range s.Lines {
+			elem.Encode(e)
 		}
+		e.ArrEnd()
 	}
 	{
 		e.FieldStart("status")
@@ -8581,23 +8544,16 @@ func (s *PostOrdersCreated) Decode(d *jx.Decoder) error {
 		case "lines":
 			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
-				switch tt := d.Next(); tt {
-				case jx.Null:
-					if err := d.Skip(); err != nil {
+				s.Lines = make([]PostOrdersCreatedLinesItem, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem PostOrdersCreatedLinesItem
+					if err := elem.Decode(d); err != nil {
 						return err
 					}
-				default:
-					s.Lines = make([]PostOrdersCreatedLinesItem, 0)
-					if err := d.Arr(func(d *jx.Decoder) error {
-						var elem PostOrdersCreatedLinesItem
-						if err := elem.Decode(d); err != nil {
-							return err
-						}
-						s.Lines = append(s.Lines, elem)
-						return nil
-					}); err != nil {
-						return err
-					}
+					s.Lines = append(s.Lines, elem)
+					return nil
+				}); err != nil {
+					return err
 				}
 				return nil
 			}(); err != nil {

@@ -1098,6 +1098,9 @@ func (s *GetOrdersByIdOK) Validate() error {
 
 	var failures []validate.FieldError
 	if err := func() error {
+		if s.Lines == nil {
+			return errors.New("nil is invalid value")
+		}
 		var failures []validate.FieldError
 		for i, elem := range s.Lines {
 			if err := func() error {
@@ -1238,6 +1241,9 @@ func (s *GetOrdersOK) Validate() error {
 
 	var failures []validate.FieldError
 	if err := func() error {
+		if s.Orders == nil {
+			return errors.New("nil is invalid value")
+		}
 		var failures []validate.FieldError
 		for i, elem := range s.Orders {
 			if err := func() error {
@@ -1298,6 +1304,9 @@ func (s *GetOrdersOKOrdersItem) Validate() error {
 
 	var failures []validate.FieldError
 	if err := func() error {
+		if s.Lines == nil {
+			return errors.New("nil is invalid value")
+		}
 		var failures []validate.FieldError
 		for i, elem := range s.Lines {
 			if err := func() error {
@@ -2498,6 +2507,9 @@ func (s *PostOrdersCreated) Validate() error {
 
 	var failures []validate.FieldError
 	if err := func() error {
+		if s.Lines == nil {
+			return errors.New("nil is invalid value")
+		}
 		var failures []validate.FieldError
 		for i, elem := range s.Lines {
 			if err := func() error {
