@@ -1,11 +1,11 @@
 package fx
 
 // The catalog: every code the framework emits, with its status. Users
-// name it two ways, both of the original contract: ErrorCodes (the codes
-// by name) and ErrorStatus (code → status). Inside the package the same
-// table is the unexported constants below and statusOf, a switch over
-// them: the framework never reads the two exported variables while
-// serving, so a program that writes to them changes nothing on the wire.
+// name it two ways: ErrorCodes (the codes by name) and ErrorStatus
+// (code → status). Inside the package the same table is the unexported
+// constants below and statusOf, a switch over them: the framework never
+// reads the two exported variables while serving, so a program that
+// writes to them changes nothing on the wire.
 //
 // TestCatalogIsExact keeps the forms in step, and
 // TestDocsCatalogTable keeps the table of docs/errors.md in step with them.
@@ -42,7 +42,8 @@ const (
 	// codeNextCalledMultipleTimes (500): a middleware called next twice.
 	codeNextCalledMultipleTimes string = "FX_NEXT_CALLED_MULTIPLE_TIMES"
 	// codeNodeInternalError (500): the net/http adapter failed to translate
-	// a request or response. The name is kept from the original contract.
+	// a request or response. The wire code keeps the word NODE: clients
+	// already match on it, and a code never changes once sent.
 	codeNodeInternalError string = "FX_NODE_INTERNAL_ERROR"
 	// codeBadRequest (400): the request could not be parsed, or its framing
 	// or path is ambiguous.
@@ -177,8 +178,7 @@ type errorCodes struct {
 	UpgradeRequired         string
 }
 
-// ErrorCodes names every code the framework emits (FX_ERROR_CODES of the
-// original contract): compare a code with ErrorCodes.NotFound, raise one
+// ErrorCodes names every code the framework emits: compare a code with ErrorCodes.NotFound, raise one
 // with NewCatalogError(fx.ErrorCodes.RateLimited, ...). Each field is its
 // code in CamelCase (NotFound is "FX_NOT_FOUND"); docs/errors.md says
 // what each means and when it is sent. Application codes must not start
@@ -213,8 +213,8 @@ var ErrorCodes = errorCodes{
 	UpgradeRequired:         "FX_UPGRADE_REQUIRED",
 }
 
-// ErrorStatus maps every built-in code to its HTTP status (FX_ERROR_STATUS
-// of the original contract): status, ok := fx.ErrorStatus[code]. It lists
+// ErrorStatus maps every built-in code to its HTTP status:
+// status, ok := fx.ErrorStatus[code]. It lists
 // exactly the codes the framework can emit and no other. The framework
 // never reads it while serving (it has a switch of its own), so writing
 // to this map changes nothing the framework sends. Cost: a map lookup.
@@ -226,7 +226,7 @@ var ErrorStatus = func() map[string]int {
 	return m
 }()
 
-// allCodes is the catalog in the order of the README's table.
+// allCodes is the catalog in the order of docs/errors.md's table.
 var allCodes = [...]string{
 	codeNotFound, codeInternalError, codeValidationError, codeUnauthenticated,
 	codeForbidden, codeTenantRequired, codePluginMissingDependency,

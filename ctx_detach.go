@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fxhq/fx/internal/handover"
 	"github.com/valyala/fasthttp"
 )
 
@@ -59,9 +60,11 @@ func (c *Ctx) Detach() (end func(code string)) {
 // fasthttp.RequestCtx.Hijack): fn runs on a goroutine of its own, the
 // connection is closed when fn returns, and fx's connection timeouts no
 // longer apply to it. Use it with Detach, called first; without Detach, c
-// must not be used in fn (it is recycled when the chain returns). Under a
-// transport that has no connection to hand over (the nethttp adapter), fn
-// never runs.
+// must not be used in fn (it is recycled when the chain returns). Under
+// the nethttp adapter the same happens on the connection net/http hands
+// over (http.Hijacker): the adapter writes the 101's head as fasthttp
+// would and calls fn's hand-over, so a handler that takes the connection
+// over is one code path on both transports.
 //
 // fn reads the connection itself, not through the server's read buffer
 // (Config.HeaderLimit bytes): bytes the client sent after the request,
@@ -88,7 +91,9 @@ func (c *Ctx) Hijack(fn func(conn net.Conn)) {
 	if !c.out.detached {
 		held = nil // recycled when the chain returns: not ours to touch in fn
 	}
-	c.rc.Hijack(func(hc net.Conn) { handOver(held, hc, fn) })
+	hf := fasthttp.HijackHandler(func(hc net.Conn) { handOver(held, hc, fn) })
+	c.rc.Hijack(hf)
+	c.rc.SetUserValue(handover.Key{}, hf) // for a transport adapter (nethttp), which fasthttp's server does not serve
 }
 
 // handOver runs on fasthttp's hijack goroutine: it takes the connection

@@ -149,9 +149,8 @@ type item struct {
 	Tags []string `json:"tags"`
 }
 
-// Rule (issue 2 item 7): JSONBody decodes with go-json; malformed JSON, a
-// wrong type (with field path), trailing data and an empty body each give
-// one body issue in a 422.
+// JSONBody: malformed JSON, a wrong type (with field path), trailing data
+// and an empty body each give one body issue in a 422.
 func TestJSONBody(t *testing.T) {
 	app := quiet()
 	app.Post("/", func(c *fx.Ctx) error {

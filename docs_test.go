@@ -110,6 +110,8 @@ var importPaths = map[string]string{
 	"context": "context", "errors": "errors", "fmt": "fmt", "log": "log", "slog": "log/slog",
 	"os": "os", "time": "time", "net": "net", "http": "net/http", "testing": "testing",
 	"strings": "strings", "sql": "database/sql", "rsa": "crypto/rsa",
+	"runtime": "runtime", "strconv": "strconv",
+	"pgx": "github.com/jackc/pgx/v5", "pgxpool": "github.com/jackc/pgx/v5/pgxpool", "pgconn": "github.com/jackc/pgx/v5/pgconn",
 }
 
 // moduleOf names the module directory a block's imports need: the nested
@@ -122,6 +124,10 @@ var moduleOf = map[string]string{
 	"github.com/redis/go-redis/v9":                               "middleware/redisstore",
 	"github.com/fxhq/fx/websocket":                               "websocket",
 	"github.com/fxhq/fx/scripts/openapi-clients/gen/ogen/orders": "scripts/openapi-clients",
+	"github.com/jackc/pgx/v5":                                    "bench/techempower",
+	"github.com/jackc/pgx/v5/pgxpool":                            "bench/techempower",
+	"github.com/jackc/pgx/v5/pgconn":                             "bench/techempower",
+	"github.com/fxhq/fx/bench/techempower/internal/world":        "bench/techempower",
 }
 
 var lineComment = regexp.MustCompile(`(?m)//.*$`)
@@ -234,6 +240,15 @@ func TestDocsCodeBlocksCompile(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for module, blocks := range perModule {
+		if module == "scripts/openapi-clients" && !clientsGenerated() {
+			// docs/clients.md's program needs ogen's client, which
+			// scripts/openapi-clients/check.sh generates and git does not
+			// keep; its TestOrdersClientProgram (run by check.sh, in
+			// .ci/run) checks that the page shows cmd/orders-client as it
+			// is, and builds and runs it.
+			t.Logf("%d block(s) of module %s not vetted: its clients are not generated (bash scripts/openapi-clients/check.sh)", len(blocks), module)
+			continue
+		}
 		wg.Go(func() {
 			if err := vetBlocks(t, module, blocks); err != nil {
 				t.Errorf("module %s: %v", module, err)
@@ -241,6 +256,13 @@ func TestDocsCodeBlocksCompile(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// clientsGenerated reports whether scripts/openapi-clients/check.sh has
+// generated the Go clients in this checkout.
+func clientsGenerated() bool {
+	_, err := os.Stat(filepath.Join("scripts", "openapi-clients", "gen", "ogen", "orders", "oas_client_gen.go"))
+	return err == nil
 }
 
 // vetBlocks writes blocks under module/testdata and runs go vet on them.

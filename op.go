@@ -1,9 +1,11 @@
 package fx
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -34,16 +36,27 @@ import (
 // non-pointer Body is required: a missing body, `null`, and (when its
 // type has required fields) `{}` are each refused with their issue; a
 // pointer Body may be absent or null (then it stays nil). Path, query and
-// header fields are string, bool (read by validate.ParseBool: 1, t,
-// TRUE, true, True, and 0, f, F, FALSE, false, False), an integer or
-// float kind, or (query only) []string, and take the same constraint
-// tags, checked after the value is parsed (an absent optional value is
-// its zero value, as an absent body field is). Every failure of every field is collected into
+// header fields read their raw values with the one reading that
+// validate.QueryStruct uses (docs/tags.md has the table): a string, a
+// bool (validate.ParseBool: 1, t, TRUE, true, True, and 0, f, F, FALSE,
+// false, False), an integer or float kind (a JSON number: not +5, 05,
+// 0x10, NaN or Inf; within the type's range), time.Time (RFC 3339),
+// []byte (base64), an encoding.TextUnmarshaler, a pointer to one of
+// those (nil when absent), or (query only) a slice of them, one element
+// per repeated key. They take the same constraint tags, checked after the
+// value is read (an absent optional value is its zero value, as an absent
+// body field is), and a `default:"v"` tag (also on the Body's own fields):
+// the value when the request leaves it out, read and checked by the
+// field's own rules at start-up, and the schema's default. The fields of
+// an embedded struct are bound as the outer struct's own, as
+// encoding/json flattens them. Every failure of every field is collected into
 // one 422 FX_VALIDATION_ERROR (locations "body", "path", "query",
 // "header"; the envelope of route contracts, bounded by Config.MaxIssues).
 // A constraint tag that cannot be honoured (an unknown word, a word that
-// does not fit the field's type, a bad parameter or regular expression)
-// is a configuration error that Boot reports (FX_INTERNAL_ERROR naming the
+// does not fit the field's type, a bad parameter or regular expression),
+// and a field that cannot be bound (a type of no source, a path tag
+// naming no parameter, two fields bound to one name, a default its rules
+// refuse) are configuration errors that Boot reports (FX_INTERNAL_ERROR naming the
 // route, the type, the field and the word; joined with the other
 // configuration errors), never ignored. Out is
 // written with c.JSON and the status of the first OpOption-declared
@@ -53,7 +66,8 @@ import (
 // per request, one allocation for the In (with a body of at most 1 KiB,
 // it holds room for the body's strings, half the body's length: a string
 // the handler keeps keeps the In alive), a parse per field (a string
-// field costs its copy), for a body the one pass that decodes it (one
+// field costs its copy, a pointer field its value, a slice field its
+// elements; a query field is a pass over the query's keys), for a body the one pass that decodes it (one
 // allocation per slice and pointer; the strings that do not fit the
 // room take one more), and
 // the constraint checks, which allocate nothing on a valid input (see
@@ -90,9 +104,8 @@ type InputField struct {
 }
 
 // Op registers a typed operation (see the package documentation above) on
-// reg. It panics when In is not a struct, a tagged field has a type it
-// cannot bind, or a path tag names no parameter of path: programming
-// errors found at start-up.
+// reg. It panics when In is not a struct; a field it cannot bind is a
+// configuration error that Boot reports with the others.
 func Op[In, Out any](reg Registrar, method, path string, h func(c *Ctx, in *In) (*Out, error), opts ...OpOption) {
 	plan, tagErr := planOf(reflect.TypeFor[In](), path)
 	r := Route{}
@@ -136,7 +149,10 @@ type opField struct {
 	required  bool
 	off       uintptr
 	typ       reflect.Type
+	param     tagengine.Param                 // how its raw strings read (validate's one reading)
 	rules     tagengine.Field[validate.Issue] // its constraint tags
+	def       reflect.Value                   // its default, set when the value is absent; invalid: none
+	defDoc    any                             // the default as the document writes it
 }
 
 type opBody struct {
@@ -144,11 +160,19 @@ type opBody struct {
 	typ reflect.Type // the field's type
 	ptr bool         // *B: optional, allocated when a body is sent
 	dec tagengine.Body[validate.Issue]
+	// defaults: the body's value before decoding, its fields' default
+	// tags applied (invalid: none); a key the body leaves out keeps it.
+	defaults reflect.Value
+	defDoc   map[string]any // JSON name -> the default as the document writes it
 }
 
-// planOf builds the binding plan of t. It panics on a programming error
-// of the binding (t not a struct, a type it cannot bind, a path tag
-// naming no parameter); the constraint tags that cannot be honoured are
+// opLocations are the tags that bind a field.
+var opLocations = [...]string{"path", "query", "header"}
+
+// planOf builds the binding plan of t. It panics when t is not a struct;
+// every field it cannot bind (a type no source can carry, a path tag
+// naming no parameter, two fields bound to one name, a default its own
+// rules refuse...) and every constraint tag that cannot be honoured is
 // returned (joined), for Boot to report.
 func planOf(t reflect.Type, path string) (*opPlan, error) {
 	if t.Kind() != reflect.Struct {
@@ -161,55 +185,287 @@ func planOf(t reflect.Type, path string) (*opPlan, error) {
 			panic("fx.Op: " + err.Error())
 		}
 	}
-	p := &opPlan{}
-	var errs []error
+	w := &opWalk{top: t, path: path, params: params, p: &opPlan{}, names: map[string]string{}}
+	w.walk(t, 0, map[reflect.Type]bool{})
+	return w.p, errors.Join(w.errs...)
+}
+
+// opWalk is planOf's walk over the input struct and, flattened as
+// encoding/json flattens them, its embedded structs.
+type opWalk struct {
+	top    reflect.Type
+	path   string
+	params []string
+	p      *opPlan
+	errs   []error
+	names  map[string]string // "query:limit" -> the Go field bound to it
+}
+
+func (w *opWalk) fail(f reflect.StructField, format string, args ...any) {
+	w.errs = append(w.errs, fmt.Errorf("fx.Op: field %s.%s: %s", w.top, f.Name, fmt.Sprintf(format, args...)))
+}
+
+// walk adds the fields of struct t, which lies at offset base of the
+// input; open holds the embedded structs being walked.
+func (w *opWalk) walk(t reflect.Type, base uintptr, open map[reflect.Type]bool) {
+	open[t] = true
+	defer delete(open, t)
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
+		loc, tag, n := "", "", 0
+		for _, l := range opLocations {
+			if v, ok := f.Tag.Lookup(l); ok {
+				loc, tag, n = l, v, n+1
+			}
+		}
+		if f.Anonymous && n == 0 {
+			w.embedded(f, base, open)
 			continue
 		}
-		if f.Name == "Body" {
-			b := &opBody{off: f.Offset, typ: f.Type, ptr: f.Type.Kind() == reflect.Pointer}
-			et := f.Type
-			if b.ptr {
-				et = et.Elem()
+		switch {
+		case n > 1:
+			w.fail(f, "one field binds from one place, not from %d", n)
+			continue
+		case n == 1 && !f.IsExported():
+			w.fail(f, "an unexported field cannot be bound: export it")
+			continue
+		case !f.IsExported():
+			continue
+		case n == 0 && f.Name == "Body":
+			w.body(f, base)
+			continue
+		case n == 0:
+			for _, other := range [...]string{"validate", "pattern", "default"} {
+				if _, ok := f.Tag.Lookup(other); ok {
+					w.fail(f, "a %s tag on a field that is not bound: add a path, query or header tag, or name it Body", other)
+					break
+				}
 			}
-			dec, err := tagengine.For[validate.Issue]().Body(et)
-			if err != nil {
-				errs = append(errs, err)
-				dec, _ = tagengine.For[validate.Issue]().Body(reflect.TypeFor[struct{}]()) // never run: Boot fails
-			}
-			b.dec = dec
-			p.body = b
 			continue
 		}
-		for _, loc := range [...]string{"path", "query", "header"} {
-			tag, ok := f.Tag.Lookup(loc)
-			if !ok {
-				continue
+		w.field(t, f, base, loc, tag)
+	}
+}
+
+// embedded flattens the embedded struct field f.
+func (w *opWalk) embedded(f reflect.StructField, base uintptr, open map[reflect.Type]bool) {
+	ft := f.Type
+	switch {
+	case ft.Kind() == reflect.Struct && !open[ft]:
+		w.walk(ft, base+f.Offset, open)
+	case ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct && binds(ft.Elem(), map[reflect.Type]bool{}):
+		w.fail(f, "an embedded pointer to a struct with bound fields cannot be bound: embed %s itself", ft.Elem())
+	}
+}
+
+// binds reports whether struct t has a bound field or a Body, embedded
+// ones included.
+func binds(t reflect.Type, open map[reflect.Type]bool) bool {
+	open[t] = true
+	for i := range t.NumField() {
+		f := t.Field(i)
+		for _, l := range opLocations {
+			if _, ok := f.Tag.Lookup(l); ok {
+				return true
 			}
-			name, opt, _ := strings.Cut(tag, ",")
-			if name == "" {
-				name = f.Name
-			}
-			of := opField{loc: loc, name: name, required: loc == "path" || opt == "required", off: f.Offset, typ: f.Type}
-			if !bindable(f.Type, loc == "query") {
-				panic(fmt.Sprintf("fx.Op: field %s.%s: cannot bind a %s from the %s", t, f.Name, f.Type, loc))
-			}
-			if loc == "path" && !containsString(params, name) {
-				panic(fmt.Sprintf("fx.Op: field %s.%s: path %q has no parameter %q", t, f.Name, path, name))
-			}
-			rules, err := tagengine.For[validate.Issue]().Field(t, f)
-			if err != nil {
-				errs = append(errs, err)
-			} else if rules.Required() {
-				of.required = true
-			}
-			of.rules = rules
-			p.fields = append(p.fields, of)
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if f.Name == "Body" || (f.Anonymous && ft.Kind() == reflect.Struct && !open[ft] && binds(ft, open)) {
+			return true
 		}
 	}
-	return p, errors.Join(errs...)
+	return false
+}
+
+// body adds the Body field f.
+func (w *opWalk) body(f reflect.StructField, base uintptr) {
+	if w.p.body != nil {
+		w.fail(f, "a second Body (an embedded struct's): the input has one body")
+		return
+	}
+	b := &opBody{off: base + f.Offset, typ: f.Type, ptr: f.Type.Kind() == reflect.Pointer}
+	if _, ok := f.Tag.Lookup("default"); ok {
+		w.fail(f, "a default on the Body: put default tags on the body's fields")
+	}
+	et := f.Type
+	if b.ptr {
+		et = et.Elem()
+	}
+	dec, err := tagengine.For[validate.Issue]().Body(et)
+	if err != nil {
+		w.errs = append(w.errs, err)
+		dec, _ = tagengine.For[validate.Issue]().Body(reflect.TypeFor[struct{}]()) // never run: Boot fails
+	}
+	b.dec = dec
+	w.p.body = b
+	if err == nil && et.Kind() == reflect.Struct {
+		w.bodyDefaults(b, et, et, nil, 0)
+	}
+}
+
+// bodyDefaults reads the default tags of the body's own fields (those of
+// its embedded structs included, as JSON flattens them) into b; a default
+// deeper in the body is refused, as is one its field's rules refuse.
+func (w *opWalk) bodyDefaults(b *opBody, et, t reflect.Type, index []int, depth int) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		idx := append(slices.Clone(index), i)
+		dv, has := f.Tag.Lookup("default")
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && !has {
+			w.bodyDefaults(b, et, f.Type, idx, depth)
+			continue
+		}
+		if !has {
+			if depth == 0 && hasDefault(f.Type, map[reflect.Type]bool{}) {
+				w.fail(f, "a default tag below the Body's own fields (in a nested struct, a list, a map or a pointer) is not applied: default the Body's own fields")
+			}
+			continue
+		}
+		jname, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if jname == "" {
+			jname = f.Name
+		}
+		param, err := tagengine.For[validate.Issue]().Param(f.Type)
+		switch {
+		case jname == "-" || !f.IsExported():
+			err = errors.New("a default on a field JSON never sets")
+		case err == nil && (param.Slice() || f.Type.Kind() == reflect.Pointer):
+			err = fmt.Errorf("a default on a %s (a list or an optional value): use a single value type", f.Type)
+		}
+		if err != nil {
+			w.fail(f, "%v", err)
+			continue
+		}
+		rules, err := tagengine.For[validate.Issue]().Field(t, f)
+		if err != nil {
+			continue // reported by the body's decoder
+		}
+		if rules.Required() {
+			w.fail(f, "a default on a required field, which is never absent")
+			continue
+		}
+		v, doc, ok := w.defaultOf(f, param, rules, dv)
+		if !ok {
+			continue
+		}
+		if !b.defaults.IsValid() {
+			b.defaults, b.defDoc = reflect.New(et).Elem(), map[string]any{}
+		}
+		b.defaults.FieldByIndex(idx).Set(v)
+		b.defDoc[jname] = doc
+	}
+}
+
+// hasDefault reports whether a default tag stands anywhere below t.
+func hasDefault(t reflect.Type, open map[reflect.Type]bool) bool {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || open[t] {
+		return false
+	}
+	open[t] = true
+	for i := range t.NumField() {
+		if _, ok := t.Field(i).Tag.Lookup("default"); ok || hasDefault(t.Field(i).Type, open) {
+			return true
+		}
+	}
+	return false
+}
+
+// field adds the field f, bound from loc by tag.
+func (w *opWalk) field(owner reflect.Type, f reflect.StructField, base uintptr, loc, tag string) {
+	name, opt, _ := strings.Cut(tag, ",")
+	if name == "" {
+		name = f.Name
+	}
+	key := loc + ":" + name
+	if loc == "header" {
+		key = strings.ToLower(key) // header names are case-insensitive
+	}
+	if other, ok := w.names[key]; ok {
+		w.fail(f, "%s %q is bound to %s already", loc, name, other)
+		return
+	}
+	w.names[key] = f.Name
+	of := opField{loc: loc, name: name, required: loc == "path" || opt == "required", off: base + f.Offset, typ: f.Type}
+	if opt != "" && opt != "required" {
+		w.fail(f, "unknown option %q in %s tag %q (the one option is required)", opt, loc, tag)
+	}
+	param, err := tagengine.For[validate.Issue]().Param(f.Type)
+	if err == nil && param.Slice() && loc != "query" {
+		err = fmt.Errorf("cannot bind a %s from the %s: a list is read from a query's repeated key", f.Type, loc)
+	}
+	if err != nil {
+		w.fail(f, "%v", err)
+		return
+	}
+	of.param = param
+	if loc == "path" && !containsString(w.params, name) {
+		w.fail(f, "path %q has no parameter %q", w.path, name)
+		return
+	}
+	rules, err := tagengine.For[validate.Issue]().Field(owner, f)
+	if err != nil {
+		w.errs = append(w.errs, err)
+	} else if rules.Required() {
+		of.required = true
+	}
+	of.rules = rules
+	if dv, ok := f.Tag.Lookup("default"); ok {
+		w.setDefault(&of, f, dv)
+	}
+	w.p.fields = append(w.p.fields, of)
+}
+
+// setDefault reads the default tag dv of field f: the one reading of the
+// field's raw values, then its rules, at start-up.
+func (w *opWalk) setDefault(of *opField, f reflect.StructField, dv string) {
+	switch {
+	case of.loc == "path":
+		w.fail(f, "a default on a path parameter, which is always present")
+		return
+	case of.required:
+		w.fail(f, "a default on a required field, which is never absent")
+		return
+	case of.param.Slice() || f.Type.Kind() == reflect.Pointer:
+		w.fail(f, "a default on a %s (a list or an optional value): use a %s", f.Type, "single value type")
+		return
+	}
+	if v, doc, ok := w.defaultOf(f, of.param, of.rules, dv); ok {
+		of.def, of.defDoc = v, doc
+	}
+}
+
+// defaultOf reads the default tag dv of field f with the field's one
+// reading of raw values, then checks it with the field's rules: the
+// value, and the value as the document writes it (a number or a boolean
+// as such, anything else as written).
+func (w *opWalk) defaultOf(f reflect.StructField, param tagengine.Param, rules tagengine.Field[validate.Issue], dv string) (v reflect.Value, doc any, ok bool) {
+	v = reflect.New(f.Type).Elem()
+	if msg := param.Set(dv, true, v.Addr().UnsafePointer()); msg != "" {
+		w.fail(f, "default %q: %s", dv, msg)
+		return v, nil, false
+	}
+	if rules != nil {
+		if issues := rules.Check(v.Addr().UnsafePointer(), 0); len(issues) > 0 {
+			w.fail(f, "default %q: %s", dv, issues[0].Message)
+			return v, nil, false
+		}
+	}
+	doc = dv
+	textT := reflect.TypeFor[encoding.TextUnmarshaler]()
+	switch v.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		if !v.Type().Implements(textT) && !reflect.PointerTo(v.Type()).Implements(textT) {
+			doc = v.Interface()
+		}
+	}
+	return v, doc, true
 }
 
 func containsString(list []string, s string) bool {
@@ -221,17 +477,6 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-func bindable(t reflect.Type, slice bool) bool {
-	switch t.Kind() {
-	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		return true
-	case reflect.Slice:
-		return slice && t.Elem().Kind() == reflect.String
-	}
-	return false
-}
-
 // info lists the plan for RouteInfo.Input.
 func (p *opPlan) info() []InputField {
 	var out []InputField
@@ -239,11 +484,22 @@ func (p *opPlan) info() []InputField {
 		in := InputField{In: f.loc, Name: f.name, Required: f.required, Type: f.typ}
 		if f.rules != nil { // nil: its tags do not compile (Boot fails)
 			in.Constrained, in.Schema = f.rules.Constrained(), f.rules.JSONSchema()
+			if f.def.IsValid() {
+				in.Schema["default"] = f.defDoc
+			}
 		}
 		out = append(out, in)
 	}
 	if p.body != nil {
-		out = append(out, InputField{In: "body", Required: !p.body.ptr, Type: p.body.typ, Schema: p.body.dec.JSONSchema()})
+		schema := p.body.dec.JSONSchema()
+		if props, ok := schema["properties"].(map[string]any); ok {
+			for name, doc := range p.body.defDoc {
+				if m, ok := props[name].(map[string]any); ok {
+					m["default"] = doc
+				}
+			}
+		}
+		out = append(out, InputField{In: "body", Required: !p.body.ptr, Type: p.body.typ, Schema: schema})
 	}
 	return out
 }
@@ -297,9 +553,8 @@ func (p *opPlan) bind(c *Ctx, base unsafe.Pointer, room []byte) error {
 		}
 		f := &p.fields[i]
 		at := unsafe.Add(base, f.off)
-		if msg := f.bind(c, at); msg != "" {
-			issues = append(issues, ValidationIssue{Location: f.loc, Path: []string{f.name}, Message: msg})
-		} else if f.rules != nil {
+		var check bool
+		if issues, check = f.bind(c, at, issues, max+1); check && f.rules != nil {
 			for _, is := range f.rules.Check(at, max+1-len(issues)) {
 				issues = append(issues, ValidationIssue{Location: f.loc, Path: append([]string{f.name}, is.Path...), Message: is.Message})
 			}
@@ -339,6 +594,9 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, room []byte, limit int) []Val
 		at = reflect.New(b.typ.Elem()).UnsafePointer()
 		*(*unsafe.Pointer)(field) = at
 	}
+	if b.defaults.IsValid() { // the keys the body leaves out keep them
+		reflect.NewAt(b.defaults.Type(), at).Elem().Set(b.defaults)
+	}
 	// one pass: the strict grammar (validate.CheckJSON's verdict), the
 	// decode into the field and its constraint tags
 	issues, err := b.dec.DecodeAt(raw, at, room, limit)
@@ -348,96 +606,107 @@ func (b *opBody) bind(c *Ctx, base unsafe.Pointer, room []byte, limit int) []Val
 		}
 		return []ValidationIssue{jsonIssue(err)}
 	}
+	if len(issues) > 0 && b.defaults.IsValid() {
+		issues = b.absentDefaults(raw, issues)
+	}
 	return appendIssues(nil, "body", issues)
 }
 
-// bind sets one field from its source; it returns the issue's message.
-func (f *opField) bind(c *Ctx, at unsafe.Pointer) string {
+// absentDefaults drops, from the issues of a body the decoder refused,
+// those at a defaulted field the body leaves out: the decoder's second
+// reading (the rules of the fields that type-checked) starts from a zero
+// value, where the request has the default, which its rules accept.
+// Cost: the refusal path of a body with defaults only (a tree of it).
+func (b *opBody) absentDefaults(raw []byte, issues []validate.Issue) []validate.Issue {
+	tree, _ := validate.DecodeJSON(raw)
+	m, _ := tree.(map[string]any)
+	kept := issues[:0:0]
+	for _, is := range issues {
+		if len(is.Path) == 1 {
+			if _, def := b.defDoc[is.Path[0]]; def {
+				if _, sent := m[is.Path[0]]; !sent {
+					continue
+				}
+			}
+		}
+		kept = append(kept, is)
+	}
+	return kept
+}
+
+// bind sets one field from its source (its default when the value is
+// absent), appending the issues of its value (at most limit in all);
+// check says whether the value is there for the constraint tags.
+func (f *opField) bind(c *Ctx, at unsafe.Pointer, issues []ValidationIssue, limit int) (_ []ValidationIssue, check bool) {
 	var raw []byte
 	switch f.loc {
 	case "path":
 		s := c.Param(f.name)
 		if s == "" {
-			return "Required"
+			return f.issue(issues, "Required"), false
 		}
-		return setScalar(f.typ, at, s, nil)
+		if msg := f.param.Set(s, true, at); msg != "" {
+			return f.issue(issues, msg), false
+		}
+		return issues, true
 	case "query":
 		args := c.rc.QueryArgs()
-		if f.typ.Kind() == reflect.Slice {
-			var vals []string
-			for _, v := range args.PeekMulti(f.name) {
-				vals = append(vals, string(v))
+		n := 0
+		for k, v := range args.All() {
+			if string(k) == f.name {
+				n++
+				raw = v
 			}
-			if len(vals) == 0 && f.required {
-				return "Required"
-			}
-			*(*[]string)(at) = vals
-			return ""
 		}
-		raw = args.Peek(f.name)
+		switch {
+		case n > 1 && !f.param.Slice():
+			return f.issue(issues, "Expected a single value, got "+strconv.Itoa(n)), false
+		case n > 1 || (n == 1 && len(raw) > 0 && f.param.Slice()):
+			return f.bindList(args.All(), at, n, issues, limit)
+		case n == 1 && len(raw) == 0 && f.param.EmptyIsValue() && !f.required:
+			if msg := f.param.Set("", true, at); msg != "" { // a string kind's value
+				return f.issue(issues, msg), false
+			}
+			return issues, true
+		}
 	case "header":
 		raw = c.rc.Request.Header.Peek(f.name)
 	}
-	if len(raw) == 0 {
-		if f.required {
-			return "Required"
+	if len(raw) == 0 { // absent, or empty: no value
+		switch {
+		case f.def.IsValid():
+			reflect.NewAt(f.typ, at).Elem().Set(f.def)
+		case f.required:
+			return f.issue(issues, "Required"), false
 		}
-		return "" // absent, or empty: the zero value
+		return issues, true
 	}
-	return setScalar(f.typ, at, "", raw)
+	if msg := f.param.Set(b2s(raw), false, at); msg != "" {
+		return f.issue(issues, msg), false
+	}
+	return issues, true
 }
 
-// setScalar parses s (or raw, when s is "") into the value at at, of type
-// t; it returns the issue's message, in the builder's words.
-func setScalar(t reflect.Type, at unsafe.Pointer, s string, raw []byte) string {
-	if s == "" {
-		if t.Kind() == reflect.String {
-			*(*string)(at) = string(raw)
-			return ""
+// bindList sets a slice field from the n values of its key among args,
+// each element's issue at its index.
+func (f *opField) bindList(args func(yield func(k, v []byte) bool), at unsafe.Pointer, n int, issues []ValidationIssue, limit int) ([]ValidationIssue, bool) {
+	elem, size := f.param.Grow(at, n)
+	i, ok := 0, true
+	for k, v := range args {
+		if string(k) != f.name {
+			continue
 		}
-		s = b2s(raw) // parsed, not kept
+		if msg := f.param.Set(b2s(v), false, unsafe.Add(elem, uintptr(i)*size)); msg != "" {
+			ok = false
+			if len(issues) < limit {
+				issues = append(issues, ValidationIssue{Location: f.loc, Path: []string{f.name, strconv.Itoa(i)}, Message: msg})
+			}
+		}
+		i++
 	}
-	switch t.Kind() {
-	case reflect.String:
-		*(*string)(at) = s
-	case reflect.Bool:
-		v, issue := validate.ParseBool(s)
-		if issue != "" {
-			return issue
-		}
-		*(*bool)(at) = v
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, err := strconv.ParseInt(s, 10, t.Bits())
-		if err != nil {
-			return intIssue(s, err, t)
-		}
-		reflect.NewAt(t, at).Elem().SetInt(n)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, err := strconv.ParseUint(s, 10, t.Bits())
-		if err != nil {
-			return intIssue(s, err, t)
-		}
-		reflect.NewAt(t, at).Elem().SetUint(n)
-	case reflect.Float32, reflect.Float64:
-		n, err := strconv.ParseFloat(s, t.Bits())
-		if err != nil {
-			return "Expected a number, got " + quoteShort(s)
-		}
-		reflect.NewAt(t, at).Elem().SetFloat(n)
-	}
-	return ""
+	return issues, ok
 }
 
-func intIssue(s string, err error, t reflect.Type) string {
-	if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-		bits := t.Bits()
-		if t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64 {
-			return "Must be between 0 and " + strconv.FormatUint(1<<bits-1, 10)
-		}
-		return "Must be between " + strconv.FormatInt(-1<<(bits-1), 10) + " and " + strconv.FormatInt(1<<(bits-1)-1, 10)
-	}
-	return "Expected an integer, got " + quoteShort(s)
+func (f *opField) issue(issues []ValidationIssue, msg string) []ValidationIssue {
+	return append(issues, ValidationIssue{Location: f.loc, Path: []string{f.name}, Message: msg})
 }
-
-// quoteShort quotes client input for a message, cut to 40 bytes.
-func quoteShort(s string) string { return strconv.Quote(cutText(s, 40)) }

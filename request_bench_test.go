@@ -92,7 +92,7 @@ func allocs(t *testing.T, method, path string, wantStatus int, wantBody string) 
 	return testing.AllocsPerRun(1000, serve)
 }
 
-// The allocation budget of issue 2 item 10, enforced: allocation counts
+// The allocation budget of the request path, enforced: allocation counts
 // are deterministic, so a regression fails here (timings are only
 // reported by the benchmarks, never asserted).
 func TestAllocationBudget(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fxhq/fx/internal/handlerdecl"
 	"github.com/fxhq/fx/validate"
 )
 
@@ -74,9 +75,10 @@ type RouteInfo struct {
 	// and Hidden are inherited, and the other fields are the route's.
 	Doc RouteDoc
 	// Errors are the application errors the route declares (Route.Errors)
-	// followed by those its middleware declare (Declare) for routes of its
-	// method (Declaration.Methods), one per code, first declaration
-	// winning.
+	// followed by those its handler answers by itself (a WebSocket
+	// route's refusals before the upgrade) and those its middleware
+	// declare (Declare) for routes of its method (Declaration.Methods),
+	// one per code, first declaration winning.
 	Errors    []*Error
 	Responses []Response
 	// In and Out are a typed operation's input and output struct types
@@ -111,7 +113,7 @@ func (a *App) Routes() ([]RouteInfo, error) {
 			Body:     s.body, Query: s.query,
 			Middleware: chain,
 			Doc:        mergeDoc(s.group, s.meta.doc),
-			Errors:     routeErrors(s.meta.errs, chain, s.method),
+			Errors:     routeErrors(s.meta.errs, s.handler, chain, s.method),
 			Responses:  slices.Clone(s.meta.responses),
 		}
 		if op := s.meta.op; op != nil {
@@ -143,9 +145,10 @@ func mergeDoc(g *Group, d RouteDoc) RouteDoc {
 	return d
 }
 
-// routeErrors lists the route's declared errors, then those its
-// middleware declare for routes of method, one per code.
-func routeErrors(own []*Error, chain []Middleware, method string) []*Error {
+// routeErrors lists the route's declared errors, then those its handler
+// answers by itself (a WebSocket route's refusals: internal/handlerdecl),
+// then those its middleware declare for routes of method, one per code.
+func routeErrors(own []*Error, h Handler, chain []Middleware, method string) []*Error {
 	var out []*Error
 	add := func(e *Error) {
 		if e == nil {
@@ -160,6 +163,12 @@ func routeErrors(own []*Error, chain []Middleware, method string) []*Error {
 	}
 	for _, e := range own {
 		add(e)
+	}
+	if h != nil {
+		errs, _ := handlerdecl.Errors(h).([]*Error)
+		for _, e := range errs {
+			add(e)
+		}
 	}
 	for _, mw := range chain {
 		if d := DeclarationOf(mw); d.AppliesTo(method) {

@@ -18,8 +18,8 @@
 // Behaviour is the fasthttp path's: the same routes, middleware, hook and
 // error envelopes, byte for byte (the package's parity test runs the core
 // cases through both transports and compares them). Failures of the
-// adapter itself answer 500 FX_NODE_INTERNAL_ERROR, the wire code of the
-// original contract's Node adapter, through the App's error boundary, so
+// adapter itself answer 500 FX_NODE_INTERNAL_ERROR (a wire code clients
+// already match on, kept for them), through the App's error boundary, so
 // the error hook and the 5xx log see them like any other failure.
 //
 // # What is translated
@@ -50,9 +50,12 @@
 //
 // # Not translated
 //
-// Request and response trailers; RequestCtx.Hijack (the hijack handler is
-// never called; net/http handlers that need the connection should be
-// served by net/http directly); RequestCtx.Time and ConnRequestNum (zero);
+// Request and response trailers; RequestCtx.Hijack called directly (its
+// handler is never called; fx.Ctx.Hijack after a 101 is translated: the
+// adapter writes the 101's head, hands the connection net/http gives up
+// through http.Hijacker to the hijack function, and ServeHTTP returns
+// when that connection is closed, so package websocket serves the same
+// way on both transports); RequestCtx.Time and ConnRequestNum (zero);
 // fasthttp's TimeoutError responses. Errors net/http answers before the
 // handler runs (a malformed request line, headers over
 // http.Server.MaxHeaderBytes) are net/http's plain-text replies, not

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/handover"
 	"github.com/valyala/fasthttp"
 )
 
@@ -108,12 +109,13 @@ func Request(c *fx.Ctx) *http.Request {
 type writerKey struct{}
 
 // ResponseWriter returns the http.ResponseWriter of the request c serves
-// under Handler, or nil on the fasthttp transport. It is for a handler
-// that takes the connection over (package websocket hijacks it through
-// http.Hijacker): such a handler answers 101 Switching Protocols, marks
-// the request hijacked (c.Hijack) and serves the connection before it
-// returns; the adapter then writes nothing. Anything else written through
-// it bypasses fx's response: do not use it for that.
+// under Handler, or nil on the fasthttp transport. A handler that takes
+// the connection over does it as on fasthttp (fx.Ctx.Detach, a 101,
+// fx.Ctx.Hijack; see the package documentation) and reads the writer
+// only to refuse, before that, a request whose connection net/http cannot
+// hand over (HTTP/2, or a wrapper without http.Hijacker): package
+// websocket does. Anything written through it bypasses fx's response:
+// do not use it for that.
 func ResponseWriter(c *fx.Ctx) http.ResponseWriter {
 	w, _ := c.RequestCtx().UserValue(writerKey{}).(http.ResponseWriter)
 	return w
@@ -156,7 +158,10 @@ func (h *handler) exchange(w http.ResponseWriter, r *http.Request, e *exchange) 
 		rc.SetUserValue(writerKey{}, w)
 		h.serve(rc)
 		if rc.Hijacked() && rc.Response.StatusCode() == fasthttp.StatusSwitchingProtocols {
-			return false // the handler took the connection over (ResponseWriter): nothing to write
+			if hf, ok := rc.UserValue(handover.Key{}).(fasthttp.HijackHandler); ok {
+				h.handOver(w, r, e, hf) // fx.Ctx.Hijack: the connection is the handler's now
+				return false
+			}
 		}
 	}
 	if err := h.writeResponse(w, r, e); err != nil {
@@ -297,11 +302,13 @@ func requestURI(r *http.Request) string {
 }
 
 // skipRequestHeader reports the headers not copied to fasthttp: hop-by-hop
-// ones and Content-Length (set from the body actually read).
+// ones and Content-Length (set from the body actually read). Connection
+// and Upgrade are copied, as fasthttp's transport keeps them: a handler
+// reads a WebSocket handshake from them.
 func skipRequestHeader(k string) bool {
 	switch k {
 	case "Content-Length", "Transfer-Encoding", "Trailer", "Te", "Keep-Alive",
-		"Proxy-Connection", "Upgrade", "Host":
+		"Proxy-Connection", "Host":
 		return true
 	}
 	return false

@@ -147,6 +147,8 @@ func (s *NumberSchema) check(v any, st *state) any {
 		st.add("Expected an integer, got " + fmtNum(f))
 		return nil
 	}
+	// the tightest bound, declared or the ±2^53 of an Integer: worded as a
+	// struct field of that range words it (QueryStruct, fx.Op)
 	if lo, hi := s.bounds(); f < lo || f > hi {
 		st.add(rangeIssue(f, lo, hi))
 		return nil

@@ -40,7 +40,9 @@ func Object(fields Fields) *ObjectSchema {
 //     "true", "True" and "0", "f", "F", "FALSE", "false", "False".
 //   - An empty value (?limit=) is treated as absent for every field that
 //     is not a String: the default applies, or "Required" is reported. A
-//     String field receives "" (reject it with MinLen(1)).
+//     String field receives "" (reject it with MinLen(1)); a value that
+//     is not valid UTF-8 is refused ("Expected a string, got invalid
+//     UTF-8").
 //   - A repeated key (?a=1&a=2) is an Array field's elements; for any other
 //     field it is the issue "Expected a single value, got 2".
 func Query(fields Fields) *ObjectSchema {

@@ -106,6 +106,12 @@ func (s *StringSchema) check(v any, st *state) any {
 		st.add("Expected a string, got " + kindOf(v))
 		return nil
 	}
+	if st.query {
+		if issue := textIssue(str); issue != "" { // what a raw string means: scalar's reading
+			st.add(issue)
+			return nil
+		}
+	}
 	n := -1
 	if s.minLen >= 0 || s.maxLen >= 0 {
 		n = utf8.RuneCountInString(str)

@@ -35,6 +35,13 @@ func init() {
 			}
 			return r, nil
 		},
+		Param: func(t reflect.Type) (tagengine.Param, error) {
+			p, err := paramOf(t)
+			if err != nil {
+				return nil, err
+			}
+			return p, nil
+		},
 	})
 }
 

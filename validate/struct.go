@@ -74,9 +74,11 @@ func Struct[T any](opts ...StructOption) *StructSchema[T] {
 
 // QueryStruct returns the schema of T for a route's query string: fields
 // of T are matched by their JSON tags, and the strings of the query are
-// coerced by the rules of Query (number grammar, ParseBool's booleans, empty
-// value = absent for non-string fields, repeated key only for slice
-// fields); then the constraint tags are checked as Struct does.
+// read by the one reading of raw values that fx.Op's path, query and
+// header fields use too (number grammar, ParseBool's booleans, RFC 3339,
+// UnmarshalText, valid UTF-8; empty value = absent for non-string
+// fields, repeated key only for slice fields, whose one value is element
+// 0); then the constraint tags are checked as Struct does.
 // Result.Value is a *T. It panics as Struct does.
 func QueryStruct[T any](opts ...StructOption) *StructSchema[T] {
 	return must(CompileQueryStruct[T](opts...))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -137,7 +138,7 @@ func checkMember(d *tdesc, null bool, v any, st *state) any {
 		return v
 	}
 	if s, ok := v.(string); ok && st.query {
-		return coerce(d, s, st)
+		return coerce(d, nil, s, st)
 	}
 	switch d.kind {
 	case tAny:
@@ -233,28 +234,51 @@ func (d *tdesc) intRange() (lo, hi float64) {
 	return 0, math.Ldexp(1, d.bits) - 1
 }
 
-// coerce turns one query string into the JSON value d expects.
-func coerce(d *tdesc, s string, st *state) any {
+// coerce turns one query string into the JSON value d expects: scalar
+// decides what it means (t is the scalar's Go type, for a
+// TextUnmarshaler's own reading; nil when not known).
+func coerce(d *tdesc, t reflect.Type, s string, st *state) any {
 	switch d.kind {
-	case tInt, tUint, tFloat:
-		f, ok := parseQueryNumber(s)
-		if !ok {
-			st.add("Expected " + wants[d.kind] + ", got " + quoteInput(s))
+	case tInt, tUint, tFloat, tBool, tTime, tBytes, tText, tString:
+		if d.kind == tText && t == nil {
+			d = &tdesc{kind: tString} // the decoder reads it, as a body's
+		}
+		num, b, issue := scalar(d, t, s, nil)
+		if issue != "" {
+			st.add(issue)
+			if d.kind == tInt || d.kind == tUint || d.kind == tFloat {
+				return num
+			}
 			return nil
 		}
-		checkNumber(d, f, st)
-		return f
-	case tBool:
-		return queryBool(s, st)
+		switch d.kind {
+		case tInt, tUint, tFloat:
+			return num
+		case tBool:
+			return b
+		}
 	case tSlice:
-		return []any{coerce(d.elem, s, st)}
+		return []any{coerce(d.elem, nil, s, st)}
 	case tMap, tStruct:
 		mismatch(d, kindOf(s), st)
 		return nil
-	case tTime, tBytes:
-		checkText(d, s, st) // a string in a body too: the same check
 	}
 	return s
+}
+
+// paramType is the scalar Go type of a query field of type t: t without
+// its pointer, or a slice's element.
+func paramType(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8 {
+		t = t.Elem()
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
 }
 
 // fieldsIn yields the keys of m that are fields of the struct d, in
@@ -279,24 +303,29 @@ func checkQueryStruct(d *tdesc, m map[string]any, st *state) any {
 	for k, f := range fieldsIn(d, m, st) {
 		fd := f.d
 		st.push(k)
-		switch raw := m[k].(type) {
+		raw := m[k]
+		if one, ok := raw.(string); ok && fd.kind == tSlice && one != "" {
+			raw = []string{one} // one value of a list: its element 0
+		}
+		switch raw := raw.(type) {
 		case string:
-			if raw == "" && fd.kind != tString && fd.kind != tText && fd.kind != tAny {
+			if raw == "" && !emptyIsValue(fd) {
 				break // an empty value is absent
 			}
-			out[k] = coerce(fd, raw, st)
+			out[k] = coerce(fd, paramType(f.typ), raw, st)
 		case []string:
 			if fd.kind != tSlice {
 				st.add(fmt.Sprintf("Expected a single value, got %d", len(raw)))
 				break
 			}
 			vals := make([]any, len(raw))
+			et := paramType(f.typ)
 			for i, s := range raw {
 				if st.full() {
 					break
 				}
 				st.push(strconv.Itoa(i))
-				vals[i] = coerce(fd.elem, s, st)
+				vals[i] = coerce(fd.elem, et, s, st)
 				st.pop()
 			}
 			out[k] = vals

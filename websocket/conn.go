@@ -35,6 +35,7 @@ import (
 type Conn struct {
 	ctx *fx.Ctx
 	ws  *ws.Conn
+	sk  *sock // what the library reads from and writes its own frames to
 	cfg *Config
 
 	stopped atomic.Bool // the connection is being torn down (shut)
@@ -107,6 +108,14 @@ var (
 	// ErrReadLimit: the peer sent a message over Config.ReadLimit; the
 	// connection is closed with 1009.
 	ErrReadLimit = ws.ErrReadLimit
+	// ErrProtocol: the peer broke the protocol (RFC 6455): a reserved bit
+	// set, an unknown opcode, an unmasked frame, a control frame over 125
+	// bytes or fragmented, a close frame of one byte, a bad close code...
+	// The connection is closed with 1002; the error ReadMessage returns
+	// wraps ErrProtocol and says what was wrong. It is the peer's doing: a
+	// handler that returns it is not logged as failing, and the observers
+	// see FX_BAD_REQUEST.
+	ErrProtocol = errors.New("websocket: protocol error")
 )
 
 // Ctx returns the request's Ctx, as the middleware left it: Value, the
@@ -201,6 +210,7 @@ type CloseError = ws.CloseError
 const (
 	CloseNormalClosure   = ws.CloseNormalClosure           // 1000: the handler returned nil
 	CloseGoingAway       = ws.CloseGoingAway               // 1001: Shutdown
+	CloseProtocolError   = ws.CloseProtocolError           // 1002: the peer broke the protocol
 	ClosePolicyViolation = ws.ClosePolicyViolation         // 1008: send queue full
 	CloseInvalidPayload  = ws.CloseInvalidFramePayloadData // 1007: invalid UTF-8
 	CloseMessageTooBig   = ws.CloseMessageTooBig           // 1009: over Config.ReadLimit
@@ -209,8 +219,8 @@ const (
 	closeErrorBase       = 4000                            // 4000 + status for an *fx.Error
 )
 
-// readFailed records why a read failed and returns the error for the
-// handler.
+// readFailed records why a read failed (the close that went on the
+// wire, if any) and returns the error for the handler.
 func (c *Conn) readFailed(err error) error {
 	var ce *ws.CloseError
 	switch {
@@ -221,6 +231,16 @@ func (c *Conn) readFailed(err error) error {
 		// The library has sent the 1009 itself.
 		c.recordClose(ws.CloseMessageTooBig, "message too big", false)
 		c.shut()
+	case errors.As(err, new(protocolError)):
+		// A frame the library would take although the protocol forbids
+		// it (sock.Read stopped before it): fx sends the 1002.
+		c.closeWith(ws.CloseProtocolError, err.Error())
+		return fmt.Errorf("%w: %v", ErrProtocol, err)
+	case c.sk.sentCode == ws.CloseProtocolError:
+		// The library found a protocol error and has sent its 1002.
+		c.recordClose(ws.CloseProtocolError, c.sk.sentReason, false)
+		c.shut()
+		return fmt.Errorf("%w: %s", ErrProtocol, c.sk.sentReason)
 	default:
 		c.recordClose(closeAbnormal, "", true)
 		c.shut()
@@ -269,7 +289,7 @@ func (c *Conn) recordClose(code int, reason string, byPeer bool) (first bool) {
 // that found the reason (the handler's read, the writer at Shutdown).
 func (c *Conn) closeWith(code int, reason string) {
 	if c.recordClose(code, reason, false) {
-		c.sendControl(appendFrame(nil, ws.CloseMessage, ws.FormatCloseMessage(code, reason)))
+		c.sendControl(appendFrame(nil, ws.CloseMessage, closeMessage(code, reason)))
 	}
 	c.shut()
 }
@@ -356,7 +376,7 @@ func (c *Conn) dropWith(code int, reason string) {
 func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, sk *sock, end func(code string)) {
 	cfg := &s.cfg
 	c := &Conn{
-		ctx: fc, ws: wc, cfg: cfg,
+		ctx: fc, ws: wc, sk: sk, cfg: cfg,
 	}
 	c.setWriteSide(sk.Conn)
 	sk.c = c // from now on the library's frames go through the write side
@@ -376,7 +396,7 @@ func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, sk *sock, end func(
 	}
 	c.closing.Store(true)
 	if c.recordClose(code, reason, false) {
-		c.finishQueue(ws.FormatCloseMessage(code, reason))
+		c.finishQueue(closeMessage(code, reason))
 	}
 	c.shut()
 	c.ping.Stop()
@@ -410,6 +430,7 @@ func outcome(err error, panicked bool) (code int, reason string) {
 	}
 	var ce *ws.CloseError
 	if !panicked && (errors.As(err, &ce) || errors.Is(err, ErrReadLimit) || errors.Is(err, ErrInvalidUTF8) ||
+		errors.Is(err, ErrProtocol) ||
 		errors.Is(err, ErrQueueFull) || errors.Is(err, ErrClosed) || isNetErr(err)) {
 		return ws.CloseNormalClosure, "" // the read's own failure: already closed
 	}
@@ -487,7 +508,27 @@ func (c *Conn) observe(fc *fx.Ctx) string {
 	if code == ws.CloseInternalServerErr {
 		return fx.ErrorCodes.InternalError
 	}
+	if code == ws.CloseProtocolError && !byPeer {
+		return fx.ErrorCodes.BadRequest // the peer broke the protocol: the client's error
+	}
 	return ""
+}
+
+// maxCloseReason is the longest close reason a control frame holds: 125
+// bytes of payload less the 2 of the code (RFC 6455, section 5.5).
+const maxCloseReason = 123
+
+// closeMessage is the payload of a close frame with code and reason, the
+// reason cut at a UTF-8 boundary to fit the frame.
+func closeMessage(code int, reason string) []byte {
+	if len(reason) > maxCloseReason {
+		cut := maxCloseReason
+		for cut > 0 && !utf8.RuneStart(reason[cut]) {
+			cut--
+		}
+		reason = reason[:cut]
+	}
+	return ws.FormatCloseMessage(code, reason)
 }
 
 // logFailure logs a handler's panic or unexpected error as fx logs a 5xx.

@@ -307,3 +307,34 @@ func TestNetHTTPAdapter(t *testing.T) {
 		t.Errorf("unhijackable writer: %d %s; want the 500 envelope saying why", status, body)
 	}
 }
+
+// The default Origin check compares the Origin with the request's own
+// Host header, which the client chooses: a page under a DNS name rebound
+// to the server (Host: evil.example, Origin: http://evil.example) passes
+// it. Config.Origins does not look at the Host header and refuses it.
+func TestDefaultOriginCheckTrustsTheHostHeader(t *testing.T) {
+	s := serve(t, func(app *fx.App) {
+		app.Get("/ws", websocket.New(echo))
+		app.Get("/listed", websocket.New(echo, websocket.Config{Origins: []string{"https://app.example"}}))
+	})
+	rebound := func(path string) int {
+		req, _ := http.NewRequest("GET", "http://"+s.addr+path, nil)
+		req.Host = "evil.example"
+		for k, v := range handshake() {
+			req.Header.Set(k, v)
+		}
+		req.Header.Set("Origin", "http://evil.example")
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if status := rebound("/ws"); status != 101 {
+		t.Errorf("rebound name, default check: %d; want 101 (the documented weakness)", status)
+	}
+	if status := rebound("/listed"); status != 403 {
+		t.Errorf("rebound name, Config.Origins: %d; want 403", status)
+	}
+}

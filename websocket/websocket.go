@@ -17,7 +17,8 @@
 // Group's and the route's middleware run (Auth, Tenant, RateLimit, CORS)
 // and every refusal is the JSON envelope. The handler itself refuses, as
 // envelopes: a request that is not a WebSocket handshake, 426
-// FX_UPGRADE_REQUIRED with Upgrade: websocket; a malformed handshake, 400
+// FX_UPGRADE_REQUIRED with Upgrade: websocket; a malformed handshake (not
+// a GET, older than HTTP/1.1, a version other than 13, a bad key), 400
 // FX_BAD_REQUEST; an Origin that Config.Origins does not allow, 403
 // FX_FORBIDDEN (a browser page of another site cannot open a connection
 // with the user's cookies: cross-site WebSocket hijacking); once Shutdown
@@ -28,8 +29,10 @@
 // reason (4401 FX_UNAUTHENTICATED, 4429 APP_SLOW_DOWN ...); a panic or
 // any other error with 1011 and FX_INTERNAL_ERROR, logged like a 5xx. A
 // message over Config.ReadLimit closes with 1009, a text message that is
-// not UTF-8 with 1007, Shutdown with 1001 (to every open connection,
-// before Shutdown returns). See docs/websocket.md.
+// not UTF-8 with 1007, a frame the protocol forbids with 1002 (the
+// client's error: ErrProtocol), Shutdown with 1001 (to every open
+// connection, before Shutdown returns). A route answers the same through
+// the nethttp adapter as on fasthttp. See docs/websocket.md.
 package websocket
 
 import (
@@ -39,10 +42,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/handlerdecl"
 	"github.com/fxhq/fx/nethttp"
 	"github.com/valyala/fasthttp"
 )
@@ -60,8 +65,12 @@ type Config struct {
 	// Origins are the Origin values (scheme://host[:port], compared
 	// without regard to case) allowed to open a connection; "*" allows
 	// any. Empty: a request without Origin (not from a browser) is
-	// allowed, and one with an Origin only when its host is the request's
-	// own Host. A refused Origin gets 403 FX_FORBIDDEN.
+	// allowed, and one with an Origin only when it names the request's
+	// own scheme (https over TLS, or when the first X-Forwarded-Proto
+	// value is https; http otherwise) and its own Host. The Host header is
+	// the client's to choose, so a page served under a rebound DNS name
+	// passes that default check: list Origins in production. A refused
+	// Origin gets 403 FX_FORBIDDEN.
 	Origins []string
 
 	// ReadLimit is the largest message the peer may send, in bytes;
@@ -147,7 +156,8 @@ func (cfg Config) withDefaults() Config {
 var (
 	// ErrUpgradeRequired (426): the request is not a WebSocket handshake.
 	ErrUpgradeRequired = fx.NewCatalogError(fx.ErrorCodes.UpgradeRequired, "This route speaks WebSocket: send a WebSocket handshake (Upgrade: websocket)")
-	// ErrBadHandshake (400): the handshake is malformed (version, key).
+	// ErrBadHandshake (400): the handshake is malformed (not a GET,
+	// older than HTTP/1.1, version, key).
 	ErrBadHandshake = fx.NewCatalogError(fx.ErrorCodes.BadRequest, "Malformed WebSocket handshake")
 	// ErrOrigin (403): the Origin is not allowed (Config.Origins).
 	ErrOrigin = fx.NewCatalogError(fx.ErrorCodes.Forbidden, "WebSocket connections from this Origin are not allowed")
@@ -162,7 +172,9 @@ var (
 // New returns a handler that upgrades the request to a WebSocket and runs
 // h on the connection; register it like any handler:
 // app.Get("/ws", websocket.New(h)). h's outcome is the close frame (see
-// the package documentation). The Conn is valid until h returns.
+// the package documentation). The Conn is valid until h returns. The
+// handler declares its refusals before the upgrade (426, 400, 403, 503):
+// any route serving it documents them.
 //
 // Cost per connection: one goroutine (h's, on the connection fasthttp
 // hands over) plus a writer goroutine only while a peer is slower than
@@ -188,12 +200,23 @@ func New(h func(c *Conn) error, config ...Config) fx.Handler {
 		}
 		s.origins = append(s.origins, strings.ToLower(strings.TrimRight(o, "/")))
 	}
-	return s.serve
+	serve := fx.Handler(s.serve)
+	handlerdecl.Declare(serve, refusals)
+	return serve
 }
 
-// fastHTTPReadBuffer is the default read buffer on fasthttp (see
-// Config.ReadBufferSize).
-const fastHTTPReadBuffer = 1 << 10
+// refusals are the errors the handler answers by itself before the
+// upgrade. New declares them for its handler, so that every route
+// serving it documents them (fx.RouteInfo.Errors), beside what the
+// route's own Errors and middleware declare.
+var refusals = []*fx.Error{ErrUpgradeRequired, ErrBadHandshake, ErrOrigin, ErrShuttingDown}
+
+// The default read buffers on fasthttp and under the nethttp adapter
+// (see Config.ReadBufferSize).
+const (
+	fastHTTPReadBuffer = 1 << 10
+	netHTTPReadBuffer  = 4 << 10
+)
 
 // server is one WebSocket route.
 type server struct {
@@ -203,28 +226,26 @@ type server struct {
 	anyOrigin bool
 }
 
-// serve is the route's fx handler: the handshake checks, then the
-// upgrade. fasthttp writes the 101 (with what the middleware set on the
-// response) and hands the connection over.
+// serve is the route's fx handler, on both transports: the handshake
+// checks, then the upgrade. The transport writes the 101 (with what the
+// middleware set on the response) and hands the connection over:
+// fasthttp's server, or the nethttp adapter through http.Hijacker.
 func (s *server) serve(c *fx.Ctx) error {
-	if r := nethttp.Request(c); r != nil {
-		return s.serveNetHTTP(c, r)
-	}
 	rc := c.RequestCtx()
 	h := &rc.Request.Header
 	rh := &rc.Response.Header
-	if err := s.check(rh, func(k string) []byte { return h.Peek(k) }, rc.Host()); err != nil {
+	if err := s.check(rc); err != nil {
 		return err
 	}
-	if !rc.IsGet() {
-		return ErrBadHandshake
+	if w := nethttp.ResponseWriter(c); w != nil && !canHijack(w) {
+		return ErrNoHijack // HTTP/2, or a wrapper that hides the Hijacker
 	}
 	reg := registryOf(c.App())
 	if c.App().ShuttingDown() {
 		return ErrShuttingDown
 	}
 	key := string(h.Peek("Sec-WebSocket-Key"))
-	sub := s.subprotocol(h.Peek("Sec-WebSocket-Protocol"), rh)
+	sub := s.subprotocol(h, rh)
 	end := c.Detach()
 	rc.SetStatusCode(fasthttp.StatusSwitchingProtocols)
 	rh.Set("Upgrade", "websocket")
@@ -233,9 +254,13 @@ func (s *server) serve(c *fx.Ctx) error {
 	if sub != "" {
 		rh.Set("Sec-WebSocket-Protocol", sub)
 	}
+	readBuffer := cmp.Or(s.cfg.ReadBufferSize, fastHTTPReadBuffer)
+	if nethttp.Request(c) != nil {
+		readBuffer = cmp.Or(s.cfg.ReadBufferSize, netHTTPReadBuffer)
+	}
 	c.Hijack(func(nc net.Conn) {
 		sk := &sock{Conn: nc}
-		wc, err := s.adopt(sk, key, sub, cmp.Or(s.cfg.ReadBufferSize, fastHTTPReadBuffer))
+		wc, err := s.adopt(sk, key, sub, readBuffer)
 		if err != nil {
 			end(fx.ErrorCodes.InternalError)
 			return
@@ -245,16 +270,34 @@ func (s *server) serve(c *fx.Ctx) error {
 	return nil
 }
 
-// subprotocol is the first of Config.Subprotocols the client offers
-// (offered: its Sec-WebSocket-Protocol), or, with none configured, what
-// a middleware set on the response, or "".
-func (s *server) subprotocol(offered []byte, rh *fasthttp.ResponseHeader) string {
+// canHijack reports whether w, or a writer it wraps (Unwrap, as
+// http.ResponseController follows it), can hand its connection over.
+func canHijack(w http.ResponseWriter) bool {
+	for range 16 {
+		if _, ok := w.(http.Hijacker); ok {
+			return true
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+	return false
+}
+
+// subprotocol is the first of Config.Subprotocols, in the config's order
+// of preference, that the client offers (in any of its
+// Sec-WebSocket-Protocol lines), or, with none configured, what a
+// middleware set on the response, or "".
+func (s *server) subprotocol(h *fasthttp.RequestHeader, rh *fasthttp.ResponseHeader) string {
 	if len(s.cfg.Subprotocols) == 0 {
 		return string(rh.Peek("Sec-WebSocket-Protocol"))
 	}
+	offered := h.PeekAll("Sec-WebSocket-Protocol")
 	for _, p := range s.cfg.Subprotocols {
-		for _, o := range bytes.Split(offered, []byte{','}) {
-			if string(bytes.TrimSpace(o)) == p {
+		for _, line := range offered {
+			if tokenIn(line, p) {
 				return p
 			}
 		}
@@ -262,54 +305,51 @@ func (s *server) subprotocol(offered []byte, rh *fasthttp.ResponseHeader) string
 	return ""
 }
 
-// serveNetHTTP upgrades a request the nethttp adapter serves, through
-// http.Hijacker, and serves the connection before returning: net/http
-// gives every request its own goroutine, which the connection keeps.
-func (s *server) serveNetHTTP(c *fx.Ctx, r *http.Request) error {
-	rh := &c.RequestCtx().Response.Header
-	if err := s.check(rh, func(k string) []byte { return []byte(r.Header.Get(k)) }, []byte(r.Host)); err != nil {
-		return err
-	}
-	w := nethttp.ResponseWriter(c)
-	if _, ok := w.(http.Hijacker); !ok {
-		return ErrNoHijack // HTTP/2, or a wrapper that hides the Hijacker
-	}
-	reg := registryOf(c.App())
-	if c.App().ShuttingDown() {
-		return ErrShuttingDown
-	}
-	up := s.upgrader(cmp.Or(s.cfg.ReadBufferSize, 4<<10))
-	sk := &sock{passHandshake: true}
-	wc, err := up.Upgrade(&wrapHijack{ResponseWriter: w, sk: sk}, r, nil)
-	if err != nil {
-		return ErrNoHijack
-	}
-	rc := c.RequestCtx()
-	rc.SetStatusCode(fasthttp.StatusSwitchingProtocols)
-	rc.Hijack(func(net.Conn) {}) // the adapter writes nothing more
-	s.run(c, reg, wc, sk, func(string) {})
-	return nil
-}
-
-// check refuses what is not a well-formed, allowed handshake; get reads a
-// request header, rh is the response header the refusal's hints go in.
-func (s *server) check(rh *fasthttp.ResponseHeader, get func(string) []byte, host []byte) error {
-	if !tokenIn(get("Connection"), "upgrade") || !tokenIn(get("Upgrade"), "websocket") {
+// check refuses what is not a well-formed, allowed handshake (RFC 6455,
+// section 4.2.1); the refusal's hints go in the response header.
+func (s *server) check(rc *fasthttp.RequestCtx) error {
+	h := &rc.Request.Header
+	rh := &rc.Response.Header
+	if !tokenIn(h.Peek("Connection"), "upgrade") || !tokenIn(h.Peek("Upgrade"), "websocket") {
 		rh.Set("Upgrade", "websocket")
 		rh.Set("Sec-WebSocket-Version", "13")
 		return ErrUpgradeRequired
 	}
-	if !bytes.Equal(get("Sec-WebSocket-Version"), []byte("13")) {
+	if !h.IsGet() || !atLeastHTTP11(h.Protocol()) {
+		return ErrBadHandshake
+	}
+	if !bytes.Equal(h.Peek("Sec-WebSocket-Version"), []byte("13")) {
 		rh.Set("Sec-WebSocket-Version", "13")
 		return ErrBadHandshake
 	}
-	if !validKey(get("Sec-WebSocket-Key")) {
+	if !validKey(h.Peek("Sec-WebSocket-Key")) {
 		return ErrBadHandshake
 	}
-	if !s.originAllowed(get("Origin"), host) {
+	if !s.originAllowed(h.Peek("Origin"), rc.Host(), requestScheme(rc)) {
 		return ErrOrigin
 	}
 	return nil
+}
+
+// atLeastHTTP11 reports whether proto ("HTTP/1.1") is HTTP 1.1 or later:
+// a WebSocket handshake needs 1.1 (RFC 6455, section 4.1).
+func atLeastHTTP11(proto []byte) bool {
+	v, ok := bytes.CutPrefix(proto, []byte("HTTP/"))
+	if !ok {
+		return false
+	}
+	major, minor, _ := bytes.Cut(v, []byte{'.'})
+	ma, err := strconv.Atoi(string(major))
+	if err != nil {
+		return false
+	}
+	mi := 0
+	if len(minor) > 0 {
+		if mi, err = strconv.Atoi(string(minor)); err != nil {
+			return false
+		}
+	}
+	return ma > 1 || ma == 1 && mi >= 1
 }
 
 // tokenIn reports whether the comma-separated header value v holds token
@@ -334,8 +374,10 @@ func validKey(k []byte) bool {
 	return err == nil && n == 16
 }
 
-// originAllowed applies Config.Origins to the request's Origin.
-func (s *server) originAllowed(origin, host []byte) bool {
+// originAllowed applies Config.Origins to the request's Origin; without
+// Config.Origins, an Origin must name the request's own scheme and Host
+// (see requestScheme).
+func (s *server) originAllowed(origin, host []byte, scheme string) bool {
 	if len(origin) == 0 {
 		return true // not a browser: a browser always sends Origin on a WebSocket
 	}
@@ -355,5 +397,25 @@ func (s *server) originAllowed(origin, host []byte) bool {
 	if err != nil || u.Host == "" {
 		return false
 	}
-	return strings.EqualFold(u.Host, string(host))
+	return strings.EqualFold(u.Scheme, scheme) && strings.EqualFold(u.Host, string(host))
+}
+
+// requestScheme is the scheme the client used: "https" over TLS, or when
+// the connection is plain and a TLS-terminating proxy's first
+// X-Forwarded-Proto value says "https"; "http" otherwise. Believing the
+// header here gives nothing away: the check it serves stops a browser's
+// page of another site, and a page cannot set a header on a WebSocket
+// handshake.
+func requestScheme(rc *fasthttp.RequestCtx) string {
+	if rc.IsTLS() {
+		return "https"
+	}
+	v := rc.Request.Header.Peek("X-Forwarded-Proto")
+	if i := bytes.IndexByte(v, ','); i >= 0 {
+		v = v[:i]
+	}
+	if strings.EqualFold(string(bytes.TrimSpace(v)), "https") {
+		return "https"
+	}
+	return "http"
 }

@@ -88,8 +88,8 @@ func newApp(logger *slog.Logger, tp *sdktrace.TracerProvider, reg *prometheus.Re
 	app.Get("/panic", func(c *fx.Ctx) error {
 		panic(errors.New("something broke"))
 	})
-	// A plain GET: websocket.Route would also document the 101 and its
-	// refusals, and this App documents nothing.
+	// A plain GET (it documents its refusals; websocket.Route would also
+	// document the 101), and this App documents nothing.
 	app.Get("/echo", websocket.New(echo))
 	return app, nil
 }

@@ -1,7 +1,7 @@
 // Package tagengine is what fx's typed operations (fx.Op) and fxtest's strict
 // mode need of package validate's tag engine for types known only at run
-// time: the decoder of an Op's Body type and the constraint tags of its
-// path, query and header fields. validate registers them when it is
+// time: the decoder of an Op's Body type, and the reading and the constraint
+// tags of its path, query and header fields. validate registers them when it is
 // initialized; no user of fx calls them (a user names a type and gets
 // validate.Struct[T]).
 //
@@ -54,6 +54,27 @@ type Field[Issue any] interface {
 	JSONSchema() map[string]any
 }
 
+// Param reads the raw strings of one path, query or header field: the
+// one reading of a raw value that validate.QueryStruct uses too (the
+// JSON number grammar, ParseBool, RFC 3339, UnmarshalText). Safe for
+// concurrent use.
+type Param interface {
+	// Slice reports whether the field is a slice: one element per
+	// value of a repeated key.
+	Slice() bool
+	// EmptyIsValue reports whether an empty value is a value (a string
+	// kind) rather than an absent one.
+	EmptyIsValue() bool
+	// Set reads s into the field at at (a slice field's element at at);
+	// owned says s may be kept, else a string is copied. It returns the
+	// refusal's message, "" when the value is set. Cost: no allocation
+	// for a number or a boolean; a string's copy; a pointer field's value.
+	Set(s string, owned bool, at unsafe.Pointer) string
+	// Grow sets the slice field at at to n zero elements and returns the
+	// first element's address and the elements' size.
+	Grow(at unsafe.Pointer, n int) (first unsafe.Pointer, size uintptr)
+}
+
 // Compilers is what validate registers.
 type Compilers[Issue any] struct {
 	// Body returns the decoder of t, or the *validate.TagError of each
@@ -62,6 +83,9 @@ type Compilers[Issue any] struct {
 	// Field compiles the tags of field f of struct type owner; the error
 	// is as Body's.
 	Field func(owner reflect.Type, f reflect.StructField) (Field[Issue], error)
+	// Param returns the reader of a path, query or header field of type
+	// t, or an error naming the types such a field may have.
+	Param func(t reflect.Type) (Param, error)
 }
 
 var registered any // *Compilers[Issue] of the issue type validate registered

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# Regenerates the clients of the examples' OpenAPI documents with each of
+# Generates the clients of the examples' OpenAPI documents with each of
 # the generators fx's documents are held to (docs/openapi.md, "Clients"),
 # as served, with no flags that skip what a generator cannot handle, and
 # proves them:
+#   - the document examples/NAME serves is kept, in its golden form (keys
+#     sorted, indented: cmd/golden), as testdata/NAME.json, committed, so
+#     that a change of contract reads as a diff of the lines it changes.
+#     With CI set, a served document that differs from its golden file
+#     fails: run this script and commit testdata/. Without CI the script
+#     rewrites the golden files;
 #   - ogen and oapi-codegen (Go; versions pinned by the `tool` lines of
-#     this folder's go.mod, run with `go tool`): the document of
-#     examples/NAME is kept as testdata/NAME.json and its clients written
-#     to gen/ogen/NAME and gen/oapi/NAME (committed; with CI set, a
-#     difference from what is committed fails: run this script and commit
-#     its output). Then `go vet` and `go test` of this module, which build
+#     this folder's go.mod, run with `go tool`) write the clients to
+#     gen/ogen/NAME and gen/oapi/NAME at every run; they are never
+#     committed (only each package's doc.go is). Then `go vet` and
+#     `go test` of this module with the `clients` build tag, which build
 #     each example, start it on 127.0.0.1 and call every operation through
 #     both clients until every declared response has been decoded typed
 #     (live_test.go), and run docs/clients.md's program (cmd/orders-client);
@@ -37,33 +42,36 @@ compgen -G "$docs/examples-*.json" >/dev/null || { echo "no example document in 
 cd "$here"
 # Everything generated is written anew: a document no longer served
 # leaves no client behind.
-rm -rf gen testdata/*.json
-mkdir -p testdata "$work/ts"
+find gen -name '*gen.go' -delete
+mkdir -p testdata "$work/ts" "$work/golden"
+go build -o "$work/golden-cmd" ./cmd/golden
 for f in "$docs"/examples-*.json; do
   name=$(basename "$f" .json); name=${name#examples-}; pkg=$(echo "$name" | tr -cd 'a-z0-9')
-  cp "$f" "testdata/$pkg.json"
+  "$work/golden-cmd" < "$f" > "$work/golden/$pkg.json"
   echo "-- $name: ogen $(go list -m -f '{{.Version}}' github.com/ogen-go/ogen)"
-  go tool ogen --config ogen.yml --target "gen/ogen/$pkg" --package "$pkg" --clean "testdata/$pkg.json" 2>&1 \
+  go tool ogen --config ogen.yml --target "gen/ogen/$pkg" --package "$pkg" --clean "$f" 2>&1 \
     | grep -v 'not canonical\|Convenient errors are not available' || true
   test -f "gen/ogen/$pkg/oas_client_gen.go" || { echo "ogen generated no client for $name"; exit 1; }
   echo "-- $name: oapi-codegen $(go list -m -f '{{.Version}}' github.com/oapi-codegen/oapi-codegen/v2)"
   mkdir -p "gen/oapi/$pkg"
-  go tool oapi-codegen -generate types,client -package "$pkg" -o "gen/oapi/$pkg/client.gen.go" "testdata/$pkg.json"
+  go tool oapi-codegen -generate types,client -package "$pkg" -o "gen/oapi/$pkg/client.gen.go" "$f"
   echo "-- $name: openapi-typescript $OPENAPI_TS_VERSION"
   npx --yes "openapi-typescript@$OPENAPI_TS_VERSION" "$f" -o "$work/ts/examples$pkg.d.ts" >/dev/null
 done
 if [ -n "${CI:-}" ]; then
-  echo "-- the committed clients are the ones the served documents give"
-  if [ -n "$(git status --porcelain -- .)" ]; then
-    git status --short -- .; git diff --stat -- .
-    echo "the generated clients are stale: run bash scripts/openapi-clients/check.sh and commit its output"
+  echo "-- every served document is its golden file (testdata/NAME.json)"
+  if ! diff -r -u testdata "$work/golden"; then
+    echo "a served document differs from its golden file (diff above): run bash scripts/openapi-clients/check.sh and commit testdata/"
     exit 1
   fi
+else
+  rm -f testdata/*.json
+  cp "$work/golden"/*.json testdata/
 fi
 
 echo "-- go vet and go test of the Go clients against the live examples"
-go vet ./...
-go test -count=1 ./...
+go vet -tags clients ./...
+go test -tags clients -count=1 ./...
 
 echo "-- tsc --noEmit over the TypeScript types"
 if [ -f testdata/orders.json ]; then cp "$here/typed.ts" "$work/ts/typed.ts"; fi

@@ -7,14 +7,19 @@
 //
 // Layout:
 //
-//	testdata/NAME.json      the document examples/NAME serves, as served
+//	testdata/NAME.json      the document examples/NAME serves, in golden
+//	                        form (cmd/golden: keys sorted, indented)
 //	gen/ogen/NAME/          ogen's client for it (ogen.yml: the client alone)
 //	gen/oapi/NAME/          oapi-codegen's (types and client)
 //	cmd/orders-client/      the ogen client of examples/orders under
 //	                        fx/client (docs/clients.md shows it whole)
 //
-// check.sh regenerates all of it from the served documents; in CI the
-// result must equal what is committed. The tests (go test in this folder)
+// check.sh writes all of it from the served documents. Only testdata/
+// (and each gen package's doc.go) is committed: in CI a served document
+// that differs from its golden file fails, and the clients are generated
+// anew at every run. The tests and cmd/orders-client need the generated
+// clients, so they carry the `clients` build tag that check.sh sets
+// (go test -tags clients in this folder, after check.sh). The tests
 // start each example on 127.0.0.1 as its TestServeForClients serves it
 // (the App main builds, where a request can be held in the orders
 // handler, the user store marked unreachable, and any request made to

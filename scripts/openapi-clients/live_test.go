@@ -1,3 +1,5 @@
+//go:build clients
+
 package clients_test
 
 import (

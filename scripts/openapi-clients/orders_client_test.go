@@ -1,3 +1,5 @@
+//go:build clients
+
 package clients_test
 
 import (
@@ -35,11 +37,11 @@ func TestOrdersClientProgram(t *testing.T) {
 	}
 
 	ex := startExample(t, "orders")
-	cmd := exec.Command("go", "run", "./cmd/orders-client")
+	cmd := exec.Command("go", "run", "-tags", "clients", "./cmd/orders-client")
 	cmd.Env = append(os.Environ(), "ORDERS_URL="+ex.base)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("go run ./cmd/orders-client: %v\n%s", err, out)
+		t.Fatalf("go run -tags clients ./cmd/orders-client: %v\n%s", err, out)
 	}
 	want := "created ord_1 at /orders/ord_1\n" +
 		"not found: APP_ORDER_NOT_FOUND No such order\n" +

@@ -1,3 +1,5 @@
+//go:build clients
+
 package clients_test
 
 // Compiles only if both Go clients typed examples/orders' responses: the

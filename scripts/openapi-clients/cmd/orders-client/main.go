@@ -1,3 +1,5 @@
+//go:build clients
+
 // Command orders-client calls examples/orders through the client ogen
 // generates from the service's document (package orders), sending through
 // fx/client: the generated client keeps its typed operations and its typed
@@ -5,7 +7,8 @@
 // budget underneath. docs/clients.md shows this file whole.
 //
 //	go run ./examples/orders &    # from the repository's root
-//	go run ./cmd/orders-client    # from scripts/openapi-clients; ORDERS_URL to change
+//	bash check.sh                              # from scripts/openapi-clients: generates package orders
+//	go run -tags clients ./cmd/orders-client   # ORDERS_URL to change
 package main
 
 import (
