@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"time"
 
+	json "github.com/goccy/go-json"
+	"github.com/goccy/go-json/jsontext"
+	jsonv2 "github.com/goccy/go-json/v2"
 	"github.com/valyala/fasthttp"
 )
 
@@ -22,7 +25,22 @@ import (
 // An encoding failure (a channel, a function, a cycle, a MarshalJSON that
 // fails or panics) is returned, and the response body is left empty; return
 // it and the client gets the 500 envelope.
-func (c *Ctx) JSON(status int, body any) (err error) {
+func (c *Ctx) JSON(status int, body any) (err error) { return c.writeJSON(status, body, false) }
+
+// emptyNilOptions encode as c.JSON does (encoding/json's semantics,
+// without HTML escaping) except that a nil slice is [], a nil map {} and
+// a nil []byte "": go-json's v2 encoder with its v1 options.
+var emptyNilOptions = []jsonv2.Options{json.DefaultOptionsV1(), jsontext.EscapeForHTML(false),
+	jsonv2.FormatNilSliceAsNull(false), jsonv2.FormatNilMapAsNull(false)}
+
+// writeJSON is c.JSON; with emptyNil, nil slices, maps and []byte are
+// encoded as [], {} and "" instead of null (a typed operation's output,
+// whose document says they are never null), with go-json's v2 encoder
+// and its v1 options. Cost of emptyNil (BenchmarkOpOutput, three rooms,
+// `go test -run '^$' -bench BenchmarkOpOutput -benchtime 200000x`): no
+// allocation either way; 2.1-3.0 µs per request against c.JSON's
+// 1.4-3.0 µs on a busy 2-core machine, up to about a fifth more.
+func (c *Ctx) writeJSON(status int, body any, emptyNil bool) (err error) {
 	resp := &c.rc.Response
 	resp.ResetBody() // usually nothing to do: fasthttp pooled the last request's buffer
 	c.jw.resp = resp
@@ -33,7 +51,12 @@ func (c *Ctx) JSON(status int, body any) (err error) {
 			err = fmt.Errorf("fx: JSON: encoding %T panicked: %s", body, formatValue(r))
 		}
 	}()
-	if err := c.enc.Encode(body); err != nil {
+	if emptyNil {
+		err = jsonv2.MarshalWrite(&c.jw, body, emptyNilOptions...)
+	} else {
+		err = c.enc.Encode(body)
+	}
+	if err != nil {
 		resp.ResetBody()
 		return fmt.Errorf("fx: JSON: %w", err)
 	}

@@ -132,7 +132,7 @@ func Op[In, Out any](reg Registrar, method, path string, h func(c *Ctx, in *In) 
 		if err != nil {
 			return err
 		}
-		return c.JSON(status, out)
+		return c.writeJSON(status, out, true) // nil slices and maps as [] and {}: the document says so
 	}
 	r.op = &opTypes{in: reflect.TypeFor[In](), out: reflect.TypeFor[Out](), fields: plan.info(), err: tagErr}
 	reg.Route(r)

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/fxhq/fx/validate"
@@ -175,10 +176,13 @@ func bodyIssue(path []string, msg string) *Error {
 // required", "Not valid JSON: ...", every type error with its path, at
 // most Config.MaxIssues of them), except that JSONBody decodes an integer
 // beyond 2^53 exactly into an int64 field and null into the zero T, as
-// go-json does. Cost: one pass over the body checks the syntax, decodes
+// go-json does. Cost: the schema of T (validate.Struct[T]()) is compiled
+// at the first call for that T and kept, so a call after it pays a
+// look-up; then one pass over the body checks the syntax, decodes
 // every value into the T and runs its constraint tags (validate's
 // StructSchema.Decode: one allocation for the T, one for all the strings
-// of a body up to 4 KiB, one per slice and pointer); a body that does not
+// of a body up to 4 KiB, one per slice and pointer: 3 on
+// BenchmarkJSONBody's order with one item); a body that does not
 // fit T is read again for its issues and never decoded whole (4 MiB of
 // mistyped array elements cost go-json over 100 MB before it reported the
 // first error). The strings of the T never alias the request's memory: a
@@ -194,9 +198,8 @@ func JSONBody[T any](c *Ctx) (T, error) {
 	}
 	max := c.app.cfg.MaxIssues
 	p, issues, err := decodeStruct[T](body, max+1) // the strict grammar checked in the same pass
-	var je *validate.JSONError
 	switch {
-	case errors.As(err, &je):
+	case isJSONError(err):
 		return v, NewValidationError([]ValidationIssue{jsonIssue(err)})
 	case len(issues) > 0:
 		truncated := len(issues) > max
@@ -212,6 +215,17 @@ func JSONBody[T any](c *Ctx) (T, error) {
 	return *p, nil
 }
 
+// isJSONError reports whether err is (or wraps) the strict grammar's
+// *validate.JSONError. Its own function: the target errors.As writes
+// escapes, and is allocated only when there is an error to look into.
+func isJSONError(err error) bool {
+	if err == nil {
+		return false
+	}
+	var je *validate.JSONError
+	return errors.As(err, &je)
+}
+
 // decodeStruct runs validate's StructSchema.Decode, a panic (a custom
 // UnmarshalJSON) being a 422 as it was with go-json alone.
 func decodeStruct[T any](body []byte, max int) (p *T, issues []validate.Issue, err error) {
@@ -224,7 +238,25 @@ func decodeStruct[T any](body []byte, max int) (p *T, issues []validate.Issue, e
 			}
 		}
 	}()
-	return validate.Struct[T]().Decode(body, max)
+	return bodySchema[T]().Decode(body, max)
+}
+
+// bodySchemas holds JSONBody's schema of each type (reflect.Type →
+// *validate.StructSchema[T]), built at the first request that decodes
+// one.
+var bodySchemas sync.Map
+
+// bodySchema returns validate.Struct[T](), built once per type: a
+// request pays a look-up, never the compilation (allocation free once
+// built). A type whose tags do not compile panics as Struct does, each
+// time, and is never stored.
+func bodySchema[T any]() *validate.StructSchema[T] {
+	t := reflect.TypeFor[T]()
+	if s, ok := bodySchemas.Load(t); ok {
+		return s.(*validate.StructSchema[T])
+	}
+	s, _ := bodySchemas.LoadOrStore(t, validate.Struct[T]())
+	return s.(*validate.StructSchema[T])
 }
 
 // contentTypeIssue is the issue for a body sent as something else than JSON.

@@ -301,3 +301,111 @@ func TestJSONBodySameMessagesAsContract(t *testing.T) {
 		}
 	}
 }
+
+// jsonBodyApps are two apps whose one route differs only by a call to
+// JSONBody[boundedOrderT]: the difference of their allocations is
+// JSONBody's.
+func jsonBodyApps() (with, without fasthttp.RequestHandler) {
+	a := fx.New()
+	a.Post("/", func(c *fx.Ctx) error {
+		if _, err := fx.JSONBody[boundedOrderT](c); err != nil {
+			return err
+		}
+		return c.NoContent(204)
+	})
+	b := fx.New()
+	b.Post("/", func(c *fx.Ctx) error { return c.NoContent(204) })
+	return a.Handler(), b.Handler()
+}
+
+// sampleOrder is a valid body for boundedOrderT: JSONBody allocates the
+// T, one buffer for its strings and the items slice.
+const sampleOrder = `{"customer":"ada","items":[{"sku":"A-1","qty":2}]}`
+
+// TestJSONBodyAllocations: JSONBody decodes the sample order with three
+// allocations (the T, its strings, its one slice): the schema of the type
+// is built once, not per request.
+func TestJSONBodyAllocations(t *testing.T) {
+	with, without := jsonBodyApps()
+	serve := func(h fasthttp.RequestHandler) float64 {
+		var rc fasthttp.RequestCtx
+		return testing.AllocsPerRun(200, func() {
+			rc.Request.Reset()
+			rc.Response.Reset()
+			rc.Request.Header.SetMethod("POST")
+			rc.Request.SetRequestURI("/")
+			rc.Request.Header.SetContentType("application/json")
+			rc.Request.SetBodyString(sampleOrder)
+			h(&rc)
+			if rc.Response.StatusCode() != 204 {
+				t.Fatalf("status %d: %s", rc.Response.StatusCode(), rc.Response.Body())
+			}
+		})
+	}
+	if got := serve(with) - serve(without); got != 3 {
+		t.Errorf("JSONBody: %v allocations on the sample order, want 3", got)
+	}
+}
+
+// BenchmarkJSONBody: a handler decoding the sample order with JSONBody
+// and answering 204, against the same handler without JSONBody (the
+// difference is JSONBody's cost).
+func BenchmarkJSONBody(b *testing.B) {
+	with, without := jsonBodyApps()
+	b.Run("jsonbody", func(b *testing.B) { kittest.BenchPost(b, with, "/", sampleOrder, 204) })
+	b.Run("none", func(b *testing.B) { kittest.BenchPost(b, without, "/", sampleOrder, 204) })
+}
+
+type unknownLine struct {
+	SKU string `json:"sku"`
+}
+
+type unknownOpen struct {
+	Customer string        `json:"customer"`
+	Lines    []unknownLine `json:"lines"`
+}
+
+type unknownClosed struct {
+	_        struct{}      `additionalProperties:"false"`
+	Customer string        `json:"customer"`
+	Lines    []unknownLine `json:"lines"`
+}
+
+// TestUnknownKeysOnePolicy: a body key naming no field is ignored by
+// fx.Op, JSONBody, a Struct contract and a builder Object alike; a
+// struct with `_ struct{} additionalProperties:"false"` and a Strict
+// Object refuse it alike, with the one issue "Unknown key" at its path.
+// Nested objects are open unless their own type (or schema) is closed.
+func TestUnknownKeysOnePolicy(t *testing.T) {
+	line := validate.Object(validate.Fields{"sku": validate.String()})
+	fields := validate.Fields{"customer": validate.String(), "lines": validate.Array(line).Optional()}
+	app := fx.New()
+	created := func(c *fx.Ctx) error { return c.NoContent(201) }
+	fx.Op(app, "POST", "/op/open", func(c *fx.Ctx, in *struct{ Body unknownOpen }) (*struct{}, error) { return &struct{}{}, nil })
+	fx.Op(app, "POST", "/op/closed", func(c *fx.Ctx, in *struct{ Body unknownClosed }) (*struct{}, error) { return &struct{}{}, nil })
+	app.Post("/jsonbody/open", jsonBodyCreated[unknownOpen])
+	app.Post("/jsonbody/closed", jsonBodyCreated[unknownClosed])
+	app.Route(fx.Route{Method: "POST", Path: "/struct/open", Body: validate.Struct[unknownOpen](), Handler: created})
+	app.Route(fx.Route{Method: "POST", Path: "/struct/closed", Body: validate.Struct[unknownClosed](), Handler: created})
+	app.Route(fx.Route{Method: "POST", Path: "/builder/open", Body: validate.Object(fields), Handler: created})
+	app.Route(fx.Route{Method: "POST", Path: "/builder/closed", Body: validate.Object(fields).Strict(), Handler: created})
+	const body = `{"customer":"ada","extra":1,"lines":[{"sku":"A","more":2}]}`
+	for _, kind := range []string{"op", "jsonbody", "struct", "builder"} {
+		status, out := contractDo(t, app, "POST", "/"+kind+"/open", "application/json", body)
+		if status != 200 && status != 201 {
+			t.Errorf("%s open: %d %s", kind, status, out)
+		}
+		status, out = contractDo(t, app, "POST", "/"+kind+"/closed", "application/json", body)
+		if is := contractIssues(t, status, out); len(is) != 1 || strings.Join(is[0].Path, ".") != "extra" || is[0].Message != "Unknown key" {
+			t.Errorf("%s closed: %d %s", kind, status, out)
+		}
+	}
+}
+
+// jsonBodyCreated decodes a T with JSONBody and answers 201.
+func jsonBodyCreated[T any](c *fx.Ctx) error {
+	if _, err := fx.JSONBody[T](c); err != nil {
+		return err
+	}
+	return c.NoContent(201)
+}

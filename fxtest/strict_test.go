@@ -274,3 +274,37 @@ func TestCoverage(t *testing.T) {
 		t.Errorf("Lenient client's coverage: %+v", got)
 	}
 }
+
+type closedOrder struct {
+	_   struct{} `additionalProperties:"false"`
+	ID  string   `json:"id"`
+	Qty int      `json:"qty"`
+}
+
+// TestStrictHoldsUnknownKeys: a body whose type refuses unknown keys is
+// documented additionalProperties false, and strict mode fails a
+// response that sends a key the type does not have; a type that ignores
+// unknown keys (the default, documented without additionalProperties)
+// lets the same response pass.
+func TestStrictHoldsUnknownKeys(t *testing.T) {
+	app := quietApp()
+	extra := func(c *fx.Ctx) error { return c.JSON(200, map[string]any{"id": "o1", "qty": 1, "note": "x"}) }
+	app.Route(fx.Route{Method: "GET", Path: "/closed", Responses: []fx.Response{{Body: closedOrder{}}}, Handler: extra})
+	app.Route(fx.Route{Method: "GET", Path: "/open", Responses: []fx.Response{{Body: order{}}}, Handler: extra})
+	doc, err := openapi.Generate(app, openapi.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := func(path string) map[string]any {
+		return doc["paths"].(map[string]any)[path].(map[string]any)["get"].(map[string]any)["responses"].(map[string]any)["200"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
+	}
+	if got := schema("/closed")["additionalProperties"]; got != false {
+		t.Errorf("closed: additionalProperties %v, want false", got)
+	}
+	if got, has := schema("/open")["additionalProperties"]; has {
+		t.Errorf("open: additionalProperties %v, want none", got)
+	}
+	mustFail(t, "unknown key", func(tb testing.TB) { fxtest.New(tb, app).Get("/closed").Do() },
+		"GET /closed answered 200 with a body that its contract does not declare (fxtest_test.closedOrder): note: Unknown key")
+	mustPass(t, "open type", func(tb testing.TB) { fxtest.New(tb, app).Get("/open").Do() })
+}

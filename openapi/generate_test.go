@@ -3,6 +3,8 @@ package openapi_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http/httptest"
 	"reflect"
 	"slices"
 	"strings"
@@ -544,5 +546,59 @@ func TestGenerateHeaders(t *testing.T) {
 	}
 	if got := headers(list, "200"); !slices.Equal(got, []string{"RateLimit", "RateLimit-Policy", "X-Request-ID"}) {
 		t.Errorf("GET 200 headers %v", got)
+	}
+}
+
+type roomOut struct {
+	Name    string `json:"name"`
+	Members []string
+}
+
+type roomsOut struct {
+	Rooms  []roomOut          `json:"rooms"`
+	Labels map[string]string  `json:"labels"`
+	Avatar []byte             `json:"avatar"`
+	Next   *string            `json:"next"`
+	ByName map[string]roomOut `json:"byName,omitempty"`
+}
+
+// TestTypedOutputNeverNull: a typed operation's output is encoded with
+// nil slices, maps and []byte as [], {} and "", and its document says
+// so: their types do not list null (clients get Room[], not
+// Room[] | null); a nil pointer is still null, and documented so. A plain
+// route's declared body, which c.JSON encodes (nil is null), stays
+// nullable.
+func TestTypedOutputNeverNull(t *testing.T) {
+	app := fx.New()
+	fx.Op(app, "GET", "/rooms", func(c *fx.Ctx, _ *struct{}) (*roomsOut, error) {
+		return &roomsOut{Rooms: []roomOut{{Name: "a"}}}, nil
+	})
+	app.Route(fx.Route{Method: "GET", Path: "/plain", Handler: func(c *fx.Ctx) error { return c.JSON(200, &roomsOut{}) },
+		Responses: []fx.Response{{Body: roomsOut{}}}})
+	res, err := app.Test(httptest.NewRequest("GET", "/rooms", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	if want := `{"rooms":[{"name":"a","Members":[]}],"labels":{},"avatar":"","next":null}`; string(body) != want {
+		t.Errorf("GET /rooms: %s, want %s", body, want)
+	}
+	doc := generate(t, app)
+	typed := get(t, doc, "paths", "/rooms", "get", "responses", "200", "content", "application/json", "schema", "properties")
+	for _, p := range [][]string{{"rooms"}, {"rooms", "items", "properties", "Members"}, {"labels"}, {"avatar"}} {
+		var at any = typed
+		for _, k := range p {
+			at = at.(map[string]any)[k]
+		}
+		if typ := at.(map[string]any)["type"]; reflect.TypeOf(typ).Kind() != reflect.String {
+			t.Errorf("typed %v: type %v, want one type, not null", p, typ)
+		}
+	}
+	if typ := get(t, typed, "next", "type"); !reflect.DeepEqual(typ, []any{"string", "null"}) {
+		t.Errorf("typed next: type %v, want nullable", typ)
+	}
+	plain := get(t, doc, "paths", "/plain", "get", "responses", "200", "content", "application/json", "schema", "properties")
+	if typ := get(t, plain, "rooms", "type"); !reflect.DeepEqual(typ, []any{"array", "null"}) {
+		t.Errorf("plain rooms: type %v, want nullable (c.JSON sends nil as null)", typ)
 	}
 }

@@ -47,8 +47,8 @@ func (g *generator) responses(r fx.RouteInfo, opID string, decls []fx.Declaratio
 		switch {
 		case d.Body != nil:
 			schema = typeSchema(d.Body)
-		case d.BodyType != nil: // a typed operation's Out
-			schema = validate.TypeJSONSchema(d.BodyType)
+		case d.BodyType != nil: // a typed operation's Out, encoded with nil slices and maps as [] and {}
+			schema = validate.OutputJSONSchema(d.BodyType)
 		}
 		if schema != nil {
 			ct := cmpOr(d.ContentType, "application/json")

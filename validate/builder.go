@@ -156,6 +156,21 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
+// rangeIssue words why a number f is outside [lo, hi] ("" when it is
+// inside): "Must be at least lo" below, "Must be at most hi" above, the
+// bound it crossed as the document gives it (minimum, maximum) and as a
+// min or max tag words it. Every integer range (a Go integer type's, an
+// Integer schema's ±2^53, a Min or Max) is worded here.
+func rangeIssue(f, lo, hi float64) string {
+	switch {
+	case f < lo:
+		return "Must be at least " + fmtNum(lo)
+	case f > hi:
+		return "Must be at most " + fmtNum(hi)
+	}
+	return ""
+}
+
 // fmtNum renders a number as a person writes it: 100, 2.5, 9007199254740992, 1e+300.
 func fmtNum(f float64) string {
 	if f == math.Trunc(f) && math.Abs(f) < 1e21 {

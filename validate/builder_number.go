@@ -84,6 +84,23 @@ func (s *NumberSchema) Validate(v any) Result { return validateTop(s, v, false, 
 // ValidateLimit is Validate stopping at max issues (see Limited).
 func (s *NumberSchema) ValidateLimit(v any, max int) Result { return validateTop(s, v, false, max) }
 
+// bounds is the range the schema accepts (±Inf where it has none): Min
+// and Max, within ±2^53 for an Integer. The check and the document read
+// it.
+func (s *NumberSchema) bounds() (lo, hi float64) {
+	lo, hi = math.Inf(-1), math.Inf(1)
+	if s.integer {
+		lo, hi = -maxSafeInt, maxSafeInt
+	}
+	if s.hasMin && s.min > lo {
+		lo = s.min
+	}
+	if s.hasMax && s.max < hi {
+		hi = s.max
+	}
+	return lo, hi
+}
+
 func (s *NumberSchema) what() string {
 	if s.integer {
 		return "an integer"
@@ -130,18 +147,10 @@ func (s *NumberSchema) check(v any, st *state) any {
 		st.add("Expected an integer, got " + fmtNum(f))
 		return nil
 	}
-	// the declared range first: an integer out of it is worded as a
+	// the tightest bound, declared or the ±2^53 of an Integer: worded as a
 	// struct field of that range words it (QueryStruct, fx.Op)
-	switch {
-	case s.hasMin && f < s.min:
-		st.add("Must be at least " + fmtNum(s.min))
-		return nil
-	case s.hasMax && f > s.max:
-		st.add("Must be at most " + fmtNum(s.max))
-		return nil
-	}
-	if s.integer && math.Abs(f) > maxSafeInt {
-		st.add("Must be between -2^53 and 2^53")
+	if lo, hi := s.bounds(); f < lo || f > hi {
+		st.add(rangeIssue(f, lo, hi))
 		return nil
 	}
 	if s.enum != nil && !slices.Contains(s.enum, f) {

@@ -158,10 +158,14 @@ func absent(k string, fs Schema, out map[string]any, st *state) {
 func (s *ObjectSchema) reportUnknown(each func(yield func(string) bool), st *state) {
 	for _, k := range smallestKeys(each, st.room()) {
 		st.push(strings.Clone(k)) // k may alias the request body (stream path)
-		st.add("Unknown key")
+		st.add(unknownKey)
 		st.pop()
 	}
 }
+
+// unknownKey is the message of a key an object refuses: a Strict
+// object's, a closed struct's (see closedStruct).
+const unknownKey = "Unknown key"
 
 // finish runs the object's own checks once its fields are valid.
 func (s *ObjectSchema) finish(out map[string]any, before int, st *state) any {

@@ -95,7 +95,7 @@ func TestBuilderRootAndKinds(t *testing.T) {
 	if res := orderSchema.Optional().Validate(nil); len(res.Issues) != 0 || res.Value != nil {
 		t.Errorf("optional nil: %+v", res)
 	}
-	if got := issuesOf(validate.Integer().Validate(1e300)); got[""] != "Must be between -2^53 and 2^53" {
+	if got := issuesOf(validate.Integer().Validate(1e300)); got[""] != "Must be at most 9007199254740992" {
 		t.Errorf("huge integer: %v", got)
 	}
 	if got := issuesOf(validate.Array(validate.String()).MaxItems(1).Validate([]any{"a", "b"})); got[""] != "Must have at most 1 item" {
@@ -103,6 +103,48 @@ func TestBuilderRootAndKinds(t *testing.T) {
 	}
 	if got := issuesOf(validate.String().MaxLen(2).Validate("ééé")); got[""] != "Must be at most 2 characters long" {
 		t.Errorf("max len counts characters: %v", got)
+	}
+}
+
+// TestIntegerRangeOneWording: an integer out of range is worded the same
+// way by the builder (Integer, with or without Min and Max, in a body or
+// a query) and by Struct and QueryStruct (a Go integer type's range):
+// the bound it crossed, as the document gives it.
+func TestIntegerRangeOneWording(t *testing.T) {
+	type wide struct {
+		N int64 `json:"n"`
+	}
+	type small struct {
+		N int8 `json:"n"`
+	}
+	const above, below = "Must be at most 9007199254740992", "Must be at least -9007199254740992"
+	query := func(n string) map[string]any { return map[string]any{"n": n} }
+	for _, c := range []struct {
+		name string
+		r    validate.Result
+		path string
+		want string
+	}{
+		{"Integer", validate.Integer().Validate(1e16), "", above},
+		{"Integer below", validate.Integer().Validate(-1e16), "", below},
+		{"Integer with a wider Min", validate.Integer().Min(-1e300).Validate(-1e16), "", below},
+		{"Integer with Max", validate.Integer().Max(100).Validate(1e300), "", "Must be at most 100"},
+		{"Object", validate.Object(validate.Fields{"n": validate.Integer()}).Validate(map[string]any{"n": 1e16}), "n", above},
+		{"Query", validate.Query(validate.Fields{"n": validate.Integer()}).Validate(query("1e16")), "n", above},
+		{"Struct", validate.Struct[wide]().ValidateJSON([]byte(`{"n":1e16}`)), "n", above},
+		{"Struct tree", validate.Struct[wide]().Validate(map[string]any{"n": -1e16}), "n", below},
+		{"QueryStruct", validate.QueryStruct[wide]().Validate(query("1e16")), "n", above},
+		{"Struct int8", validate.Struct[small]().ValidateJSON([]byte(`{"n":300}`)), "n", "Must be at most 127"},
+		{"Integer as int8", validate.Integer().Min(-128).Max(127).Validate(300.0), "", "Must be at most 127"},
+		{"QueryStruct int8", validate.QueryStruct[small]().Validate(query("-300")), "n", "Must be at least -128"},
+	} {
+		if got := issuesOf(c.r); len(got) != 1 || got[c.path] != c.want {
+			t.Errorf("%s: %v, want %s: %q", c.name, got, c.path, c.want)
+		}
+	}
+	// the document gives the bounds the check applies
+	if got := validate.Integer().Min(-1e300).JSONSchema()["minimum"]; got != -9007199254740992.0 {
+		t.Errorf("Integer().Min(-1e300) documents minimum %v", got)
 	}
 }
 

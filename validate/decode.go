@@ -640,6 +640,8 @@ func (p *parser) fillStruct(n *dnode, at unsafe.Pointer) error {
 			return errMisfit // null where the field does not take it (takesNull)
 		case i >= 0:
 			err = p.fill(n.fields[i], unsafe.Add(at, n.offs[i]))
+		case d.closed && !p.holes:
+			return errMisfit // an unknown key of a closed struct: the error path words it
 		default:
 			_, err = p.value()
 		}

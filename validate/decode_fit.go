@@ -356,6 +356,8 @@ func (p *parser) fitObject(d *tdesc) error {
 		default:
 			if f := d.field(bytesKey(key)); f != nil {
 				vd, null = f.d, f.null
+			} else if d.closed {
+				return errMisfit // an unknown key of a closed struct
 			}
 		}
 		p.skipSpace()
@@ -398,6 +400,9 @@ func (p *parser) listObject(d *tdesc) error {
 		if d.kind == tStruct {
 			f := d.field(bytesKey(key))
 			if f == nil {
+				if d.closed {
+					ms = append(ms, member{string(key), nil, false, -1}) // reported, not read
+				}
 				return
 			}
 			fd, null = f.d, f.null
@@ -412,9 +417,14 @@ func (p *parser) listObject(d *tdesc) error {
 		if st.full() {
 			return errMisfit
 		}
-		p.pos = m.at
 		st.push(m.key)
-		err := p.fitMember(m.d.typed(), m.null)
+		var err error
+		if m.at < 0 {
+			st.add(unknownKey)
+		} else {
+			p.pos = m.at
+			err = p.fitMember(m.d.typed(), m.null)
+		}
 		st.pop()
 		if err != nil {
 			return err

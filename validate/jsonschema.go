@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"math"
 	"reflect"
 	"slices"
 
@@ -39,7 +38,9 @@ func JSONSchemaOf(s Schema) (schema map[string]any, ok bool) {
 // Constraint tags become keywords (docs/tags.md), min/max becoming
 // minLength, minimum, minItems, ...,
 // doc and example become description and examples. Slices, maps and
-// []byte may be null (c.JSON encodes a nil one as null); the schemas of
+// []byte may be null (c.JSON encodes a nil one as null; OutputJSONSchema
+// describes a typed operation's output, where they never are), and so
+// may a pointer field without omitempty; the schemas of
 // request values (StructSchema.JSONSchema, and fx.Op's bodies) take null
 // exactly where the checks of a request do: a field or element declared
 // as a pointer, a slice, map or []byte field whose validate tag starts
@@ -49,13 +50,22 @@ func JSONSchemaOf(s Schema) (schema map[string]any, ok bool) {
 // A recursive type is described down to its first repetition, which is
 // any value. It describes response bodies (what c.JSON encodes from t);
 // the tags of a type whose tags do not compile are left out. Its required
-// lists are a response's: every field c.JSON always
-// sends (no omitempty or omitzero, not a pointer). The schemas of request
+// lists are a response's: every field c.JSON always sends (no omitempty
+// or omitzero; a nil pointer is sent as null). The schemas of request
 // values list instead the fields whose absence is refused: those tagged
 // required, and those whose zero value (what an absent key leaves) fails
 // their rules (validate:"min=1" on an int).
 func TypeJSONSchema(t reflect.Type) map[string]any {
 	return typeSchema(descOf(t), &describer{open: map[*tdesc]bool{}, rules: true})
+}
+
+// OutputJSONSchema is TypeJSONSchema for a value encoded with nil
+// slices, maps and []byte as [], {} and "" (a typed operation's output:
+// fx.Op encodes it so): they are never null, so their types do not list
+// null; a pointer is still sent as null when nil, and described as
+// TypeJSONSchema describes it.
+func OutputJSONSchema(t reflect.Type) map[string]any {
+	return typeSchema(descOf(t), &describer{open: map[*tdesc]bool{}, rules: true, emptyNil: true})
 }
 
 // JSONSchema describes T as Struct reads it (see TypeJSONSchema): its
@@ -69,15 +79,18 @@ func (s *StructSchema[T]) JSONSchema() map[string]any {
 // described (a repetition is any value); rules says whether constraint
 // tags are described; request whether the value is one a request sends
 // (a slice or map is then nullable only when a pointer or omitempty says
-// so) or one c.JSON encodes (where a nil slice or map is null).
+// so) or one c.JSON encodes (where a nil slice or map is null); emptyNil
+// that the value is encoded with nil slices and maps as [] and {}
+// (OutputJSONSchema).
 type describer struct {
-	open           map[*tdesc]bool
-	rules, request bool
+	open                     map[*tdesc]bool
+	rules, request, emptyNil bool
 }
 
-// collection is the type of a slice or map: nullable in a response.
+// collection is the type of a slice or map: nullable in a response that
+// c.JSON encodes.
 func (ds *describer) collection(kind string) any {
-	if ds.request {
+	if ds.request || ds.emptyNil {
 		return kind
 	}
 	return []any{kind, "null"}
@@ -88,7 +101,7 @@ func (ds *describer) collection(kind string) any {
 // (takesNull), as the type checks read it.
 func (ds *describer) member(d *tdesc, null bool) map[string]any {
 	m := typeSchema(d, ds)
-	if ds.request && null {
+	if null { // a request's null where it is taken; a response's nil pointer element
 		nullable(m)
 	}
 	return m
@@ -136,18 +149,9 @@ func typeSchema(d *tdesc, ds *describer) map[string]any {
 		return map[string]any{"type": ds.collection("string"), "contentEncoding": "base64"}
 	case tBool:
 		return map[string]any{"type": "boolean"}
-	case tInt:
-		lo, hi := -float64(maxSafeInt), float64(maxSafeInt)
-		if d.bits < 64 {
-			lo, hi = -math.Ldexp(1, d.bits-1), math.Ldexp(1, d.bits-1)-1
-		}
-		return map[string]any{"type": "integer", "format": intFormat(d.bits <= 32), "minimum": lo, "maximum": hi}
-	case tUint:
-		hi := float64(maxSafeInt)
-		if d.bits < 64 {
-			hi = math.Ldexp(1, d.bits) - 1
-		}
-		return map[string]any{"type": "integer", "format": intFormat(d.bits < 32), "minimum": 0, "maximum": hi}
+	case tInt, tUint:
+		lo, hi := d.intRange()
+		return map[string]any{"type": "integer", "format": intFormat(d.bits <= 32 && (d.kind == tInt || d.bits < 32)), "minimum": lo, "maximum": hi}
 	case tFloat:
 		return map[string]any{"type": "number"}
 	case tSlice:
@@ -180,8 +184,10 @@ func structSchema(d *tdesc, ds *describer) map[string]any {
 		m := typeSchema(f.d, ds)
 		fp := plans[f.name]
 		req := fp != nil && describeField(m, f, fp, ds.request)
-		if ds.request && f.null {
-			nullable(m) // after the tags' keywords (an enum keeps its values)
+		if (ds.request && f.null) || (!ds.request && f.ptr && !f.omit) {
+			// after the tags' keywords (an enum keeps its values); a
+			// response's pointer field is null when nil, unless omitted
+			nullable(m)
 		}
 		switch {
 		case ds.request:
@@ -189,8 +195,9 @@ func structSchema(d *tdesc, ds *describer) map[string]any {
 			// value fails its rules (validate:"min=1" on an int)
 			req = req || fp != nil && !f.ptr && fp.v != nil && !fp.v.omitFirst() && zeroFails(fp.v)
 		default:
-			// c.JSON sends a field without omitempty that is not a pointer
-			req = !f.ptr && !f.omit
+			// c.JSON sends every field without omitempty (a nil pointer
+			// as null)
+			req = !f.omit
 		}
 		if req {
 			required = append(required, f.name)
@@ -200,6 +207,9 @@ func structSchema(d *tdesc, ds *describer) map[string]any {
 	out := map[string]any{"type": "object", "properties": props}
 	if len(required) > 0 {
 		out["required"] = required
+	}
+	if d.closed { // unknown keys refused (closedStruct); else ignored, as JSON Schema's default says
+		out["additionalProperties"] = false
 	}
 	return out
 }

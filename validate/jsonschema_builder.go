@@ -1,6 +1,9 @@
 package validate
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // JSON Schema forms of the built-in builder's schemas (see Describer).
 // Every constraint the builder checks maps to a 2020-12 keyword: MinLen →
@@ -61,13 +64,13 @@ func (s *NumberSchema) JSONSchema() map[string]any {
 	kind := "number"
 	if s.integer {
 		kind = "integer"
-		m["minimum"], m["maximum"] = float64(-maxSafeInt), float64(maxSafeInt)
 	}
-	if s.hasMin {
-		m["minimum"] = s.min
+	lo, hi := s.bounds()
+	if !math.IsInf(lo, 0) {
+		m["minimum"] = lo
 	}
-	if s.hasMax {
-		m["maximum"] = s.max
+	if !math.IsInf(hi, 0) {
+		m["maximum"] = hi
 	}
 	if s.enum != nil {
 		e := make([]any, len(s.enum))

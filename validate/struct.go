@@ -24,7 +24,10 @@ import (
 // others did not, so a float where an int belongs does not hide a
 // too-long string elsewhere. A field that is absent keeps its zero value,
 // as with encoding/json (so `required` refuses it), and unknown keys are
-// ignored.
+// ignored, unless the struct has a blank field tagged
+// additionalProperties:"false" (`_ struct{} ...`): then each is the
+// issue "Unknown key" at its path, and its JSON Schema says
+// additionalProperties false.
 //
 // Result.Value is a *T. It implements Decoder with the one decoder that
 // Decode uses too: a valid body is decoded straight from the bytes into a T in one pass that checks the types as

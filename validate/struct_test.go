@@ -207,3 +207,71 @@ func TestQueryStructChecksStrings(t *testing.T) {
 		t.Errorf("valid: %+v", res)
 	}
 }
+
+type openLine struct {
+	SKU string `json:"sku" validate:"required"`
+}
+
+type closedLine struct {
+	_   struct{} `additionalProperties:"false"`
+	SKU string   `json:"sku" validate:"required"`
+}
+
+type closedOrder struct {
+	_        struct{}     `additionalProperties:"false"`
+	Customer string       `json:"customer" validate:"required"`
+	Qty      int          `json:"qty" validate:"min=1"`
+	Line     closedLine   `json:"line"`
+	Open     openLine     `json:"open"`
+	Lines    []closedLine `json:"lines"`
+}
+
+type openOrder struct {
+	Customer string     `json:"customer" validate:"required"`
+	Qty      int        `json:"qty" validate:"min=1"`
+	Line     closedLine `json:"line"`
+}
+
+// TestUnknownKeys: a key naming no field is ignored (encoding/json's
+// policy), unless the struct has the blank field
+// `_ struct{} additionalProperties:"false"`: then each is the issue
+// "Unknown key" at its path, with every type and rule issue of the rest,
+// the same from the bytes (ValidateJSON, Decode) and from the tree
+// (Validate); a closed struct nested in an open one is closed, and the
+// reverse. The document says which: additionalProperties false, or
+// nothing (JSON Schema's default: any key).
+func TestUnknownKeys(t *testing.T) {
+	open := validate.Struct[openOrder]()
+	if got := issuesOf(open.ValidateJSON([]byte(`{"customer":"a","qty":1,"extra":1,"line":{"sku":"x"}}`))); len(got) != 0 {
+		t.Errorf("open: %v", got)
+	}
+	if got := issuesOf(open.ValidateJSON([]byte(`{"customer":"a","qty":1,"line":{"sku":"x","more":2}}`))); got["line.more"] != "Unknown key" || len(got) != 1 {
+		t.Errorf("open holding a closed struct: %v", got)
+	}
+	closed := validate.Struct[closedOrder]()
+	for body, want := range map[string]map[string]string{
+		`{"customer":"a","qty":1,"line":{"sku":"x"},"open":{"sku":"y","fine":1}}`:                                  {},
+		`{"customer":"a","qty":1,"extra":1,"line":{"sku":"x","more":[2]}}`:                                         {"extra": "Unknown key", "line.more": "Unknown key", "open.sku": "Required"},
+		`{"qty":0,"zzz":null,"line":{"sku":"x"},"open":{"sku":"y"}}`:                                               {"customer": "Required", "qty": "Must be at least 1", "zzz": "Unknown key"},
+		`{"customer":"a","qty":"1","lines":[{"sku":"x"},{"sku":"y","n":1}],"line":{"sku":"x"},"open":{"sku":"y"}}`: {"qty": "Expected an integer, got a string", "lines.1.n": "Unknown key"},
+	} {
+		for name, r := range map[string]validate.Result{
+			"ValidateJSON": closed.ValidateJSON([]byte(body)),
+			"Validate":     closed.Validate(mustDecode(t, body)),
+		} {
+			if got := issuesOf(r); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s %s: %v, want %v", name, body, got, want)
+			}
+		}
+		_, issues, err := closed.Decode([]byte(body), 0)
+		if got := issuesOf(validate.Result{Issues: issues}); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("Decode %s: %v %v, want %v", body, got, err, want)
+		}
+	}
+	if got := closed.JSONSchema()["additionalProperties"]; got != false {
+		t.Errorf("closed: additionalProperties %v, want false", got)
+	}
+	if got, has := open.JSONSchema()["additionalProperties"]; has {
+		t.Errorf("open: additionalProperties %v, want none", got)
+	}
+}

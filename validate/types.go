@@ -55,6 +55,10 @@ type tdesc struct {
 	// name (the first met is kept); which one a decoder sets follows
 	// encoding/json's depth rules, which this flattening does not model.
 	shadowed bool
+	// closed: a struct whose blank field says additionalProperties:"false"
+	// (closedStruct): a body's key naming none of its fields is refused,
+	// "Unknown key", instead of ignored.
+	closed bool
 	// hidden lists the fields that lost their JSON name to another field
 	// of the flattened struct: JSON never sets them.
 	hidden []hiddenField
@@ -304,6 +308,7 @@ func descIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
 // encoding/json's order: the first field met with a name keeps it (outer
 // fields win), the others are hidden.
 func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc) {
+	d.closed = closedStruct(t)
 	ms, deep := fieldsOf(t)
 	d.shadowed = deep
 	order := make([]*member, 0, len(ms))
@@ -340,6 +345,22 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc) {
 		d.byIndex[i] = i
 	}
 	slices.SortStableFunc(d.byIndex, func(a, b int) int { return slices.Compare(paths[a], paths[b]) })
+}
+
+// closedStruct reports whether struct t refuses unknown keys in a body:
+// a blank field tagged additionalProperties:"false", Huma's spelling,
+//
+//	_ struct{} `additionalProperties:"false"`
+//
+// The policy everywhere else is encoding/json's: a key that names no
+// field is ignored (docs/validation.md, "Unknown keys").
+func closedStruct(t reflect.Type) bool {
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Name == "_" && f.Tag.Get("additionalProperties") == "false" {
+			return true
+		}
+	}
+	return false
 }
 
 // takesNull is the one answer to "may a request send null for this

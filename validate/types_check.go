@@ -109,14 +109,11 @@ func numberIssue(d *tdesc, f float64) string {
 	if d.kind == tFloat {
 		return "Number is too large"
 	}
-	lo, hi := d.intRange()
-	switch {
-	case f != math.Trunc(f):
+	if f != math.Trunc(f) {
 		return "Expected an integer, got " + fmtNum(f)
-	case f < lo:
-		return "Must be at least " + fmtNum(lo)
 	}
-	return "Must be at most " + fmtNum(hi)
+	lo, hi := d.intRange()
+	return rangeIssue(f, lo, hi)
 }
 
 // checkType reports every type mismatch of the tree v against d and
@@ -195,9 +192,20 @@ func checkMember(d *tdesc, null bool, v any, st *state) any {
 // of a struct against the field's type.
 func checkMembers(d *tdesc, m map[string]any, st *state) {
 	if d.kind == tStruct {
-		for k, f := range fieldsIn(d, m, st) {
+		for _, k := range sortedKeys(m) {
+			if st.full() {
+				break
+			}
+			f := d.field(k)
+			if f == nil && !d.closed {
+				continue // an unknown key, ignored
+			}
 			st.push(k)
-			checkMember(f.d, f.null, m[k], st)
+			if f != nil {
+				checkMember(f.d, f.null, m[k], st)
+			} else if _, hole := m[k].(jsontree.Hole); !hole {
+				st.add(unknownKey) // a closed struct's (lenientRules leaves a hole)
+			}
 			st.pop()
 		}
 		return

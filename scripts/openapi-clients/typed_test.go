@@ -8,8 +8,11 @@ package clients_test
 // with a discriminator, where one status has two kinds of details).
 
 import (
+	"testing"
+
 	oapi "github.com/fxhq/fx/scripts/openapi-clients/gen/oapi/orders"
 	ogen "github.com/fxhq/fx/scripts/openapi-clients/gen/ogen/orders"
+	"github.com/go-faster/jx"
 )
 
 var (
@@ -33,3 +36,27 @@ var (
 	_                                     = oapi.PostOrders422Error_Error.AsPostOrders422ErrorFxValidationError
 	_                                     = oapi.PostOrders422Error_Error.Discriminator
 )
+
+// TestListsNeverNull: examples/orders lists its orders and their lines
+// with a typed operation, which never sends null for them, and the
+// document says so: ogen's client types them as non-nullable arrays and
+// its decoder refuses a null there (a nullable array would read as nil).
+func TestListsNeverNull(t *testing.T) {
+	order := func(lines string) string {
+		return `{"id":"o1","customer":"ada","created":"2026-01-01T00:00:00Z","status":"open","lines":` + lines + `}`
+	}
+	decode := func(body string) error {
+		var list ogen.GetOrdersOK
+		return list.Decode(jx.DecodeStr(body))
+	}
+	for _, body := range []string{`{"orders":null}`, `{"orders":[` + order("null") + `]}`} {
+		if decode(body) == nil {
+			t.Errorf("ogen decoded %s: a list documented nullable", body)
+		}
+	}
+	for _, body := range []string{`{"orders":[]}`, `{"orders":[` + order("[]") + `]}`} {
+		if err := decode(body); err != nil {
+			t.Errorf("ogen refused %s: %v", body, err)
+		}
+	}
+}
