@@ -106,7 +106,11 @@
 //     (every type mismatch listed); a Response.Body
 //     that is a validate.Schema validates the decoded body. A success
 //     declared without a body, or with a content type other than JSON, is
-//     checked by its status only.
+//     checked by its status only;
+//   - a header the contract declares on some response of the route (a
+//     Response's Headers, its middleware's Declaration.Headers) is sent
+//     only on the responses it is declared on, and always where it is
+//     declared required.
 //
 // A response outside the contract fails the test (t.Errorf, the test
 // goes on) with a message such as

@@ -62,6 +62,7 @@ type routeContract struct {
 	declared     []fx.DeclaredResponse
 	check        map[int]bodyCheck // success status → body check
 	list         string            // the declared responses, for messages
+	headers      []string          // every header name declared on some response, canonical
 }
 
 // bodyCheck validates a success body; nil issues: it fits.
@@ -120,6 +121,11 @@ func newContract(app *fx.App, o options) (*contract, error) {
 		var list []string
 		for _, d := range rc.declared {
 			list = append(list, outcomeString(d.Status, d.Code))
+			for _, h := range d.Headers {
+				if name := http.CanonicalHeaderKey(h.Name); !slices.Contains(rc.headers, name) {
+					rc.headers = append(rc.headers, name)
+				}
+			}
 			if d.Code == "" {
 				if bc, ok := bodyCheckOf(d); ok {
 					rc.check[d.Status] = bc
@@ -273,6 +279,7 @@ func (c *contract) checkResponse(resp *Response) {
 	}
 	if success {
 		c.cov.exercise(Outcome{Method: rc.method, Path: rc.path, Status: status})
+		rc.checkHeaders(resp)
 		bc, ok := rc.check[status]
 		if !ok {
 			return
@@ -287,6 +294,7 @@ func (c *contract) checkResponse(resp *Response) {
 	env, err := decodeEnvelope(resp.Body)
 	if err == nil && slices.Contains(codes, env.Code) {
 		c.cov.exercise(Outcome{Method: rc.method, Path: rc.path, Status: status, Code: env.Code})
+		rc.checkHeaders(resp)
 		return
 	}
 	if err == nil && isTransportRefusal(status, env.Code) {
@@ -304,6 +312,34 @@ func (c *contract) checkResponse(resp *Response) {
 	}
 	resp.t.Errorf("%s answered %s, which %s does not declare (declared: %s)%s",
 		resp.request(), answer, rc.whose(resp), rc.list, resp.bodyForMessage())
+}
+
+// checkHeaders holds the headers of resp, an answer of a declared status,
+// to those declared on that status: a header the contract declares on
+// some response of the route is present only where it is declared, and
+// one declared required there is present.
+func (r *routeContract) checkHeaders(resp *Response) {
+	var declared []fx.Header
+	for _, d := range r.declared {
+		if d.Status == resp.Status {
+			declared = d.Headers
+			break
+		}
+	}
+	got := resp.Header()
+	for _, name := range r.headers {
+		i := slices.IndexFunc(declared, func(h fx.Header) bool { return http.CanonicalHeaderKey(h.Name) == name })
+		switch present := len(got.Values(name)) > 0; {
+		case present && i < 0:
+			resp.t.Helper()
+			resp.t.Errorf("%s answered %d with the header %s, which %s does not declare on %d%s",
+				resp.request(), resp.Status, name, r.whose(resp), resp.Status, resp.bodyForMessage())
+		case !present && i >= 0 && declared[i].Required:
+			resp.t.Helper()
+			resp.t.Errorf("%s answered %d without the header %s, which %s declares required on %d%s",
+				resp.request(), resp.Status, name, r.whose(resp), resp.Status, resp.bodyForMessage())
+		}
+	}
 }
 
 // whose names the contract in a message: "its contract" when the request

@@ -28,16 +28,18 @@ import (
 // responses builds the Responses Object of one route from its contract
 // (fx.RouteInfo.DeclaredResponses, which states what is listed and what
 // is not): each success status with its body's schema and headers, and
-// each error status with its schema (see above) and the headers the
-// route's middleware declare for it.
-func (g *generator) responses(r fx.RouteInfo, opID string, decls []fx.Declaration) map[string]any {
+// each error status with its schema (see above) and the headers declared
+// on it.
+func (g *generator) responses(r fx.RouteInfo, opID string) map[string]any {
 	out := map[string]any{}
 	errs := map[int][]string{}
+	headers := map[int][]fx.Header{}
 	var statuses []int
 	for _, d := range r.DeclaredResponses() {
 		if d.Code != "" {
 			if _, seen := errs[d.Status]; !seen {
 				statuses = append(statuses, d.Status)
+				headers[d.Status] = d.Headers
 			}
 			errs[d.Status] = append(errs[d.Status], d.Code)
 			continue
@@ -58,7 +60,7 @@ func (g *generator) responses(r fx.RouteInfo, opID string, decls []fx.Declaratio
 			}
 			o["content"] = map[string]any{ct: mt}
 		}
-		if h := responseHeaders(d.Status, d.Headers, decls); h != nil {
+		if h := responseHeaders(d.Headers); h != nil {
 			o["headers"] = h
 		}
 		out[strconv.Itoa(d.Status)] = o
@@ -69,15 +71,7 @@ func (g *generator) responses(r fx.RouteInfo, opID string, decls []fx.Declaratio
 			continue
 		}
 		o := g.errorResponse(r, opID, status, errs[status])
-		if h := responseHeaders(status, nil, decls); h != nil {
-			if status == http.StatusRequestEntityTooLarge {
-				// A body over Config.BodyLimit is refused while the
-				// request is read, before any middleware runs: the
-				// headers they set may be missing from this answer.
-				for _, o := range h {
-					delete(o.(map[string]any), "required")
-				}
-			}
+		if h := responseHeaders(headers[status]); h != nil {
 			o["headers"] = h
 		}
 		out[strconv.Itoa(status)] = o
@@ -85,22 +79,16 @@ func (g *generator) responses(r fx.RouteInfo, opID string, decls []fx.Declaratio
 	return out
 }
 
-// responseHeaders is the headers object of one response: the operation's
-// own (fx.Response.Headers), then those the middleware declare for the
-// status (fx.Declaration.Headers), one per name (case-insensitive, first
-// wins); nil when none.
-func responseHeaders(status int, own []fx.Header, decls []fx.Declaration) map[string]any {
+// responseHeaders is the headers object of one response from its
+// declared headers (fx.DeclaredResponse.Headers: the operation's own,
+// then those its middleware declare for the status, one per name); nil
+// when none.
+func responseHeaders(hs []fx.Header) map[string]any {
+	if len(hs) == 0 {
+		return nil
+	}
 	out := map[string]any{}
-	seen := map[string]bool{}
-	add := func(h fx.Header) {
-		k := strings.ToLower(h.Name)
-		if h.Name == "" || seen[k] {
-			return
-		}
-		if len(h.Statuses) > 0 && !slices.Contains(h.Statuses, status) {
-			return
-		}
-		seen[k] = true
+	for _, h := range hs {
 		schema := h.Schema
 		if schema == nil {
 			schema = map[string]any{"type": "string"}
@@ -113,17 +101,6 @@ func responseHeaders(status int, own []fx.Header, decls []fx.Declaration) map[st
 			o["required"] = true
 		}
 		out[h.Name] = o
-	}
-	for _, h := range own {
-		add(h)
-	}
-	for _, d := range decls {
-		for _, h := range d.Headers {
-			add(h)
-		}
-	}
-	if len(out) == 0 {
-		return nil
 	}
 	return out
 }
