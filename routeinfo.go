@@ -198,6 +198,15 @@ type DeclaredResponse struct {
 	// with Statuses cleared and Required as it holds for this status.
 	// Every entry of one status has the same list.
 
+	// Details are the declared details of an error response's Code: the
+	// Details of the route's errors of that code and status (its own,
+	// then its middleware's), the first non-nil one; when several are
+	// slices of one type (middleware.FailureReasons, the reasons a
+	// middleware sends), their elements joined, repeats left out. nil:
+	// none declared (for FX_VALIDATION_ERROR, fx's own
+	// validate.ValidationDetails-shaped issues are implied).
+	Details any
+
 	// Generic marks the errors fx can answer on any route of the kind,
 	// whatever the route's own code declares: 500 FX_INTERNAL_ERROR and
 	// 431 FX_HEADERS_TOO_LARGE on every route, 413 FX_PAYLOAD_TOO_LARGE
@@ -296,7 +305,62 @@ func (r RouteInfo) DeclaredResponses() []DeclaredResponse {
 		addError(e.Status, e.Code, false)
 	}
 	r.declareHeaders(out)
+	for i, d := range out {
+		if d.Code != "" && !d.Generic {
+			out[i].Details = r.declaredDetails(d.Status, d.Code)
+		}
+	}
 	return out
+}
+
+// declaredDetails is DeclaredResponse.Details of status and code.
+func (r RouteInfo) declaredDetails(status int, code string) any {
+	var all []any
+	collect := func(errs []*Error) {
+		for _, e := range errs {
+			if e.Code == code && errorStatus(e.Status) == status && e.Details != nil {
+				all = append(all, e.Details)
+			}
+		}
+	}
+	if r.ownsError(code) {
+		for _, e := range r.Errors {
+			if e.Code == code {
+				collect([]*Error{e})
+				break
+			}
+		}
+	}
+	for _, mw := range r.Middleware {
+		if d := DeclarationOf(mw); d.AppliesTo(r.Method) {
+			collect(d.Errors)
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	first := reflect.ValueOf(all[0])
+	if first.Kind() != reflect.Slice || !first.Type().Elem().Comparable() {
+		return all[0]
+	}
+	joined := reflect.MakeSlice(first.Type(), 0, first.Len())
+	for _, v := range all {
+		rv := reflect.ValueOf(v)
+		if rv.Type() != first.Type() {
+			continue
+		}
+		for i := range rv.Len() {
+			el := rv.Index(i)
+			seen := false
+			for j := range joined.Len() {
+				seen = seen || joined.Index(j).Interface() == el.Interface()
+			}
+			if !seen {
+				joined = reflect.Append(joined, el)
+			}
+		}
+	}
+	return joined.Interface()
 }
 
 // Where a response can be decided, for its headers: before any

@@ -107,6 +107,9 @@
 //     that is a validate.Schema validates the decoded body. A success
 //     declared without a body, or with a content type other than JSON, is
 //     checked by its status only;
+//   - an error's details must fit the declared details of its code when
+//     they are a validate.Schema (middleware.FailureReasons: details.reason
+//     is one of the reasons the route's middleware send);
 //   - a header the contract declares on some response of the route (a
 //     Response's Headers, its middleware's Declaration.Headers) is sent
 //     only on the responses it is declared on, and always where it is

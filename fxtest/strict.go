@@ -295,6 +295,7 @@ func (c *contract) checkResponse(resp *Response) {
 	if err == nil && slices.Contains(codes, env.Code) {
 		c.cov.exercise(Outcome{Method: rc.method, Path: rc.path, Status: status, Code: env.Code})
 		rc.checkHeaders(resp)
+		rc.checkDetails(resp, env)
 		return
 	}
 	if err == nil && isTransportRefusal(status, env.Code) {
@@ -339,6 +340,38 @@ func (r *routeContract) checkHeaders(resp *Response) {
 			resp.t.Errorf("%s answered %d without the header %s, which %s declares required on %d%s",
 				resp.request(), resp.Status, name, r.whose(resp), resp.Status, resp.bodyForMessage())
 		}
+	}
+}
+
+// checkDetails holds the details of env, an error envelope of a declared
+// status and code, to the declared details of that code when they are a
+// validate.Schema (middleware.FailureReasons: details.reason is one of
+// the reasons the route's middleware send).
+func (r *routeContract) checkDetails(resp *Response, env Envelope) {
+	for _, d := range r.declared {
+		if d.Status != resp.Status || d.Code != env.Code {
+			continue
+		}
+		s, ok := d.Details.(validate.Schema)
+		if !ok {
+			return
+		}
+		raw := []byte(env.Details)
+		if len(raw) == 0 {
+			raw = []byte("null")
+		}
+		var issues []validate.Issue
+		if v, err := validate.DecodeJSON(raw); err != nil {
+			issues = []validate.Issue{{Message: err.Error()}}
+		} else {
+			issues = s.Validate(v).Issues
+		}
+		if len(issues) > 0 {
+			resp.t.Helper()
+			resp.t.Errorf("%s answered %d %s with details that %s does not declare: %s%s",
+				resp.request(), resp.Status, env.Code, r.whose(resp), issuesString(issues), resp.bodyForMessage())
+		}
+		return
 	}
 }
 

@@ -303,3 +303,22 @@ func TestStrictChecksTheDeclaredHeaders(t *testing.T) {
 	mustFail(t, "required header missing", func(tb testing.TB) { fxtest.New(tb, app).Get("/s?stamp=none").Do() },
 		"GET /s?stamp=none answered 401 without the header Www-Authenticate, which the contract of GET /s declares required on 401")
 }
+
+// TestStrictChecksTheDeclaredReasons: an error whose details.reason is
+// not one its code declares (middleware.FailureReasons) is reported.
+func TestStrictChecksTheDeclaredReasons(t *testing.T) {
+	sent := fx.NewCatalogError(fx.ErrorCodes.Forbidden, "no", middleware.FailureDetails{Reason: "declared"})
+	other := sent.With(middleware.FailureDetails{Reason: "undeclared"})
+	guard := fx.Declare(func(c *fx.Ctx, next fx.Next) error {
+		if c.Query("other") != "" {
+			return other
+		}
+		return sent
+	}, middleware.DeclareFailures(sent)...)
+	app := quietApp()
+	app.Route(fx.Route{Method: "GET", Path: "/g", Middleware: []fx.Middleware{guard}, Responses: []fx.Response{{Status: 200}},
+		Handler: func(c *fx.Ctx) error { return c.NoContent(200) }})
+	mustPass(t, "declared reason", func(tb testing.TB) { fxtest.New(tb, app).Get("/g").Do().AssertError(403, fx.ErrorCodes.Forbidden) })
+	mustFail(t, "undeclared reason", func(tb testing.TB) { fxtest.New(tb, app).Get("/g?other=1").Do() },
+		"GET /g?other=1 answered 403 FX_FORBIDDEN with details that the contract of GET /g does not declare: reason: Expected one of declared, got undeclared")
+}

@@ -34,9 +34,11 @@ func (g *generator) responses(r fx.RouteInfo, opID string) map[string]any {
 	out := map[string]any{}
 	errs := map[int][]string{}
 	headers := map[int][]fx.Header{}
+	details := map[string]any{} // "status code" → declared details
 	var statuses []int
 	for _, d := range r.DeclaredResponses() {
 		if d.Code != "" {
+			details[strconv.Itoa(d.Status)+" "+d.Code] = d.Details
 			if _, seen := errs[d.Status]; !seen {
 				statuses = append(statuses, d.Status)
 				headers[d.Status] = d.Headers
@@ -70,7 +72,7 @@ func (g *generator) responses(r fx.RouteInfo, opID string) map[string]any {
 			out[strconv.Itoa(status)] = g.headersTooLarge()
 			continue
 		}
-		o := g.errorResponse(r, opID, status, errs[status])
+		o := g.errorResponse(opID, status, errs[status], func(code string) any { return details[strconv.Itoa(status)+" "+code] })
 		if h := responseHeaders(headers[status]); h != nil {
 			o["headers"] = h
 		}
@@ -138,7 +140,8 @@ func (g *generator) headersTooLarge() map[string]any {
 
 // errorResponse is the Response Object of the error codes of one status,
 // its schema registered in g.schemas.
-func (g *generator) errorResponse(r fx.RouteInfo, opID string, status int, codes []string) map[string]any {
+// details gives the declared details of each code (fx.DeclaredResponse.Details).
+func (g *generator) errorResponse(opID string, status int, codes []string, details func(code string) any) map[string]any {
 	slices.Sort(codes)
 	desc := http.StatusText(status)
 	if desc == "" {
@@ -159,7 +162,7 @@ func (g *generator) errorResponse(r fx.RouteInfo, opID string, status int, codes
 	var groups []*group
 	byKey := map[string]*group{}
 	for _, c := range codes {
-		d := detailsSchema(r, c)
+		d := detailsSchema(c, details(c))
 		k := ""
 		if d != nil {
 			b, _ := json.Marshal(d)
@@ -216,22 +219,19 @@ func errorObject(codes []string, details map[string]any) map[string]any {
 	return map[string]any{"type": "object", "required": req, "properties": props}
 }
 
-// detailsSchema is the schema of the details a route's code carries: the
-// ValidationDetails of FX_VALIDATION_ERROR, else the type of the Details
-// of the route's declared error of that code; nil when it declares none.
-func detailsSchema(r fx.RouteInfo, code string) map[string]any {
+// detailsSchema is the schema of the details code carries: the
+// ValidationDetails of FX_VALIDATION_ERROR, else that of its declared
+// details (fx.DeclaredResponse.Details: a validate.Describer such as
+// middleware.FailureReasons describes itself, another value by its type);
+// nil when none are declared.
+func detailsSchema(code string, details any) map[string]any {
 	if code == fx.ErrorCodes.ValidationError {
 		return ref("ValidationDetails")
 	}
-	for _, e := range r.Errors {
-		if e.Code == code {
-			if e.Details == nil {
-				return nil
-			}
-			return typeSchema(e.Details)
-		}
+	if details == nil {
+		return nil
 	}
-	return nil
+	return typeSchema(details)
 }
 
 // schemaName turns an operationId or a code into a component name part:

@@ -49,7 +49,7 @@ var (
 func declaration(required bool, methods []string) fx.Declaration {
 	return fx.Declaration{
 		Methods: methods,
-		Errors:  []*fx.Error{errMissingKey, errInFlight, errKeyReused, errUnavailable},
+		Errors:  middleware.DeclareFailures(errMissingKey, errMalformedKey, errInFlight, errKeyReused, errUnavailable),
 		Parameters: []fx.Parameter{{Name: HeaderKey, In: "header", Required: required,
 			Description: "A key unique to this operation (a UUID), bare or as a quoted string (1 to " + strconv.Itoa(MaxKeyLength) + " printable ASCII characters): a retry with the same key and the same request gets the first answer again instead of running twice.",
 			Schema:      map[string]any{"type": "string", "minLength": 1, "maxLength": keyValueMaxLength, "pattern": keyValuePattern}}},

@@ -195,12 +195,11 @@ var (
 		middleware.FailureDetails{Reason: middleware.ReasonMissingTenant})
 )
 
-// What New declares (fx.DeclareAll), for documentation generators: Status,
-// Code and the type of Details matter; the messages a request gets are
-// the ones above.
+// What New declares (fx.DeclareAll), written from the errors above: the
+// 429 and the 503, each with the reasons it carries.
 var (
-	declRateLimited = fx.NewCatalogError(fx.ErrorCodes.RateLimited, "Rate limit exceeded", middleware.FailureDetails{})
-	declUnavailable = fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "Service unavailable", middleware.FailureDetails{})
+	declRateLimited = middleware.DeclareFailures(errRateLimited)[0]
+	declUnavailable = middleware.DeclareFailures(errUnavailable)[0]
 )
 
 // declaration is what New declares: 429 with Retry-After, the RateLimit
