@@ -198,6 +198,13 @@ type DeclaredResponse struct {
 	// with Statuses cleared and Required as it holds for this status.
 	// Every entry of one status has the same list.
 
+	// Message is the message of an error response's Code: that of the
+	// route's first declared error of the code (its own, then its
+	// middleware's), or the one fx sends for the errors it answers itself
+	// (FX_VALIDATION_ERROR, FX_INTERNAL_ERROR, FX_PAYLOAD_TOO_LARGE,
+	// FX_HEADERS_TOO_LARGE). Documents use it in their examples.
+	Message string
+
 	// Details are the declared details of an error response's Code: the
 	// Details of the route's errors of that code and status (its own,
 	// then its middleware's), the first non-nil one; when several are
@@ -309,8 +316,31 @@ func (r RouteInfo) DeclaredResponses() []DeclaredResponse {
 		if d.Code != "" && !d.Generic {
 			out[i].Details = r.declaredDetails(d.Status, d.Code)
 		}
+		if d.Code != "" {
+			out[i].Message = r.declaredMessage(d.Code)
+		}
 	}
 	return out
+}
+
+// declaredMessage is DeclaredResponse.Message of code.
+func (r RouteInfo) declaredMessage(code string) string {
+	switch code {
+	case codeValidationError:
+		return validationMessage
+	case codeInternalError:
+		return internalErrorMessage
+	case codePayloadTooLarge:
+		return bodyTooLargeMessage
+	case codeHeadersTooLarge:
+		return headersTooLargeMessage
+	}
+	for _, e := range r.Errors {
+		if e.Code == code {
+			return e.Message
+		}
+	}
+	return ""
 }
 
 // declaredDetails is DeclaredResponse.Details of status and code.

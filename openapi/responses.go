@@ -34,11 +34,11 @@ func (g *generator) responses(r fx.RouteInfo, opID string) map[string]any {
 	out := map[string]any{}
 	errs := map[int][]string{}
 	headers := map[int][]fx.Header{}
-	details := map[string]any{} // "status code" → declared details
+	declared := map[string]fx.DeclaredResponse{} // "status code" → its declaration
 	var statuses []int
 	for _, d := range r.DeclaredResponses() {
 		if d.Code != "" {
-			details[strconv.Itoa(d.Status)+" "+d.Code] = d.Details
+			declared[strconv.Itoa(d.Status)+" "+d.Code] = d
 			if _, seen := errs[d.Status]; !seen {
 				statuses = append(statuses, d.Status)
 				headers[d.Status] = d.Headers
@@ -69,10 +69,10 @@ func (g *generator) responses(r fx.RouteInfo, opID string) map[string]any {
 	}
 	for _, status := range statuses {
 		if status == http.StatusRequestHeaderFieldsTooLarge && slices.Equal(errs[status], []string{fx.ErrorCodes.HeadersTooLarge}) {
-			out[strconv.Itoa(status)] = g.headersTooLarge()
+			out[strconv.Itoa(status)] = g.headersTooLarge(declared[strconv.Itoa(status)+" "+fx.ErrorCodes.HeadersTooLarge])
 			continue
 		}
-		o := g.errorResponse(opID, status, errs[status], func(code string) any { return details[strconv.Itoa(status)+" "+code] })
+		o := g.errorResponse(opID, status, errs[status], func(code string) fx.DeclaredResponse { return declared[strconv.Itoa(status)+" "+code] })
 		if h := responseHeaders(headers[status]); h != nil {
 			o["headers"] = h
 		}
@@ -120,7 +120,7 @@ const headersTooLargeName = "HeadersTooLarge"
 // no header (no middleware ran), and one entry keeps the document small.
 // Its schema is the envelope with error.code the one-value enum, as every
 // operation's error schemas are, so that the generators type it.
-func (g *generator) headersTooLarge() map[string]any {
+func (g *generator) headersTooLarge(d fx.DeclaredResponse) map[string]any {
 	if g.shared == nil {
 		code := fx.ErrorCodes.HeadersTooLarge
 		desc := http.StatusText(http.StatusRequestHeaderFieldsTooLarge) + ": " + code +
@@ -130,9 +130,11 @@ func (g *generator) headersTooLarge() map[string]any {
 			"type":        "object", "required": []any{"error"},
 			"properties": map[string]any{"error": errorObject([]string{code}, nil)},
 		}
+		content := jsonContent(ref(headersTooLargeName + "Error"))
+		content["application/json"].(map[string]any)["example"] = errorExample(code, d)
 		g.shared = map[string]any{headersTooLargeName: map[string]any{
 			"description": desc,
-			"content":     jsonContent(ref(headersTooLargeName + "Error")),
+			"content":     content,
 		}}
 	}
 	return map[string]any{"$ref": "#/components/responses/" + headersTooLargeName}
@@ -140,8 +142,10 @@ func (g *generator) headersTooLarge() map[string]any {
 
 // errorResponse is the Response Object of the error codes of one status,
 // its schema registered in g.schemas.
-// details gives the declared details of each code (fx.DeclaredResponse.Details).
-func (g *generator) errorResponse(opID string, status int, codes []string, details func(code string) any) map[string]any {
+// decl gives the declaration of each code (its details and message). The
+// response's example is the envelope of its first code (see
+// errorExample).
+func (g *generator) errorResponse(opID string, status int, codes []string, decl func(code string) fx.DeclaredResponse) map[string]any {
 	slices.Sort(codes)
 	desc := http.StatusText(status)
 	if desc == "" {
@@ -162,7 +166,7 @@ func (g *generator) errorResponse(opID string, status int, codes []string, detai
 	var groups []*group
 	byKey := map[string]*group{}
 	for _, c := range codes {
-		d := detailsSchema(c, details(c))
+		d := detailsSchema(c, decl(c).Details)
 		k := ""
 		if d != nil {
 			b, _ := json.Marshal(d)
@@ -201,7 +205,73 @@ func (g *generator) errorResponse(opID string, status int, codes []string, detai
 		"type":        "object", "required": []any{"error"},
 		"properties": map[string]any{"error": errObj},
 	}
-	return map[string]any{"description": desc, "content": jsonContent(ref(name))}
+	content := jsonContent(ref(name))
+	content["application/json"].(map[string]any)["example"] = errorExample(codes[0], decl(codes[0]))
+	return map[string]any{"description": desc, "content": content}
+}
+
+// errorExample is the example envelope of an error response: code, the
+// declared message (fx.DeclaredResponse.Message) and an example of its
+// declared details: for FX_VALIDATION_ERROR one issue, for a
+// validate.Describer (middleware.FailureReasons) a value written from its
+// schema (the first of an enum), for another value the value itself, as
+// the server encodes it. Written from the declaration, so every operation
+// gets one and it fits the response's schema.
+func errorExample(code string, d fx.DeclaredResponse) map[string]any {
+	e := map[string]any{"code": code, "message": cmpOr(d.Message, http.StatusText(d.Status))}
+	switch details := d.Details; {
+	case code == fx.ErrorCodes.ValidationError:
+		e["details"] = map[string]any{"issues": []any{map[string]any{
+			"location": "body", "path": []any{"name"}, "message": "Required"}}}
+	case details == nil:
+	default:
+		if desc, ok := details.(validate.Describer); ok {
+			e["details"] = schemaExample(desc.JSONSchema())
+			break
+		}
+		var v any
+		if b, err := json.Marshal(details); err == nil && json.Unmarshal(b, &v) == nil {
+			e["details"] = v
+		}
+	}
+	return map[string]any{"error": e}
+}
+
+// schemaExample is a value of a self-contained schema (no $ref): the
+// first of an enum, a constant, an object of its required properties, an
+// empty array, the zero of a scalar type.
+func schemaExample(s map[string]any) any {
+	if enum, ok := s["enum"].([]any); ok && len(enum) > 0 {
+		return enum[0]
+	}
+	if c, ok := s["const"]; ok {
+		return c
+	}
+	t, _ := s["type"].(string)
+	if ts, ok := s["type"].([]any); ok && len(ts) > 0 {
+		t, _ = ts[0].(string)
+	}
+	switch t {
+	case "object":
+		out := map[string]any{}
+		props, _ := s["properties"].(map[string]any)
+		req, _ := s["required"].([]any)
+		for _, k := range req {
+			if p, ok := props[k.(string)].(map[string]any); ok {
+				out[k.(string)] = schemaExample(p)
+			}
+		}
+		return out
+	case "array":
+		return []any{}
+	case "string":
+		return ""
+	case "integer", "number":
+		return 0
+	case "boolean":
+		return false
+	}
+	return nil
 }
 
 // errorObject is the schema of the envelope's error member for codes that
