@@ -61,6 +61,45 @@ func (e GetMe401ErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for GetMe401ErrorErrorDetailsReason.
+const (
+	CredentialsTooLong   GetMe401ErrorErrorDetailsReason = "credentials_too_long"
+	Expired              GetMe401ErrorErrorDetailsReason = "expired"
+	InvalidClaims        GetMe401ErrorErrorDetailsReason = "invalid_claims"
+	InvalidCredentials   GetMe401ErrorErrorDetailsReason = "invalid_credentials"
+	MalformedCredentials GetMe401ErrorErrorDetailsReason = "malformed_credentials"
+	MissingCredentials   GetMe401ErrorErrorDetailsReason = "missing_credentials"
+	MultipleCredentials  GetMe401ErrorErrorDetailsReason = "multiple_credentials"
+	NotYetValid          GetMe401ErrorErrorDetailsReason = "not_yet_valid"
+	UnsupportedScheme    GetMe401ErrorErrorDetailsReason = "unsupported_scheme"
+)
+
+// Valid indicates whether the value is a known member of the GetMe401ErrorErrorDetailsReason enum.
+func (e GetMe401ErrorErrorDetailsReason) Valid() bool {
+	switch e {
+	case CredentialsTooLong:
+		return true
+	case Expired:
+		return true
+	case InvalidClaims:
+		return true
+	case InvalidCredentials:
+		return true
+	case MalformedCredentials:
+		return true
+	case MissingCredentials:
+		return true
+	case MultipleCredentials:
+		return true
+	case NotYetValid:
+		return true
+	case UnsupportedScheme:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetMe500ErrorErrorCode.
 const (
 	GetMe500ErrorErrorCodeFXINTERNALERROR GetMe500ErrorErrorCode = "FX_INTERNAL_ERROR"
@@ -217,7 +256,7 @@ type GetMe401Error struct {
 	Error struct {
 		Code    GetMe401ErrorErrorCode `json:"code"`
 		Details struct {
-			Reason string `json:"reason"`
+			Reason GetMe401ErrorErrorDetailsReason `json:"reason"`
 		} `json:"details"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -225,6 +264,9 @@ type GetMe401Error struct {
 
 // GetMe401ErrorErrorCode defines model for GetMe401Error.Error.Code.
 type GetMe401ErrorErrorCode string
+
+// GetMe401ErrorErrorDetailsReason defines model for GetMe401Error.Error.Details.Reason.
+type GetMe401ErrorErrorDetailsReason string
 
 // GetMe500Error The envelope of Internal Server Error: FX_INTERNAL_ERROR.
 type GetMe500Error struct {

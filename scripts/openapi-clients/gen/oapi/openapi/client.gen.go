@@ -31,6 +31,24 @@ func (e GetAdminStats400ErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for GetAdminStats400ErrorErrorDetailsReason.
+const (
+	MalformedTenant GetAdminStats400ErrorErrorDetailsReason = "malformed_tenant"
+	MissingTenant   GetAdminStats400ErrorErrorDetailsReason = "missing_tenant"
+)
+
+// Valid indicates whether the value is a known member of the GetAdminStats400ErrorErrorDetailsReason enum.
+func (e GetAdminStats400ErrorErrorDetailsReason) Valid() bool {
+	switch e {
+	case MalformedTenant:
+		return true
+	case MissingTenant:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetAdminStats401ErrorErrorCode.
 const (
 	FXUNAUTHENTICATED GetAdminStats401ErrorErrorCode = "FX_UNAUTHENTICATED"
@@ -46,6 +64,45 @@ func (e GetAdminStats401ErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for GetAdminStats401ErrorErrorDetailsReason.
+const (
+	CredentialsTooLong   GetAdminStats401ErrorErrorDetailsReason = "credentials_too_long"
+	Expired              GetAdminStats401ErrorErrorDetailsReason = "expired"
+	InvalidClaims        GetAdminStats401ErrorErrorDetailsReason = "invalid_claims"
+	InvalidCredentials   GetAdminStats401ErrorErrorDetailsReason = "invalid_credentials"
+	MalformedCredentials GetAdminStats401ErrorErrorDetailsReason = "malformed_credentials"
+	MissingCredentials   GetAdminStats401ErrorErrorDetailsReason = "missing_credentials"
+	MultipleCredentials  GetAdminStats401ErrorErrorDetailsReason = "multiple_credentials"
+	NotYetValid          GetAdminStats401ErrorErrorDetailsReason = "not_yet_valid"
+	UnsupportedScheme    GetAdminStats401ErrorErrorDetailsReason = "unsupported_scheme"
+)
+
+// Valid indicates whether the value is a known member of the GetAdminStats401ErrorErrorDetailsReason enum.
+func (e GetAdminStats401ErrorErrorDetailsReason) Valid() bool {
+	switch e {
+	case CredentialsTooLong:
+		return true
+	case Expired:
+		return true
+	case InvalidClaims:
+		return true
+	case InvalidCredentials:
+		return true
+	case MalformedCredentials:
+		return true
+	case MissingCredentials:
+		return true
+	case MultipleCredentials:
+		return true
+	case NotYetValid:
+		return true
+	case UnsupportedScheme:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetAdminStats403ErrorErrorCode.
 const (
 	FXFORBIDDEN GetAdminStats403ErrorErrorCode = "FX_FORBIDDEN"
@@ -55,6 +112,27 @@ const (
 func (e GetAdminStats403ErrorErrorCode) Valid() bool {
 	switch e {
 	case FXFORBIDDEN:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetAdminStats403ErrorErrorDetailsReason.
+const (
+	MissingPermission GetAdminStats403ErrorErrorDetailsReason = "missing_permission"
+	MissingRole       GetAdminStats403ErrorErrorDetailsReason = "missing_role"
+	TenantMismatch    GetAdminStats403ErrorErrorDetailsReason = "tenant_mismatch"
+)
+
+// Valid indicates whether the value is a known member of the GetAdminStats403ErrorErrorDetailsReason enum.
+func (e GetAdminStats403ErrorErrorDetailsReason) Valid() bool {
+	switch e {
+	case MissingPermission:
+		return true
+	case MissingRole:
+		return true
+	case TenantMismatch:
 		return true
 	default:
 		return false
@@ -240,7 +318,7 @@ type GetAdminStats400Error struct {
 	Error struct {
 		Code    GetAdminStats400ErrorErrorCode `json:"code"`
 		Details struct {
-			Reason string `json:"reason"`
+			Reason GetAdminStats400ErrorErrorDetailsReason `json:"reason"`
 		} `json:"details"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -249,12 +327,15 @@ type GetAdminStats400Error struct {
 // GetAdminStats400ErrorErrorCode defines model for GetAdminStats400Error.Error.Code.
 type GetAdminStats400ErrorErrorCode string
 
+// GetAdminStats400ErrorErrorDetailsReason defines model for GetAdminStats400Error.Error.Details.Reason.
+type GetAdminStats400ErrorErrorDetailsReason string
+
 // GetAdminStats401Error The envelope of Unauthorized: FX_UNAUTHENTICATED.
 type GetAdminStats401Error struct {
 	Error struct {
 		Code    GetAdminStats401ErrorErrorCode `json:"code"`
 		Details struct {
-			Reason string `json:"reason"`
+			Reason GetAdminStats401ErrorErrorDetailsReason `json:"reason"`
 		} `json:"details"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -263,12 +344,15 @@ type GetAdminStats401Error struct {
 // GetAdminStats401ErrorErrorCode defines model for GetAdminStats401Error.Error.Code.
 type GetAdminStats401ErrorErrorCode string
 
+// GetAdminStats401ErrorErrorDetailsReason defines model for GetAdminStats401Error.Error.Details.Reason.
+type GetAdminStats401ErrorErrorDetailsReason string
+
 // GetAdminStats403Error The envelope of Forbidden: FX_FORBIDDEN.
 type GetAdminStats403Error struct {
 	Error struct {
 		Code    GetAdminStats403ErrorErrorCode `json:"code"`
 		Details struct {
-			Reason string `json:"reason"`
+			Reason GetAdminStats403ErrorErrorDetailsReason `json:"reason"`
 		} `json:"details"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -276,6 +360,9 @@ type GetAdminStats403Error struct {
 
 // GetAdminStats403ErrorErrorCode defines model for GetAdminStats403Error.Error.Code.
 type GetAdminStats403ErrorErrorCode string
+
+// GetAdminStats403ErrorErrorDetailsReason defines model for GetAdminStats403Error.Error.Details.Reason.
+type GetAdminStats403ErrorErrorDetailsReason string
 
 // GetAdminStats500Error The envelope of Internal Server Error: FX_INTERNAL_ERROR.
 type GetAdminStats500Error struct {

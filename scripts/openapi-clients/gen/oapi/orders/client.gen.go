@@ -33,6 +33,24 @@ func (e GetOrders400ErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for GetOrders400ErrorErrorDetailsReason.
+const (
+	GetOrders400ErrorErrorDetailsReasonMalformedTenant GetOrders400ErrorErrorDetailsReason = "malformed_tenant"
+	GetOrders400ErrorErrorDetailsReasonMissingTenant   GetOrders400ErrorErrorDetailsReason = "missing_tenant"
+)
+
+// Valid indicates whether the value is a known member of the GetOrders400ErrorErrorDetailsReason enum.
+func (e GetOrders400ErrorErrorDetailsReason) Valid() bool {
+	switch e {
+	case GetOrders400ErrorErrorDetailsReasonMalformedTenant:
+		return true
+	case GetOrders400ErrorErrorDetailsReasonMissingTenant:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetOrders401ErrorErrorCode.
 const (
 	GetOrders401ErrorErrorCodeFXUNAUTHENTICATED GetOrders401ErrorErrorCode = "FX_UNAUTHENTICATED"
@@ -48,6 +66,45 @@ func (e GetOrders401ErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for GetOrders401ErrorErrorDetailsReason.
+const (
+	GetOrders401ErrorErrorDetailsReasonCredentialsTooLong   GetOrders401ErrorErrorDetailsReason = "credentials_too_long"
+	GetOrders401ErrorErrorDetailsReasonExpired              GetOrders401ErrorErrorDetailsReason = "expired"
+	GetOrders401ErrorErrorDetailsReasonInvalidClaims        GetOrders401ErrorErrorDetailsReason = "invalid_claims"
+	GetOrders401ErrorErrorDetailsReasonInvalidCredentials   GetOrders401ErrorErrorDetailsReason = "invalid_credentials"
+	GetOrders401ErrorErrorDetailsReasonMalformedCredentials GetOrders401ErrorErrorDetailsReason = "malformed_credentials"
+	GetOrders401ErrorErrorDetailsReasonMissingCredentials   GetOrders401ErrorErrorDetailsReason = "missing_credentials"
+	GetOrders401ErrorErrorDetailsReasonMultipleCredentials  GetOrders401ErrorErrorDetailsReason = "multiple_credentials"
+	GetOrders401ErrorErrorDetailsReasonNotYetValid          GetOrders401ErrorErrorDetailsReason = "not_yet_valid"
+	GetOrders401ErrorErrorDetailsReasonUnsupportedScheme    GetOrders401ErrorErrorDetailsReason = "unsupported_scheme"
+)
+
+// Valid indicates whether the value is a known member of the GetOrders401ErrorErrorDetailsReason enum.
+func (e GetOrders401ErrorErrorDetailsReason) Valid() bool {
+	switch e {
+	case GetOrders401ErrorErrorDetailsReasonCredentialsTooLong:
+		return true
+	case GetOrders401ErrorErrorDetailsReasonExpired:
+		return true
+	case GetOrders401ErrorErrorDetailsReasonInvalidClaims:
+		return true
+	case GetOrders401ErrorErrorDetailsReasonInvalidCredentials:
+		return true
+	case GetOrders401ErrorErrorDetailsReasonMalformedCredentials:
+		return true
+	case GetOrders401ErrorErrorDetailsReasonMissingCredentials:
+		return true
+	case GetOrders401ErrorErrorDetailsReasonMultipleCredentials:
+		return true
+	case GetOrders401ErrorErrorDetailsReasonNotYetValid:
+		return true
+	case GetOrders401ErrorErrorDetailsReasonUnsupportedScheme:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetOrders403ErrorErrorCode.
 const (
 	GetOrders403ErrorErrorCodeFXFORBIDDEN GetOrders403ErrorErrorCode = "FX_FORBIDDEN"
@@ -57,6 +114,21 @@ const (
 func (e GetOrders403ErrorErrorCode) Valid() bool {
 	switch e {
 	case GetOrders403ErrorErrorCodeFXFORBIDDEN:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetOrders403ErrorErrorDetailsReason.
+const (
+	GetOrders403ErrorErrorDetailsReasonTenantMismatch GetOrders403ErrorErrorDetailsReason = "tenant_mismatch"
+)
+
+// Valid indicates whether the value is a known member of the GetOrders403ErrorErrorDetailsReason enum.
+func (e GetOrders403ErrorErrorDetailsReason) Valid() bool {
+	switch e {
+	case GetOrders403ErrorErrorDetailsReasonTenantMismatch:
 		return true
 	default:
 		return false
@@ -93,6 +165,21 @@ func (e GetOrders429ErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for GetOrders429ErrorErrorDetailsReason.
+const (
+	GetOrders429ErrorErrorDetailsReasonRateLimited GetOrders429ErrorErrorDetailsReason = "rate_limited"
+)
+
+// Valid indicates whether the value is a known member of the GetOrders429ErrorErrorDetailsReason enum.
+func (e GetOrders429ErrorErrorDetailsReason) Valid() bool {
+	switch e {
+	case GetOrders429ErrorErrorDetailsReasonRateLimited:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetOrders500ErrorErrorCode.
 const (
 	GetOrders500ErrorErrorCodeFXINTERNALERROR GetOrders500ErrorErrorCode = "FX_INTERNAL_ERROR"
@@ -123,6 +210,24 @@ func (e GetOrdersById400ErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for GetOrdersById400ErrorErrorDetailsReason.
+const (
+	GetOrdersById400ErrorErrorDetailsReasonMalformedTenant GetOrdersById400ErrorErrorDetailsReason = "malformed_tenant"
+	GetOrdersById400ErrorErrorDetailsReasonMissingTenant   GetOrdersById400ErrorErrorDetailsReason = "missing_tenant"
+)
+
+// Valid indicates whether the value is a known member of the GetOrdersById400ErrorErrorDetailsReason enum.
+func (e GetOrdersById400ErrorErrorDetailsReason) Valid() bool {
+	switch e {
+	case GetOrdersById400ErrorErrorDetailsReasonMalformedTenant:
+		return true
+	case GetOrdersById400ErrorErrorDetailsReasonMissingTenant:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetOrdersById401ErrorErrorCode.
 const (
 	GetOrdersById401ErrorErrorCodeFXUNAUTHENTICATED GetOrdersById401ErrorErrorCode = "FX_UNAUTHENTICATED"
@@ -138,6 +243,45 @@ func (e GetOrdersById401ErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for GetOrdersById401ErrorErrorDetailsReason.
+const (
+	GetOrdersById401ErrorErrorDetailsReasonCredentialsTooLong   GetOrdersById401ErrorErrorDetailsReason = "credentials_too_long"
+	GetOrdersById401ErrorErrorDetailsReasonExpired              GetOrdersById401ErrorErrorDetailsReason = "expired"
+	GetOrdersById401ErrorErrorDetailsReasonInvalidClaims        GetOrdersById401ErrorErrorDetailsReason = "invalid_claims"
+	GetOrdersById401ErrorErrorDetailsReasonInvalidCredentials   GetOrdersById401ErrorErrorDetailsReason = "invalid_credentials"
+	GetOrdersById401ErrorErrorDetailsReasonMalformedCredentials GetOrdersById401ErrorErrorDetailsReason = "malformed_credentials"
+	GetOrdersById401ErrorErrorDetailsReasonMissingCredentials   GetOrdersById401ErrorErrorDetailsReason = "missing_credentials"
+	GetOrdersById401ErrorErrorDetailsReasonMultipleCredentials  GetOrdersById401ErrorErrorDetailsReason = "multiple_credentials"
+	GetOrdersById401ErrorErrorDetailsReasonNotYetValid          GetOrdersById401ErrorErrorDetailsReason = "not_yet_valid"
+	GetOrdersById401ErrorErrorDetailsReasonUnsupportedScheme    GetOrdersById401ErrorErrorDetailsReason = "unsupported_scheme"
+)
+
+// Valid indicates whether the value is a known member of the GetOrdersById401ErrorErrorDetailsReason enum.
+func (e GetOrdersById401ErrorErrorDetailsReason) Valid() bool {
+	switch e {
+	case GetOrdersById401ErrorErrorDetailsReasonCredentialsTooLong:
+		return true
+	case GetOrdersById401ErrorErrorDetailsReasonExpired:
+		return true
+	case GetOrdersById401ErrorErrorDetailsReasonInvalidClaims:
+		return true
+	case GetOrdersById401ErrorErrorDetailsReasonInvalidCredentials:
+		return true
+	case GetOrdersById401ErrorErrorDetailsReasonMalformedCredentials:
+		return true
+	case GetOrdersById401ErrorErrorDetailsReasonMissingCredentials:
+		return true
+	case GetOrdersById401ErrorErrorDetailsReasonMultipleCredentials:
+		return true
+	case GetOrdersById401ErrorErrorDetailsReasonNotYetValid:
+		return true
+	case GetOrdersById401ErrorErrorDetailsReasonUnsupportedScheme:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetOrdersById403ErrorErrorCode.
 const (
 	GetOrdersById403ErrorErrorCodeFXFORBIDDEN GetOrdersById403ErrorErrorCode = "FX_FORBIDDEN"
@@ -147,6 +291,21 @@ const (
 func (e GetOrdersById403ErrorErrorCode) Valid() bool {
 	switch e {
 	case GetOrdersById403ErrorErrorCodeFXFORBIDDEN:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetOrdersById403ErrorErrorDetailsReason.
+const (
+	GetOrdersById403ErrorErrorDetailsReasonTenantMismatch GetOrdersById403ErrorErrorDetailsReason = "tenant_mismatch"
+)
+
+// Valid indicates whether the value is a known member of the GetOrdersById403ErrorErrorDetailsReason enum.
+func (e GetOrdersById403ErrorErrorDetailsReason) Valid() bool {
+	switch e {
+	case GetOrdersById403ErrorErrorDetailsReasonTenantMismatch:
 		return true
 	default:
 		return false
@@ -198,6 +357,21 @@ func (e GetOrdersById429ErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for GetOrdersById429ErrorErrorDetailsReason.
+const (
+	GetOrdersById429ErrorErrorDetailsReasonRateLimited GetOrdersById429ErrorErrorDetailsReason = "rate_limited"
+)
+
+// Valid indicates whether the value is a known member of the GetOrdersById429ErrorErrorDetailsReason enum.
+func (e GetOrdersById429ErrorErrorDetailsReason) Valid() bool {
+	switch e {
+	case GetOrdersById429ErrorErrorDetailsReasonRateLimited:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetOrdersById500ErrorErrorCode.
 const (
 	GetOrdersById500ErrorErrorCodeFXINTERNALERROR GetOrdersById500ErrorErrorCode = "FX_INTERNAL_ERROR"
@@ -228,18 +402,66 @@ func (e HeadersTooLargeErrorErrorCode) Valid() bool {
 	}
 }
 
-// Defines values for PostOrders400ErrorErrorCode.
+// Defines values for PostOrders400ErrorFxIdempotencyKeyRequiredCode.
 const (
-	PostOrders400ErrorErrorCodeFXIDEMPOTENCYKEYREQUIRED PostOrders400ErrorErrorCode = "FX_IDEMPOTENCY_KEY_REQUIRED"
-	PostOrders400ErrorErrorCodeFXTENANTREQUIRED         PostOrders400ErrorErrorCode = "FX_TENANT_REQUIRED"
+	FXIDEMPOTENCYKEYREQUIRED PostOrders400ErrorFxIdempotencyKeyRequiredCode = "FX_IDEMPOTENCY_KEY_REQUIRED"
 )
 
-// Valid indicates whether the value is a known member of the PostOrders400ErrorErrorCode enum.
-func (e PostOrders400ErrorErrorCode) Valid() bool {
+// Valid indicates whether the value is a known member of the PostOrders400ErrorFxIdempotencyKeyRequiredCode enum.
+func (e PostOrders400ErrorFxIdempotencyKeyRequiredCode) Valid() bool {
 	switch e {
-	case PostOrders400ErrorErrorCodeFXIDEMPOTENCYKEYREQUIRED:
+	case FXIDEMPOTENCYKEYREQUIRED:
 		return true
-	case PostOrders400ErrorErrorCodeFXTENANTREQUIRED:
+	default:
+		return false
+	}
+}
+
+// Defines values for PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason.
+const (
+	MalformedIdempotencyKey PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason = "malformed_idempotency_key"
+	MissingIdempotencyKey   PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason = "missing_idempotency_key"
+)
+
+// Valid indicates whether the value is a known member of the PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason enum.
+func (e PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason) Valid() bool {
+	switch e {
+	case MalformedIdempotencyKey:
+		return true
+	case MissingIdempotencyKey:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostOrders400ErrorFxTenantRequiredCode.
+const (
+	PostOrders400ErrorFxTenantRequiredCodeFXTENANTREQUIRED PostOrders400ErrorFxTenantRequiredCode = "FX_TENANT_REQUIRED"
+)
+
+// Valid indicates whether the value is a known member of the PostOrders400ErrorFxTenantRequiredCode enum.
+func (e PostOrders400ErrorFxTenantRequiredCode) Valid() bool {
+	switch e {
+	case PostOrders400ErrorFxTenantRequiredCodeFXTENANTREQUIRED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostOrders400ErrorFxTenantRequiredDetailsReason.
+const (
+	PostOrders400ErrorFxTenantRequiredDetailsReasonMalformedTenant PostOrders400ErrorFxTenantRequiredDetailsReason = "malformed_tenant"
+	PostOrders400ErrorFxTenantRequiredDetailsReasonMissingTenant   PostOrders400ErrorFxTenantRequiredDetailsReason = "missing_tenant"
+)
+
+// Valid indicates whether the value is a known member of the PostOrders400ErrorFxTenantRequiredDetailsReason enum.
+func (e PostOrders400ErrorFxTenantRequiredDetailsReason) Valid() bool {
+	switch e {
+	case PostOrders400ErrorFxTenantRequiredDetailsReasonMalformedTenant:
+		return true
+	case PostOrders400ErrorFxTenantRequiredDetailsReasonMissingTenant:
 		return true
 	default:
 		return false
@@ -261,6 +483,45 @@ func (e PostOrders401ErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for PostOrders401ErrorErrorDetailsReason.
+const (
+	PostOrders401ErrorErrorDetailsReasonCredentialsTooLong   PostOrders401ErrorErrorDetailsReason = "credentials_too_long"
+	PostOrders401ErrorErrorDetailsReasonExpired              PostOrders401ErrorErrorDetailsReason = "expired"
+	PostOrders401ErrorErrorDetailsReasonInvalidClaims        PostOrders401ErrorErrorDetailsReason = "invalid_claims"
+	PostOrders401ErrorErrorDetailsReasonInvalidCredentials   PostOrders401ErrorErrorDetailsReason = "invalid_credentials"
+	PostOrders401ErrorErrorDetailsReasonMalformedCredentials PostOrders401ErrorErrorDetailsReason = "malformed_credentials"
+	PostOrders401ErrorErrorDetailsReasonMissingCredentials   PostOrders401ErrorErrorDetailsReason = "missing_credentials"
+	PostOrders401ErrorErrorDetailsReasonMultipleCredentials  PostOrders401ErrorErrorDetailsReason = "multiple_credentials"
+	PostOrders401ErrorErrorDetailsReasonNotYetValid          PostOrders401ErrorErrorDetailsReason = "not_yet_valid"
+	PostOrders401ErrorErrorDetailsReasonUnsupportedScheme    PostOrders401ErrorErrorDetailsReason = "unsupported_scheme"
+)
+
+// Valid indicates whether the value is a known member of the PostOrders401ErrorErrorDetailsReason enum.
+func (e PostOrders401ErrorErrorDetailsReason) Valid() bool {
+	switch e {
+	case PostOrders401ErrorErrorDetailsReasonCredentialsTooLong:
+		return true
+	case PostOrders401ErrorErrorDetailsReasonExpired:
+		return true
+	case PostOrders401ErrorErrorDetailsReasonInvalidClaims:
+		return true
+	case PostOrders401ErrorErrorDetailsReasonInvalidCredentials:
+		return true
+	case PostOrders401ErrorErrorDetailsReasonMalformedCredentials:
+		return true
+	case PostOrders401ErrorErrorDetailsReasonMissingCredentials:
+		return true
+	case PostOrders401ErrorErrorDetailsReasonMultipleCredentials:
+		return true
+	case PostOrders401ErrorErrorDetailsReasonNotYetValid:
+		return true
+	case PostOrders401ErrorErrorDetailsReasonUnsupportedScheme:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostOrders403ErrorErrorCode.
 const (
 	PostOrders403ErrorErrorCodeFXFORBIDDEN PostOrders403ErrorErrorCode = "FX_FORBIDDEN"
@@ -276,6 +537,21 @@ func (e PostOrders403ErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for PostOrders403ErrorErrorDetailsReason.
+const (
+	PostOrders403ErrorErrorDetailsReasonTenantMismatch PostOrders403ErrorErrorDetailsReason = "tenant_mismatch"
+)
+
+// Valid indicates whether the value is a known member of the PostOrders403ErrorErrorDetailsReason enum.
+func (e PostOrders403ErrorErrorDetailsReason) Valid() bool {
+	switch e {
+	case PostOrders403ErrorErrorDetailsReasonTenantMismatch:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostOrders409ErrorErrorCode.
 const (
 	FXIDEMPOTENCYINFLIGHT PostOrders409ErrorErrorCode = "FX_IDEMPOTENCY_IN_FLIGHT"
@@ -285,6 +561,21 @@ const (
 func (e PostOrders409ErrorErrorCode) Valid() bool {
 	switch e {
 	case FXIDEMPOTENCYINFLIGHT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostOrders409ErrorErrorDetailsReason.
+const (
+	IdempotencyInFlight PostOrders409ErrorErrorDetailsReason = "idempotency_in_flight"
+)
+
+// Valid indicates whether the value is a known member of the PostOrders409ErrorErrorDetailsReason enum.
+func (e PostOrders409ErrorErrorDetailsReason) Valid() bool {
+	switch e {
+	case IdempotencyInFlight:
 		return true
 	default:
 		return false
@@ -321,6 +612,21 @@ func (e PostOrders422ErrorFxIdempotencyKeyReusedCode) Valid() bool {
 	}
 }
 
+// Defines values for PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason.
+const (
+	IdempotencyKeyReused PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason = "idempotency_key_reused"
+)
+
+// Valid indicates whether the value is a known member of the PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason enum.
+func (e PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason) Valid() bool {
+	switch e {
+	case IdempotencyKeyReused:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostOrders422ErrorFxValidationErrorCode.
 const (
 	PostOrders422ErrorFxValidationErrorCodeFXVALIDATIONERROR PostOrders422ErrorFxValidationErrorCode = "FX_VALIDATION_ERROR"
@@ -351,6 +657,21 @@ func (e PostOrders429ErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for PostOrders429ErrorErrorDetailsReason.
+const (
+	PostOrders429ErrorErrorDetailsReasonRateLimited PostOrders429ErrorErrorDetailsReason = "rate_limited"
+)
+
+// Valid indicates whether the value is a known member of the PostOrders429ErrorErrorDetailsReason enum.
+func (e PostOrders429ErrorErrorDetailsReason) Valid() bool {
+	switch e {
+	case PostOrders429ErrorErrorDetailsReasonRateLimited:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostOrders500ErrorErrorCode.
 const (
 	PostOrders500ErrorErrorCodeFXINTERNALERROR PostOrders500ErrorErrorCode = "FX_INTERNAL_ERROR"
@@ -375,6 +696,21 @@ const (
 func (e PostOrders503ErrorErrorCode) Valid() bool {
 	switch e {
 	case FXSERVICEUNAVAILABLE:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostOrders503ErrorErrorDetailsReason.
+const (
+	IdempotencyUnavailable PostOrders503ErrorErrorDetailsReason = "idempotency_unavailable"
+)
+
+// Valid indicates whether the value is a known member of the PostOrders503ErrorErrorDetailsReason enum.
+func (e PostOrders503ErrorErrorDetailsReason) Valid() bool {
+	switch e {
+	case IdempotencyUnavailable:
 		return true
 	default:
 		return false
@@ -497,7 +833,7 @@ type GetOrders400Error struct {
 	Error struct {
 		Code    GetOrders400ErrorErrorCode `json:"code"`
 		Details struct {
-			Reason string `json:"reason"`
+			Reason GetOrders400ErrorErrorDetailsReason `json:"reason"`
 		} `json:"details"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -506,12 +842,15 @@ type GetOrders400Error struct {
 // GetOrders400ErrorErrorCode defines model for GetOrders400Error.Error.Code.
 type GetOrders400ErrorErrorCode string
 
+// GetOrders400ErrorErrorDetailsReason defines model for GetOrders400Error.Error.Details.Reason.
+type GetOrders400ErrorErrorDetailsReason string
+
 // GetOrders401Error The envelope of Unauthorized: FX_UNAUTHENTICATED.
 type GetOrders401Error struct {
 	Error struct {
 		Code    GetOrders401ErrorErrorCode `json:"code"`
 		Details struct {
-			Reason string `json:"reason"`
+			Reason GetOrders401ErrorErrorDetailsReason `json:"reason"`
 		} `json:"details"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -520,12 +859,15 @@ type GetOrders401Error struct {
 // GetOrders401ErrorErrorCode defines model for GetOrders401Error.Error.Code.
 type GetOrders401ErrorErrorCode string
 
+// GetOrders401ErrorErrorDetailsReason defines model for GetOrders401Error.Error.Details.Reason.
+type GetOrders401ErrorErrorDetailsReason string
+
 // GetOrders403Error The envelope of Forbidden: FX_FORBIDDEN.
 type GetOrders403Error struct {
 	Error struct {
 		Code    GetOrders403ErrorErrorCode `json:"code"`
 		Details struct {
-			Reason string `json:"reason"`
+			Reason GetOrders403ErrorErrorDetailsReason `json:"reason"`
 		} `json:"details"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -533,6 +875,9 @@ type GetOrders403Error struct {
 
 // GetOrders403ErrorErrorCode defines model for GetOrders403Error.Error.Code.
 type GetOrders403ErrorErrorCode string
+
+// GetOrders403ErrorErrorDetailsReason defines model for GetOrders403Error.Error.Details.Reason.
+type GetOrders403ErrorErrorDetailsReason string
 
 // GetOrders422Error The envelope of Unprocessable Entity: FX_VALIDATION_ERROR.
 type GetOrders422Error struct {
@@ -551,7 +896,7 @@ type GetOrders429Error struct {
 	Error struct {
 		Code    GetOrders429ErrorErrorCode `json:"code"`
 		Details struct {
-			Reason string `json:"reason"`
+			Reason GetOrders429ErrorErrorDetailsReason `json:"reason"`
 		} `json:"details"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -559,6 +904,9 @@ type GetOrders429Error struct {
 
 // GetOrders429ErrorErrorCode defines model for GetOrders429Error.Error.Code.
 type GetOrders429ErrorErrorCode string
+
+// GetOrders429ErrorErrorDetailsReason defines model for GetOrders429Error.Error.Details.Reason.
+type GetOrders429ErrorErrorDetailsReason string
 
 // GetOrders500Error The envelope of Internal Server Error: FX_INTERNAL_ERROR.
 type GetOrders500Error struct {
@@ -576,7 +924,7 @@ type GetOrdersById400Error struct {
 	Error struct {
 		Code    GetOrdersById400ErrorErrorCode `json:"code"`
 		Details struct {
-			Reason string `json:"reason"`
+			Reason GetOrdersById400ErrorErrorDetailsReason `json:"reason"`
 		} `json:"details"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -585,12 +933,15 @@ type GetOrdersById400Error struct {
 // GetOrdersById400ErrorErrorCode defines model for GetOrdersById400Error.Error.Code.
 type GetOrdersById400ErrorErrorCode string
 
+// GetOrdersById400ErrorErrorDetailsReason defines model for GetOrdersById400Error.Error.Details.Reason.
+type GetOrdersById400ErrorErrorDetailsReason string
+
 // GetOrdersById401Error The envelope of Unauthorized: FX_UNAUTHENTICATED.
 type GetOrdersById401Error struct {
 	Error struct {
 		Code    GetOrdersById401ErrorErrorCode `json:"code"`
 		Details struct {
-			Reason string `json:"reason"`
+			Reason GetOrdersById401ErrorErrorDetailsReason `json:"reason"`
 		} `json:"details"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -599,12 +950,15 @@ type GetOrdersById401Error struct {
 // GetOrdersById401ErrorErrorCode defines model for GetOrdersById401Error.Error.Code.
 type GetOrdersById401ErrorErrorCode string
 
+// GetOrdersById401ErrorErrorDetailsReason defines model for GetOrdersById401Error.Error.Details.Reason.
+type GetOrdersById401ErrorErrorDetailsReason string
+
 // GetOrdersById403Error The envelope of Forbidden: FX_FORBIDDEN.
 type GetOrdersById403Error struct {
 	Error struct {
 		Code    GetOrdersById403ErrorErrorCode `json:"code"`
 		Details struct {
-			Reason string `json:"reason"`
+			Reason GetOrdersById403ErrorErrorDetailsReason `json:"reason"`
 		} `json:"details"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -612,6 +966,9 @@ type GetOrdersById403Error struct {
 
 // GetOrdersById403ErrorErrorCode defines model for GetOrdersById403Error.Error.Code.
 type GetOrdersById403ErrorErrorCode string
+
+// GetOrdersById403ErrorErrorDetailsReason defines model for GetOrdersById403Error.Error.Details.Reason.
+type GetOrdersById403ErrorErrorDetailsReason string
 
 // GetOrdersById404Error The envelope of Not Found: APP_ORDER_NOT_FOUND.
 type GetOrdersById404Error struct {
@@ -641,7 +998,7 @@ type GetOrdersById429Error struct {
 	Error struct {
 		Code    GetOrdersById429ErrorErrorCode `json:"code"`
 		Details struct {
-			Reason string `json:"reason"`
+			Reason GetOrdersById429ErrorErrorDetailsReason `json:"reason"`
 		} `json:"details"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -649,6 +1006,9 @@ type GetOrdersById429Error struct {
 
 // GetOrdersById429ErrorErrorCode defines model for GetOrdersById429Error.Error.Code.
 type GetOrdersById429ErrorErrorCode string
+
+// GetOrdersById429ErrorErrorDetailsReason defines model for GetOrdersById429Error.Error.Details.Reason.
+type GetOrdersById429ErrorErrorDetailsReason string
 
 // GetOrdersById500Error The envelope of Internal Server Error: FX_INTERNAL_ERROR.
 type GetOrdersById500Error struct {
@@ -674,24 +1034,50 @@ type HeadersTooLargeErrorErrorCode string
 
 // PostOrders400Error The envelope of Bad Request: FX_IDEMPOTENCY_KEY_REQUIRED, FX_TENANT_REQUIRED.
 type PostOrders400Error struct {
-	Error struct {
-		Code    PostOrders400ErrorErrorCode `json:"code"`
-		Details struct {
-			Reason string `json:"reason"`
-		} `json:"details"`
-		Message string `json:"message"`
-	} `json:"error"`
+	Error PostOrders400Error_Error `json:"error"`
 }
 
-// PostOrders400ErrorErrorCode defines model for PostOrders400Error.Error.Code.
-type PostOrders400ErrorErrorCode string
+// PostOrders400Error_Error defines model for PostOrders400Error.Error.
+type PostOrders400Error_Error struct {
+	union json.RawMessage
+}
+
+// PostOrders400ErrorFxIdempotencyKeyRequired defines model for PostOrders400ErrorFxIdempotencyKeyRequired.
+type PostOrders400ErrorFxIdempotencyKeyRequired struct {
+	Code    PostOrders400ErrorFxIdempotencyKeyRequiredCode `json:"code"`
+	Details struct {
+		Reason PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason `json:"reason"`
+	} `json:"details"`
+	Message string `json:"message"`
+}
+
+// PostOrders400ErrorFxIdempotencyKeyRequiredCode defines model for PostOrders400ErrorFxIdempotencyKeyRequired.Code.
+type PostOrders400ErrorFxIdempotencyKeyRequiredCode string
+
+// PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason defines model for PostOrders400ErrorFxIdempotencyKeyRequired.Details.Reason.
+type PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason string
+
+// PostOrders400ErrorFxTenantRequired defines model for PostOrders400ErrorFxTenantRequired.
+type PostOrders400ErrorFxTenantRequired struct {
+	Code    PostOrders400ErrorFxTenantRequiredCode `json:"code"`
+	Details struct {
+		Reason PostOrders400ErrorFxTenantRequiredDetailsReason `json:"reason"`
+	} `json:"details"`
+	Message string `json:"message"`
+}
+
+// PostOrders400ErrorFxTenantRequiredCode defines model for PostOrders400ErrorFxTenantRequired.Code.
+type PostOrders400ErrorFxTenantRequiredCode string
+
+// PostOrders400ErrorFxTenantRequiredDetailsReason defines model for PostOrders400ErrorFxTenantRequired.Details.Reason.
+type PostOrders400ErrorFxTenantRequiredDetailsReason string
 
 // PostOrders401Error The envelope of Unauthorized: FX_UNAUTHENTICATED.
 type PostOrders401Error struct {
 	Error struct {
 		Code    PostOrders401ErrorErrorCode `json:"code"`
 		Details struct {
-			Reason string `json:"reason"`
+			Reason PostOrders401ErrorErrorDetailsReason `json:"reason"`
 		} `json:"details"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -700,12 +1086,15 @@ type PostOrders401Error struct {
 // PostOrders401ErrorErrorCode defines model for PostOrders401Error.Error.Code.
 type PostOrders401ErrorErrorCode string
 
+// PostOrders401ErrorErrorDetailsReason defines model for PostOrders401Error.Error.Details.Reason.
+type PostOrders401ErrorErrorDetailsReason string
+
 // PostOrders403Error The envelope of Forbidden: FX_FORBIDDEN.
 type PostOrders403Error struct {
 	Error struct {
 		Code    PostOrders403ErrorErrorCode `json:"code"`
 		Details struct {
-			Reason string `json:"reason"`
+			Reason PostOrders403ErrorErrorDetailsReason `json:"reason"`
 		} `json:"details"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -714,12 +1103,15 @@ type PostOrders403Error struct {
 // PostOrders403ErrorErrorCode defines model for PostOrders403Error.Error.Code.
 type PostOrders403ErrorErrorCode string
 
+// PostOrders403ErrorErrorDetailsReason defines model for PostOrders403Error.Error.Details.Reason.
+type PostOrders403ErrorErrorDetailsReason string
+
 // PostOrders409Error The envelope of Conflict: FX_IDEMPOTENCY_IN_FLIGHT.
 type PostOrders409Error struct {
 	Error struct {
 		Code    PostOrders409ErrorErrorCode `json:"code"`
 		Details struct {
-			Reason string `json:"reason"`
+			Reason PostOrders409ErrorErrorDetailsReason `json:"reason"`
 		} `json:"details"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -727,6 +1119,9 @@ type PostOrders409Error struct {
 
 // PostOrders409ErrorErrorCode defines model for PostOrders409Error.Error.Code.
 type PostOrders409ErrorErrorCode string
+
+// PostOrders409ErrorErrorDetailsReason defines model for PostOrders409Error.Error.Details.Reason.
+type PostOrders409ErrorErrorDetailsReason string
 
 // PostOrders413Error The envelope of Request Entity Too Large: FX_PAYLOAD_TOO_LARGE.
 type PostOrders413Error struct {
@@ -753,13 +1148,16 @@ type PostOrders422Error_Error struct {
 type PostOrders422ErrorFxIdempotencyKeyReused struct {
 	Code    PostOrders422ErrorFxIdempotencyKeyReusedCode `json:"code"`
 	Details struct {
-		Reason string `json:"reason"`
+		Reason PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason `json:"reason"`
 	} `json:"details"`
 	Message string `json:"message"`
 }
 
 // PostOrders422ErrorFxIdempotencyKeyReusedCode defines model for PostOrders422ErrorFxIdempotencyKeyReused.Code.
 type PostOrders422ErrorFxIdempotencyKeyReusedCode string
+
+// PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason defines model for PostOrders422ErrorFxIdempotencyKeyReused.Details.Reason.
+type PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason string
 
 // PostOrders422ErrorFxValidationError defines model for PostOrders422ErrorFxValidationError.
 type PostOrders422ErrorFxValidationError struct {
@@ -776,7 +1174,7 @@ type PostOrders429Error struct {
 	Error struct {
 		Code    PostOrders429ErrorErrorCode `json:"code"`
 		Details struct {
-			Reason string `json:"reason"`
+			Reason PostOrders429ErrorErrorDetailsReason `json:"reason"`
 		} `json:"details"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -784,6 +1182,9 @@ type PostOrders429Error struct {
 
 // PostOrders429ErrorErrorCode defines model for PostOrders429Error.Error.Code.
 type PostOrders429ErrorErrorCode string
+
+// PostOrders429ErrorErrorDetailsReason defines model for PostOrders429Error.Error.Details.Reason.
+type PostOrders429ErrorErrorDetailsReason string
 
 // PostOrders500Error The envelope of Internal Server Error: FX_INTERNAL_ERROR.
 type PostOrders500Error struct {
@@ -801,7 +1202,7 @@ type PostOrders503Error struct {
 	Error struct {
 		Code    PostOrders503ErrorErrorCode `json:"code"`
 		Details struct {
-			Reason string `json:"reason"`
+			Reason PostOrders503ErrorErrorDetailsReason `json:"reason"`
 		} `json:"details"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -809,6 +1210,9 @@ type PostOrders503Error struct {
 
 // PostOrders503ErrorErrorCode defines model for PostOrders503Error.Error.Code.
 type PostOrders503ErrorErrorCode string
+
+// PostOrders503ErrorErrorDetailsReason defines model for PostOrders503Error.Error.Details.Reason.
+type PostOrders503ErrorErrorDetailsReason string
 
 // ValidationDetails defines model for ValidationDetails.
 type ValidationDetails struct {
@@ -872,7 +1276,7 @@ type PostOrdersParams struct {
 	// XTenantID The tenant the request is for.
 	XTenantID string `json:"X-Tenant-ID"`
 
-	// IdempotencyKey A key unique to this operation (a UUID): a retry with the same key and the same request gets the first answer again instead of running twice.
+	// IdempotencyKey A key unique to this operation (a UUID), bare or as a quoted string (1 to 255 printable ASCII characters): a retry with the same key and the same request gets the first answer again instead of running twice.
 	IdempotencyKey string `json:"Idempotency-Key"`
 }
 
@@ -890,6 +1294,107 @@ type GetOrdersById200JSONResponseBodyStatus string
 
 // PostOrdersJSONRequestBody defines body for PostOrders for application/json ContentType.
 type PostOrdersJSONRequestBody PostOrdersJSONBody
+
+// AsPostOrders400ErrorFxIdempotencyKeyRequired returns the union data inside the PostOrders400Error_Error as a PostOrders400ErrorFxIdempotencyKeyRequired
+func (t PostOrders400Error_Error) AsPostOrders400ErrorFxIdempotencyKeyRequired() (PostOrders400ErrorFxIdempotencyKeyRequired, error) {
+	var body PostOrders400ErrorFxIdempotencyKeyRequired
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostOrders400ErrorFxIdempotencyKeyRequired overwrites any union data inside the PostOrders400Error_Error as the provided PostOrders400ErrorFxIdempotencyKeyRequired
+func (t *PostOrders400Error_Error) FromPostOrders400ErrorFxIdempotencyKeyRequired(v PostOrders400ErrorFxIdempotencyKeyRequired) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"code":"FX_IDEMPOTENCY_KEY_REQUIRED"}`))
+	t.union = b
+	return err
+}
+
+// MergePostOrders400ErrorFxIdempotencyKeyRequired performs a merge with any union data inside the PostOrders400Error_Error, using the provided PostOrders400ErrorFxIdempotencyKeyRequired
+func (t *PostOrders400Error_Error) MergePostOrders400ErrorFxIdempotencyKeyRequired(v PostOrders400ErrorFxIdempotencyKeyRequired) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"code":"FX_IDEMPOTENCY_KEY_REQUIRED"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPostOrders400ErrorFxTenantRequired returns the union data inside the PostOrders400Error_Error as a PostOrders400ErrorFxTenantRequired
+func (t PostOrders400Error_Error) AsPostOrders400ErrorFxTenantRequired() (PostOrders400ErrorFxTenantRequired, error) {
+	var body PostOrders400ErrorFxTenantRequired
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPostOrders400ErrorFxTenantRequired overwrites any union data inside the PostOrders400Error_Error as the provided PostOrders400ErrorFxTenantRequired
+func (t *PostOrders400Error_Error) FromPostOrders400ErrorFxTenantRequired(v PostOrders400ErrorFxTenantRequired) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"code":"FX_TENANT_REQUIRED"}`))
+	t.union = b
+	return err
+}
+
+// MergePostOrders400ErrorFxTenantRequired performs a merge with any union data inside the PostOrders400Error_Error, using the provided PostOrders400ErrorFxTenantRequired
+func (t *PostOrders400Error_Error) MergePostOrders400ErrorFxTenantRequired(v PostOrders400ErrorFxTenantRequired) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"code":"FX_TENANT_REQUIRED"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PostOrders400Error_Error) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"code"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t PostOrders400Error_Error) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "FX_IDEMPOTENCY_KEY_REQUIRED":
+		return t.AsPostOrders400ErrorFxIdempotencyKeyRequired()
+	case "FX_TENANT_REQUIRED":
+		return t.AsPostOrders400ErrorFxTenantRequired()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t PostOrders400Error_Error) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PostOrders400Error_Error) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // AsPostOrders422ErrorFxIdempotencyKeyReused returns the union data inside the PostOrders422Error_Error as a PostOrders422ErrorFxIdempotencyKeyReused
 func (t PostOrders422Error_Error) AsPostOrders422ErrorFxIdempotencyKeyReused() (PostOrders422ErrorFxIdempotencyKeyReused, error) {
@@ -1458,23 +1963,9 @@ type GetOrdersResponse200Headers struct {
 	RateLimitPolicy *string
 }
 
-// GetOrdersResponse400Headers the declared response headers of an HTTP 400 response for GetOrders
-type GetOrdersResponse400Headers struct {
-	RateLimit       *string
-	RateLimitPolicy *string
-}
-
 // GetOrdersResponse401Headers the declared response headers of an HTTP 401 response for GetOrders
 type GetOrdersResponse401Headers struct {
-	RateLimit       *string
-	RateLimitPolicy *string
 	WWWAuthenticate string
-}
-
-// GetOrdersResponse403Headers the declared response headers of an HTTP 403 response for GetOrders
-type GetOrdersResponse403Headers struct {
-	RateLimit       *string
-	RateLimitPolicy *string
 }
 
 // GetOrdersResponse422Headers the declared response headers of an HTTP 422 response for GetOrders
@@ -1536,12 +2027,8 @@ type GetOrdersResponse struct {
 	JSON500 *GetOrders500Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetOrdersResponse200Headers
-	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *GetOrdersResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetOrdersResponse401Headers
-	// Headers403 the parsed response headers for an HTTP 403 response
-	Headers403 *GetOrdersResponse403Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *GetOrdersResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -1648,39 +2135,20 @@ type PostOrdersResponse201Headers struct {
 
 // PostOrdersResponse400Headers the declared response headers of an HTTP 400 response for PostOrders
 type PostOrdersResponse400Headers struct {
-	IdempotentReplayed *string
-	RateLimit          *string
-	RateLimitPolicy    *string
+	RateLimit       *string
+	RateLimitPolicy *string
 }
 
 // PostOrdersResponse401Headers the declared response headers of an HTTP 401 response for PostOrders
 type PostOrdersResponse401Headers struct {
-	IdempotentReplayed *string
-	RateLimit          *string
-	RateLimitPolicy    *string
-	WWWAuthenticate    string
-}
-
-// PostOrdersResponse403Headers the declared response headers of an HTTP 403 response for PostOrders
-type PostOrdersResponse403Headers struct {
-	IdempotentReplayed *string
-	RateLimit          *string
-	RateLimitPolicy    *string
+	WWWAuthenticate string
 }
 
 // PostOrdersResponse409Headers the declared response headers of an HTTP 409 response for PostOrders
 type PostOrdersResponse409Headers struct {
-	IdempotentReplayed *string
-	RateLimit          *string
-	RateLimitPolicy    *string
-	RetryAfter         string
-}
-
-// PostOrdersResponse413Headers the declared response headers of an HTTP 413 response for PostOrders
-type PostOrdersResponse413Headers struct {
-	IdempotentReplayed *string
-	RateLimit          *string
-	RateLimitPolicy    *string
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      string
 }
 
 // PostOrdersResponse422Headers the declared response headers of an HTTP 422 response for PostOrders
@@ -1692,10 +2160,9 @@ type PostOrdersResponse422Headers struct {
 
 // PostOrdersResponse429Headers the declared response headers of an HTTP 429 response for PostOrders
 type PostOrdersResponse429Headers struct {
-	IdempotentReplayed *string
-	RateLimit          *string
-	RateLimitPolicy    *string
-	RetryAfter         string
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      string
 }
 
 // PostOrdersResponse500Headers the declared response headers of an HTTP 500 response for PostOrders
@@ -1707,10 +2174,9 @@ type PostOrdersResponse500Headers struct {
 
 // PostOrdersResponse503Headers the declared response headers of an HTTP 503 response for PostOrders
 type PostOrdersResponse503Headers struct {
-	IdempotentReplayed *string
-	RateLimit          *string
-	RateLimitPolicy    *string
-	RetryAfter         string
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      string
 }
 
 type PostOrdersResponse struct {
@@ -1761,12 +2227,8 @@ type PostOrdersResponse struct {
 	Headers400 *PostOrdersResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostOrdersResponse401Headers
-	// Headers403 the parsed response headers for an HTTP 403 response
-	Headers403 *PostOrdersResponse403Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *PostOrdersResponse409Headers
-	// Headers413 the parsed response headers for an HTTP 413 response
-	Headers413 *PostOrdersResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *PostOrdersResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -1884,23 +2346,9 @@ type GetOrdersByIdResponse200Headers struct {
 	RateLimitPolicy *string
 }
 
-// GetOrdersByIdResponse400Headers the declared response headers of an HTTP 400 response for GetOrdersById
-type GetOrdersByIdResponse400Headers struct {
-	RateLimit       *string
-	RateLimitPolicy *string
-}
-
 // GetOrdersByIdResponse401Headers the declared response headers of an HTTP 401 response for GetOrdersById
 type GetOrdersByIdResponse401Headers struct {
-	RateLimit       *string
-	RateLimitPolicy *string
 	WWWAuthenticate string
-}
-
-// GetOrdersByIdResponse403Headers the declared response headers of an HTTP 403 response for GetOrdersById
-type GetOrdersByIdResponse403Headers struct {
-	RateLimit       *string
-	RateLimitPolicy *string
 }
 
 // GetOrdersByIdResponse404Headers the declared response headers of an HTTP 404 response for GetOrdersById
@@ -1968,12 +2416,8 @@ type GetOrdersByIdResponse struct {
 	JSON500 *GetOrdersById500Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetOrdersByIdResponse200Headers
-	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *GetOrdersByIdResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetOrdersByIdResponse401Headers
-	// Headers403 the parsed response headers for an HTTP 403 response
-	Headers403 *GetOrdersByIdResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetOrdersByIdResponse404Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
@@ -2244,39 +2688,8 @@ func ParseGetOrdersResponse(rsp *http.Response) (*GetOrdersResponse, error) {
 			headers.RateLimitPolicy = &value
 		}
 		response.Headers200 = &headers
-	case rsp.StatusCode == 400:
-		var headers GetOrdersResponse400Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetOrdersResponse401Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -2285,23 +2698,6 @@ func ParseGetOrdersResponse(rsp *http.Response) (*GetOrdersResponse, error) {
 			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
-	case rsp.StatusCode == 403:
-		var headers GetOrdersResponse403Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		response.Headers403 = &headers
 	case rsp.StatusCode == 422:
 		var headers GetOrdersResponse422Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -2509,13 +2905,6 @@ func ParsePostOrdersResponse(rsp *http.Response) (*PostOrdersResponse, error) {
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
 		var headers PostOrdersResponse400Headers
-		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2533,27 +2922,6 @@ func ParsePostOrdersResponse(rsp *http.Response) (*PostOrdersResponse, error) {
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers PostOrdersResponse401Headers
-		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -2562,39 +2930,8 @@ func ParsePostOrdersResponse(rsp *http.Response) (*PostOrdersResponse, error) {
 			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
-	case rsp.StatusCode == 403:
-		var headers PostOrdersResponse403Headers
-		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		response.Headers403 = &headers
 	case rsp.StatusCode == 409:
 		var headers PostOrdersResponse409Headers
-		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2617,30 +2954,6 @@ func ParsePostOrdersResponse(rsp *http.Response) (*PostOrdersResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers409 = &headers
-	case rsp.StatusCode == 413:
-		var headers PostOrdersResponse413Headers
-		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		response.Headers413 = &headers
 	case rsp.StatusCode == 422:
 		var headers PostOrdersResponse422Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -2667,13 +2980,6 @@ func ParsePostOrdersResponse(rsp *http.Response) (*PostOrdersResponse, error) {
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostOrdersResponse429Headers
-		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2722,13 +3028,6 @@ func ParsePostOrdersResponse(rsp *http.Response) (*PostOrdersResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostOrdersResponse503Headers
-		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2870,39 +3169,8 @@ func ParseGetOrdersByIdResponse(rsp *http.Response) (*GetOrdersByIdResponse, err
 			headers.RateLimitPolicy = &value
 		}
 		response.Headers200 = &headers
-	case rsp.StatusCode == 400:
-		var headers GetOrdersByIdResponse400Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetOrdersByIdResponse401Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -2911,23 +3179,6 @@ func ParseGetOrdersByIdResponse(rsp *http.Response) (*GetOrdersByIdResponse, err
 			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
-	case rsp.StatusCode == 403:
-		var headers GetOrdersByIdResponse403Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers GetOrdersByIdResponse404Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {

@@ -766,7 +766,7 @@ func (s *GetMe401ErrorErrorDetails) Encode(e *jx.Encoder) {
 func (s *GetMe401ErrorErrorDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -786,9 +786,7 @@ func (s *GetMe401ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -847,6 +845,60 @@ func (s *GetMe401ErrorErrorDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *GetMe401ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetMe401ErrorErrorDetailsReason as json.
+func (s GetMe401ErrorErrorDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GetMe401ErrorErrorDetailsReason from json.
+func (s *GetMe401ErrorErrorDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetMe401ErrorErrorDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GetMe401ErrorErrorDetailsReason(v) {
+	case GetMe401ErrorErrorDetailsReasonMissingCredentials:
+		*s = GetMe401ErrorErrorDetailsReasonMissingCredentials
+	case GetMe401ErrorErrorDetailsReasonMalformedCredentials:
+		*s = GetMe401ErrorErrorDetailsReasonMalformedCredentials
+	case GetMe401ErrorErrorDetailsReasonUnsupportedScheme:
+		*s = GetMe401ErrorErrorDetailsReasonUnsupportedScheme
+	case GetMe401ErrorErrorDetailsReasonMultipleCredentials:
+		*s = GetMe401ErrorErrorDetailsReasonMultipleCredentials
+	case GetMe401ErrorErrorDetailsReasonCredentialsTooLong:
+		*s = GetMe401ErrorErrorDetailsReasonCredentialsTooLong
+	case GetMe401ErrorErrorDetailsReasonInvalidCredentials:
+		*s = GetMe401ErrorErrorDetailsReasonInvalidCredentials
+	case GetMe401ErrorErrorDetailsReasonExpired:
+		*s = GetMe401ErrorErrorDetailsReasonExpired
+	case GetMe401ErrorErrorDetailsReasonNotYetValid:
+		*s = GetMe401ErrorErrorDetailsReasonNotYetValid
+	case GetMe401ErrorErrorDetailsReasonInvalidClaims:
+		*s = GetMe401ErrorErrorDetailsReasonInvalidClaims
+	default:
+		*s = GetMe401ErrorErrorDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GetMe401ErrorErrorDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetMe401ErrorErrorDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

@@ -341,17 +341,107 @@ func (s *GetMe401ErrorErrorCode) UnmarshalText(data []byte) error {
 }
 
 type GetMe401ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+	Reason GetMe401ErrorErrorDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *GetMe401ErrorErrorDetails) GetReason() string {
+func (s *GetMe401ErrorErrorDetails) GetReason() GetMe401ErrorErrorDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *GetMe401ErrorErrorDetails) SetReason(val string) {
+func (s *GetMe401ErrorErrorDetails) SetReason(val GetMe401ErrorErrorDetailsReason) {
 	s.Reason = val
+}
+
+type GetMe401ErrorErrorDetailsReason string
+
+const (
+	GetMe401ErrorErrorDetailsReasonMissingCredentials   GetMe401ErrorErrorDetailsReason = "missing_credentials"
+	GetMe401ErrorErrorDetailsReasonMalformedCredentials GetMe401ErrorErrorDetailsReason = "malformed_credentials"
+	GetMe401ErrorErrorDetailsReasonUnsupportedScheme    GetMe401ErrorErrorDetailsReason = "unsupported_scheme"
+	GetMe401ErrorErrorDetailsReasonMultipleCredentials  GetMe401ErrorErrorDetailsReason = "multiple_credentials"
+	GetMe401ErrorErrorDetailsReasonCredentialsTooLong   GetMe401ErrorErrorDetailsReason = "credentials_too_long"
+	GetMe401ErrorErrorDetailsReasonInvalidCredentials   GetMe401ErrorErrorDetailsReason = "invalid_credentials"
+	GetMe401ErrorErrorDetailsReasonExpired              GetMe401ErrorErrorDetailsReason = "expired"
+	GetMe401ErrorErrorDetailsReasonNotYetValid          GetMe401ErrorErrorDetailsReason = "not_yet_valid"
+	GetMe401ErrorErrorDetailsReasonInvalidClaims        GetMe401ErrorErrorDetailsReason = "invalid_claims"
+)
+
+// AllValues returns all GetMe401ErrorErrorDetailsReason values.
+func (GetMe401ErrorErrorDetailsReason) AllValues() []GetMe401ErrorErrorDetailsReason {
+	return []GetMe401ErrorErrorDetailsReason{
+		GetMe401ErrorErrorDetailsReasonMissingCredentials,
+		GetMe401ErrorErrorDetailsReasonMalformedCredentials,
+		GetMe401ErrorErrorDetailsReasonUnsupportedScheme,
+		GetMe401ErrorErrorDetailsReasonMultipleCredentials,
+		GetMe401ErrorErrorDetailsReasonCredentialsTooLong,
+		GetMe401ErrorErrorDetailsReasonInvalidCredentials,
+		GetMe401ErrorErrorDetailsReasonExpired,
+		GetMe401ErrorErrorDetailsReasonNotYetValid,
+		GetMe401ErrorErrorDetailsReasonInvalidClaims,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GetMe401ErrorErrorDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case GetMe401ErrorErrorDetailsReasonMissingCredentials:
+		return []byte(s), nil
+	case GetMe401ErrorErrorDetailsReasonMalformedCredentials:
+		return []byte(s), nil
+	case GetMe401ErrorErrorDetailsReasonUnsupportedScheme:
+		return []byte(s), nil
+	case GetMe401ErrorErrorDetailsReasonMultipleCredentials:
+		return []byte(s), nil
+	case GetMe401ErrorErrorDetailsReasonCredentialsTooLong:
+		return []byte(s), nil
+	case GetMe401ErrorErrorDetailsReasonInvalidCredentials:
+		return []byte(s), nil
+	case GetMe401ErrorErrorDetailsReasonExpired:
+		return []byte(s), nil
+	case GetMe401ErrorErrorDetailsReasonNotYetValid:
+		return []byte(s), nil
+	case GetMe401ErrorErrorDetailsReasonInvalidClaims:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GetMe401ErrorErrorDetailsReason) UnmarshalText(data []byte) error {
+	switch GetMe401ErrorErrorDetailsReason(data) {
+	case GetMe401ErrorErrorDetailsReasonMissingCredentials:
+		*s = GetMe401ErrorErrorDetailsReasonMissingCredentials
+		return nil
+	case GetMe401ErrorErrorDetailsReasonMalformedCredentials:
+		*s = GetMe401ErrorErrorDetailsReasonMalformedCredentials
+		return nil
+	case GetMe401ErrorErrorDetailsReasonUnsupportedScheme:
+		*s = GetMe401ErrorErrorDetailsReasonUnsupportedScheme
+		return nil
+	case GetMe401ErrorErrorDetailsReasonMultipleCredentials:
+		*s = GetMe401ErrorErrorDetailsReasonMultipleCredentials
+		return nil
+	case GetMe401ErrorErrorDetailsReasonCredentialsTooLong:
+		*s = GetMe401ErrorErrorDetailsReasonCredentialsTooLong
+		return nil
+	case GetMe401ErrorErrorDetailsReasonInvalidCredentials:
+		*s = GetMe401ErrorErrorDetailsReasonInvalidCredentials
+		return nil
+	case GetMe401ErrorErrorDetailsReasonExpired:
+		*s = GetMe401ErrorErrorDetailsReasonExpired
+		return nil
+	case GetMe401ErrorErrorDetailsReasonNotYetValid:
+		*s = GetMe401ErrorErrorDetailsReasonNotYetValid
+		return nil
+	case GetMe401ErrorErrorDetailsReasonInvalidClaims:
+		*s = GetMe401ErrorErrorDetailsReasonInvalidClaims
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // GetMe401ErrorHeaders wraps GetMe401Error with response headers.

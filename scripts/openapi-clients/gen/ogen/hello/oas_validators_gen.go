@@ -205,6 +205,17 @@ func (s *GetMe401ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -214,6 +225,54 @@ func (s *GetMe401ErrorError) Validate() error {
 func (s GetMe401ErrorErrorCode) Validate() error {
 	switch s {
 	case "FX_UNAUTHENTICATED":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *GetMe401ErrorErrorDetails) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Reason.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "reason",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s GetMe401ErrorErrorDetailsReason) Validate() error {
+	switch s {
+	case "missing_credentials":
+		return nil
+	case "malformed_credentials":
+		return nil
+	case "unsupported_scheme":
+		return nil
+	case "multiple_credentials":
+		return nil
+	case "credentials_too_long":
+		return nil
+	case "invalid_credentials":
+		return nil
+	case "expired":
+		return nil
+	case "not_yet_valid":
+		return nil
+	case "invalid_claims":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)

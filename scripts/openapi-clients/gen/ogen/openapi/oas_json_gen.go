@@ -280,7 +280,7 @@ func (s *GetAdminStats400ErrorErrorDetails) Encode(e *jx.Encoder) {
 func (s *GetAdminStats400ErrorErrorDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -300,9 +300,7 @@ func (s *GetAdminStats400ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -361,6 +359,46 @@ func (s *GetAdminStats400ErrorErrorDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *GetAdminStats400ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetAdminStats400ErrorErrorDetailsReason as json.
+func (s GetAdminStats400ErrorErrorDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GetAdminStats400ErrorErrorDetailsReason from json.
+func (s *GetAdminStats400ErrorErrorDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetAdminStats400ErrorErrorDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GetAdminStats400ErrorErrorDetailsReason(v) {
+	case GetAdminStats400ErrorErrorDetailsReasonMissingTenant:
+		*s = GetAdminStats400ErrorErrorDetailsReasonMissingTenant
+	case GetAdminStats400ErrorErrorDetailsReasonMalformedTenant:
+		*s = GetAdminStats400ErrorErrorDetailsReasonMalformedTenant
+	default:
+		*s = GetAdminStats400ErrorErrorDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GetAdminStats400ErrorErrorDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetAdminStats400ErrorErrorDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -634,7 +672,7 @@ func (s *GetAdminStats401ErrorErrorDetails) Encode(e *jx.Encoder) {
 func (s *GetAdminStats401ErrorErrorDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -654,9 +692,7 @@ func (s *GetAdminStats401ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -715,6 +751,60 @@ func (s *GetAdminStats401ErrorErrorDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *GetAdminStats401ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetAdminStats401ErrorErrorDetailsReason as json.
+func (s GetAdminStats401ErrorErrorDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GetAdminStats401ErrorErrorDetailsReason from json.
+func (s *GetAdminStats401ErrorErrorDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetAdminStats401ErrorErrorDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GetAdminStats401ErrorErrorDetailsReason(v) {
+	case GetAdminStats401ErrorErrorDetailsReasonMissingCredentials:
+		*s = GetAdminStats401ErrorErrorDetailsReasonMissingCredentials
+	case GetAdminStats401ErrorErrorDetailsReasonMalformedCredentials:
+		*s = GetAdminStats401ErrorErrorDetailsReasonMalformedCredentials
+	case GetAdminStats401ErrorErrorDetailsReasonUnsupportedScheme:
+		*s = GetAdminStats401ErrorErrorDetailsReasonUnsupportedScheme
+	case GetAdminStats401ErrorErrorDetailsReasonMultipleCredentials:
+		*s = GetAdminStats401ErrorErrorDetailsReasonMultipleCredentials
+	case GetAdminStats401ErrorErrorDetailsReasonCredentialsTooLong:
+		*s = GetAdminStats401ErrorErrorDetailsReasonCredentialsTooLong
+	case GetAdminStats401ErrorErrorDetailsReasonInvalidCredentials:
+		*s = GetAdminStats401ErrorErrorDetailsReasonInvalidCredentials
+	case GetAdminStats401ErrorErrorDetailsReasonExpired:
+		*s = GetAdminStats401ErrorErrorDetailsReasonExpired
+	case GetAdminStats401ErrorErrorDetailsReasonNotYetValid:
+		*s = GetAdminStats401ErrorErrorDetailsReasonNotYetValid
+	case GetAdminStats401ErrorErrorDetailsReasonInvalidClaims:
+		*s = GetAdminStats401ErrorErrorDetailsReasonInvalidClaims
+	default:
+		*s = GetAdminStats401ErrorErrorDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GetAdminStats401ErrorErrorDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetAdminStats401ErrorErrorDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -988,7 +1078,7 @@ func (s *GetAdminStats403ErrorErrorDetails) Encode(e *jx.Encoder) {
 func (s *GetAdminStats403ErrorErrorDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -1008,9 +1098,7 @@ func (s *GetAdminStats403ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -1069,6 +1157,48 @@ func (s *GetAdminStats403ErrorErrorDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *GetAdminStats403ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetAdminStats403ErrorErrorDetailsReason as json.
+func (s GetAdminStats403ErrorErrorDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GetAdminStats403ErrorErrorDetailsReason from json.
+func (s *GetAdminStats403ErrorErrorDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetAdminStats403ErrorErrorDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GetAdminStats403ErrorErrorDetailsReason(v) {
+	case GetAdminStats403ErrorErrorDetailsReasonMissingRole:
+		*s = GetAdminStats403ErrorErrorDetailsReasonMissingRole
+	case GetAdminStats403ErrorErrorDetailsReasonMissingPermission:
+		*s = GetAdminStats403ErrorErrorDetailsReasonMissingPermission
+	case GetAdminStats403ErrorErrorDetailsReasonTenantMismatch:
+		*s = GetAdminStats403ErrorErrorDetailsReasonTenantMismatch
+	default:
+		*s = GetAdminStats403ErrorErrorDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GetAdminStats403ErrorErrorDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetAdminStats403ErrorErrorDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

@@ -145,17 +145,58 @@ func (s *GetAdminStats400ErrorErrorCode) UnmarshalText(data []byte) error {
 }
 
 type GetAdminStats400ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+	Reason GetAdminStats400ErrorErrorDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *GetAdminStats400ErrorErrorDetails) GetReason() string {
+func (s *GetAdminStats400ErrorErrorDetails) GetReason() GetAdminStats400ErrorErrorDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *GetAdminStats400ErrorErrorDetails) SetReason(val string) {
+func (s *GetAdminStats400ErrorErrorDetails) SetReason(val GetAdminStats400ErrorErrorDetailsReason) {
 	s.Reason = val
+}
+
+type GetAdminStats400ErrorErrorDetailsReason string
+
+const (
+	GetAdminStats400ErrorErrorDetailsReasonMissingTenant   GetAdminStats400ErrorErrorDetailsReason = "missing_tenant"
+	GetAdminStats400ErrorErrorDetailsReasonMalformedTenant GetAdminStats400ErrorErrorDetailsReason = "malformed_tenant"
+)
+
+// AllValues returns all GetAdminStats400ErrorErrorDetailsReason values.
+func (GetAdminStats400ErrorErrorDetailsReason) AllValues() []GetAdminStats400ErrorErrorDetailsReason {
+	return []GetAdminStats400ErrorErrorDetailsReason{
+		GetAdminStats400ErrorErrorDetailsReasonMissingTenant,
+		GetAdminStats400ErrorErrorDetailsReasonMalformedTenant,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GetAdminStats400ErrorErrorDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case GetAdminStats400ErrorErrorDetailsReasonMissingTenant:
+		return []byte(s), nil
+	case GetAdminStats400ErrorErrorDetailsReasonMalformedTenant:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GetAdminStats400ErrorErrorDetailsReason) UnmarshalText(data []byte) error {
+	switch GetAdminStats400ErrorErrorDetailsReason(data) {
+	case GetAdminStats400ErrorErrorDetailsReasonMissingTenant:
+		*s = GetAdminStats400ErrorErrorDetailsReasonMissingTenant
+		return nil
+	case GetAdminStats400ErrorErrorDetailsReasonMalformedTenant:
+		*s = GetAdminStats400ErrorErrorDetailsReasonMalformedTenant
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // The envelope of Unauthorized: FX_UNAUTHENTICATED.
@@ -245,17 +286,107 @@ func (s *GetAdminStats401ErrorErrorCode) UnmarshalText(data []byte) error {
 }
 
 type GetAdminStats401ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+	Reason GetAdminStats401ErrorErrorDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *GetAdminStats401ErrorErrorDetails) GetReason() string {
+func (s *GetAdminStats401ErrorErrorDetails) GetReason() GetAdminStats401ErrorErrorDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *GetAdminStats401ErrorErrorDetails) SetReason(val string) {
+func (s *GetAdminStats401ErrorErrorDetails) SetReason(val GetAdminStats401ErrorErrorDetailsReason) {
 	s.Reason = val
+}
+
+type GetAdminStats401ErrorErrorDetailsReason string
+
+const (
+	GetAdminStats401ErrorErrorDetailsReasonMissingCredentials   GetAdminStats401ErrorErrorDetailsReason = "missing_credentials"
+	GetAdminStats401ErrorErrorDetailsReasonMalformedCredentials GetAdminStats401ErrorErrorDetailsReason = "malformed_credentials"
+	GetAdminStats401ErrorErrorDetailsReasonUnsupportedScheme    GetAdminStats401ErrorErrorDetailsReason = "unsupported_scheme"
+	GetAdminStats401ErrorErrorDetailsReasonMultipleCredentials  GetAdminStats401ErrorErrorDetailsReason = "multiple_credentials"
+	GetAdminStats401ErrorErrorDetailsReasonCredentialsTooLong   GetAdminStats401ErrorErrorDetailsReason = "credentials_too_long"
+	GetAdminStats401ErrorErrorDetailsReasonInvalidCredentials   GetAdminStats401ErrorErrorDetailsReason = "invalid_credentials"
+	GetAdminStats401ErrorErrorDetailsReasonExpired              GetAdminStats401ErrorErrorDetailsReason = "expired"
+	GetAdminStats401ErrorErrorDetailsReasonNotYetValid          GetAdminStats401ErrorErrorDetailsReason = "not_yet_valid"
+	GetAdminStats401ErrorErrorDetailsReasonInvalidClaims        GetAdminStats401ErrorErrorDetailsReason = "invalid_claims"
+)
+
+// AllValues returns all GetAdminStats401ErrorErrorDetailsReason values.
+func (GetAdminStats401ErrorErrorDetailsReason) AllValues() []GetAdminStats401ErrorErrorDetailsReason {
+	return []GetAdminStats401ErrorErrorDetailsReason{
+		GetAdminStats401ErrorErrorDetailsReasonMissingCredentials,
+		GetAdminStats401ErrorErrorDetailsReasonMalformedCredentials,
+		GetAdminStats401ErrorErrorDetailsReasonUnsupportedScheme,
+		GetAdminStats401ErrorErrorDetailsReasonMultipleCredentials,
+		GetAdminStats401ErrorErrorDetailsReasonCredentialsTooLong,
+		GetAdminStats401ErrorErrorDetailsReasonInvalidCredentials,
+		GetAdminStats401ErrorErrorDetailsReasonExpired,
+		GetAdminStats401ErrorErrorDetailsReasonNotYetValid,
+		GetAdminStats401ErrorErrorDetailsReasonInvalidClaims,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GetAdminStats401ErrorErrorDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case GetAdminStats401ErrorErrorDetailsReasonMissingCredentials:
+		return []byte(s), nil
+	case GetAdminStats401ErrorErrorDetailsReasonMalformedCredentials:
+		return []byte(s), nil
+	case GetAdminStats401ErrorErrorDetailsReasonUnsupportedScheme:
+		return []byte(s), nil
+	case GetAdminStats401ErrorErrorDetailsReasonMultipleCredentials:
+		return []byte(s), nil
+	case GetAdminStats401ErrorErrorDetailsReasonCredentialsTooLong:
+		return []byte(s), nil
+	case GetAdminStats401ErrorErrorDetailsReasonInvalidCredentials:
+		return []byte(s), nil
+	case GetAdminStats401ErrorErrorDetailsReasonExpired:
+		return []byte(s), nil
+	case GetAdminStats401ErrorErrorDetailsReasonNotYetValid:
+		return []byte(s), nil
+	case GetAdminStats401ErrorErrorDetailsReasonInvalidClaims:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GetAdminStats401ErrorErrorDetailsReason) UnmarshalText(data []byte) error {
+	switch GetAdminStats401ErrorErrorDetailsReason(data) {
+	case GetAdminStats401ErrorErrorDetailsReasonMissingCredentials:
+		*s = GetAdminStats401ErrorErrorDetailsReasonMissingCredentials
+		return nil
+	case GetAdminStats401ErrorErrorDetailsReasonMalformedCredentials:
+		*s = GetAdminStats401ErrorErrorDetailsReasonMalformedCredentials
+		return nil
+	case GetAdminStats401ErrorErrorDetailsReasonUnsupportedScheme:
+		*s = GetAdminStats401ErrorErrorDetailsReasonUnsupportedScheme
+		return nil
+	case GetAdminStats401ErrorErrorDetailsReasonMultipleCredentials:
+		*s = GetAdminStats401ErrorErrorDetailsReasonMultipleCredentials
+		return nil
+	case GetAdminStats401ErrorErrorDetailsReasonCredentialsTooLong:
+		*s = GetAdminStats401ErrorErrorDetailsReasonCredentialsTooLong
+		return nil
+	case GetAdminStats401ErrorErrorDetailsReasonInvalidCredentials:
+		*s = GetAdminStats401ErrorErrorDetailsReasonInvalidCredentials
+		return nil
+	case GetAdminStats401ErrorErrorDetailsReasonExpired:
+		*s = GetAdminStats401ErrorErrorDetailsReasonExpired
+		return nil
+	case GetAdminStats401ErrorErrorDetailsReasonNotYetValid:
+		*s = GetAdminStats401ErrorErrorDetailsReasonNotYetValid
+		return nil
+	case GetAdminStats401ErrorErrorDetailsReasonInvalidClaims:
+		*s = GetAdminStats401ErrorErrorDetailsReasonInvalidClaims
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // GetAdminStats401ErrorHeaders wraps GetAdminStats401Error with response headers.
@@ -375,17 +506,65 @@ func (s *GetAdminStats403ErrorErrorCode) UnmarshalText(data []byte) error {
 }
 
 type GetAdminStats403ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+	Reason GetAdminStats403ErrorErrorDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *GetAdminStats403ErrorErrorDetails) GetReason() string {
+func (s *GetAdminStats403ErrorErrorDetails) GetReason() GetAdminStats403ErrorErrorDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *GetAdminStats403ErrorErrorDetails) SetReason(val string) {
+func (s *GetAdminStats403ErrorErrorDetails) SetReason(val GetAdminStats403ErrorErrorDetailsReason) {
 	s.Reason = val
+}
+
+type GetAdminStats403ErrorErrorDetailsReason string
+
+const (
+	GetAdminStats403ErrorErrorDetailsReasonMissingRole       GetAdminStats403ErrorErrorDetailsReason = "missing_role"
+	GetAdminStats403ErrorErrorDetailsReasonMissingPermission GetAdminStats403ErrorErrorDetailsReason = "missing_permission"
+	GetAdminStats403ErrorErrorDetailsReasonTenantMismatch    GetAdminStats403ErrorErrorDetailsReason = "tenant_mismatch"
+)
+
+// AllValues returns all GetAdminStats403ErrorErrorDetailsReason values.
+func (GetAdminStats403ErrorErrorDetailsReason) AllValues() []GetAdminStats403ErrorErrorDetailsReason {
+	return []GetAdminStats403ErrorErrorDetailsReason{
+		GetAdminStats403ErrorErrorDetailsReasonMissingRole,
+		GetAdminStats403ErrorErrorDetailsReasonMissingPermission,
+		GetAdminStats403ErrorErrorDetailsReasonTenantMismatch,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GetAdminStats403ErrorErrorDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case GetAdminStats403ErrorErrorDetailsReasonMissingRole:
+		return []byte(s), nil
+	case GetAdminStats403ErrorErrorDetailsReasonMissingPermission:
+		return []byte(s), nil
+	case GetAdminStats403ErrorErrorDetailsReasonTenantMismatch:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GetAdminStats403ErrorErrorDetailsReason) UnmarshalText(data []byte) error {
+	switch GetAdminStats403ErrorErrorDetailsReason(data) {
+	case GetAdminStats403ErrorErrorDetailsReasonMissingRole:
+		*s = GetAdminStats403ErrorErrorDetailsReasonMissingRole
+		return nil
+	case GetAdminStats403ErrorErrorDetailsReasonMissingPermission:
+		*s = GetAdminStats403ErrorErrorDetailsReasonMissingPermission
+		return nil
+	case GetAdminStats403ErrorErrorDetailsReasonTenantMismatch:
+		*s = GetAdminStats403ErrorErrorDetailsReasonTenantMismatch
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // The envelope of Internal Server Error: FX_INTERNAL_ERROR.

@@ -49,6 +49,17 @@ func (s *GetAdminStats400ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -58,6 +69,40 @@ func (s *GetAdminStats400ErrorError) Validate() error {
 func (s GetAdminStats400ErrorErrorCode) Validate() error {
 	switch s {
 	case "FX_TENANT_REQUIRED":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *GetAdminStats400ErrorErrorDetails) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Reason.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "reason",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s GetAdminStats400ErrorErrorDetailsReason) Validate() error {
+	switch s {
+	case "missing_tenant":
+		return nil
+	case "malformed_tenant":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)
@@ -104,6 +149,17 @@ func (s *GetAdminStats401ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -113,6 +169,54 @@ func (s *GetAdminStats401ErrorError) Validate() error {
 func (s GetAdminStats401ErrorErrorCode) Validate() error {
 	switch s {
 	case "FX_UNAUTHENTICATED":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *GetAdminStats401ErrorErrorDetails) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Reason.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "reason",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s GetAdminStats401ErrorErrorDetailsReason) Validate() error {
+	switch s {
+	case "missing_credentials":
+		return nil
+	case "malformed_credentials":
+		return nil
+	case "unsupported_scheme":
+		return nil
+	case "multiple_credentials":
+		return nil
+	case "credentials_too_long":
+		return nil
+	case "invalid_credentials":
+		return nil
+	case "expired":
+		return nil
+	case "not_yet_valid":
+		return nil
+	case "invalid_claims":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)
@@ -182,6 +286,17 @@ func (s *GetAdminStats403ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -191,6 +306,42 @@ func (s *GetAdminStats403ErrorError) Validate() error {
 func (s GetAdminStats403ErrorErrorCode) Validate() error {
 	switch s {
 	case "FX_FORBIDDEN":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *GetAdminStats403ErrorErrorDetails) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Reason.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "reason",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s GetAdminStats403ErrorErrorDetailsReason) Validate() error {
+	switch s {
+	case "missing_role":
+		return nil
+	case "missing_permission":
+		return nil
+	case "tenant_mismatch":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)

@@ -10,6 +10,7 @@ import (
 )
 
 var regexMap = map[string]ogenregex.Regexp{
+	"^(?:[\\x21\\x23-\\x5b\\x5d-\\x7e][\\x21-\\x5b\\x5d-\\x7e]{0,254}|\"(?:[\\x20-\\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\[\\x22\\x5c]){1,255}\")$": ogenregex.MustCompile("^(?:[\\x21\\x23-\\x5b\\x5d-\\x7e][\\x21-\\x5b\\x5d-\\x7e]{0,254}|\"(?:[\\x20-\\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\[\\x22\\x5c]){1,255}\")$"),
 	"^[0-9]+$":                         ogenregex.MustCompile("^[0-9]+$"),
 	"^[A-Z0-9-]+$":                     ogenregex.MustCompile("^[A-Z0-9-]+$"),
 	"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$": ogenregex.MustCompile("^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$"),

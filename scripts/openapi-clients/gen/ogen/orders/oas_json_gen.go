@@ -281,7 +281,7 @@ func (s *GetOrders400ErrorErrorDetails) Encode(e *jx.Encoder) {
 func (s *GetOrders400ErrorErrorDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -301,9 +301,7 @@ func (s *GetOrders400ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -362,6 +360,46 @@ func (s *GetOrders400ErrorErrorDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *GetOrders400ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetOrders400ErrorErrorDetailsReason as json.
+func (s GetOrders400ErrorErrorDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GetOrders400ErrorErrorDetailsReason from json.
+func (s *GetOrders400ErrorErrorDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetOrders400ErrorErrorDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GetOrders400ErrorErrorDetailsReason(v) {
+	case GetOrders400ErrorErrorDetailsReasonMissingTenant:
+		*s = GetOrders400ErrorErrorDetailsReasonMissingTenant
+	case GetOrders400ErrorErrorDetailsReasonMalformedTenant:
+		*s = GetOrders400ErrorErrorDetailsReasonMalformedTenant
+	default:
+		*s = GetOrders400ErrorErrorDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GetOrders400ErrorErrorDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetOrders400ErrorErrorDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -635,7 +673,7 @@ func (s *GetOrders401ErrorErrorDetails) Encode(e *jx.Encoder) {
 func (s *GetOrders401ErrorErrorDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -655,9 +693,7 @@ func (s *GetOrders401ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -716,6 +752,60 @@ func (s *GetOrders401ErrorErrorDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *GetOrders401ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetOrders401ErrorErrorDetailsReason as json.
+func (s GetOrders401ErrorErrorDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GetOrders401ErrorErrorDetailsReason from json.
+func (s *GetOrders401ErrorErrorDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetOrders401ErrorErrorDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GetOrders401ErrorErrorDetailsReason(v) {
+	case GetOrders401ErrorErrorDetailsReasonMissingCredentials:
+		*s = GetOrders401ErrorErrorDetailsReasonMissingCredentials
+	case GetOrders401ErrorErrorDetailsReasonMalformedCredentials:
+		*s = GetOrders401ErrorErrorDetailsReasonMalformedCredentials
+	case GetOrders401ErrorErrorDetailsReasonUnsupportedScheme:
+		*s = GetOrders401ErrorErrorDetailsReasonUnsupportedScheme
+	case GetOrders401ErrorErrorDetailsReasonMultipleCredentials:
+		*s = GetOrders401ErrorErrorDetailsReasonMultipleCredentials
+	case GetOrders401ErrorErrorDetailsReasonCredentialsTooLong:
+		*s = GetOrders401ErrorErrorDetailsReasonCredentialsTooLong
+	case GetOrders401ErrorErrorDetailsReasonInvalidCredentials:
+		*s = GetOrders401ErrorErrorDetailsReasonInvalidCredentials
+	case GetOrders401ErrorErrorDetailsReasonExpired:
+		*s = GetOrders401ErrorErrorDetailsReasonExpired
+	case GetOrders401ErrorErrorDetailsReasonNotYetValid:
+		*s = GetOrders401ErrorErrorDetailsReasonNotYetValid
+	case GetOrders401ErrorErrorDetailsReasonInvalidClaims:
+		*s = GetOrders401ErrorErrorDetailsReasonInvalidClaims
+	default:
+		*s = GetOrders401ErrorErrorDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GetOrders401ErrorErrorDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetOrders401ErrorErrorDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -989,7 +1079,7 @@ func (s *GetOrders403ErrorErrorDetails) Encode(e *jx.Encoder) {
 func (s *GetOrders403ErrorErrorDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -1009,9 +1099,7 @@ func (s *GetOrders403ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -1070,6 +1158,44 @@ func (s *GetOrders403ErrorErrorDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *GetOrders403ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetOrders403ErrorErrorDetailsReason as json.
+func (s GetOrders403ErrorErrorDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GetOrders403ErrorErrorDetailsReason from json.
+func (s *GetOrders403ErrorErrorDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetOrders403ErrorErrorDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GetOrders403ErrorErrorDetailsReason(v) {
+	case GetOrders403ErrorErrorDetailsReasonTenantMismatch:
+		*s = GetOrders403ErrorErrorDetailsReasonTenantMismatch
+	default:
+		*s = GetOrders403ErrorErrorDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GetOrders403ErrorErrorDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetOrders403ErrorErrorDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -1601,7 +1727,7 @@ func (s *GetOrders429ErrorErrorDetails) Encode(e *jx.Encoder) {
 func (s *GetOrders429ErrorErrorDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -1621,9 +1747,7 @@ func (s *GetOrders429ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -1682,6 +1806,44 @@ func (s *GetOrders429ErrorErrorDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *GetOrders429ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetOrders429ErrorErrorDetailsReason as json.
+func (s GetOrders429ErrorErrorDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GetOrders429ErrorErrorDetailsReason from json.
+func (s *GetOrders429ErrorErrorDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetOrders429ErrorErrorDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GetOrders429ErrorErrorDetailsReason(v) {
+	case GetOrders429ErrorErrorDetailsReasonRateLimited:
+		*s = GetOrders429ErrorErrorDetailsReasonRateLimited
+	default:
+		*s = GetOrders429ErrorErrorDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GetOrders429ErrorErrorDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetOrders429ErrorErrorDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -2198,7 +2360,7 @@ func (s *GetOrdersById400ErrorErrorDetails) Encode(e *jx.Encoder) {
 func (s *GetOrdersById400ErrorErrorDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -2218,9 +2380,7 @@ func (s *GetOrdersById400ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -2279,6 +2439,46 @@ func (s *GetOrdersById400ErrorErrorDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *GetOrdersById400ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetOrdersById400ErrorErrorDetailsReason as json.
+func (s GetOrdersById400ErrorErrorDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GetOrdersById400ErrorErrorDetailsReason from json.
+func (s *GetOrdersById400ErrorErrorDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetOrdersById400ErrorErrorDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GetOrdersById400ErrorErrorDetailsReason(v) {
+	case GetOrdersById400ErrorErrorDetailsReasonMissingTenant:
+		*s = GetOrdersById400ErrorErrorDetailsReasonMissingTenant
+	case GetOrdersById400ErrorErrorDetailsReasonMalformedTenant:
+		*s = GetOrdersById400ErrorErrorDetailsReasonMalformedTenant
+	default:
+		*s = GetOrdersById400ErrorErrorDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GetOrdersById400ErrorErrorDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetOrdersById400ErrorErrorDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -2552,7 +2752,7 @@ func (s *GetOrdersById401ErrorErrorDetails) Encode(e *jx.Encoder) {
 func (s *GetOrdersById401ErrorErrorDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -2572,9 +2772,7 @@ func (s *GetOrdersById401ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -2633,6 +2831,60 @@ func (s *GetOrdersById401ErrorErrorDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *GetOrdersById401ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetOrdersById401ErrorErrorDetailsReason as json.
+func (s GetOrdersById401ErrorErrorDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GetOrdersById401ErrorErrorDetailsReason from json.
+func (s *GetOrdersById401ErrorErrorDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetOrdersById401ErrorErrorDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GetOrdersById401ErrorErrorDetailsReason(v) {
+	case GetOrdersById401ErrorErrorDetailsReasonMissingCredentials:
+		*s = GetOrdersById401ErrorErrorDetailsReasonMissingCredentials
+	case GetOrdersById401ErrorErrorDetailsReasonMalformedCredentials:
+		*s = GetOrdersById401ErrorErrorDetailsReasonMalformedCredentials
+	case GetOrdersById401ErrorErrorDetailsReasonUnsupportedScheme:
+		*s = GetOrdersById401ErrorErrorDetailsReasonUnsupportedScheme
+	case GetOrdersById401ErrorErrorDetailsReasonMultipleCredentials:
+		*s = GetOrdersById401ErrorErrorDetailsReasonMultipleCredentials
+	case GetOrdersById401ErrorErrorDetailsReasonCredentialsTooLong:
+		*s = GetOrdersById401ErrorErrorDetailsReasonCredentialsTooLong
+	case GetOrdersById401ErrorErrorDetailsReasonInvalidCredentials:
+		*s = GetOrdersById401ErrorErrorDetailsReasonInvalidCredentials
+	case GetOrdersById401ErrorErrorDetailsReasonExpired:
+		*s = GetOrdersById401ErrorErrorDetailsReasonExpired
+	case GetOrdersById401ErrorErrorDetailsReasonNotYetValid:
+		*s = GetOrdersById401ErrorErrorDetailsReasonNotYetValid
+	case GetOrdersById401ErrorErrorDetailsReasonInvalidClaims:
+		*s = GetOrdersById401ErrorErrorDetailsReasonInvalidClaims
+	default:
+		*s = GetOrdersById401ErrorErrorDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GetOrdersById401ErrorErrorDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetOrdersById401ErrorErrorDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -2906,7 +3158,7 @@ func (s *GetOrdersById403ErrorErrorDetails) Encode(e *jx.Encoder) {
 func (s *GetOrdersById403ErrorErrorDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -2926,9 +3178,7 @@ func (s *GetOrdersById403ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -2987,6 +3237,44 @@ func (s *GetOrdersById403ErrorErrorDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *GetOrdersById403ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetOrdersById403ErrorErrorDetailsReason as json.
+func (s GetOrdersById403ErrorErrorDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GetOrdersById403ErrorErrorDetailsReason from json.
+func (s *GetOrdersById403ErrorErrorDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetOrdersById403ErrorErrorDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GetOrdersById403ErrorErrorDetailsReason(v) {
+	case GetOrdersById403ErrorErrorDetailsReasonTenantMismatch:
+		*s = GetOrdersById403ErrorErrorDetailsReasonTenantMismatch
+	default:
+		*s = GetOrdersById403ErrorErrorDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GetOrdersById403ErrorErrorDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetOrdersById403ErrorErrorDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -3761,7 +4049,7 @@ func (s *GetOrdersById429ErrorErrorDetails) Encode(e *jx.Encoder) {
 func (s *GetOrdersById429ErrorErrorDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -3781,9 +4069,7 @@ func (s *GetOrdersById429ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -3842,6 +4128,44 @@ func (s *GetOrdersById429ErrorErrorDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *GetOrdersById429ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes GetOrdersById429ErrorErrorDetailsReason as json.
+func (s GetOrdersById429ErrorErrorDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes GetOrdersById429ErrorErrorDetailsReason from json.
+func (s *GetOrdersById429ErrorErrorDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode GetOrdersById429ErrorErrorDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch GetOrdersById429ErrorErrorDetailsReason(v) {
+	case GetOrdersById429ErrorErrorDetailsReasonRateLimited:
+		*s = GetOrdersById429ErrorErrorDetailsReasonRateLimited
+	default:
+		*s = GetOrdersById429ErrorErrorDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s GetOrdersById429ErrorErrorDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *GetOrdersById429ErrorErrorDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -5323,15 +5647,125 @@ func (s *PostOrders400Error) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes PostOrders400ErrorError as json.
+func (s PostOrders400ErrorError) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+func (s PostOrders400ErrorError) encodeFields(e *jx.Encoder) {
+	switch s.Type {
+	case PostOrders400ErrorFxIdempotencyKeyRequiredPostOrders400ErrorError:
+		e.FieldStart("code")
+		e.Str("FX_IDEMPOTENCY_KEY_REQUIRED")
+		{
+			s := s.PostOrders400ErrorFxIdempotencyKeyRequired
+			{
+				e.FieldStart("details")
+				s.Details.Encode(e)
+			}
+			{
+				e.FieldStart("message")
+				e.Str(s.Message)
+			}
+		}
+	case PostOrders400ErrorFxTenantRequiredPostOrders400ErrorError:
+		e.FieldStart("code")
+		e.Str("FX_TENANT_REQUIRED")
+		{
+			s := s.PostOrders400ErrorFxTenantRequired
+			{
+				e.FieldStart("details")
+				s.Details.Encode(e)
+			}
+			{
+				e.FieldStart("message")
+				e.Str(s.Message)
+			}
+		}
+	}
+}
+
+// Decode decodes PostOrders400ErrorError from json.
+func (s *PostOrders400ErrorError) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostOrders400ErrorError to nil")
+	}
+	// Sum type discriminator.
+	if typ := d.Next(); typ != jx.Object {
+		return errors.Errorf("unexpected json type %q", typ)
+	}
+
+	var found bool
+	if err := d.Capture(func(d *jx.Decoder) error {
+		return d.ObjBytes(func(d *jx.Decoder, key []byte) error {
+			if found {
+				return d.Skip()
+			}
+			switch string(key) {
+			case "code":
+				typ, err := d.Str()
+				if err != nil {
+					return err
+				}
+				switch typ {
+				case "FX_IDEMPOTENCY_KEY_REQUIRED":
+					s.Type = PostOrders400ErrorFxIdempotencyKeyRequiredPostOrders400ErrorError
+					found = true
+				case "FX_TENANT_REQUIRED":
+					s.Type = PostOrders400ErrorFxTenantRequiredPostOrders400ErrorError
+					found = true
+				default:
+					return errors.Errorf("unknown type %s", typ)
+				}
+				return nil
+			}
+			return d.Skip()
+		})
+	}); err != nil {
+		return errors.Wrap(err, "capture")
+	}
+	if !found {
+		return errors.New("unable to detect sum type variant")
+	}
+	switch s.Type {
+	case PostOrders400ErrorFxIdempotencyKeyRequiredPostOrders400ErrorError:
+		if err := s.PostOrders400ErrorFxIdempotencyKeyRequired.Decode(d); err != nil {
+			return err
+		}
+	case PostOrders400ErrorFxTenantRequiredPostOrders400ErrorError:
+		if err := s.PostOrders400ErrorFxTenantRequired.Decode(d); err != nil {
+			return err
+		}
+	default:
+		return errors.Errorf("inferred invalid type: %s", s.Type)
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s PostOrders400ErrorError) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostOrders400ErrorError) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
-func (s *PostOrders400ErrorError) Encode(e *jx.Encoder) {
+func (s *PostOrders400ErrorFxIdempotencyKeyRequired) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
 	e.ObjEnd()
 }
 
 // encodeFields encodes fields.
-func (s *PostOrders400ErrorError) encodeFields(e *jx.Encoder) {
+func (s *PostOrders400ErrorFxIdempotencyKeyRequired) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("code")
 		s.Code.Encode(e)
@@ -5346,16 +5780,16 @@ func (s *PostOrders400ErrorError) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfPostOrders400ErrorError = [3]string{
+var jsonFieldsNameOfPostOrders400ErrorFxIdempotencyKeyRequired = [3]string{
 	0: "code",
 	1: "details",
 	2: "message",
 }
 
-// Decode decodes PostOrders400ErrorError from json.
-func (s *PostOrders400ErrorError) Decode(d *jx.Decoder) error {
+// Decode decodes PostOrders400ErrorFxIdempotencyKeyRequired from json.
+func (s *PostOrders400ErrorFxIdempotencyKeyRequired) Decode(d *jx.Decoder) error {
 	if s == nil {
-		return errors.New("invalid: unable to decode PostOrders400ErrorError to nil")
+		return errors.New("invalid: unable to decode PostOrders400ErrorFxIdempotencyKeyRequired to nil")
 	}
 	var requiredBitSet [1]uint8
 
@@ -5398,7 +5832,7 @@ func (s *PostOrders400ErrorError) Decode(d *jx.Decoder) error {
 		}
 		return nil
 	}); err != nil {
-		return errors.Wrap(err, "decode PostOrders400ErrorError")
+		return errors.Wrap(err, "decode PostOrders400ErrorFxIdempotencyKeyRequired")
 	}
 	// Validate required fields.
 	var failures []validate.FieldError
@@ -5415,8 +5849,8 @@ func (s *PostOrders400ErrorError) Decode(d *jx.Decoder) error {
 				bitIdx := bits.TrailingZeros8(result)
 				fieldIdx := i*8 + bitIdx
 				var name string
-				if fieldIdx < len(jsonFieldsNameOfPostOrders400ErrorError) {
-					name = jsonFieldsNameOfPostOrders400ErrorError[fieldIdx]
+				if fieldIdx < len(jsonFieldsNameOfPostOrders400ErrorFxIdempotencyKeyRequired) {
+					name = jsonFieldsNameOfPostOrders400ErrorFxIdempotencyKeyRequired[fieldIdx]
 				} else {
 					name = strconv.Itoa(fieldIdx)
 				}
@@ -5437,81 +5871,79 @@ func (s *PostOrders400ErrorError) Decode(d *jx.Decoder) error {
 }
 
 // MarshalJSON implements stdjson.Marshaler.
-func (s *PostOrders400ErrorError) MarshalJSON() ([]byte, error) {
+func (s *PostOrders400ErrorFxIdempotencyKeyRequired) MarshalJSON() ([]byte, error) {
 	e := jx.Encoder{}
 	s.Encode(&e)
 	return e.Bytes(), nil
 }
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *PostOrders400ErrorError) UnmarshalJSON(data []byte) error {
+func (s *PostOrders400ErrorFxIdempotencyKeyRequired) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
 
-// Encode encodes PostOrders400ErrorErrorCode as json.
-func (s PostOrders400ErrorErrorCode) Encode(e *jx.Encoder) {
+// Encode encodes PostOrders400ErrorFxIdempotencyKeyRequiredCode as json.
+func (s PostOrders400ErrorFxIdempotencyKeyRequiredCode) Encode(e *jx.Encoder) {
 	e.Str(string(s))
 }
 
-// Decode decodes PostOrders400ErrorErrorCode from json.
-func (s *PostOrders400ErrorErrorCode) Decode(d *jx.Decoder) error {
+// Decode decodes PostOrders400ErrorFxIdempotencyKeyRequiredCode from json.
+func (s *PostOrders400ErrorFxIdempotencyKeyRequiredCode) Decode(d *jx.Decoder) error {
 	if s == nil {
-		return errors.New("invalid: unable to decode PostOrders400ErrorErrorCode to nil")
+		return errors.New("invalid: unable to decode PostOrders400ErrorFxIdempotencyKeyRequiredCode to nil")
 	}
 	v, err := d.StrBytes()
 	if err != nil {
 		return err
 	}
 	// Try to use constant string.
-	switch PostOrders400ErrorErrorCode(v) {
-	case PostOrders400ErrorErrorCodeFXIDEMPOTENCYKEYREQUIRED:
-		*s = PostOrders400ErrorErrorCodeFXIDEMPOTENCYKEYREQUIRED
-	case PostOrders400ErrorErrorCodeFXTENANTREQUIRED:
-		*s = PostOrders400ErrorErrorCodeFXTENANTREQUIRED
+	switch PostOrders400ErrorFxIdempotencyKeyRequiredCode(v) {
+	case PostOrders400ErrorFxIdempotencyKeyRequiredCodeFXIDEMPOTENCYKEYREQUIRED:
+		*s = PostOrders400ErrorFxIdempotencyKeyRequiredCodeFXIDEMPOTENCYKEYREQUIRED
 	default:
-		*s = PostOrders400ErrorErrorCode(v)
+		*s = PostOrders400ErrorFxIdempotencyKeyRequiredCode(v)
 	}
 
 	return nil
 }
 
 // MarshalJSON implements stdjson.Marshaler.
-func (s PostOrders400ErrorErrorCode) MarshalJSON() ([]byte, error) {
+func (s PostOrders400ErrorFxIdempotencyKeyRequiredCode) MarshalJSON() ([]byte, error) {
 	e := jx.Encoder{}
 	s.Encode(&e)
 	return e.Bytes(), nil
 }
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *PostOrders400ErrorErrorCode) UnmarshalJSON(data []byte) error {
+func (s *PostOrders400ErrorFxIdempotencyKeyRequiredCode) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
 
 // Encode implements json.Marshaler.
-func (s *PostOrders400ErrorErrorDetails) Encode(e *jx.Encoder) {
+func (s *PostOrders400ErrorFxIdempotencyKeyRequiredDetails) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
 	e.ObjEnd()
 }
 
 // encodeFields encodes fields.
-func (s *PostOrders400ErrorErrorDetails) encodeFields(e *jx.Encoder) {
+func (s *PostOrders400ErrorFxIdempotencyKeyRequiredDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
-var jsonFieldsNameOfPostOrders400ErrorErrorDetails = [1]string{
+var jsonFieldsNameOfPostOrders400ErrorFxIdempotencyKeyRequiredDetails = [1]string{
 	0: "reason",
 }
 
-// Decode decodes PostOrders400ErrorErrorDetails from json.
-func (s *PostOrders400ErrorErrorDetails) Decode(d *jx.Decoder) error {
+// Decode decodes PostOrders400ErrorFxIdempotencyKeyRequiredDetails from json.
+func (s *PostOrders400ErrorFxIdempotencyKeyRequiredDetails) Decode(d *jx.Decoder) error {
 	if s == nil {
-		return errors.New("invalid: unable to decode PostOrders400ErrorErrorDetails to nil")
+		return errors.New("invalid: unable to decode PostOrders400ErrorFxIdempotencyKeyRequiredDetails to nil")
 	}
 	var requiredBitSet [1]uint8
 
@@ -5520,9 +5952,7 @@ func (s *PostOrders400ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -5534,7 +5964,7 @@ func (s *PostOrders400ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		}
 		return nil
 	}); err != nil {
-		return errors.Wrap(err, "decode PostOrders400ErrorErrorDetails")
+		return errors.Wrap(err, "decode PostOrders400ErrorFxIdempotencyKeyRequiredDetails")
 	}
 	// Validate required fields.
 	var failures []validate.FieldError
@@ -5551,8 +5981,8 @@ func (s *PostOrders400ErrorErrorDetails) Decode(d *jx.Decoder) error {
 				bitIdx := bits.TrailingZeros8(result)
 				fieldIdx := i*8 + bitIdx
 				var name string
-				if fieldIdx < len(jsonFieldsNameOfPostOrders400ErrorErrorDetails) {
-					name = jsonFieldsNameOfPostOrders400ErrorErrorDetails[fieldIdx]
+				if fieldIdx < len(jsonFieldsNameOfPostOrders400ErrorFxIdempotencyKeyRequiredDetails) {
+					name = jsonFieldsNameOfPostOrders400ErrorFxIdempotencyKeyRequiredDetails[fieldIdx]
 				} else {
 					name = strconv.Itoa(fieldIdx)
 				}
@@ -5573,14 +6003,352 @@ func (s *PostOrders400ErrorErrorDetails) Decode(d *jx.Decoder) error {
 }
 
 // MarshalJSON implements stdjson.Marshaler.
-func (s *PostOrders400ErrorErrorDetails) MarshalJSON() ([]byte, error) {
+func (s *PostOrders400ErrorFxIdempotencyKeyRequiredDetails) MarshalJSON() ([]byte, error) {
 	e := jx.Encoder{}
 	s.Encode(&e)
 	return e.Bytes(), nil
 }
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *PostOrders400ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+func (s *PostOrders400ErrorFxIdempotencyKeyRequiredDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason as json.
+func (s PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason from json.
+func (s *PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason(v) {
+	case PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReasonMissingIdempotencyKey:
+		*s = PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReasonMissingIdempotencyKey
+	case PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReasonMalformedIdempotencyKey:
+		*s = PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReasonMalformedIdempotencyKey
+	default:
+		*s = PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *PostOrders400ErrorFxTenantRequired) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *PostOrders400ErrorFxTenantRequired) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("code")
+		s.Code.Encode(e)
+	}
+	{
+		e.FieldStart("details")
+		s.Details.Encode(e)
+	}
+	{
+		e.FieldStart("message")
+		e.Str(s.Message)
+	}
+}
+
+var jsonFieldsNameOfPostOrders400ErrorFxTenantRequired = [3]string{
+	0: "code",
+	1: "details",
+	2: "message",
+}
+
+// Decode decodes PostOrders400ErrorFxTenantRequired from json.
+func (s *PostOrders400ErrorFxTenantRequired) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostOrders400ErrorFxTenantRequired to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "code":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				if err := s.Code.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"code\"")
+			}
+		case "details":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				if err := s.Details.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"details\"")
+			}
+		case "message":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				v, err := d.Str()
+				s.Message = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"message\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode PostOrders400ErrorFxTenantRequired")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfPostOrders400ErrorFxTenantRequired) {
+					name = jsonFieldsNameOfPostOrders400ErrorFxTenantRequired[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostOrders400ErrorFxTenantRequired) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostOrders400ErrorFxTenantRequired) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostOrders400ErrorFxTenantRequiredCode as json.
+func (s PostOrders400ErrorFxTenantRequiredCode) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes PostOrders400ErrorFxTenantRequiredCode from json.
+func (s *PostOrders400ErrorFxTenantRequiredCode) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostOrders400ErrorFxTenantRequiredCode to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch PostOrders400ErrorFxTenantRequiredCode(v) {
+	case PostOrders400ErrorFxTenantRequiredCodeFXTENANTREQUIRED:
+		*s = PostOrders400ErrorFxTenantRequiredCodeFXTENANTREQUIRED
+	default:
+		*s = PostOrders400ErrorFxTenantRequiredCode(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s PostOrders400ErrorFxTenantRequiredCode) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostOrders400ErrorFxTenantRequiredCode) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *PostOrders400ErrorFxTenantRequiredDetails) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *PostOrders400ErrorFxTenantRequiredDetails) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("reason")
+		s.Reason.Encode(e)
+	}
+}
+
+var jsonFieldsNameOfPostOrders400ErrorFxTenantRequiredDetails = [1]string{
+	0: "reason",
+}
+
+// Decode decodes PostOrders400ErrorFxTenantRequiredDetails from json.
+func (s *PostOrders400ErrorFxTenantRequiredDetails) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostOrders400ErrorFxTenantRequiredDetails to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "reason":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				if err := s.Reason.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"reason\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode PostOrders400ErrorFxTenantRequiredDetails")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfPostOrders400ErrorFxTenantRequiredDetails) {
+					name = jsonFieldsNameOfPostOrders400ErrorFxTenantRequiredDetails[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PostOrders400ErrorFxTenantRequiredDetails) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostOrders400ErrorFxTenantRequiredDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostOrders400ErrorFxTenantRequiredDetailsReason as json.
+func (s PostOrders400ErrorFxTenantRequiredDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes PostOrders400ErrorFxTenantRequiredDetailsReason from json.
+func (s *PostOrders400ErrorFxTenantRequiredDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostOrders400ErrorFxTenantRequiredDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch PostOrders400ErrorFxTenantRequiredDetailsReason(v) {
+	case PostOrders400ErrorFxTenantRequiredDetailsReasonMissingTenant:
+		*s = PostOrders400ErrorFxTenantRequiredDetailsReasonMissingTenant
+	case PostOrders400ErrorFxTenantRequiredDetailsReasonMalformedTenant:
+		*s = PostOrders400ErrorFxTenantRequiredDetailsReasonMalformedTenant
+	default:
+		*s = PostOrders400ErrorFxTenantRequiredDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s PostOrders400ErrorFxTenantRequiredDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostOrders400ErrorFxTenantRequiredDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -5854,7 +6622,7 @@ func (s *PostOrders401ErrorErrorDetails) Encode(e *jx.Encoder) {
 func (s *PostOrders401ErrorErrorDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -5874,9 +6642,7 @@ func (s *PostOrders401ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -5935,6 +6701,60 @@ func (s *PostOrders401ErrorErrorDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PostOrders401ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostOrders401ErrorErrorDetailsReason as json.
+func (s PostOrders401ErrorErrorDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes PostOrders401ErrorErrorDetailsReason from json.
+func (s *PostOrders401ErrorErrorDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostOrders401ErrorErrorDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch PostOrders401ErrorErrorDetailsReason(v) {
+	case PostOrders401ErrorErrorDetailsReasonMissingCredentials:
+		*s = PostOrders401ErrorErrorDetailsReasonMissingCredentials
+	case PostOrders401ErrorErrorDetailsReasonMalformedCredentials:
+		*s = PostOrders401ErrorErrorDetailsReasonMalformedCredentials
+	case PostOrders401ErrorErrorDetailsReasonUnsupportedScheme:
+		*s = PostOrders401ErrorErrorDetailsReasonUnsupportedScheme
+	case PostOrders401ErrorErrorDetailsReasonMultipleCredentials:
+		*s = PostOrders401ErrorErrorDetailsReasonMultipleCredentials
+	case PostOrders401ErrorErrorDetailsReasonCredentialsTooLong:
+		*s = PostOrders401ErrorErrorDetailsReasonCredentialsTooLong
+	case PostOrders401ErrorErrorDetailsReasonInvalidCredentials:
+		*s = PostOrders401ErrorErrorDetailsReasonInvalidCredentials
+	case PostOrders401ErrorErrorDetailsReasonExpired:
+		*s = PostOrders401ErrorErrorDetailsReasonExpired
+	case PostOrders401ErrorErrorDetailsReasonNotYetValid:
+		*s = PostOrders401ErrorErrorDetailsReasonNotYetValid
+	case PostOrders401ErrorErrorDetailsReasonInvalidClaims:
+		*s = PostOrders401ErrorErrorDetailsReasonInvalidClaims
+	default:
+		*s = PostOrders401ErrorErrorDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s PostOrders401ErrorErrorDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostOrders401ErrorErrorDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -6208,7 +7028,7 @@ func (s *PostOrders403ErrorErrorDetails) Encode(e *jx.Encoder) {
 func (s *PostOrders403ErrorErrorDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -6228,9 +7048,7 @@ func (s *PostOrders403ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -6289,6 +7107,44 @@ func (s *PostOrders403ErrorErrorDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PostOrders403ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostOrders403ErrorErrorDetailsReason as json.
+func (s PostOrders403ErrorErrorDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes PostOrders403ErrorErrorDetailsReason from json.
+func (s *PostOrders403ErrorErrorDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostOrders403ErrorErrorDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch PostOrders403ErrorErrorDetailsReason(v) {
+	case PostOrders403ErrorErrorDetailsReasonTenantMismatch:
+		*s = PostOrders403ErrorErrorDetailsReasonTenantMismatch
+	default:
+		*s = PostOrders403ErrorErrorDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s PostOrders403ErrorErrorDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostOrders403ErrorErrorDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -6562,7 +7418,7 @@ func (s *PostOrders409ErrorErrorDetails) Encode(e *jx.Encoder) {
 func (s *PostOrders409ErrorErrorDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -6582,9 +7438,7 @@ func (s *PostOrders409ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -6643,6 +7497,44 @@ func (s *PostOrders409ErrorErrorDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PostOrders409ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostOrders409ErrorErrorDetailsReason as json.
+func (s PostOrders409ErrorErrorDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes PostOrders409ErrorErrorDetailsReason from json.
+func (s *PostOrders409ErrorErrorDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostOrders409ErrorErrorDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch PostOrders409ErrorErrorDetailsReason(v) {
+	case PostOrders409ErrorErrorDetailsReasonIdempotencyInFlight:
+		*s = PostOrders409ErrorErrorDetailsReasonIdempotencyInFlight
+	default:
+		*s = PostOrders409ErrorErrorDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s PostOrders409ErrorErrorDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostOrders409ErrorErrorDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -7269,7 +8161,7 @@ func (s *PostOrders422ErrorFxIdempotencyKeyReusedDetails) Encode(e *jx.Encoder) 
 func (s *PostOrders422ErrorFxIdempotencyKeyReusedDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -7289,9 +8181,7 @@ func (s *PostOrders422ErrorFxIdempotencyKeyReusedDetails) Decode(d *jx.Decoder) 
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -7350,6 +8240,44 @@ func (s *PostOrders422ErrorFxIdempotencyKeyReusedDetails) MarshalJSON() ([]byte,
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PostOrders422ErrorFxIdempotencyKeyReusedDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason as json.
+func (s PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason from json.
+func (s *PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason(v) {
+	case PostOrders422ErrorFxIdempotencyKeyReusedDetailsReasonIdempotencyKeyReused:
+		*s = PostOrders422ErrorFxIdempotencyKeyReusedDetailsReasonIdempotencyKeyReused
+	default:
+		*s = PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -7787,7 +8715,7 @@ func (s *PostOrders429ErrorErrorDetails) Encode(e *jx.Encoder) {
 func (s *PostOrders429ErrorErrorDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -7807,9 +8735,7 @@ func (s *PostOrders429ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -7868,6 +8794,44 @@ func (s *PostOrders429ErrorErrorDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PostOrders429ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostOrders429ErrorErrorDetailsReason as json.
+func (s PostOrders429ErrorErrorDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes PostOrders429ErrorErrorDetailsReason from json.
+func (s *PostOrders429ErrorErrorDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostOrders429ErrorErrorDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch PostOrders429ErrorErrorDetailsReason(v) {
+	case PostOrders429ErrorErrorDetailsReasonRateLimited:
+		*s = PostOrders429ErrorErrorDetailsReasonRateLimited
+	default:
+		*s = PostOrders429ErrorErrorDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s PostOrders429ErrorErrorDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostOrders429ErrorErrorDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -8384,7 +9348,7 @@ func (s *PostOrders503ErrorErrorDetails) Encode(e *jx.Encoder) {
 func (s *PostOrders503ErrorErrorDetails) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("reason")
-		e.Str(s.Reason)
+		s.Reason.Encode(e)
 	}
 }
 
@@ -8404,9 +9368,7 @@ func (s *PostOrders503ErrorErrorDetails) Decode(d *jx.Decoder) error {
 		case "reason":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.Reason = string(v)
-				if err != nil {
+				if err := s.Reason.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -8465,6 +9427,44 @@ func (s *PostOrders503ErrorErrorDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PostOrders503ErrorErrorDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PostOrders503ErrorErrorDetailsReason as json.
+func (s PostOrders503ErrorErrorDetailsReason) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes PostOrders503ErrorErrorDetailsReason from json.
+func (s *PostOrders503ErrorErrorDetailsReason) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PostOrders503ErrorErrorDetailsReason to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch PostOrders503ErrorErrorDetailsReason(v) {
+	case PostOrders503ErrorErrorDetailsReasonIdempotencyUnavailable:
+		*s = PostOrders503ErrorErrorDetailsReasonIdempotencyUnavailable
+	default:
+		*s = PostOrders503ErrorErrorDetailsReason(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s PostOrders503ErrorErrorDetailsReason) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PostOrders503ErrorErrorDetailsReason) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

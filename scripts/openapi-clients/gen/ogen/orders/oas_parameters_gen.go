@@ -22,7 +22,8 @@ type GetOrdersByIdParams struct {
 type PostOrdersParams struct {
 	// The tenant the request is for.
 	XTenantID string
-	// A key unique to this operation (a UUID): a retry with the same key and the same request gets the
-	// first answer again instead of running twice.
+	// A key unique to this operation (a UUID), bare or as a quoted string (1 to 255 printable ASCII
+	// characters): a retry with the same key and the same request gets the first answer again instead of
+	// running twice.
 	IdempotencyKey string
 }

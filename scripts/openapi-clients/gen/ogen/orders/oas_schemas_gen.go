@@ -49,6 +49,8 @@ func (s *GetOrders400Error) SetError(val GetOrders400ErrorError) {
 	s.Error = val
 }
 
+func (*GetOrders400Error) getOrdersRes() {}
+
 type GetOrders400ErrorError struct {
 	Code    GetOrders400ErrorErrorCode    `json:"code"`
 	Details GetOrders400ErrorErrorDetails `json:"details"`
@@ -120,57 +122,59 @@ func (s *GetOrders400ErrorErrorCode) UnmarshalText(data []byte) error {
 }
 
 type GetOrders400ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+	Reason GetOrders400ErrorErrorDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *GetOrders400ErrorErrorDetails) GetReason() string {
+func (s *GetOrders400ErrorErrorDetails) GetReason() GetOrders400ErrorErrorDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *GetOrders400ErrorErrorDetails) SetReason(val string) {
+func (s *GetOrders400ErrorErrorDetails) SetReason(val GetOrders400ErrorErrorDetailsReason) {
 	s.Reason = val
 }
 
-// GetOrders400ErrorHeaders wraps GetOrders400Error with response headers.
-type GetOrders400ErrorHeaders struct {
-	RateLimit       OptString
-	RateLimitPolicy OptString
-	Response        GetOrders400Error
+type GetOrders400ErrorErrorDetailsReason string
+
+const (
+	GetOrders400ErrorErrorDetailsReasonMissingTenant   GetOrders400ErrorErrorDetailsReason = "missing_tenant"
+	GetOrders400ErrorErrorDetailsReasonMalformedTenant GetOrders400ErrorErrorDetailsReason = "malformed_tenant"
+)
+
+// AllValues returns all GetOrders400ErrorErrorDetailsReason values.
+func (GetOrders400ErrorErrorDetailsReason) AllValues() []GetOrders400ErrorErrorDetailsReason {
+	return []GetOrders400ErrorErrorDetailsReason{
+		GetOrders400ErrorErrorDetailsReasonMissingTenant,
+		GetOrders400ErrorErrorDetailsReasonMalformedTenant,
+	}
 }
 
-// GetRateLimit returns the value of RateLimit.
-func (s *GetOrders400ErrorHeaders) GetRateLimit() OptString {
-	return s.RateLimit
+// MarshalText implements encoding.TextMarshaler.
+func (s GetOrders400ErrorErrorDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case GetOrders400ErrorErrorDetailsReasonMissingTenant:
+		return []byte(s), nil
+	case GetOrders400ErrorErrorDetailsReasonMalformedTenant:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
 }
 
-// GetRateLimitPolicy returns the value of RateLimitPolicy.
-func (s *GetOrders400ErrorHeaders) GetRateLimitPolicy() OptString {
-	return s.RateLimitPolicy
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GetOrders400ErrorErrorDetailsReason) UnmarshalText(data []byte) error {
+	switch GetOrders400ErrorErrorDetailsReason(data) {
+	case GetOrders400ErrorErrorDetailsReasonMissingTenant:
+		*s = GetOrders400ErrorErrorDetailsReasonMissingTenant
+		return nil
+	case GetOrders400ErrorErrorDetailsReasonMalformedTenant:
+		*s = GetOrders400ErrorErrorDetailsReasonMalformedTenant
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
-
-// GetResponse returns the value of Response.
-func (s *GetOrders400ErrorHeaders) GetResponse() GetOrders400Error {
-	return s.Response
-}
-
-// SetRateLimit sets the value of RateLimit.
-func (s *GetOrders400ErrorHeaders) SetRateLimit(val OptString) {
-	s.RateLimit = val
-}
-
-// SetRateLimitPolicy sets the value of RateLimitPolicy.
-func (s *GetOrders400ErrorHeaders) SetRateLimitPolicy(val OptString) {
-	s.RateLimitPolicy = val
-}
-
-// SetResponse sets the value of Response.
-func (s *GetOrders400ErrorHeaders) SetResponse(val GetOrders400Error) {
-	s.Response = val
-}
-
-func (*GetOrders400ErrorHeaders) getOrdersRes() {}
 
 // The envelope of Unauthorized: FX_UNAUTHENTICATED.
 // Ref: #/components/schemas/GetOrders401Error
@@ -259,35 +263,113 @@ func (s *GetOrders401ErrorErrorCode) UnmarshalText(data []byte) error {
 }
 
 type GetOrders401ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+	Reason GetOrders401ErrorErrorDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *GetOrders401ErrorErrorDetails) GetReason() string {
+func (s *GetOrders401ErrorErrorDetails) GetReason() GetOrders401ErrorErrorDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *GetOrders401ErrorErrorDetails) SetReason(val string) {
+func (s *GetOrders401ErrorErrorDetails) SetReason(val GetOrders401ErrorErrorDetailsReason) {
 	s.Reason = val
+}
+
+type GetOrders401ErrorErrorDetailsReason string
+
+const (
+	GetOrders401ErrorErrorDetailsReasonMissingCredentials   GetOrders401ErrorErrorDetailsReason = "missing_credentials"
+	GetOrders401ErrorErrorDetailsReasonMalformedCredentials GetOrders401ErrorErrorDetailsReason = "malformed_credentials"
+	GetOrders401ErrorErrorDetailsReasonUnsupportedScheme    GetOrders401ErrorErrorDetailsReason = "unsupported_scheme"
+	GetOrders401ErrorErrorDetailsReasonMultipleCredentials  GetOrders401ErrorErrorDetailsReason = "multiple_credentials"
+	GetOrders401ErrorErrorDetailsReasonCredentialsTooLong   GetOrders401ErrorErrorDetailsReason = "credentials_too_long"
+	GetOrders401ErrorErrorDetailsReasonInvalidCredentials   GetOrders401ErrorErrorDetailsReason = "invalid_credentials"
+	GetOrders401ErrorErrorDetailsReasonExpired              GetOrders401ErrorErrorDetailsReason = "expired"
+	GetOrders401ErrorErrorDetailsReasonNotYetValid          GetOrders401ErrorErrorDetailsReason = "not_yet_valid"
+	GetOrders401ErrorErrorDetailsReasonInvalidClaims        GetOrders401ErrorErrorDetailsReason = "invalid_claims"
+)
+
+// AllValues returns all GetOrders401ErrorErrorDetailsReason values.
+func (GetOrders401ErrorErrorDetailsReason) AllValues() []GetOrders401ErrorErrorDetailsReason {
+	return []GetOrders401ErrorErrorDetailsReason{
+		GetOrders401ErrorErrorDetailsReasonMissingCredentials,
+		GetOrders401ErrorErrorDetailsReasonMalformedCredentials,
+		GetOrders401ErrorErrorDetailsReasonUnsupportedScheme,
+		GetOrders401ErrorErrorDetailsReasonMultipleCredentials,
+		GetOrders401ErrorErrorDetailsReasonCredentialsTooLong,
+		GetOrders401ErrorErrorDetailsReasonInvalidCredentials,
+		GetOrders401ErrorErrorDetailsReasonExpired,
+		GetOrders401ErrorErrorDetailsReasonNotYetValid,
+		GetOrders401ErrorErrorDetailsReasonInvalidClaims,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GetOrders401ErrorErrorDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case GetOrders401ErrorErrorDetailsReasonMissingCredentials:
+		return []byte(s), nil
+	case GetOrders401ErrorErrorDetailsReasonMalformedCredentials:
+		return []byte(s), nil
+	case GetOrders401ErrorErrorDetailsReasonUnsupportedScheme:
+		return []byte(s), nil
+	case GetOrders401ErrorErrorDetailsReasonMultipleCredentials:
+		return []byte(s), nil
+	case GetOrders401ErrorErrorDetailsReasonCredentialsTooLong:
+		return []byte(s), nil
+	case GetOrders401ErrorErrorDetailsReasonInvalidCredentials:
+		return []byte(s), nil
+	case GetOrders401ErrorErrorDetailsReasonExpired:
+		return []byte(s), nil
+	case GetOrders401ErrorErrorDetailsReasonNotYetValid:
+		return []byte(s), nil
+	case GetOrders401ErrorErrorDetailsReasonInvalidClaims:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GetOrders401ErrorErrorDetailsReason) UnmarshalText(data []byte) error {
+	switch GetOrders401ErrorErrorDetailsReason(data) {
+	case GetOrders401ErrorErrorDetailsReasonMissingCredentials:
+		*s = GetOrders401ErrorErrorDetailsReasonMissingCredentials
+		return nil
+	case GetOrders401ErrorErrorDetailsReasonMalformedCredentials:
+		*s = GetOrders401ErrorErrorDetailsReasonMalformedCredentials
+		return nil
+	case GetOrders401ErrorErrorDetailsReasonUnsupportedScheme:
+		*s = GetOrders401ErrorErrorDetailsReasonUnsupportedScheme
+		return nil
+	case GetOrders401ErrorErrorDetailsReasonMultipleCredentials:
+		*s = GetOrders401ErrorErrorDetailsReasonMultipleCredentials
+		return nil
+	case GetOrders401ErrorErrorDetailsReasonCredentialsTooLong:
+		*s = GetOrders401ErrorErrorDetailsReasonCredentialsTooLong
+		return nil
+	case GetOrders401ErrorErrorDetailsReasonInvalidCredentials:
+		*s = GetOrders401ErrorErrorDetailsReasonInvalidCredentials
+		return nil
+	case GetOrders401ErrorErrorDetailsReasonExpired:
+		*s = GetOrders401ErrorErrorDetailsReasonExpired
+		return nil
+	case GetOrders401ErrorErrorDetailsReasonNotYetValid:
+		*s = GetOrders401ErrorErrorDetailsReasonNotYetValid
+		return nil
+	case GetOrders401ErrorErrorDetailsReasonInvalidClaims:
+		*s = GetOrders401ErrorErrorDetailsReasonInvalidClaims
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // GetOrders401ErrorHeaders wraps GetOrders401Error with response headers.
 type GetOrders401ErrorHeaders struct {
-	RateLimit       OptString
-	RateLimitPolicy OptString
 	WWWAuthenticate string
 	Response        GetOrders401Error
-}
-
-// GetRateLimit returns the value of RateLimit.
-func (s *GetOrders401ErrorHeaders) GetRateLimit() OptString {
-	return s.RateLimit
-}
-
-// GetRateLimitPolicy returns the value of RateLimitPolicy.
-func (s *GetOrders401ErrorHeaders) GetRateLimitPolicy() OptString {
-	return s.RateLimitPolicy
 }
 
 // GetWWWAuthenticate returns the value of WWWAuthenticate.
@@ -298,16 +380,6 @@ func (s *GetOrders401ErrorHeaders) GetWWWAuthenticate() string {
 // GetResponse returns the value of Response.
 func (s *GetOrders401ErrorHeaders) GetResponse() GetOrders401Error {
 	return s.Response
-}
-
-// SetRateLimit sets the value of RateLimit.
-func (s *GetOrders401ErrorHeaders) SetRateLimit(val OptString) {
-	s.RateLimit = val
-}
-
-// SetRateLimitPolicy sets the value of RateLimitPolicy.
-func (s *GetOrders401ErrorHeaders) SetRateLimitPolicy(val OptString) {
-	s.RateLimitPolicy = val
 }
 
 // SetWWWAuthenticate sets the value of WWWAuthenticate.
@@ -337,6 +409,8 @@ func (s *GetOrders403Error) GetError() GetOrders403ErrorError {
 func (s *GetOrders403Error) SetError(val GetOrders403ErrorError) {
 	s.Error = val
 }
+
+func (*GetOrders403Error) getOrdersRes() {}
 
 type GetOrders403ErrorError struct {
 	Code    GetOrders403ErrorErrorCode    `json:"code"`
@@ -409,57 +483,52 @@ func (s *GetOrders403ErrorErrorCode) UnmarshalText(data []byte) error {
 }
 
 type GetOrders403ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+	Reason GetOrders403ErrorErrorDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *GetOrders403ErrorErrorDetails) GetReason() string {
+func (s *GetOrders403ErrorErrorDetails) GetReason() GetOrders403ErrorErrorDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *GetOrders403ErrorErrorDetails) SetReason(val string) {
+func (s *GetOrders403ErrorErrorDetails) SetReason(val GetOrders403ErrorErrorDetailsReason) {
 	s.Reason = val
 }
 
-// GetOrders403ErrorHeaders wraps GetOrders403Error with response headers.
-type GetOrders403ErrorHeaders struct {
-	RateLimit       OptString
-	RateLimitPolicy OptString
-	Response        GetOrders403Error
+type GetOrders403ErrorErrorDetailsReason string
+
+const (
+	GetOrders403ErrorErrorDetailsReasonTenantMismatch GetOrders403ErrorErrorDetailsReason = "tenant_mismatch"
+)
+
+// AllValues returns all GetOrders403ErrorErrorDetailsReason values.
+func (GetOrders403ErrorErrorDetailsReason) AllValues() []GetOrders403ErrorErrorDetailsReason {
+	return []GetOrders403ErrorErrorDetailsReason{
+		GetOrders403ErrorErrorDetailsReasonTenantMismatch,
+	}
 }
 
-// GetRateLimit returns the value of RateLimit.
-func (s *GetOrders403ErrorHeaders) GetRateLimit() OptString {
-	return s.RateLimit
+// MarshalText implements encoding.TextMarshaler.
+func (s GetOrders403ErrorErrorDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case GetOrders403ErrorErrorDetailsReasonTenantMismatch:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
 }
 
-// GetRateLimitPolicy returns the value of RateLimitPolicy.
-func (s *GetOrders403ErrorHeaders) GetRateLimitPolicy() OptString {
-	return s.RateLimitPolicy
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GetOrders403ErrorErrorDetailsReason) UnmarshalText(data []byte) error {
+	switch GetOrders403ErrorErrorDetailsReason(data) {
+	case GetOrders403ErrorErrorDetailsReasonTenantMismatch:
+		*s = GetOrders403ErrorErrorDetailsReasonTenantMismatch
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
-
-// GetResponse returns the value of Response.
-func (s *GetOrders403ErrorHeaders) GetResponse() GetOrders403Error {
-	return s.Response
-}
-
-// SetRateLimit sets the value of RateLimit.
-func (s *GetOrders403ErrorHeaders) SetRateLimit(val OptString) {
-	s.RateLimit = val
-}
-
-// SetRateLimitPolicy sets the value of RateLimitPolicy.
-func (s *GetOrders403ErrorHeaders) SetRateLimitPolicy(val OptString) {
-	s.RateLimitPolicy = val
-}
-
-// SetResponse sets the value of Response.
-func (s *GetOrders403ErrorHeaders) SetResponse(val GetOrders403Error) {
-	s.Response = val
-}
-
-func (*GetOrders403ErrorHeaders) getOrdersRes() {}
 
 // The envelope of Unprocessable Entity: FX_VALIDATION_ERROR.
 // Ref: #/components/schemas/GetOrders422Error
@@ -673,17 +742,51 @@ func (s *GetOrders429ErrorErrorCode) UnmarshalText(data []byte) error {
 }
 
 type GetOrders429ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+	Reason GetOrders429ErrorErrorDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *GetOrders429ErrorErrorDetails) GetReason() string {
+func (s *GetOrders429ErrorErrorDetails) GetReason() GetOrders429ErrorErrorDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *GetOrders429ErrorErrorDetails) SetReason(val string) {
+func (s *GetOrders429ErrorErrorDetails) SetReason(val GetOrders429ErrorErrorDetailsReason) {
 	s.Reason = val
+}
+
+type GetOrders429ErrorErrorDetailsReason string
+
+const (
+	GetOrders429ErrorErrorDetailsReasonRateLimited GetOrders429ErrorErrorDetailsReason = "rate_limited"
+)
+
+// AllValues returns all GetOrders429ErrorErrorDetailsReason values.
+func (GetOrders429ErrorErrorDetailsReason) AllValues() []GetOrders429ErrorErrorDetailsReason {
+	return []GetOrders429ErrorErrorDetailsReason{
+		GetOrders429ErrorErrorDetailsReasonRateLimited,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GetOrders429ErrorErrorDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case GetOrders429ErrorErrorDetailsReasonRateLimited:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GetOrders429ErrorErrorDetailsReason) UnmarshalText(data []byte) error {
+	switch GetOrders429ErrorErrorDetailsReason(data) {
+	case GetOrders429ErrorErrorDetailsReasonRateLimited:
+		*s = GetOrders429ErrorErrorDetailsReasonRateLimited
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // GetOrders429ErrorHeaders wraps GetOrders429Error with response headers.
@@ -866,6 +969,8 @@ func (s *GetOrdersById400Error) SetError(val GetOrdersById400ErrorError) {
 	s.Error = val
 }
 
+func (*GetOrdersById400Error) getOrdersByIdRes() {}
+
 type GetOrdersById400ErrorError struct {
 	Code    GetOrdersById400ErrorErrorCode    `json:"code"`
 	Details GetOrdersById400ErrorErrorDetails `json:"details"`
@@ -937,57 +1042,59 @@ func (s *GetOrdersById400ErrorErrorCode) UnmarshalText(data []byte) error {
 }
 
 type GetOrdersById400ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+	Reason GetOrdersById400ErrorErrorDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *GetOrdersById400ErrorErrorDetails) GetReason() string {
+func (s *GetOrdersById400ErrorErrorDetails) GetReason() GetOrdersById400ErrorErrorDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *GetOrdersById400ErrorErrorDetails) SetReason(val string) {
+func (s *GetOrdersById400ErrorErrorDetails) SetReason(val GetOrdersById400ErrorErrorDetailsReason) {
 	s.Reason = val
 }
 
-// GetOrdersById400ErrorHeaders wraps GetOrdersById400Error with response headers.
-type GetOrdersById400ErrorHeaders struct {
-	RateLimit       OptString
-	RateLimitPolicy OptString
-	Response        GetOrdersById400Error
+type GetOrdersById400ErrorErrorDetailsReason string
+
+const (
+	GetOrdersById400ErrorErrorDetailsReasonMissingTenant   GetOrdersById400ErrorErrorDetailsReason = "missing_tenant"
+	GetOrdersById400ErrorErrorDetailsReasonMalformedTenant GetOrdersById400ErrorErrorDetailsReason = "malformed_tenant"
+)
+
+// AllValues returns all GetOrdersById400ErrorErrorDetailsReason values.
+func (GetOrdersById400ErrorErrorDetailsReason) AllValues() []GetOrdersById400ErrorErrorDetailsReason {
+	return []GetOrdersById400ErrorErrorDetailsReason{
+		GetOrdersById400ErrorErrorDetailsReasonMissingTenant,
+		GetOrdersById400ErrorErrorDetailsReasonMalformedTenant,
+	}
 }
 
-// GetRateLimit returns the value of RateLimit.
-func (s *GetOrdersById400ErrorHeaders) GetRateLimit() OptString {
-	return s.RateLimit
+// MarshalText implements encoding.TextMarshaler.
+func (s GetOrdersById400ErrorErrorDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case GetOrdersById400ErrorErrorDetailsReasonMissingTenant:
+		return []byte(s), nil
+	case GetOrdersById400ErrorErrorDetailsReasonMalformedTenant:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
 }
 
-// GetRateLimitPolicy returns the value of RateLimitPolicy.
-func (s *GetOrdersById400ErrorHeaders) GetRateLimitPolicy() OptString {
-	return s.RateLimitPolicy
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GetOrdersById400ErrorErrorDetailsReason) UnmarshalText(data []byte) error {
+	switch GetOrdersById400ErrorErrorDetailsReason(data) {
+	case GetOrdersById400ErrorErrorDetailsReasonMissingTenant:
+		*s = GetOrdersById400ErrorErrorDetailsReasonMissingTenant
+		return nil
+	case GetOrdersById400ErrorErrorDetailsReasonMalformedTenant:
+		*s = GetOrdersById400ErrorErrorDetailsReasonMalformedTenant
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
-
-// GetResponse returns the value of Response.
-func (s *GetOrdersById400ErrorHeaders) GetResponse() GetOrdersById400Error {
-	return s.Response
-}
-
-// SetRateLimit sets the value of RateLimit.
-func (s *GetOrdersById400ErrorHeaders) SetRateLimit(val OptString) {
-	s.RateLimit = val
-}
-
-// SetRateLimitPolicy sets the value of RateLimitPolicy.
-func (s *GetOrdersById400ErrorHeaders) SetRateLimitPolicy(val OptString) {
-	s.RateLimitPolicy = val
-}
-
-// SetResponse sets the value of Response.
-func (s *GetOrdersById400ErrorHeaders) SetResponse(val GetOrdersById400Error) {
-	s.Response = val
-}
-
-func (*GetOrdersById400ErrorHeaders) getOrdersByIdRes() {}
 
 // The envelope of Unauthorized: FX_UNAUTHENTICATED.
 // Ref: #/components/schemas/GetOrdersById401Error
@@ -1076,35 +1183,113 @@ func (s *GetOrdersById401ErrorErrorCode) UnmarshalText(data []byte) error {
 }
 
 type GetOrdersById401ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+	Reason GetOrdersById401ErrorErrorDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *GetOrdersById401ErrorErrorDetails) GetReason() string {
+func (s *GetOrdersById401ErrorErrorDetails) GetReason() GetOrdersById401ErrorErrorDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *GetOrdersById401ErrorErrorDetails) SetReason(val string) {
+func (s *GetOrdersById401ErrorErrorDetails) SetReason(val GetOrdersById401ErrorErrorDetailsReason) {
 	s.Reason = val
+}
+
+type GetOrdersById401ErrorErrorDetailsReason string
+
+const (
+	GetOrdersById401ErrorErrorDetailsReasonMissingCredentials   GetOrdersById401ErrorErrorDetailsReason = "missing_credentials"
+	GetOrdersById401ErrorErrorDetailsReasonMalformedCredentials GetOrdersById401ErrorErrorDetailsReason = "malformed_credentials"
+	GetOrdersById401ErrorErrorDetailsReasonUnsupportedScheme    GetOrdersById401ErrorErrorDetailsReason = "unsupported_scheme"
+	GetOrdersById401ErrorErrorDetailsReasonMultipleCredentials  GetOrdersById401ErrorErrorDetailsReason = "multiple_credentials"
+	GetOrdersById401ErrorErrorDetailsReasonCredentialsTooLong   GetOrdersById401ErrorErrorDetailsReason = "credentials_too_long"
+	GetOrdersById401ErrorErrorDetailsReasonInvalidCredentials   GetOrdersById401ErrorErrorDetailsReason = "invalid_credentials"
+	GetOrdersById401ErrorErrorDetailsReasonExpired              GetOrdersById401ErrorErrorDetailsReason = "expired"
+	GetOrdersById401ErrorErrorDetailsReasonNotYetValid          GetOrdersById401ErrorErrorDetailsReason = "not_yet_valid"
+	GetOrdersById401ErrorErrorDetailsReasonInvalidClaims        GetOrdersById401ErrorErrorDetailsReason = "invalid_claims"
+)
+
+// AllValues returns all GetOrdersById401ErrorErrorDetailsReason values.
+func (GetOrdersById401ErrorErrorDetailsReason) AllValues() []GetOrdersById401ErrorErrorDetailsReason {
+	return []GetOrdersById401ErrorErrorDetailsReason{
+		GetOrdersById401ErrorErrorDetailsReasonMissingCredentials,
+		GetOrdersById401ErrorErrorDetailsReasonMalformedCredentials,
+		GetOrdersById401ErrorErrorDetailsReasonUnsupportedScheme,
+		GetOrdersById401ErrorErrorDetailsReasonMultipleCredentials,
+		GetOrdersById401ErrorErrorDetailsReasonCredentialsTooLong,
+		GetOrdersById401ErrorErrorDetailsReasonInvalidCredentials,
+		GetOrdersById401ErrorErrorDetailsReasonExpired,
+		GetOrdersById401ErrorErrorDetailsReasonNotYetValid,
+		GetOrdersById401ErrorErrorDetailsReasonInvalidClaims,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GetOrdersById401ErrorErrorDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case GetOrdersById401ErrorErrorDetailsReasonMissingCredentials:
+		return []byte(s), nil
+	case GetOrdersById401ErrorErrorDetailsReasonMalformedCredentials:
+		return []byte(s), nil
+	case GetOrdersById401ErrorErrorDetailsReasonUnsupportedScheme:
+		return []byte(s), nil
+	case GetOrdersById401ErrorErrorDetailsReasonMultipleCredentials:
+		return []byte(s), nil
+	case GetOrdersById401ErrorErrorDetailsReasonCredentialsTooLong:
+		return []byte(s), nil
+	case GetOrdersById401ErrorErrorDetailsReasonInvalidCredentials:
+		return []byte(s), nil
+	case GetOrdersById401ErrorErrorDetailsReasonExpired:
+		return []byte(s), nil
+	case GetOrdersById401ErrorErrorDetailsReasonNotYetValid:
+		return []byte(s), nil
+	case GetOrdersById401ErrorErrorDetailsReasonInvalidClaims:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GetOrdersById401ErrorErrorDetailsReason) UnmarshalText(data []byte) error {
+	switch GetOrdersById401ErrorErrorDetailsReason(data) {
+	case GetOrdersById401ErrorErrorDetailsReasonMissingCredentials:
+		*s = GetOrdersById401ErrorErrorDetailsReasonMissingCredentials
+		return nil
+	case GetOrdersById401ErrorErrorDetailsReasonMalformedCredentials:
+		*s = GetOrdersById401ErrorErrorDetailsReasonMalformedCredentials
+		return nil
+	case GetOrdersById401ErrorErrorDetailsReasonUnsupportedScheme:
+		*s = GetOrdersById401ErrorErrorDetailsReasonUnsupportedScheme
+		return nil
+	case GetOrdersById401ErrorErrorDetailsReasonMultipleCredentials:
+		*s = GetOrdersById401ErrorErrorDetailsReasonMultipleCredentials
+		return nil
+	case GetOrdersById401ErrorErrorDetailsReasonCredentialsTooLong:
+		*s = GetOrdersById401ErrorErrorDetailsReasonCredentialsTooLong
+		return nil
+	case GetOrdersById401ErrorErrorDetailsReasonInvalidCredentials:
+		*s = GetOrdersById401ErrorErrorDetailsReasonInvalidCredentials
+		return nil
+	case GetOrdersById401ErrorErrorDetailsReasonExpired:
+		*s = GetOrdersById401ErrorErrorDetailsReasonExpired
+		return nil
+	case GetOrdersById401ErrorErrorDetailsReasonNotYetValid:
+		*s = GetOrdersById401ErrorErrorDetailsReasonNotYetValid
+		return nil
+	case GetOrdersById401ErrorErrorDetailsReasonInvalidClaims:
+		*s = GetOrdersById401ErrorErrorDetailsReasonInvalidClaims
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // GetOrdersById401ErrorHeaders wraps GetOrdersById401Error with response headers.
 type GetOrdersById401ErrorHeaders struct {
-	RateLimit       OptString
-	RateLimitPolicy OptString
 	WWWAuthenticate string
 	Response        GetOrdersById401Error
-}
-
-// GetRateLimit returns the value of RateLimit.
-func (s *GetOrdersById401ErrorHeaders) GetRateLimit() OptString {
-	return s.RateLimit
-}
-
-// GetRateLimitPolicy returns the value of RateLimitPolicy.
-func (s *GetOrdersById401ErrorHeaders) GetRateLimitPolicy() OptString {
-	return s.RateLimitPolicy
 }
 
 // GetWWWAuthenticate returns the value of WWWAuthenticate.
@@ -1115,16 +1300,6 @@ func (s *GetOrdersById401ErrorHeaders) GetWWWAuthenticate() string {
 // GetResponse returns the value of Response.
 func (s *GetOrdersById401ErrorHeaders) GetResponse() GetOrdersById401Error {
 	return s.Response
-}
-
-// SetRateLimit sets the value of RateLimit.
-func (s *GetOrdersById401ErrorHeaders) SetRateLimit(val OptString) {
-	s.RateLimit = val
-}
-
-// SetRateLimitPolicy sets the value of RateLimitPolicy.
-func (s *GetOrdersById401ErrorHeaders) SetRateLimitPolicy(val OptString) {
-	s.RateLimitPolicy = val
 }
 
 // SetWWWAuthenticate sets the value of WWWAuthenticate.
@@ -1154,6 +1329,8 @@ func (s *GetOrdersById403Error) GetError() GetOrdersById403ErrorError {
 func (s *GetOrdersById403Error) SetError(val GetOrdersById403ErrorError) {
 	s.Error = val
 }
+
+func (*GetOrdersById403Error) getOrdersByIdRes() {}
 
 type GetOrdersById403ErrorError struct {
 	Code    GetOrdersById403ErrorErrorCode    `json:"code"`
@@ -1226,57 +1403,52 @@ func (s *GetOrdersById403ErrorErrorCode) UnmarshalText(data []byte) error {
 }
 
 type GetOrdersById403ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+	Reason GetOrdersById403ErrorErrorDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *GetOrdersById403ErrorErrorDetails) GetReason() string {
+func (s *GetOrdersById403ErrorErrorDetails) GetReason() GetOrdersById403ErrorErrorDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *GetOrdersById403ErrorErrorDetails) SetReason(val string) {
+func (s *GetOrdersById403ErrorErrorDetails) SetReason(val GetOrdersById403ErrorErrorDetailsReason) {
 	s.Reason = val
 }
 
-// GetOrdersById403ErrorHeaders wraps GetOrdersById403Error with response headers.
-type GetOrdersById403ErrorHeaders struct {
-	RateLimit       OptString
-	RateLimitPolicy OptString
-	Response        GetOrdersById403Error
+type GetOrdersById403ErrorErrorDetailsReason string
+
+const (
+	GetOrdersById403ErrorErrorDetailsReasonTenantMismatch GetOrdersById403ErrorErrorDetailsReason = "tenant_mismatch"
+)
+
+// AllValues returns all GetOrdersById403ErrorErrorDetailsReason values.
+func (GetOrdersById403ErrorErrorDetailsReason) AllValues() []GetOrdersById403ErrorErrorDetailsReason {
+	return []GetOrdersById403ErrorErrorDetailsReason{
+		GetOrdersById403ErrorErrorDetailsReasonTenantMismatch,
+	}
 }
 
-// GetRateLimit returns the value of RateLimit.
-func (s *GetOrdersById403ErrorHeaders) GetRateLimit() OptString {
-	return s.RateLimit
+// MarshalText implements encoding.TextMarshaler.
+func (s GetOrdersById403ErrorErrorDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case GetOrdersById403ErrorErrorDetailsReasonTenantMismatch:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
 }
 
-// GetRateLimitPolicy returns the value of RateLimitPolicy.
-func (s *GetOrdersById403ErrorHeaders) GetRateLimitPolicy() OptString {
-	return s.RateLimitPolicy
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GetOrdersById403ErrorErrorDetailsReason) UnmarshalText(data []byte) error {
+	switch GetOrdersById403ErrorErrorDetailsReason(data) {
+	case GetOrdersById403ErrorErrorDetailsReasonTenantMismatch:
+		*s = GetOrdersById403ErrorErrorDetailsReasonTenantMismatch
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
-
-// GetResponse returns the value of Response.
-func (s *GetOrdersById403ErrorHeaders) GetResponse() GetOrdersById403Error {
-	return s.Response
-}
-
-// SetRateLimit sets the value of RateLimit.
-func (s *GetOrdersById403ErrorHeaders) SetRateLimit(val OptString) {
-	s.RateLimit = val
-}
-
-// SetRateLimitPolicy sets the value of RateLimitPolicy.
-func (s *GetOrdersById403ErrorHeaders) SetRateLimitPolicy(val OptString) {
-	s.RateLimitPolicy = val
-}
-
-// SetResponse sets the value of Response.
-func (s *GetOrdersById403ErrorHeaders) SetResponse(val GetOrdersById403Error) {
-	s.Response = val
-}
-
-func (*GetOrdersById403ErrorHeaders) getOrdersByIdRes() {}
 
 // The envelope of Not Found: APP_ORDER_NOT_FOUND.
 // Ref: #/components/schemas/GetOrdersById404Error
@@ -1604,17 +1776,51 @@ func (s *GetOrdersById429ErrorErrorCode) UnmarshalText(data []byte) error {
 }
 
 type GetOrdersById429ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+	Reason GetOrdersById429ErrorErrorDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *GetOrdersById429ErrorErrorDetails) GetReason() string {
+func (s *GetOrdersById429ErrorErrorDetails) GetReason() GetOrdersById429ErrorErrorDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *GetOrdersById429ErrorErrorDetails) SetReason(val string) {
+func (s *GetOrdersById429ErrorErrorDetails) SetReason(val GetOrdersById429ErrorErrorDetailsReason) {
 	s.Reason = val
+}
+
+type GetOrdersById429ErrorErrorDetailsReason string
+
+const (
+	GetOrdersById429ErrorErrorDetailsReasonRateLimited GetOrdersById429ErrorErrorDetailsReason = "rate_limited"
+)
+
+// AllValues returns all GetOrdersById429ErrorErrorDetailsReason values.
+func (GetOrdersById429ErrorErrorDetailsReason) AllValues() []GetOrdersById429ErrorErrorDetailsReason {
+	return []GetOrdersById429ErrorErrorDetailsReason{
+		GetOrdersById429ErrorErrorDetailsReasonRateLimited,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GetOrdersById429ErrorErrorDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case GetOrdersById429ErrorErrorDetailsReasonRateLimited:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GetOrdersById429ErrorErrorDetailsReason) UnmarshalText(data []byte) error {
+	switch GetOrdersById429ErrorErrorDetailsReason(data) {
+	case GetOrdersById429ErrorErrorDetailsReasonRateLimited:
+		*s = GetOrdersById429ErrorErrorDetailsReasonRateLimited
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // GetOrdersById429ErrorHeaders wraps GetOrdersById429Error with response headers.
@@ -2431,98 +2637,6 @@ func (o OptInt64) Or(d int64) int64 {
 	return d
 }
 
-// NewOptPostOrdersBadRequestIdempotentReplayed returns new OptPostOrdersBadRequestIdempotentReplayed with value set to v.
-func NewOptPostOrdersBadRequestIdempotentReplayed(v PostOrdersBadRequestIdempotentReplayed) OptPostOrdersBadRequestIdempotentReplayed {
-	return OptPostOrdersBadRequestIdempotentReplayed{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptPostOrdersBadRequestIdempotentReplayed is optional PostOrdersBadRequestIdempotentReplayed.
-type OptPostOrdersBadRequestIdempotentReplayed struct {
-	Value PostOrdersBadRequestIdempotentReplayed
-	Set   bool
-}
-
-// IsSet returns true if OptPostOrdersBadRequestIdempotentReplayed was set.
-func (o OptPostOrdersBadRequestIdempotentReplayed) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptPostOrdersBadRequestIdempotentReplayed) Reset() {
-	var v PostOrdersBadRequestIdempotentReplayed
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptPostOrdersBadRequestIdempotentReplayed) SetTo(v PostOrdersBadRequestIdempotentReplayed) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptPostOrdersBadRequestIdempotentReplayed) Get() (v PostOrdersBadRequestIdempotentReplayed, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptPostOrdersBadRequestIdempotentReplayed) Or(d PostOrdersBadRequestIdempotentReplayed) PostOrdersBadRequestIdempotentReplayed {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptPostOrdersConflictIdempotentReplayed returns new OptPostOrdersConflictIdempotentReplayed with value set to v.
-func NewOptPostOrdersConflictIdempotentReplayed(v PostOrdersConflictIdempotentReplayed) OptPostOrdersConflictIdempotentReplayed {
-	return OptPostOrdersConflictIdempotentReplayed{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptPostOrdersConflictIdempotentReplayed is optional PostOrdersConflictIdempotentReplayed.
-type OptPostOrdersConflictIdempotentReplayed struct {
-	Value PostOrdersConflictIdempotentReplayed
-	Set   bool
-}
-
-// IsSet returns true if OptPostOrdersConflictIdempotentReplayed was set.
-func (o OptPostOrdersConflictIdempotentReplayed) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptPostOrdersConflictIdempotentReplayed) Reset() {
-	var v PostOrdersConflictIdempotentReplayed
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptPostOrdersConflictIdempotentReplayed) SetTo(v PostOrdersConflictIdempotentReplayed) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptPostOrdersConflictIdempotentReplayed) Get() (v PostOrdersConflictIdempotentReplayed, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptPostOrdersConflictIdempotentReplayed) Or(d PostOrdersConflictIdempotentReplayed) PostOrdersConflictIdempotentReplayed {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
 // NewOptPostOrdersCreatedIdempotentReplayed returns new OptPostOrdersCreatedIdempotentReplayed with value set to v.
 func NewOptPostOrdersCreatedIdempotentReplayed(v PostOrdersCreatedIdempotentReplayed) OptPostOrdersCreatedIdempotentReplayed {
 	return OptPostOrdersCreatedIdempotentReplayed{
@@ -2569,52 +2683,6 @@ func (o OptPostOrdersCreatedIdempotentReplayed) Or(d PostOrdersCreatedIdempotent
 	return d
 }
 
-// NewOptPostOrdersForbiddenIdempotentReplayed returns new OptPostOrdersForbiddenIdempotentReplayed with value set to v.
-func NewOptPostOrdersForbiddenIdempotentReplayed(v PostOrdersForbiddenIdempotentReplayed) OptPostOrdersForbiddenIdempotentReplayed {
-	return OptPostOrdersForbiddenIdempotentReplayed{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptPostOrdersForbiddenIdempotentReplayed is optional PostOrdersForbiddenIdempotentReplayed.
-type OptPostOrdersForbiddenIdempotentReplayed struct {
-	Value PostOrdersForbiddenIdempotentReplayed
-	Set   bool
-}
-
-// IsSet returns true if OptPostOrdersForbiddenIdempotentReplayed was set.
-func (o OptPostOrdersForbiddenIdempotentReplayed) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptPostOrdersForbiddenIdempotentReplayed) Reset() {
-	var v PostOrdersForbiddenIdempotentReplayed
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptPostOrdersForbiddenIdempotentReplayed) SetTo(v PostOrdersForbiddenIdempotentReplayed) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptPostOrdersForbiddenIdempotentReplayed) Get() (v PostOrdersForbiddenIdempotentReplayed, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptPostOrdersForbiddenIdempotentReplayed) Or(d PostOrdersForbiddenIdempotentReplayed) PostOrdersForbiddenIdempotentReplayed {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
 // NewOptPostOrdersInternalServerErrorIdempotentReplayed returns new OptPostOrdersInternalServerErrorIdempotentReplayed with value set to v.
 func NewOptPostOrdersInternalServerErrorIdempotentReplayed(v PostOrdersInternalServerErrorIdempotentReplayed) OptPostOrdersInternalServerErrorIdempotentReplayed {
 	return OptPostOrdersInternalServerErrorIdempotentReplayed{
@@ -2655,190 +2723,6 @@ func (o OptPostOrdersInternalServerErrorIdempotentReplayed) Get() (v PostOrdersI
 
 // Or returns value if set, or given parameter if does not.
 func (o OptPostOrdersInternalServerErrorIdempotentReplayed) Or(d PostOrdersInternalServerErrorIdempotentReplayed) PostOrdersInternalServerErrorIdempotentReplayed {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptPostOrdersRequestEntityTooLargeIdempotentReplayed returns new OptPostOrdersRequestEntityTooLargeIdempotentReplayed with value set to v.
-func NewOptPostOrdersRequestEntityTooLargeIdempotentReplayed(v PostOrdersRequestEntityTooLargeIdempotentReplayed) OptPostOrdersRequestEntityTooLargeIdempotentReplayed {
-	return OptPostOrdersRequestEntityTooLargeIdempotentReplayed{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptPostOrdersRequestEntityTooLargeIdempotentReplayed is optional PostOrdersRequestEntityTooLargeIdempotentReplayed.
-type OptPostOrdersRequestEntityTooLargeIdempotentReplayed struct {
-	Value PostOrdersRequestEntityTooLargeIdempotentReplayed
-	Set   bool
-}
-
-// IsSet returns true if OptPostOrdersRequestEntityTooLargeIdempotentReplayed was set.
-func (o OptPostOrdersRequestEntityTooLargeIdempotentReplayed) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptPostOrdersRequestEntityTooLargeIdempotentReplayed) Reset() {
-	var v PostOrdersRequestEntityTooLargeIdempotentReplayed
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptPostOrdersRequestEntityTooLargeIdempotentReplayed) SetTo(v PostOrdersRequestEntityTooLargeIdempotentReplayed) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptPostOrdersRequestEntityTooLargeIdempotentReplayed) Get() (v PostOrdersRequestEntityTooLargeIdempotentReplayed, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptPostOrdersRequestEntityTooLargeIdempotentReplayed) Or(d PostOrdersRequestEntityTooLargeIdempotentReplayed) PostOrdersRequestEntityTooLargeIdempotentReplayed {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptPostOrdersServiceUnavailableIdempotentReplayed returns new OptPostOrdersServiceUnavailableIdempotentReplayed with value set to v.
-func NewOptPostOrdersServiceUnavailableIdempotentReplayed(v PostOrdersServiceUnavailableIdempotentReplayed) OptPostOrdersServiceUnavailableIdempotentReplayed {
-	return OptPostOrdersServiceUnavailableIdempotentReplayed{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptPostOrdersServiceUnavailableIdempotentReplayed is optional PostOrdersServiceUnavailableIdempotentReplayed.
-type OptPostOrdersServiceUnavailableIdempotentReplayed struct {
-	Value PostOrdersServiceUnavailableIdempotentReplayed
-	Set   bool
-}
-
-// IsSet returns true if OptPostOrdersServiceUnavailableIdempotentReplayed was set.
-func (o OptPostOrdersServiceUnavailableIdempotentReplayed) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptPostOrdersServiceUnavailableIdempotentReplayed) Reset() {
-	var v PostOrdersServiceUnavailableIdempotentReplayed
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptPostOrdersServiceUnavailableIdempotentReplayed) SetTo(v PostOrdersServiceUnavailableIdempotentReplayed) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptPostOrdersServiceUnavailableIdempotentReplayed) Get() (v PostOrdersServiceUnavailableIdempotentReplayed, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptPostOrdersServiceUnavailableIdempotentReplayed) Or(d PostOrdersServiceUnavailableIdempotentReplayed) PostOrdersServiceUnavailableIdempotentReplayed {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptPostOrdersTooManyRequestsIdempotentReplayed returns new OptPostOrdersTooManyRequestsIdempotentReplayed with value set to v.
-func NewOptPostOrdersTooManyRequestsIdempotentReplayed(v PostOrdersTooManyRequestsIdempotentReplayed) OptPostOrdersTooManyRequestsIdempotentReplayed {
-	return OptPostOrdersTooManyRequestsIdempotentReplayed{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptPostOrdersTooManyRequestsIdempotentReplayed is optional PostOrdersTooManyRequestsIdempotentReplayed.
-type OptPostOrdersTooManyRequestsIdempotentReplayed struct {
-	Value PostOrdersTooManyRequestsIdempotentReplayed
-	Set   bool
-}
-
-// IsSet returns true if OptPostOrdersTooManyRequestsIdempotentReplayed was set.
-func (o OptPostOrdersTooManyRequestsIdempotentReplayed) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptPostOrdersTooManyRequestsIdempotentReplayed) Reset() {
-	var v PostOrdersTooManyRequestsIdempotentReplayed
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptPostOrdersTooManyRequestsIdempotentReplayed) SetTo(v PostOrdersTooManyRequestsIdempotentReplayed) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptPostOrdersTooManyRequestsIdempotentReplayed) Get() (v PostOrdersTooManyRequestsIdempotentReplayed, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptPostOrdersTooManyRequestsIdempotentReplayed) Or(d PostOrdersTooManyRequestsIdempotentReplayed) PostOrdersTooManyRequestsIdempotentReplayed {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptPostOrdersUnauthorizedIdempotentReplayed returns new OptPostOrdersUnauthorizedIdempotentReplayed with value set to v.
-func NewOptPostOrdersUnauthorizedIdempotentReplayed(v PostOrdersUnauthorizedIdempotentReplayed) OptPostOrdersUnauthorizedIdempotentReplayed {
-	return OptPostOrdersUnauthorizedIdempotentReplayed{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptPostOrdersUnauthorizedIdempotentReplayed is optional PostOrdersUnauthorizedIdempotentReplayed.
-type OptPostOrdersUnauthorizedIdempotentReplayed struct {
-	Value PostOrdersUnauthorizedIdempotentReplayed
-	Set   bool
-}
-
-// IsSet returns true if OptPostOrdersUnauthorizedIdempotentReplayed was set.
-func (o OptPostOrdersUnauthorizedIdempotentReplayed) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptPostOrdersUnauthorizedIdempotentReplayed) Reset() {
-	var v PostOrdersUnauthorizedIdempotentReplayed
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptPostOrdersUnauthorizedIdempotentReplayed) SetTo(v PostOrdersUnauthorizedIdempotentReplayed) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptPostOrdersUnauthorizedIdempotentReplayed) Get() (v PostOrdersUnauthorizedIdempotentReplayed, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptPostOrdersUnauthorizedIdempotentReplayed) Or(d PostOrdersUnauthorizedIdempotentReplayed) PostOrdersUnauthorizedIdempotentReplayed {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -2953,63 +2837,129 @@ func (s *PostOrders400Error) SetError(val PostOrders400ErrorError) {
 	s.Error = val
 }
 
+// PostOrders400ErrorError represents sum type.
 type PostOrders400ErrorError struct {
-	Code    PostOrders400ErrorErrorCode    `json:"code"`
-	Details PostOrders400ErrorErrorDetails `json:"details"`
-	Message string                         `json:"message"`
+	// Type selects the active sum variant, switch on this field.
+	Type                                       PostOrders400ErrorErrorType
+	PostOrders400ErrorFxIdempotencyKeyRequired PostOrders400ErrorFxIdempotencyKeyRequired
+	PostOrders400ErrorFxTenantRequired         PostOrders400ErrorFxTenantRequired
+}
+
+// PostOrders400ErrorErrorType is oneOf type of PostOrders400ErrorError.
+type PostOrders400ErrorErrorType string
+
+// Possible values for PostOrders400ErrorErrorType.
+const (
+	PostOrders400ErrorFxIdempotencyKeyRequiredPostOrders400ErrorError PostOrders400ErrorErrorType = "FX_IDEMPOTENCY_KEY_REQUIRED"
+	PostOrders400ErrorFxTenantRequiredPostOrders400ErrorError         PostOrders400ErrorErrorType = "FX_TENANT_REQUIRED"
+)
+
+// IsPostOrders400ErrorFxIdempotencyKeyRequired reports whether PostOrders400ErrorError is PostOrders400ErrorFxIdempotencyKeyRequired.
+func (s PostOrders400ErrorError) IsPostOrders400ErrorFxIdempotencyKeyRequired() bool {
+	return s.Type == PostOrders400ErrorFxIdempotencyKeyRequiredPostOrders400ErrorError
+}
+
+// IsPostOrders400ErrorFxTenantRequired reports whether PostOrders400ErrorError is PostOrders400ErrorFxTenantRequired.
+func (s PostOrders400ErrorError) IsPostOrders400ErrorFxTenantRequired() bool {
+	return s.Type == PostOrders400ErrorFxTenantRequiredPostOrders400ErrorError
+}
+
+// SetPostOrders400ErrorFxIdempotencyKeyRequired sets PostOrders400ErrorError to PostOrders400ErrorFxIdempotencyKeyRequired.
+func (s *PostOrders400ErrorError) SetPostOrders400ErrorFxIdempotencyKeyRequired(v PostOrders400ErrorFxIdempotencyKeyRequired) {
+	s.Type = PostOrders400ErrorFxIdempotencyKeyRequiredPostOrders400ErrorError
+	s.PostOrders400ErrorFxIdempotencyKeyRequired = v
+}
+
+// GetPostOrders400ErrorFxIdempotencyKeyRequired returns PostOrders400ErrorFxIdempotencyKeyRequired and true boolean if PostOrders400ErrorError is PostOrders400ErrorFxIdempotencyKeyRequired.
+func (s PostOrders400ErrorError) GetPostOrders400ErrorFxIdempotencyKeyRequired() (v PostOrders400ErrorFxIdempotencyKeyRequired, ok bool) {
+	if !s.IsPostOrders400ErrorFxIdempotencyKeyRequired() {
+		return v, false
+	}
+	return s.PostOrders400ErrorFxIdempotencyKeyRequired, true
+}
+
+// NewPostOrders400ErrorFxIdempotencyKeyRequiredPostOrders400ErrorError returns new PostOrders400ErrorError from PostOrders400ErrorFxIdempotencyKeyRequired.
+func NewPostOrders400ErrorFxIdempotencyKeyRequiredPostOrders400ErrorError(v PostOrders400ErrorFxIdempotencyKeyRequired) PostOrders400ErrorError {
+	var s PostOrders400ErrorError
+	s.SetPostOrders400ErrorFxIdempotencyKeyRequired(v)
+	return s
+}
+
+// SetPostOrders400ErrorFxTenantRequired sets PostOrders400ErrorError to PostOrders400ErrorFxTenantRequired.
+func (s *PostOrders400ErrorError) SetPostOrders400ErrorFxTenantRequired(v PostOrders400ErrorFxTenantRequired) {
+	s.Type = PostOrders400ErrorFxTenantRequiredPostOrders400ErrorError
+	s.PostOrders400ErrorFxTenantRequired = v
+}
+
+// GetPostOrders400ErrorFxTenantRequired returns PostOrders400ErrorFxTenantRequired and true boolean if PostOrders400ErrorError is PostOrders400ErrorFxTenantRequired.
+func (s PostOrders400ErrorError) GetPostOrders400ErrorFxTenantRequired() (v PostOrders400ErrorFxTenantRequired, ok bool) {
+	if !s.IsPostOrders400ErrorFxTenantRequired() {
+		return v, false
+	}
+	return s.PostOrders400ErrorFxTenantRequired, true
+}
+
+// NewPostOrders400ErrorFxTenantRequiredPostOrders400ErrorError returns new PostOrders400ErrorError from PostOrders400ErrorFxTenantRequired.
+func NewPostOrders400ErrorFxTenantRequiredPostOrders400ErrorError(v PostOrders400ErrorFxTenantRequired) PostOrders400ErrorError {
+	var s PostOrders400ErrorError
+	s.SetPostOrders400ErrorFxTenantRequired(v)
+	return s
+}
+
+// Ref: #/components/schemas/PostOrders400ErrorFxIdempotencyKeyRequired
+type PostOrders400ErrorFxIdempotencyKeyRequired struct {
+	Code    PostOrders400ErrorFxIdempotencyKeyRequiredCode    `json:"code"`
+	Details PostOrders400ErrorFxIdempotencyKeyRequiredDetails `json:"details"`
+	Message string                                            `json:"message"`
 }
 
 // GetCode returns the value of Code.
-func (s *PostOrders400ErrorError) GetCode() PostOrders400ErrorErrorCode {
+func (s *PostOrders400ErrorFxIdempotencyKeyRequired) GetCode() PostOrders400ErrorFxIdempotencyKeyRequiredCode {
 	return s.Code
 }
 
 // GetDetails returns the value of Details.
-func (s *PostOrders400ErrorError) GetDetails() PostOrders400ErrorErrorDetails {
+func (s *PostOrders400ErrorFxIdempotencyKeyRequired) GetDetails() PostOrders400ErrorFxIdempotencyKeyRequiredDetails {
 	return s.Details
 }
 
 // GetMessage returns the value of Message.
-func (s *PostOrders400ErrorError) GetMessage() string {
+func (s *PostOrders400ErrorFxIdempotencyKeyRequired) GetMessage() string {
 	return s.Message
 }
 
 // SetCode sets the value of Code.
-func (s *PostOrders400ErrorError) SetCode(val PostOrders400ErrorErrorCode) {
+func (s *PostOrders400ErrorFxIdempotencyKeyRequired) SetCode(val PostOrders400ErrorFxIdempotencyKeyRequiredCode) {
 	s.Code = val
 }
 
 // SetDetails sets the value of Details.
-func (s *PostOrders400ErrorError) SetDetails(val PostOrders400ErrorErrorDetails) {
+func (s *PostOrders400ErrorFxIdempotencyKeyRequired) SetDetails(val PostOrders400ErrorFxIdempotencyKeyRequiredDetails) {
 	s.Details = val
 }
 
 // SetMessage sets the value of Message.
-func (s *PostOrders400ErrorError) SetMessage(val string) {
+func (s *PostOrders400ErrorFxIdempotencyKeyRequired) SetMessage(val string) {
 	s.Message = val
 }
 
-type PostOrders400ErrorErrorCode string
+type PostOrders400ErrorFxIdempotencyKeyRequiredCode string
 
 const (
-	PostOrders400ErrorErrorCodeFXIDEMPOTENCYKEYREQUIRED PostOrders400ErrorErrorCode = "FX_IDEMPOTENCY_KEY_REQUIRED"
-	PostOrders400ErrorErrorCodeFXTENANTREQUIRED         PostOrders400ErrorErrorCode = "FX_TENANT_REQUIRED"
+	PostOrders400ErrorFxIdempotencyKeyRequiredCodeFXIDEMPOTENCYKEYREQUIRED PostOrders400ErrorFxIdempotencyKeyRequiredCode = "FX_IDEMPOTENCY_KEY_REQUIRED"
 )
 
-// AllValues returns all PostOrders400ErrorErrorCode values.
-func (PostOrders400ErrorErrorCode) AllValues() []PostOrders400ErrorErrorCode {
-	return []PostOrders400ErrorErrorCode{
-		PostOrders400ErrorErrorCodeFXIDEMPOTENCYKEYREQUIRED,
-		PostOrders400ErrorErrorCodeFXTENANTREQUIRED,
+// AllValues returns all PostOrders400ErrorFxIdempotencyKeyRequiredCode values.
+func (PostOrders400ErrorFxIdempotencyKeyRequiredCode) AllValues() []PostOrders400ErrorFxIdempotencyKeyRequiredCode {
+	return []PostOrders400ErrorFxIdempotencyKeyRequiredCode{
+		PostOrders400ErrorFxIdempotencyKeyRequiredCodeFXIDEMPOTENCYKEYREQUIRED,
 	}
 }
 
 // MarshalText implements encoding.TextMarshaler.
-func (s PostOrders400ErrorErrorCode) MarshalText() ([]byte, error) {
+func (s PostOrders400ErrorFxIdempotencyKeyRequiredCode) MarshalText() ([]byte, error) {
 	switch s {
-	case PostOrders400ErrorErrorCodeFXIDEMPOTENCYKEYREQUIRED:
-		return []byte(s), nil
-	case PostOrders400ErrorErrorCodeFXTENANTREQUIRED:
+	case PostOrders400ErrorFxIdempotencyKeyRequiredCodeFXIDEMPOTENCYKEYREQUIRED:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -3017,44 +2967,202 @@ func (s PostOrders400ErrorErrorCode) MarshalText() ([]byte, error) {
 }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
-func (s *PostOrders400ErrorErrorCode) UnmarshalText(data []byte) error {
-	switch PostOrders400ErrorErrorCode(data) {
-	case PostOrders400ErrorErrorCodeFXIDEMPOTENCYKEYREQUIRED:
-		*s = PostOrders400ErrorErrorCodeFXIDEMPOTENCYKEYREQUIRED
-		return nil
-	case PostOrders400ErrorErrorCodeFXTENANTREQUIRED:
-		*s = PostOrders400ErrorErrorCodeFXTENANTREQUIRED
+func (s *PostOrders400ErrorFxIdempotencyKeyRequiredCode) UnmarshalText(data []byte) error {
+	switch PostOrders400ErrorFxIdempotencyKeyRequiredCode(data) {
+	case PostOrders400ErrorFxIdempotencyKeyRequiredCodeFXIDEMPOTENCYKEYREQUIRED:
+		*s = PostOrders400ErrorFxIdempotencyKeyRequiredCodeFXIDEMPOTENCYKEYREQUIRED
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
 }
 
-type PostOrders400ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+type PostOrders400ErrorFxIdempotencyKeyRequiredDetails struct {
+	Reason PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *PostOrders400ErrorErrorDetails) GetReason() string {
+func (s *PostOrders400ErrorFxIdempotencyKeyRequiredDetails) GetReason() PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *PostOrders400ErrorErrorDetails) SetReason(val string) {
+func (s *PostOrders400ErrorFxIdempotencyKeyRequiredDetails) SetReason(val PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason) {
 	s.Reason = val
+}
+
+type PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason string
+
+const (
+	PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReasonMissingIdempotencyKey   PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason = "missing_idempotency_key"
+	PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReasonMalformedIdempotencyKey PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason = "malformed_idempotency_key"
+)
+
+// AllValues returns all PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason values.
+func (PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason) AllValues() []PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason {
+	return []PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason{
+		PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReasonMissingIdempotencyKey,
+		PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReasonMalformedIdempotencyKey,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReasonMissingIdempotencyKey:
+		return []byte(s), nil
+	case PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReasonMalformedIdempotencyKey:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason) UnmarshalText(data []byte) error {
+	switch PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason(data) {
+	case PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReasonMissingIdempotencyKey:
+		*s = PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReasonMissingIdempotencyKey
+		return nil
+	case PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReasonMalformedIdempotencyKey:
+		*s = PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReasonMalformedIdempotencyKey
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/PostOrders400ErrorFxTenantRequired
+type PostOrders400ErrorFxTenantRequired struct {
+	Code    PostOrders400ErrorFxTenantRequiredCode    `json:"code"`
+	Details PostOrders400ErrorFxTenantRequiredDetails `json:"details"`
+	Message string                                    `json:"message"`
+}
+
+// GetCode returns the value of Code.
+func (s *PostOrders400ErrorFxTenantRequired) GetCode() PostOrders400ErrorFxTenantRequiredCode {
+	return s.Code
+}
+
+// GetDetails returns the value of Details.
+func (s *PostOrders400ErrorFxTenantRequired) GetDetails() PostOrders400ErrorFxTenantRequiredDetails {
+	return s.Details
+}
+
+// GetMessage returns the value of Message.
+func (s *PostOrders400ErrorFxTenantRequired) GetMessage() string {
+	return s.Message
+}
+
+// SetCode sets the value of Code.
+func (s *PostOrders400ErrorFxTenantRequired) SetCode(val PostOrders400ErrorFxTenantRequiredCode) {
+	s.Code = val
+}
+
+// SetDetails sets the value of Details.
+func (s *PostOrders400ErrorFxTenantRequired) SetDetails(val PostOrders400ErrorFxTenantRequiredDetails) {
+	s.Details = val
+}
+
+// SetMessage sets the value of Message.
+func (s *PostOrders400ErrorFxTenantRequired) SetMessage(val string) {
+	s.Message = val
+}
+
+type PostOrders400ErrorFxTenantRequiredCode string
+
+const (
+	PostOrders400ErrorFxTenantRequiredCodeFXTENANTREQUIRED PostOrders400ErrorFxTenantRequiredCode = "FX_TENANT_REQUIRED"
+)
+
+// AllValues returns all PostOrders400ErrorFxTenantRequiredCode values.
+func (PostOrders400ErrorFxTenantRequiredCode) AllValues() []PostOrders400ErrorFxTenantRequiredCode {
+	return []PostOrders400ErrorFxTenantRequiredCode{
+		PostOrders400ErrorFxTenantRequiredCodeFXTENANTREQUIRED,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PostOrders400ErrorFxTenantRequiredCode) MarshalText() ([]byte, error) {
+	switch s {
+	case PostOrders400ErrorFxTenantRequiredCodeFXTENANTREQUIRED:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PostOrders400ErrorFxTenantRequiredCode) UnmarshalText(data []byte) error {
+	switch PostOrders400ErrorFxTenantRequiredCode(data) {
+	case PostOrders400ErrorFxTenantRequiredCodeFXTENANTREQUIRED:
+		*s = PostOrders400ErrorFxTenantRequiredCodeFXTENANTREQUIRED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type PostOrders400ErrorFxTenantRequiredDetails struct {
+	Reason PostOrders400ErrorFxTenantRequiredDetailsReason `json:"reason"`
+}
+
+// GetReason returns the value of Reason.
+func (s *PostOrders400ErrorFxTenantRequiredDetails) GetReason() PostOrders400ErrorFxTenantRequiredDetailsReason {
+	return s.Reason
+}
+
+// SetReason sets the value of Reason.
+func (s *PostOrders400ErrorFxTenantRequiredDetails) SetReason(val PostOrders400ErrorFxTenantRequiredDetailsReason) {
+	s.Reason = val
+}
+
+type PostOrders400ErrorFxTenantRequiredDetailsReason string
+
+const (
+	PostOrders400ErrorFxTenantRequiredDetailsReasonMissingTenant   PostOrders400ErrorFxTenantRequiredDetailsReason = "missing_tenant"
+	PostOrders400ErrorFxTenantRequiredDetailsReasonMalformedTenant PostOrders400ErrorFxTenantRequiredDetailsReason = "malformed_tenant"
+)
+
+// AllValues returns all PostOrders400ErrorFxTenantRequiredDetailsReason values.
+func (PostOrders400ErrorFxTenantRequiredDetailsReason) AllValues() []PostOrders400ErrorFxTenantRequiredDetailsReason {
+	return []PostOrders400ErrorFxTenantRequiredDetailsReason{
+		PostOrders400ErrorFxTenantRequiredDetailsReasonMissingTenant,
+		PostOrders400ErrorFxTenantRequiredDetailsReasonMalformedTenant,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PostOrders400ErrorFxTenantRequiredDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case PostOrders400ErrorFxTenantRequiredDetailsReasonMissingTenant:
+		return []byte(s), nil
+	case PostOrders400ErrorFxTenantRequiredDetailsReasonMalformedTenant:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PostOrders400ErrorFxTenantRequiredDetailsReason) UnmarshalText(data []byte) error {
+	switch PostOrders400ErrorFxTenantRequiredDetailsReason(data) {
+	case PostOrders400ErrorFxTenantRequiredDetailsReasonMissingTenant:
+		*s = PostOrders400ErrorFxTenantRequiredDetailsReasonMissingTenant
+		return nil
+	case PostOrders400ErrorFxTenantRequiredDetailsReasonMalformedTenant:
+		*s = PostOrders400ErrorFxTenantRequiredDetailsReasonMalformedTenant
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // PostOrders400ErrorHeaders wraps PostOrders400Error with response headers.
 type PostOrders400ErrorHeaders struct {
-	IdempotentReplayed OptPostOrdersBadRequestIdempotentReplayed
-	RateLimit          OptString
-	RateLimitPolicy    OptString
-	Response           PostOrders400Error
-}
-
-// GetIdempotentReplayed returns the value of IdempotentReplayed.
-func (s *PostOrders400ErrorHeaders) GetIdempotentReplayed() OptPostOrdersBadRequestIdempotentReplayed {
-	return s.IdempotentReplayed
+	RateLimit       OptString
+	RateLimitPolicy OptString
+	Response        PostOrders400Error
 }
 
 // GetRateLimit returns the value of RateLimit.
@@ -3070,11 +3178,6 @@ func (s *PostOrders400ErrorHeaders) GetRateLimitPolicy() OptString {
 // GetResponse returns the value of Response.
 func (s *PostOrders400ErrorHeaders) GetResponse() PostOrders400Error {
 	return s.Response
-}
-
-// SetIdempotentReplayed sets the value of IdempotentReplayed.
-func (s *PostOrders400ErrorHeaders) SetIdempotentReplayed(val OptPostOrdersBadRequestIdempotentReplayed) {
-	s.IdempotentReplayed = val
 }
 
 // SetRateLimit sets the value of RateLimit.
@@ -3181,41 +3284,113 @@ func (s *PostOrders401ErrorErrorCode) UnmarshalText(data []byte) error {
 }
 
 type PostOrders401ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+	Reason PostOrders401ErrorErrorDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *PostOrders401ErrorErrorDetails) GetReason() string {
+func (s *PostOrders401ErrorErrorDetails) GetReason() PostOrders401ErrorErrorDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *PostOrders401ErrorErrorDetails) SetReason(val string) {
+func (s *PostOrders401ErrorErrorDetails) SetReason(val PostOrders401ErrorErrorDetailsReason) {
 	s.Reason = val
+}
+
+type PostOrders401ErrorErrorDetailsReason string
+
+const (
+	PostOrders401ErrorErrorDetailsReasonMissingCredentials   PostOrders401ErrorErrorDetailsReason = "missing_credentials"
+	PostOrders401ErrorErrorDetailsReasonMalformedCredentials PostOrders401ErrorErrorDetailsReason = "malformed_credentials"
+	PostOrders401ErrorErrorDetailsReasonUnsupportedScheme    PostOrders401ErrorErrorDetailsReason = "unsupported_scheme"
+	PostOrders401ErrorErrorDetailsReasonMultipleCredentials  PostOrders401ErrorErrorDetailsReason = "multiple_credentials"
+	PostOrders401ErrorErrorDetailsReasonCredentialsTooLong   PostOrders401ErrorErrorDetailsReason = "credentials_too_long"
+	PostOrders401ErrorErrorDetailsReasonInvalidCredentials   PostOrders401ErrorErrorDetailsReason = "invalid_credentials"
+	PostOrders401ErrorErrorDetailsReasonExpired              PostOrders401ErrorErrorDetailsReason = "expired"
+	PostOrders401ErrorErrorDetailsReasonNotYetValid          PostOrders401ErrorErrorDetailsReason = "not_yet_valid"
+	PostOrders401ErrorErrorDetailsReasonInvalidClaims        PostOrders401ErrorErrorDetailsReason = "invalid_claims"
+)
+
+// AllValues returns all PostOrders401ErrorErrorDetailsReason values.
+func (PostOrders401ErrorErrorDetailsReason) AllValues() []PostOrders401ErrorErrorDetailsReason {
+	return []PostOrders401ErrorErrorDetailsReason{
+		PostOrders401ErrorErrorDetailsReasonMissingCredentials,
+		PostOrders401ErrorErrorDetailsReasonMalformedCredentials,
+		PostOrders401ErrorErrorDetailsReasonUnsupportedScheme,
+		PostOrders401ErrorErrorDetailsReasonMultipleCredentials,
+		PostOrders401ErrorErrorDetailsReasonCredentialsTooLong,
+		PostOrders401ErrorErrorDetailsReasonInvalidCredentials,
+		PostOrders401ErrorErrorDetailsReasonExpired,
+		PostOrders401ErrorErrorDetailsReasonNotYetValid,
+		PostOrders401ErrorErrorDetailsReasonInvalidClaims,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PostOrders401ErrorErrorDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case PostOrders401ErrorErrorDetailsReasonMissingCredentials:
+		return []byte(s), nil
+	case PostOrders401ErrorErrorDetailsReasonMalformedCredentials:
+		return []byte(s), nil
+	case PostOrders401ErrorErrorDetailsReasonUnsupportedScheme:
+		return []byte(s), nil
+	case PostOrders401ErrorErrorDetailsReasonMultipleCredentials:
+		return []byte(s), nil
+	case PostOrders401ErrorErrorDetailsReasonCredentialsTooLong:
+		return []byte(s), nil
+	case PostOrders401ErrorErrorDetailsReasonInvalidCredentials:
+		return []byte(s), nil
+	case PostOrders401ErrorErrorDetailsReasonExpired:
+		return []byte(s), nil
+	case PostOrders401ErrorErrorDetailsReasonNotYetValid:
+		return []byte(s), nil
+	case PostOrders401ErrorErrorDetailsReasonInvalidClaims:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PostOrders401ErrorErrorDetailsReason) UnmarshalText(data []byte) error {
+	switch PostOrders401ErrorErrorDetailsReason(data) {
+	case PostOrders401ErrorErrorDetailsReasonMissingCredentials:
+		*s = PostOrders401ErrorErrorDetailsReasonMissingCredentials
+		return nil
+	case PostOrders401ErrorErrorDetailsReasonMalformedCredentials:
+		*s = PostOrders401ErrorErrorDetailsReasonMalformedCredentials
+		return nil
+	case PostOrders401ErrorErrorDetailsReasonUnsupportedScheme:
+		*s = PostOrders401ErrorErrorDetailsReasonUnsupportedScheme
+		return nil
+	case PostOrders401ErrorErrorDetailsReasonMultipleCredentials:
+		*s = PostOrders401ErrorErrorDetailsReasonMultipleCredentials
+		return nil
+	case PostOrders401ErrorErrorDetailsReasonCredentialsTooLong:
+		*s = PostOrders401ErrorErrorDetailsReasonCredentialsTooLong
+		return nil
+	case PostOrders401ErrorErrorDetailsReasonInvalidCredentials:
+		*s = PostOrders401ErrorErrorDetailsReasonInvalidCredentials
+		return nil
+	case PostOrders401ErrorErrorDetailsReasonExpired:
+		*s = PostOrders401ErrorErrorDetailsReasonExpired
+		return nil
+	case PostOrders401ErrorErrorDetailsReasonNotYetValid:
+		*s = PostOrders401ErrorErrorDetailsReasonNotYetValid
+		return nil
+	case PostOrders401ErrorErrorDetailsReasonInvalidClaims:
+		*s = PostOrders401ErrorErrorDetailsReasonInvalidClaims
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // PostOrders401ErrorHeaders wraps PostOrders401Error with response headers.
 type PostOrders401ErrorHeaders struct {
-	IdempotentReplayed OptPostOrdersUnauthorizedIdempotentReplayed
-	RateLimit          OptString
-	RateLimitPolicy    OptString
-	WWWAuthenticate    string
-	Response           PostOrders401Error
-}
-
-// GetIdempotentReplayed returns the value of IdempotentReplayed.
-func (s *PostOrders401ErrorHeaders) GetIdempotentReplayed() OptPostOrdersUnauthorizedIdempotentReplayed {
-	return s.IdempotentReplayed
-}
-
-// GetRateLimit returns the value of RateLimit.
-func (s *PostOrders401ErrorHeaders) GetRateLimit() OptString {
-	return s.RateLimit
-}
-
-// GetRateLimitPolicy returns the value of RateLimitPolicy.
-func (s *PostOrders401ErrorHeaders) GetRateLimitPolicy() OptString {
-	return s.RateLimitPolicy
+	WWWAuthenticate string
+	Response        PostOrders401Error
 }
 
 // GetWWWAuthenticate returns the value of WWWAuthenticate.
@@ -3226,21 +3401,6 @@ func (s *PostOrders401ErrorHeaders) GetWWWAuthenticate() string {
 // GetResponse returns the value of Response.
 func (s *PostOrders401ErrorHeaders) GetResponse() PostOrders401Error {
 	return s.Response
-}
-
-// SetIdempotentReplayed sets the value of IdempotentReplayed.
-func (s *PostOrders401ErrorHeaders) SetIdempotentReplayed(val OptPostOrdersUnauthorizedIdempotentReplayed) {
-	s.IdempotentReplayed = val
-}
-
-// SetRateLimit sets the value of RateLimit.
-func (s *PostOrders401ErrorHeaders) SetRateLimit(val OptString) {
-	s.RateLimit = val
-}
-
-// SetRateLimitPolicy sets the value of RateLimitPolicy.
-func (s *PostOrders401ErrorHeaders) SetRateLimitPolicy(val OptString) {
-	s.RateLimitPolicy = val
 }
 
 // SetWWWAuthenticate sets the value of WWWAuthenticate.
@@ -3270,6 +3430,8 @@ func (s *PostOrders403Error) GetError() PostOrders403ErrorError {
 func (s *PostOrders403Error) SetError(val PostOrders403ErrorError) {
 	s.Error = val
 }
+
+func (*PostOrders403Error) postOrdersRes() {}
 
 type PostOrders403ErrorError struct {
 	Code    PostOrders403ErrorErrorCode    `json:"code"`
@@ -3342,68 +3504,52 @@ func (s *PostOrders403ErrorErrorCode) UnmarshalText(data []byte) error {
 }
 
 type PostOrders403ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+	Reason PostOrders403ErrorErrorDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *PostOrders403ErrorErrorDetails) GetReason() string {
+func (s *PostOrders403ErrorErrorDetails) GetReason() PostOrders403ErrorErrorDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *PostOrders403ErrorErrorDetails) SetReason(val string) {
+func (s *PostOrders403ErrorErrorDetails) SetReason(val PostOrders403ErrorErrorDetailsReason) {
 	s.Reason = val
 }
 
-// PostOrders403ErrorHeaders wraps PostOrders403Error with response headers.
-type PostOrders403ErrorHeaders struct {
-	IdempotentReplayed OptPostOrdersForbiddenIdempotentReplayed
-	RateLimit          OptString
-	RateLimitPolicy    OptString
-	Response           PostOrders403Error
+type PostOrders403ErrorErrorDetailsReason string
+
+const (
+	PostOrders403ErrorErrorDetailsReasonTenantMismatch PostOrders403ErrorErrorDetailsReason = "tenant_mismatch"
+)
+
+// AllValues returns all PostOrders403ErrorErrorDetailsReason values.
+func (PostOrders403ErrorErrorDetailsReason) AllValues() []PostOrders403ErrorErrorDetailsReason {
+	return []PostOrders403ErrorErrorDetailsReason{
+		PostOrders403ErrorErrorDetailsReasonTenantMismatch,
+	}
 }
 
-// GetIdempotentReplayed returns the value of IdempotentReplayed.
-func (s *PostOrders403ErrorHeaders) GetIdempotentReplayed() OptPostOrdersForbiddenIdempotentReplayed {
-	return s.IdempotentReplayed
+// MarshalText implements encoding.TextMarshaler.
+func (s PostOrders403ErrorErrorDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case PostOrders403ErrorErrorDetailsReasonTenantMismatch:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
 }
 
-// GetRateLimit returns the value of RateLimit.
-func (s *PostOrders403ErrorHeaders) GetRateLimit() OptString {
-	return s.RateLimit
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PostOrders403ErrorErrorDetailsReason) UnmarshalText(data []byte) error {
+	switch PostOrders403ErrorErrorDetailsReason(data) {
+	case PostOrders403ErrorErrorDetailsReasonTenantMismatch:
+		*s = PostOrders403ErrorErrorDetailsReasonTenantMismatch
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
-
-// GetRateLimitPolicy returns the value of RateLimitPolicy.
-func (s *PostOrders403ErrorHeaders) GetRateLimitPolicy() OptString {
-	return s.RateLimitPolicy
-}
-
-// GetResponse returns the value of Response.
-func (s *PostOrders403ErrorHeaders) GetResponse() PostOrders403Error {
-	return s.Response
-}
-
-// SetIdempotentReplayed sets the value of IdempotentReplayed.
-func (s *PostOrders403ErrorHeaders) SetIdempotentReplayed(val OptPostOrdersForbiddenIdempotentReplayed) {
-	s.IdempotentReplayed = val
-}
-
-// SetRateLimit sets the value of RateLimit.
-func (s *PostOrders403ErrorHeaders) SetRateLimit(val OptString) {
-	s.RateLimit = val
-}
-
-// SetRateLimitPolicy sets the value of RateLimitPolicy.
-func (s *PostOrders403ErrorHeaders) SetRateLimitPolicy(val OptString) {
-	s.RateLimitPolicy = val
-}
-
-// SetResponse sets the value of Response.
-func (s *PostOrders403ErrorHeaders) SetResponse(val PostOrders403Error) {
-	s.Response = val
-}
-
-func (*PostOrders403ErrorHeaders) postOrdersRes() {}
 
 // The envelope of Conflict: FX_IDEMPOTENCY_IN_FLIGHT.
 // Ref: #/components/schemas/PostOrders409Error
@@ -3492,31 +3638,59 @@ func (s *PostOrders409ErrorErrorCode) UnmarshalText(data []byte) error {
 }
 
 type PostOrders409ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+	Reason PostOrders409ErrorErrorDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *PostOrders409ErrorErrorDetails) GetReason() string {
+func (s *PostOrders409ErrorErrorDetails) GetReason() PostOrders409ErrorErrorDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *PostOrders409ErrorErrorDetails) SetReason(val string) {
+func (s *PostOrders409ErrorErrorDetails) SetReason(val PostOrders409ErrorErrorDetailsReason) {
 	s.Reason = val
+}
+
+type PostOrders409ErrorErrorDetailsReason string
+
+const (
+	PostOrders409ErrorErrorDetailsReasonIdempotencyInFlight PostOrders409ErrorErrorDetailsReason = "idempotency_in_flight"
+)
+
+// AllValues returns all PostOrders409ErrorErrorDetailsReason values.
+func (PostOrders409ErrorErrorDetailsReason) AllValues() []PostOrders409ErrorErrorDetailsReason {
+	return []PostOrders409ErrorErrorDetailsReason{
+		PostOrders409ErrorErrorDetailsReasonIdempotencyInFlight,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PostOrders409ErrorErrorDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case PostOrders409ErrorErrorDetailsReasonIdempotencyInFlight:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PostOrders409ErrorErrorDetailsReason) UnmarshalText(data []byte) error {
+	switch PostOrders409ErrorErrorDetailsReason(data) {
+	case PostOrders409ErrorErrorDetailsReasonIdempotencyInFlight:
+		*s = PostOrders409ErrorErrorDetailsReasonIdempotencyInFlight
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // PostOrders409ErrorHeaders wraps PostOrders409Error with response headers.
 type PostOrders409ErrorHeaders struct {
-	IdempotentReplayed OptPostOrdersConflictIdempotentReplayed
-	RateLimit          OptString
-	RateLimitPolicy    OptString
-	RetryAfter         string
-	Response           PostOrders409Error
-}
-
-// GetIdempotentReplayed returns the value of IdempotentReplayed.
-func (s *PostOrders409ErrorHeaders) GetIdempotentReplayed() OptPostOrdersConflictIdempotentReplayed {
-	return s.IdempotentReplayed
+	RateLimit       OptString
+	RateLimitPolicy OptString
+	RetryAfter      string
+	Response        PostOrders409Error
 }
 
 // GetRateLimit returns the value of RateLimit.
@@ -3537,11 +3711,6 @@ func (s *PostOrders409ErrorHeaders) GetRetryAfter() string {
 // GetResponse returns the value of Response.
 func (s *PostOrders409ErrorHeaders) GetResponse() PostOrders409Error {
 	return s.Response
-}
-
-// SetIdempotentReplayed sets the value of IdempotentReplayed.
-func (s *PostOrders409ErrorHeaders) SetIdempotentReplayed(val OptPostOrdersConflictIdempotentReplayed) {
-	s.IdempotentReplayed = val
 }
 
 // SetRateLimit sets the value of RateLimit.
@@ -3581,6 +3750,8 @@ func (s *PostOrders413Error) GetError() PostOrders413ErrorError {
 func (s *PostOrders413Error) SetError(val PostOrders413ErrorError) {
 	s.Error = val
 }
+
+func (*PostOrders413Error) postOrdersRes() {}
 
 type PostOrders413ErrorError struct {
 	Code    PostOrders413ErrorErrorCode `json:"code"`
@@ -3640,56 +3811,6 @@ func (s *PostOrders413ErrorErrorCode) UnmarshalText(data []byte) error {
 		return errors.Errorf("invalid value: %q", data)
 	}
 }
-
-// PostOrders413ErrorHeaders wraps PostOrders413Error with response headers.
-type PostOrders413ErrorHeaders struct {
-	IdempotentReplayed OptPostOrdersRequestEntityTooLargeIdempotentReplayed
-	RateLimit          OptString
-	RateLimitPolicy    OptString
-	Response           PostOrders413Error
-}
-
-// GetIdempotentReplayed returns the value of IdempotentReplayed.
-func (s *PostOrders413ErrorHeaders) GetIdempotentReplayed() OptPostOrdersRequestEntityTooLargeIdempotentReplayed {
-	return s.IdempotentReplayed
-}
-
-// GetRateLimit returns the value of RateLimit.
-func (s *PostOrders413ErrorHeaders) GetRateLimit() OptString {
-	return s.RateLimit
-}
-
-// GetRateLimitPolicy returns the value of RateLimitPolicy.
-func (s *PostOrders413ErrorHeaders) GetRateLimitPolicy() OptString {
-	return s.RateLimitPolicy
-}
-
-// GetResponse returns the value of Response.
-func (s *PostOrders413ErrorHeaders) GetResponse() PostOrders413Error {
-	return s.Response
-}
-
-// SetIdempotentReplayed sets the value of IdempotentReplayed.
-func (s *PostOrders413ErrorHeaders) SetIdempotentReplayed(val OptPostOrdersRequestEntityTooLargeIdempotentReplayed) {
-	s.IdempotentReplayed = val
-}
-
-// SetRateLimit sets the value of RateLimit.
-func (s *PostOrders413ErrorHeaders) SetRateLimit(val OptString) {
-	s.RateLimit = val
-}
-
-// SetRateLimitPolicy sets the value of RateLimitPolicy.
-func (s *PostOrders413ErrorHeaders) SetRateLimitPolicy(val OptString) {
-	s.RateLimitPolicy = val
-}
-
-// SetResponse sets the value of Response.
-func (s *PostOrders413ErrorHeaders) SetResponse(val PostOrders413Error) {
-	s.Response = val
-}
-
-func (*PostOrders413ErrorHeaders) postOrdersRes() {}
 
 // The envelope of Unprocessable Entity: FX_IDEMPOTENCY_KEY_REUSED, FX_VALIDATION_ERROR.
 // Ref: #/components/schemas/PostOrders422Error
@@ -3848,17 +3969,51 @@ func (s *PostOrders422ErrorFxIdempotencyKeyReusedCode) UnmarshalText(data []byte
 }
 
 type PostOrders422ErrorFxIdempotencyKeyReusedDetails struct {
-	Reason string `json:"reason"`
+	Reason PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *PostOrders422ErrorFxIdempotencyKeyReusedDetails) GetReason() string {
+func (s *PostOrders422ErrorFxIdempotencyKeyReusedDetails) GetReason() PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *PostOrders422ErrorFxIdempotencyKeyReusedDetails) SetReason(val string) {
+func (s *PostOrders422ErrorFxIdempotencyKeyReusedDetails) SetReason(val PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason) {
 	s.Reason = val
+}
+
+type PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason string
+
+const (
+	PostOrders422ErrorFxIdempotencyKeyReusedDetailsReasonIdempotencyKeyReused PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason = "idempotency_key_reused"
+)
+
+// AllValues returns all PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason values.
+func (PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason) AllValues() []PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason {
+	return []PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason{
+		PostOrders422ErrorFxIdempotencyKeyReusedDetailsReasonIdempotencyKeyReused,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case PostOrders422ErrorFxIdempotencyKeyReusedDetailsReasonIdempotencyKeyReused:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason) UnmarshalText(data []byte) error {
+	switch PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason(data) {
+	case PostOrders422ErrorFxIdempotencyKeyReusedDetailsReasonIdempotencyKeyReused:
+		*s = PostOrders422ErrorFxIdempotencyKeyReusedDetailsReasonIdempotencyKeyReused
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/PostOrders422ErrorFxValidationError
@@ -4069,31 +4224,59 @@ func (s *PostOrders429ErrorErrorCode) UnmarshalText(data []byte) error {
 }
 
 type PostOrders429ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+	Reason PostOrders429ErrorErrorDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *PostOrders429ErrorErrorDetails) GetReason() string {
+func (s *PostOrders429ErrorErrorDetails) GetReason() PostOrders429ErrorErrorDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *PostOrders429ErrorErrorDetails) SetReason(val string) {
+func (s *PostOrders429ErrorErrorDetails) SetReason(val PostOrders429ErrorErrorDetailsReason) {
 	s.Reason = val
+}
+
+type PostOrders429ErrorErrorDetailsReason string
+
+const (
+	PostOrders429ErrorErrorDetailsReasonRateLimited PostOrders429ErrorErrorDetailsReason = "rate_limited"
+)
+
+// AllValues returns all PostOrders429ErrorErrorDetailsReason values.
+func (PostOrders429ErrorErrorDetailsReason) AllValues() []PostOrders429ErrorErrorDetailsReason {
+	return []PostOrders429ErrorErrorDetailsReason{
+		PostOrders429ErrorErrorDetailsReasonRateLimited,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PostOrders429ErrorErrorDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case PostOrders429ErrorErrorDetailsReasonRateLimited:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PostOrders429ErrorErrorDetailsReason) UnmarshalText(data []byte) error {
+	switch PostOrders429ErrorErrorDetailsReason(data) {
+	case PostOrders429ErrorErrorDetailsReasonRateLimited:
+		*s = PostOrders429ErrorErrorDetailsReasonRateLimited
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // PostOrders429ErrorHeaders wraps PostOrders429Error with response headers.
 type PostOrders429ErrorHeaders struct {
-	IdempotentReplayed OptPostOrdersTooManyRequestsIdempotentReplayed
-	RateLimit          OptString
-	RateLimitPolicy    OptString
-	RetryAfter         string
-	Response           PostOrders429Error
-}
-
-// GetIdempotentReplayed returns the value of IdempotentReplayed.
-func (s *PostOrders429ErrorHeaders) GetIdempotentReplayed() OptPostOrdersTooManyRequestsIdempotentReplayed {
-	return s.IdempotentReplayed
+	RateLimit       OptString
+	RateLimitPolicy OptString
+	RetryAfter      string
+	Response        PostOrders429Error
 }
 
 // GetRateLimit returns the value of RateLimit.
@@ -4114,11 +4297,6 @@ func (s *PostOrders429ErrorHeaders) GetRetryAfter() string {
 // GetResponse returns the value of Response.
 func (s *PostOrders429ErrorHeaders) GetResponse() PostOrders429Error {
 	return s.Response
-}
-
-// SetIdempotentReplayed sets the value of IdempotentReplayed.
-func (s *PostOrders429ErrorHeaders) SetIdempotentReplayed(val OptPostOrdersTooManyRequestsIdempotentReplayed) {
-	s.IdempotentReplayed = val
 }
 
 // SetRateLimit sets the value of RateLimit.
@@ -4355,31 +4533,59 @@ func (s *PostOrders503ErrorErrorCode) UnmarshalText(data []byte) error {
 }
 
 type PostOrders503ErrorErrorDetails struct {
-	Reason string `json:"reason"`
+	Reason PostOrders503ErrorErrorDetailsReason `json:"reason"`
 }
 
 // GetReason returns the value of Reason.
-func (s *PostOrders503ErrorErrorDetails) GetReason() string {
+func (s *PostOrders503ErrorErrorDetails) GetReason() PostOrders503ErrorErrorDetailsReason {
 	return s.Reason
 }
 
 // SetReason sets the value of Reason.
-func (s *PostOrders503ErrorErrorDetails) SetReason(val string) {
+func (s *PostOrders503ErrorErrorDetails) SetReason(val PostOrders503ErrorErrorDetailsReason) {
 	s.Reason = val
+}
+
+type PostOrders503ErrorErrorDetailsReason string
+
+const (
+	PostOrders503ErrorErrorDetailsReasonIdempotencyUnavailable PostOrders503ErrorErrorDetailsReason = "idempotency_unavailable"
+)
+
+// AllValues returns all PostOrders503ErrorErrorDetailsReason values.
+func (PostOrders503ErrorErrorDetailsReason) AllValues() []PostOrders503ErrorErrorDetailsReason {
+	return []PostOrders503ErrorErrorDetailsReason{
+		PostOrders503ErrorErrorDetailsReasonIdempotencyUnavailable,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PostOrders503ErrorErrorDetailsReason) MarshalText() ([]byte, error) {
+	switch s {
+	case PostOrders503ErrorErrorDetailsReasonIdempotencyUnavailable:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PostOrders503ErrorErrorDetailsReason) UnmarshalText(data []byte) error {
+	switch PostOrders503ErrorErrorDetailsReason(data) {
+	case PostOrders503ErrorErrorDetailsReasonIdempotencyUnavailable:
+		*s = PostOrders503ErrorErrorDetailsReasonIdempotencyUnavailable
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // PostOrders503ErrorHeaders wraps PostOrders503Error with response headers.
 type PostOrders503ErrorHeaders struct {
-	IdempotentReplayed OptPostOrdersServiceUnavailableIdempotentReplayed
-	RateLimit          OptString
-	RateLimitPolicy    OptString
-	RetryAfter         string
-	Response           PostOrders503Error
-}
-
-// GetIdempotentReplayed returns the value of IdempotentReplayed.
-func (s *PostOrders503ErrorHeaders) GetIdempotentReplayed() OptPostOrdersServiceUnavailableIdempotentReplayed {
-	return s.IdempotentReplayed
+	RateLimit       OptString
+	RateLimitPolicy OptString
+	RetryAfter      string
+	Response        PostOrders503Error
 }
 
 // GetRateLimit returns the value of RateLimit.
@@ -4400,11 +4606,6 @@ func (s *PostOrders503ErrorHeaders) GetRetryAfter() string {
 // GetResponse returns the value of Response.
 func (s *PostOrders503ErrorHeaders) GetResponse() PostOrders503Error {
 	return s.Response
-}
-
-// SetIdempotentReplayed sets the value of IdempotentReplayed.
-func (s *PostOrders503ErrorHeaders) SetIdempotentReplayed(val OptPostOrdersServiceUnavailableIdempotentReplayed) {
-	s.IdempotentReplayed = val
 }
 
 // SetRateLimit sets the value of RateLimit.
@@ -4428,74 +4629,6 @@ func (s *PostOrders503ErrorHeaders) SetResponse(val PostOrders503Error) {
 }
 
 func (*PostOrders503ErrorHeaders) postOrdersRes() {}
-
-type PostOrdersBadRequestIdempotentReplayed string
-
-const (
-	PostOrdersBadRequestIdempotentReplayedTrue PostOrdersBadRequestIdempotentReplayed = "true"
-)
-
-// AllValues returns all PostOrdersBadRequestIdempotentReplayed values.
-func (PostOrdersBadRequestIdempotentReplayed) AllValues() []PostOrdersBadRequestIdempotentReplayed {
-	return []PostOrdersBadRequestIdempotentReplayed{
-		PostOrdersBadRequestIdempotentReplayedTrue,
-	}
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (s PostOrdersBadRequestIdempotentReplayed) MarshalText() ([]byte, error) {
-	switch s {
-	case PostOrdersBadRequestIdempotentReplayedTrue:
-		return []byte(s), nil
-	default:
-		return nil, errors.Errorf("invalid value: %q", s)
-	}
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (s *PostOrdersBadRequestIdempotentReplayed) UnmarshalText(data []byte) error {
-	switch PostOrdersBadRequestIdempotentReplayed(data) {
-	case PostOrdersBadRequestIdempotentReplayedTrue:
-		*s = PostOrdersBadRequestIdempotentReplayedTrue
-		return nil
-	default:
-		return errors.Errorf("invalid value: %q", data)
-	}
-}
-
-type PostOrdersConflictIdempotentReplayed string
-
-const (
-	PostOrdersConflictIdempotentReplayedTrue PostOrdersConflictIdempotentReplayed = "true"
-)
-
-// AllValues returns all PostOrdersConflictIdempotentReplayed values.
-func (PostOrdersConflictIdempotentReplayed) AllValues() []PostOrdersConflictIdempotentReplayed {
-	return []PostOrdersConflictIdempotentReplayed{
-		PostOrdersConflictIdempotentReplayedTrue,
-	}
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (s PostOrdersConflictIdempotentReplayed) MarshalText() ([]byte, error) {
-	switch s {
-	case PostOrdersConflictIdempotentReplayedTrue:
-		return []byte(s), nil
-	default:
-		return nil, errors.Errorf("invalid value: %q", s)
-	}
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (s *PostOrdersConflictIdempotentReplayed) UnmarshalText(data []byte) error {
-	switch PostOrdersConflictIdempotentReplayed(data) {
-	case PostOrdersConflictIdempotentReplayedTrue:
-		*s = PostOrdersConflictIdempotentReplayedTrue
-		return nil
-	default:
-		return errors.Errorf("invalid value: %q", data)
-	}
-}
 
 type PostOrdersCreated struct {
 	Created  time.Time                    `json:"created"`
@@ -4735,40 +4868,6 @@ func (s *PostOrdersCreatedStatus) UnmarshalText(data []byte) error {
 	}
 }
 
-type PostOrdersForbiddenIdempotentReplayed string
-
-const (
-	PostOrdersForbiddenIdempotentReplayedTrue PostOrdersForbiddenIdempotentReplayed = "true"
-)
-
-// AllValues returns all PostOrdersForbiddenIdempotentReplayed values.
-func (PostOrdersForbiddenIdempotentReplayed) AllValues() []PostOrdersForbiddenIdempotentReplayed {
-	return []PostOrdersForbiddenIdempotentReplayed{
-		PostOrdersForbiddenIdempotentReplayedTrue,
-	}
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (s PostOrdersForbiddenIdempotentReplayed) MarshalText() ([]byte, error) {
-	switch s {
-	case PostOrdersForbiddenIdempotentReplayedTrue:
-		return []byte(s), nil
-	default:
-		return nil, errors.Errorf("invalid value: %q", s)
-	}
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (s *PostOrdersForbiddenIdempotentReplayed) UnmarshalText(data []byte) error {
-	switch PostOrdersForbiddenIdempotentReplayed(data) {
-	case PostOrdersForbiddenIdempotentReplayedTrue:
-		*s = PostOrdersForbiddenIdempotentReplayedTrue
-		return nil
-	default:
-		return errors.Errorf("invalid value: %q", data)
-	}
-}
-
 type PostOrdersInternalServerErrorIdempotentReplayed string
 
 const (
@@ -4864,142 +4963,6 @@ func (s *PostOrdersReqLinesItem) SetQty(val int64) {
 // SetSku sets the value of Sku.
 func (s *PostOrdersReqLinesItem) SetSku(val string) {
 	s.Sku = val
-}
-
-type PostOrdersRequestEntityTooLargeIdempotentReplayed string
-
-const (
-	PostOrdersRequestEntityTooLargeIdempotentReplayedTrue PostOrdersRequestEntityTooLargeIdempotentReplayed = "true"
-)
-
-// AllValues returns all PostOrdersRequestEntityTooLargeIdempotentReplayed values.
-func (PostOrdersRequestEntityTooLargeIdempotentReplayed) AllValues() []PostOrdersRequestEntityTooLargeIdempotentReplayed {
-	return []PostOrdersRequestEntityTooLargeIdempotentReplayed{
-		PostOrdersRequestEntityTooLargeIdempotentReplayedTrue,
-	}
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (s PostOrdersRequestEntityTooLargeIdempotentReplayed) MarshalText() ([]byte, error) {
-	switch s {
-	case PostOrdersRequestEntityTooLargeIdempotentReplayedTrue:
-		return []byte(s), nil
-	default:
-		return nil, errors.Errorf("invalid value: %q", s)
-	}
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (s *PostOrdersRequestEntityTooLargeIdempotentReplayed) UnmarshalText(data []byte) error {
-	switch PostOrdersRequestEntityTooLargeIdempotentReplayed(data) {
-	case PostOrdersRequestEntityTooLargeIdempotentReplayedTrue:
-		*s = PostOrdersRequestEntityTooLargeIdempotentReplayedTrue
-		return nil
-	default:
-		return errors.Errorf("invalid value: %q", data)
-	}
-}
-
-type PostOrdersServiceUnavailableIdempotentReplayed string
-
-const (
-	PostOrdersServiceUnavailableIdempotentReplayedTrue PostOrdersServiceUnavailableIdempotentReplayed = "true"
-)
-
-// AllValues returns all PostOrdersServiceUnavailableIdempotentReplayed values.
-func (PostOrdersServiceUnavailableIdempotentReplayed) AllValues() []PostOrdersServiceUnavailableIdempotentReplayed {
-	return []PostOrdersServiceUnavailableIdempotentReplayed{
-		PostOrdersServiceUnavailableIdempotentReplayedTrue,
-	}
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (s PostOrdersServiceUnavailableIdempotentReplayed) MarshalText() ([]byte, error) {
-	switch s {
-	case PostOrdersServiceUnavailableIdempotentReplayedTrue:
-		return []byte(s), nil
-	default:
-		return nil, errors.Errorf("invalid value: %q", s)
-	}
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (s *PostOrdersServiceUnavailableIdempotentReplayed) UnmarshalText(data []byte) error {
-	switch PostOrdersServiceUnavailableIdempotentReplayed(data) {
-	case PostOrdersServiceUnavailableIdempotentReplayedTrue:
-		*s = PostOrdersServiceUnavailableIdempotentReplayedTrue
-		return nil
-	default:
-		return errors.Errorf("invalid value: %q", data)
-	}
-}
-
-type PostOrdersTooManyRequestsIdempotentReplayed string
-
-const (
-	PostOrdersTooManyRequestsIdempotentReplayedTrue PostOrdersTooManyRequestsIdempotentReplayed = "true"
-)
-
-// AllValues returns all PostOrdersTooManyRequestsIdempotentReplayed values.
-func (PostOrdersTooManyRequestsIdempotentReplayed) AllValues() []PostOrdersTooManyRequestsIdempotentReplayed {
-	return []PostOrdersTooManyRequestsIdempotentReplayed{
-		PostOrdersTooManyRequestsIdempotentReplayedTrue,
-	}
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (s PostOrdersTooManyRequestsIdempotentReplayed) MarshalText() ([]byte, error) {
-	switch s {
-	case PostOrdersTooManyRequestsIdempotentReplayedTrue:
-		return []byte(s), nil
-	default:
-		return nil, errors.Errorf("invalid value: %q", s)
-	}
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (s *PostOrdersTooManyRequestsIdempotentReplayed) UnmarshalText(data []byte) error {
-	switch PostOrdersTooManyRequestsIdempotentReplayed(data) {
-	case PostOrdersTooManyRequestsIdempotentReplayedTrue:
-		*s = PostOrdersTooManyRequestsIdempotentReplayedTrue
-		return nil
-	default:
-		return errors.Errorf("invalid value: %q", data)
-	}
-}
-
-type PostOrdersUnauthorizedIdempotentReplayed string
-
-const (
-	PostOrdersUnauthorizedIdempotentReplayedTrue PostOrdersUnauthorizedIdempotentReplayed = "true"
-)
-
-// AllValues returns all PostOrdersUnauthorizedIdempotentReplayed values.
-func (PostOrdersUnauthorizedIdempotentReplayed) AllValues() []PostOrdersUnauthorizedIdempotentReplayed {
-	return []PostOrdersUnauthorizedIdempotentReplayed{
-		PostOrdersUnauthorizedIdempotentReplayedTrue,
-	}
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (s PostOrdersUnauthorizedIdempotentReplayed) MarshalText() ([]byte, error) {
-	switch s {
-	case PostOrdersUnauthorizedIdempotentReplayedTrue:
-		return []byte(s), nil
-	default:
-		return nil, errors.Errorf("invalid value: %q", s)
-	}
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (s *PostOrdersUnauthorizedIdempotentReplayed) UnmarshalText(data []byte) error {
-	switch PostOrdersUnauthorizedIdempotentReplayed(data) {
-	case PostOrdersUnauthorizedIdempotentReplayedTrue:
-		*s = PostOrdersUnauthorizedIdempotentReplayedTrue
-		return nil
-	default:
-		return errors.Errorf("invalid value: %q", data)
-	}
 }
 
 type PostOrdersUnprocessableEntityIdempotentReplayed string

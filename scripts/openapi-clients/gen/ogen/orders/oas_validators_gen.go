@@ -49,6 +49,17 @@ func (s *GetOrders400ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -64,20 +75,20 @@ func (s GetOrders400ErrorErrorCode) Validate() error {
 	}
 }
 
-func (s *GetOrders400ErrorHeaders) Validate() error {
+func (s *GetOrders400ErrorErrorDetails) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
 	}
 
 	var failures []validate.FieldError
 	if err := func() error {
-		if err := s.Response.Validate(); err != nil {
+		if err := s.Reason.Validate(); err != nil {
 			return err
 		}
 		return nil
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
-			Name:  "Response",
+			Name:  "reason",
 			Error: err,
 		})
 	}
@@ -85,6 +96,17 @@ func (s *GetOrders400ErrorHeaders) Validate() error {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s GetOrders400ErrorErrorDetailsReason) Validate() error {
+	switch s {
+	case "missing_tenant":
+		return nil
+	case "malformed_tenant":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s *GetOrders401Error) Validate() error {
@@ -127,6 +149,17 @@ func (s *GetOrders401ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -136,6 +169,54 @@ func (s *GetOrders401ErrorError) Validate() error {
 func (s GetOrders401ErrorErrorCode) Validate() error {
 	switch s {
 	case "FX_UNAUTHENTICATED":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *GetOrders401ErrorErrorDetails) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Reason.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "reason",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s GetOrders401ErrorErrorDetailsReason) Validate() error {
+	switch s {
+	case "missing_credentials":
+		return nil
+	case "malformed_credentials":
+		return nil
+	case "unsupported_scheme":
+		return nil
+	case "multiple_credentials":
+		return nil
+	case "credentials_too_long":
+		return nil
+	case "invalid_credentials":
+		return nil
+	case "expired":
+		return nil
+	case "not_yet_valid":
+		return nil
+	case "invalid_claims":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)
@@ -205,6 +286,17 @@ func (s *GetOrders403ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -220,20 +312,20 @@ func (s GetOrders403ErrorErrorCode) Validate() error {
 	}
 }
 
-func (s *GetOrders403ErrorHeaders) Validate() error {
+func (s *GetOrders403ErrorErrorDetails) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
 	}
 
 	var failures []validate.FieldError
 	if err := func() error {
-		if err := s.Response.Validate(); err != nil {
+		if err := s.Reason.Validate(); err != nil {
 			return err
 		}
 		return nil
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
-			Name:  "Response",
+			Name:  "reason",
 			Error: err,
 		})
 	}
@@ -241,6 +333,15 @@ func (s *GetOrders403ErrorHeaders) Validate() error {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s GetOrders403ErrorErrorDetailsReason) Validate() error {
+	switch s {
+	case "tenant_mismatch":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s *GetOrders422Error) Validate() error {
@@ -372,6 +473,17 @@ func (s *GetOrders429ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -381,6 +493,38 @@ func (s *GetOrders429ErrorError) Validate() error {
 func (s GetOrders429ErrorErrorCode) Validate() error {
 	switch s {
 	case "FX_RATE_LIMITED":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *GetOrders429ErrorErrorDetails) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Reason.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "reason",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s GetOrders429ErrorErrorDetailsReason) Validate() error {
+	switch s {
+	case "rate_limited":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)
@@ -551,6 +695,17 @@ func (s *GetOrdersById400ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -566,20 +721,20 @@ func (s GetOrdersById400ErrorErrorCode) Validate() error {
 	}
 }
 
-func (s *GetOrdersById400ErrorHeaders) Validate() error {
+func (s *GetOrdersById400ErrorErrorDetails) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
 	}
 
 	var failures []validate.FieldError
 	if err := func() error {
-		if err := s.Response.Validate(); err != nil {
+		if err := s.Reason.Validate(); err != nil {
 			return err
 		}
 		return nil
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
-			Name:  "Response",
+			Name:  "reason",
 			Error: err,
 		})
 	}
@@ -587,6 +742,17 @@ func (s *GetOrdersById400ErrorHeaders) Validate() error {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s GetOrdersById400ErrorErrorDetailsReason) Validate() error {
+	switch s {
+	case "missing_tenant":
+		return nil
+	case "malformed_tenant":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s *GetOrdersById401Error) Validate() error {
@@ -629,6 +795,17 @@ func (s *GetOrdersById401ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -638,6 +815,54 @@ func (s *GetOrdersById401ErrorError) Validate() error {
 func (s GetOrdersById401ErrorErrorCode) Validate() error {
 	switch s {
 	case "FX_UNAUTHENTICATED":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *GetOrdersById401ErrorErrorDetails) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Reason.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "reason",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s GetOrdersById401ErrorErrorDetailsReason) Validate() error {
+	switch s {
+	case "missing_credentials":
+		return nil
+	case "malformed_credentials":
+		return nil
+	case "unsupported_scheme":
+		return nil
+	case "multiple_credentials":
+		return nil
+	case "credentials_too_long":
+		return nil
+	case "invalid_credentials":
+		return nil
+	case "expired":
+		return nil
+	case "not_yet_valid":
+		return nil
+	case "invalid_claims":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)
@@ -707,6 +932,17 @@ func (s *GetOrdersById403ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -722,20 +958,20 @@ func (s GetOrdersById403ErrorErrorCode) Validate() error {
 	}
 }
 
-func (s *GetOrdersById403ErrorHeaders) Validate() error {
+func (s *GetOrdersById403ErrorErrorDetails) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
 	}
 
 	var failures []validate.FieldError
 	if err := func() error {
-		if err := s.Response.Validate(); err != nil {
+		if err := s.Reason.Validate(); err != nil {
 			return err
 		}
 		return nil
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
-			Name:  "Response",
+			Name:  "reason",
 			Error: err,
 		})
 	}
@@ -743,6 +979,15 @@ func (s *GetOrdersById403ErrorHeaders) Validate() error {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s GetOrdersById403ErrorErrorDetailsReason) Validate() error {
+	switch s {
+	case "tenant_mismatch":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s *GetOrdersById404Error) Validate() error {
@@ -952,6 +1197,17 @@ func (s *GetOrdersById429ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -961,6 +1217,38 @@ func (s *GetOrdersById429ErrorError) Validate() error {
 func (s GetOrdersById429ErrorErrorCode) Validate() error {
 	switch s {
 	case "FX_RATE_LIMITED":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *GetOrdersById429ErrorErrorDetails) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Reason.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "reason",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s GetOrdersById429ErrorErrorDetailsReason) Validate() error {
+	switch s {
+	case "rate_limited":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)
@@ -1501,7 +1789,24 @@ func (s *PostOrders400Error) Validate() error {
 	return nil
 }
 
-func (s *PostOrders400ErrorError) Validate() error {
+func (s PostOrders400ErrorError) Validate() error {
+	switch s.Type {
+	case PostOrders400ErrorFxIdempotencyKeyRequiredPostOrders400ErrorError:
+		if err := s.PostOrders400ErrorFxIdempotencyKeyRequired.Validate(); err != nil {
+			return err
+		}
+		return nil
+	case PostOrders400ErrorFxTenantRequiredPostOrders400ErrorError:
+		if err := s.PostOrders400ErrorFxTenantRequired.Validate(); err != nil {
+			return err
+		}
+		return nil
+	default:
+		return errors.Errorf("invalid type %q", s.Type)
+	}
+}
+
+func (s *PostOrders400ErrorFxIdempotencyKeyRequired) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
 	}
@@ -1518,17 +1823,137 @@ func (s *PostOrders400ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
 }
 
-func (s PostOrders400ErrorErrorCode) Validate() error {
+func (s PostOrders400ErrorFxIdempotencyKeyRequiredCode) Validate() error {
 	switch s {
 	case "FX_IDEMPOTENCY_KEY_REQUIRED":
 		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *PostOrders400ErrorFxIdempotencyKeyRequiredDetails) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Reason.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "reason",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason) Validate() error {
+	switch s {
+	case "missing_idempotency_key":
+		return nil
+	case "malformed_idempotency_key":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *PostOrders400ErrorFxTenantRequired) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Code.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "code",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s PostOrders400ErrorFxTenantRequiredCode) Validate() error {
+	switch s {
 	case "FX_TENANT_REQUIRED":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *PostOrders400ErrorFxTenantRequiredDetails) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Reason.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "reason",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s PostOrders400ErrorFxTenantRequiredDetailsReason) Validate() error {
+	switch s {
+	case "missing_tenant":
+		return nil
+	case "malformed_tenant":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)
@@ -1541,24 +1966,6 @@ func (s *PostOrders400ErrorHeaders) Validate() error {
 	}
 
 	var failures []validate.FieldError
-	if err := func() error {
-		if value, ok := s.IdempotentReplayed.Get(); ok {
-			if err := func() error {
-				if err := value.Validate(); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}(); err != nil {
-		failures = append(failures, validate.FieldError{
-			Name:  "IdempotentReplayed",
-			Error: err,
-		})
-	}
 	if err := func() error {
 		if err := s.Response.Validate(); err != nil {
 			return err
@@ -1616,6 +2023,17 @@ func (s *PostOrders401ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -1631,30 +2049,60 @@ func (s PostOrders401ErrorErrorCode) Validate() error {
 	}
 }
 
-func (s *PostOrders401ErrorHeaders) Validate() error {
+func (s *PostOrders401ErrorErrorDetails) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
 	}
 
 	var failures []validate.FieldError
 	if err := func() error {
-		if value, ok := s.IdempotentReplayed.Get(); ok {
-			if err := func() error {
-				if err := value.Validate(); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return err
-			}
+		if err := s.Reason.Validate(); err != nil {
+			return err
 		}
 		return nil
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
-			Name:  "IdempotentReplayed",
+			Name:  "reason",
 			Error: err,
 		})
 	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s PostOrders401ErrorErrorDetailsReason) Validate() error {
+	switch s {
+	case "missing_credentials":
+		return nil
+	case "malformed_credentials":
+		return nil
+	case "unsupported_scheme":
+		return nil
+	case "multiple_credentials":
+		return nil
+	case "credentials_too_long":
+		return nil
+	case "invalid_credentials":
+		return nil
+	case "expired":
+		return nil
+	case "not_yet_valid":
+		return nil
+	case "invalid_claims":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *PostOrders401ErrorHeaders) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
 	if err := func() error {
 		if err := s.Response.Validate(); err != nil {
 			return err
@@ -1712,6 +2160,17 @@ func (s *PostOrders403ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -1727,38 +2186,20 @@ func (s PostOrders403ErrorErrorCode) Validate() error {
 	}
 }
 
-func (s *PostOrders403ErrorHeaders) Validate() error {
+func (s *PostOrders403ErrorErrorDetails) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
 	}
 
 	var failures []validate.FieldError
 	if err := func() error {
-		if value, ok := s.IdempotentReplayed.Get(); ok {
-			if err := func() error {
-				if err := value.Validate(); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}(); err != nil {
-		failures = append(failures, validate.FieldError{
-			Name:  "IdempotentReplayed",
-			Error: err,
-		})
-	}
-	if err := func() error {
-		if err := s.Response.Validate(); err != nil {
+		if err := s.Reason.Validate(); err != nil {
 			return err
 		}
 		return nil
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
-			Name:  "Response",
+			Name:  "reason",
 			Error: err,
 		})
 	}
@@ -1766,6 +2207,15 @@ func (s *PostOrders403ErrorHeaders) Validate() error {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s PostOrders403ErrorErrorDetailsReason) Validate() error {
+	switch s {
+	case "tenant_mismatch":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s *PostOrders409Error) Validate() error {
@@ -1808,6 +2258,17 @@ func (s *PostOrders409ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -1823,30 +2284,44 @@ func (s PostOrders409ErrorErrorCode) Validate() error {
 	}
 }
 
-func (s *PostOrders409ErrorHeaders) Validate() error {
+func (s *PostOrders409ErrorErrorDetails) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
 	}
 
 	var failures []validate.FieldError
 	if err := func() error {
-		if value, ok := s.IdempotentReplayed.Get(); ok {
-			if err := func() error {
-				if err := value.Validate(); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return err
-			}
+		if err := s.Reason.Validate(); err != nil {
+			return err
 		}
 		return nil
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
-			Name:  "IdempotentReplayed",
+			Name:  "reason",
 			Error: err,
 		})
 	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s PostOrders409ErrorErrorDetailsReason) Validate() error {
+	switch s {
+	case "idempotency_in_flight":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *PostOrders409ErrorHeaders) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
 	if err := func() error {
 		if err := (validate.String{
 			MinLength:     0,
@@ -1942,47 +2417,6 @@ func (s PostOrders413ErrorErrorCode) Validate() error {
 	}
 }
 
-func (s *PostOrders413ErrorHeaders) Validate() error {
-	if s == nil {
-		return validate.ErrNilPointer
-	}
-
-	var failures []validate.FieldError
-	if err := func() error {
-		if value, ok := s.IdempotentReplayed.Get(); ok {
-			if err := func() error {
-				if err := value.Validate(); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}(); err != nil {
-		failures = append(failures, validate.FieldError{
-			Name:  "IdempotentReplayed",
-			Error: err,
-		})
-	}
-	if err := func() error {
-		if err := s.Response.Validate(); err != nil {
-			return err
-		}
-		return nil
-	}(); err != nil {
-		failures = append(failures, validate.FieldError{
-			Name:  "Response",
-			Error: err,
-		})
-	}
-	if len(failures) > 0 {
-		return &validate.Error{Fields: failures}
-	}
-	return nil
-}
-
 func (s *PostOrders422Error) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
@@ -2040,6 +2474,17 @@ func (s *PostOrders422ErrorFxIdempotencyKeyReused) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -2049,6 +2494,38 @@ func (s *PostOrders422ErrorFxIdempotencyKeyReused) Validate() error {
 func (s PostOrders422ErrorFxIdempotencyKeyReusedCode) Validate() error {
 	switch s {
 	case "FX_IDEMPOTENCY_KEY_REUSED":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *PostOrders422ErrorFxIdempotencyKeyReusedDetails) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if err := s.Reason.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "reason",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason) Validate() error {
+	switch s {
+	case "idempotency_key_reused":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)
@@ -2179,6 +2656,17 @@ func (s *PostOrders429ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -2194,30 +2682,44 @@ func (s PostOrders429ErrorErrorCode) Validate() error {
 	}
 }
 
-func (s *PostOrders429ErrorHeaders) Validate() error {
+func (s *PostOrders429ErrorErrorDetails) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
 	}
 
 	var failures []validate.FieldError
 	if err := func() error {
-		if value, ok := s.IdempotentReplayed.Get(); ok {
-			if err := func() error {
-				if err := value.Validate(); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return err
-			}
+		if err := s.Reason.Validate(); err != nil {
+			return err
 		}
 		return nil
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
-			Name:  "IdempotentReplayed",
+			Name:  "reason",
 			Error: err,
 		})
 	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s PostOrders429ErrorErrorDetailsReason) Validate() error {
+	switch s {
+	case "rate_limited":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *PostOrders429ErrorHeaders) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
 	if err := func() error {
 		if err := (validate.String{
 			MinLength:     0,
@@ -2394,6 +2896,17 @@ func (s *PostOrders503ErrorError) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Details.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "details",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -2409,30 +2922,44 @@ func (s PostOrders503ErrorErrorCode) Validate() error {
 	}
 }
 
-func (s *PostOrders503ErrorHeaders) Validate() error {
+func (s *PostOrders503ErrorErrorDetails) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
 	}
 
 	var failures []validate.FieldError
 	if err := func() error {
-		if value, ok := s.IdempotentReplayed.Get(); ok {
-			if err := func() error {
-				if err := value.Validate(); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return err
-			}
+		if err := s.Reason.Validate(); err != nil {
+			return err
 		}
 		return nil
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
-			Name:  "IdempotentReplayed",
+			Name:  "reason",
 			Error: err,
 		})
 	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s PostOrders503ErrorErrorDetailsReason) Validate() error {
+	switch s {
+	case "idempotency_unavailable":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s *PostOrders503ErrorHeaders) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
 	if err := func() error {
 		if err := (validate.String{
 			MinLength:     0,
@@ -2471,24 +2998,6 @@ func (s *PostOrders503ErrorHeaders) Validate() error {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
-}
-
-func (s PostOrdersBadRequestIdempotentReplayed) Validate() error {
-	switch s {
-	case "true":
-		return nil
-	default:
-		return errors.Errorf("invalid value: %v", s)
-	}
-}
-
-func (s PostOrdersConflictIdempotentReplayed) Validate() error {
-	switch s {
-	case "true":
-		return nil
-	default:
-		return errors.Errorf("invalid value: %v", s)
-	}
 }
 
 func (s *PostOrdersCreated) Validate() error {
@@ -2658,15 +3167,6 @@ func (s PostOrdersCreatedStatus) Validate() error {
 	}
 }
 
-func (s PostOrdersForbiddenIdempotentReplayed) Validate() error {
-	switch s {
-	case "true":
-		return nil
-	default:
-		return errors.Errorf("invalid value: %v", s)
-	}
-}
-
 func (s PostOrdersInternalServerErrorIdempotentReplayed) Validate() error {
 	switch s {
 	case "true":
@@ -2801,42 +3301,6 @@ func (s *PostOrdersReqLinesItem) Validate() error {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
-}
-
-func (s PostOrdersRequestEntityTooLargeIdempotentReplayed) Validate() error {
-	switch s {
-	case "true":
-		return nil
-	default:
-		return errors.Errorf("invalid value: %v", s)
-	}
-}
-
-func (s PostOrdersServiceUnavailableIdempotentReplayed) Validate() error {
-	switch s {
-	case "true":
-		return nil
-	default:
-		return errors.Errorf("invalid value: %v", s)
-	}
-}
-
-func (s PostOrdersTooManyRequestsIdempotentReplayed) Validate() error {
-	switch s {
-	case "true":
-		return nil
-	default:
-		return errors.Errorf("invalid value: %v", s)
-	}
-}
-
-func (s PostOrdersUnauthorizedIdempotentReplayed) Validate() error {
-	switch s {
-	case "true":
-		return nil
-	default:
-		return errors.Errorf("invalid value: %v", s)
-	}
 }
 
 func (s PostOrdersUnprocessableEntityIdempotentReplayed) Validate() error {
