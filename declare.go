@@ -47,8 +47,9 @@ type Declaration struct {
 	Methods []string
 
 	// Headers are the response headers the middleware sets (RateLimit on
-	// every answer, Retry-After on its 429, WWW-Authenticate on its 401),
-	// each on the responses of its Statuses.
+	// every answer it lets through and on its 429, Retry-After on its
+	// 429, WWW-Authenticate on its 401), each on the responses of its
+	// Statuses (see Header.BeforeNext).
 	Headers []Header
 }
 
@@ -67,6 +68,16 @@ type Header struct {
 	// routes it guards. Ignored in Response.Headers (the response's own
 	// status).
 	Statuses []int
+	// BeforeNext: the middleware sets the header before it calls next,
+	// so it is on the answers of what runs after it (the later
+	// middleware, the contract and the handler) and, of the middleware's
+	// own errors, on those of Statuses (none when empty); never on the
+	// errors of the middleware before it in the chain, nor on what the
+	// server answers before any middleware runs (413 over
+	// Config.BodyLimit). It is then required on a status only when
+	// Required and only the middleware's own errors answer it. Ignored
+	// in Response.Headers.
+	BeforeNext bool
 }
 
 // SecurityScheme is one kind of credential (an OpenAPI Security Scheme

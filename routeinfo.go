@@ -199,6 +199,30 @@ type DeclaredResponse struct {
 	// the body is not declared (any body, or none). A Response.Body that
 	// is a validate.Describer is described as itself, not by its type.
 	BodyType reflect.Type
+	// Headers (Response.Headers) are, for a success or an error response
+	// alike, every header the contract declares on a response of this
+	// status: the operation's own (success responses), then those the
+	// route's middleware declare for it (Declaration.Headers, see
+	// Header.BeforeNext), one per name (case-insensitive, first wins),
+	// with Statuses cleared and Required as it holds for this status.
+	// Every entry of one status has the same list.
+
+	// Message is the message of an error response's Code: that of the
+	// route's first declared error of the code (its own, then its
+	// middleware's), or the one fx sends for the errors it answers itself
+	// (FX_VALIDATION_ERROR, FX_INTERNAL_ERROR, FX_PAYLOAD_TOO_LARGE,
+	// FX_HEADERS_TOO_LARGE). Documents use it in their examples.
+	Message string
+
+	// Details are the declared details of an error response's Code: the
+	// Details of the route's errors of that code and status (its own,
+	// then its middleware's), the first non-nil one; when several are
+	// slices of one type (middleware.FailureReasons, the reasons a
+	// middleware sends), their elements joined, repeats left out. nil:
+	// none declared (for FX_VALIDATION_ERROR, fx's own
+	// validate.ValidationDetails-shaped issues are implied).
+	Details any
+
 	// Generic marks the errors fx can answer on any route of the kind,
 	// whatever the route's own code declares: 500 FX_INTERNAL_ERROR and
 	// 431 FX_HEADERS_TOO_LARGE on every route, 413 FX_PAYLOAD_TOO_LARGE
@@ -270,9 +294,7 @@ func (r RouteInfo) DeclaredResponses() []DeclaredResponse {
 		}
 	}
 	addError := func(status int, code string, generic bool) {
-		if status < 400 || status > 599 {
-			status = 500 // as the error boundary sends it
-		}
+		status = errorStatus(status)
 		for _, d := range out {
 			if d.Status == status && d.Code == code {
 				return
@@ -298,7 +320,209 @@ func (r RouteInfo) DeclaredResponses() []DeclaredResponse {
 	for _, e := range r.Errors {
 		addError(e.Status, e.Code, false)
 	}
+	r.declareHeaders(out)
+	for i, d := range out {
+		if d.Code != "" && !d.Generic {
+			out[i].Details = r.declaredDetails(d.Status, d.Code)
+		}
+		if d.Code != "" {
+			out[i].Message = r.declaredMessage(d.Code)
+		}
+	}
 	return out
+}
+
+// declaredMessage is DeclaredResponse.Message of code.
+func (r RouteInfo) declaredMessage(code string) string {
+	switch code {
+	case codeValidationError:
+		return validationMessage
+	case codeInternalError:
+		return internalErrorMessage
+	case codePayloadTooLarge:
+		return bodyTooLargeMessage
+	case codeHeadersTooLarge:
+		return headersTooLargeMessage
+	}
+	for _, e := range r.Errors {
+		if e.Code == code {
+			return e.Message
+		}
+	}
+	return ""
+}
+
+// declaredDetails is DeclaredResponse.Details of status and code.
+func (r RouteInfo) declaredDetails(status int, code string) any {
+	var all []any
+	collect := func(errs []*Error) {
+		for _, e := range errs {
+			if e.Code == code && errorStatus(e.Status) == status && e.Details != nil {
+				all = append(all, e.Details)
+			}
+		}
+	}
+	if r.ownsError(code) {
+		for _, e := range r.Errors {
+			if e.Code == code {
+				collect([]*Error{e})
+				break
+			}
+		}
+	}
+	for _, mw := range r.Middleware {
+		if d := DeclarationOf(mw); d.AppliesTo(r.Method) {
+			collect(d.Errors)
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	first := reflect.ValueOf(all[0])
+	if first.Kind() != reflect.Slice || !first.Type().Elem().Comparable() {
+		return all[0]
+	}
+	joined := reflect.MakeSlice(first.Type(), 0, first.Len())
+	for _, v := range all {
+		rv := reflect.ValueOf(v)
+		if rv.Type() != first.Type() {
+			continue
+		}
+		for i := range rv.Len() {
+			el := rv.Index(i)
+			seen := false
+			for j := range joined.Len() {
+				seen = seen || joined.Index(j).Interface() == el.Interface()
+			}
+			if !seen {
+				joined = reflect.Append(joined, el)
+			}
+		}
+	}
+	return joined.Interface()
+}
+
+// Where a response can be decided, for its headers: before any
+// middleware (the transport's refusals), by the middleware at an index
+// of the chain, or after them all (originInside: the contract, the
+// handler).
+const originTransport = -1
+
+// declareHeaders sets the Headers of each entry of out (see
+// DeclaredResponse.Headers).
+func (r RouteInfo) declareHeaders(out []DeclaredResponse) {
+	inside := len(r.Middleware)
+	type decl struct {
+		at int
+		d  Declaration
+	}
+	var decls []decl
+	for j, mw := range r.Middleware {
+		if d := DeclarationOf(mw); d.AppliesTo(r.Method) {
+			decls = append(decls, decl{j, d})
+		}
+	}
+	// origins[status]: where the responses of status can be decided
+	origins := map[int][]int{}
+	addOrigin := func(status, at int) {
+		if !slices.Contains(origins[status], at) {
+			origins[status] = append(origins[status], at)
+		}
+	}
+	for _, d := range out {
+		switch {
+		case d.Code == "", d.Code == codeInternalError, d.Code == codeValidationError:
+			addOrigin(d.Status, inside)
+			continue
+		case d.Generic: // 413 over the body limit, 431: before any middleware
+			addOrigin(d.Status, originTransport)
+			continue
+		}
+		byMiddleware := false
+		for _, dc := range decls {
+			for _, e := range dc.d.Errors {
+				if e.Code == d.Code && errorStatus(e.Status) == d.Status {
+					addOrigin(d.Status, dc.at)
+					byMiddleware = true
+				}
+			}
+		}
+		if !byMiddleware || r.ownsError(d.Code) {
+			addOrigin(d.Status, inside)
+		}
+	}
+	// on reports whether h, declared by the middleware at, is on the
+	// responses of status, and whether it is required there.
+	on := func(h Header, at, status int) (listed, required bool) {
+		inStatuses := len(h.Statuses) == 0 || slices.Contains(h.Statuses, status)
+		if !h.BeforeNext {
+			return inStatuses, h.Required && inStatuses && !slices.Contains(origins[status], originTransport)
+		}
+		own := len(h.Statuses) > 0 && slices.Contains(h.Statuses, status)
+		onlyOwn := own
+		for _, o := range origins[status] {
+			listed = listed || o > at || o == at && own
+			onlyOwn = onlyOwn && o == at
+		}
+		return listed, h.Required && onlyOwn
+	}
+	byStatus := map[int][]Header{}
+	for i := range out {
+		d := &out[i]
+		hs, done := byStatus[d.Status]
+		if !done {
+			seen := map[string]bool{}
+			add := func(h Header, required bool) {
+				k := strings.ToLower(h.Name)
+				if h.Name == "" || seen[k] {
+					return
+				}
+				seen[k] = true
+				h.Statuses, h.BeforeNext, h.Required = nil, false, required
+				hs = append(hs, h)
+			}
+			if d.Code == "" {
+				for _, h := range d.Headers {
+					add(h, h.Required)
+				}
+			}
+			for _, dc := range decls {
+				for _, h := range dc.d.Headers {
+					if listed, required := on(h, dc.at, d.Status); listed {
+						add(h, required)
+					}
+				}
+			}
+			byStatus[d.Status] = hs
+		}
+		d.Headers = hs
+	}
+}
+
+// ownsError reports whether the route declares code itself (Route.Errors),
+// not only through its middleware.
+func (r RouteInfo) ownsError(code string) bool {
+	for _, e := range r.Errors {
+		if e.Code != code {
+			continue
+		}
+		for _, mw := range r.Middleware {
+			if slices.Contains(DeclarationOf(mw).Errors, e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// errorStatus is the status the error boundary sends an error of status
+// with: a status outside 400-599 is sent as 500.
+func errorStatus(status int) int {
+	if status < 400 || status > 599 {
+		return 500
+	}
+	return status
 }
 
 // inputCanFail reports whether binding a typed operation's fields can

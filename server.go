@@ -24,6 +24,13 @@ import (
 // addr (see Upgrade), else the sockets of socket activation (see
 // ActivatedListeners; all of them, whatever addr says), else net.Listen.
 // Either way they can be handed on by Upgrade.
+// The messages of the refusals the transport answers for a body or
+// headers over the limits (also the document's examples of them).
+const (
+	bodyTooLargeMessage    = "The request body is larger than the server accepts"
+	headersTooLargeMessage = "The request headers are larger than the server accepts"
+)
+
 func (a *App) Listen(addr string) error {
 	if err := a.Boot(); err != nil {
 		return err
@@ -330,9 +337,9 @@ func (a *App) transportError(rc *fasthttp.RequestCtx, err error) {
 	case errors.Is(err, conn.ErrBareLFHead): // answered at once, not at the read timeout
 		code, msg = codeBadRequest, conn.BareLFHeadMessage
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		code, msg = codePayloadTooLarge, "The request body is larger than the server accepts"
+		code, msg = codePayloadTooLarge, bodyTooLargeMessage
 	case errors.As(err, &small):
-		code, msg = codeHeadersTooLarge, "The request headers are larger than the server accepts"
+		code, msg = codeHeadersTooLarge, headersTooLargeMessage
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &timeout) && timeout.Timeout():
 		code, msg = codeRequestTimeout, "The request was not received in time"
 	}

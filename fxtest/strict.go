@@ -62,6 +62,7 @@ type routeContract struct {
 	declared     []fx.DeclaredResponse
 	check        map[int]bodyCheck // success status → body check
 	list         string            // the declared responses, for messages
+	headers      []string          // every header name declared on some response, canonical
 }
 
 // bodyCheck validates a success body; nil issues: it fits.
@@ -120,6 +121,11 @@ func newContract(app *fx.App, o options) (*contract, error) {
 		var list []string
 		for _, d := range rc.declared {
 			list = append(list, outcomeString(d.Status, d.Code))
+			for _, h := range d.Headers {
+				if name := http.CanonicalHeaderKey(h.Name); !slices.Contains(rc.headers, name) {
+					rc.headers = append(rc.headers, name)
+				}
+			}
 			if d.Code == "" {
 				if bc, ok := bodyCheckOf(d); ok {
 					rc.check[d.Status] = bc
@@ -273,6 +279,7 @@ func (c *contract) checkResponse(resp *Response) {
 	}
 	if success {
 		c.cov.exercise(Outcome{Method: rc.method, Path: rc.path, Status: status})
+		rc.checkHeaders(resp)
 		bc, ok := rc.check[status]
 		if !ok {
 			return
@@ -287,6 +294,8 @@ func (c *contract) checkResponse(resp *Response) {
 	env, err := decodeEnvelope(resp.Body)
 	if err == nil && slices.Contains(codes, env.Code) {
 		c.cov.exercise(Outcome{Method: rc.method, Path: rc.path, Status: status, Code: env.Code})
+		rc.checkHeaders(resp)
+		rc.checkDetails(resp, env)
 		return
 	}
 	if err == nil && isTransportRefusal(status, env.Code) {
@@ -304,6 +313,69 @@ func (c *contract) checkResponse(resp *Response) {
 	}
 	resp.t.Errorf("%s answered %s, which %s does not declare (declared: %s)%s",
 		resp.request(), answer, rc.whose(resp), rc.list, resp.bodyForMessage())
+}
+
+// checkHeaders holds the headers of resp, an answer of a declared status,
+// to those declared on that status: a header the contract declares on
+// some response of the route is present only where it is declared, and
+// one declared required there is present.
+func (r *routeContract) checkHeaders(resp *Response) {
+	if len(r.headers) == 0 {
+		return // nothing declared: the headers are not parsed
+	}
+	var declared []fx.Header
+	for _, d := range r.declared {
+		if d.Status == resp.Status {
+			declared = d.Headers
+			break
+		}
+	}
+	got := resp.Header()
+	for _, name := range r.headers {
+		i := slices.IndexFunc(declared, func(h fx.Header) bool { return http.CanonicalHeaderKey(h.Name) == name })
+		switch present := len(got.Values(name)) > 0; {
+		case present && i < 0:
+			resp.t.Helper()
+			resp.t.Errorf("%s answered %d with the header %s, which %s does not declare on %d%s",
+				resp.request(), resp.Status, name, r.whose(resp), resp.Status, resp.bodyForMessage())
+		case !present && i >= 0 && declared[i].Required:
+			resp.t.Helper()
+			resp.t.Errorf("%s answered %d without the header %s, which %s declares required on %d%s",
+				resp.request(), resp.Status, name, r.whose(resp), resp.Status, resp.bodyForMessage())
+		}
+	}
+}
+
+// checkDetails holds the details of env, an error envelope of a declared
+// status and code, to the declared details of that code when they are a
+// validate.Schema (middleware.FailureReasons: details.reason is one of
+// the reasons the route's middleware send).
+func (r *routeContract) checkDetails(resp *Response, env Envelope) {
+	for _, d := range r.declared {
+		if d.Status != resp.Status || d.Code != env.Code {
+			continue
+		}
+		s, ok := d.Details.(validate.Schema)
+		if !ok {
+			return
+		}
+		raw := []byte(env.Details)
+		if len(raw) == 0 {
+			raw = []byte("null")
+		}
+		var issues []validate.Issue
+		if v, err := validate.DecodeJSON(raw); err != nil {
+			issues = []validate.Issue{{Message: err.Error()}}
+		} else {
+			issues = s.Validate(v).Issues
+		}
+		if len(issues) > 0 {
+			resp.t.Helper()
+			resp.t.Errorf("%s answered %d %s with details that %s does not declare: %s%s",
+				resp.request(), resp.Status, env.Code, r.whose(resp), issuesString(issues), resp.bodyForMessage())
+		}
+		return
+	}
 }
 
 // whose names the contract in a message: "its contract" when the request

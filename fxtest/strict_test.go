@@ -308,3 +308,51 @@ func TestStrictHoldsUnknownKeys(t *testing.T) {
 		"GET /closed answered 200 with a body that its contract does not declare (fxtest_test.closedOrder): note: Unknown key")
 	mustPass(t, "open type", func(tb testing.TB) { fxtest.New(tb, app).Get("/open").Do() })
 }
+
+// TestStrictChecksTheDeclaredHeaders: a header the contract declares on
+// some response of the route is reported where it is sent undeclared,
+// and where it is declared required and missing.
+func TestStrictChecksTheDeclaredHeaders(t *testing.T) {
+	errNoKey := fx.NewCatalogError(fx.ErrorCodes.Unauthenticated, "no key")
+	stamp := fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error {
+		if c.Query("stamp") == "early" { // set on its own 401 too, where it declares none
+			c.SetHeader("X-Stamp", "1")
+			return errNoKey
+		}
+		if c.Query("stamp") == "none" {
+			return errNoKey // without the challenge it declares required
+		}
+		c.SetHeader("X-Stamp", "1")
+		return next()
+	}, fx.Declaration{Errors: []*fx.Error{errNoKey}, Headers: []fx.Header{
+		{Name: "X-Stamp", BeforeNext: true},
+		{Name: "WWW-Authenticate", Required: true, Statuses: []int{401}},
+	}})
+	app := quietApp()
+	app.Route(fx.Route{Method: "GET", Path: "/s", Middleware: []fx.Middleware{stamp}, Responses: []fx.Response{{Status: 200}},
+		Handler: func(c *fx.Ctx) error { return c.NoContent(200) }})
+	mustPass(t, "declared", func(tb testing.TB) { fxtest.New(tb, app).Get("/s").Do().AssertStatus(200) })
+	mustFail(t, "undeclared header", func(tb testing.TB) { fxtest.New(tb, app).Get("/s?stamp=early").Do() },
+		"GET /s?stamp=early answered 401 with the header X-Stamp, which the contract of GET /s does not declare on 401")
+	mustFail(t, "required header missing", func(tb testing.TB) { fxtest.New(tb, app).Get("/s?stamp=none").Do() },
+		"GET /s?stamp=none answered 401 without the header Www-Authenticate, which the contract of GET /s declares required on 401")
+}
+
+// TestStrictChecksTheDeclaredReasons: an error whose details.reason is
+// not one its code declares (middleware.FailureReasons) is reported.
+func TestStrictChecksTheDeclaredReasons(t *testing.T) {
+	sent := fx.NewCatalogError(fx.ErrorCodes.Forbidden, "no", middleware.FailureDetails{Reason: "declared"})
+	other := sent.With(middleware.FailureDetails{Reason: "undeclared"})
+	guard := fx.Declare(func(c *fx.Ctx, next fx.Next) error {
+		if c.Query("other") != "" {
+			return other
+		}
+		return sent
+	}, middleware.DeclareFailures(sent)...)
+	app := quietApp()
+	app.Route(fx.Route{Method: "GET", Path: "/g", Middleware: []fx.Middleware{guard}, Responses: []fx.Response{{Status: 200}},
+		Handler: func(c *fx.Ctx) error { return c.NoContent(200) }})
+	mustPass(t, "declared reason", func(tb testing.TB) { fxtest.New(tb, app).Get("/g").Do().AssertError(403, fx.ErrorCodes.Forbidden) })
+	mustFail(t, "undeclared reason", func(tb testing.TB) { fxtest.New(tb, app).Get("/g?other=1").Do() },
+		"GET /g?other=1 answered 403 FX_FORBIDDEN with details that the contract of GET /g does not declare: reason: Expected one of declared, got undeclared")
+}

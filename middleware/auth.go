@@ -582,12 +582,18 @@ var authFailures = func() (t [numSchemes][numKinds]*fx.Error) {
 	return t
 }()
 
-// What Auth declares (fx.DeclareAll), for documentation generators
-// (package openapi): each guarded operation then lists 401, its security
-// requirements and the challenge header. Status, Code and the type of
-// Details (FailureDetails: the document types "details" by it) matter
-// here; the messages a request gets are the ones above.
-var declUnauthenticated = fx.NewCatalogError(fx.ErrorCodes.Unauthenticated, "Authentication required", FailureDetails{})
+// What this package declares for its 401 (Auth, RequireRoles,
+// RequirePermissions, Tenant with MatchPrincipal), for documentation
+// generators (package openapi) and fxtest's strict mode: written from the
+// errors it sends (every failure of every scheme, and AuthenticatedSubject's),
+// so details.reason is documented as the set they carry.
+var declUnauthenticated = func() *fx.Error {
+	var all []*fx.Error
+	for s := range authFailures {
+		all = append(all, authFailures[s][:]...)
+	}
+	return DeclareFailures(append(all, errAPIKeyRequired)...)[0]
+}()
 
 // challengeHeader is the WWW-Authenticate challenge of a 401 (and, for a
 // bearer principal, of RequireRoles' 403: RFC 6750's insufficient_scope).

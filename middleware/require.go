@@ -138,9 +138,9 @@ var (
 		"Forbidden: the principal lacks a required permission", FailureDetails{Reason: ReasonMissingPermission})
 )
 
-// declForbidden is the 403 RequireRoles, RequirePermissions and Tenant
-// (MatchPrincipal) declare.
-var declForbidden = fx.NewCatalogError(fx.ErrorCodes.Forbidden, "Forbidden", FailureDetails{})
+// declForbidden is the 403 RequireRoles and RequirePermissions declare,
+// written from the errors they send.
+var declForbidden = DeclareFailures(errMissingRole, errMissingPermission)[0]
 
 // requireDeclaration is what RequireRoles and RequirePermissions declare:
 // 401 without a principal, 403 without the role or permission; they need

@@ -162,7 +162,7 @@ func Tenant(cfg TenantConfig) fx.Middleware {
 		"Tenant required: "+how, FailureDetails{Reason: ReasonMissingTenant})
 	t.errBad = fx.NewCatalogError(fx.ErrorCodes.TenantRequired,
 		"Tenant required: the tenant ID is malformed", FailureDetails{Reason: ReasonMalformedTenant})
-	return fx.DeclareAll(t.handle, tenantDeclaration(cfg, t.header, t.base))
+	return fx.DeclareAll(t.handle, tenantDeclaration(cfg, t.header, t.base, DeclareFailures(t.errMissing, t.errBad)[0]))
 }
 
 func (t *tenantResolver) handle(c *fx.Ctx, next fx.Next) error {
@@ -298,11 +298,12 @@ var (
 		"Tenant header and subdomain name different tenants", FailureDetails{Reason: ReasonConflictingTenant})
 )
 
-// What Tenant declares besides auth's 401 and the 403 (Status, Code and
-// the type of Details matter; the messages are the ones above).
+// What Tenant declares besides auth's 401 and its own 400
+// FX_TENANT_REQUIRED (tenantDeclaration), written from the errors it
+// sends.
 var (
-	declTenantRequired = fx.NewCatalogError(fx.ErrorCodes.TenantRequired, "Tenant required", FailureDetails{})
-	declBadRequest     = fx.NewCatalogError(fx.ErrorCodes.BadRequest, "Bad request", FailureDetails{})
+	declBadRequest     = DeclareFailures(errConflictingTenant)[0]
+	declTenantMismatch = DeclareFailures(errTenantMismatch)[0]
 )
 
 // tenantDeclaration is what Tenant under cfg declares: 400
@@ -312,13 +313,13 @@ var (
 // after defaults; "" when disabled) as a parameter, required when it is
 // the only source of a Required tenant, with the pattern of ValidTenantID
 // unless cfg.Validate replaces it.
-func tenantDeclaration(cfg TenantConfig, header, base string) fx.Declaration {
-	d := fx.Declaration{Errors: []*fx.Error{declTenantRequired}}
+func tenantDeclaration(cfg TenantConfig, header, base string, tenantRequired *fx.Error) fx.Declaration {
+	d := fx.Declaration{Errors: []*fx.Error{tenantRequired}}
 	if header != "" && base != "" {
 		d.Errors = append(d.Errors, declBadRequest)
 	}
 	if cfg.MatchPrincipal {
-		d.Errors = append(d.Errors, declUnauthenticated, declForbidden)
+		d.Errors = append(d.Errors, declUnauthenticated, declTenantMismatch)
 	}
 	if header != "" {
 		p := fx.Parameter{Name: header, In: "header", Required: cfg.Required && base == "",

@@ -292,7 +292,7 @@ func (g *generator) operation(r fx.RouteInfo) map[string]any {
 		}
 		op["requestBody"] = rb
 	}
-	op["responses"] = g.responses(r, opID, decls)
+	op["responses"] = g.responses(r, opID)
 	return op
 }
 

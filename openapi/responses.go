@@ -28,16 +28,20 @@ import (
 // responses builds the Responses Object of one route from its contract
 // (fx.RouteInfo.DeclaredResponses, which states what is listed and what
 // is not): each success status with its body's schema and headers, and
-// each error status with its schema (see above) and the headers the
-// route's middleware declare for it.
-func (g *generator) responses(r fx.RouteInfo, opID string, decls []fx.Declaration) map[string]any {
+// each error status with its schema (see above) and the headers declared
+// on it.
+func (g *generator) responses(r fx.RouteInfo, opID string) map[string]any {
 	out := map[string]any{}
 	errs := map[int][]string{}
+	headers := map[int][]fx.Header{}
+	declared := map[string]fx.DeclaredResponse{} // "status code" → its declaration
 	var statuses []int
 	for _, d := range r.DeclaredResponses() {
 		if d.Code != "" {
+			declared[strconv.Itoa(d.Status)+" "+d.Code] = d
 			if _, seen := errs[d.Status]; !seen {
 				statuses = append(statuses, d.Status)
+				headers[d.Status] = d.Headers
 			}
 			errs[d.Status] = append(errs[d.Status], d.Code)
 			continue
@@ -58,26 +62,18 @@ func (g *generator) responses(r fx.RouteInfo, opID string, decls []fx.Declaratio
 			}
 			o["content"] = map[string]any{ct: mt}
 		}
-		if h := responseHeaders(d.Status, d.Headers, decls); h != nil {
+		if h := responseHeaders(d.Headers); h != nil {
 			o["headers"] = h
 		}
 		out[strconv.Itoa(d.Status)] = o
 	}
 	for _, status := range statuses {
 		if status == http.StatusRequestHeaderFieldsTooLarge && slices.Equal(errs[status], []string{fx.ErrorCodes.HeadersTooLarge}) {
-			out[strconv.Itoa(status)] = g.headersTooLarge()
+			out[strconv.Itoa(status)] = g.headersTooLarge(declared[strconv.Itoa(status)+" "+fx.ErrorCodes.HeadersTooLarge])
 			continue
 		}
-		o := g.errorResponse(r, opID, status, errs[status])
-		if h := responseHeaders(status, nil, decls); h != nil {
-			if status == http.StatusRequestEntityTooLarge {
-				// A body over Config.BodyLimit is refused while the
-				// request is read, before any middleware runs: the
-				// headers they set may be missing from this answer.
-				for _, o := range h {
-					delete(o.(map[string]any), "required")
-				}
-			}
+		o := g.errorResponse(opID, status, errs[status], func(code string) fx.DeclaredResponse { return declared[strconv.Itoa(status)+" "+code] })
+		if h := responseHeaders(headers[status]); h != nil {
 			o["headers"] = h
 		}
 		out[strconv.Itoa(status)] = o
@@ -85,22 +81,16 @@ func (g *generator) responses(r fx.RouteInfo, opID string, decls []fx.Declaratio
 	return out
 }
 
-// responseHeaders is the headers object of one response: the operation's
-// own (fx.Response.Headers), then those the middleware declare for the
-// status (fx.Declaration.Headers), one per name (case-insensitive, first
-// wins); nil when none.
-func responseHeaders(status int, own []fx.Header, decls []fx.Declaration) map[string]any {
+// responseHeaders is the headers object of one response from its
+// declared headers (fx.DeclaredResponse.Headers: the operation's own,
+// then those its middleware declare for the status, one per name); nil
+// when none.
+func responseHeaders(hs []fx.Header) map[string]any {
+	if len(hs) == 0 {
+		return nil
+	}
 	out := map[string]any{}
-	seen := map[string]bool{}
-	add := func(h fx.Header) {
-		k := strings.ToLower(h.Name)
-		if h.Name == "" || seen[k] {
-			return
-		}
-		if len(h.Statuses) > 0 && !slices.Contains(h.Statuses, status) {
-			return
-		}
-		seen[k] = true
+	for _, h := range hs {
 		schema := h.Schema
 		if schema == nil {
 			schema = map[string]any{"type": "string"}
@@ -113,17 +103,6 @@ func responseHeaders(status int, own []fx.Header, decls []fx.Declaration) map[st
 			o["required"] = true
 		}
 		out[h.Name] = o
-	}
-	for _, h := range own {
-		add(h)
-	}
-	for _, d := range decls {
-		for _, h := range d.Headers {
-			add(h)
-		}
-	}
-	if len(out) == 0 {
-		return nil
 	}
 	return out
 }
@@ -141,7 +120,7 @@ const headersTooLargeName = "HeadersTooLarge"
 // no header (no middleware ran), and one entry keeps the document small.
 // Its schema is the envelope with error.code the one-value enum, as every
 // operation's error schemas are, so that the generators type it.
-func (g *generator) headersTooLarge() map[string]any {
+func (g *generator) headersTooLarge(d fx.DeclaredResponse) map[string]any {
 	if g.shared == nil {
 		code := fx.ErrorCodes.HeadersTooLarge
 		desc := http.StatusText(http.StatusRequestHeaderFieldsTooLarge) + ": " + code +
@@ -151,9 +130,11 @@ func (g *generator) headersTooLarge() map[string]any {
 			"type":        "object", "required": []any{"error"},
 			"properties": map[string]any{"error": errorObject([]string{code}, nil)},
 		}
+		content := jsonContent(ref(headersTooLargeName + "Error"))
+		content["application/json"].(map[string]any)["example"] = errorExample(code, d)
 		g.shared = map[string]any{headersTooLargeName: map[string]any{
 			"description": desc,
-			"content":     jsonContent(ref(headersTooLargeName + "Error")),
+			"content":     content,
 		}}
 	}
 	return map[string]any{"$ref": "#/components/responses/" + headersTooLargeName}
@@ -161,7 +142,10 @@ func (g *generator) headersTooLarge() map[string]any {
 
 // errorResponse is the Response Object of the error codes of one status,
 // its schema registered in g.schemas.
-func (g *generator) errorResponse(r fx.RouteInfo, opID string, status int, codes []string) map[string]any {
+// decl gives the declaration of each code (its details and message). The
+// response's example is the envelope of its first code (see
+// errorExample).
+func (g *generator) errorResponse(opID string, status int, codes []string, decl func(code string) fx.DeclaredResponse) map[string]any {
 	slices.Sort(codes)
 	desc := http.StatusText(status)
 	if desc == "" {
@@ -182,7 +166,7 @@ func (g *generator) errorResponse(r fx.RouteInfo, opID string, status int, codes
 	var groups []*group
 	byKey := map[string]*group{}
 	for _, c := range codes {
-		d := detailsSchema(r, c)
+		d := detailsSchema(c, decl(c).Details)
 		k := ""
 		if d != nil {
 			b, _ := json.Marshal(d)
@@ -221,7 +205,73 @@ func (g *generator) errorResponse(r fx.RouteInfo, opID string, status int, codes
 		"type":        "object", "required": []any{"error"},
 		"properties": map[string]any{"error": errObj},
 	}
-	return map[string]any{"description": desc, "content": jsonContent(ref(name))}
+	content := jsonContent(ref(name))
+	content["application/json"].(map[string]any)["example"] = errorExample(codes[0], decl(codes[0]))
+	return map[string]any{"description": desc, "content": content}
+}
+
+// errorExample is the example envelope of an error response: code, the
+// declared message (fx.DeclaredResponse.Message) and an example of its
+// declared details: for FX_VALIDATION_ERROR one issue, for a
+// validate.Describer (middleware.FailureReasons) a value written from its
+// schema (the first of an enum), for another value the value itself, as
+// the server encodes it. Written from the declaration, so every operation
+// gets one and it fits the response's schema.
+func errorExample(code string, d fx.DeclaredResponse) map[string]any {
+	e := map[string]any{"code": code, "message": cmpOr(d.Message, http.StatusText(d.Status))}
+	switch details := d.Details; {
+	case code == fx.ErrorCodes.ValidationError:
+		e["details"] = map[string]any{"issues": []any{map[string]any{
+			"location": "body", "path": []any{"name"}, "message": "Required"}}}
+	case details == nil:
+	default:
+		if desc, ok := details.(validate.Describer); ok {
+			e["details"] = schemaExample(desc.JSONSchema())
+			break
+		}
+		var v any
+		if b, err := json.Marshal(details); err == nil && json.Unmarshal(b, &v) == nil {
+			e["details"] = v
+		}
+	}
+	return map[string]any{"error": e}
+}
+
+// schemaExample is a value of a self-contained schema (no $ref): the
+// first of an enum, a constant, an object of its required properties, an
+// empty array, the zero of a scalar type.
+func schemaExample(s map[string]any) any {
+	if enum, ok := s["enum"].([]any); ok && len(enum) > 0 {
+		return enum[0]
+	}
+	if c, ok := s["const"]; ok {
+		return c
+	}
+	t, _ := s["type"].(string)
+	if ts, ok := s["type"].([]any); ok && len(ts) > 0 {
+		t, _ = ts[0].(string)
+	}
+	switch t {
+	case "object":
+		out := map[string]any{}
+		props, _ := s["properties"].(map[string]any)
+		req, _ := s["required"].([]any)
+		for _, k := range req {
+			if p, ok := props[k.(string)].(map[string]any); ok {
+				out[k.(string)] = schemaExample(p)
+			}
+		}
+		return out
+	case "array":
+		return []any{}
+	case "string":
+		return ""
+	case "integer", "number":
+		return 0
+	case "boolean":
+		return false
+	}
+	return nil
 }
 
 // errorObject is the schema of the envelope's error member for codes that
@@ -239,22 +289,19 @@ func errorObject(codes []string, details map[string]any) map[string]any {
 	return map[string]any{"type": "object", "required": req, "properties": props}
 }
 
-// detailsSchema is the schema of the details a route's code carries: the
-// ValidationDetails of FX_VALIDATION_ERROR, else the type of the Details
-// of the route's declared error of that code; nil when it declares none.
-func detailsSchema(r fx.RouteInfo, code string) map[string]any {
+// detailsSchema is the schema of the details code carries: the
+// ValidationDetails of FX_VALIDATION_ERROR, else that of its declared
+// details (fx.DeclaredResponse.Details: a validate.Describer such as
+// middleware.FailureReasons describes itself, another value by its type);
+// nil when none are declared.
+func detailsSchema(code string, details any) map[string]any {
 	if code == fx.ErrorCodes.ValidationError {
 		return ref("ValidationDetails")
 	}
-	for _, e := range r.Errors {
-		if e.Code == code {
-			if e.Details == nil {
-				return nil
-			}
-			return typeSchema(e.Details)
-		}
+	if details == nil {
+		return nil
 	}
-	return nil
+	return typeSchema(details)
 }
 
 // schemaName turns an operationId or a code into a component name part:

@@ -1,6 +1,8 @@
 package idempotency
 
 import (
+	"strconv"
+
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/middleware"
 )
@@ -39,18 +41,20 @@ var (
 )
 
 // declaration is what New declares for the routes of methods: its errors,
-// the Idempotency-Key it reads (required when Config.Required), and the
-// headers it sets: Idempotent-Replayed on a replay, Retry-After on its 409
-// and 503.
+// the Idempotency-Key it reads (required when Config.Required; its schema
+// is the format ParseKey accepts, bare or quoted), and the
+// headers it sets: Idempotent-Replayed on a replay (an answer of what runs
+// after it, never on its own errors nor those of the middleware before
+// it), Retry-After on its 409 and 503.
 func declaration(required bool, methods []string) fx.Declaration {
 	return fx.Declaration{
 		Methods: methods,
-		Errors:  []*fx.Error{errMissingKey, errInFlight, errKeyReused, errUnavailable},
+		Errors:  middleware.DeclareFailures(errMissingKey, errMalformedKey, errInFlight, errKeyReused, errUnavailable),
 		Parameters: []fx.Parameter{{Name: HeaderKey, In: "header", Required: required,
-			Description: "A key unique to this operation (a UUID): a retry with the same key and the same request gets the first answer again instead of running twice.",
-			Schema:      map[string]any{"type": "string", "minLength": 1}}},
+			Description: "A key unique to this operation (a UUID), bare or as a quoted string (1 to " + strconv.Itoa(MaxKeyLength) + " printable ASCII characters): a retry with the same key and the same request gets the first answer again instead of running twice.",
+			Schema:      map[string]any{"type": "string", "minLength": 1, "maxLength": keyValueMaxLength, "pattern": keyValuePattern}}},
 		Headers: []fx.Header{
-			{Name: HeaderReplayed, Description: "true when the answer is the stored answer of an earlier request with the same Idempotency-Key.",
+			{Name: HeaderReplayed, BeforeNext: true, Description: "true when the answer is the stored answer of an earlier request with the same Idempotency-Key.",
 				Schema: map[string]any{"type": "string", "enum": []any{"true"}}},
 			{Name: "Retry-After", Required: true, Statuses: []int{409, 503}, Description: "Seconds to wait before retrying.",
 				Schema: map[string]any{"type": "string", "pattern": "^[0-9]+$"}},

@@ -195,24 +195,27 @@ var (
 		middleware.FailureDetails{Reason: middleware.ReasonMissingTenant})
 )
 
-// What New declares (fx.DeclareAll), for documentation generators: Status,
-// Code and the type of Details matter; the messages a request gets are
-// the ones above.
+// What New declares (fx.DeclareAll), written from the errors above: the
+// 429 and the 503, each with the reasons it carries.
 var (
-	declRateLimited = fx.NewCatalogError(fx.ErrorCodes.RateLimited, "Rate limit exceeded", middleware.FailureDetails{})
-	declUnavailable = fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "Service unavailable", middleware.FailureDetails{})
+	declRateLimited = middleware.DeclareFailures(errRateLimited)[0]
+	declUnavailable = middleware.DeclareFailures(errUnavailable)[0]
 )
 
 // declaration is what New declares: 429 with Retry-After, the RateLimit
-// and RateLimit-Policy fields on every answer it decided, and 503 with
+// and RateLimit-Policy fields on its 429 and on every answer of what runs
+// after it (set before next: not on the errors of the middleware before
+// it, nor on its 503, which sets none), and 503 with
 // Retry-After when a store of its own that can fail is not FailOpen (the
 // memory store cannot fail).
 func declaration(local, failOpen bool) fx.Declaration {
 	retryAfter := fx.Header{Name: "Retry-After", Required: true, Statuses: []int{429},
 		Description: "Seconds to wait before retrying.", Schema: map[string]any{"type": "string", "pattern": "^[0-9]+$"}}
 	d := fx.Declaration{Errors: []*fx.Error{declRateLimited}, Headers: []fx.Header{
-		{Name: "RateLimit", Description: `The remaining quota: "policy";r=remaining;t=seconds until it is whole again (IETF draft-ietf-httpapi-ratelimit-headers).`},
-		{Name: "RateLimit-Policy", Description: `The quota policy: "policy";q=requests;w=window in seconds.`},
+		{Name: "RateLimit", BeforeNext: true, Statuses: []int{429},
+			Description: `The remaining quota: "policy";r=remaining;t=seconds until it is whole again (IETF draft-ietf-httpapi-ratelimit-headers).`},
+		{Name: "RateLimit-Policy", BeforeNext: true, Statuses: []int{429},
+			Description: `The quota policy: "policy";q=requests;w=window in seconds.`},
 		retryAfter,
 	}}
 	if !local && !failOpen {

@@ -5,7 +5,8 @@ package clients_test
 // Compiles only if both Go clients typed examples/orders' responses: the
 // 201's id and Location always sent, each error's code an enum, its
 // message a string, its details typed per code (a sum type, or a union
-// with a discriminator, where one status has two kinds of details).
+// with a discriminator, where one status has two kinds of details), and
+// details.reason an enum of the reasons the code carries.
 
 import (
 	"testing"
@@ -16,25 +17,27 @@ import (
 )
 
 var (
-	_ string                              = ogen.PostOrdersCreatedHeaders{}.Location
-	_ string                              = ogen.PostOrdersCreated{}.ID
-	_ ogen.PostOrders400ErrorErrorCode    = ogen.PostOrders400ErrorError{}.Code
-	_ string                              = ogen.PostOrders400ErrorError{}.Details.Reason
-	_ []ogen.ValidationIssue              = ogen.PostOrders422ErrorFxValidationError{}.Details.Issues
-	_ string                              = ogen.PostOrders422ErrorFxIdempotencyKeyReused{}.Details.Reason
-	_ ogen.GetOrdersById404ErrorErrorCode = ogen.GetOrdersById404ErrorError{}.Code
-	_ string                              = ogen.GetOrdersById404ErrorError{}.Message
-	_ ogen.PostOrders409ErrorErrorCode    = ogen.PostOrders409ErrorError{}.Code
-	_                                     = ogen.PostOrders422ErrorError{}.GetPostOrders422ErrorFxValidationError
-	_ oapi.PostOrders400ErrorErrorCode    = oapi.PostOrders400Error{}.Error.Code
-	_ string                              = oapi.PostOrders400Error{}.Error.Message
-	_ string                              = oapi.PostOrders400Error{}.Error.Details.Reason
-	_ []oapi.ValidationIssue              = oapi.PostOrders422ErrorFxValidationError{}.Details.Issues
-	_ string                              = oapi.PostOrders422ErrorFxIdempotencyKeyReused{}.Details.Reason
-	_ oapi.GetOrdersById404ErrorErrorCode = oapi.GetOrdersById404Error{}.Error.Code
-	_ *oapi.PostOrders422Error            = oapi.PostOrdersResponse{}.JSON422
-	_                                     = oapi.PostOrders422Error_Error.AsPostOrders422ErrorFxValidationError
-	_                                     = oapi.PostOrders422Error_Error.Discriminator
+	_ string                                                       = ogen.PostOrdersCreatedHeaders{}.Location
+	_ string                                                       = ogen.PostOrdersCreated{}.ID
+	_ ogen.PostOrders400ErrorFxIdempotencyKeyRequiredCode          = ogen.PostOrders400ErrorFxIdempotencyKeyRequired{}.Code
+	_ ogen.PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason = ogen.PostOrders400ErrorFxIdempotencyKeyRequired{}.Details.Reason
+	_                                                              = ogen.PostOrders400ErrorError{}.GetPostOrders400ErrorFxTenantRequired
+	_ []ogen.ValidationIssue                                       = ogen.PostOrders422ErrorFxValidationError{}.Details.Issues
+	_ ogen.PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason   = ogen.PostOrders422ErrorFxIdempotencyKeyReused{}.Details.Reason
+	_ ogen.GetOrdersById404ErrorErrorCode                          = ogen.GetOrdersById404ErrorError{}.Code
+	_ string                                                       = ogen.GetOrdersById404ErrorError{}.Message
+	_ ogen.PostOrders409ErrorErrorCode                             = ogen.PostOrders409ErrorError{}.Code
+	_                                                              = ogen.PostOrders422ErrorError{}.GetPostOrders422ErrorFxValidationError
+	_ oapi.PostOrders400ErrorFxIdempotencyKeyRequiredCode          = oapi.PostOrders400ErrorFxIdempotencyKeyRequired{}.Code
+	_ string                                                       = oapi.PostOrders400ErrorFxIdempotencyKeyRequired{}.Message
+	_ oapi.PostOrders400ErrorFxIdempotencyKeyRequiredDetailsReason = oapi.PostOrders400ErrorFxIdempotencyKeyRequired{}.Details.Reason
+	_                                                              = oapi.PostOrders400Error_Error.AsPostOrders400ErrorFxTenantRequired
+	_ []oapi.ValidationIssue                                       = oapi.PostOrders422ErrorFxValidationError{}.Details.Issues
+	_ oapi.PostOrders422ErrorFxIdempotencyKeyReusedDetailsReason   = oapi.PostOrders422ErrorFxIdempotencyKeyReused{}.Details.Reason
+	_ oapi.GetOrdersById404ErrorErrorCode                          = oapi.GetOrdersById404Error{}.Error.Code
+	_ *oapi.PostOrders422Error                                     = oapi.PostOrdersResponse{}.JSON422
+	_                                                              = oapi.PostOrders422Error_Error.AsPostOrders422ErrorFxValidationError
+	_                                                              = oapi.PostOrders422Error_Error.Discriminator
 )
 
 // TestListsNeverNull: examples/orders lists its orders and their lines
