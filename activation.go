@@ -26,7 +26,7 @@ import (
 // sockets are taken once per process: the first of ActivatedListeners,
 // Run or Listen to look gets them, and the variables are then removed from
 // the environment, so that processes this one starts (a hand-off, see
-// Upgrade) do not mistake them for their own.
+// HandOff) do not mistake them for their own.
 //
 // Cost: reading three environment variables once per process; nothing per
 // connection (an activated socket is an ordinary *net.TCPListener or
@@ -40,9 +40,9 @@ const (
 	listenFDsStart   = 3 // the first passed descriptor (after stdin, stdout, stderr)
 )
 
-// Activated is one listening socket a service manager passed to the
+// ActivatedListener is one listening socket a service manager passed to the
 // process (socket activation).
-type Activated struct {
+type ActivatedListener struct {
 	// Listener serves the socket; closing it closes this process's
 	// descriptor, not the manager's.
 	Listener net.Listener
@@ -56,7 +56,7 @@ var activation struct {
 	once  sync.Once
 	mu    sync.Mutex
 	taken bool
-	lns   []Activated
+	lns   []ActivatedListener
 	err   error
 }
 
@@ -67,9 +67,9 @@ var activation struct {
 // were already taken (by an earlier call, Run or Listen): each socket is
 // handed out once. It returns an error when a passed descriptor is not a
 // stream socket (a datagram socket, a FIFO), having closed them all.
-// Use it to serve the sockets yourself (Serve, ServeTLS); Run and Listen
-// take them on their own.
-func ActivatedListeners() ([]Activated, error) {
+// Use it to serve the sockets yourself (Serve); Run and Listen take them
+// on their own.
+func ActivatedListeners() ([]ActivatedListener, error) {
 	activation.once.Do(func() { activation.lns, activation.err = readActivation() })
 	activation.mu.Lock()
 	defer activation.mu.Unlock()
@@ -82,7 +82,7 @@ func ActivatedListeners() ([]Activated, error) {
 
 // readActivation reads the protocol's variables and turns the passed
 // descriptors into listeners.
-func readActivation() ([]Activated, error) {
+func readActivation() ([]ActivatedListener, error) {
 	pid, fds := os.Getenv(envListenPID), os.Getenv(envListenFDs)
 	names := os.Getenv(envListenFDNames)
 	if fds == "" {
@@ -102,7 +102,7 @@ func readActivation() ([]Activated, error) {
 	if names != "" {
 		nameList = strings.Split(names, ":")
 	}
-	lns := make([]Activated, 0, n)
+	lns := make([]ActivatedListener, 0, n)
 	var firstErr error
 	for i := range n {
 		fd := listenFDsStart + i
@@ -119,7 +119,7 @@ func readActivation() ([]Activated, error) {
 			}
 			continue
 		}
-		lns = append(lns, Activated{Listener: ln, Name: name})
+		lns = append(lns, ActivatedListener{Listener: ln, Name: name})
 	}
 	if firstErr != nil {
 		for _, a := range lns {

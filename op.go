@@ -67,8 +67,9 @@ import (
 // overridden.
 type OpOption func(r *Route)
 
-// Registrar is what typed operations register on: *App and *Group.
-type Registrar interface {
+// Router is what routes are registered on: *App and *Group. Typed
+// operations (Op) and static.Mount take one.
+type Router interface {
 	Route(r Route)
 }
 
@@ -93,7 +94,7 @@ type InputField struct {
 // reg. It panics when In is not a struct, a tagged field has a type it
 // cannot bind, or a path tag names no parameter of path: programming
 // errors found at start-up.
-func Op[In, Out any](reg Registrar, method, path string, h func(c *Ctx, in *In) (*Out, error), opts ...OpOption) {
+func Op[In, Out any](reg Router, method, path string, h func(c *Ctx, in *In) (*Out, error), opts ...OpOption) {
 	plan, tagErr := planOf(reflect.TypeFor[In](), path)
 	r := Route{}
 	for _, o := range opts {

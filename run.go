@@ -34,13 +34,13 @@ type RunConfig struct {
 	// to the App's logger.
 	OnListen func(addr net.Addr)
 
-	// UpgradeSignal, when set (syscall.SIGHUP is the custom), makes Run
-	// call Upgrade when the signal arrives: a new process of the same
+	// HandOffSignal, when set (syscall.SIGHUP is the custom), makes Run
+	// call HandOff when the signal arrives: a new process of the same
 	// executable takes the listening sockets over, and once it reports
 	// ready this one drains within GracePeriod and Run returns nil. An
-	// Upgrade that fails is logged and this process keeps serving. Nil:
+	// HandOff that fails is logged and this process keeps serving. Nil:
 	// the signal keeps its default action (SIGHUP ends the process).
-	UpgradeSignal os.Signal
+	HandOffSignal os.Signal
 
 	// PIDFile, when set, is the path Run writes the process ID to (with a
 	// newline, replaced atomically) once it serves, and removes when it
@@ -85,9 +85,9 @@ type RunConfig struct {
 //
 // Run listens where Listen does: on the sockets a hand-off passed for
 // addr, else on those of socket activation (LISTEN_FDS; all of them,
-// whatever addr says), else on a new one. With RunConfig.UpgradeSignal,
-// or when Upgrade is called, it hands them on to a new process of the
-// same executable and drains (see Upgrade).
+// whatever addr says), else on a new one. With RunConfig.HandOffSignal,
+// or when HandOff is called, it hands them on to a new process of the
+// same executable and drains (see HandOff).
 func (a *App) Run(ctx context.Context, addr string, cfg ...RunConfig) error {
 	if err := a.Boot(); err != nil {
 		return err
@@ -100,7 +100,7 @@ func (a *App) Run(ctx context.Context, addr string, cfg ...RunConfig) error {
 }
 
 // RunListener is Run on a listener of your own (TLS, a socket you
-// opened). ln is closed when RunListener returns. Upgrade cannot hand ln
+// opened). ln is closed when RunListener returns. HandOff cannot hand ln
 // on: it is not one Run or Listen opened.
 func (a *App) RunListener(ctx context.Context, ln net.Listener, cfg ...RunConfig) error {
 	return a.runListeners(ctx, []net.Listener{ln}, cfg...)
@@ -126,10 +126,10 @@ func (a *App) runListeners(ctx context.Context, lns []net.Listener, cfg ...RunCo
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	var upgradeSigs chan os.Signal // nil without UpgradeSignal: never ready
-	if rc.UpgradeSignal != nil {
+	var upgradeSigs chan os.Signal // nil without HandOffSignal: never ready
+	if rc.HandOffSignal != nil {
 		upgradeSigs = make(chan os.Signal, 1)
-		signal.Notify(upgradeSigs, rc.UpgradeSignal)
+		signal.Notify(upgradeSigs, rc.HandOffSignal)
 		defer signal.Stop(upgradeSigs)
 	}
 	a.up.watch(1)
@@ -177,7 +177,7 @@ wait:
 		case s := <-upgradeSigs:
 			a.logger.Info("fx: upgrading: starting a new process", "signal", s.String())
 			go func() {
-				if err := a.Upgrade(); err != nil {
+				if err := a.HandOff(); err != nil {
 					a.logger.Error("fx: upgrade failed; still serving", "err", err)
 				}
 			}()

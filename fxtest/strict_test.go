@@ -38,7 +38,7 @@ func ordersApp() (*fx.App, string) {
 	app.Route(fx.Route{
 		Method: "POST", Path: "/orders",
 		Body:      validate.Object(validate.Fields{"qty": validate.Integer().Min(1)}),
-		Responses: []fx.Response{{Status: 201, Body: order{}}},
+		Responses: []fx.ResponseDoc{{Status: 201, Body: order{}}},
 		Errors:    []*fx.Error{fx.NewError(404, "APP_SKU_UNKNOWN", "")},
 		Handler: func(c *fx.Ctx) error {
 			switch string(c.RequestCtx().QueryArgs().Peek("answer")) {
@@ -58,7 +58,7 @@ func ordersApp() (*fx.App, string) {
 	})
 	app.Route(fx.Route{
 		Method: "GET", Path: "/orders/:id",
-		Responses: []fx.Response{{Body: validate.Object(validate.Fields{"id": validate.String()})}},
+		Responses: []fx.ResponseDoc{{Body: validate.Object(validate.Fields{"id": validate.String()})}},
 		Handler: func(c *fx.Ctx) error {
 			if c.Param("id") == "bad" {
 				return c.JSON(200, map[string]any{"id": 1})
@@ -100,7 +100,7 @@ func TestStrictReportsUndeclaredResponse(t *testing.T) {
 
 	// The request target is the route's pattern: "its contract".
 	app2 := quietApp()
-	app2.Route(fx.Route{Method: "DELETE", Path: "/orders", Responses: []fx.Response{{Status: 204}},
+	app2.Route(fx.Route{Method: "DELETE", Path: "/orders", Responses: []fx.ResponseDoc{{Status: 204}},
 		Handler: func(c *fx.Ctx) error { return fx.NewError(409, "APP_CONFLICT", "Order exists") }})
 	mustFail(t, "its contract", func(tb testing.TB) { fxtest.New(tb, app2).Delete("/orders").Do() },
 		"DELETE /orders answered 409 APP_CONFLICT, which its contract does not declare (declared: 204, 431 FX_HEADERS_TOO_LARGE, 500 FX_INTERNAL_ERROR)\n")
@@ -161,7 +161,7 @@ func TestStrictLeavesOutWhatIsNotARoutesAnswer(t *testing.T) {
 	// A catch-all takes the rest of the path, empty too, but not its own
 	// missing slash (the router's 404).
 	files := quietApp()
-	files.Route(fx.Route{Method: "GET", Path: "/files/*rest", Responses: []fx.Response{{}},
+	files.Route(fx.Route{Method: "GET", Path: "/files/*rest", Responses: []fx.ResponseDoc{{}},
 		Handler: func(c *fx.Ctx) error { return fx.NewError(409, "APP_LOCKED", "Locked") }})
 	mustPass(t, "catch-all without its slash", func(tb testing.TB) {
 		fxtest.New(tb, files).Get("/files").Do().AssertError(404, fx.ErrorCodes.NotFound)
@@ -208,7 +208,7 @@ func TestStrictIsOnWhenTheAppHasADocument(t *testing.T) {
 			app.Route(fx.Route{Method: "GET", Path: "/d", Handler: undeclared, Errors: []*fx.Error{fx.NewError(409, "APP_CONFLICT", "")}})
 		},
 		"Responses": func(app *fx.App) {
-			app.Route(fx.Route{Method: "GET", Path: "/d", Handler: undeclared, Responses: []fx.Response{{}}})
+			app.Route(fx.Route{Method: "GET", Path: "/d", Handler: undeclared, Responses: []fx.ResponseDoc{{}}})
 		},
 		"Op": func(app *fx.App) {
 			fx.Op(app, "GET", "/d", func(c *fx.Ctx, _ *empty) (*empty, error) { return &empty{}, nil })

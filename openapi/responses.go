@@ -86,13 +86,13 @@ func (g *generator) responses(r fx.RouteInfo, opID string, decls []fx.Declaratio
 }
 
 // responseHeaders is the headers object of one response: the operation's
-// own (fx.Response.Headers), then those the middleware declare for the
+// own (fx.ResponseDoc.Headers), then those the middleware declare for the
 // status (fx.Declaration.Headers), one per name (case-insensitive, first
 // wins); nil when none.
-func responseHeaders(status int, own []fx.Header, decls []fx.Declaration) map[string]any {
+func responseHeaders(status int, own []fx.HeaderDoc, decls []fx.Declaration) map[string]any {
 	out := map[string]any{}
 	seen := map[string]bool{}
-	add := func(h fx.Header) {
+	add := func(h fx.HeaderDoc) {
 		k := strings.ToLower(h.Name)
 		if h.Name == "" || seen[k] {
 			return

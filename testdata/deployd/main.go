@@ -8,7 +8,7 @@
 //	GET  /readyz     the readiness probe of package health (503 while draining)
 //
 // Environment: ADDR (where to listen), PIDFILE (RunConfig.PIDFile),
-// UPGRADE=1 (SIGHUP hands the socket on to a new process: Upgrade),
+// UPGRADE=1 (SIGHUP hands the socket on to a new process: HandOff),
 // EXECLOG (the file POST /orders appends to). It serves with Run, so
 // socket activation (LISTEN_FDS) is used when present.
 package main
@@ -68,7 +68,7 @@ func main() {
 
 	rc := fx.RunConfig{PIDFile: os.Getenv("PIDFILE"), GracePeriod: 10 * time.Second}
 	if os.Getenv("UPGRADE") == "1" {
-		rc.UpgradeSignal = syscall.SIGHUP
+		rc.HandOffSignal = syscall.SIGHUP
 	}
 	if err := app.Run(context.Background(), os.Getenv("ADDR"), rc); err != nil {
 		log.Fatal(err)
