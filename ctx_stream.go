@@ -70,7 +70,6 @@ func (c *Ctx) Stream(contentType string, fn func(w *bufio.Writer) error) error {
 	return nil
 }
 
-
 // streamBody is the body stream of Stream: a pipe whose writer side is
 // fn's, started on the first Read (so fn runs only once fasthttp writes
 // the body: never for HEAD, never for a response an error replaced).
