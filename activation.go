@@ -29,7 +29,7 @@ import (
 // sockets are taken once per process: the first of ActivatedListeners,
 // Run or Listen to look gets them, and the variables are then removed from
 // the environment, so that processes this one starts (a hand-off, see
-// Upgrade) do not mistake them for their own.
+// HandOff) do not mistake them for their own.
 //
 // Cost: reading three environment variables once per process; nothing per
 // connection (an activated socket is an ordinary *net.TCPListener or
@@ -48,9 +48,9 @@ const (
 	maxActivated = math.MaxInt32 - listenFDsStart
 )
 
-// Activated is one listening socket a service manager passed to the
+// ActivatedListener is one listening socket a service manager passed to the
 // process (socket activation).
-type Activated struct {
+type ActivatedListener struct {
 	// Listener serves the socket; closing it closes this process's
 	// descriptor, not the manager's.
 	Listener net.Listener
@@ -64,7 +64,7 @@ var activation struct {
 	once  sync.Once
 	mu    sync.Mutex
 	taken bool
-	lns   []Activated
+	lns   []ActivatedListener
 	err   error
 }
 
@@ -78,9 +78,9 @@ var activation struct {
 // the three standard ones), touching no descriptor, and when a passed
 // descriptor is not a stream socket (a datagram socket, a FIFO), having
 // closed the ones up to it.
-// Use it to serve the sockets yourself (Serve, ServeTLS); Run and Listen
-// take them on their own.
-func ActivatedListeners() ([]Activated, error) {
+// Use it to serve the sockets yourself (Serve); Run and Listen take them
+// on their own.
+func ActivatedListeners() ([]ActivatedListener, error) {
 	activation.once.Do(func() { activation.lns, activation.err = readActivation() })
 	activation.mu.Lock()
 	defer activation.mu.Unlock()
@@ -93,7 +93,7 @@ func ActivatedListeners() ([]Activated, error) {
 
 // readActivation reads the protocol's variables and turns the passed
 // descriptors into listeners.
-func readActivation() ([]Activated, error) {
+func readActivation() ([]ActivatedListener, error) {
 	pid, fds := os.Getenv(envListenPID), os.Getenv(envListenFDs)
 	names := os.Getenv(envListenFDNames)
 	if fds == "" {
@@ -119,7 +119,7 @@ func readActivation() ([]Activated, error) {
 	if names != "" {
 		nameList = strings.Split(names, ":")
 	}
-	lns := make([]Activated, 0, min(n, 64))
+	lns := make([]ActivatedListener, 0, min(n, 64))
 	var firstErr error
 	for i := 0; i < n && firstErr == nil; i++ { // the first bad descriptor ends it: the count is wrong
 		fd := listenFDsStart + i
@@ -136,7 +136,7 @@ func readActivation() ([]Activated, error) {
 			}
 			continue
 		}
-		lns = append(lns, Activated{Listener: ln, Name: name})
+		lns = append(lns, ActivatedListener{Listener: ln, Name: name})
 	}
 	if firstErr != nil {
 		for _, a := range lns {

@@ -2,6 +2,7 @@ package fx
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"strings"
 	"sync"
@@ -98,6 +99,15 @@ type Config struct {
 
 	// ServerHeader is sent as the Server header. Default "": none.
 	ServerHeader string
+
+	// TLS, when set, makes Listen, Serve and Run serve HTTPS with it
+	// (start from DefaultTLSConfig and add certificates): every listening
+	// socket, whether new, from socket activation or handed on, is wrapped
+	// with tls.NewListener. It is cloned at Boot; its NextProtos defaults
+	// to "http/1.1" and a MinVersion below TLS 1.2 is raised to it. One
+	// without a certificate, or offering "h2" (fasthttp speaks HTTP/1.1
+	// only), is a configuration error reported by Boot. Nil: plain HTTP.
+	TLS *tls.Config
 
 	// RedirectTrailingSlash redirects /a/ to /a (or back) when only the
 	// other form is registered. Default false: such requests are 404.
@@ -235,6 +245,7 @@ type App struct {
 
 	cfg    Config
 	logger *slog.Logger
+	tls    *tls.Config // Config.TLS as Boot prepared it (listen_tls.go); nil: plain HTTP
 
 	regMu   sync.Mutex // guards the registration fields below
 	sealed  bool       // set by Boot: registration closed
@@ -270,7 +281,7 @@ type App struct {
 	// life makes Serve wait for the shutdown to complete (lifecycle.go).
 	life lifecycle
 
-	// up is the App's side of a hand-off to a new process (upgrade.go).
+	// up is the App's side of a hand-off to a new process (handoff.go).
 	up upgrader
 
 	srvMu  sync.Mutex
@@ -297,12 +308,21 @@ func (a *App) Config() Config { return a.cfg }
 // Logger returns the logger failures are reported to.
 func (a *App) Logger() *slog.Logger { return a.logger }
 
-// ShuttingDown reports whether Shutdown (or ShutdownWithContext, or Run's
-// shutdown) has begun. From then on every response carries Connection:
-// close, and the readiness probe of package health answers 503 so that a
-// load balancer stops sending traffic while requests in flight finish. It
-// is one atomic load.
-func (a *App) ShuttingDown() bool { return a.stopping.Load() }
+// Done returns a channel closed when Shutdown (or ShutdownWithContext, or
+// Run's shutdown) begins. From then on every response carries
+// Connection: close, and the readiness probe of package health answers
+// 503 so that a load balancer stops sending traffic while requests in
+// flight finish. Long-running streams and WebSockets select on it to end,
+// so that Shutdown, which waits for in-flight responses, is not held up
+// by them. To ask whether shutdown has begun without waiting:
+//
+//	select {
+//	case <-app.Done(): // shutting down
+//	default:
+//	}
+//
+// Cost: a non-blocking receive, a few nanoseconds.
+func (a *App) Done() <-chan struct{} { return a.baseCtx.Done() }
 
 // Use appends middleware that runs, in Use order, around every route's
 // handler and around the 404 of unmatched requests, whether it was
@@ -355,9 +375,9 @@ type Route struct {
 	Handler      Handler
 
 	// Documentation only (see RouteInfo): never read while serving.
-	Doc       RouteDoc   // summary, tags, operationId, ...; merged over the Group's
-	Errors    []*Error   // application errors the handler can return (their status and code)
-	Responses []Response // success responses; none: a 200 with an unspecified body
+	Doc       RouteDoc      // summary, tags, operationId, ...; merged over the Group's
+	Errors    []*Error      // application errors the handler can return (their status and code)
+	Responses []ResponseDoc // success responses; none: a 200 with an unspecified body
 
 	op *opTypes // set by Op (op.go): a typed operation's types, for documentation
 }

@@ -39,7 +39,13 @@ func (a *App) Boot() error {
 
 func (a *App) boot() error {
 	errs := a.setupPlugins()
-	errs = append(errs, a.configErrors()...)     // invalid Config entries (TrustedProxies)
+	errs = append(errs, a.configErrors()...) // invalid Config entries (TrustedProxies)
+	if a.cfg.TLS != nil {
+		var err error
+		if a.tls, err = tlsServerConfig(a.cfg.TLS); err != nil { // Config.TLS (listen_tls.go)
+			errs = append(errs, err)
+		}
+	}
 	z, zerrs := newCompressor(a.cfg.Compression) // Config.Compression (compress.go)
 	errs = append(errs, zerrs...)
 	if len(zerrs) == 0 {

@@ -110,7 +110,8 @@ func TestHijackKeepsBufferedBytesAndTheRequest(t *testing.T) {
 // it), the held Ctx still knows the request came over TLS, and the
 // connection closes cleanly when the handler returns.
 func TestHijackOverTLS(t *testing.T) {
-	app := fx.New()
+	cert, pool, _, _ := selfSigned(t)
+	app := fx.New(fx.Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}})
 	detachedEcho(app, func(c *fx.Ctx, conn net.Conn) {
 		br := bufio.NewReader(conn)
 		for range 2 {
@@ -125,8 +126,7 @@ func TestHijackOverTLS(t *testing.T) {
 			_, _ = io.WriteString(conn, c.Param("id")+" "+scheme+" "+line)
 		}
 	})
-	cert, pool, _, _ := selfSigned(t)
-	addr := serveTLS(t, app, &tls.Config{Certificates: []tls.Certificate{cert}})
+	addr := serveTLS(t, app)
 	conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool})
 	if err != nil {
 		t.Fatal(err)

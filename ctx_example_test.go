@@ -2,6 +2,7 @@ package fx_test
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -157,23 +158,18 @@ func ExampleCtx_Stream() {
 	// 3,9
 }
 
-// Serving HTTPS: ListenTLS with PEM files, or ServeTLS with a tls.Config
-// built on fx.TLSConfig (TLS 1.2 minimum, AEAD suites, ALPN http/1.1).
-// Both go through Serve: the connection limit, lingering close and
-// Shutdown work as for Listen.
-func ExampleApp_ServeTLS() {
-	app := fx.New()
-	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "over TLS: "+fmt.Sprint(c.RequestCtx().IsTLS())) })
-
+// Serving HTTPS: Config.TLS, built on fx.DefaultTLSConfig (TLS 1.2
+// minimum, AEAD suites, ALPN http/1.1). Run, Listen and Serve then serve
+// TLS on every socket, with the connection limit, lingering close,
+// Shutdown and the hand-off as over TCP.
+func ExampleDefaultTLSConfig() {
 	cert, err := tls.LoadX509KeyPair("cert.pem", "key.pem")
 	if err != nil {
 		log.Fatal(err)
 	}
-	cfg := fx.TLSConfig()
+	cfg := fx.DefaultTLSConfig()
 	cfg.Certificates = []tls.Certificate{cert}
-	ln, err := net.Listen("tcp", ":8443")
-	if err != nil {
-		log.Fatal(err)
-	}
-	log.Fatal(app.ServeTLS(ln, cfg)) // or app.ListenTLS(":8443", "cert.pem", "key.pem")
+	app := fx.New(fx.Config{TLS: cfg})
+	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "over TLS: "+fmt.Sprint(c.RequestCtx().IsTLS())) })
+	log.Fatal(app.Run(context.Background(), ":8443"))
 }

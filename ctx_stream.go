@@ -70,11 +70,6 @@ func (c *Ctx) Stream(contentType string, fn func(w *bufio.Writer) error) error {
 	return nil
 }
 
-// Done returns a channel closed when Shutdown (or ShutdownWithContext)
-// begins. Long-running streams select on it to end, so that Shutdown,
-// which waits for in-flight responses, is not held up by them.
-func (a *App) Done() <-chan struct{} { return a.baseCtx.Done() }
-
 // streamBody is the body stream of Stream: a pipe whose writer side is
 // fn's, started on the first Read (so fn runs only once fasthttp writes
 // the body: never for HEAD, never for a response an error replaced).

@@ -12,7 +12,7 @@ import (
 // Package openapi turns them into each guarded operation's error
 // responses, its security requirements (with components.securitySchemes),
 // its parameters and its response headers; the route table lists the errors (RouteInfo.Errors).
-// Declaring is done once, when the middleware is built (DeclareAll); it
+// Declaring is done once, when the middleware is built (Declare); it
 // costs nothing per request.
 type Declaration struct {
 	// Errors are the errors the middleware can end a request with (their
@@ -23,7 +23,7 @@ type Declaration struct {
 	// request must present one of them (OpenAPI: one security requirement
 	// per scheme). When several middleware of one route declare Security,
 	// a request must satisfy each of them.
-	Security []SecurityScheme
+	Security []SecuritySchemeDoc
 
 	// Anonymous: a request that presents none of Security is let through
 	// too, without an identity (middleware.AuthConfig.Optional). The
@@ -38,7 +38,7 @@ type Declaration struct {
 
 	// Parameters are the request parameters the middleware reads (a
 	// tenant header, Idempotency-Key, a request ID).
-	Parameters []Parameter
+	Parameters []ParameterDoc
 
 	// Methods are the request methods the middleware acts on (the
 	// idempotency middleware: POST and PATCH); on a route of another
@@ -50,13 +50,13 @@ type Declaration struct {
 	// every answer it lets through and on its 429, Retry-After on its
 	// 429, WWW-Authenticate on its 401), each on the responses of its
 	// Statuses (see Header.BeforeNext).
-	Headers []Header
+	Headers []HeaderDoc
 }
 
-// Header documents a response header (an OpenAPI Header Object): one a
+// HeaderDoc documents a response header (an OpenAPI Header Object): one a
 // middleware sets (Declaration.Headers) or one an operation sends with a
-// success response (Response.Headers, such as Location on a 201).
-type Header struct {
+// success response (ResponseDoc.Headers, such as Location on a 201).
+type HeaderDoc struct {
 	Name        string
 	Description string
 	// Required: every response it is documented on carries it.
@@ -65,7 +65,7 @@ type Header struct {
 	Schema map[string]any
 	// Statuses are the statuses of the responses a middleware's header
 	// is sent with (Retry-After: 429); empty: every response of the
-	// routes it guards. Ignored in Response.Headers (the response's own
+	// routes it guards. Ignored in ResponseDoc.Headers (the response's own
 	// status).
 	Statuses []int
 	// BeforeNext: the middleware sets the header before it calls next,
@@ -80,10 +80,10 @@ type Header struct {
 	BeforeNext bool
 }
 
-// SecurityScheme is one kind of credential (an OpenAPI Security Scheme
+// SecuritySchemeDoc is one kind of credential (an OpenAPI Security Scheme
 // Object). Two schemes with the same Name on the routes of one App are
 // documented under distinct names (the second gets a numeric suffix).
-type SecurityScheme struct {
+type SecuritySchemeDoc struct {
 	// Name is the scheme's key in components.securitySchemes
 	// ("bearerAuth", "apiKeyAuth").
 	Name string
@@ -106,9 +106,9 @@ type SecurityScheme struct {
 	Description string
 }
 
-// Parameter is a request parameter a middleware reads (an OpenAPI
+// ParameterDoc is a request parameter a middleware reads (an OpenAPI
 // Parameter Object).
-type Parameter struct {
+type ParameterDoc struct {
 	Name        string
 	In          string // "header", "query" or "cookie"
 	Required    bool
@@ -117,28 +117,15 @@ type Parameter struct {
 	Schema map[string]any
 }
 
-// Declare records that mw can end a request with errs (their status and
-// code): it is DeclareAll(mw, Declaration{Errors: errs}).
-//
-// A middleware constructor declares what it raises once, when it builds
-// the middleware:
-//
-//	func RequireAPIKey() fx.Middleware {
-//		return fx.Declare(func(c *fx.Ctx, next fx.Next) error { ... }, ErrNoKey)
-//	}
-func Declare(mw Middleware, errs ...*Error) Middleware {
-	return DeclareAll(mw, Declaration{Errors: errs})
-}
-
-// DeclareAll records d for mw (see Declaration) and returns mw itself,
+// Declare records d for mw (see Declaration) and returns mw itself,
 // unchanged: declaring costs nothing per request. Declaring the same mw
 // again adds to its declaration (lists are appended, flags or-ed). nil
 // entries of d.Errors are skipped.
 //
 //	func RequireKey(keys Store) fx.Middleware {
-//		return fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error { ... }, fx.Declaration{
+//		return fx.Declare(func(c *fx.Ctx, next fx.Next) error { ... }, fx.Declaration{
 //			Errors:   []*fx.Error{ErrNoKey},
-//			Security: []fx.SecurityScheme{{Name: "partnerKey", Type: "apiKey", In: "header", Param: "X-Partner-Key"}},
+//			Security: []fx.SecuritySchemeDoc{{Name: "partnerKey", Type: "apiKey", In: "header", Param: "X-Partner-Key"}},
 //		})
 //	}
 //
@@ -152,7 +139,7 @@ func Declare(mw Middleware, errs ...*Error) Middleware {
 // { return mw(c, n) }) loses the declaration: declare the wrapper. Entries
 // are never removed (the table keeps mw alive, so its identity is never
 // reused): declare at construction, not per request.
-func DeclareAll(mw Middleware, d Declaration) Middleware {
+func Declare(mw Middleware, d Declaration) Middleware {
 	if mw == nil {
 		return nil
 	}
@@ -199,7 +186,7 @@ func (d Declaration) AppliesTo(method string) bool {
 }
 
 var (
-	declMu   sync.Mutex // serialises DeclareAll's read-modify-write
+	declMu   sync.Mutex // serialises Declare's read-modify-write
 	declared sync.Map   // funcKey → *declaration
 )
 
@@ -210,9 +197,9 @@ type declaration struct {
 
 func (d Declaration) clone() Declaration {
 	d.Errors = append([]*Error(nil), d.Errors...)
-	d.Security = append([]SecurityScheme(nil), d.Security...)
-	d.Parameters = append([]Parameter(nil), d.Parameters...)
-	d.Headers = append([]Header(nil), d.Headers...)
+	d.Security = append([]SecuritySchemeDoc(nil), d.Security...)
+	d.Parameters = append([]ParameterDoc(nil), d.Parameters...)
+	d.Headers = append([]HeaderDoc(nil), d.Headers...)
 	d.Methods = append([]string(nil), d.Methods...)
 	return d
 }

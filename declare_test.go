@@ -8,21 +8,21 @@ import (
 )
 
 // TestDeclareAllAddsUp: a second declaration of one middleware adds to
-// the first (lists appended, flags or-ed), Declare is DeclareAll with
+// the first (lists appended, flags or-ed), Declare is Declare with
 // errors only, and DeclarationOf returns copies.
 func TestDeclareAllAddsUp(t *testing.T) {
 	e1, e2 := fx.NewError(400, "E1", "a"), fx.NewError(409, "E2", "b")
-	key := fx.SecurityScheme{Name: "partnerKey", Type: "apiKey", In: "header", Param: "X-Partner-Key"}
-	region := fx.Parameter{Name: "X-Region", In: "header", Required: true}
+	key := fx.SecuritySchemeDoc{Name: "partnerKey", Type: "apiKey", In: "header", Param: "X-Partner-Key"}
+	region := fx.ParameterDoc{Name: "X-Region", In: "header", Required: true}
 	var state int
 	mw := fx.Middleware(func(c *fx.Ctx, next fx.Next) error { state++; return next() })
-	if got := fx.DeclareAll(mw, fx.Declaration{Errors: []*fx.Error{e1, nil}, Security: []fx.SecurityScheme{key}, Anonymous: true}); got == nil {
-		t.Fatal("DeclareAll returned nil")
+	if got := fx.Declare(mw, fx.Declaration{Errors: []*fx.Error{e1, nil}, Security: []fx.SecuritySchemeDoc{key}, Anonymous: true}); got == nil {
+		t.Fatal("Declare returned nil")
 	}
-	fx.Declare(mw, e2)
-	fx.DeclareAll(mw, fx.Declaration{Parameters: []fx.Parameter{region}})
+	fx.Declare(mw, fx.Declaration{Errors: []*fx.Error{e2}})
+	fx.Declare(mw, fx.Declaration{Parameters: []fx.ParameterDoc{region}})
 	d := fx.DeclarationOf(mw)
-	if !slices.Equal(d.Errors, []*fx.Error{e1, e2}) || !slices.Equal(d.Security, []fx.SecurityScheme{key}) ||
+	if !slices.Equal(d.Errors, []*fx.Error{e1, e2}) || !slices.Equal(d.Security, []fx.SecuritySchemeDoc{key}) ||
 		len(d.Parameters) != 1 || d.Parameters[0].Name != "X-Region" || !d.Anonymous || d.RequiresIdentity {
 		t.Errorf("declaration %+v", d)
 	}

@@ -59,8 +59,9 @@
 //
 // App.Test answers an *http.Request in memory; package fxtest adds
 // contract assertions and a strict mode that holds every response to the
-// route's document. Listen, Serve, ServeTLS and Run serve over TCP with
-// the connection limit, timeouts and graceful shutdown of Config; package
+// route's document. Listen, Serve and Run serve over TCP (over TLS with
+// Config.TLS) with the connection limit, timeouts and graceful shutdown
+// of Config; package
 // nethttp serves an App from net/http.
 //
 // # Cost model

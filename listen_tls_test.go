@@ -13,8 +13,6 @@ import (
 	"math/big"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -59,16 +57,17 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool, []byte, []byte) 
 	return cert, pool, certPEM, keyPEM
 }
 
-// serveTLS serves app with ServeTLS on a loopback port until the test ends.
-func serveTLS(t *testing.T, app *fx.App, cfg *tls.Config) string {
+// serveTLS serves app, built with Config.TLS, on a loopback port until
+// the test ends.
+func serveTLS(t *testing.T, app *fx.App) string {
 	t.Helper()
 	ln := listenLoopback(t)
 	served := make(chan error, 1)
-	go func() { served <- app.ServeTLS(ln, cfg) }()
+	go func() { served <- app.Serve(ln) }()
 	t.Cleanup(func() {
 		app.Shutdown()
 		if err := <-served; err != nil {
-			t.Errorf("ServeTLS: %v", err)
+			t.Errorf("Serve over TLS: %v", err)
 		}
 	})
 	return ln.Addr().String()
@@ -83,7 +82,9 @@ func tlsClient(pool *x509.CertPool, max uint16) *http.Client {
 
 func TestServeTLS(t *testing.T) {
 	cert, pool, _, _ := selfSigned(t)
-	app := quiet()
+	cfg := fx.DefaultTLSConfig()
+	cfg.Certificates = []tls.Certificate{cert}
+	app := quiet(fx.Config{TLS: cfg})
 	app.Use(middleware.SecurityHeaders(middleware.SecurityHeadersConfig{}))
 	app.Get("/", func(c *fx.Ctx) error {
 		st := c.RequestCtx().TLSConnectionState()
@@ -92,9 +93,7 @@ func TestServeTLS(t *testing.T) {
 		}
 		return c.String(200, tls.VersionName(st.Version)+" "+st.NegotiatedProtocol)
 	})
-	cfg := fx.TLSConfig()
-	cfg.Certificates = []tls.Certificate{cert}
-	addr := serveTLS(t, app, cfg)
+	addr := serveTLS(t, app)
 
 	for _, tc := range []struct {
 		max  uint16
@@ -134,15 +133,15 @@ func TestServeTLS(t *testing.T) {
 	}
 }
 
-// ServeTLS goes through Serve: the connection limit answers over TLS with
-// its 503 envelope.
+// TLS goes through the connection layer: the connection limit answers
+// over TLS with its 503 envelope.
 func TestServeTLSConnectionLimit(t *testing.T) {
 	t.Parallel()
 	cert, pool, _, _ := selfSigned(t)
-	app := quiet(fx.Config{Concurrency: 1})
-	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS10}
-	addr := serveTLS(t, app, cfg)
+	app := quiet(fx.Config{Concurrency: 1, TLS: cfg})
+	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
+	addr := serveTLS(t, app)
 
 	first, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool})
 	if err != nil {
@@ -174,48 +173,59 @@ func TestServeTLSConnectionLimit(t *testing.T) {
 	}
 }
 
-func TestServeTLSRefusesBadConfig(t *testing.T) {
+// A Config.TLS that cannot serve is a configuration error of Boot, and
+// Serve and Listen refuse to start, Serve closing its listener.
+func TestTLSConfigRefusedAtBoot(t *testing.T) {
 	cert, _, _, _ := selfSigned(t)
 	for name, cfg := range map[string]*tls.Config{
-		"nil":     nil,
 		"no cert": {},
 		"h2":      {Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}},
 	} {
-		app := quiet()
+		app := quiet(fx.Config{TLS: cfg})
+		err := app.Boot()
+		if err == nil || !strings.Contains(err.Error(), "Config.TLS") {
+			t.Errorf("%s: Boot: %v, want a Config.TLS error", name, err)
+		}
 		ln := listenLoopback(t)
-		if err := app.ServeTLS(ln, cfg); err == nil {
-			t.Errorf("%s: ServeTLS accepted it", name)
+		if err := app.Serve(ln); err == nil {
+			t.Errorf("%s: Serve accepted it", name)
 		}
 		if accepts(ln.Addr().String()) {
 			t.Errorf("%s: the listener was left open", name)
 		}
+		if err := app.Listen("127.0.0.1:0"); err == nil {
+			t.Errorf("%s: Listen accepted it", name)
+		}
 	}
 }
 
+// Listen serves TLS with Config.TLS on the sockets it opens (the path Run
+// and the hand-off take), and returns after Shutdown.
 func TestListenTLS(t *testing.T) {
-	_, _, certPEM, keyPEM := selfSigned(t)
-	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	os.WriteFile(certFile, certPEM, 0o600)
-	os.WriteFile(keyFile, keyPEM, 0o600)
-
-	if err := quiet().ListenTLS("127.0.0.1:0", certFile, filepath.Join(dir, "missing.pem")); err == nil {
-		t.Error("ListenTLS with a missing key file started")
-	}
-	bad := quiet()
-	bad.Route(fx.Route{Method: "GET", Path: "/"}) // nil handler: boot fails
-	if err := bad.ListenTLS("127.0.0.1:0", certFile, keyFile); err == nil {
-		t.Error("ListenTLS started with a failed boot")
-	}
-
-	app := quiet()
+	cert, pool, _, _ := selfSigned(t)
+	cfg := fx.DefaultTLSConfig()
+	cfg.Certificates = []tls.Certificate{cert}
+	app := quiet(fx.Config{TLS: cfg})
 	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
+	ln := listenLoopback(t)
+	addr := ln.Addr().String()
+	ln.Close() // Listen opens its own socket at the same address
 	served := make(chan error, 1)
-	go func() { served <- app.ListenTLS("127.0.0.1:0", certFile, keyFile) }()
+	go func() { served <- app.Listen(addr) }()
+	client := tlsClient(pool, 0)
+	kittest.Eventually(t, "Listen serving HTTPS", func() bool {
+		resp, err := client.Get("https://" + addr + "/")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	client.CloseIdleConnections()
 	if err := app.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
-	if err := kittest.Within(t, served, "ListenTLS did not return after Shutdown"); err != nil {
+	if err := kittest.Within(t, served, "Listen did not return after Shutdown"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -235,11 +245,11 @@ func TestServeTLSTimeouts(t *testing.T) {
 		readTimeout = time.Second
 	}
 	cert, pool, _, _ := selfSigned(t)
-	app := quiet(fx.Config{ReadTimeout: readTimeout, IdleTimeout: 5 * time.Second})
-	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
-	cfg := fx.TLSConfig()
+	cfg := fx.DefaultTLSConfig()
 	cfg.Certificates = []tls.Certificate{cert}
-	addr := serveTLS(t, app, cfg)
+	app := quiet(fx.Config{ReadTimeout: readTimeout, IdleTimeout: 5 * time.Second, TLS: cfg})
+	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
+	addr := serveTLS(t, app)
 
 	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool})
 	if err != nil {

@@ -81,8 +81,8 @@ import (
 // overridden.
 type OpOption func(r *Route)
 
-// Registrar is what typed operations register on: *App and *Group.
-type Registrar interface {
+// Router is what typed operations register on: *App and *Group.
+type Router interface {
 	Route(r Route)
 }
 
@@ -106,7 +106,7 @@ type InputField struct {
 // Op registers a typed operation (see the package documentation above) on
 // reg. It panics when In is not a struct; a field it cannot bind is a
 // configuration error that Boot reports with the others.
-func Op[In, Out any](reg Registrar, method, path string, h func(c *Ctx, in *In) (*Out, error), opts ...OpOption) {
+func Op[In, Out any](reg Router, method, path string, h func(c *Ctx, in *In) (*Out, error), opts ...OpOption) {
 	plan, tagErr := planOf(reflect.TypeFor[In](), path)
 	r := Route{}
 	for _, o := range opts {

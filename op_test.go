@@ -40,7 +40,7 @@ func opApp(cfg ...fx.Config) *fx.App {
 	app := fx.New(cfg...)
 	fx.Op(app, "POST", "/items/:id", func(c *fx.Ctx, in *opIn) (*opOut, error) {
 		return &opOut{ID: in.ID, Limit: in.Limit, Tags: in.Tags, Key: in.Key, Item: in.Body, Ratio: in.Ratio}, nil
-	}, func(r *fx.Route) { r.Responses = []fx.Response{{Status: 201}} })
+	}, func(r *fx.Route) { r.Responses = []fx.ResponseDoc{{Status: 201}} })
 	return app
 }
 
@@ -215,7 +215,7 @@ func TestOpOnGroupOwnPath(t *testing.T) {
 	g := app.Group("/orders")
 	fx.Op(g, "POST", "", func(c *fx.Ctx, in *struct{ Body opItem }) (*opItem, error) {
 		return &in.Body, nil
-	}, func(r *fx.Route) { r.Responses = []fx.Response{{Status: 201}} })
+	}, func(r *fx.Route) { r.Responses = []fx.ResponseDoc{{Status: 201}} })
 	r := do(t, app, "POST", "/orders", `{"sku":"A-1","qty":2}`, "Content-Type", "application/json")
 	if r.status != 201 || string(r.body) != `{"sku":"A-1","qty":2}` {
 		t.Fatalf("status %d: %s", r.status, r.body)

@@ -25,8 +25,8 @@ type RouteDoc struct {
 	Hidden      bool // left out of generated documents (the route is still served)
 }
 
-// Response documents one success response of a route.
-type Response struct {
+// ResponseDoc documents one success response of a route.
+type ResponseDoc struct {
 	Status      int    // 0 means 200
 	Description string // "": the status text
 	// Body is a value of the response body's Go type (User{}, []User(nil),
@@ -39,14 +39,14 @@ type Response struct {
 	// Headers are the headers the operation sets on this response
 	// (Location on a 201); the headers its middleware set are declared
 	// by them (Declaration.Headers).
-	Headers []Header
+	Headers []HeaderDoc
 }
 
 // routeMeta is a registration's documentation (routeSpec.meta).
 type routeMeta struct {
 	doc       RouteDoc
 	errs      []*Error
-	responses []Response
+	responses []ResponseDoc
 	op        *opTypes // typed operation (op.go); nil for a plain route
 }
 
@@ -80,7 +80,7 @@ type RouteInfo struct {
 	// declare (Declare) for routes of its method (Declaration.Methods),
 	// one per code, first declaration winning.
 	Errors    []*Error
-	Responses []Response
+	Responses []ResponseDoc
 	// In and Out are a typed operation's input and output struct types
 	// (Op); nil for a plain route. Input lists the fields Op binds.
 	In, Out reflect.Type
@@ -187,16 +187,16 @@ func routeErrors(own []*Error, h Handler, chain []Middleware, method string) []*
 // route's answers to, computed in one place so that the two cannot
 // disagree.
 type DeclaredResponse struct {
-	// Response is the success response as declared (Route.Responses, or
+	// ResponseDoc is the success response as declared (Route.Responses, or
 	// the implied 200), with Status filled in (never 0). For an error
 	// response only Status is set.
-	Response
+	ResponseDoc
 	// Code is the error code of an error response (the envelope's
 	// error.code); "" for a success response.
 	Code string
-	// BodyType is the Go type of a success body: that of Response.Body,
+	// BodyType is the Go type of a success body: that of ResponseDoc.Body,
 	// or a typed operation's Out for the status Op writes it with. nil:
-	// the body is not declared (any body, or none). A Response.Body that
+	// the body is not declared (any body, or none). A ResponseDoc.Body that
 	// is a validate.Describer is described as itself, not by its type.
 	BodyType reflect.Type
 	// Headers (Response.Headers) are, for a success or an error response
@@ -274,10 +274,10 @@ func (r RouteInfo) DeclaredResponses() []DeclaredResponse {
 		return -1
 	}
 	if len(r.Responses) == 0 {
-		out = append(out, DeclaredResponse{Response: Response{Status: 200}, BodyType: r.Out})
+		out = append(out, DeclaredResponse{ResponseDoc: ResponseDoc{Status: 200}, BodyType: r.Out})
 	}
 	for i, resp := range r.Responses {
-		d := DeclaredResponse{Response: resp}
+		d := DeclaredResponse{ResponseDoc: resp}
 		if d.Status == 0 {
 			d.Status = 200
 		}
@@ -303,7 +303,7 @@ func (r RouteInfo) DeclaredResponses() []DeclaredResponse {
 		if at := hasStatus(status); at >= 0 && out[at].Code == "" {
 			out = slices.Delete(out, at, at+1) // an error status is an envelope's
 		}
-		out = append(out, DeclaredResponse{Response: Response{Status: status}, Code: code, Generic: generic})
+		out = append(out, DeclaredResponse{ResponseDoc: ResponseDoc{Status: status}, Code: code, Generic: generic})
 	}
 	readsBody := r.Body != nil || r.Method == "POST" || r.Method == "PUT" || r.Method == "PATCH"
 	for _, f := range r.Input {
@@ -453,7 +453,7 @@ func (r RouteInfo) declareHeaders(out []DeclaredResponse) {
 	}
 	// on reports whether h, declared by the middleware at, is on the
 	// responses of status, and whether it is required there.
-	on := func(h Header, at, status int) (listed, required bool) {
+	on := func(h HeaderDoc, at, status int) (listed, required bool) {
 		inStatuses := len(h.Statuses) == 0 || slices.Contains(h.Statuses, status)
 		if !h.BeforeNext {
 			return inStatuses, h.Required && inStatuses && !slices.Contains(origins[status], originTransport)
@@ -466,13 +466,13 @@ func (r RouteInfo) declareHeaders(out []DeclaredResponse) {
 		}
 		return listed, h.Required && onlyOwn
 	}
-	byStatus := map[int][]Header{}
+	byStatus := map[int][]HeaderDoc{}
 	for i := range out {
 		d := &out[i]
 		hs, done := byStatus[d.Status]
 		if !done {
 			seen := map[string]bool{}
-			add := func(h Header, required bool) {
+			add := func(h HeaderDoc, required bool) {
 				k := strings.ToLower(h.Name)
 				if h.Name == "" || seen[k] {
 					return

@@ -17,7 +17,7 @@ var errUserNotFound = fx.NewError(404, "USER_NOT_FOUND", "No such user")
 func TestRoutesListsBootedRoutes(t *testing.T) {
 	app := fx.New()
 	deny := fx.NewError(403, fx.ErrorCodes.Forbidden, "no")
-	guard := fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() }, deny)
+	guard := fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.Declaration{Errors: []*fx.Error{deny}})
 	app.Use(func(c *fx.Ctx, next fx.Next) error { return next() })
 	api := app.Group("/api", guard).Tags("api")
 	v1 := api.Group("/v1").Doc(fx.RouteDoc{Tags: []string{"v1", "api"}, Deprecated: true})
@@ -64,7 +64,7 @@ func TestRoutesListsBootedRoutes(t *testing.T) {
 // and Declare returns the middleware itself.
 func TestDeclareIsPerClosure(t *testing.T) {
 	mk := func(e *fx.Error) fx.Middleware {
-		return fx.Declare(func(c *fx.Ctx, next fx.Next) error { _ = e; return next() }, e)
+		return fx.Declare(func(c *fx.Ctx, next fx.Next) error { _ = e; return next() }, fx.Declaration{Errors: []*fx.Error{e}})
 	}
 	a, b := fx.NewError(400, "A", "a"), fx.NewError(400, "B", "b")
 	ma, mb := mk(a), mk(b)
@@ -74,7 +74,7 @@ func TestDeclareIsPerClosure(t *testing.T) {
 	if got := fx.DeclarationOf(mb).Errors; len(got) != 1 || got[0] != b {
 		t.Errorf("DeclarationOf(mb).Errors = %v", got)
 	}
-	if fx.DeclarationOf(func(c *fx.Ctx, next fx.Next) error { return nil }).Errors != nil || fx.Declare(nil) != nil {
+	if fx.DeclarationOf(func(c *fx.Ctx, next fx.Next) error { return nil }).Errors != nil || fx.Declare(nil, fx.Declaration{}) != nil {
 		t.Error("undeclared middleware has declarations")
 	}
 }
@@ -106,12 +106,12 @@ func TestDeclaredResponsesIsTheContract(t *testing.T) {
 	}
 	conflict := fx.NewError(409, "APP_CONFLICT", "taken")
 	weird := fx.NewError(302, "APP_WEIRD", "not an error status")
-	guard := fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.NewError(401, fx.ErrorCodes.Unauthenticated, "no"), conflict)
+	guard := fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.Declaration{Errors: []*fx.Error{fx.NewError(401, fx.ErrorCodes.Unauthenticated, "no"), conflict}})
 	app := fx.New()
 	app.Use(guard)
 	fx.Op(app, "POST", "/orders", func(c *fx.Ctx, _ *in) (*order, error) { return &order{}, nil },
 		func(r *fx.Route) {
-			r.Responses = []fx.Response{{Status: 201}, {Status: 202, Body: "x"}, {Status: 202}, {Status: 409, Body: order{}}}
+			r.Responses = []fx.ResponseDoc{{Status: 201}, {Status: 202, Body: "x"}, {Status: 202}, {Status: 409, Body: order{}}}
 			r.Errors = []*fx.Error{conflict, weird}
 		})
 	app.Get("/plain", func(c *fx.Ctx) error { return nil })
@@ -173,7 +173,7 @@ func TestDeclaredResponsesOnlyReachable422(t *testing.T) {
 	type requiredHeader struct {
 		Key string `header:"X-Key,required"`
 	}
-	postOnly := fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.Declaration{
+	postOnly := fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.Declaration{
 		Methods: []string{"POST"},
 		Errors:  []*fx.Error{fx.NewError(409, "APP_BUSY", "busy")},
 	})

@@ -34,23 +34,23 @@ type RunConfig struct {
 	// to the App's logger.
 	OnListen func(addr net.Addr)
 
-	// UpgradeSignal, when set (syscall.SIGHUP is the custom), makes Run
-	// call Upgrade when the signal arrives: a new process of the same
+	// HandOffSignal, when set (syscall.SIGHUP is the custom), makes Run
+	// call HandOff when the signal arrives: a new process of the same
 	// executable takes the listening sockets over, and once it reports
 	// ready this one drains within GracePeriod and Run returns nil. An
-	// Upgrade that fails is logged and this process keeps serving. Nil:
+	// HandOff that fails is logged and this process keeps serving. Nil:
 	// the signal keeps its default action (SIGHUP ends the process).
-	UpgradeSignal os.Signal
+	HandOffSignal os.Signal
 
-	// UpgradeTimeout bounds how long a hand-off (Upgrade, from
-	// UpgradeSignal or called while Run runs) waits for the new process to
-	// report ready; then the new process is killed, the Upgrade fails
+	// HandOffTimeout bounds how long a hand-off (HandOff, from
+	// HandOffSignal or called while Run runs) waits for the new process to
+	// report ready; then the new process is killed, the HandOff fails
 	// (logged) and this process carries on. Meanwhile this process serves
 	// exactly as before: it accepts and answers on the shared sockets, its
-	// readiness probe answers ready, a second UpgradeSignal is refused (an
-	// upgrade is running) and SIGINT/SIGTERM shut it down as usual.
+	// readiness probe answers ready, a second HandOffSignal is refused (a
+	// hand-off is running) and SIGINT/SIGTERM shut it down as usual.
 	// Default (0 or negative): one minute.
-	UpgradeTimeout time.Duration
+	HandOffTimeout time.Duration
 
 	// PIDFile, when set, is the path Run writes the process ID to (with a
 	// newline, replaced atomically) once it listens, before it serves, and
@@ -99,9 +99,9 @@ type RunConfig struct {
 //
 // Run listens where Listen does: on the sockets a hand-off passed for
 // addr, else on those of socket activation (LISTEN_FDS; all of them,
-// whatever addr says), else on a new one. With RunConfig.UpgradeSignal,
-// or when Upgrade is called, it hands them on to a new process of the
-// same executable and drains (see Upgrade).
+// whatever addr says), else on a new one. With RunConfig.HandOffSignal,
+// or when HandOff is called, it hands them on to a new process of the
+// same executable and drains (see HandOff).
 func (a *App) Run(ctx context.Context, addr string, cfg ...RunConfig) error {
 	if err := a.Boot(); err != nil {
 		return err
@@ -114,7 +114,7 @@ func (a *App) Run(ctx context.Context, addr string, cfg ...RunConfig) error {
 }
 
 // RunListener is Run on a listener of your own (TLS, a socket you
-// opened). ln is closed when RunListener returns. Upgrade cannot hand ln
+// opened). ln is closed when RunListener returns. HandOff cannot hand ln
 // on: it is not one Run or Listen opened.
 func (a *App) RunListener(ctx context.Context, ln net.Listener, cfg ...RunConfig) error {
 	return a.runListeners(ctx, []net.Listener{ln}, cfg...)
@@ -140,13 +140,13 @@ func (a *App) runListeners(ctx context.Context, lns []net.Listener, cfg ...RunCo
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	var upgradeSigs chan os.Signal // nil without UpgradeSignal: never ready
-	if rc.UpgradeSignal != nil {
+	var upgradeSigs chan os.Signal // nil without HandOffSignal: never ready
+	if rc.HandOffSignal != nil {
 		upgradeSigs = make(chan os.Signal, 1)
-		signal.Notify(upgradeSigs, rc.UpgradeSignal)
+		signal.Notify(upgradeSigs, rc.HandOffSignal)
 		defer signal.Stop(upgradeSigs)
 	}
-	a.up.setTimeout(rc.UpgradeTimeout)
+	a.up.setTimeout(rc.HandOffTimeout)
 	a.up.watch(1)
 	watching := true
 	defer func() {
@@ -195,7 +195,7 @@ wait:
 		case s := <-upgradeSigs:
 			a.logger.Info("fx: upgrading: starting a new process", "signal", s.String())
 			go func() {
-				if err := a.Upgrade(); err != nil {
+				if err := a.HandOff(); err != nil {
 					a.logger.Error("fx: upgrade failed; still serving", "err", err)
 				}
 			}()

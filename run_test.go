@@ -74,7 +74,7 @@ func TestRunHelperProcess(t *testing.T) {
 		OnListen:    func(addr net.Addr) { say("listening: %s", addr) },
 	}
 	if mode == "never-ready" {
-		rc.UpgradeSignal, rc.UpgradeTimeout = syscall.SIGHUP, neverReadyTimeout
+		rc.HandOffSignal, rc.HandOffTimeout = syscall.SIGHUP, neverReadyTimeout
 	}
 	err := app.Run(context.Background(), "127.0.0.1:0", rc)
 	say("run: returned %v", err)
@@ -209,15 +209,15 @@ func uploadsThroughShutdown(t *testing.T, addr string, signal func(), began <-ch
 	}
 }
 
-// neverReadyTimeout is the UpgradeTimeout of TestRunUpgradeTimeout's child.
+// neverReadyTimeout is the HandOffTimeout of TestRunHandOffTimeout's child.
 const neverReadyTimeout = 400 * time.Millisecond
 
-// TestRunUpgradeTimeout: RunConfig.UpgradeTimeout bounds the wait for a
+// TestRunHandOffTimeout: RunConfig.HandOffTimeout bounds the wait for a
 // new process that never reports ready (it was a fixed minute): after
 // 400 ms the new process is killed, the failure is logged with the bound,
 // and the old process, which served as before meanwhile, keeps serving;
 // SIGTERM then shuts it down cleanly.
-func TestRunUpgradeTimeout(t *testing.T) {
+func TestRunHandOffTimeout(t *testing.T) {
 	requireSlow(t)
 	t.Parallel()
 	c := runHelper(t, "never-ready")

@@ -21,9 +21,9 @@ import (
 // period, use Run.
 //
 // Where the listening sockets come from: sockets a hand-off passed for
-// addr (see Upgrade), else the sockets of socket activation (see
+// addr (see HandOff), else the sockets of socket activation (see
 // ActivatedListeners; all of them, whatever addr says), else net.Listen.
-// Either way they can be handed on by Upgrade.
+// Either way they can be handed on by HandOff.
 // The messages of the refusals the transport answers for a body or
 // headers over the limits (also the document's examples of them).
 const (
@@ -40,12 +40,12 @@ func (a *App) Listen(addr string) error {
 		return err
 	}
 	reportReady()
-	return a.serveAll(lns, a.Serve)
+	return a.serveAll(lns)
 }
 
 // listen returns the listening sockets for addr: inherited from a
 // hand-off, else passed by socket activation, else a new one from
-// net.Listen. They are recorded for Upgrade.
+// net.Listen. They are recorded for HandOff.
 func (a *App) listen(addr string) ([]net.Listener, error) {
 	lns, err := inherited(addr)
 	if err != nil {
@@ -74,15 +74,14 @@ func (a *App) listen(addr string) ([]net.Listener, error) {
 	return lns, nil
 }
 
-// serveAll serves every listener of lns with serve (Serve, or ServeTLS
-// bound to a config), the first here and the others on goroutines, and
-// returns what the first returned: Serve's rules make every one of them
-// return the same shutdown's result.
-func (a *App) serveAll(lns []net.Listener, serve func(net.Listener) error) error {
+// serveAll serves every listener of lns with Serve, the first here and
+// the others on goroutines, and returns what the first returned: Serve's
+// rules make every one of them return the same shutdown's result.
+func (a *App) serveAll(lns []net.Listener) error {
 	for _, ln := range lns[1:] {
-		go serve(ln)
+		go a.Serve(ln)
 	}
-	return serve(lns[0])
+	return a.Serve(lns[0])
 }
 
 // Serve boots the App and serves HTTP on ln until Shutdown. It returns
@@ -111,7 +110,7 @@ func (a *App) Serve(ln net.Listener) error {
 		return err
 	}
 	srv := a.Server()
-	sl := &serveListener{Listener: a.connListener(ln)}
+	sl := &serveListener{Listener: a.connListener(a.tlsListener(ln))}
 	if !a.life.add(sl) {
 		sl.Close()
 		return a.life.wait()

@@ -19,7 +19,7 @@ func NewFXTyped(int) Impl {
 	app := fx.New(fx.Config{Logger: slog.New(slog.DiscardHandler)})
 	fx.Op(app, "POST", TypedPath, func(c *fx.Ctx, in *fxTypedIn) (*TypedOrder, error) {
 		return &in.Body, nil
-	}, func(r *fx.Route) { r.Responses = []fx.Response{{Status: 201}} })
+	}, func(r *fx.Route) { r.Responses = []fx.ResponseDoc{{Status: 201}} })
 	if err := app.Boot(); err != nil {
 		panic(err)
 	}

@@ -69,7 +69,7 @@ func BenchmarkClientStrict(b *testing.B) {
 		Name string `json:"name"`
 	}
 	app := quietApp()
-	app.Route(fx.Route{Method: "GET", Path: "/users/:id", Responses: []fx.Response{{Body: user{}}},
+	app.Route(fx.Route{Method: "GET", Path: "/users/:id", Responses: []fx.ResponseDoc{{Body: user{}}},
 		Handler: func(c *fx.Ctx) error { return c.JSON(200, user{ID: c.Param("id"), Name: "Ada"}) }})
 	c := fxtest.New(b, app)
 	b.ReportAllocs()

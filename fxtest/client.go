@@ -80,8 +80,7 @@ func New(t testing.TB, app *fx.App, opts ...Option) *Client {
 }
 
 // BeginShutdown puts the App in the state of a shutdown that has begun,
-// in memory: App.ShuttingDown reports true and App.Done is closed (running
-// handlers' contexts end; WebSocket connections are sent 1001), while Do
+// in memory: App.Done is closed (running handlers' contexts end; WebSocket connections are sent 1001), while Do
 // is still answered, as a request arriving on a kept connection during
 // the drain is. It is how a test sends what an App answers only during
 // Shutdown (readiness's 503, a WebSocket route's 503 to a handshake sent

@@ -59,7 +59,7 @@ func Example_strict() {
 	app := fx.New()
 	app.Route(fx.Route{
 		Method: "POST", Path: "/orders",
-		Responses: []fx.Response{{Status: 201, Body: Order{}}},
+		Responses: []fx.ResponseDoc{{Status: 201, Body: Order{}}},
 		Errors:    []*fx.Error{fx.NewError(404, "APP_SKU_UNKNOWN", "")},
 		Handler: func(c *fx.Ctx) error {
 			if c.RequestCtx().QueryArgs().Has("again") {

@@ -323,7 +323,7 @@ func (r *routeContract) checkHeaders(resp *Response) {
 	if len(r.headers) == 0 {
 		return // nothing declared: the headers are not parsed
 	}
-	var declared []fx.Header
+	var declared []fx.HeaderDoc
 	for _, d := range r.declared {
 		if d.Status == resp.Status {
 			declared = d.Headers
@@ -332,7 +332,7 @@ func (r *routeContract) checkHeaders(resp *Response) {
 	}
 	got := resp.Header()
 	for _, name := range r.headers {
-		i := slices.IndexFunc(declared, func(h fx.Header) bool { return http.CanonicalHeaderKey(h.Name) == name })
+		i := slices.IndexFunc(declared, func(h fx.HeaderDoc) bool { return http.CanonicalHeaderKey(h.Name) == name })
 		switch present := len(got.Values(name)) > 0; {
 		case present && i < 0:
 			resp.t.Helper()

@@ -38,7 +38,7 @@ func ordersApp() (*fx.App, string) {
 	app.Route(fx.Route{
 		Method: "POST", Path: "/orders",
 		Body:      validate.Object(validate.Fields{"qty": validate.Integer().Min(1)}),
-		Responses: []fx.Response{{Status: 201, Body: order{}}},
+		Responses: []fx.ResponseDoc{{Status: 201, Body: order{}}},
 		Errors:    []*fx.Error{fx.NewError(404, "APP_SKU_UNKNOWN", "")},
 		Handler: func(c *fx.Ctx) error {
 			switch string(c.RequestCtx().QueryArgs().Peek("answer")) {
@@ -58,7 +58,7 @@ func ordersApp() (*fx.App, string) {
 	})
 	app.Route(fx.Route{
 		Method: "GET", Path: "/orders/:id",
-		Responses: []fx.Response{{Body: validate.Object(validate.Fields{"id": validate.String()})}},
+		Responses: []fx.ResponseDoc{{Body: validate.Object(validate.Fields{"id": validate.String()})}},
 		Handler: func(c *fx.Ctx) error {
 			if c.Param("id") == "bad" {
 				return c.JSON(200, map[string]any{"id": 1})
@@ -100,7 +100,7 @@ func TestStrictReportsUndeclaredResponse(t *testing.T) {
 
 	// The request target is the route's pattern: "its contract".
 	app2 := quietApp()
-	app2.Route(fx.Route{Method: "DELETE", Path: "/orders", Responses: []fx.Response{{Status: 204}},
+	app2.Route(fx.Route{Method: "DELETE", Path: "/orders", Responses: []fx.ResponseDoc{{Status: 204}},
 		Handler: func(c *fx.Ctx) error { return fx.NewError(409, "APP_CONFLICT", "Order exists") }})
 	mustFail(t, "its contract", func(tb testing.TB) { fxtest.New(tb, app2).Delete("/orders").Do() },
 		"DELETE /orders answered 409 APP_CONFLICT, which its contract does not declare (declared: 204, 431 FX_HEADERS_TOO_LARGE, 500 FX_INTERNAL_ERROR)\n")
@@ -161,7 +161,7 @@ func TestStrictLeavesOutWhatIsNotARoutesAnswer(t *testing.T) {
 	// A catch-all takes the rest of the path, empty too, but not its own
 	// missing slash (the router's 404).
 	files := quietApp()
-	files.Route(fx.Route{Method: "GET", Path: "/files/*rest", Responses: []fx.Response{{}},
+	files.Route(fx.Route{Method: "GET", Path: "/files/*rest", Responses: []fx.ResponseDoc{{}},
 		Handler: func(c *fx.Ctx) error { return fx.NewError(409, "APP_LOCKED", "Locked") }})
 	mustPass(t, "catch-all without its slash", func(tb testing.TB) {
 		fxtest.New(tb, files).Get("/files").Do().AssertError(404, fx.ErrorCodes.NotFound)
@@ -208,7 +208,7 @@ func TestStrictIsOnWhenTheAppHasADocument(t *testing.T) {
 			app.Route(fx.Route{Method: "GET", Path: "/d", Handler: undeclared, Errors: []*fx.Error{fx.NewError(409, "APP_CONFLICT", "")}})
 		},
 		"Responses": func(app *fx.App) {
-			app.Route(fx.Route{Method: "GET", Path: "/d", Handler: undeclared, Responses: []fx.Response{{}}})
+			app.Route(fx.Route{Method: "GET", Path: "/d", Handler: undeclared, Responses: []fx.ResponseDoc{{}}})
 		},
 		"Op": func(app *fx.App) {
 			fx.Op(app, "GET", "/d", func(c *fx.Ctx, _ *empty) (*empty, error) { return &empty{}, nil })
@@ -289,8 +289,8 @@ type closedOrder struct {
 func TestStrictHoldsUnknownKeys(t *testing.T) {
 	app := quietApp()
 	extra := func(c *fx.Ctx) error { return c.JSON(200, map[string]any{"id": "o1", "qty": 1, "note": "x"}) }
-	app.Route(fx.Route{Method: "GET", Path: "/closed", Responses: []fx.Response{{Body: closedOrder{}}}, Handler: extra})
-	app.Route(fx.Route{Method: "GET", Path: "/open", Responses: []fx.Response{{Body: order{}}}, Handler: extra})
+	app.Route(fx.Route{Method: "GET", Path: "/closed", Responses: []fx.ResponseDoc{{Body: closedOrder{}}}, Handler: extra})
+	app.Route(fx.Route{Method: "GET", Path: "/open", Responses: []fx.ResponseDoc{{Body: order{}}}, Handler: extra})
 	doc, err := openapi.Generate(app, openapi.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -314,7 +314,7 @@ func TestStrictHoldsUnknownKeys(t *testing.T) {
 // and where it is declared required and missing.
 func TestStrictChecksTheDeclaredHeaders(t *testing.T) {
 	errNoKey := fx.NewCatalogError(fx.ErrorCodes.Unauthenticated, "no key")
-	stamp := fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error {
+	stamp := fx.Declare(func(c *fx.Ctx, next fx.Next) error {
 		if c.Query("stamp") == "early" { // set on its own 401 too, where it declares none
 			c.SetHeader("X-Stamp", "1")
 			return errNoKey
@@ -324,12 +324,12 @@ func TestStrictChecksTheDeclaredHeaders(t *testing.T) {
 		}
 		c.SetHeader("X-Stamp", "1")
 		return next()
-	}, fx.Declaration{Errors: []*fx.Error{errNoKey}, Headers: []fx.Header{
+	}, fx.Declaration{Errors: []*fx.Error{errNoKey}, Headers: []fx.HeaderDoc{
 		{Name: "X-Stamp", BeforeNext: true},
 		{Name: "WWW-Authenticate", Required: true, Statuses: []int{401}},
 	}})
 	app := quietApp()
-	app.Route(fx.Route{Method: "GET", Path: "/s", Middleware: []fx.Middleware{stamp}, Responses: []fx.Response{{Status: 200}},
+	app.Route(fx.Route{Method: "GET", Path: "/s", Middleware: []fx.Middleware{stamp}, Responses: []fx.ResponseDoc{{Status: 200}},
 		Handler: func(c *fx.Ctx) error { return c.NoContent(200) }})
 	mustPass(t, "declared", func(tb testing.TB) { fxtest.New(tb, app).Get("/s").Do().AssertStatus(200) })
 	mustFail(t, "undeclared header", func(tb testing.TB) { fxtest.New(tb, app).Get("/s?stamp=early").Do() },
@@ -348,9 +348,9 @@ func TestStrictChecksTheDeclaredReasons(t *testing.T) {
 			return other
 		}
 		return sent
-	}, middleware.DeclareFailures(sent)...)
+	}, fx.Declaration{Errors: middleware.DeclareFailures(sent)})
 	app := quietApp()
-	app.Route(fx.Route{Method: "GET", Path: "/g", Middleware: []fx.Middleware{guard}, Responses: []fx.Response{{Status: 200}},
+	app.Route(fx.Route{Method: "GET", Path: "/g", Middleware: []fx.Middleware{guard}, Responses: []fx.ResponseDoc{{Status: 200}},
 		Handler: func(c *fx.Ctx) error { return c.NoContent(200) }})
 	mustPass(t, "declared reason", func(tb testing.TB) { fxtest.New(tb, app).Get("/g").Do().AssertError(403, fx.ErrorCodes.Forbidden) })
 	mustFail(t, "undeclared reason", func(tb testing.TB) { fxtest.New(tb, app).Get("/g?other=1").Do() },

@@ -18,7 +18,7 @@
 //     fails from the moment Shutdown begins, before any check runs: a load
 //     balancer polling /readyz stops sending new requests while the requests
 //     in flight are still being answered, so connections are drained rather
-//     than cut (see fx.App.ShuttingDown).
+//     than cut (see fx.App.Done).
 //
 // Success is 200 with
 //
@@ -209,7 +209,7 @@ func (p *healthProbe) add(name string, check Check) {
 // Register mounts the probes at GET /livez and GET /readyz (and HEAD) of
 // r, an *App or a *Group. They are ordinary routes: the App's middleware
 // runs around them, so exempt them from authentication there if probes
-// arrive without credentials. On a Registrar (App, Group) their
+// arrive without credentials. On a Router (App, Group) their
 // documentation lists the 503 FX_SERVICE_UNAVAILABLE a failed probe
 // answers: always for /readyz (it answers 503 while
 // the App shuts down), for /livez only when it has a liveness check (with
@@ -217,7 +217,7 @@ func (p *healthProbe) add(name string, check Check) {
 func (h *Probes) Register(r interface {
 	Get(path string, h fx.Handler)
 }) {
-	reg, ok := r.(fx.Registrar)
+	reg, ok := r.(fx.Router)
 	if !ok {
 		r.Get("/livez", h.Liveness)
 		r.Get("/readyz", h.Readiness)
@@ -232,16 +232,16 @@ func (h *Probes) Register(r interface {
 	reg.Route(fx.Route{Method: fasthttp.MethodGet, Path: "/readyz", Handler: h.Readiness, Middleware: []fx.Middleware{probeDeclared}})
 }
 
-// probeDeclared passes every request on; it declares (DeclareAll) the 503
+// probeDeclared passes every request on; it declares (Declare) the 503
 // a failed probe answers, with its Retry-After, so that the route table and the OpenAPI document
 // list it. The probes' own handlers raise it; it is declared here rather
 // than as the routes' own Route.Errors because a route's own
 // documentation makes package fxtest hold the whole App to its document
 // (strict mode), which registering the probes must not do. Cost: one
 // call per probe request.
-var probeDeclared = fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.Declaration{
+var probeDeclared = fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.Declaration{
 	Errors: []*fx.Error{errShuttingDown},
-	Headers: []fx.Header{{Name: fasthttp.HeaderRetryAfter, Statuses: []int{503},
+	Headers: []fx.HeaderDoc{{Name: fasthttp.HeaderRetryAfter, Statuses: []int{503},
 		Description: "Seconds to wait before probing again (sent while the server shuts down)."}},
 })
 
@@ -256,7 +256,7 @@ func (h *Probes) Liveness(c *fx.Ctx) error { return h.serve(c, &h.live) }
 // server of your own (the nethttp adapter, a fasthttp.Server on Handler)
 // must call app.Shutdown when that server starts draining.
 func (h *Probes) Readiness(c *fx.Ctx) error {
-	if c.App().ShuttingDown() {
+	if shuttingDown(c.App()) {
 		c.SetHeader(fasthttp.HeaderRetryAfter, h.retryAfter)
 		return errShuttingDown
 	}
@@ -438,4 +438,14 @@ func (h *Probes) runCheck(ck *namedCheck) (Result, error) {
 		res.Status = "fail"
 	}
 	return res, err
+}
+
+// shuttingDown reports whether app's shutdown has begun (fx.App.Done).
+func shuttingDown(app *fx.App) bool {
+	select {
+	case <-app.Done():
+		return true
+	default:
+		return false
+	}
 }

@@ -268,9 +268,7 @@ func TestReadinessFailsWhenShutdownBegins(t *testing.T) {
 	<-entered
 	shut := make(chan error, 1)
 	go func() { shut <- app.Shutdown() }()
-	for !app.ShuttingDown() {
-		time.Sleep(time.Millisecond)
-	}
+	<-app.Done()
 	before := checks.Load()
 	st, body, hdr := probe("/readyz")
 	kittest.CheckEnvelope(t, st, hdr, body, fx.ErrorCodes.ServiceUnavailable)

@@ -245,7 +245,7 @@ func Auth(cfg AuthConfig) fx.Middleware {
 		a.missing = append(a.missing, base[schAPIKey])
 	}
 	a.forbidden = base[schBearer] + `, error="insufficient_scope"`
-	return fx.DeclareAll(a.handle, authDeclaration(cfg))
+	return fx.Declare(a.handle, authDeclaration(cfg))
 }
 
 func (a *authenticator) handle(c *fx.Ctx, next fx.Next) error {
@@ -597,7 +597,7 @@ var declUnauthenticated = func() *fx.Error {
 
 // challengeHeader is the WWW-Authenticate challenge of a 401 (and, for a
 // bearer principal, of RequireRoles' 403: RFC 6750's insufficient_scope).
-var challengeHeader = fx.Header{Name: "WWW-Authenticate", Required: true, Statuses: []int{401},
+var challengeHeader = fx.HeaderDoc{Name: "WWW-Authenticate", Required: true, Statuses: []int{401},
 	Description: "The challenge of the credentials the route accepts (RFC 9110 §11.6.1)."}
 
 // Names of the security schemes Auth declares (the keys of the OpenAPI
@@ -615,9 +615,9 @@ const (
 // credentials through.
 func authDeclaration(cfg AuthConfig) fx.Declaration {
 	d := fx.Declaration{Errors: []*fx.Error{declUnauthenticated}, Anonymous: cfg.Optional,
-		Headers: []fx.Header{challengeHeader}}
+		Headers: []fx.HeaderDoc{challengeHeader}}
 	if cfg.Bearer != nil {
-		s := fx.SecurityScheme{Name: BearerSchemeName, Type: "http", Scheme: "bearer",
+		s := fx.SecuritySchemeDoc{Name: BearerSchemeName, Type: "http", Scheme: "bearer",
 			Description: "A bearer token in the Authorization header (RFC 6750)."}
 		if f, ok := cfg.Bearer.(BearerFormatter); ok {
 			switch s.BearerFormat = f.BearerFormat(); s.BearerFormat {
@@ -631,7 +631,7 @@ func authDeclaration(cfg AuthConfig) fx.Declaration {
 		d.Security = append(d.Security, s)
 	}
 	if cfg.APIKeys != nil {
-		d.Security = append(d.Security, fx.SecurityScheme{Name: APIKeySchemeName, Type: "apiKey", In: "header",
+		d.Security = append(d.Security, fx.SecuritySchemeDoc{Name: APIKeySchemeName, Type: "apiKey", In: "header",
 			Param: cfg.APIKeyHeader, Description: "An API key in the " + cfg.APIKeyHeader + " header."})
 	}
 	return d

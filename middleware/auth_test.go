@@ -384,19 +384,19 @@ func TestAuthRepeatedCredentialHeader(t *testing.T) {
 // API key in its configured header), and whether anonymous requests get
 // through; RequireRoles cancels that.
 func TestAuthDeclaresSecurity(t *testing.T) {
-	jwtBearer := fx.SecurityScheme{Name: middleware.BearerSchemeName, Type: "http", Scheme: "bearer", BearerFormat: "JWT"}
-	bearer := fx.SecurityScheme{Name: middleware.BearerSchemeName, Type: "http", Scheme: "bearer"}
-	paseto := fx.SecurityScheme{Name: middleware.BearerSchemeName, Type: "http", Scheme: "bearer", BearerFormat: "PASETO"}
-	key := fx.SecurityScheme{Name: middleware.APIKeySchemeName, Type: "apiKey", In: "header", Param: "X-Org-Key"}
+	jwtBearer := fx.SecuritySchemeDoc{Name: middleware.BearerSchemeName, Type: "http", Scheme: "bearer", BearerFormat: "JWT"}
+	bearer := fx.SecuritySchemeDoc{Name: middleware.BearerSchemeName, Type: "http", Scheme: "bearer"}
+	paseto := fx.SecuritySchemeDoc{Name: middleware.BearerSchemeName, Type: "http", Scheme: "bearer", BearerFormat: "PASETO"}
+	key := fx.SecuritySchemeDoc{Name: middleware.APIKeySchemeName, Type: "apiKey", In: "header", Param: "X-Org-Key"}
 	custom := middleware.VerifierFunc(func(*fx.Ctx, string) (*middleware.Principal, error) { return nil, middleware.ErrInvalidCredential })
 	for name, c := range map[string]struct {
 		cfg  middleware.AuthConfig
-		want []fx.SecurityScheme
+		want []fx.SecuritySchemeDoc
 	}{
-		"JWT and API key": {middleware.AuthConfig{Bearer: jwtkit.HSVerifier(), APIKeys: apiKeys(t), APIKeyHeader: "X-Org-Key", Optional: true}, []fx.SecurityScheme{jwtBearer, key}},
-		"opaque bearer":   {middleware.AuthConfig{Bearer: custom}, []fx.SecurityScheme{bearer}},
-		"stated format":   {middleware.AuthConfig{Bearer: formatted{custom, "PASETO"}}, []fx.SecurityScheme{paseto}},
-		"empty format":    {middleware.AuthConfig{Bearer: formatted{custom, ""}}, []fx.SecurityScheme{bearer}},
+		"JWT and API key": {middleware.AuthConfig{Bearer: jwtkit.HSVerifier(), APIKeys: apiKeys(t), APIKeyHeader: "X-Org-Key", Optional: true}, []fx.SecuritySchemeDoc{jwtBearer, key}},
+		"opaque bearer":   {middleware.AuthConfig{Bearer: custom}, []fx.SecuritySchemeDoc{bearer}},
+		"stated format":   {middleware.AuthConfig{Bearer: formatted{custom, "PASETO"}}, []fx.SecuritySchemeDoc{paseto}},
+		"empty format":    {middleware.AuthConfig{Bearer: formatted{custom, ""}}, []fx.SecuritySchemeDoc{bearer}},
 	} {
 		d := fx.DeclarationOf(middleware.Auth(c.cfg))
 		got := d.Security

@@ -192,7 +192,7 @@ func CORS(cfg CORSConfig) fx.Middleware {
 	if err != nil {
 		panic("middleware.CORS: " + err.Error())
 	}
-	return fx.Declare(p.handle, DeclareFailures(errRepeatedOrigin)...)
+	return fx.Declare(p.handle, fx.Declaration{Errors: DeclareFailures(errRepeatedOrigin)})
 }
 
 // ReasonRepeatedOrigin is details.reason of CORS's 400 for a request with

@@ -98,7 +98,7 @@ func TestEveryReasonIsDocumented(t *testing.T) {
 		ratelimit.New(ratelimit.Config{Limit: ratelimit.Limit{Requests: 10, Period: time.Minute}, Store: store}),
 		idempotency.New(idempotency.Config{Required: true}),
 	)
-	app.Route(fx.Route{Method: "POST", Path: "/orders", Responses: []fx.Response{{Status: 201}},
+	app.Route(fx.Route{Method: "POST", Path: "/orders", Responses: []fx.ResponseDoc{{Status: 201}},
 		Handler: func(c *fx.Ctx) error { return c.NoContent(201) }})
 	doc, err := openapi.Generate(app, openapi.Config{})
 	if err != nil {

@@ -56,7 +56,7 @@ func RequestID(cfg RequestIDConfig) fx.Middleware {
 		header = "X-Request-ID"
 	}
 	ignore := cfg.IgnoreIncoming
-	return fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error {
+	return fx.Declare(func(c *fx.Ctx, next fx.Next) error {
 		rc := c.RequestCtx()
 		var id string
 		if in := rc.Request.Header.Peek(header); !ignore && validRequestID(in) {
@@ -153,10 +153,10 @@ func encodeBase32(dst []byte, v uint64) {
 // requestIDDeclaration is what RequestID declares: the header it reads
 // (unless it ignores incoming IDs) and sets on every answer.
 func requestIDDeclaration(header string, ignoreIncoming bool) fx.Declaration {
-	d := fx.Declaration{Headers: []fx.Header{{Name: header, Required: true,
+	d := fx.Declaration{Headers: []fx.HeaderDoc{{Name: header, Required: true,
 		Description: "The request's ID: the one the request sent when it was safe, else a new one."}}}
 	if !ignoreIncoming {
-		d.Parameters = []fx.Parameter{{Name: header, In: "header",
+		d.Parameters = []fx.ParameterDoc{{Name: header, In: "header",
 			Description: "An ID for the request, kept when safe (ValidRequestID: at most 128 printable ASCII characters, no quotes, backslash, comma, semicolon or angle brackets), else replaced."}}
 	}
 	return d

@@ -32,7 +32,7 @@ func RequirePermissions(permissions ...string) fx.Middleware {
 // (a 403). want is copied.
 func requireAll(want []string, has func(*Principal, string) bool, e *fx.Error) fx.Middleware {
 	want = append([]string(nil), want...)
-	return fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error {
+	return fx.Declare(func(c *fx.Ctx, next fx.Next) error {
 		p, err := requirePrincipal(c)
 		if err != nil {
 			return err
@@ -148,5 +148,5 @@ var declForbidden = DeclareFailures(errMissingRole, errMissingPermission)[0]
 var requireDeclaration = fx.Declaration{
 	Errors:           []*fx.Error{declUnauthenticated, declForbidden},
 	RequiresIdentity: true,
-	Headers:          []fx.Header{challengeHeader},
+	Headers:          []fx.HeaderDoc{challengeHeader},
 }

@@ -162,7 +162,7 @@ func Tenant(cfg TenantConfig) fx.Middleware {
 		"Tenant required: "+how, FailureDetails{Reason: ReasonMissingTenant})
 	t.errBad = fx.NewCatalogError(fx.ErrorCodes.TenantRequired,
 		"Tenant required: the tenant ID is malformed", FailureDetails{Reason: ReasonMalformedTenant})
-	return fx.DeclareAll(t.handle, tenantDeclaration(cfg, t.header, t.base, DeclareFailures(t.errMissing, t.errBad)[0]))
+	return fx.Declare(t.handle, tenantDeclaration(cfg, t.header, t.base, DeclareFailures(t.errMissing, t.errBad)[0]))
 }
 
 func (t *tenantResolver) handle(c *fx.Ctx, next fx.Next) error {
@@ -322,7 +322,7 @@ func tenantDeclaration(cfg TenantConfig, header, base string, tenantRequired *fx
 		d.Errors = append(d.Errors, declUnauthenticated, declTenantMismatch)
 	}
 	if header != "" {
-		p := fx.Parameter{Name: header, In: "header", Required: cfg.Required && base == "",
+		p := fx.ParameterDoc{Name: header, In: "header", Required: cfg.Required && base == "",
 			Description: "The tenant the request is for.", Schema: map[string]any{"type": "string"}}
 		if base != "" {
 			p.Description += " A tenant subdomain of " + base + " may name it instead; both must then agree."
@@ -330,7 +330,7 @@ func tenantDeclaration(cfg TenantConfig, header, base string, tenantRequired *fx
 		if cfg.Validate == nil {
 			p.Schema = map[string]any{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$"}
 		}
-		d.Parameters = []fx.Parameter{p}
+		d.Parameters = []fx.ParameterDoc{p}
 	}
 	return d
 }

@@ -260,7 +260,7 @@ func TestValidTenantID(t *testing.T) {
 // parameter, required when it alone can name a Required tenant, with the
 // default ID pattern unless Validate replaces it.
 func TestTenantDeclaresHeader(t *testing.T) {
-	param := func(cfg middleware.TenantConfig) []fx.Parameter {
+	param := func(cfg middleware.TenantConfig) []fx.ParameterDoc {
 		return fx.DeclarationOf(middleware.Tenant(cfg)).Parameters
 	}
 	p := param(middleware.TenantConfig{Required: true})

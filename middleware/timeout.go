@@ -87,7 +87,7 @@ func Timeout(d time.Duration) fx.Middleware {
 		}
 		discardAnswer(&c.RequestCtx().Response)
 		return te
-	}, errTimeout)
+	}, fx.Declaration{Errors: []*fx.Error{errTimeout}})
 }
 
 // errTimeout is the 504, shared (an overrun wraps it in a timeoutError).

@@ -10,12 +10,12 @@
 //
 // Nothing is annotated twice: schemas come from the validate.Describer of
 // each contract (the builder, Struct, QueryStruct, adapters that
-// implement it) and from Go types (typed operations, fx.Response.Body);
+// implement it) and from Go types (typed operations, fx.ResponseDoc.Body);
 // errors come from the route's contract (422), its body (413), the
 // server (431, 500), the middleware that guard it (fx.Declare) and
 // Route.Errors; security
 // requirements, components.securitySchemes and parameters such as a
-// tenant header come from what those middleware declare (fx.DeclareAll).
+// tenant header come from what those middleware declare (fx.Declare).
 //
 // Mount serves the document and a documentation page (Redoc, embedded in
 // the module: no CDN; under its own per-response Content-Security-Policy,

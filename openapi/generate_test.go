@@ -41,14 +41,14 @@ func testApp() *fx.App {
 		Query:     validate.Query(validate.Fields{"notify": validate.Boolean().Default(false), "ref": validate.String()}),
 		Handler:   ok,
 		Doc:       fx.RouteDoc{Summary: "Place an order", Tags: []string{"orders"}},
-		Responses: []fx.Response{{Status: 201, Body: User{}}},
+		Responses: []fx.ResponseDoc{{Status: 201, Body: User{}}},
 	})
 	app.Route(fx.Route{Method: "GET", Path: "/users/:id", Handler: ok,
-		Errors: []*fx.Error{errUserNotFound}, Responses: []fx.Response{{Body: User{}}}})
+		Errors: []*fx.Error{errUserNotFound}, Responses: []fx.ResponseDoc{{Body: User{}}}})
 	app.Get("/files/*rest", ok)
-	guard := fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.Declaration{
+	guard := fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.Declaration{
 		Errors:  []*fx.Error{fx.NewCatalogError(fx.ErrorCodes.Unauthenticated, "x"), fx.NewCatalogError(fx.ErrorCodes.Forbidden, "x")},
-		Headers: []fx.Header{{Name: "WWW-Authenticate", Required: true, Statuses: []int{401}}},
+		Headers: []fx.HeaderDoc{{Name: "WWW-Authenticate", Required: true, Statuses: []int{401}}},
 	})
 	admin := app.Group("/admin", guard).Doc(fx.RouteDoc{Tags: []string{"admin"}})
 	admin.Route(fx.Route{Method: "PUT", Path: "/users/:id", Body: validate.Struct[User](), Handler: ok,
@@ -357,9 +357,9 @@ type placeOrder struct {
 func TestGenerateDeclaredSuccessStatus(t *testing.T) {
 	app := fx.New()
 	fx.Op(app, "POST", "/orders", func(c *fx.Ctx, in *placeOrder) (*created, error) { return &created{}, nil },
-		func(r *fx.Route) { r.Responses = []fx.Response{{Status: 201, Description: "Placed"}} })
+		func(r *fx.Route) { r.Responses = []fx.ResponseDoc{{Status: 201, Description: "Placed"}} })
 	app.Route(fx.Route{Method: "POST", Path: "/users", Handler: func(c *fx.Ctx) error { return c.JSON(201, created{}) },
-		Responses: []fx.Response{{Status: 201, Body: created{}}, {Status: 202}}})
+		Responses: []fx.ResponseDoc{{Status: 201, Body: created{}}, {Status: 202}}})
 	paths := get(t, generate(t, app), "paths")
 	for path, want := range map[string][]string{"/orders": {"201"}, "/users": {"201", "202"}} {
 		op := get(t, paths, path, "post")
@@ -496,8 +496,8 @@ func TestGenerateHeaders(t *testing.T) {
 		ratelimit.New(ratelimit.Config{Limit: ratelimit.Limit{Requests: 10, Period: time.Minute}}),
 		idempotency.New(idempotency.Config{Required: true}))
 	ok := func(c *fx.Ctx) error { return c.JSON(201, created{}) }
-	g.Route(fx.Route{Method: "POST", Path: "", Handler: ok, Responses: []fx.Response{{Status: 201, Body: created{},
-		Headers: []fx.Header{{Name: "Location", Required: true}}}}})
+	g.Route(fx.Route{Method: "POST", Path: "", Handler: ok, Responses: []fx.ResponseDoc{{Status: 201, Body: created{},
+		Headers: []fx.HeaderDoc{{Name: "Location", Required: true}}}}})
 	g.Route(fx.Route{Method: "GET", Path: "", Handler: ok})
 	paths := get(t, generate(t, app), "paths")
 	post, list := get(t, paths, "/orders", "post"), get(t, paths, "/orders", "get")
@@ -578,7 +578,7 @@ func TestTypedOutputNeverNull(t *testing.T) {
 		return &roomsOut{Rooms: []roomOut{{Name: "a"}}}, nil
 	})
 	app.Route(fx.Route{Method: "GET", Path: "/plain", Handler: func(c *fx.Ctx) error { return c.JSON(200, &roomsOut{}) },
-		Responses: []fx.Response{{Body: roomsOut{}}}})
+		Responses: []fx.ResponseDoc{{Body: roomsOut{}}}})
 	res, err := app.Test(httptest.NewRequest("GET", "/rooms", nil))
 	if err != nil {
 		t.Fatal(err)

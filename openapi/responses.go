@@ -33,7 +33,7 @@ import (
 func (g *generator) responses(r fx.RouteInfo, opID string) map[string]any {
 	out := map[string]any{}
 	errs := map[int][]string{}
-	headers := map[int][]fx.Header{}
+	headers := map[int][]fx.HeaderDoc{}
 	declared := map[string]fx.DeclaredResponse{} // "status code" → its declaration
 	var statuses []int
 	for _, d := range r.DeclaredResponses() {
@@ -85,7 +85,7 @@ func (g *generator) responses(r fx.RouteInfo, opID string) map[string]any {
 // declared headers (fx.DeclaredResponse.Headers: the operation's own,
 // then those its middleware declare for the status, one per name); nil
 // when none.
-func responseHeaders(hs []fx.Header) map[string]any {
+func responseHeaders(hs []fx.HeaderDoc) map[string]any {
 	if len(hs) == 0 {
 		return nil
 	}

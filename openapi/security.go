@@ -9,7 +9,7 @@ import (
 )
 
 // Security and middleware parameters come from what the middleware
-// guarding a route declare (fx.DeclareAll): each scheme becomes an entry
+// guarding a route declare (fx.Declare): each scheme becomes an entry
 // of components.securitySchemes, each route's schemes its security
 // requirements, and declared parameters (a tenant header) its parameters.
 
@@ -17,17 +17,17 @@ import (
 // schemes declared under one name get distinct names (the second
 // "name2"), the same scheme declared twice keeps one.
 type schemes struct {
-	byName map[string]fx.SecurityScheme
-	names  map[fx.SecurityScheme]string
+	byName map[string]fx.SecuritySchemeDoc
+	names  map[fx.SecuritySchemeDoc]string
 }
 
 // name returns the document's name of s, registering it.
-func (ss *schemes) name(s fx.SecurityScheme) string {
+func (ss *schemes) name(s fx.SecuritySchemeDoc) string {
 	if n, ok := ss.names[s]; ok {
 		return n
 	}
 	if ss.byName == nil {
-		ss.byName, ss.names = map[string]fx.SecurityScheme{}, map[fx.SecurityScheme]string{}
+		ss.byName, ss.names = map[string]fx.SecuritySchemeDoc{}, map[fx.SecuritySchemeDoc]string{}
 	}
 	base := s.Name
 	if base == "" {

@@ -60,10 +60,10 @@ func TestGenerateSecurity(t *testing.T) {
 	optional := app.Group("/optional", middleware.Auth(middleware.AuthConfig{APIKeys: keys, APIKeyHeader: "X-Org-Key", Optional: true}))
 	optional.Get("/anyone", ok)
 	optional.Route(fx.Route{Method: "GET", Path: "/signed-in", Handler: ok, Middleware: []fx.Middleware{middleware.RequireRoles()}})
-	partner := fx.DeclareAll(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.Declaration{
+	partner := fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.Declaration{
 		Errors:     []*fx.Error{fx.NewCatalogError(fx.ErrorCodes.Unauthenticated, "x")},
-		Security:   []fx.SecurityScheme{{Name: middleware.APIKeySchemeName, Type: "apiKey", In: "query", Param: "partner_key"}},
-		Parameters: []fx.Parameter{{Name: "X-Region", In: "header", Required: true}, {Name: "x-tenant-id", In: "header"}},
+		Security:   []fx.SecuritySchemeDoc{{Name: middleware.APIKeySchemeName, Type: "apiKey", In: "query", Param: "partner_key"}},
+		Parameters: []fx.ParameterDoc{{Name: "X-Region", In: "header", Required: true}, {Name: "x-tenant-id", In: "header"}},
 	})
 	app.Route(fx.Route{Method: "GET", Path: "/partner", Handler: ok, Middleware: []fx.Middleware{
 		middleware.Auth(middleware.AuthConfig{Bearer: jwtv}), partner, middleware.Tenant(middleware.TenantConfig{}),

@@ -118,14 +118,10 @@ type Config struct {
 	Dotfiles bool
 }
 
-// Router is what Mount mounts on: *fx.App and *fx.Group (Mount panics
-// on any other implementation, which has no App to report to).
-type Router interface {
-	Get(path string, h fx.Handler)
-}
-
-// appOf returns the App r registers on.
-func appOf(r Router) *fx.App {
+// appOf returns the App r registers on: Mount mounts on *fx.App and
+// *fx.Group, and panics on any other fx.Router, which has no App to
+// report to.
+func appOf(r fx.Router) *fx.App {
 	switch r := r.(type) {
 	case *fx.App:
 		return r
@@ -143,7 +139,7 @@ func appOf(r Router) *fx.App {
 // mount and the root). The prefix itself, without a trailing slash, is not
 // routed. The root directory is closed by the App's Shutdown. See Config
 // and the package documentation for the behaviour and its cost.
-func Mount(r Router, prefix, root string, cfg ...Config) {
+func Mount(r fx.Router, prefix, root string, cfg ...Config) {
 	app := appOf(r)
 	prefix = strings.TrimRight(prefix, "/")
 	h, closer, err := newStatic(root, cfg)
@@ -158,7 +154,7 @@ func Mount(r Router, prefix, root string, cfg ...Config) {
 	if closer != nil {
 		app.OnShutdown(closer)
 	}
-	r.Get(prefix+"/*filepath", h)
+	r.Route(fx.Route{Method: fasthttp.MethodGet, Path: prefix + "/*filepath", Handler: h})
 }
 
 // failedMounts numbers the failed mounts (see Mount).

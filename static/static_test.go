@@ -587,13 +587,13 @@ func TestStaticHeadVary(t *testing.T) {
 	}
 }
 
-// otherRouter has Get but no App behind it.
+// otherRouter is an fx.Router with no App behind it.
 type otherRouter struct{}
 
-func (otherRouter) Get(string, fx.Handler) {}
+func (otherRouter) Route(fx.Route) {}
 
 // Mount takes an *fx.App or an *fx.Group, whose App closes the root at
-// Shutdown and reports a bad root at Boot; any other Router is refused.
+// Shutdown and reports a bad root at Boot; any other fx.Router is refused.
 func TestMountNeedsAnAppOrGroup(t *testing.T) {
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "static_test.otherRouter") {

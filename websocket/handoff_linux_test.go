@@ -18,7 +18,7 @@ import (
 )
 
 // TestDeployHandOffClosesWebSocketsWith1001: a restart by the hand-off
-// (SIGHUP, App.Upgrade; docs/reliability.md) closes every WebSocket of
+// (SIGHUP, App.HandOff; docs/reliability.md) closes every WebSocket of
 // the old process with 1001 and loses no HTTP request. It builds
 // testdata/handoffd, runs it on 127.0.0.1 and hands it on to a new
 // process (of the replaced binary) handoffRounds times while

@@ -16,7 +16,7 @@ func Route(path string, h func(c *Conn) error, config ...Config) fx.Route {
 		Method:  "GET",
 		Path:    path,
 		Handler: New(h, config...),
-		Responses: []fx.Response{{
+		Responses: []fx.ResponseDoc{{
 			Status: 101,
 			Description: "Switching Protocols: the connection speaks WebSocket (RFC 6455) from here on. " +
 				"The handler's outcome is the close code: 1000 on success, 4000 + the status of an error " +

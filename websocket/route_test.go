@@ -50,7 +50,7 @@ func keys(m map[string]any) []string {
 func TestRouteDeclarationsAddToTheRefusals(t *testing.T) {
 	errRoomFull := fx.NewError(409, "APP_ROOM_FULL", "The room is full")
 	errNoTicket := fx.NewError(401, "APP_NO_TICKET", "A ticket is required")
-	ticket := fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() }, errNoTicket)
+	ticket := fx.Declare(func(c *fx.Ctx, next fx.Next) error { return next() }, fx.Declaration{Errors: []*fx.Error{errNoTicket}})
 	app := fx.New()
 	r := websocket.Route("/rooms/:room", echo)
 	r.Errors = []*fx.Error{errRoomFull}

@@ -12,7 +12,7 @@ import (
 // App's Shutdown does not wait for WebSocket connections by itself. One
 // goroutine per App (started with its first WebSocket connection) watches
 // App.Done, closed when Shutdown begins (after readiness has turned to
-// 503: App.ShuttingDown), and sends 1001 to every open connection at
+// 503: App.Done), and sends 1001 to every open connection at
 // once, each from a goroutine of its own (a peer that stopped reading
 // holds only its own, for at most WriteTimeout); the handler's read then ends with the peer's answer, or after
 // Config.CloseTimeout. The package registers, once per App, an OnShutdown

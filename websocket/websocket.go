@@ -241,8 +241,10 @@ func (s *server) serve(c *fx.Ctx) error {
 		return ErrNoHijack // HTTP/2, or a wrapper that hides the Hijacker
 	}
 	reg := registryOf(c.App())
-	if c.App().ShuttingDown() {
+	select {
+	case <-c.App().Done():
 		return ErrShuttingDown
+	default:
 	}
 	key := string(h.Peek("Sec-WebSocket-Key"))
 	sub := s.subprotocol(h, rh)

@@ -167,7 +167,7 @@ func newApp(cfg fx.Config) *fx.App {
 		Method: "POST", Path: "/orders",
 		Body:      orderSchema,
 		Query:     validate.Query(validate.Fields{"notify": validate.Boolean().Default(false)}),
-		Responses: []fx.Response{{Status: 201}},
+		Responses: []fx.ResponseDoc{{Status: 201}},
 		Handler: func(c *fx.Ctx) error {
 			order, _ := fx.ValidBody[map[string]any](c)
 			return c.JSON(201, order)

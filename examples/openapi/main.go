@@ -86,7 +86,7 @@ func newApp(store *userStore) (*fx.App, error) {
 	users.Route(fx.Route{
 		Method: "POST", Path: "", Body: newUser,
 		Doc:       fx.RouteDoc{Summary: "Create a user"},
-		Responses: []fx.Response{{Status: 201, Body: User{}, Example: User{ID: "u1", Name: "Ada", Email: "ada@example.com"}}},
+		Responses: []fx.ResponseDoc{{Status: 201, Body: User{}, Example: User{ID: "u1", Name: "Ada", Email: "ada@example.com"}}},
 		Handler: func(c *fx.Ctx) error {
 			b, _ := fx.ValidBody[map[string]any](c)
 			return c.JSON(201, User{ID: "u1", Name: b["name"].(string), Email: b["email"].(string)})
@@ -96,7 +96,7 @@ func newApp(store *userStore) (*fx.App, error) {
 		Method: "GET", Path: "/:id",
 		Doc:       fx.RouteDoc{Summary: "Get a user"},
 		Errors:    []*fx.Error{ErrUserNotFound},
-		Responses: []fx.Response{{Body: User{}}},
+		Responses: []fx.ResponseDoc{{Body: User{}}},
 		Handler: func(c *fx.Ctx) error {
 			if c.Param("id") != "u1" {
 				return ErrUserNotFound
@@ -126,7 +126,7 @@ func newApp(store *userStore) (*fx.App, error) {
 	admin.Route(fx.Route{
 		Method: "GET", Path: "/stats",
 		Doc:       fx.RouteDoc{Summary: "Figures of the caller's tenant"},
-		Responses: []fx.Response{{Body: Stats{}}},
+		Responses: []fx.ResponseDoc{{Body: Stats{}}},
 		Handler: func(c *fx.Ctx) error {
 			tenant, _ := middleware.TenantFrom(c)
 			return c.JSON(200, Stats{Tenant: tenant, Users: 1})

@@ -4,7 +4,7 @@
 // imports this package; this package imports nothing of fx).
 package drainhook
 
-// Begin, given an *fx.App, makes App.ShuttingDown report true and closes
+// Begin, given an *fx.App, begins its shutdown in memory: it closes
 // App.Done, as Shutdown does first; it closes no listener and refuses no
 // in-memory exchange. Shutdown, called later, completes as usual.
 var Begin func(app any)

@@ -1,6 +1,6 @@
 // Package handlerdecl holds the errors a handler built outside the core
 // can answer by itself (package websocket's refusals before the
-// upgrade), keyed by the handler's identity as fx.DeclareAll keys a
+// upgrade), keyed by the handler's identity as fx.Declare keys a
 // middleware's. The route table (fx.RouteInfo.Errors) adds them to those
 // of every route that serves the handler, whatever the route's own
 // Errors and Middleware say, so a user's declarations add to them and

@@ -117,7 +117,7 @@ func (d *Deployed) PID(t testing.TB) int {
 
 // HandOff replaces Bin and sends SIGHUP to the generation serving now,
 // which hands its socket on to a new process of the new binary (as
-// App.Upgrade does), and returns the old PID and, once it is written, the
+// App.HandOff does), and returns the old PID and, once it is written, the
 // new one. The old process may still be draining: WaitGone waits for it.
 func (d *Deployed) HandOff(t testing.TB) (old, next int) {
 	t.Helper()

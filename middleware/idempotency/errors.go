@@ -50,10 +50,10 @@ func declaration(required bool, methods []string) fx.Declaration {
 	return fx.Declaration{
 		Methods: methods,
 		Errors:  middleware.DeclareFailures(errMissingKey, errMalformedKey, errInFlight, errKeyReused, errUnavailable),
-		Parameters: []fx.Parameter{{Name: HeaderKey, In: "header", Required: required,
+		Parameters: []fx.ParameterDoc{{Name: HeaderKey, In: "header", Required: required,
 			Description: "A key unique to this operation (a UUID), bare or as a quoted string (1 to " + strconv.Itoa(MaxKeyLength) + " printable ASCII characters): a retry with the same key and the same request gets the first answer again instead of running twice.",
 			Schema:      map[string]any{"type": "string", "minLength": 1, "maxLength": keyValueMaxLength, "pattern": keyValuePattern}}},
-		Headers: []fx.Header{
+		Headers: []fx.HeaderDoc{
 			{Name: HeaderReplayed, BeforeNext: true, Description: "true when the answer is the stored answer of an earlier request with the same Idempotency-Key.",
 				Schema: map[string]any{"type": "string", "enum": []any{"true"}}},
 			{Name: "Retry-After", Required: true, Statuses: []int{409, 503}, Description: "Seconds to wait before retrying.",

@@ -276,7 +276,7 @@ func New(cfg Config) fx.Middleware {
 	if m.maxBody == 0 {
 		m.maxBody = DefaultMaxResponseBytes
 	}
-	return fx.DeclareAll(m.handle, declaration(cfg.Required, m.methods))
+	return fx.Declare(m.handle, declaration(cfg.Required, m.methods))
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -93,7 +93,7 @@ func generatedKeys() []string {
 func TestDocumentedKeyFormatIsEnforced(t *testing.T) {
 	app := quietApp()
 	app.Use(idempotency.New(idempotency.Config{ShareAnonymous: true}))
-	app.Route(fx.Route{Method: "POST", Path: "/orders", Responses: []fx.Response{{Status: 201}},
+	app.Route(fx.Route{Method: "POST", Path: "/orders", Responses: []fx.ResponseDoc{{Status: 201}},
 		Handler: func(c *fx.Ctx) error { return c.NoContent(201) }})
 	schema := keySchema(t, app)
 	pattern, ok := schema["pattern"].(string)

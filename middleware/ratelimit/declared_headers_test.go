@@ -26,7 +26,7 @@ func TestRateLimitHeadersDeclaredWhereSent(t *testing.T) {
 			return errNoKey
 		}
 		return next()
-	}, errNoKey)
+	}, fx.Declaration{Errors: []*fx.Error{errNoKey}})
 	app := fx.New(quiet)
 	app.Use(needKey, ratelimit.New(ratelimit.Config{Limit: ratelimit.Limit{Requests: 3, Period: time.Hour}}))
 	type in struct {

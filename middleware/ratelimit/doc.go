@@ -13,6 +13,6 @@
 //
 // A refused request is answered 429 FX_RATE_LIMITED with Retry-After, and
 // every request it decided carries the IETF RateLimit and
-// RateLimit-Policy header fields. It declares both (fx.DeclareAll), so the
+// RateLimit-Policy header fields. It declares both (fx.Declare), so the
 // OpenAPI document and fxtest's strict mode know them.
 package ratelimit

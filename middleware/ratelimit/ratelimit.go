@@ -108,7 +108,7 @@ func New(cfg Config) fx.Middleware {
 	r.local, _ = r.store.(localStore)
 	r.policy = []byte(`"` + l.Name + `";q=` + strconv.Itoa(l.Requests) + `;w=` + strconv.FormatInt(int64(l.Period/time.Second), 10))
 	r.item = `"` + l.Name + `";r=`
-	return fx.DeclareAll(r.handle, declaration(r.local != nil, r.failOpen))
+	return fx.Declare(r.handle, declaration(r.local != nil, r.failOpen))
 }
 
 func (r *rateLimiter) handle(c *fx.Ctx, next fx.Next) error {
@@ -195,7 +195,7 @@ var (
 		middleware.FailureDetails{Reason: middleware.ReasonMissingTenant})
 )
 
-// What New declares (fx.DeclareAll), written from the errors above: the
+// What New declares (fx.Declare), written from the errors above: the
 // 429 and the 503, each with the reasons it carries.
 var (
 	declRateLimited = middleware.DeclareFailures(errRateLimited)[0]
@@ -209,9 +209,9 @@ var (
 // Retry-After when a store of its own that can fail is not FailOpen (the
 // memory store cannot fail).
 func declaration(local, failOpen bool) fx.Declaration {
-	retryAfter := fx.Header{Name: "Retry-After", Required: true, Statuses: []int{429},
+	retryAfter := fx.HeaderDoc{Name: "Retry-After", Required: true, Statuses: []int{429},
 		Description: "Seconds to wait before retrying.", Schema: map[string]any{"type": "string", "pattern": "^[0-9]+$"}}
-	d := fx.Declaration{Errors: []*fx.Error{declRateLimited}, Headers: []fx.Header{
+	d := fx.Declaration{Errors: []*fx.Error{declRateLimited}, Headers: []fx.HeaderDoc{
 		{Name: "RateLimit", BeforeNext: true, Statuses: []int{429},
 			Description: `The remaining quota: "policy";r=remaining;t=seconds until it is whole again (IETF draft-ietf-httpapi-ratelimit-headers).`},
 		{Name: "RateLimit-Policy", BeforeNext: true, Statuses: []int{429},

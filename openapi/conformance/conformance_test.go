@@ -98,7 +98,7 @@ func exampleApp(t *testing.T) *fx.App {
 			return c.JSON(201, OrderCreated{Order: o, Notify: q["notify"].(bool)})
 		},
 		Doc:       fx.RouteDoc{Summary: "Place an order", Tags: []string{"orders"}},
-		Responses: []fx.Response{{Status: 201, Body: OrderCreated{}}},
+		Responses: []fx.ResponseDoc{{Status: 201, Body: OrderCreated{}}},
 	})
 	app.Route(fx.Route{
 		Method: "POST", Path: "/orders/typed", Body: validate.Struct[Order](),
@@ -106,12 +106,12 @@ func exampleApp(t *testing.T) *fx.App {
 			o, _ := fx.ValidBody[Order](c)
 			return c.JSON(201, Lines{Customer: strings.ToUpper(o.Customer), Lines: len(o.Items)})
 		},
-		Responses: []fx.Response{{Status: 201, Body: Lines{}}},
+		Responses: []fx.ResponseDoc{{Status: 201, Body: Lines{}}},
 	})
 	app.Route(fx.Route{
 		Method: "POST", Path: "/signup", Body: signupSchema{},
 		Handler:   func(c *fx.Ctx) error { return c.JSON(201, map[string]string{"status": "welcome"}) },
-		Responses: []fx.Response{{Status: 201, Body: map[string]string{}}},
+		Responses: []fx.ResponseDoc{{Status: 201, Body: map[string]string{}}},
 	})
 	app.Route(fx.Route{
 		Method: "GET", Path: "/products", Query: validate.QueryStruct[ListParams](),
@@ -119,7 +119,7 @@ func exampleApp(t *testing.T) *fx.App {
 			p, _ := fx.ValidQuery[ListParams](c)
 			return c.JSON(200, p)
 		},
-		Responses: []fx.Response{{Body: ListParams{}}},
+		Responses: []fx.ResponseDoc{{Body: ListParams{}}},
 	})
 	app.Route(fx.Route{
 		Method: "GET", Path: "/files/*rest", Errors: []*fx.Error{errNoSuchFile},
@@ -129,7 +129,7 @@ func exampleApp(t *testing.T) *fx.App {
 			}
 			return c.JSON(200, map[string]string{"path": c.Param("rest")})
 		},
-		Responses: []fx.Response{{Body: map[string]string{}}},
+		Responses: []fx.ResponseDoc{{Body: map[string]string{}}},
 	})
 
 	// The routes of examples/auth, with API keys.
@@ -146,18 +146,18 @@ func exampleApp(t *testing.T) *fx.App {
 	}
 	api := app.Group("/api", middleware.Auth(middleware.AuthConfig{APIKeys: keys, Optional: true})).Tags("auth")
 	api.Route(fx.Route{Method: "GET", Path: "/me", Middleware: []fx.Middleware{middleware.RequireRoles()},
-		Handler: me, Responses: []fx.Response{{Body: Me{}}}})
+		Handler: me, Responses: []fx.ResponseDoc{{Body: Me{}}}})
 	admin := api.Group("/admin", middleware.RequireRoles("admin"))
-	admin.Route(fx.Route{Method: "GET", Path: "/stats", Handler: me, Responses: []fx.Response{{Body: Me{}}}})
+	admin.Route(fx.Route{Method: "GET", Path: "/stats", Handler: me, Responses: []fx.ResponseDoc{{Body: Me{}}}})
 	tenants := api.Group("/t", middleware.RequireRoles(), middleware.Tenant(middleware.TenantConfig{Required: true}))
 	tenants.Route(fx.Route{Method: "GET", Path: "/projects/:id", Handler: func(c *fx.Ctx) error {
 		id, _ := middleware.TenantFrom(c)
 		return c.JSON(200, map[string]string{"tenant": id, "project": c.Param("id")})
-	}, Responses: []fx.Response{{Body: map[string]string{}}}})
+	}, Responses: []fx.ResponseDoc{{Body: map[string]string{}}}})
 	// A typed operation: documented from its types alone.
 	fx.Op(app, "PUT", "/carts/:id/items", func(c *fx.Ctx, in *PutItem) (*Cart, error) {
 		return &Cart{ID: in.ID, Items: []Item{in.Body}, Currency: in.Currency}, nil
-	}, func(r *fx.Route) { r.Responses = []fx.Response{{Status: 201}} })
+	}, func(r *fx.Route) { r.Responses = []fx.ResponseDoc{{Status: 201}} })
 	openapi.Mount(app, openapi.Config{Title: "Examples", Version: "1.0.0"})
 	return app
 }

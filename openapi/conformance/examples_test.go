@@ -49,7 +49,7 @@ func kitApp(t *testing.T) *fx.App {
 		ratelimit.New(ratelimit.Config{Limit: ratelimit.Limit{Requests: 10, Period: time.Minute}, Store: failingStore{}}),
 		idempotency.New(idempotency.Config{Required: true}),
 		middleware.Timeout(time.Second))
-	g.Route(fx.Route{Method: "POST", Path: "", Body: orderSchema, Responses: []fx.Response{{Status: 201, Body: OrderCreated{}}},
+	g.Route(fx.Route{Method: "POST", Path: "", Body: orderSchema, Responses: []fx.ResponseDoc{{Status: 201, Body: OrderCreated{}}},
 		Errors:  []*fx.Error{errNoSuchFile},
 		Handler: func(c *fx.Ctx) error { return c.NoContent(201) }})
 	openapi.Mount(app, openapi.Config{Title: "Kit", Version: "1.0.0"})

@@ -10,7 +10,7 @@
 //
 // Environment: ADDR (where to listen), PIDFILE (RunConfig.PIDFile),
 // GRACE (RunConfig.GracePeriod, a time.ParseDuration; default 10s),
-// UPGRADE=1 (SIGHUP hands the socket on to a new process: Upgrade),
+// UPGRADE=1 (SIGHUP hands the socket on to a new process: HandOff),
 // EXECLOG (the file POST /orders appends to). It serves with Run, so
 // socket activation (LISTEN_FDS) is used when present.
 package main
@@ -79,7 +79,7 @@ func main() {
 		}
 	}
 	if os.Getenv("UPGRADE") == "1" {
-		rc.UpgradeSignal = syscall.SIGHUP
+		rc.HandOffSignal = syscall.SIGHUP
 	}
 	if err := app.Run(context.Background(), os.Getenv("ADDR"), rc); err != nil {
 		log.Fatal(err)

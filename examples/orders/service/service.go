@@ -124,7 +124,7 @@ func New(cfg Config) (*fx.App, error) {
 		return o, nil
 	}, func(r *fx.Route) {
 		r.Doc = fx.RouteDoc{Summary: "Create an order"}
-		r.Responses = []fx.Response{{Status: 201, Headers: []fx.Header{
+		r.Responses = []fx.ResponseDoc{{Status: 201, Headers: []fx.HeaderDoc{
 			{Name: "Location", Required: true, Description: "The new order's path (/orders/{id})."}}}}
 		r.Middleware = append(r.Middleware, idem)
 	})

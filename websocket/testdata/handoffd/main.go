@@ -6,7 +6,7 @@
 //	GET /work  200 "ok" with X-Pid: this process's PID
 //
 // Environment: ADDR (where to listen), PIDFILE (RunConfig.PIDFile).
-// SIGHUP hands the socket on to a new process (App.Upgrade); the old one
+// SIGHUP hands the socket on to a new process (App.HandOff); the old one
 // then shuts down, closing its WebSockets with 1001.
 package main
 
@@ -46,7 +46,7 @@ func main() {
 		return c.Send(200, "text/plain", []byte("ok"))
 	})
 
-	rc := fx.RunConfig{PIDFile: os.Getenv("PIDFILE"), GracePeriod: 10 * time.Second, UpgradeSignal: syscall.SIGHUP}
+	rc := fx.RunConfig{PIDFile: os.Getenv("PIDFILE"), GracePeriod: 10 * time.Second, HandOffSignal: syscall.SIGHUP}
 	if err := app.Run(context.Background(), os.Getenv("ADDR"), rc); err != nil {
 		log.Fatal(err)
 	}

@@ -38,7 +38,7 @@ import (
 // FX_DEPLOY_TEST=1: .ci/run has a block of its own for them.
 //
 //   - TestDeployHandOff: SIGHUP hands the socket to a new process of
-//     the (replaced) binary (App.Upgrade): 0 failed requests, 0 resets,
+//     the (replaced) binary (App.HandOff): 0 failed requests, 0 resets,
 //     every POST executed exactly once.
 //   - TestDeploySocketActivation: the test holds the socket, as systemd
 //     does, and passes it with LISTEN_FDS; each replacement is a plain

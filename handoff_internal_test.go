@@ -23,7 +23,7 @@ func TestHandoffIgnoresAnotherParentsVariable(t *testing.T) {
 }
 
 // TestUpgradeNeedsAListenerOfRunOrListen: a listener given to Serve is the
-// caller's, so Upgrade has nothing to hand on and says so, and the App
+// caller's, so HandOff has nothing to hand on and says so, and the App
 // keeps serving.
 func TestUpgradeNeedsAListenerOfRunOrListen(t *testing.T) {
 	app := New()
@@ -34,11 +34,11 @@ func TestUpgradeNeedsAListenerOfRunOrListen(t *testing.T) {
 	}
 	served := make(chan error, 1)
 	go func() { served <- app.Serve(ln) }()
-	if err := app.Upgrade(); !errors.Is(err, ErrUpgradeUnsupported) {
-		t.Errorf("Upgrade: %v, want ErrUpgradeUnsupported", err)
+	if err := app.HandOff(); !errors.Is(err, ErrHandOffUnsupported) {
+		t.Errorf("Upgrade: %v, want ErrHandOffUnsupported", err)
 	}
-	if app.ShuttingDown() {
-		t.Error("a refused Upgrade began the shutdown")
+	if app.stopping.Load() {
+		t.Error("a refused HandOff began the shutdown")
 	}
 	if err := app.Shutdown(); err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Hand-off: replacing the binary without a service manager. App.Upgrade
+// Hand-off: replacing the binary without a service manager. App.HandOff
 // starts a new process of the same executable (os.Executable, the same
 // arguments and environment), passes it the listening sockets Run and
 // Listen opened (os/exec's ExtraFiles, descriptors 3, 4, ..., described by
@@ -36,12 +36,12 @@ import (
 // socket resets every connection still waiting in its queue
 // (TestReusePortResetsTheClosingQueue).
 //
-// In the new process, Run and Listen (and ListenTLS) called with the
+// In the new process, Run and Listen called with the
 // same addr take the inherited socket instead of listening; once every
 // inherited socket is served the new process reports ready. A new process
 // that fails before that (a boot error, a crash) or does not report
-// within RunConfig.UpgradeTimeout (a minute by default) leaves the old one
-// serving: Upgrade returns the error and the old process carries on as if
+// within RunConfig.HandOffTimeout (a minute by default) leaves the old one
+// serving: HandOff returns the error and the old process carries on as if
 // nothing happened; it serves as before while it waits.
 //
 // This is what cloudflare/tableflip does for Go services; fx implements
@@ -55,11 +55,11 @@ import (
 // The hand-off is for hosts without a service manager that holds sockets,
 // or when the new process must be up before the old one stops.
 //
-// Cost: nothing per connection or request; Upgrade costs a process start.
+// Cost: nothing per connection or request; HandOff costs a process start.
 
-// upgradeTimeout bounds how long Upgrade waits for the new process to
+// upgradeTimeout bounds how long HandOff waits for the new process to
 // report ready before it ends that process and gives up, unless Run was
-// given RunConfig.UpgradeTimeout.
+// given RunConfig.HandOffTimeout.
 const upgradeTimeout = time.Minute
 
 // envHandoff describes the inherited sockets: the parent's PID, then the
@@ -67,11 +67,11 @@ const upgradeTimeout = time.Minute
 // from 3 on, space-separated. The readiness pipe follows the sockets.
 const envHandoff = "FX_HANDOFF"
 
-// ErrUpgradeUnsupported is returned by Upgrade when the App has no
-// listener it can pass on: it was not served by Run, Listen or ListenTLS
-// (a listener given to Serve is the caller's), or the listener has no
+// ErrHandOffUnsupported is returned by HandOff when the App has no
+// listener it can pass on: it was not served by Run or Listen (a
+// listener given to Serve is the caller's), or the listener has no
 // descriptor (os.File) to share.
-var ErrUpgradeUnsupported = errors.New("fx: Upgrade: no listener opened by Run or Listen to hand on")
+var ErrHandOffUnsupported = errors.New("fx: HandOff: no listener opened by Run or Listen to hand on")
 
 // handoff is this process's side as the new process of a hand-off: the
 // inherited sockets not yet taken by Run or Listen, and the pipe to report
@@ -146,13 +146,13 @@ func reportReady() {
 type upgrader struct {
 	mu      sync.Mutex
 	lns     []keyedListener // what Run and Listen opened, to pass on
-	started bool            // an Upgrade is running or has succeeded
+	started bool            // a HandOff is running or has succeeded
 	done    chan struct{}   // closed when a hand-off succeeded
-	watched int             // Runs watching done (they drain; else Upgrade starts Shutdown)
+	watched int             // Runs watching done (they drain; else HandOff starts Shutdown)
 	timeout time.Duration   // the wait for the new process's report; 0: upgradeTimeout
 }
 
-// setTimeout records RunConfig.UpgradeTimeout (0 or negative: the
+// setTimeout records RunConfig.HandOffTimeout (0 or negative: the
 // default).
 func (u *upgrader) setTimeout(d time.Duration) {
 	u.mu.Lock()
@@ -191,37 +191,37 @@ func (u *upgrader) watch(delta int) {
 	u.mu.Unlock()
 }
 
-// Upgrade replaces this process with a new one of the same executable,
+// HandOff replaces this process with a new one of the same executable,
 // without refusing or resetting a connection (see the hand-off above): it
-// starts the new process with the listening sockets Run, Listen or
-// ListenTLS opened, waits until it reports that it serves them (at most
-// RunConfig.UpgradeTimeout, one minute by default; then it ends the new
+// starts the new process with the listening sockets Run or Listen
+// opened, waits until it reports that it serves them (at most
+// RunConfig.HandOffTimeout, one minute by default; then it ends the new
 // process and returns an error; this process serves as before meanwhile), and
 // then begins this App's shutdown: under Run, Run drains within its
-// GracePeriod and returns nil; otherwise Upgrade starts
+// GracePeriod and returns nil; otherwise HandOff starts
 // Shutdown, and Listen returns when it completes. The new process shares
 // this one's standard input, output and error.
 //
-// Upgrade returns nil once the new process is ready. It returns an error,
+// HandOff returns nil once the new process is ready. It returns an error,
 // and this process keeps serving as before, when the new process could
 // not be started, exited or closed the pipe before reporting ready (its
 // boot failed), or did not report in time (it is then killed);
-// ErrUpgradeUnsupported when no listener was opened by Run or Listen; and
-// an error when an Upgrade is already running or has succeeded, or the
-// shutdown has begun. Run calls it on RunConfig.UpgradeSignal. Unix only:
-// elsewhere the new process cannot inherit the sockets, and Upgrade
+// ErrHandOffUnsupported when no listener was opened by Run or Listen; and
+// an error when a HandOff is already running or has succeeded, or the
+// shutdown has begun. Run calls it on RunConfig.HandOffSignal. Unix only:
+// elsewhere the new process cannot inherit the sockets, and HandOff
 // returns the error of starting it.
-func (a *App) Upgrade() error {
+func (a *App) HandOff() error {
 	u := &a.up
 	u.mu.Lock()
-	if u.started || a.ShuttingDown() {
+	if u.started || a.stopping.Load() {
 		u.mu.Unlock()
-		return errors.New("fx: Upgrade: an upgrade is running or done, or the App is shutting down")
+		return errors.New("fx: HandOff: an upgrade is running or done, or the App is shutting down")
 	}
 	lns := u.lns
 	if len(lns) == 0 {
 		u.mu.Unlock()
-		return ErrUpgradeUnsupported
+		return ErrHandOffUnsupported
 	}
 	u.started = true
 	timeout := u.timeout
@@ -255,14 +255,14 @@ func (a *App) Upgrade() error {
 func (a *App) startSuccessor(lns []keyedListener, timeout time.Duration) (int, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return 0, fmt.Errorf("fx: Upgrade: %w", err)
+		return 0, fmt.Errorf("fx: HandOff: %w", err)
 	}
 	desc := []string{strconv.Itoa(os.Getpid())}
 	socks := make([]syscall.Conn, 0, len(lns))
 	for _, k := range lns {
 		sc, ok := k.ln.(syscall.Conn)
 		if !ok {
-			return 0, ErrUpgradeUnsupported
+			return 0, ErrHandOffUnsupported
 		}
 		if ul, ok := k.ln.(*net.UnixListener); ok {
 			ul.SetUnlinkOnClose(false) // the new process serves the same path
@@ -272,7 +272,7 @@ func (a *App) startSuccessor(lns []keyedListener, timeout time.Duration) (int, e
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return 0, fmt.Errorf("fx: Upgrade: %w", err)
+		return 0, fmt.Errorf("fx: HandOff: %w", err)
 	}
 	defer r.Close()
 
@@ -286,7 +286,7 @@ func (a *App) startSuccessor(lns []keyedListener, timeout time.Duration) (int, e
 	proc, err := spawn(exe, env, socks, w)
 	w.Close() // only the new process holds the write end: its exit ends the read below
 	if err != nil {
-		return 0, fmt.Errorf("fx: Upgrade: starting %s: %w", exe, err)
+		return 0, fmt.Errorf("fx: HandOff: starting %s: %w", exe, err)
 	}
 
 	report := make(chan string, 1)
@@ -308,10 +308,10 @@ func (a *App) startSuccessor(lns []keyedListener, timeout time.Duration) (int, e
 		if err == nil {
 			err = errors.New(st.String())
 		}
-		return 0, fmt.Errorf("fx: Upgrade: the new process (pid %d) ended before it was ready: %v", proc.Pid, err)
+		return 0, fmt.Errorf("fx: HandOff: the new process (pid %d) ended before it was ready: %v", proc.Pid, err)
 	case <-t.C:
 		proc.Kill()
 		proc.Wait()
-		return 0, fmt.Errorf("fx: Upgrade: the new process (pid %d) was not ready within %v; killed", proc.Pid, timeout)
+		return 0, fmt.Errorf("fx: HandOff: the new process (pid %d) was not ready within %v; killed", proc.Pid, timeout)
 	}
 }

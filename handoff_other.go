@@ -9,7 +9,7 @@ import (
 )
 
 // spawn cannot pass listening sockets to a new process here: the hand-off
-// (upgrade.go) is Unix only.
+// (handoff.go) is Unix only.
 func spawn(exe string, env []string, socks []syscall.Conn, ready *os.File) (*os.Process, error) {
 	return nil, errors.ErrUnsupported
 }

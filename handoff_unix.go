@@ -9,7 +9,7 @@ import (
 
 // spawn starts exe with the same arguments, env, this process's standard
 // input, output and error as descriptors 0-2, the sockets of socks from
-// descriptor 3 on, and ready after them (upgrade.go).
+// descriptor 3 on, and ready after them (handoff.go).
 //
 // It forks with syscall.ForkExec and the raw descriptors rather than
 // os/exec's ExtraFiles: os/exec takes each file's Fd, which puts the
