@@ -13,7 +13,11 @@
 # back in a rotated order, so a machine whose speed drifts moves their
 # figures together and the ratios of one round are paired. Prints, per
 # test, each server's median req/s over the rounds and the median of the
-# round-by-round ratios fx/raw and fx/fiber.
+# round-by-round ratios fx/raw and fx/fiber; then the same ratios of the
+# requests served per CPU-second of the server (its user and system time
+# from /proc during the run), which a machine shared with other work moves
+# far less than req/s: a server's throughput there is mostly the share of
+# its core the scheduler gives it.
 #
 # Before any timing every server is asked each path once: all must answer
 # 200 with the same Content-Type, else the script stops.
@@ -113,55 +117,72 @@ for t in $TESTS; do
   done
 done
 
-# run_wrk seconds port test -> prints req/s; warns of socket errors and of
-# any answer that is not 2xx (every answer of these tests must be 200).
+# cpu_ticks pid: the CPU time (user and system, in clock ticks) the
+# process has used so far.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+
+# run_wrk seconds i test -> prints "req/s req/CPU-s" of server i: wrk's
+# requests per second, and the requests served per second of CPU time the
+# server used meanwhile (user and system, read from /proc). The second
+# leaves out the time the server waited for its core, which on a shared
+# machine moves far more than the server's own cost. Warns of socket
+# errors and of any answer that is not 2xx (every answer of these tests
+# must be 200).
 run_wrk() {
-  local secs=$1 port=$2 t=$3
+  local secs=$1 port=$((PORT + $2)) pid=${server_pids[$2]} t=$3
   local args=(-t1 -c64 "-d${secs}s" --timeout 8s)
   local tail=()
   if [ "$t" = plaintext ]; then
     args=(-t1 -c256 "-d${secs}s" --timeout 8s -s "$te/pipeline.lua")
     tail=(-- 16)
   fi
+  local before after
+  before=$(cpu_ticks "$pid")
   taskset -c "$WRK_CPU" wrk "${args[@]}" "http://$HOST:$port$(path "$t")" "${tail[@]}" > "$work/wrk.out" 2>&1 &
   wrk_pid=$!
   wait "$wrk_pid" || die "wrk failed: $(cat "$work/wrk.out")"
   wrk_pid=""
+  after=$(cpu_ticks "$pid")
   if grep -q "Socket errors" "$work/wrk.out"; then
     warn "$(grep 'Socket errors' "$work/wrk.out") on port $port, $t"
   fi
   if grep -q "Non-2xx" "$work/wrk.out"; then
     warn "$(grep 'Non-2xx' "$work/wrk.out") on port $port, $t"
   fi
-  awk '/^Requests\/sec:/ {print $2}' "$work/wrk.out"
+  awk -v ticks=$((after - before)) -v hz="$hz" '
+    / requests in / {n = $1}
+    /^Requests\/sec:/ {rps = $2}
+    END {printf "%s\t%.0f\n", rps, (ticks > 0 ? n * hz / ticks : 0)}' "$work/wrk.out"
 }
 
 results="$work/results.tsv"
 : > "$results"
 echo "$NAME: $ROUNDS rounds × [$TESTS] × [$FRAMEWORKS], ${DURATION}s each; servers on cpu $SERVER_CPU, wrk and PostgreSQL on cpu $WRK_CPU" >&2
 for t in $TESTS; do # warm-up: one second of each test on each server
-  for i in $(seq 0 $((n - 1))); do run_wrk 1 "$((PORT + i))" "$t" > /dev/null; done
+  for i in $(seq 0 $((n - 1))); do run_wrk 1 "$i" "$t" > /dev/null; done
 done
 for round in $(seq 1 "$ROUNDS"); do
   for t in $TESTS; do
     for k in $(seq 0 $((n - 1))); do
       i=$(((k + round - 1) % n))
-      rps=$(run_wrk "$DURATION" "$((PORT + i))" "$t")
-      printf '%s\t%s\t%s\t%s\n' "$t" "${fws[$i]}" "$round" "$rps" >> "$results"
-      echo "$NAME: round $round $t ${fws[$i]} $rps req/s" >&2
+      read -r rps eff <<< "$(run_wrk "$DURATION" "$i" "$t")"
+      printf '%s\t%s\t%s\t%s\t%s\n' "$t" "${fws[$i]}" "$round" "$rps" "$eff" >> "$results"
+      echo "$NAME: round $round $t ${fws[$i]} $rps req/s, $eff req per CPU-second" >&2
     done
   done
 done
 [ -n "$OUT" ] && cat "$results" >> "$OUT"
 
 echo
-echo "| test | fx req/s | raw fasthttp req/s | Fiber v3 req/s | fx / raw | fx / Fiber |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| test | fx req/s | raw fasthttp req/s | Fiber v3 req/s | fx / raw | fx / Fiber | fx / raw, req per CPU-s | fx / Fiber, req per CPU-s |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for t in $TESTS; do
   row="| $t"
   for fw in "${fws[@]}"; do
     m=$(awk -F'\t' -v e="$t" -v f="$fw" '$1==e && $2==f {print $4}' "$results" | median)
     row+=$(printf ' | %.0f' "$m")
   done
-  echo "$row | $(paired "$results" "$t" fx raw 4) | $(paired "$results" "$t" fx fiber 4) |"
+  row+=" | $(paired "$results" "$t" fx raw 4) | $(paired "$results" "$t" fx fiber 4)"
+  echo "$row | $(paired "$results" "$t" fx raw 5) | $(paired "$results" "$t" fx fiber 5) |"
 done

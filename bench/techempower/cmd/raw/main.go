@@ -29,8 +29,12 @@ func main() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	s := &fasthttp.Server{Name: "fasthttp", Handler: (&server{db: db}).serve}
-	log.Fatal(s.ListenAndServe(*addr))
+	log.Fatal(newServer(db).ListenAndServe(*addr))
+}
+
+// newServer is the fasthttp server of the six tests on db.
+func newServer(db *world.DB) *fasthttp.Server {
+	return &fasthttp.Server{Name: "fasthttp", Handler: (&server{db: db}).serve}
 }
 
 type server struct{ db *world.DB }
