@@ -5,10 +5,17 @@
 // internal/world's, the same statements, pool and template as fx's, so the
 // difference between the two is the framework.
 //
+// Its database calls take context.Background(), as TFB's fasthttp entry
+// does: no deadline, nothing for pgx to watch. Passing the RequestCtx
+// instead (a context whose Done channel is the server's) would make every
+// statement start a goroutine (context.AfterFunc on a context the
+// context package does not know), a cost a floor should not carry.
+//
 // Usage: DATABASE_URL=postgres://... raw [-addr 127.0.0.1:8080]
 package main
 
 import (
+	"context"
 	"flag"
 	"log"
 	"os"
@@ -51,21 +58,21 @@ func (s *server) serve(ctx *fasthttp.RequestCtx) {
 		ctx.Response.Header.SetContentType("text/plain; charset=utf-8")
 		ctx.Response.SetBodyString("Hello, World!")
 	case "/db":
-		w, err := s.db.World(ctx)
+		w, err := s.db.World(context.Background())
 		if err != nil {
 			dbError(ctx, err)
 			return
 		}
 		writeJSON(ctx, &w)
 	case "/queries":
-		ws, err := s.db.Worlds(ctx, queries(ctx))
+		ws, err := s.db.Worlds(context.Background(), queries(ctx))
 		if err != nil {
 			dbError(ctx, err)
 			return
 		}
 		writeJSON(ctx, ws)
 	case "/fortunes":
-		fs, err := s.db.Fortunes(ctx)
+		fs, err := s.db.Fortunes(context.Background())
 		if err != nil {
 			dbError(ctx, err)
 			return
@@ -75,7 +82,7 @@ func (s *server) serve(ctx *fasthttp.RequestCtx) {
 			dbError(ctx, err)
 		}
 	case "/updates":
-		ws, err := s.db.Update(ctx, queries(ctx))
+		ws, err := s.db.Update(context.Background(), queries(ctx))
 		if err != nil {
 			dbError(ctx, err)
 			return
