@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"slices"
@@ -23,8 +24,34 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/fxhq/fx/bench/techempower/internal/pgtest"
 	"github.com/fxhq/fx/bench/techempower/internal/world"
 )
+
+// CheckServer starts a real PostgreSQL (pgtest) and a world pool on it,
+// has serve start a server of the six tests on that pool and a loopback
+// listener (serving in a goroutine of its own; the function it returns
+// stops the server), and runs Check against it.
+func CheckServer(t *testing.T, serve func(db *world.DB, ln net.Listener) (stop func() error)) {
+	t.Helper()
+	pg := pgtest.Start(t)
+	db, err := world.Open(pg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := serve(db, ln)
+	defer func() {
+		if err := stop(); err != nil {
+			t.Errorf("stopping the server: %v", err)
+		}
+	}()
+	Check(t, "http://"+ln.Addr().String(), pg.URL)
+}
 
 // TFB's Content-Type rules per test type.
 var (
