@@ -4,21 +4,39 @@ go 1.26.0
 
 require (
 	github.com/fxhq/fx v0.1.0
+	github.com/goccy/go-json v0.12.0
+	github.com/gofiber/fiber/v3 v3.7.0
 	github.com/jackc/pgx/v5 v5.13.0
+	github.com/valyala/fasthttp v1.78.0
 )
 
 require (
 	github.com/fasthttp/router v1.5.4 // indirect
-	github.com/goccy/go-json v0.12.0 // indirect
+	github.com/gofiber/schema v1.9.3 // indirect
+	github.com/gofiber/utils/v2 v2.6.5 // indirect
+	github.com/google/uuid v1.6.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
-	github.com/molecule-man/go-brrr v1.3.0 // indirect
+	github.com/mattn/go-colorable v0.1.16 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/molecule-man/go-brrr v1.3.1 // indirect
+	github.com/philhofer/fwd v1.2.1 // indirect
 	github.com/savsgio/gotils v0.0.0-20240704082632-aef3928b8a38 // indirect
+	github.com/tinylib/msgp v1.6.5 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
-	github.com/valyala/fasthttp v1.77.0 // indirect
-	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )
+
+// The module proxy this repository builds from serves neither version
+// Fiber v3.7.0 names; the next release of each, which it serves, stands in.
+replace (
+	github.com/gofiber/schema v1.9.3 => github.com/gofiber/schema v1.10.0
+	github.com/gofiber/utils/v2 v2.6.4 => github.com/gofiber/utils/v2 v2.6.5
+)
+
