@@ -5,15 +5,15 @@ go 1.26.0
 require (
 	github.com/fxhq/fx v0.1.0
 	github.com/goccy/go-json v0.12.0
-	github.com/gofiber/fiber/v3 v3.7.0
+	github.com/gofiber/fiber/v3 v3.1.0
 	github.com/jackc/pgx/v5 v5.13.0
-	github.com/valyala/fasthttp v1.78.0
+	github.com/valyala/fasthttp v1.77.0
 )
 
 require (
 	github.com/fasthttp/router v1.5.4 // indirect
-	github.com/gofiber/schema v1.9.3 // indirect
-	github.com/gofiber/utils/v2 v2.6.5 // indirect
+	github.com/gofiber/schema v1.7.0 // indirect
+	github.com/gofiber/utils/v2 v2.0.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
@@ -32,11 +32,3 @@ require (
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )
-
-// The module proxy this repository builds from serves neither version
-// Fiber v3.7.0 names; the next release of each, which it serves, stands in.
-replace (
-	github.com/gofiber/schema v1.9.3 => github.com/gofiber/schema v1.10.0
-	github.com/gofiber/utils/v2 v2.6.4 => github.com/gofiber/utils/v2 v2.6.5
-)
-
