@@ -1,6 +1,7 @@
 // Package kittest holds the helpers that the tests of fx's own packages
 // share (the core, the kit, the nested modules); only fx's tests import
-// it. Each concern has its file:
+// it, never an example (a user who copies one could not). Each concern
+// has its file:
 //
 //   - envelope.go: CheckEnvelope, the wire envelope of a response checked
 //     through fxtest.CheckEnvelope and decoded;
@@ -16,9 +17,7 @@
 //     and RecordTB, one whose failures a test reads (an assertion shown to
 //     fail);
 //   - grammar.go: GrammarChecks, how often a route checks a body's JSON
-//     grammar;
-//   - serveclients.go: ServeForClients, an example served to its
-//     generated clients' tests.
+//     grammar.
 //
 // The JWT fixtures live in jwtkit, so that kittest links no JWT library
 // and nested modules can use it; the deploy tests' processes are
