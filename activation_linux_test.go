@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/internal/deploytest"
 )
 
 func TestDeploySocketActivation(t *testing.T) {
@@ -15,7 +15,7 @@ func TestDeploySocketActivation(t *testing.T) {
 		d.Replace(t)
 		old := d.PID(t)
 		syscall.Kill(old, syscall.SIGTERM)
-		kittest.WaitGone(t, old)
+		deploytest.WaitGone(t, old)
 		d.start(t)
 	})
 	d.requireClean(t)

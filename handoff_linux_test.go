@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx/client"
-	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/internal/deploytest"
 )
 
 // Deploys that drop nothing (docs/reliability.md). These tests build
@@ -57,7 +57,7 @@ func TestDeployHandOff(t *testing.T) {
 	d := startDeploy(t, "handoff")
 	d.run(t, func(i int) {
 		old, _ := d.HandOff(t)
-		kittest.WaitGone(t, old)
+		deploytest.WaitGone(t, old)
 	})
 	d.requireClean(t)
 }
@@ -123,10 +123,10 @@ func TestDeployHandOffFailureKeepsServing(t *testing.T) {
 	if n, err := br.Read(make([]byte, 1)); n != 0 || err != io.EOF {
 		t.Errorf("after the last response: %d bytes, %v; want a clean end of stream", n, err)
 	}
-	kittest.WaitGone(t, old)
+	deploytest.WaitGone(t, old)
 	last := d.PID(t)
 	syscall.Kill(last, syscall.SIGTERM)
-	kittest.WaitGone(t, last)
+	deploytest.WaitGone(t, last)
 }
 
 // TestDeployUploadDuringHandOff: the uploads of
@@ -165,7 +165,7 @@ func TestDeployPlainRestartFails(t *testing.T) {
 	d.run(t, func(i int) {
 		old := d.PID(t)
 		syscall.Kill(old, syscall.SIGTERM)
-		kittest.WaitGone(t, old)
+		deploytest.WaitGone(t, old)
 		d.start(t)
 	})
 	s, l := &d.stats, d.load
@@ -179,12 +179,12 @@ func TestDeployPlainRestartFails(t *testing.T) {
 // deploy is one test's server: its binary and processes (Deployed), its
 // mode and the load's figures.
 type deploy struct {
-	*kittest.Deployed
+	*deploytest.Deployed
 	mode    string   // handoff, activation, plain
 	execLog string   // where POST /orders records each execution
 	sock    *os.File // activation: the socket the test holds, as systemd does
 
-	load  *kittest.GetLoad // the GETs, during run
+	load  *deploytest.GetLoad // the GETs, during run
 	stats deployStats
 }
 
@@ -234,9 +234,9 @@ func buildDeployd(t *testing.T) string {
 }
 
 func startDeploy(t *testing.T, mode string) *deploy {
-	kittest.RequireDeployTest(t)
+	deploytest.RequireDeployTest(t)
 	ln := listenLoopback(t)
-	d := &deploy{Deployed: kittest.NewDeployed(t, buildDeployd(t), ln.Addr().String()), mode: mode}
+	d := &deploy{Deployed: deploytest.NewDeployed(t, buildDeployd(t), ln.Addr().String()), mode: mode}
 	d.execLog = filepath.Join(filepath.Dir(d.PIDFile), "exec.log")
 	if mode == "activation" {
 		sock, err := ln.(*net.TCPListener).File()
@@ -324,7 +324,7 @@ func (d *deploy) run(t *testing.T, replace func(i int)) {
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: 15 * time.Second}
 	fc := client.New(client.Config{BaseURL: "http://" + d.Addr, HTTPClient: hc})
-	d.load = kittest.StartGetLoad(hc, "http://"+d.Addr+"/work?ms=2", deployConns)
+	d.load = deploytest.StartGetLoad(hc, "http://"+d.Addr+"/work?ms=2", deployConns)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	s := &d.stats
@@ -371,7 +371,7 @@ func (d *deploy) run(t *testing.T, replace func(i int)) {
 	d.load.Stop()
 	last := d.PID(t)
 	syscall.Kill(last, syscall.SIGTERM)
-	kittest.WaitGone(t, last)
+	deploytest.WaitGone(t, last)
 }
 
 // requireClean holds the load to 0 failed requests, 0 resets, and every

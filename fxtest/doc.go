@@ -80,7 +80,10 @@
 // port until the test ends. What comes back is checked with the same
 // rules: CheckEnvelope (status, headers and body) or CheckEnvelopeBody
 // (a body alone) check an error envelope's wire format, and ReadResponses
-// reads the raw bytes of a connection with Do's parser.
+// reads the raw bytes of a connection with Do's parser. ServeForClients
+// serves it to tests run by another process (clients generated from the
+// App's document), which drives it through the test's standard streams
+// and reaches the declared 500 with a header (FaultHeader).
 //
 // # Failures
 //

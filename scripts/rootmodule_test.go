@@ -1,9 +1,14 @@
 package scripts_test
 
 import (
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"golang.org/x/mod/modfile"
@@ -38,5 +43,44 @@ func TestRootModuleRequiresOnlyTheCore(t *testing.T) {
 		if !r.Indirect && !slices.Contains(allowed, r.Mod.Path) {
 			t.Errorf("the root module requires %s directly; move what needs it into a nested module", r.Mod.Path)
 		}
+	}
+}
+
+// TestExamplesImportNoInternalPackage: a user copies an example, its tests
+// included, into a module of their own, where an internal package of fx
+// cannot be imported; so no file of examples/ imports one (what an
+// example's test needs from fx is fxtest's, or written in the example).
+// An example's own internal packages go with it and are allowed.
+func TestExamplesImportNoInternalPackage(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "examples")
+	files := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return err
+		}
+		files++
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		example := "github.com/fxhq/fx/examples/" + strings.SplitN(filepath.ToSlash(rel), "/", 2)[0] + "/"
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if !strings.HasPrefix(p, "github.com/fxhq/fx/") || strings.HasPrefix(p, example) {
+				continue
+			}
+			if slices.Contains(strings.Split(p, "/"), "internal") {
+				t.Errorf("%s imports %s, an internal package of fx: a user who copies the example cannot", filepath.ToSlash(path), p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files == 0 {
+		t.Fatalf("no Go file under %s", root)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/internal/deploytest"
 	gws "github.com/gorilla/websocket"
 )
 
@@ -39,7 +39,7 @@ func TestDeployHandOffClosesWebSocketsWith1001(t *testing.T) {
 		handoffLoaders = 4
 		handoffRounds  = 3
 	)
-	kittest.RequireDeployTest(t)
+	deploytest.RequireDeployTest(t)
 	built := filepath.Join(t.TempDir(), "handoffd.build")
 	if out, err := exec.Command("go", "build", "-o", built, "./testdata/handoffd").CombinedOutput(); err != nil {
 		t.Fatalf("go build ./testdata/handoffd: %v\n%s", err, out)
@@ -50,19 +50,19 @@ func TestDeployHandOffClosesWebSocketsWith1001(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	d := kittest.NewDeployed(t, built, addr)
+	d := deploytest.NewDeployed(t, built, addr)
 	pid := d.Start(t, exec.Command(d.Bin))
 
 	// The HTTP load: a few keep-alive clients, until stopped.
 	tr := &http.Transport{MaxIdleConnsPerHost: handoffLoaders, DisableCompression: true}
 	defer tr.CloseIdleConnections()
-	load := kittest.StartGetLoad(&http.Client{Transport: tr, Timeout: 15 * time.Second}, "http://"+addr+"/work", handoffLoaders)
+	load := deploytest.StartGetLoad(&http.Client{Transport: tr, Timeout: 15 * time.Second}, "http://"+addr+"/work", handoffLoaders)
 
 	socks := openSockets(t, addr, pid, handoffSockets)
 	for range handoffRounds {
 		time.Sleep(300 * time.Millisecond) // requests and sockets are busy on the current process
 		_, next := d.HandOff(t)
-		kittest.WaitGone(t, pid)
+		deploytest.WaitGone(t, pid)
 		requireGoingAway(t, socks, pid)
 		pid = next
 		socks = openSockets(t, addr, pid, handoffSockets) // the old process is gone: these are the new one's
@@ -71,7 +71,7 @@ func TestDeployHandOffClosesWebSocketsWith1001(t *testing.T) {
 	load.Stop()
 	// The last process's stop (SIGTERM, Run's Shutdown) sends 1001 too.
 	syscall.Kill(pid, syscall.SIGTERM)
-	kittest.WaitGone(t, pid)
+	deploytest.WaitGone(t, pid)
 	requireGoingAway(t, socks, pid)
 
 	servedBy := load.ServedBy()

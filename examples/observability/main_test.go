@@ -1,15 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/fxhq/fx"
 	"github.com/fxhq/fx/fxtest"
-	"github.com/fxhq/fx/internal/kittest"
 	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -23,14 +24,33 @@ import (
 // the ended spans and the Prometheus registry.
 type observedApp struct {
 	*fx.App
-	logs  *kittest.LogBuffer
+	logs  *logBuffer
 	spans *tracetest.SpanRecorder
 	reg   *prometheus.Registry
 }
 
+// logBuffer keeps what the App's JSON log handler writes: the server's
+// goroutines write while the test reads.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 func newObservedApp(t *testing.T) observedApp {
 	t.Helper()
-	o := observedApp{logs: &kittest.LogBuffer{}, spans: tracetest.NewSpanRecorder(), reg: prometheus.NewRegistry()}
+	o := observedApp{logs: &logBuffer{}, spans: tracetest.NewSpanRecorder(), reg: prometheus.NewRegistry()}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(o.spans))
 	app, err := newApp(slog.New(slog.NewJSONHandler(o.logs, nil)), tp, o.reg)
 	if err != nil {
@@ -135,9 +155,11 @@ func TestWebSocketConnectionIsObservedOnce(t *testing.T) {
 	}
 	// The server observes the connection after its closing handshake
 	// (answered by the client library above) and the socket's close.
-	kittest.Eventually(t, "the connection's span and access-log line", func() bool {
-		return len(spans.Ended()) > 0 && strings.Contains(logs.String(), `"route":"/echo"`)
-	})
+	for deadline := time.Now().Add(5 * time.Second); len(spans.Ended()) == 0 || !strings.Contains(logs.String(), `"route":"/echo"`); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no span or access-log line for the connection within 5s")
+		}
+	}
 	time.Sleep(50 * time.Millisecond) // a second observation would show now
 
 	const (
@@ -147,7 +169,11 @@ func TestWebSocketConnectionIsObservedOnce(t *testing.T) {
 
 	// Access log: exactly one line for the connection.
 	var lines []map[string]any
-	for _, rec := range logs.Records(t) {
+	for _, text := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(text), &rec); err != nil {
+			t.Fatalf("log line %q: %v", text, err)
+		}
 		if rec["route"] == "/echo" {
 			lines = append(lines, rec)
 		}

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/fxtest"
 )
 
 // TestServeForClients serves the API on 127.0.0.1 for the clients
@@ -17,10 +17,10 @@ import (
 //	down   mark the user store unreachable: GET /readyz answers 503
 //	up     mark it reachable again
 //
-// The lines are answered as kittest.ServeForClients says.
+// The lines are answered as fxtest.ServeForClients says.
 func TestServeForClients(t *testing.T) {
 	app, store := testApp(t)
-	kittest.ServeForClients(t, app, os.Stdin, map[string]func(){
+	fxtest.ServeForClients(t, app, os.Stdin, os.Stdout, map[string]func(){
 		"down": func() { store.unreachable.Store(true) },
 		"up":   func() { store.unreachable.Store(false) },
 	})

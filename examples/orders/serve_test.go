@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx/examples/orders/service"
-	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/middleware/idempotency"
 )
 
@@ -23,7 +23,7 @@ import (
 //	claimed   wait until a request holds the idempotency store's key
 //	release   unlock the orders store
 //
-// The lines are answered as kittest.ServeForClients says.
+// The lines are answered as fxtest.ServeForClients says.
 func TestServeForClients(t *testing.T) {
 	db := service.NewStore()
 	idem := idempotency.NewMemoryStore(idempotency.MemoryStoreConfig{MaxKeys: 1})
@@ -32,7 +32,7 @@ func TestServeForClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	held := false
-	kittest.ServeForClients(t, app, os.Stdin, map[string]func(){
+	fxtest.ServeForClients(t, app, os.Stdin, os.Stdout, map[string]func(){
 		"hold": func() {
 			db.Lock()
 			held = true

@@ -23,7 +23,7 @@
 // start each example on 127.0.0.1 as its TestServeForClients serves it
 // (the App main builds, where a request can be held in the orders
 // handler, the user store marked unreachable, and any request made to
-// answer the 500 every operation declares: kittest.FaultHeader), check
+// answer the 500 every operation declares: fxtest.FaultHeader), check
 // that it serves the document its clients were generated from, and call
 // every operation through both generated clients until every declared
 // response (status and, for an error, each code) has been answered and

@@ -30,7 +30,7 @@ import (
 // decoding. There a request can be held in the orders handler (its 409
 // and 503 need it), the user store marked unreachable (GET /readyz's 503
 // needs it), and any request made to fail with the 500 every operation
-// declares (kittest.FaultHeader).
+// declares (fxtest.FaultHeader).
 
 // example is a running example server.
 type example struct {
@@ -106,7 +106,7 @@ func startExample(t *testing.T, name string) example {
 // startServeHook starts examples/NAME's TestServeForClients: the App main
 // builds, served on 127.0.0.1, with the means to reach the declared
 // answers a request alone cannot (see that test, and the fault switch of
-// kittest.ServeForClients), driven through example.control.
+// fxtest.ServeForClients), driven through example.control.
 func startServeHook(t *testing.T, name string) example {
 	t.Helper()
 	cmd := exec.Command(build(t, name+".test", "test", "-c", "./examples/"+name), "-test.run", "^TestServeForClients$")
@@ -596,7 +596,7 @@ func typedError(v reflect.Value, depth int) reflect.Value {
 
 // missing lists the declared outcomes not in seen: every one must be
 // exercised, none is excused (the 500 every operation declares is
-// reached through the fault switch, kittest.FaultHeader).
+// reached through the fault switch, fxtest.FaultHeader).
 func missing(declared []outcome, seen map[outcome]bool) []string {
 	var out []string
 	for _, o := range declared {

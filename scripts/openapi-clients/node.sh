@@ -4,7 +4,7 @@
 # TestServeForClients serves it (the App main builds, on a free loopback
 # port), driven by the client for the answers a request alone cannot
 # reach, and answering the 500 every operation declares to a request
-# carrying the fault switch's header (kittest.FaultHeader):
+# carrying the fault switch's header (fxtest.FaultHeader):
 #   - Spectral (extends spectral:oas) lints the served document: no
 #     warning (--fail-severity=warn);
 #   - openapi-typescript generates its types, tsc (strict) compiles the

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fxhq/fx/internal/kittest"
+	"github.com/fxhq/fx/fxtest"
 	oapi "github.com/fxhq/fx/scripts/openapi-clients/gen/oapi/orders"
 	ogen "github.com/fxhq/fx/scripts/openapi-clients/gen/ogen/orders"
 )
@@ -40,9 +40,9 @@ func overLimit(r *http.Request) {
 	r.Body, r.GetBody, r.ContentLength = io.NopCloser(bytes.NewReader(big)), nil, int64(len(big))
 }
 
-// fault turns on the fault switch of the served App (kittest.FaultHeader):
+// fault turns on the fault switch of the served App (fxtest.FaultHeader):
 // the request gets the 500 FX_INTERNAL_ERROR every operation declares.
-func fault(r *http.Request) { r.Header.Set(kittest.FaultHeader, "on") }
+func fault(r *http.Request) { r.Header.Set(fxtest.FaultHeader, "on") }
 
 // overHeaders adds a header that puts the request's head over the
 // server's default limit (fx.DefaultHeaderLimit, 8 KiB): the connection

@@ -10,7 +10,7 @@
 import { appendFileSync, readFileSync } from "node:fs";
 
 // fault is the header of the fault switch of the example as its
-// TestServeForClients serves it (kittest.FaultHeader in the Go
+// TestServeForClients serves it (fxtest.FaultHeader in the Go
 // repository): a request carrying it answers the 500 FX_INTERNAL_ERROR
 // every operation declares. The document does not name it, and it is
 // no violation of it: Prism passes it on.

@@ -1,4 +1,4 @@
-package kittest
+package deploytest
 
 import (
 	"fmt"
@@ -15,10 +15,6 @@ import (
 	"testing"
 	"time"
 )
-
-// The helpers of the deploy tests, which run a built server as a real
-// process and replace it (restart, hand-off, socket activation): the
-// process writes its PID to a file once it serves.
 
 // RequireDeployTest skips t unless FX_DEPLOY_TEST=1: a deploy test builds
 // a binary and runs seconds of load, so it runs in .ci/run's deploy block.
