@@ -148,7 +148,7 @@ func TestDeployUploadDuringHandOff(t *testing.T) {
 		_ = syscall.Kill(old, syscall.SIGHUP)
 	}
 	uploadsThroughShutdown(t, d.Addr, hup, began, grace, strconv.Itoa(old))
-	kittest.WaitGone(t, old)
+	deploytest.WaitGone(t, old)
 	next := d.PID(t)
 	if next == old {
 		t.Fatal("no new process took over")
@@ -157,7 +157,7 @@ func TestDeployUploadDuringHandOff(t *testing.T) {
 		t.Errorf("the old process's Run failed:\n%s", b)
 	}
 	syscall.Kill(next, syscall.SIGTERM)
-	kittest.WaitGone(t, next)
+	deploytest.WaitGone(t, next)
 }
 
 func TestDeployPlainRestartFails(t *testing.T) {

@@ -3,6 +3,9 @@ package fx
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/valyala/fasthttp"
 )
@@ -136,4 +139,48 @@ func hasPercent(p []byte, escape func(hi, lo byte) bool) bool {
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'f'
+}
+
+// translatePath turns fx syntax (":id", final "*rest") into fasthttp/router
+// syntax ("{id}", "{rest:*}") and lists the parameter names.
+func translatePath(p string) (string, []string, error) {
+	if p == "" || p[0] != '/' {
+		return "", nil, errors.New("the path must begin with '/'")
+	}
+	if strings.ContainsAny(p, "{}?#") {
+		return "", nil, errors.New("the path must not contain '{', '}', '?' or '#'")
+	}
+	segs := strings.Split(p, "/")
+	var params []string
+	for i, s := range segs {
+		if s == "" {
+			continue
+		}
+		switch s[0] {
+		case ':', '*':
+			name := s[1:]
+			if name == "" || strings.ContainsAny(name, ":*") {
+				return "", nil, fmt.Errorf("parameter %q needs a plain name", s)
+			}
+			for _, prev := range params {
+				if prev == name {
+					return "", nil, fmt.Errorf("parameter %q appears twice", name)
+				}
+			}
+			params = append(params, name)
+			if s[0] == ':' {
+				segs[i] = "{" + name + "}"
+			} else {
+				if i != len(segs)-1 {
+					return "", nil, fmt.Errorf("catch-all %q must be the last segment", s)
+				}
+				segs[i] = "{" + name + ":*}"
+			}
+		default:
+			if strings.ContainsAny(s, ":*") {
+				return "", nil, fmt.Errorf("segment %q: ':' and '*' may only start a segment", s)
+			}
+		}
+	}
+	return strings.Join(segs, "/"), params, nil
 }

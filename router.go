@@ -1,7 +1,6 @@
 package fx
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -96,50 +95,6 @@ type route struct {
 
 func (a *App) addRoute(s routeSpec) {
 	a.register(s.method+" "+s.path, func() { a.specs = append(a.specs, s) })
-}
-
-// translatePath turns fx syntax (":id", final "*rest") into fasthttp/router
-// syntax ("{id}", "{rest:*}") and lists the parameter names.
-func translatePath(p string) (string, []string, error) {
-	if p == "" || p[0] != '/' {
-		return "", nil, errors.New("the path must begin with '/'")
-	}
-	if strings.ContainsAny(p, "{}?#") {
-		return "", nil, errors.New("the path must not contain '{', '}', '?' or '#'")
-	}
-	segs := strings.Split(p, "/")
-	var params []string
-	for i, s := range segs {
-		if s == "" {
-			continue
-		}
-		switch s[0] {
-		case ':', '*':
-			name := s[1:]
-			if name == "" || strings.ContainsAny(name, ":*") {
-				return "", nil, fmt.Errorf("parameter %q needs a plain name", s)
-			}
-			for _, prev := range params {
-				if prev == name {
-					return "", nil, fmt.Errorf("parameter %q appears twice", name)
-				}
-			}
-			params = append(params, name)
-			if s[0] == ':' {
-				segs[i] = "{" + name + "}"
-			} else {
-				if i != len(segs)-1 {
-					return "", nil, fmt.Errorf("catch-all %q must be the last segment", s)
-				}
-				segs[i] = "{" + name + ":*}"
-			}
-		default:
-			if strings.ContainsAny(s, ":*") {
-				return "", nil, fmt.Errorf("segment %q: ':' and '*' may only start a segment", s)
-			}
-		}
-	}
-	return strings.Join(segs, "/"), params, nil
 }
 
 // buildRouter turns the registrations into a fasthttp/router and the
