@@ -2,10 +2,8 @@ package fx_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -22,7 +20,6 @@ import (
 	"github.com/fxhq/fx/fxtest"
 	"github.com/fxhq/fx/internal/kittest"
 	"github.com/valyala/fasthttp"
-	"github.com/valyala/fasthttp/fasthttputil"
 )
 
 // result is a response: read back by do, read off the wire (rawExchange,
@@ -73,22 +70,6 @@ func mustEnvelope(t testing.TB, r result, status int, code string) fxtest.Envelo
 		t.Errorf("status = %d, want %d (body %q)", r.status, status, r.body)
 	}
 	return kittest.CheckEnvelope(t, status, r.header, r.body, code)
-}
-
-// wireEnvelope is mustEnvelope without the catalog: r has status, the
-// JSON content type and the envelope of code in the wire format, but
-// neither the catalog's status for code nor a production 500's silence is
-// required (a development App, whose 500 says what failed; a test that
-// rewrites fx.ErrorStatus).
-func wireEnvelope(t testing.TB, r result, status int, code string) fxtest.Envelope {
-	t.Helper()
-	if r.status != status {
-		t.Errorf("status = %d, want %d (body %q)", r.status, status, r.body)
-	}
-	if ct := r.header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("Content-Type = %q, want application/json", ct)
-	}
-	return checkEnvelopeBody(t, r.body, code)
 }
 
 // checkEnvelopeBody checks that body is an error envelope of code ("": any
@@ -222,173 +203,11 @@ func bootErrors(t testing.TB, app *fx.App) []*fx.Error {
 	return out
 }
 
-// trickle is a slow client: it writes b to conn every 20 ms until stop is
-// closed or a write fails.
-func trickle(conn net.Conn, b string, stop <-chan struct{}) {
-	for {
-		select {
-		case <-stop:
-			return
-		case <-time.After(20 * time.Millisecond):
-			if _, err := io.WriteString(conn, b); err != nil {
-				return
-			}
-		}
-	}
-}
-
-// dialMem opens a connection to ln, closed when the test ends, and returns
-// it with a reader over it.
-func dialMem(t testing.TB, ln *fasthttputil.InmemoryListener) (net.Conn, *bufio.Reader) {
-	t.Helper()
-	conn, err := ln.Dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn, bufio.NewReader(conn)
-}
-
-// serveMem serves app with app.Serve (the production path, listener
-// wrapper included) on an in-memory listener, and shuts it down at the end
-// of the test.
-func serveMem(t testing.TB, app *fx.App) *fasthttputil.InmemoryListener {
-	t.Helper()
-	ln := fasthttputil.NewInmemoryListener()
-	served := serveOn(app, ln)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = app.ShutdownWithContext(ctx)
-		<-served
-	})
-	return ln
-}
-
-// eachEnvelope sends each raw request (method tells the response
-// reader what was asked) on its own connection to ln, in a subtest named
-// by its key, and requires the envelope status/code for every one.
-func eachEnvelope(t *testing.T, ln *fasthttputil.InmemoryListener, method string, raws map[string]string, status int, code string) {
-	t.Helper()
-	for name, raw := range raws {
-		t.Run(name, func(t *testing.T) {
-			conn, br := dialMem(t, ln)
-			w := roundTripRaw(t, conn, br, method, raw)
-			mustEnvelope(t, w, status, code)
-		})
-	}
-}
-
-// roundTripRaw writes raw on conn and reads one response to a request of
-// the given method, body included, bounded by a generous deadline.
-func roundTripRaw(t testing.TB, conn net.Conn, br *bufio.Reader, method, raw string) result {
-	t.Helper()
-	w, err := roundTripRawErr(conn, br, method, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
-
-// roundTripRawErr is roundTripRaw for goroutines other than the test's.
-func roundTripRawErr(conn net.Conn, br *bufio.Reader, method, raw string) (result, error) {
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-	if raw != "" {
-		go func() { _, _ = conn.Write([]byte(raw)) }() // a refused write shows as a read error
-	}
-	return readResult(br, method)
-}
-
-// errBody marks readResult's failures to read a body whose head was read.
-var errBody = errors.New("reading the body")
-
-// readResult reads from br one response to a request of method, body
-// included (net/http's reader: the tests' wire check is a second opinion
-// on fasthttp's writer). Its errors wrap the reader's, and errBody when
-// the head was read.
-func readResult(br *bufio.Reader, method string) (result, error) {
-	resp, err := http.ReadResponse(br, &http.Request{Method: method})
-	if err != nil {
-		return result{}, fmt.Errorf("reading the response: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return result{}, fmt.Errorf("%w: %w", errBody, err)
-	}
-	return result{resp.StatusCode, resp.Header, body, resp.Close}, nil
-}
-
 // serveRaw runs one request with raw method and path bytes through h.
 func serveRaw(h fasthttp.RequestHandler, method, path string) *fasthttp.RequestCtx {
 	rc := kittest.RequestCtx(method, path)
 	h(rc)
 	return rc
-}
-
-// memConn is an in-memory net.Conn for fasthttp.Server.ServeConn: reads
-// return the input and then io.EOF (a client that sent its bytes and
-// half-closed), writes are collected. Deadlines are ignored, so an
-// incomplete request ends at once with EOF instead of waiting for
-// ReadTimeout: this keeps fuzzing fast and deterministic.
-type memConn struct {
-	in  *bytes.Reader
-	out bytes.Buffer
-}
-
-func (c *memConn) Read(p []byte) (int, error)       { return c.in.Read(p) }
-func (c *memConn) Write(p []byte) (int, error)      { return c.out.Write(p) }
-func (c *memConn) Close() error                     { return nil }
-func (c *memConn) LocalAddr() net.Addr              { return memAddr{} }
-func (c *memConn) RemoteAddr() net.Addr             { return memAddr{} }
-func (c *memConn) SetDeadline(time.Time) error      { return nil }
-func (c *memConn) SetReadDeadline(time.Time) error  { return nil }
-func (c *memConn) SetWriteDeadline(time.Time) error { return nil }
-
-type memAddr struct{}
-
-func (memAddr) Network() string { return "mem" }
-func (memAddr) String() string  { return "127.0.0.1:1" }
-
-// exchangeRaw serves raw as one client connection's whole input with the
-// App's fasthttp server and returns everything the server wrote.
-func exchangeRaw(app *fx.App, raw []byte) []byte {
-	_ = app.Boot() // a failed boot answers with its envelope
-	c := &memConn{in: bytes.NewReader(raw)}
-	_ = app.Server().ServeConn(c) // the output is what is checked
-	return c.out.Bytes()
-}
-
-// parseWire splits out into HTTP/1.1 responses with
-// fxtest.ReadResponses. It fails when the bytes are not a sequence of
-// well-formed responses. Responses to HEAD requests have no body and
-// cannot be framed without the request, so callers keep HEAD out of the
-// input.
-func parseWire(out []byte) ([]result, error) {
-	rs, err := fxtest.ReadResponses(nil, out)
-	ws := make([]result, len(rs))
-	for i, r := range rs {
-		h := r.Header()
-		ws[i] = result{r.Status, h, r.Body, strings.EqualFold(h.Get("Connection"), "close")}
-	}
-	return ws, err
-}
-
-// checkWire checks every response in out: well-formed, and each error
-// status carries a valid envelope.
-func checkWire(out []byte, appCodes map[string]int) ([]result, error) {
-	ws, err := parseWire(out)
-	if err != nil {
-		return ws, err
-	}
-	for _, w := range ws {
-		if w.status >= 400 {
-			if _, err := fxtest.CheckEnvelope(w.status, w.header, w.body, appCodes); err != nil {
-				return ws, err
-			}
-		}
-	}
-	return ws, nil
 }
 
 // getAsync GETs url on a goroutine and delivers the body, or "error: "
@@ -555,67 +374,12 @@ func (c *child) output() string {
 	return strings.Join(c.out, "\n")
 }
 
-// dialBounded connects to addr over TCP, failing the test when it cannot,
-// with bound as the connection's deadline: a test whose behaviour under
-// test is broken fails there instead of hanging. The caller closes it.
-func dialBounded(t testing.TB, addr string, bound time.Duration) net.Conn {
-	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = conn.SetDeadline(time.Now().Add(bound))
-	return conn
-}
-
-// accepts reports whether something accepts a TCP connection on addr
-// (the connection is closed at once): how a test sees that a listener
-// was closed.
-func accepts(addr string) bool {
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		return false
-	}
-	c.Close()
-	return true
-}
-
 // serveOn serves app on ln on a goroutine and returns the channel its
 // Serve's result arrives on.
 func serveOn(app *fx.App, ln net.Listener) <-chan error {
 	served := make(chan error, 1)
 	go func() { served <- app.Serve(ln) }()
 	return served
-}
-
-// hammerConns opens clients connections to ln at once and sends on each
-// the requests raw(g, i), i < n, in turn (g numbers the connection),
-// reading every response; then, when not nil, the connection's goroutine
-// runs after. Failures are reported with t.Error; it returns when every
-// connection is done.
-func hammerConns(t testing.TB, ln *fasthttputil.InmemoryListener, clients, n int, raw func(g, i int) string, after func()) {
-	var wg sync.WaitGroup
-	for g := range clients {
-		wg.Go(func() {
-			conn, err := ln.Dial()
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer conn.Close()
-			br := bufio.NewReader(conn)
-			for i := range n {
-				if _, err := roundTripRawErr(conn, br, "GET", raw(g, i)); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-			if after != nil {
-				after()
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // fuzzItem is the body type of the fuzz and reliability apps.
