@@ -45,7 +45,7 @@ import (
 func init() {
 	drainhook.Begin = func(app any) {
 		a := app.(*App)
-		a.stopping.Store(true) // as Shutdown does first: ShuttingDown reports true
+		a.stopping.Store(true) // as Shutdown does first: every response closes its connection
 		a.baseCancel()         // App.Done closed, handlers' contexts done
 	}
 }
