@@ -3,7 +3,8 @@ package fx
 import (
 	"slices"
 	"sync"
-	"unsafe"
+
+	"github.com/fxhq/fx/internal/handlerdecl"
 )
 
 // Declaration is what a middleware declares about the requests it guards,
@@ -145,7 +146,7 @@ func Declare(mw Middleware, d Declaration) Middleware {
 	}
 	declMu.Lock()
 	defer declMu.Unlock()
-	k := funcKey(mw)
+	k := handlerdecl.Key(mw)
 	nd := &declaration{mw: mw}
 	if prev, ok := declared.Load(k); ok {
 		nd.d = prev.(*declaration).d.clone()
@@ -172,7 +173,7 @@ func DeclarationOf(mw Middleware) Declaration {
 	if mw == nil {
 		return Declaration{}
 	}
-	d, ok := declared.Load(funcKey(mw))
+	d, ok := declared.Load(handlerdecl.Key(mw))
 	if !ok {
 		return Declaration{}
 	}
@@ -187,7 +188,7 @@ func (d Declaration) AppliesTo(method string) bool {
 
 var (
 	declMu   sync.Mutex // serialises Declare's read-modify-write
-	declared sync.Map   // funcKey → *declaration
+	declared sync.Map   // handlerdecl.Key → *declaration
 )
 
 type declaration struct {
@@ -202,11 +203,4 @@ func (d Declaration) clone() Declaration {
 	d.Headers = append([]HeaderDoc(nil), d.Headers...)
 	d.Methods = append([]string(nil), d.Methods...)
 	return d
-}
-
-// funcKey is the identity of a func value: the pointer to the closure
-// record Go allocated for it (reflect's Pointer gives the code address,
-// which every closure of one literal shares).
-func funcKey(mw Middleware) uintptr {
-	return *(*uintptr)(unsafe.Pointer(&mw))
 }

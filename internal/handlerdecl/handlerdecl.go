@@ -22,7 +22,7 @@ type entry struct {
 // Declare records errs, a []*fx.Error, for the handler h (a func value).
 // Declare once, when the handler is built: entries are never removed.
 func Declare(h, errs any) {
-	table.Store(key(h), entry{h: h, errs: errs})
+	table.Store(Key(h), entry{h: h, errs: errs})
 }
 
 // Errors returns what was declared for h (a []*fx.Error), or nil.
@@ -30,16 +30,19 @@ func Errors(h any) any {
 	if h == nil {
 		return nil
 	}
-	e, ok := table.Load(key(h))
+	e, ok := table.Load(Key(h))
 	if !ok {
 		return nil
 	}
 	return e.(entry).errs
 }
 
-// key is the identity of the func value in h: the address of the
+// Key is the identity of the func value in h: the address of the
 // closure record Go allocated for it, which an interface holding a func
-// value keeps as its data word.
-func key(h any) uintptr {
+// value keeps as its data word (reflect's Pointer gives the code address,
+// which every closure of one literal shares). It is the one identity of
+// fx's declaration tables: this package's handlers and fx.Declare's
+// middleware.
+func Key(h any) uintptr {
 	return uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(&h))[1])
 }
