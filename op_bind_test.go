@@ -223,7 +223,8 @@ func testEveryLocation[T any](t *testing.T, name string) {
 // field (collected with the others, never a panic at start-up).
 func TestOpBootErrors(t *testing.T) {
 	type hidden struct {
-		n int `query:"n"` //nolint:unused // the field under test
+		//lint:ignore U1000 the unexported tagged field is the field under test
+		n int `query:"n"`
 	}
 	type inner struct {
 		N int `query:"n"`
