@@ -337,11 +337,11 @@ func TestHeaderAddsSetHeaderReplaces(t *testing.T) {
 	app := fx.New()
 	app.Get("/h", func(c *fx.Ctx) error {
 		var vals []string
-		c.RequestCtx().Request.Header.VisitAll(func(k, v []byte) {
+		for k, v := range c.RequestCtx().Request.Header.All() {
 			if strings.EqualFold(string(k), "X-Test") {
 				vals = append(vals, string(v))
 			}
-		})
+		}
 		return c.String(200, strings.Join(vals, ","))
 	})
 	c := fxtest.New(t, app, fxtest.Lenient())

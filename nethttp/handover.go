@@ -43,8 +43,10 @@ func (h *handler) handOver(w http.ResponseWriter, r *http.Request, e *exchange, 
 	}
 	e.committed = true
 	held := &heldConn{Conn: nc, done: make(chan struct{})}
+	// The head's write is not checked here: a failed one is the
+	// handler's first failed read or write (below).
 	if _, err := brw.Writer.Write(rh.Header()); err == nil {
-		err = brw.Writer.Flush()
+		_ = brw.Writer.Flush()
 	}
 	var conn net.Conn = held
 	if tc, ok := nc.(*tls.Conn); ok {
