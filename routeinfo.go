@@ -70,6 +70,8 @@ type RouteInfo struct {
 	// Middleware is the route's whole chain, outermost first: the App's,
 	// the Groups', then Route.Middleware.
 	Middleware []Middleware
+	// Handler is the route's handler, as registered.
+	Handler Handler
 	// Doc is Route.Doc over the defaults of the route's Groups: the
 	// Groups' Tags come first (outermost first, no repeats), Deprecated
 	// and Hidden are inherited, and the other fields are the route's.
@@ -112,6 +114,7 @@ func (a *App) Routes() ([]RouteInfo, error) {
 			CatchAll: strings.Contains(s.path, "/*"),
 			Body:     s.body, Query: s.query,
 			Middleware: chain,
+			Handler:    s.handler,
 			Doc:        mergeDoc(s.group, s.meta.doc),
 			Errors:     routeErrors(s.meta.errs, s.handler, chain, s.method),
 			Responses:  slices.Clone(s.meta.responses),

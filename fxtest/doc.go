@@ -130,9 +130,10 @@
 // at least one of its routes says something about itself: a RouteDoc
 // (any field, so a Group's Doc or Tags count, and so do the hidden routes
 // of openapi.Mount), Route.Errors of its own, Route.Responses, or a typed
-// operation (fx.Op). Errors that only middleware declare (fx.Declare) do
-// not count: first-party middleware always declares, and using it is not
-// writing a document. Once on, every route of the App is checked,
+// operation (fx.Op). Errors that only middleware declare (fx.Declare), or
+// a handler on its own (websocket.New's refusals), do not count:
+// first-party middleware and handlers always declare, and using them is
+// not writing a document. Once on, every route of the App is checked,
 // documented or not: a route that declares nothing is held to what the
 // document says of it (200, 431, 500, 413 when it reads a body, and what its
 // middleware declare). New(t, app, Lenient()) turns the mode off (for a

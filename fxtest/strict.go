@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/fxhq/fx"
+	"github.com/fxhq/fx/internal/handlerdecl"
 	"github.com/fxhq/fx/internal/tagengine"
 	"github.com/fxhq/fx/validate"
 )
@@ -82,18 +83,21 @@ func hasDocument(routes []fx.RouteInfo) bool {
 	return false
 }
 
-// ownErrors are the errors of r not declared by its middleware.
+// ownErrors are the errors of r declared by the route itself: not by its
+// middleware (fx.Declare), nor by its handler on its own (a WebSocket
+// handler's refusals before the upgrade, internal/handlerdecl).
 func ownErrors(r fx.RouteInfo) []*fx.Error {
 	var own []*fx.Error
+	handlerErrs, _ := handlerdecl.Errors(r.Handler).([]*fx.Error)
 	for _, e := range r.Errors {
-		fromMiddleware := false
+		notOwn := slices.Contains(handlerErrs, e)
 		for _, mw := range r.Middleware {
 			if slices.Contains(fx.DeclarationOf(mw).Errors, e) {
-				fromMiddleware = true
+				notOwn = true
 				break
 			}
 		}
-		if !fromMiddleware {
+		if !notOwn {
 			own = append(own, e)
 		}
 	}
