@@ -56,7 +56,7 @@ func TestWriteOnTheCallersGoroutine(t *testing.T) {
 		if err := <-got; err != nil {
 			t.Fatal(err)
 		}
-		if a := <-allocs; a != 0 {
+		if a := <-allocs; a != 0 && !raceEnabled {
 			t.Errorf("WriteMessage to a peer that keeps up: %v allocations; want 0", a)
 		}
 	}
