@@ -707,6 +707,7 @@ func TestFramingParityCases(t *testing.T) {
 // 300 requests with 20 KiB bodies on one connection gets 300 answers,
 // each to its own request, from an App as from raw fasthttp.
 func TestFramingPipelineClientLargeBodies(t *testing.T) {
+	requireSlow(t) // seconds of real-time waits: .ci/run runs it
 	fxAddr, rawAddr := parityServers(t)
 	for _, tc := range []struct{ name, addr string }{{"fasthttp", rawAddr}, {"fx", fxAddr}} {
 		t.Run(tc.name, func(t *testing.T) {

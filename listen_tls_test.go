@@ -236,6 +236,7 @@ func TestListenTLS(t *testing.T) {
 // slow client is cut off with the 408 envelope, and a silent connection
 // is closed within ReadTimeout, handshake included.
 func TestServeTLSTimeouts(t *testing.T) {
+	requireSlow(t) // seconds of real-time waits: .ci/run runs it
 	t.Parallel()
 	// The handshake must finish within ReadTimeout: under the race
 	// detector on a loaded machine 200 ms was seen to be too short for

@@ -142,6 +142,7 @@ func TestSilentClientClosedQuietly(t *testing.T) {
 // limit), never exhausts the limit for good: once the lingering ends the
 // server serves again.
 func TestLingerIsBounded(t *testing.T) {
+	requireSlow(t) // seconds of real-time waits: .ci/run runs it
 	t.Parallel()
 	app := quiet(fx.Config{BodyLimit: 1 << 20, Concurrency: 8})
 	app.Post("/up", func(c *fx.Ctx) error { return c.JSON(200, len(c.Body())) })

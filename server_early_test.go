@@ -192,6 +192,7 @@ func early413s(t *testing.T, url string, n int) {
 // lingering close the kernel reset the connection and a net/http client
 // got the 413 3-8 times in 20 ("connection reset by peer").
 func TestEarlyErrorsReachTheClient(t *testing.T) {
+	requireSlow(t) // seconds of real-time waits: .ci/run runs it
 	t.Parallel()
 	addr := fxtest.Serve(t, limitsApp())
 	url := "http://" + addr + "/up"
@@ -217,6 +218,7 @@ func TestEarlyErrorsReachTheClient(t *testing.T) {
 // is net/http's own plain-text reply (documented in package nethttp), so
 // only the status is checked there.
 func TestEarlyErrorsReachTheClientNetHTTP(t *testing.T) {
+	requireSlow(t) // seconds of real-time waits: .ci/run runs it
 	t.Parallel()
 	ln := listenLoopback(t)
 	srv := &http.Server{Handler: nethttp.Handler(limitsApp()), MaxHeaderBytes: 8 << 10}

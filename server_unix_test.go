@@ -237,6 +237,7 @@ func raiseNofile(t *testing.T, n uint64) {
 }
 
 func TestIdleKeepAliveConnections(t *testing.T) {
+	requireSlow(t) // seconds of real-time waits: .ci/run runs it
 	raiseNofile(t, 2*idleConns+512)
 
 	// An explicit Concurrency: the default is clamped below the descriptor
