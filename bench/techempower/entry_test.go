@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx/bench/techempower/internal/pgtest"
+	"github.com/fxhq/fx/bench/techempower/internal/tfbcheck"
 	"github.com/fxhq/fx/bench/techempower/internal/world"
 	"github.com/jackc/pgx/v5"
 )
@@ -79,67 +80,6 @@ func (e *entry) get(t *testing.T, path string) response {
 	return response{resp.StatusCode, resp.Header, body}
 }
 
-// TFB's Content-Type rules, per test type (toolset/test_types/verifications.py).
-var (
-	contentJSON  = regexp.MustCompile(`^application/json(; ?charset=(UTF|utf)-8)?$`)
-	contentHTML  = regexp.MustCompile(`^text/html; ?charset=(UTF|utf)-8$`)
-	contentPlain = regexp.MustCompile(`^text/plain(; ?charset=(UTF|utf)-8)?$`)
-)
-
-// checkHeaders applies TFB's header rules to r: Server, a Date in HTTP's
-// format, a Content-Type of the test type's pattern and a Content-Length
-// equal to the body's length.
-func checkHeaders(t *testing.T, path string, r response, contentType *regexp.Regexp) {
-	t.Helper()
-	if r.status != 200 {
-		t.Errorf("%s: status %d, body %s", path, r.status, r.body)
-	}
-	if r.header.Get("Server") == "" {
-		t.Errorf("%s: no Server header", path)
-	}
-	if _, err := time.Parse(time.RFC1123, r.header.Get("Date")); err != nil {
-		t.Errorf("%s: Date %q: %v", path, r.header.Get("Date"), err)
-	}
-	if ct := r.header.Get("Content-Type"); !contentType.MatchString(ct) {
-		t.Errorf("%s: Content-Type %q does not match %s", path, ct, contentType)
-	}
-	if cl := r.header.Get("Content-Length"); cl != strconv.Itoa(len(r.body)) {
-		t.Errorf("%s: Content-Length %q, body of %d bytes", path, cl, len(r.body))
-	}
-}
-
-// checkWorld fails t unless w is a World object of TFB's shape: exactly
-// the keys id (1..10000) and randomNumber (1..10000), both integers.
-func checkWorld(t *testing.T, what string, w map[string]any) world.World {
-	t.Helper()
-	if len(w) != 2 {
-		t.Errorf("%s: %v: want exactly id and randomNumber", what, w)
-	}
-	var out world.World
-	for key, dst := range map[string]*int32{"id": &out.ID, "randomNumber": &out.RandomNumber} {
-		f, ok := w[key].(float64)
-		if !ok || f != float64(int32(f)) || f < 1 || f > world.Rows {
-			t.Errorf("%s: %s = %v: want an integer in 1..%d", what, key, w[key], world.Rows)
-		}
-		*dst = int32(f)
-	}
-	return out
-}
-
-// worlds decodes a JSON array of World objects and checks each.
-func worlds(t *testing.T, what string, body []byte) []world.World {
-	t.Helper()
-	var arr []map[string]any
-	if err := json.Unmarshal(body, &arr); err != nil {
-		t.Fatalf("%s: not a JSON array of objects: %v: %s", what, err, body)
-	}
-	out := make([]world.World, len(arr))
-	for i, w := range arr {
-		out[i] = checkWorld(t, what, w)
-	}
-	return out
-}
-
 // fortunesPage is the page TFB's verifier accepts (its valid_fortune),
 // byte for byte as html/template writes it: quotes and + escaped as &#34;,
 // &#39; and &#43; (TFB normalises these numeric references), no whitespace
@@ -194,19 +134,19 @@ func TestRules(t *testing.T) {
 		path        string
 		contentType *regexp.Regexp
 	}{
-		{"/json", contentJSON},
-		{"/plaintext", contentPlain},
-		{"/db", contentJSON},
-		{"/queries?queries=2", contentJSON},
-		{"/fortunes", contentHTML},
-		{"/updates?queries=2", contentJSON},
+		{"/json", tfbcheck.ContentJSON},
+		{"/plaintext", tfbcheck.ContentPlain},
+		{"/db", tfbcheck.ContentJSON},
+		{"/queries?queries=2", tfbcheck.ContentJSON},
+		{"/fortunes", tfbcheck.ContentHTML},
+		{"/updates?queries=2", tfbcheck.ContentJSON},
 	}
 
 	t.Run("headers", func(t *testing.T) {
 		dates := map[string]string{}
 		for _, tt := range types {
 			r := e.get(t, tt.path)
-			checkHeaders(t, tt.path, r, tt.contentType)
+			tfbcheck.Headers(t, tt.path, r.status, r.header, r.body, tt.contentType)
 			dates[tt.path] = r.header.Get("Date")
 		}
 		// TFB asks again a few seconds later: the Date must have moved on
@@ -265,15 +205,15 @@ func TestRules(t *testing.T) {
 		if err := json.Unmarshal(r.body, &w); err != nil {
 			t.Fatalf("not a JSON object: %v: %s", err, r.body)
 		}
-		checkWorld(t, "/db", w)
+		tfbcheck.WorldOf(t, "/db", w)
 	})
 
 	for _, path := range []string{"/queries", "/updates"} {
 		t.Run(path+" clamping", func(t *testing.T) {
 			for _, c := range clamping {
 				r := e.get(t, path+c.query)
-				checkHeaders(t, path+c.query, r, contentJSON)
-				if ws := worlds(t, path+c.query, r.body); len(ws) != c.rows {
+				tfbcheck.Headers(t, path+c.query, r.status, r.header, r.body, tfbcheck.ContentJSON)
+				if ws := tfbcheck.Worlds(t, path+c.query, r.body); len(ws) != c.rows {
 					t.Errorf("%s%s: %d rows, want %d", path, c.query, len(ws), c.rows)
 				}
 			}
@@ -290,7 +230,7 @@ func TestRules(t *testing.T) {
 	t.Run("updates persisted", func(t *testing.T) {
 		for _, n := range []int{1, 20, 500} {
 			path := "/updates?queries=" + strconv.Itoa(n)
-			ws := worlds(t, path, e.get(t, path).body)
+			ws := tfbcheck.Worlds(t, path, e.get(t, path).body)
 			if len(ws) != n {
 				t.Fatalf("%s: %d rows", path, len(ws))
 			}
@@ -427,7 +367,7 @@ func checkEnvelope(t *testing.T, what string, r response, status int, code strin
 	if err := json.Unmarshal(r.body, &env); err != nil || r.status != status || env.Error.Code != code {
 		t.Errorf("%s: %d %s, want the %d %s envelope", what, r.status, r.body, status, code)
 	}
-	if !contentJSON.MatchString(r.header.Get("Content-Type")) {
+	if !tfbcheck.ContentJSON.MatchString(r.header.Get("Content-Type")) {
 		t.Errorf("%s: envelope with Content-Type %q", what, r.header.Get("Content-Type"))
 	}
 }

@@ -55,9 +55,9 @@ func CheckServer(t *testing.T, serve func(db *world.DB, ln net.Listener) (stop f
 
 // TFB's Content-Type rules per test type.
 var (
-	contentJSON  = regexp.MustCompile(`^application/json(; ?charset=(UTF|utf)-8)?$`)
-	contentHTML  = regexp.MustCompile(`^text/html; ?charset=(UTF|utf)-8$`)
-	contentPlain = regexp.MustCompile(`^text/plain(; ?charset=(UTF|utf)-8)?$`)
+	ContentJSON  = regexp.MustCompile(`^application/json(; ?charset=(UTF|utf)-8)?$`)
+	ContentHTML  = regexp.MustCompile(`^text/html; ?charset=(UTF|utf)-8$`)
+	ContentPlain = regexp.MustCompile(`^text/plain(; ?charset=(UTF|utf)-8)?$`)
 )
 
 var client = &http.Client{Timeout: 30 * time.Second}
@@ -74,27 +74,35 @@ func get(t *testing.T, base, path string, contentType *regexp.Regexp) []byte {
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
-	if resp.StatusCode != 200 {
-		t.Errorf("%s: status %d, body %s", path, resp.StatusCode, body)
-	}
-	if resp.Header.Get("Server") == "" {
-		t.Errorf("%s: no Server header", path)
-	}
-	if _, err := time.Parse(time.RFC1123, resp.Header.Get("Date")); err != nil {
-		t.Errorf("%s: Date %q: %v", path, resp.Header.Get("Date"), err)
-	}
-	if ct := resp.Header.Get("Content-Type"); !contentType.MatchString(ct) {
-		t.Errorf("%s: Content-Type %q does not match %s", path, ct, contentType)
-	}
-	if cl := resp.Header.Get("Content-Length"); cl != strconv.Itoa(len(body)) {
-		t.Errorf("%s: Content-Length %q, body of %d bytes", path, cl, len(body))
-	}
+	Headers(t, path, resp.StatusCode, resp.Header, body, contentType)
 	return body
 }
 
-// worlds decodes a JSON array of World objects, each exactly id and
+// Headers applies TFB's rules to an answer of path: status 200, a Server
+// header, a Date in HTTP's format, a Content-Type of the test type's
+// pattern and a Content-Length equal to the body's length.
+func Headers(t *testing.T, path string, status int, h http.Header, body []byte, contentType *regexp.Regexp) {
+	t.Helper()
+	if status != 200 {
+		t.Errorf("%s: status %d, body %s", path, status, body)
+	}
+	if h.Get("Server") == "" {
+		t.Errorf("%s: no Server header", path)
+	}
+	if _, err := time.Parse(time.RFC1123, h.Get("Date")); err != nil {
+		t.Errorf("%s: Date %q: %v", path, h.Get("Date"), err)
+	}
+	if ct := h.Get("Content-Type"); !contentType.MatchString(ct) {
+		t.Errorf("%s: Content-Type %q does not match %s", path, ct, contentType)
+	}
+	if cl := h.Get("Content-Length"); cl != strconv.Itoa(len(body)) {
+		t.Errorf("%s: Content-Length %q, body of %d bytes", path, cl, len(body))
+	}
+}
+
+// Worlds decodes a JSON array of World objects, each exactly id and
 // randomNumber, integers in 1..world.Rows.
-func worlds(t *testing.T, path string, body []byte) []world.World {
+func Worlds(t *testing.T, path string, body []byte) []world.World {
 	t.Helper()
 	var objs []map[string]any
 	if err := json.Unmarshal(body, &objs); err != nil {
@@ -102,12 +110,14 @@ func worlds(t *testing.T, path string, body []byte) []world.World {
 	}
 	out := make([]world.World, len(objs))
 	for i, o := range objs {
-		out[i] = worldOf(t, path, o)
+		out[i] = WorldOf(t, path, o)
 	}
 	return out
 }
 
-func worldOf(t *testing.T, path string, o map[string]any) world.World {
+// WorldOf checks that o is a World object of TFB's shape (exactly id and
+// randomNumber, integers in 1..world.Rows) and returns it.
+func WorldOf(t *testing.T, path string, o map[string]any) world.World {
 	t.Helper()
 	if len(o) != 2 {
 		t.Errorf("%s: %v: want exactly id and randomNumber", path, o)
@@ -134,18 +144,18 @@ func Check(t *testing.T, base, url string) {
 	}
 	defer conn.Close(ctx)
 
-	if b := get(t, base, "/json", contentJSON); string(b) != `{"message":"Hello, World!"}` {
+	if b := get(t, base, "/json", ContentJSON); string(b) != `{"message":"Hello, World!"}` {
 		t.Errorf("/json: %s", b)
 	}
-	if b := get(t, base, "/plaintext", contentPlain); string(b) != "Hello, World!" {
+	if b := get(t, base, "/plaintext", ContentPlain); string(b) != "Hello, World!" {
 		t.Errorf("/plaintext: %q", b)
 	}
 
 	var o map[string]any
-	if b := get(t, base, "/db", contentJSON); json.Unmarshal(b, &o) != nil {
+	if b := get(t, base, "/db", ContentJSON); json.Unmarshal(b, &o) != nil {
 		t.Errorf("/db: not an object: %s", b)
 	} else {
-		worldOf(t, "/db", o)
+		WorldOf(t, "/db", o)
 	}
 
 	for _, c := range []struct {
@@ -161,7 +171,7 @@ func Check(t *testing.T, base, url string) {
 				continue // the clamp is the same code; spare the table's writes
 			}
 			path := p + c.query
-			if ws := worlds(t, path, get(t, base, path, contentJSON)); len(ws) != c.rows {
+			if ws := Worlds(t, path, get(t, base, path, ContentJSON)); len(ws) != c.rows {
 				t.Errorf("%s: %d rows, want %d", path, len(ws), c.rows)
 			}
 		}
@@ -171,7 +181,7 @@ func Check(t *testing.T, base, url string) {
 	// id drawn twice shows the number of its last draw, which is the one
 	// written).
 	for range 3 {
-		for _, w := range worlds(t, "/updates?queries=20", get(t, base, "/updates?queries=20", contentJSON)) {
+		for _, w := range Worlds(t, "/updates?queries=20", get(t, base, "/updates?queries=20", ContentJSON)) {
 			var n int32
 			if err := conn.QueryRow(ctx, "SELECT randomnumber FROM world WHERE id = $1", w.ID).Scan(&n); err != nil {
 				t.Fatal(err)
@@ -199,7 +209,7 @@ func Check(t *testing.T, base, url string) {
 	if err := world.RenderFortunes(&want, fs); err != nil {
 		t.Fatal(err)
 	}
-	page := string(get(t, base, "/fortunes", contentHTML))
+	page := string(get(t, base, "/fortunes", ContentHTML))
 	if page != want.String() {
 		t.Errorf("/fortunes:\n got %s\nwant %s", page, want.String())
 	}
