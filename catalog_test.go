@@ -10,11 +10,12 @@ import (
 	"github.com/fxhq/fx"
 )
 
-// wantCatalog is the whole catalog: the 11 codes of the original contract,
-// and the extensions for plugin cycles, transport errors, capacity, rate
+// wantCatalog is the whole catalog (docs/errors.md lists it): the 11 core
+// codes (routing, validation, auth, tenancy, plugins, Wasm, the chain), and
+// the extensions for plugin cycles, transport errors, capacity, rate
 // limits, deadlines and idempotency keys.
 var wantCatalog = map[string]int{
-	// The original contract.
+	// The core.
 	"FX_NOT_FOUND":                  404,
 	"FX_INTERNAL_ERROR":             500,
 	"FX_VALIDATION_ERROR":           422,
