@@ -24,7 +24,7 @@ func detachedEcho(app *fx.App, serve func(c *fx.Ctx, conn net.Conn)) {
 		c.SetHeader("Upgrade", "test")
 		c.SetHeader("Connection", "Upgrade")
 		c.Hijack(func(conn net.Conn) {
-			defer end("")
+			defer end(nil)
 			serve(c, conn)
 		})
 		return nil

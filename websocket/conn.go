@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -373,7 +372,7 @@ func (c *Conn) dropWith(code int, reason string) {
 
 // run serves one upgraded connection: h, then its outcome as the close
 // frame, then the tear-down, then the request's observation.
-func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, sk *sock, end func(code string)) {
+func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, sk *sock, end func(err error)) {
 	cfg := &s.cfg
 	c := &Conn{
 		ctx: fc, ws: wc, sk: sk, cfg: cfg,
@@ -389,10 +388,11 @@ func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, sk *sock, end func(
 	}
 	defer reg.done(c)
 
-	panicked, stack, err := s.call(c)
+	panicked, err := s.call(c)
 	code, reason := outcome(err, panicked)
-	if panicked || (err != nil && code == ws.CloseInternalServerErr) {
-		s.logFailure(fc, err, stack)
+	var failed error // the handler's failure, for the core's boundary (end)
+	if code == ws.CloseInternalServerErr || code >= closeErrorBase {
+		failed = err
 	}
 	c.closing.Store(true)
 	if c.recordClose(code, reason, false) {
@@ -406,17 +406,18 @@ func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, sk *sock, end func(
 	c.released = true
 	c.sockMu.Unlock()
 	_ = wc.NetConn().Close()
-	end(c.observe(fc))
+	end(c.observe(fc, failed))
 }
 
-// call runs the handler, recovering a panic.
-func (s *server) call(c *Conn) (panicked bool, stack []byte, err error) {
+// call runs the handler, recovering a panic as an *fx.PanicError with its
+// stack, as the core's chain does: the core's boundary logs it (end).
+func (s *server) call(c *Conn) (panicked bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			panicked, stack, err = true, debug.Stack(), fmt.Errorf("panic: %v", r)
+			panicked, err = true, &fx.PanicError{Value: r, Stack: debug.Stack()}
 		}
 	}()
-	return false, nil, s.h(c)
+	return false, s.h(c)
 }
 
 // outcome maps the handler's result to the close frame.
@@ -488,8 +489,14 @@ func (c *Conn) awaitClose() {
 }
 
 // observe adds the connection's outcome to the request's log attributes
-// and returns the error code the observers see.
-func (c *Conn) observe(fc *fx.Ctx) string {
+// and returns what the connection ended with, for the core's boundary
+// (fx.Ctx.Detach's end), which gives the observers its code and logs it
+// as any request's 5xx when its status is 500 or more: failed, the
+// handler's panic or returned error that made the close frame (1011, or
+// 4000 + an *fx.Error's status), whoever closed first; errPeerProtocol
+// when the peer broke the protocol (fx sent the 1002: the client's
+// error); nil otherwise (1000, 1001, a peer that left or was dropped).
+func (c *Conn) observe(fc *fx.Ctx, failed error) error {
 	c.mu.Lock()
 	code, reason, byPeer := c.closeCode, c.reason, c.byPeer
 	c.mu.Unlock()
@@ -502,17 +509,19 @@ func (c *Conn) observe(fc *fx.Ctx) string {
 		slog.Int64("ws_bytes_in", c.bytesIn),
 		slog.Int64("ws_bytes_out", c.bytesOut),
 	)
-	if !byPeer && code >= closeErrorBase {
-		return reason // the *fx.Error's code
-	}
-	if code == ws.CloseInternalServerErr {
-		return fx.ErrorCodes.InternalError
+	if failed != nil {
+		return failed
 	}
 	if code == ws.CloseProtocolError && !byPeer {
-		return fx.ErrorCodes.BadRequest // the peer broke the protocol: the client's error
+		return errPeerProtocol
 	}
-	return ""
+	return nil
 }
+
+// errPeerProtocol is what a connection whose peer broke the protocol
+// ended with (closed 1002 by fx): the client's error, FX_BAD_REQUEST to
+// the observers, not logged.
+var errPeerProtocol = fx.NewCatalogError(fx.ErrorCodes.BadRequest, "The peer broke the WebSocket protocol")
 
 // maxCloseReason is the longest close reason a control frame holds: 125
 // bytes of payload less the 2 of the code (RFC 6455, section 5.5).
@@ -529,25 +538,4 @@ func closeMessage(code int, reason string) []byte {
 		reason = reason[:cut]
 	}
 	return ws.FormatCloseMessage(code, reason)
-}
-
-// logFailure logs a handler's panic or unexpected error as fx logs a 5xx.
-func (s *server) logFailure(fc *fx.Ctx, err error, stack []byte) {
-	lg := fc.App().Logger()
-	ctx := context.Background()
-	if !lg.Enabled(ctx, slog.LevelError) {
-		return
-	}
-	attrs := []slog.Attr{
-		slog.String("method", fc.Method()),
-		slog.String("path", fc.Path()),
-		slog.String("code", fx.ErrorCodes.InternalError),
-		slog.Int("ws_close_code", ws.CloseInternalServerErr),
-		slog.Any("error", err),
-	}
-	if stack != nil {
-		attrs = append(attrs, slog.String("stack", string(stack)))
-	}
-	attrs = append(attrs, fc.LogAttrs()...)
-	lg.LogAttrs(ctx, slog.LevelError, "fx: websocket handler failed; closed "+strconv.Itoa(ws.CloseInternalServerErr), attrs...)
 }
