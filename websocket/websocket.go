@@ -47,6 +47,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fxhq/fx"
@@ -227,6 +228,11 @@ type server struct {
 	cfg       Config
 	origins   []string
 	anyOrigin bool
+
+	// regMu guards registries: the open connections of each App the
+	// route serves (shutdown.go).
+	regMu      sync.Mutex
+	registries []*registry
 }
 
 // serve is the route's fx handler, on both transports: the handshake
@@ -243,7 +249,7 @@ func (s *server) serve(c *fx.Ctx) error {
 	if w := nethttp.ResponseWriter(c); w != nil && !canHijack(w) {
 		return ErrNoHijack // HTTP/2, or a wrapper that hides the Hijacker
 	}
-	reg := registryOf(c.App())
+	reg := s.registryOf(c.App())
 	select {
 	case <-c.App().Done():
 		return ErrShuttingDown
