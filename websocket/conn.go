@@ -32,6 +32,18 @@ import (
 // only while messages wait; an idle connection has no goroutine but its
 // handler's, and its pings come from a timer.
 type Conn struct {
+	// Locks: a Conn has two mutexes, qmu (the write side and its queue) and
+	// sockMu (the socket, until run releases it), and no lock order because
+	// they never nest: each is taken alone and released before the other is
+	// taken, and neither is held across anything that may block (a write or
+	// read of the socket, a channel receive, the handler, the core's end).
+	// Under qmu run only bookkeeping, closes of channels, goroutine starts, a
+	// timer reset and the writer's clearing of its write deadline
+	// (idleWriter); under sockMu only the socket's deadline setters. The
+	// rest of what goroutines share is atomic (stopped, closing, dropped,
+	// pinged, closed) or belongs to one goroutine at a time (the reader's
+	// counters; the write side's fields and counters, handed on under qmu).
+
 	ctx *fx.Ctx
 	ws  *ws.Conn
 	sk  *sock // what the library reads from and writes its own frames to
@@ -77,10 +89,9 @@ type Conn struct {
 	sockMu   sync.RWMutex
 	released bool
 
-	mu        sync.Mutex
-	closeCode int    // the close frame sent, or received first; 0: none yet
-	reason    string // its reason
-	byPeer    bool   // the peer closed first
+	// closed is the close frame sent, or received first (recordClose):
+	// set once, nil until then.
+	closed atomic.Pointer[closeRecord]
 
 	pinged  atomic.Bool // a ping went out since extendRead last moved the dead-peer deadline
 	readSet bool        // extendRead set the dead-peer deadline once (the reading goroutine's)
@@ -270,17 +281,31 @@ func (c *Conn) extendRead() {
 	_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.PingInterval + c.cfg.PongTimeout))
 }
 
+// closeRecord is the close that ended a connection.
+type closeRecord struct {
+	code   int    // the close code
+	reason string // its reason
+	byPeer bool   // the peer closed, or vanished, first
+}
+
 // recordClose records the connection's close code and reason (byPeer:
 // the peer closed, or vanished, first) unless a close was recorded
-// before, and reports whether this one was the first.
+// before, and reports whether this one was the first. Cost: one
+// allocation, once per connection; a later close is one failed
+// compare-and-swap.
 func (c *Conn) recordClose(code int, reason string, byPeer bool) (first bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closeCode != 0 {
+	if c.closed.Load() != nil {
 		return false
 	}
-	c.closeCode, c.reason, c.byPeer = code, reason, byPeer
-	return true
+	return c.closed.CompareAndSwap(nil, &closeRecord{code: code, reason: reason, byPeer: byPeer})
+}
+
+// closeRecorded returns the close recorded (the zero record if none was).
+func (c *Conn) closeRecorded() closeRecord {
+	if r := c.closed.Load(); r != nil {
+		return *r
+	}
+	return closeRecord{}
 }
 
 // closeWith sends the close frame code/reason now, unless a close was
@@ -474,10 +499,7 @@ func (c *Conn) goingAway() { c.closeWith(ws.CloseGoingAway, "server shutting dow
 // awaitClose reads, within the read deadline sendClose set, until the
 // peer answers the close frame or fails: the closing handshake.
 func (c *Conn) awaitClose() {
-	c.mu.Lock()
-	byPeer := c.byPeer
-	c.mu.Unlock()
-	if byPeer || c.dropped.Load() {
+	if c.closeRecorded().byPeer || c.dropped.Load() {
 		return
 	}
 	_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.CloseTimeout))
@@ -497,9 +519,8 @@ func (c *Conn) awaitClose() {
 // when the peer broke the protocol (fx sent the 1002: the client's
 // error); nil otherwise (1000, 1001, a peer that left or was dropped).
 func (c *Conn) observe(fc *fx.Ctx, failed error) error {
-	c.mu.Lock()
-	code, reason, byPeer := c.closeCode, c.reason, c.byPeer
-	c.mu.Unlock()
+	cr := c.closeRecorded()
+	code, reason, byPeer := cr.code, cr.reason, cr.byPeer
 	fc.AddLogAttrs(
 		slog.Int("ws_close_code", code),
 		slog.String("ws_close_reason", reason),
