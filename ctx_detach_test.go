@@ -2,6 +2,7 @@ package fx_test
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -251,5 +252,39 @@ func TestDetachEndJudgesTheFailure(t *testing.T) {
 			!strings.Contains(lines[0], `"code":"`+want.code+`"`)):
 			t.Errorf("%s: logged %q; want one failure line with %s", how, lines, want.logged)
 		}
+	}
+}
+
+// panicHandler is a slog handler that panics on every record.
+type panicHandler struct{ slog.Handler }
+
+func (panicHandler) Enabled(context.Context, slog.Level) bool  { return true }
+func (panicHandler) Handle(context.Context, slog.Record) error { panic("the log is broken") }
+
+// When judging the connection's failure panics (here the logger), end
+// still ends the request: the observers see it once, as
+// FX_INTERNAL_ERROR, and the process lives on.
+func TestDetachEndSurvivesAPanickingBoundary(t *testing.T) {
+	app := fx.New(fx.Config{Logger: slog.New(panicHandler{})})
+	app.Get("/end", func(c *fx.Ctx) error {
+		end := c.Detach()
+		c.RequestCtx().SetStatusCode(101)
+		c.SetHeader("Upgrade", "test")
+		c.SetHeader("Connection", "Upgrade")
+		c.Hijack(func(net.Conn) { end(fx.NewError(503, "APP_DOWN", "down")) })
+		return nil
+	})
+	codes := make(chan string, 2)
+	app.OnResponse(func(c *fx.Ctx) { codes <- c.ErrorCode() })
+	conn := dialBounded(t, fxtest.Serve(t, app), 20*time.Second)
+	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.WriteString(conn, "GET /end HTTP/1.1\r\nHost: fx\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if head, err := bufio.NewReader(conn).ReadString('\n'); err != nil || !strings.HasPrefix(head, "HTTP/1.1 101") {
+		t.Fatalf("%q, %v; want the 101", head, err)
+	}
+	if code := kittest.Within(t, codes, "the observation"); code != "FX_INTERNAL_ERROR" {
+		t.Errorf("observed %q; want FX_INTERNAL_ERROR", code)
 	}
 }
