@@ -46,9 +46,16 @@ func dialHold(t testing.TB, addr, id, after string) (net.Conn, *bufio.Reader) {
 // same write, by after, and reads the 101's head.
 func hold(t testing.TB, conn net.Conn, id, after string) *bufio.Reader {
 	t.Helper()
+	return upgrade(t, conn, "/hold/"+id, after)
+}
+
+// upgrade sends, on conn, an upgrade request for path followed at once,
+// in the same write, by after, and reads the 101's head.
+func upgrade(t testing.TB, conn net.Conn, path, after string) *bufio.Reader {
+	t.Helper()
 	t.Cleanup(func() { conn.Close() })
 	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
-	req := "GET /hold/" + id + " HTTP/1.1\r\nHost: fx\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n" + after
+	req := "GET " + path + " HTTP/1.1\r\nHost: fx\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n" + after
 	if _, err := io.WriteString(conn, req); err != nil {
 		t.Fatal(err)
 	}
@@ -222,21 +229,7 @@ func TestDetachEndJudgesTheFailure(t *testing.T) {
 		"panic": {"FX_INTERNAL_ERROR", `"panic":"boom","stack":"goroutine 1 [running]:\n"`},
 	} {
 		logs.Reset()
-		conn := dialBounded(t, addr, 20*time.Second)
-		_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
-		if _, err := io.WriteString(conn, "GET /end/"+how+" HTTP/1.1\r\nHost: fx\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n"); err != nil {
-			t.Fatal(err)
-		}
-		br := bufio.NewReader(conn)
-		if head, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(head, "HTTP/1.1 101") {
-			t.Fatalf("%s: %q, %v; want the 101", how, head, err)
-		}
-		for line := ""; line != "\r\n"; {
-			var err error
-			if line, err = br.ReadString('\n'); err != nil {
-				t.Fatalf("%s: reading the 101: %v", how, err)
-			}
-		}
+		br := upgrade(t, dialBounded(t, addr, 20*time.Second), "/end/"+how, "")
 		if code := kittest.Within(t, codes, "the observation of /end/"+how); code != want.code {
 			t.Errorf("%s: observed %q; want %q", how, code, want.code)
 		}
@@ -276,14 +269,7 @@ func TestDetachEndSurvivesAPanickingBoundary(t *testing.T) {
 	})
 	codes := make(chan string, 2)
 	app.OnResponse(func(c *fx.Ctx) { codes <- c.ErrorCode() })
-	conn := dialBounded(t, fxtest.Serve(t, app), 20*time.Second)
-	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
-	if _, err := io.WriteString(conn, "GET /end HTTP/1.1\r\nHost: fx\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	if head, err := bufio.NewReader(conn).ReadString('\n'); err != nil || !strings.HasPrefix(head, "HTTP/1.1 101") {
-		t.Fatalf("%q, %v; want the 101", head, err)
-	}
+	upgrade(t, dialBounded(t, fxtest.Serve(t, app), 20*time.Second), "/end", "")
 	if code := kittest.Within(t, codes, "the observation"); code != "FX_INTERNAL_ERROR" {
 		t.Errorf("observed %q; want FX_INTERNAL_ERROR", code)
 	}
