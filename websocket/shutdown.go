@@ -12,19 +12,19 @@ import (
 // App's Shutdown does not wait for WebSocket connections by itself. Each
 // route (New) keeps the open connections of every App it serves in a
 // registry of its own (server.registries: one per App, usually one in
-// all), made with the route's first connection on that App. With it
-// start one goroutine that watches App.Done, closed when Shutdown begins
-// (after readiness has turned to 503), and sends 1001 to every open
-// connection at once, each from a goroutine of its own (a peer that
-// stopped reading holds only its own, for at most WriteTimeout); the
-// handler's read then ends with the peer's answer, or after
-// Config.CloseTimeout. With it too the route registers on the App an
+// all), made with the route's first connection on that App. Making it
+// starts one goroutine, which watches App.Done (closed when Shutdown
+// begins, after readiness has turned to 503) and then sends 1001 to
+// every open connection at once, each from a goroutine of its own (a
+// peer that stopped reading holds only its own, for at most
+// WriteTimeout); the handler's read then ends with the peer's answer, or
+// after Config.CloseTimeout. Making it also registers on the App an
 // OnShutdown function that waits for every handler of the route to
 // return: Shutdown returns only after that, within the longest
 // CloseTimeout plus WriteTimeout of the routes after the 1001 went out (a
 // handler that ignores its reads and c.Context() is not waited for
-// longer; Shutdown then reports it). The route forgets the registry at
-// that Shutdown, so no App is kept alive by a route after it.
+// longer; Shutdown then reports it). That function also drops the
+// registry from the route, so a route keeps no App past its Shutdown.
 
 // registry is the open connections of one route on one App.
 type registry struct {
