@@ -70,15 +70,7 @@ func (a *App) handleError(c *Ctx, err error) {
 			a.boundaryFailed(c, r)
 		}
 	}()
-	raw := any(err)
-	if pe, ok := err.(*PanicError); ok {
-		raw = pe.Value
-	}
-	status, code, msg, details := a.resolve(err, raw)
-	c.out.code = code // Ctx.ErrorCode, also when the hook writes the response
-	if status >= 500 {
-		a.logFailure(c, code, err)
-	}
+	raw, status, code, msg, details := a.judge(c, err)
 	if a.hook != nil && a.callHook(c, raw, status) {
 		return
 	}
@@ -87,6 +79,44 @@ func (a *App) handleError(c *Ctx, err error) {
 		return
 	}
 	a.writeEnvelope(&c.rc.Response, status, code, msg, details)
+}
+
+// judge is the part of the boundary that writes nothing: it resolves err
+// (raw is what the hook would see: a panic's value, else err), records
+// the code (Ctx.ErrorCode, also when the hook then writes the response)
+// and logs a 5xx (logFailure). handleError writes the response after it;
+// a failure that comes once the response has left ends with judge alone
+// (failedAfterResponse).
+func (a *App) judge(c *Ctx, err error) (raw any, status int, code, msg string, details any) {
+	raw = any(err)
+	if pe, ok := err.(*PanicError); ok {
+		raw = pe.Value
+	}
+	status, code, msg, details = a.resolve(err, raw)
+	c.out.code = code
+	if status >= 500 {
+		a.logFailure(c, code, err)
+	}
+	return raw, status, code, msg, details
+}
+
+// failedAfterResponse is the boundary for a failure that comes after the
+// response left, when nothing more can be written to the client: a
+// request held past its 101 whose connection ended with err (Ctx.Detach's
+// end). err is judged as a handler's returned error or panic (a
+// *PanicError) is: the code the observers see, and for a 5xx the one log
+// line every failing request gets, with the same keys. No hook runs and
+// nothing is written. If judging panics (user code: an error's Error
+// method, the slog handler), the code is FX_INTERNAL_ERROR and the panic
+// is logged if logging works.
+func (a *App) failedAfterResponse(c *Ctx, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.out.code = codeInternalError
+			a.logBoundaryPanic(c, "fx: error boundary panicked", r)
+		}
+	}()
+	a.judge(c, err)
 }
 
 // boundaryFailed is the last resort when the boundary itself panicked:
@@ -99,8 +129,14 @@ func (a *App) boundaryFailed(c *Ctx, r any) {
 	resp.SetStatusCode(fasthttp.StatusInternalServerError)
 	resp.Header.SetContentTypeBytes(contentTypeJSON)
 	resp.SetBodyRaw(prebuiltInternal)
+	a.logBoundaryPanic(c, "fx: error boundary panicked; sent 500", r)
+}
+
+// logBoundaryPanic logs msg for r, a panic of the boundary itself, unless
+// the logger is what panicked.
+func (a *App) logBoundaryPanic(c *Ctx, msg string, r any) {
 	defer func() { _ = recover() }() // the logger itself may be what panicked
-	a.logger.LogAttrs(context.Background(), slog.LevelError, "fx: error boundary panicked; sent 500",
+	a.logger.LogAttrs(context.Background(), slog.LevelError, msg,
 		c.withLogAttrs(slog.String("method", c.Method()), slog.String("path", string(c.rc.URI().PathOriginal())),
 			slog.String("panic", formatValue(r)))...)
 }

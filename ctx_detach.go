@@ -21,17 +21,26 @@ import (
 // (ownRequest), starts the handler's function on a new goroutine and
 // returns, so that fasthttp drops its buffer and recycles its RequestCtx
 // at once rather than at the connection's end. The handler's function
-// calls end when the connection is over, and the OnResponse observers run
-// then, once, with the whole connection's Duration and what was added to
-// the log attributes meanwhile.
+// calls end when the connection is over, with what it ended with: a
+// failure goes through the error boundary (failedAfterResponse, in
+// boundary.go), which codes it and logs a 5xx as it does for any
+// request, and the OnResponse observers run then, once, with the whole
+// connection's Duration and what was added to the log attributes
+// meanwhile.
 
 // Detach keeps c valid past the return of the handler chain, for a
 // handler that serves the connection itself after its response: it
 // calls Detach, sets the 101 Switching Protocols response, and hands the
 // connection to fn with c.Hijack(fn). Detach returns end, which fn must
 // call exactly once when the connection is over, before fn returns (the
-// connection is closed after that); code is the ErrorCode the
-// observers then see ("" for a connection that ended well). Until end, c
+// connection is closed after that), with what the connection ended with:
+// nil when it ended well; else the failure, which the error boundary
+// judges as it judges a handler's returned error (a *PanicError for a
+// panic fn recovered): c.ErrorCode() is then its code (an *Error's Code;
+// FX_INTERNAL_ERROR for anything else), and a failure of status 500 or
+// more is logged as any request's 5xx is, with the same keys and the
+// log attributes added until end. Nothing is written to the connection
+// and the error hook does not run: the response has left. Until end, c
 // and every accessor (Value, Param, Header, LogAttrs, Context) keep the
 // request's values: a principal or tenant a middleware stored is still
 // readable; c.Context() ends at end, or when the App shuts down.
@@ -48,11 +57,11 @@ import (
 // Cost: one closure and one sync.Once per detached request; the Ctx stays
 // out of the pool for the connection's life. c must not be used from two
 // goroutines at once: only fn (and what fn waits for) uses it.
-func (c *Ctx) Detach() (end func(code string)) {
+func (c *Ctx) Detach() (end func(err error)) {
 	c.out.detached = true
 	var once sync.Once
-	return func(code string) {
-		once.Do(func() { c.app.endDetached(c, code) })
+	return func(err error) {
+		once.Do(func() { c.app.endDetached(c, err) })
 	}
 }
 
@@ -229,17 +238,18 @@ func (a *App) holdDetached(rc *fasthttp.RequestCtx, c *Ctx) bool {
 // when Shutdown began before its connection could be handed over.
 const shuttingDownMessage = "The server is shutting down"
 
-// endDetached ends a held request: the observers see it (with code as its
-// ErrorCode) and c goes back to the pool. A Ctx whose hold was cancelled
-// was already released: end then does nothing.
-func (a *App) endDetached(c *Ctx, code string) {
+// endDetached ends a held request: a failure (err) goes through the
+// boundary, the observers see the request and c goes back to the pool. A
+// Ctx whose hold was cancelled was already released: end then does
+// nothing.
+func (a *App) endDetached(c *Ctx, err error) {
 	if !c.out.detached {
 		return
 	}
+	if err != nil {
+		a.failedAfterResponse(c, err)
+	}
 	if a.observers != nil {
-		if code != "" {
-			c.out.code = code
-		}
 		if c.out.start.IsZero() {
 			c.out.start = c.rc.Time()
 		}

@@ -2,10 +2,14 @@ package fx_test
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
+	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,7 +28,7 @@ func detachedEcho(app *fx.App, serve func(c *fx.Ctx, conn net.Conn)) {
 		c.SetHeader("Upgrade", "test")
 		c.SetHeader("Connection", "Upgrade")
 		c.Hijack(func(conn net.Conn) {
-			defer end("")
+			defer end(nil)
 			serve(c, conn)
 		})
 		return nil
@@ -42,9 +46,16 @@ func dialHold(t testing.TB, addr, id, after string) (net.Conn, *bufio.Reader) {
 // same write, by after, and reads the 101's head.
 func hold(t testing.TB, conn net.Conn, id, after string) *bufio.Reader {
 	t.Helper()
+	return upgrade(t, conn, "/hold/"+id, after)
+}
+
+// upgrade sends, on conn, an upgrade request for path followed at once,
+// in the same write, by after, and reads the 101's head.
+func upgrade(t testing.TB, conn net.Conn, path, after string) *bufio.Reader {
+	t.Helper()
 	t.Cleanup(func() { conn.Close() })
 	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
-	req := "GET /hold/" + id + " HTTP/1.1\r\nHost: fx\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n" + after
+	req := "GET " + path + " HTTP/1.1\r\nHost: fx\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n" + after
 	if _, err := io.WriteString(conn, req); err != nil {
 		t.Fatal(err)
 	}
@@ -174,4 +185,92 @@ func TestHijackedConnectionKeepsNoReadBuffer(t *testing.T) {
 		t.Fatalf("each held connection costs %d bytes of heap: the %d-byte read buffer is still held", per, limit)
 	}
 	t.Logf("heap per held connection: %d bytes", per)
+}
+
+// Detach's end judges what the connection ended with as the error
+// boundary judges a handler's returned error: nil is a success; an
+// *fx.Error is its code, logged only at 500 or more; any other error is
+// FX_INTERNAL_ERROR and a *fx.PanicError a panic, each logged with the
+// one "fx: request failed" line (the original path, the request's log
+// attributes, the panic's value under "panic"). Nothing more is written
+// to the connection.
+func TestDetachEndJudgesTheFailure(t *testing.T) {
+	logs := &logBuffer{}
+	app := fx.New(fx.Config{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	app.Use(func(c *fx.Ctx, next fx.Next) error {
+		c.AddLogAttrs(slog.String("tenant", "acme"))
+		return next()
+	})
+	failures := map[string]error{
+		"ok":    nil,
+		"gone":  fx.NewError(409, "APP_GONE", "gone"),
+		"down":  fx.NewError(503, "APP_DOWN", "down"),
+		"plain": errors.New("database down"),
+		"panic": &fx.PanicError{Value: "boom", Stack: []byte("goroutine 1 [running]:\n")},
+	}
+	app.Get("/end/:how", func(c *fx.Ctx) error {
+		end := c.Detach()
+		c.RequestCtx().SetStatusCode(101)
+		c.SetHeader("Upgrade", "test")
+		c.SetHeader("Connection", "Upgrade")
+		failure := failures[c.Param("how")]
+		c.Hijack(func(net.Conn) { end(failure) })
+		return nil
+	})
+	codes := make(chan string, 1)
+	app.OnResponse(func(c *fx.Ctx) { codes <- c.ErrorCode() })
+	addr := fxtest.Serve(t, app)
+
+	for how, want := range map[string]struct{ code, logged string }{
+		"ok":    {"", ""},
+		"gone":  {"APP_GONE", ""},
+		"down":  {"APP_DOWN", `"error":"APP_DOWN (503): down"`},
+		"plain": {"FX_INTERNAL_ERROR", `"error":"database down"`},
+		"panic": {"FX_INTERNAL_ERROR", `"panic":"boom","stack":"goroutine 1 [running]:\n"`},
+	} {
+		logs.Reset()
+		br := upgrade(t, dialBounded(t, addr, 20*time.Second), "/end/"+how, "")
+		if code := kittest.Within(t, codes, "the observation of /end/"+how); code != want.code {
+			t.Errorf("%s: observed %q; want %q", how, code, want.code)
+		}
+		if rest, err := io.ReadAll(br); err != nil || len(rest) != 0 {
+			t.Errorf("%s: after the 101 the connection carried %q, %v; want nothing", how, rest, err)
+		}
+		lines := logs.Lines(`"msg":"fx: request failed"`)
+		switch {
+		case want.logged == "" && len(lines) != 0:
+			t.Errorf("%s: logged %q; want nothing", how, lines)
+		case want.logged != "" && (len(lines) != 1 || !strings.Contains(lines[0], want.logged) ||
+			!strings.Contains(lines[0], `"path":"/end/`+how+`"`) || !strings.Contains(lines[0], `"tenant":"acme"`) ||
+			!strings.Contains(lines[0], `"code":"`+want.code+`"`)):
+			t.Errorf("%s: logged %q; want one failure line with %s", how, lines, want.logged)
+		}
+	}
+}
+
+// panicHandler is a slog handler that panics on every record.
+type panicHandler struct{ slog.Handler }
+
+func (panicHandler) Enabled(context.Context, slog.Level) bool  { return true }
+func (panicHandler) Handle(context.Context, slog.Record) error { panic("the log is broken") }
+
+// When judging the connection's failure panics (here the logger), end
+// still ends the request: the observers see it once, as
+// FX_INTERNAL_ERROR, and the process lives on.
+func TestDetachEndSurvivesAPanickingBoundary(t *testing.T) {
+	app := fx.New(fx.Config{Logger: slog.New(panicHandler{})})
+	app.Get("/end", func(c *fx.Ctx) error {
+		end := c.Detach()
+		c.RequestCtx().SetStatusCode(101)
+		c.SetHeader("Upgrade", "test")
+		c.SetHeader("Connection", "Upgrade")
+		c.Hijack(func(net.Conn) { end(fx.NewError(503, "APP_DOWN", "down")) })
+		return nil
+	})
+	codes := make(chan string, 2)
+	app.OnResponse(func(c *fx.Ctx) { codes <- c.ErrorCode() })
+	upgrade(t, dialBounded(t, fxtest.Serve(t, app), 20*time.Second), "/end", "")
+	if code := kittest.Within(t, codes, "the observation"); code != "FX_INTERNAL_ERROR" {
+		t.Errorf("observed %q; want FX_INTERNAL_ERROR", code)
+	}
 }

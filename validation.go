@@ -2,16 +2,12 @@ package fx
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/fxhq/fx/validate"
-	json "github.com/goccy/go-json"
 )
 
 // ValidationIssue is one element of details.issues in a 422
@@ -165,8 +161,9 @@ func bodyIssue(path []string, msg string) *Error {
 	return NewValidationError([]ValidationIssue{{Location: "body", Path: path, Message: msg}})
 }
 
-// JSONBody decodes the request body as JSON into a T, with goccy/go-json,
-// for handlers that do not use a route contract. The body must be exactly
+// JSONBody decodes the request body as JSON into a T, with validate's
+// one-pass decoder (StructSchema.Decode), for handlers that do not use a
+// route contract. The body must be exactly
 // one JSON value (validate.CheckJSON: no trailing data, no duplicate keys,
 // valid UTF-8, no number beyond a float64) sent with a JSON Content-Type or none; an empty body,
 // malformed JSON or a value of the wrong type gives a 422
@@ -175,17 +172,14 @@ func bodyIssue(path []string, msg string) *Error {
 // validate.Struct[T]() gives for the same body ("Request body is
 // required", "Not valid JSON: ...", every type error with its path, at
 // most Config.MaxIssues of them), except that JSONBody decodes an integer
-// beyond 2^53 exactly into an int64 field and null into the zero T, as
-// go-json does. Cost: the schema of T (validate.Struct[T]()) is compiled
+// beyond 2^53 exactly into an int64 field and null into the zero T. Cost: the schema of T (validate.Struct[T]()) is compiled
 // at the first call for that T and kept, so a call after it pays a
 // look-up; then one pass over the body checks the syntax, decodes
 // every value into the T and runs its constraint tags (validate's
 // StructSchema.Decode: one allocation for the T, one for all the strings
 // of a body up to 4 KiB, one per slice and pointer: 3 on
 // BenchmarkJSONBody's order with one item); a body that does not
-// fit T is read again for its issues and never decoded whole (4 MiB of
-// mistyped array elements cost go-json over 100 MB before it reported the
-// first error). The strings of the T never alias the request's memory: a
+// fit T is read again for its issues and never decoded whole. The strings of the T never alias the request's memory: a
 // handler may keep them.
 func JSONBody[T any](c *Ctx) (T, error) {
 	var v T
@@ -199,7 +193,7 @@ func JSONBody[T any](c *Ctx) (T, error) {
 	max := c.app.cfg.MaxIssues
 	p, issues, err := decodeStruct[T](body, max+1) // the strict grammar checked in the same pass
 	switch {
-	case isJSONError(err):
+	case err != nil: // always CheckJSON's *validate.JSONError: the body is not one strict JSON value
 		return v, NewValidationError([]ValidationIssue{jsonIssue(err)})
 	case len(issues) > 0:
 		truncated := len(issues) > max
@@ -209,25 +203,14 @@ func JSONBody[T any](c *Ctx) (T, error) {
 		out := appendIssues(nil, "body", issues)
 		sortIssues(out)
 		return v, newValidationError(out, truncated)
-	case err != nil:
-		return v, translateDecodeError(err)
 	}
 	return *p, nil
 }
 
-// isJSONError reports whether err is (or wraps) the strict grammar's
-// *validate.JSONError. Its own function: the target errors.As writes
-// escapes, and is allocated only when there is an error to look into.
-func isJSONError(err error) bool {
-	if err == nil {
-		return false
-	}
-	var je *validate.JSONError
-	return errors.As(err, &je)
-}
-
 // decodeStruct runs validate's StructSchema.Decode, a panic (a custom
-// UnmarshalJSON) being a 422 as it was with go-json alone.
+// UnmarshalJSON) being a 422: the one issue "Request body could not be
+// decoded", or the grammar's error when the body is not strict JSON. Its
+// err is always CheckJSON's *validate.JSONError.
 func decodeStruct[T any](body []byte, max int) (p *T, issues []validate.Issue, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -281,22 +264,6 @@ func jsonContentType(c *Ctx) bool {
 	sub := ct[len(app):]
 	return bytes.EqualFold(sub, []byte("json")) ||
 		(len(sub) > 5 && bytes.EqualFold(sub[len(sub)-5:], []byte("+json")))
-}
-
-// translateDecodeError turns a go-json error that no type check explains
-// into the 422, naming JSON kinds, never Go types.
-func translateDecodeError(err error) *Error {
-	switch e := err.(type) {
-	case *json.UnmarshalTypeError:
-		var path []string
-		if e.Field != "" {
-			path = strings.Split(e.Field, ".")
-		}
-		return bodyIssue(path, fmt.Sprintf("Expected %s, got %s", jsonKind(e.Type), e.Value))
-	case *json.SyntaxError:
-		return bodyIssue(nil, fmt.Sprintf("Request body is not valid JSON (at byte %d)", e.Offset))
-	}
-	return bodyIssue(nil, "Request body is not valid JSON")
 }
 
 // jsonKind names the JSON kind a Go type expects.

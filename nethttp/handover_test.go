@@ -40,7 +40,7 @@ func TestHijackAfter101(t *testing.T) {
 			if err == nil && c.Context().Err() == nil {
 				_, _ = io.WriteString(conn, c.Param("id")+":"+line)
 			}
-			end("APP_DONE")
+			end(fx.NewError(409, "APP_DONE", "done"))
 		})
 		return nil
 	})
@@ -88,7 +88,7 @@ func TestHijackWithoutHijacker(t *testing.T) {
 		c.RequestCtx().SetStatusCode(101)
 		c.Hijack(func(conn net.Conn) {
 			_, err := conn.Read(make([]byte, 1))
-			end("")
+			end(nil)
 			ran <- err
 		})
 		return nil

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -33,6 +32,18 @@ import (
 // only while messages wait; an idle connection has no goroutine but its
 // handler's, and its pings come from a timer.
 type Conn struct {
+	// Locks: a Conn has two mutexes, qmu (the write side and its queue) and
+	// sockMu (the socket, until run releases it), and no lock order because
+	// they never nest: each is taken alone and released before the other is
+	// taken, and neither is held across anything that may block (a write or
+	// read of the socket, a channel receive, the handler, the core's end).
+	// Under qmu run only bookkeeping, closes of channels, goroutine starts, a
+	// timer reset and the writer's clearing of its write deadline
+	// (idleWriter); under sockMu only the socket's deadline setters. The
+	// rest of what goroutines share is atomic (stopped, closing, dropped,
+	// pinged, closed) or belongs to one goroutine at a time (the reader's
+	// counters; the write side's fields and counters, handed on under qmu).
+
 	ctx *fx.Ctx
 	ws  *ws.Conn
 	sk  *sock // what the library reads from and writes its own frames to
@@ -78,10 +89,9 @@ type Conn struct {
 	sockMu   sync.RWMutex
 	released bool
 
-	mu        sync.Mutex
-	closeCode int    // the close frame sent, or received first; 0: none yet
-	reason    string // its reason
-	byPeer    bool   // the peer closed first
+	// closed is the close frame sent, or received first (recordClose):
+	// set once, nil until then.
+	closed atomic.Pointer[closeRecord]
 
 	pinged  atomic.Bool // a ping went out since extendRead last moved the dead-peer deadline
 	readSet bool        // extendRead set the dead-peer deadline once (the reading goroutine's)
@@ -271,17 +281,31 @@ func (c *Conn) extendRead() {
 	_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.PingInterval + c.cfg.PongTimeout))
 }
 
+// closeRecord is the close that ended a connection.
+type closeRecord struct {
+	code   int    // the close code
+	reason string // its reason
+	byPeer bool   // the peer closed, or vanished, first
+}
+
 // recordClose records the connection's close code and reason (byPeer:
 // the peer closed, or vanished, first) unless a close was recorded
-// before, and reports whether this one was the first.
+// before, and reports whether this one was the first. Cost: one
+// allocation, once per connection; a later close is one failed
+// compare-and-swap.
 func (c *Conn) recordClose(code int, reason string, byPeer bool) (first bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closeCode != 0 {
+	if c.closed.Load() != nil {
 		return false
 	}
-	c.closeCode, c.reason, c.byPeer = code, reason, byPeer
-	return true
+	return c.closed.CompareAndSwap(nil, &closeRecord{code: code, reason: reason, byPeer: byPeer})
+}
+
+// closeRecorded returns the close recorded (the zero record if none was).
+func (c *Conn) closeRecorded() closeRecord {
+	if r := c.closed.Load(); r != nil {
+		return *r
+	}
+	return closeRecord{}
 }
 
 // closeWith sends the close frame code/reason now, unless a close was
@@ -373,7 +397,7 @@ func (c *Conn) dropWith(code int, reason string) {
 
 // run serves one upgraded connection: h, then its outcome as the close
 // frame, then the tear-down, then the request's observation.
-func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, sk *sock, end func(code string)) {
+func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, sk *sock, end func(err error)) {
 	cfg := &s.cfg
 	c := &Conn{
 		ctx: fc, ws: wc, sk: sk, cfg: cfg,
@@ -389,10 +413,11 @@ func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, sk *sock, end func(
 	}
 	defer reg.done(c)
 
-	panicked, stack, err := s.call(c)
+	panicked, err := s.call(c)
 	code, reason := outcome(err, panicked)
-	if panicked || (err != nil && code == ws.CloseInternalServerErr) {
-		s.logFailure(fc, err, stack)
+	var failed error // the handler's failure, for the core's boundary (end)
+	if code == ws.CloseInternalServerErr || code >= closeErrorBase {
+		failed = err
 	}
 	c.closing.Store(true)
 	if c.recordClose(code, reason, false) {
@@ -406,17 +431,18 @@ func (s *server) run(fc *fx.Ctx, reg *registry, wc *ws.Conn, sk *sock, end func(
 	c.released = true
 	c.sockMu.Unlock()
 	_ = wc.NetConn().Close()
-	end(c.observe(fc))
+	end(c.observe(fc, failed))
 }
 
-// call runs the handler, recovering a panic.
-func (s *server) call(c *Conn) (panicked bool, stack []byte, err error) {
+// call runs the handler, recovering a panic as an *fx.PanicError with its
+// stack, as the core's chain does: the core's boundary logs it (end).
+func (s *server) call(c *Conn) (panicked bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			panicked, stack, err = true, debug.Stack(), fmt.Errorf("panic: %v", r)
+			panicked, err = true, &fx.PanicError{Value: r, Stack: debug.Stack()}
 		}
 	}()
-	return false, nil, s.h(c)
+	return false, s.h(c)
 }
 
 // outcome maps the handler's result to the close frame.
@@ -473,10 +499,7 @@ func (c *Conn) goingAway() { c.closeWith(ws.CloseGoingAway, "server shutting dow
 // awaitClose reads, within the read deadline sendClose set, until the
 // peer answers the close frame or fails: the closing handshake.
 func (c *Conn) awaitClose() {
-	c.mu.Lock()
-	byPeer := c.byPeer
-	c.mu.Unlock()
-	if byPeer || c.dropped.Load() {
+	if c.closeRecorded().byPeer || c.dropped.Load() {
 		return
 	}
 	_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.CloseTimeout))
@@ -488,11 +511,16 @@ func (c *Conn) awaitClose() {
 }
 
 // observe adds the connection's outcome to the request's log attributes
-// and returns the error code the observers see.
-func (c *Conn) observe(fc *fx.Ctx) string {
-	c.mu.Lock()
-	code, reason, byPeer := c.closeCode, c.reason, c.byPeer
-	c.mu.Unlock()
+// and returns what the connection ended with, for the core's boundary
+// (fx.Ctx.Detach's end), which gives the observers its code and logs it
+// as any request's 5xx when its status is 500 or more: failed, the
+// handler's panic or returned error that made the close frame (1011, or
+// 4000 + an *fx.Error's status), whoever closed first; errPeerProtocol
+// when the peer broke the protocol (fx sent the 1002: the client's
+// error); nil otherwise (1000, 1001, a peer that left or was dropped).
+func (c *Conn) observe(fc *fx.Ctx, failed error) error {
+	cr := c.closeRecorded()
+	code, reason, byPeer := cr.code, cr.reason, cr.byPeer
 	fc.AddLogAttrs(
 		slog.Int("ws_close_code", code),
 		slog.String("ws_close_reason", reason),
@@ -502,17 +530,19 @@ func (c *Conn) observe(fc *fx.Ctx) string {
 		slog.Int64("ws_bytes_in", c.bytesIn),
 		slog.Int64("ws_bytes_out", c.bytesOut),
 	)
-	if !byPeer && code >= closeErrorBase {
-		return reason // the *fx.Error's code
-	}
-	if code == ws.CloseInternalServerErr {
-		return fx.ErrorCodes.InternalError
+	if failed != nil {
+		return failed
 	}
 	if code == ws.CloseProtocolError && !byPeer {
-		return fx.ErrorCodes.BadRequest // the peer broke the protocol: the client's error
+		return errPeerProtocol
 	}
-	return ""
+	return nil
 }
+
+// errPeerProtocol is what a connection whose peer broke the protocol
+// ended with (closed 1002 by fx): the client's error, FX_BAD_REQUEST to
+// the observers, not logged.
+var errPeerProtocol = fx.NewCatalogError(fx.ErrorCodes.BadRequest, "The peer broke the WebSocket protocol")
 
 // maxCloseReason is the longest close reason a control frame holds: 125
 // bytes of payload less the 2 of the code (RFC 6455, section 5.5).
@@ -529,25 +559,4 @@ func closeMessage(code int, reason string) []byte {
 		reason = reason[:cut]
 	}
 	return ws.FormatCloseMessage(code, reason)
-}
-
-// logFailure logs a handler's panic or unexpected error as fx logs a 5xx.
-func (s *server) logFailure(fc *fx.Ctx, err error, stack []byte) {
-	lg := fc.App().Logger()
-	ctx := context.Background()
-	if !lg.Enabled(ctx, slog.LevelError) {
-		return
-	}
-	attrs := []slog.Attr{
-		slog.String("method", fc.Method()),
-		slog.String("path", fc.Path()),
-		slog.String("code", fx.ErrorCodes.InternalError),
-		slog.Int("ws_close_code", ws.CloseInternalServerErr),
-		slog.Any("error", err),
-	}
-	if stack != nil {
-		attrs = append(attrs, slog.String("stack", string(stack)))
-	}
-	attrs = append(attrs, fc.LogAttrs()...)
-	lg.LogAttrs(ctx, slog.LevelError, "fx: websocket handler failed; closed "+strconv.Itoa(ws.CloseInternalServerErr), attrs...)
 }

@@ -166,10 +166,10 @@ func TestOutcomeIsTheCloseFrame(t *testing.T) {
 	// A panic and a plain error are logged like a 5xx; an *fx.Error under
 	// 500 is not.
 	deadline := time.Now().Add(5 * time.Second)
-	for len(s.logs.Lines(`"fx: websocket handler failed; closed 1011"`)) < 2 && time.Now().Before(deadline) {
+	for len(s.logs.Lines(`"msg":"fx: request failed"`)) < 2 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	lines := s.logs.Lines(`"fx: websocket handler failed; closed 1011"`)
+	lines := s.logs.Lines(`"msg":"fx: request failed"`)
 	if len(lines) != 2 || !strings.Contains(strings.Join(lines, ""), "boom") ||
 		!strings.Contains(strings.Join(lines, ""), "database down") || !strings.Contains(lines[0], `"level":"ERROR"`) {
 		t.Errorf("failure log lines: %q", lines)

@@ -170,7 +170,7 @@ func TestBothTransportsAnswerAlike(t *testing.T) {
 // returns a summary of what it saw, to compare the transports.
 func (tr *parityTransport) run(t *testing.T, tc parityCase) string {
 	t.Helper()
-	failures := func() int { return len(tr.logs.Lines(`"fx: websocket handler failed`)) }
+	failures := func() int { return len(tr.logs.Lines(`"msg":"fx: request failed"`)) }
 	before := failures()
 	hdr := handshake()
 	for k, v := range tc.hdr {

@@ -127,3 +127,52 @@ func TestHandshakeCaughtByShutdownIs503(t *testing.T) {
 		t.Error("the handler ran on a connection Shutdown does not wait for")
 	}
 }
+
+// One route handler served by two Apps keeps each App's connections
+// apart: the first App's Shutdown closes its own with 1001 and waits for
+// them only; the other App's connection stays open and served, and gets
+// its 1001 from its own App's Shutdown.
+func TestShutdownClosesOnlyItsAppsConnections(t *testing.T) {
+	echo := websocket.New(func(c *websocket.Conn) error {
+		for {
+			mt, msg, err := c.ReadMessage()
+			if err != nil {
+				return nil
+			}
+			if err := c.WriteMessage(mt, msg); err != nil {
+				return nil
+			}
+		}
+	}, websocket.Config{CloseTimeout: 200 * time.Millisecond}) // the client reads the 1001 after Shutdown returns
+	first := serve(t, func(app *fx.App) { app.Get("/ws", echo) })
+	second := serve(t, func(app *fx.App) { app.Get("/ws", echo) })
+	c1, c2 := first.dial(t, "/ws", nil), second.dial(t, "/ws", nil)
+	for _, c := range []*gws.Conn{c1, c2} { // both handlers are running
+		if err := c.WriteMessage(gws.TextMessage, []byte("hi")); err != nil {
+			t.Fatal(err)
+		}
+		if _, msg, err := c.ReadMessage(); err != nil || string(msg) != "hi" {
+			t.Fatalf("echo: %q, %v", msg, err)
+		}
+	}
+
+	if err := first.app.Shutdown(); err != nil {
+		t.Fatalf("the first App's Shutdown: %v", err)
+	}
+	if code, _ := closeOf(t, c1); code != 1001 {
+		t.Errorf("the first App's connection closed with %d; want 1001", code)
+	}
+	if err := c2.WriteMessage(gws.TextMessage, []byte("still here")); err != nil {
+		t.Fatal(err)
+	}
+	_ = c2.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, msg, err := c2.ReadMessage(); err != nil || string(msg) != "still here" {
+		t.Fatalf("the second App's connection after the first App's Shutdown: %q, %v; want its echo", msg, err)
+	}
+	if err := second.app.Shutdown(); err != nil {
+		t.Fatalf("the second App's Shutdown: %v", err)
+	}
+	if code, _ := closeOf(t, c2); code != 1001 {
+		t.Errorf("the second App's connection closed with %d; want 1001", code)
+	}
+}

@@ -27,7 +27,10 @@
 // After the upgrade the handler's outcome is the close frame: nil closes
 // with 1000; an *fx.Error with 4000 + its status and its code as the
 // reason (4401 FX_UNAUTHENTICATED, 4429 APP_SLOW_DOWN ...); a panic or
-// any other error with 1011 and FX_INTERNAL_ERROR, logged like a 5xx. A
+// any other error with 1011 and FX_INTERNAL_ERROR. The handler's failure
+// goes to the App's error boundary when the connection ends, which
+// gives the observers its code and logs a 5xx as it logs an HTTP
+// handler's (the same "fx: request failed" line and keys). A
 // message over Config.ReadLimit closes with 1009, a text message that is
 // not UTF-8 with 1007, a frame the protocol forbids with 1002 (the
 // client's error: ErrProtocol), Shutdown with 1001 (to every open
@@ -44,6 +47,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fxhq/fx"
@@ -224,6 +228,11 @@ type server struct {
 	cfg       Config
 	origins   []string
 	anyOrigin bool
+
+	// regMu guards registries: the open connections of each App the
+	// route serves (shutdown.go).
+	regMu      sync.Mutex
+	registries []*registry
 }
 
 // serve is the route's fx handler, on both transports: the handshake
@@ -240,7 +249,7 @@ func (s *server) serve(c *fx.Ctx) error {
 	if w := nethttp.ResponseWriter(c); w != nil && !canHijack(w) {
 		return ErrNoHijack // HTTP/2, or a wrapper that hides the Hijacker
 	}
-	reg := registryOf(c.App())
+	reg := s.registryOf(c.App())
 	select {
 	case <-c.App().Done():
 		return ErrShuttingDown
@@ -264,7 +273,7 @@ func (s *server) serve(c *fx.Ctx) error {
 		sk := &sock{Conn: nc}
 		wc, err := s.adopt(sk, key, sub, readBuffer)
 		if err != nil {
-			end(fx.ErrorCodes.InternalError)
+			end(err) // FX_INTERNAL_ERROR, logged as a 5xx by the core
 			return
 		}
 		s.run(c, reg, wc, sk, end)
