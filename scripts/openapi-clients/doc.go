@@ -11,15 +11,20 @@
 //	                        form (cmd/golden: keys sorted, indented)
 //	gen/ogen/NAME/          ogen's client for it (ogen.yml: the client alone)
 //	gen/oapi/NAME/          oapi-codegen's (types and client)
+//	live/                   the tests that run both clients against the
+//	                        live examples
 //	cmd/orders-client/      the ogen client of examples/orders under
 //	                        fx/client (docs/clients.md shows it whole)
 //
-// check.sh writes all of it from the served documents. Only testdata/
-// (and each gen package's doc.go) is committed: in CI a served document
-// that differs from its golden file fails, and the clients are generated
-// anew at every run. The tests and cmd/orders-client need the generated
-// clients, so they carry the `clients` build tag that check.sh sets
-// (go test -tags clients in this folder, after check.sh). The tests
+// check.sh writes gen/ (each package's doc.go included) from the served
+// documents, and rewrites testdata/ outside CI. Only testdata/ is
+// committed: in CI a served document that differs from its golden file
+// fails, and the clients are generated anew at every run. live/ and
+// cmd/orders-client need the generated clients, so go.mod's ignore block
+// leaves them and gen/ out of ./..., all and go mod tidy (every go
+// command works on a fresh clone), they carry the `clients` build tag
+// that check.sh sets, and check.sh names them to vet and test them (go
+// test -tags clients ./live in this folder, after check.sh). The tests
 // start each example on 127.0.0.1 as its TestServeForClients serves it
 // (the App main builds, where a request can be held in the orders
 // handler, the user store marked unreachable, and any request made to

@@ -2,6 +2,18 @@ module github.com/fxhq/fx/scripts/openapi-clients
 
 go 1.26.0
 
+// gen/ holds the clients check.sh generates (git ignores them); live/ (the
+// tests that run them) and cmd/orders-client import them. Left out of
+// ./..., all and go mod tidy, so that every go command works the same on a
+// checkout where they were never generated; check.sh names these folders
+// to vet and test them, and generated.go keeps in this file the modules
+// they import.
+ignore (
+	./cmd/orders-client
+	./gen
+	./live
+)
+
 tool (
 	github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 	github.com/ogen-go/ogen/cmd/ogen

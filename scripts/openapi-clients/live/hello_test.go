@@ -1,6 +1,6 @@
 //go:build clients
 
-package clients_test
+package live
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 //go:build clients
 
-package clients_test
+package live
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 // typed 404 and the typed issues of a 422. The page must show the
 // program as it is.
 func TestOrdersClientProgram(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("cmd", "orders-client", "main.go"))
+	src, err := os.ReadFile(filepath.Join(moduleDir, "cmd", "orders-client", "main.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +38,7 @@ func TestOrdersClientProgram(t *testing.T) {
 
 	ex := startExample(t, "orders")
 	cmd := exec.Command("go", "run", "-tags", "clients", "./cmd/orders-client")
+	cmd.Dir = moduleDir
 	cmd.Env = append(os.Environ(), "ORDERS_URL="+ex.base)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

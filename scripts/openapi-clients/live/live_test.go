@@ -1,6 +1,6 @@
 //go:build clients
 
-package clients_test
+package live
 
 import (
 	"bufio"
@@ -63,9 +63,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// moduleDir is this module's folder (scripts/openapi-clients), the
+// parent of this package's: it holds testdata/ and cmd/.
+const moduleDir = ".."
+
 // repoRoot is the fx repository this module sits in.
 func repoRoot(t testing.TB) string {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := filepath.Abs(filepath.Join(moduleDir, "..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +232,7 @@ func servedDocument(t *testing.T, ex example) map[string]any {
 	if err := json.Unmarshal(body, &served); err != nil {
 		t.Fatal(err)
 	}
-	committed, err := os.ReadFile(filepath.Join("testdata", ex.name+".json"))
+	committed, err := os.ReadFile(filepath.Join(moduleDir, "testdata", ex.name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -630,7 +634,7 @@ func TestGeneratedClients(t *testing.T) {
 		"openapi": {"ogen": openapiOgen, "oapi-codegen": openapiOapi},
 		"hello":   {"ogen": helloOgen, "oapi-codegen": helloOapi},
 	}
-	docs, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	docs, err := filepath.Glob(filepath.Join(moduleDir, "testdata", "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build clients
 
-package clients_test
+package live
 
 // Compiles only if both Go clients typed examples/orders' responses: the
 // 201's id and Location always sent, each error's code an enum, its
