@@ -21,6 +21,11 @@ const (
 	ordersKey    = "ak_demo_acme_0123456789"
 	ordersTenant = "acme"
 	ordersLimit  = 600 // requests a minute per tenant
+	// untilLimited bounds the requests sent to reach the tenant's 429: the
+	// bucket holds ordersLimit and refills by ordersLimit a minute while
+	// they are sent, so on a slow machine ordersLimit requests are not
+	// always enough to empty it.
+	untilLimited = 3 * ordersLimit
 )
 
 // Request edits: what a call sends besides what its client, true to the
@@ -170,7 +175,7 @@ func ordersOgen(t *testing.T, ex example, r *recorder) {
 		getByID(withEdit(ctx, edit), created.Response.ID)
 		list(withEdit(ctx, edit), ogen.GetOrdersParams{})
 	}
-	for range ordersLimit {
+	for range untilLimited {
 		if _, limited := list(ctx, ogen.GetOrdersParams{}).(*ogen.GetOrders429ErrorHeaders); limited {
 			break
 		}
@@ -257,7 +262,7 @@ func ordersOapi(t *testing.T, ex example, r *recorder) {
 		getByID(withEdit(ctx, edit), id)
 		list(withEdit(ctx, edit), oapi.GetOrdersParams{})
 	}
-	for range ordersLimit {
+	for range untilLimited {
 		if list(ctx, oapi.GetOrdersParams{}).JSON429 != nil {
 			break
 		}
