@@ -214,7 +214,7 @@ func (u *upgrader) watch(delta int) {
 func (a *App) HandOff() error {
 	u := &a.up
 	u.mu.Lock()
-	if u.started || a.stopping.Load() {
+	if u.started || a.life.stop.begun() {
 		u.mu.Unlock()
 		return errors.New("fx: HandOff: an upgrade is running or done, or the App is shutting down")
 	}

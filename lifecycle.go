@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
 // Lifecycle: Listen and Serve return only after a shutdown has completed.
@@ -16,18 +17,74 @@ import (
 // its listener is closed by a shutdown, waits for that shutdown to complete
 // and returns its result.
 //
+// Whether the shutdown has begun is one state, stopState, which Shutdown
+// begins in one step and everything reads: finish (Connection: close on
+// every response), App.Done and every Ctx.Context (its context), the
+// boundary's log level for a shutdown's 503, a detached request's 101, a
+// HandOff's refusal, and Serve and the in-memory exchanges here.
+//
 // Cost: one mutex lock when Serve starts and one when it returns, and one
 // extra method call per accepted connection (serveListener.Close is the only
-// method it adds); nothing per request.
+// method it adds); per request, one atomic load (finish).
 
-// lifecycle is the App's shutdown state. The zero value is ready: no
-// shutdown yet, no listener served.
+// The phases of a stopState, in the only order it moves through them.
+const (
+	phaseServing  uint32 = iota // no shutdown has begun
+	phaseDraining               // requests see a shutdown; listeners and in-memory exchanges are still served (fxtest's Client.BeginShutdown stops here)
+	phaseClosed                 // Shutdown has begun: nothing new is served either
+)
+
+// stopState is whether the App's shutdown has begun. begin is its one
+// writer: it moves the phase forward and cancels the context that is the
+// parent of every Ctx.Context, so that whoever reads the phase as begun
+// finds handlers' contexts done and App.Done closed as well. New
+// initialises it (init).
+type stopState struct {
+	phase  atomic.Uint32 // phaseServing, phaseDraining, phaseClosed; only grows
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (s *stopState) init() { s.ctx, s.cancel = context.WithCancel(context.Background()) }
+
+// begin moves the state to p (phaseDraining or phaseClosed) unless it is
+// there or past it, and reports whether this call moved it: of concurrent
+// Shutdowns, exactly one gets true for phaseClosed.
+func (s *stopState) begin(p uint32) bool {
+	for {
+		old := s.phase.Load()
+		if old >= p {
+			return false
+		}
+		if s.phase.CompareAndSwap(old, p) {
+			s.cancel() // after the phase: a handler whose context is done sees begun
+			return true
+		}
+	}
+}
+
+// begun reports whether the shutdown has begun (in memory or for real).
+// Cost: one atomic load; finish calls it per request.
+func (s *stopState) begun() bool { return s.phase.Load() != phaseServing }
+
+// closed reports whether Shutdown has begun: no new listener or in-memory
+// exchange is served. lifecycle reads it with its mutex held, which
+// lifecycle.begin holds to close it.
+func (s *stopState) closed() bool { return s.phase.Load() == phaseClosed }
+
+// context is the parent of every Ctx.Context (done once begun), and its
+// Done channel is App.Done.
+func (s *stopState) context() context.Context { return s.ctx }
+
+// lifecycle is the App's shutdown: the stopping state, the listeners
+// served and the result. Ready once New has initialised stop: no shutdown
+// yet, no listener served.
 type lifecycle struct {
-	mu    sync.Mutex
-	begun bool                        // a shutdown has started: Serve serves no new listener
-	lns   map[*serveListener]struct{} // listeners Serve is serving, closed by the shutdown
-	done  chan struct{}               // closed when the first shutdown has finished
-	err   error                       // that shutdown's result, set before done is closed
+	mu   sync.Mutex
+	stop stopState                   // closed under mu: Serve serves no new listener
+	lns  map[*serveListener]struct{} // listeners Serve is serving, closed by the shutdown
+	done chan struct{}               // closed when the first shutdown has finished
+	err  error                       // that shutdown's result, set before done is closed
 
 	// In-memory exchanges (App.Test, TestRaw; apptest.go) being served.
 	// fasthttp's Server.ShutdownWithContext cannot wait for them without
@@ -44,7 +101,7 @@ type lifecycle struct {
 func (l *lifecycle) addExchange() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.begun {
+	if l.stop.closed() {
 		return false
 	}
 	l.exchanges++
@@ -57,7 +114,7 @@ func (l *lifecycle) doneExchange() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.exchanges--
-	if l.begun && l.exchanges == 0 && l.exchangesIdle != nil {
+	if l.stop.closed() && l.exchanges == 0 && l.exchangesIdle != nil {
 		close(l.exchangesIdle)
 		l.exchangesIdle = nil
 	}
@@ -99,7 +156,7 @@ func (l *lifecycle) doneLocked() chan struct{} {
 func (l *lifecycle) add(ln *serveListener) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.begun {
+	if l.stop.closed() {
 		return false
 	}
 	if l.lns == nil {
@@ -115,20 +172,22 @@ func (l *lifecycle) remove(ln *serveListener) (shuttingDown bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.lns, ln)
-	return l.begun
+	return l.stop.closed()
 }
 
-// begin starts the shutdown. The first caller gets first == true and the
-// listeners being served, which it must close; later callers get the
-// channel that is closed when the first caller's shutdown has finished.
+// begin starts the shutdown: from its return on, every response closes
+// its connection, every Ctx.Context and App.Done are done, and no new
+// listener or exchange is served (stopState.begin). The first caller gets
+// first == true and the listeners being served, which it must close;
+// later callers get the channel that is closed when the first caller's
+// shutdown has finished.
 func (l *lifecycle) begin() (first bool, lns []*serveListener, done <-chan struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	done = l.doneLocked()
-	if l.begun {
+	if !l.stop.begin(phaseClosed) {
 		return false, nil, done
 	}
-	l.begun = true
 	for ln := range l.lns {
 		lns = append(lns, ln)
 	}

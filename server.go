@@ -253,8 +253,6 @@ func (a *App) ShutdownWithContext(ctx context.Context) error {
 			return context.Cause(ctx)
 		}
 	}
-	a.stopping.Store(true) // every response from now on closes its connection
-	a.baseCancel()         // in-flight handlers see c.Context() done
 	for _, ln := range lns {
 		ln.Close() // also those fasthttp has not registered yet (see serveListener)
 	}
