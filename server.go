@@ -24,13 +24,6 @@ import (
 // addr (see HandOff), else the sockets of socket activation (see
 // ActivatedListeners; all of them, whatever addr says), else net.Listen.
 // Either way they can be handed on by HandOff.
-// The messages of the refusals the transport answers for a body or
-// headers over the limits (also the document's examples of them).
-const (
-	bodyTooLargeMessage    = "The request body is larger than the server accepts"
-	headersTooLargeMessage = "The request headers are larger than the server accepts"
-)
-
 func (a *App) Listen(addr string) error {
 	if err := a.Boot(); err != nil {
 		return err
@@ -41,37 +34,6 @@ func (a *App) Listen(addr string) error {
 	}
 	reportReady()
 	return a.serveAll(lns)
-}
-
-// listen returns the listening sockets for addr: inherited from a
-// hand-off, else passed by socket activation, else a new one from
-// net.Listen. They are recorded for HandOff.
-func (a *App) listen(addr string) ([]net.Listener, error) {
-	lns, err := inherited(addr)
-	if err != nil {
-		return nil, err
-	}
-	if lns == nil {
-		act, err := ActivatedListeners()
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range act {
-			lns = append(lns, s.Listener)
-		}
-		if lns != nil {
-			a.logger.Info("fx: serving the sockets of socket activation", "count", len(lns), "addr_ignored", addr)
-		}
-	}
-	if lns == nil {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return nil, err
-		}
-		lns = []net.Listener{ln}
-	}
-	a.up.record(addr, lns)
-	return lns, nil
 }
 
 // serveAll serves every listener of lns with Serve, the first here and
@@ -306,6 +268,13 @@ func (a *App) ShutdownWithContext(ctx context.Context) error {
 	a.life.finish(err)
 	return err
 }
+
+// The messages of the refusals the transport answers for a body or
+// headers over the limits (also the document's examples of them).
+const (
+	bodyTooLargeMessage    = "The request body is larger than the server accepts"
+	headersTooLargeMessage = "The request headers are larger than the server accepts"
+)
 
 // readCutReserve is the most time a bounded shutdown keeps, before its
 // deadline, for answering the requests still being read (see
