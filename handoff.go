@@ -140,8 +140,11 @@ func readHandoff() {
 }
 
 // reportReady tells the old process of a hand-off that this one is
-// serving, once every inherited socket has been taken; without a hand-off
-// it does nothing.
+// serving, once every inherited socket has been taken; before that, after
+// it, and without a hand-off it does nothing. Serve calls it, the one
+// place, as it starts serving a listener: whichever of Listen, Run and
+// RunListener took the sockets, the report follows them being served.
+// Cost: one mutex lock per Serve.
 func reportReady() {
 	handoff.mu.Lock()
 	defer handoff.mu.Unlock()

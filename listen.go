@@ -18,9 +18,11 @@ import (
 //     (activation.go: ActivatedListeners);
 //  3. a new socket from net.Listen.
 //
-// Whichever it is, the sockets are recorded for HandOff. The first two
-// are descriptors this process inherited, from 3 on: inheritedListeners
-// reads both.
+// Whichever it is, the sockets are recorded for HandOff, and each is
+// served by Serve, which is where the new process of a hand-off reports
+// ready (reportReady), once every socket passed to it has been taken and
+// one of them is being served. The first two are descriptors this process
+// inherited, from 3 on: inheritedListeners reads both.
 
 // listen returns the listening sockets for addr, from the first source
 // above that has any, and records them for HandOff.

@@ -3,7 +3,9 @@
 package fx
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestInheritedSocketsOneRule: socket activation and the hand-off read
@@ -119,4 +122,90 @@ func openDescriptors(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return len(ents)
+}
+
+// TestHandOffReportsReadyOnce: the new process of a hand-off reports
+// ready (its PID on the readiness pipe, once) whichever entry point takes
+// the passed socket, Listen or Run, and it then answers on that socket.
+// The report is made in one place (Serve); a report missing from an entry
+// point leaves the old process waiting until its HandOff times out.
+func TestHandOffReportsReadyOnce(t *testing.T) {
+	if os.Getenv("FX_SLOW_TESTS") == "" {
+		t.Skip("slow test: FX_SLOW_TESTS=1 runs it (.ci/run sets it)")
+	}
+	for _, entry := range []string{"Listen", "Run"} {
+		t.Run(entry, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := ln.Addr().String()
+			sock, err := ln.(*net.TCPListener).File()
+			ln.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sock.Close()
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pr.Close()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHandOffReadyHelper$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "FX_READY_HELPER="+entry,
+				envHandoff+"="+strconv.Itoa(os.Getpid())+" passed")
+			cmd.ExtraFiles = []*os.File{sock, pw} // 3: the socket, 4: the readiness pipe
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			pw.Close()
+			defer func() {
+				cmd.Process.Signal(syscall.SIGTERM)
+				cmd.Wait()
+			}()
+			pr.SetReadDeadline(time.Now().Add(10 * time.Second))
+			var pid int
+			if _, err := fmt.Fscanln(pr, &pid); err != nil || pid != cmd.Process.Pid {
+				t.Fatalf("%s: readiness report %d (%v), want the new process's PID %d", entry, pid, err, cmd.Process.Pid)
+			}
+			if rest, err := io.ReadAll(pr); err != nil || len(rest) > 0 {
+				t.Errorf("%s: after the report the pipe gave %q (%v), want its end", entry, rest, err)
+			}
+			c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+			resp, _ := io.ReadAll(c)
+			if !strings.HasPrefix(string(resp), "HTTP/1.1 200") || !strings.HasSuffix(string(resp), strconv.Itoa(pid)) {
+				t.Errorf("%s: the passed socket answered %q, want 200 from %d", entry, resp, pid)
+			}
+		})
+	}
+}
+
+// TestHandOffReadyHelper is not a test: it is the new process
+// TestHandOffReportsReadyOnce starts, serving the socket passed for the
+// key "passed" with the entry point FX_READY_HELPER names.
+func TestHandOffReadyHelper(t *testing.T) {
+	entry := os.Getenv("FX_READY_HELPER")
+	if entry == "" {
+		t.Skip("helper process for TestHandOffReportsReadyOnce")
+	}
+	app := New()
+	app.Get("/", func(c *Ctx) error {
+		return c.Send(200, "text/plain", []byte(strconv.Itoa(os.Getpid())))
+	})
+	var err error
+	switch entry {
+	case "Listen":
+		err = app.Listen("passed")
+	case "Run":
+		err = app.Run(context.Background(), "passed")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -32,7 +32,6 @@ func (a *App) Listen(addr string) error {
 	if err != nil {
 		return err
 	}
-	reportReady()
 	return a.serveAll(lns)
 }
 
@@ -66,6 +65,10 @@ func (a *App) serveAll(lns []net.Listener) error {
 // App is not shut down (it may be serving other listeners; call Shutdown,
 // or use Run, which shuts down in that case). Like Listen, Serve refuses
 // to start when Boot fails. ln is closed when Serve returns.
+//
+// In the new process of a hand-off, Serve is where the process reports
+// ready to the old one (see HandOff), once Run or Listen has taken every
+// socket passed to it.
 func (a *App) Serve(ln net.Listener) error {
 	if err := a.Boot(); err != nil {
 		ln.Close()
@@ -77,6 +80,7 @@ func (a *App) Serve(ln net.Listener) error {
 		sl.Close()
 		return a.life.wait()
 	}
+	reportReady() // the new process of a hand-off is ready once it serves (handoff.go)
 	err := srv.Serve(sl)
 	sl.Close() // fasthttp leaves a listener that failed open
 	if a.life.remove(sl) {
