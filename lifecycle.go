@@ -2,12 +2,19 @@ package fx
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/fxhq/fx/internal/conn"
 )
 
-// Lifecycle: Listen and Serve return only after a shutdown has completed.
+// Lifecycle: the App's one shutdown (Shutdown, ShutdownWithContext), the
+// state that says it has begun, and the wait for it to complete.
+//
+// Listen and Serve return only after a shutdown has completed.
 // fasthttp's Serve returns as soon as Shutdown closes the listener, while
 // requests are still in flight and before the OnShutdown functions ran. A
 // main that returned from Serve then (the common
@@ -26,6 +33,108 @@ import (
 // Cost: one mutex lock when Serve starts and one when it returns, and one
 // extra method call per accepted connection (serveListener.Close is the only
 // method it adds); per request, one atomic load (finish).
+
+// Shutdown stops accepting connections, waits for in-flight requests to
+// finish (without a deadline; see ShutdownWithContext), then runs the
+// OnShutdown functions. From Shutdown on, Ctx.Context of running handlers
+// is done, responses carry Connection: close, and new connections are
+// refused by the closed listener. Idle keep-alive connections are closed
+// at once; a connection that never sent a request counts as idle 5s after
+// it was accepted (as in net/http), unless ReadTimeout ends it first.
+// Listen and Serve return when Shutdown does, with its result.
+//
+// An App shuts down once: a second call (concurrent or later) does not
+// run the OnShutdown functions again; it waits for the first shutdown to
+// finish and returns the first's result. Do not call Shutdown from a
+// handler without a goroutine (it waits for that handler), and do not
+// wait for Serve to return inside an OnShutdown function (Serve waits for
+// it).
+func (a *App) Shutdown() error {
+	return a.ShutdownWithContext(context.Background())
+}
+
+// ShutdownWithContext is Shutdown bounded by ctx: when ctx ends first, it
+// stops waiting, runs the OnShutdown functions and returns ctx's error
+// (context.Cause(ctx), joined with theirs). A connection whose request is
+// still running is not cut off: its response is sent with Connection:
+// close, and the connection is then closed (unless the process exits
+// first, which is what the bound is for). A request whose head has been
+// read is in flight too: its body is read to the end and it is answered.
+// When ctx has a deadline, a request still being read a quarter of the
+// time left before it (at most one second before it) is answered 408
+// FX_REQUEST_TIMEOUT with Connection: close, so that its client gets an
+// answer within the bound instead of a connection closed at its end (a
+// body that stopped short of its Content-Length, an upload too slow for
+// the bound). A second call waits, within its own ctx, for the first
+// shutdown to finish and returns the first's result.
+func (a *App) ShutdownWithContext(ctx context.Context) error {
+	first, lns, done := a.life.begin()
+	if !first {
+		select {
+		case <-done:
+			return a.life.result()
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	for _, ln := range lns {
+		ln.Close() // also those fasthttp has not registered yet (see serveListener)
+	}
+	if d, ok := ctx.Deadline(); ok {
+		// A request still being read by then is answered 408 within the
+		// bound rather than left unanswered at its end (internal/conn).
+		cut := d.Add(-min(time.Until(d)/4, readCutReserve))
+		for _, ln := range lns {
+			conn.EndReadsBy(ln, cut)
+		}
+	}
+	a.srvMu.Lock()
+	srv := a.server
+	a.srvMu.Unlock()
+	var errs []error
+	// In-memory exchanges (App.Test, TestRaw) are not connections of a
+	// served listener: wait for them on the lifecycle's channel. They used
+	// to run on fasthttp's Serve over an in-memory listener, whose shutdown
+	// polls its open count every 100 ms and always found that Serve
+	// goroutine still counted: every test's Shutdown took ~100 ms.
+	ctxEnded := a.life.waitExchanges(ctx) != nil
+	if srv != nil {
+		if err := srv.ShutdownWithContext(ctx); err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				ctxEnded = true
+			} else {
+				errs = append(errs, err)
+			}
+		}
+	}
+	// Connections closed after the listener was: each ends cleanly for
+	// its client (internal/conn, drain.go) within about a round trip.
+	for _, ln := range lns {
+		if conn.WaitDrained(ctx, ln) != nil {
+			ctxEnded = true
+		}
+	}
+	if ctxEnded {
+		errs = append(errs, context.Cause(ctx)) // e.g. Run's "grace period exceeded"
+	}
+	a.regMu.Lock()
+	closers := a.closers
+	a.closers = nil
+	a.regMu.Unlock()
+	for i := len(closers) - 1; i >= 0; i-- {
+		if err := closers[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	err := errors.Join(errs...)
+	a.life.finish(err)
+	return err
+}
+
+// readCutReserve is the most time a bounded shutdown keeps, before its
+// deadline, for answering the requests still being read (see
+// ShutdownWithContext) and for their connections' draining close.
+const readCutReserve = time.Second
 
 // The phases of a stopState, in the only order it moves through them.
 const (
