@@ -2,14 +2,11 @@ package fx
 
 import (
 	"fmt"
-	"math"
 	"net"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/fxhq/fx/internal/conn"
 )
 
 // Socket activation. A service manager (systemd's .socket units, and any
@@ -40,12 +37,6 @@ const (
 	envListenPID     = "LISTEN_PID"
 	envListenFDs     = "LISTEN_FDS"
 	envListenFDNames = "LISTEN_FDNAMES"
-	listenFDsStart   = 3 // the first passed descriptor (after stdin, stdout, stderr)
-
-	// maxActivated bounds LISTEN_FDS where the descriptor limit is unknown
-	// or unlimited: the largest count whose descriptors an int32 numbers,
-	// as sd_listen_fds(3) allows.
-	maxActivated = math.MaxInt32 - listenFDsStart
 )
 
 // ActivatedListener is one listening socket a service manager passed to the
@@ -92,7 +83,8 @@ func ActivatedListeners() ([]ActivatedListener, error) {
 }
 
 // readActivation reads the protocol's variables and turns the passed
-// descriptors into listeners.
+// descriptors into listeners (inheritedListeners, listen.go, whose rules
+// say which counts and descriptors are refused).
 func readActivation() ([]ActivatedListener, error) {
 	pid, fds := os.Getenv(envListenPID), os.Getenv(envListenFDs)
 	names := os.Getenv(envListenFDNames)
@@ -109,40 +101,20 @@ func readActivation() ([]ActivatedListener, error) {
 	if err != nil || n < 1 {
 		return nil, fmt.Errorf("fx: socket activation: LISTEN_FDS=%q is not a positive count", fds)
 	}
-	// A count past the descriptors the process may have cannot be true
-	// (sd_listen_fds(3) refuses it too); taking it would allocate for it,
-	// or turn descriptors the runtime owns into listeners and close them.
-	if limit := conn.NofileLimit(); n > maxActivated || (limit > 0 && uint64(n) > limit-listenFDsStart) {
-		return nil, fmt.Errorf("fx: socket activation: LISTEN_FDS=%q is more descriptors than the process may have (RLIMIT_NOFILE %d)", fds, limit)
-	}
 	var nameList []string
 	if names != "" {
 		nameList = strings.Split(names, ":")
 	}
-	lns := make([]ActivatedListener, 0, min(n, 64))
-	var firstErr error
-	for i := 0; i < n && firstErr == nil; i++ { // the first bad descriptor ends it: the count is wrong
-		fd := listenFDsStart + i
-		name := ""
+	lns, err := inheritedListeners(n, nameList)
+	if err != nil {
+		return nil, fmt.Errorf("fx: socket activation: LISTEN_FDS=%q: %w", fds, err)
+	}
+	act := make([]ActivatedListener, len(lns))
+	for i, ln := range lns {
+		act[i].Listener = ln
 		if i < len(nameList) {
-			name = nameList[i]
+			act[i].Name = nameList[i]
 		}
-		f := os.NewFile(uintptr(fd), "activated:"+name)
-		ln, err := net.FileListener(f) // a duplicate, close-on-exec, non-blocking
-		f.Close()                      // the passed descriptor itself: never leaked into a child
-		if err != nil {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("fx: socket activation: descriptor %d (%q) is not a listening stream socket: %w", fd, name, err)
-			}
-			continue
-		}
-		lns = append(lns, ActivatedListener{Listener: ln, Name: name})
 	}
-	if firstErr != nil {
-		for _, a := range lns {
-			a.Listener.Close()
-		}
-		return nil, firstErr
-	}
-	return lns, nil
+	return act, nil
 }

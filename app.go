@@ -1,7 +1,6 @@
 package fx
 
 import (
-	"context"
 	"crypto/tls"
 	"log/slog"
 	"strings"
@@ -265,20 +264,15 @@ type App struct {
 	handler fasthttp.RequestHandler
 
 	notFoundRoute *route
-	// baseCtx is the parent of every Ctx.Context; Shutdown cancels it.
-	baseCtx    context.Context
-	baseCancel context.CancelFunc
-	// stopping is set by Shutdown: from then on every response carries
-	// Connection: close (see App.finish).
-	stopping atomic.Bool
-	ctxPool  sync.Pool
-	misused  sync.Map
+	ctxPool       sync.Pool
+	misused       sync.Map
 
 	// zip is Config.Compression prepared at Boot, nil without it (finish
 	// applies it, compress.go).
 	zip *compressor
 
-	// life makes Serve wait for the shutdown to complete (lifecycle.go).
+	// life is the shutdown: the one stopping state everything reads
+	// (life.stop), and the wait for it to complete (lifecycle.go).
 	life lifecycle
 
 	// up is the App's side of a hand-off to a new process (handoff.go).
@@ -297,7 +291,7 @@ func New(config ...Config) *App {
 	cfg = cfg.withDefaults()
 	a := &App{cfg: cfg, logger: cfg.Logger}
 	a.routes = routes{app: a}
-	a.baseCtx, a.baseCancel = context.WithCancel(context.Background())
+	a.life.stop.init()
 	a.ctxPool.New = func() any { return newCtx(a) }
 	return a
 }
@@ -322,7 +316,7 @@ func (a *App) Logger() *slog.Logger { return a.logger }
 //	}
 //
 // Cost: a non-blocking receive, a few nanoseconds.
-func (a *App) Done() <-chan struct{} { return a.baseCtx.Done() }
+func (a *App) Done() <-chan struct{} { return a.life.stop.context().Done() }
 
 // Use appends middleware that runs, in Use order, around every route's
 // handler and around the 404 of unmatched requests, whether it was

@@ -44,9 +44,9 @@ import (
 // with its in-memory exchanges still served.
 func init() {
 	drainhook.Begin = func(app any) {
-		a := app.(*App)
-		a.stopping.Store(true) // as Shutdown does first: every response closes its connection
-		a.baseCancel()         // App.Done closed, handlers' contexts done
+		// As Shutdown begins: every response closes its connection,
+		// App.Done and handlers' contexts are done.
+		app.(*App).life.stop.begin(phaseDraining)
 	}
 }
 

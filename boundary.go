@@ -243,7 +243,7 @@ func (a *App) invokeHook(c *Ctx, raw any) (handled bool) {
 func (a *App) logFailure(c *Ctx, code string, err error) {
 	ctx := context.Background()
 	level, msg := slog.LevelError, "fx: request failed"
-	if code == codeServiceUnavailable && a.stopping.Load() {
+	if code == codeServiceUnavailable && a.life.stop.begun() {
 		level, msg = slog.LevelInfo, "fx: request refused during shutdown"
 	}
 	if !a.logger.Enabled(ctx, level) {

@@ -227,7 +227,7 @@ func (c *Ctx) SetDeadline(t time.Time) {
 func (c *Ctx) newContext() (context.Context, context.CancelFunc) {
 	parent := RequestContext(c.rc)
 	if parent == nil {
-		parent = c.app.baseCtx
+		parent = c.app.life.stop.context()
 	}
 	if c.deadline.IsZero() {
 		return context.WithCancel(parent)

@@ -217,7 +217,7 @@ func (c *Ctx) ownRequest(nc net.Conn) {
 // stopping), and the request ends as usual.
 func (a *App) holdDetached(rc *fasthttp.RequestCtx, c *Ctx) bool {
 	if rc.Response.StatusCode() == fasthttp.StatusSwitchingProtocols && rc.Hijacked() {
-		if !a.stopping.Load() {
+		if !a.life.stop.begun() {
 			// Observed at end: a second finish of this request (dispatch
 			// after a router redirect check) must not observe the 101.
 			rc.SetUserValue(observedKey{}, true)

@@ -120,7 +120,7 @@ func (s *streamBody) run() {
 		return w.Flush()
 	}()
 	if err != nil && !errors.Is(err, io.ErrClosedPipe) {
-		s.app.logger.LogAttrs(s.app.baseCtx, slog.LevelError, "fx: stream failed after the response started; connection closed",
+		s.app.logger.LogAttrs(s.app.life.stop.context(), slog.LevelError, "fx: stream failed after the response started; connection closed",
 			slog.String("method", s.method), slog.String("path", s.path), slog.Any("error", err))
 	}
 	if err != nil {

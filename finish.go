@@ -67,7 +67,7 @@ func (a *App) finish(rc *fasthttp.RequestCtx, c *Ctx, how ending, code string) {
 	if c != nil {
 		c.release()
 	}
-	if a.stopping.Load() {
+	if a.life.stop.begun() {
 		rc.SetConnectionClose()
 	}
 	if a.zip != nil {

@@ -101,6 +101,13 @@ func inherited(addr string) ([]net.Listener, error) {
 	return lns, nil
 }
 
+// readHandoff reads FX_HANDOFF and turns the passed descriptors into
+// listeners (inheritedListeners, listen.go, whose rules say which
+// descriptors are refused); a key that does not unescape is refused
+// before any descriptor is touched, as an impossible count is. A refused
+// hand-off takes no readiness pipe: this process never reports ready,
+// and the old one keeps serving (its HandOff fails when this process
+// exits, or at its timeout).
 func readHandoff() {
 	v, ok := os.LookupEnv(envHandoff)
 	if !ok {
@@ -111,26 +118,33 @@ func readHandoff() {
 	if len(fields) == 0 || fields[0] != strconv.Itoa(os.Getppid()) {
 		return // meant for another process (the variable leaked into the environment)
 	}
-	keys := fields[1:]
-	handoff.lns = make(map[string][]net.Listener, len(keys))
-	for i, k := range keys {
-		fd := listenFDsStart + i
-		f := os.NewFile(uintptr(fd), "handoff")
-		ln, err := net.FileListener(f)
-		f.Close()
-		key, kerr := url.QueryUnescape(k)
-		if err != nil || kerr != nil {
-			handoff.err = fmt.Errorf("fx: hand-off: descriptor %d is not the listening socket %q: %w", fd, k, errors.Join(err, kerr))
-			continue
+	keys := make([]string, len(fields)-1)
+	for i, k := range fields[1:] {
+		key, err := url.QueryUnescape(k)
+		if err != nil {
+			handoff.err = fmt.Errorf("fx: hand-off: %s: key %q: %w", envHandoff, k, err)
+			return
 		}
-		handoff.lns[key] = append(handoff.lns[key], ln)
+		keys[i] = key
+	}
+	lns, err := inheritedListeners(len(keys), keys)
+	if err != nil {
+		handoff.err = fmt.Errorf("fx: hand-off: %w", err)
+		return
+	}
+	handoff.lns = make(map[string][]net.Listener, len(keys))
+	for i, ln := range lns {
+		handoff.lns[keys[i]] = append(handoff.lns[keys[i]], ln)
 	}
 	handoff.ready = os.NewFile(uintptr(listenFDsStart+len(keys)), "handoff-ready")
 }
 
 // reportReady tells the old process of a hand-off that this one is
-// serving, once every inherited socket has been taken; without a hand-off
-// it does nothing.
+// serving, once every inherited socket has been taken; before that, after
+// it, and without a hand-off it does nothing. Serve calls it, the one
+// place, as it starts serving a listener: whichever of Listen, Run and
+// RunListener took the sockets, the report follows them being served.
+// Cost: one mutex lock per Serve.
 func reportReady() {
 	handoff.mu.Lock()
 	defer handoff.mu.Unlock()
@@ -214,7 +228,7 @@ func (u *upgrader) watch(delta int) {
 func (a *App) HandOff() error {
 	u := &a.up
 	u.mu.Lock()
-	if u.started || a.stopping.Load() {
+	if u.started || a.life.stop.begun() {
 		u.mu.Unlock()
 		return errors.New("fx: HandOff: an upgrade is running or done, or the App is shutting down")
 	}

@@ -37,7 +37,7 @@ func TestUpgradeNeedsAListenerOfRunOrListen(t *testing.T) {
 	if err := app.HandOff(); !errors.Is(err, ErrHandOffUnsupported) {
 		t.Errorf("Upgrade: %v, want ErrHandOffUnsupported", err)
 	}
-	if app.stopping.Load() {
+	if app.life.stop.begun() {
 		t.Error("a refused HandOff began the shutdown")
 	}
 	if err := app.Shutdown(); err != nil {

@@ -2,11 +2,19 @@ package fx
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fxhq/fx/internal/conn"
 )
 
-// Lifecycle: Listen and Serve return only after a shutdown has completed.
+// Lifecycle: the App's one shutdown (Shutdown, ShutdownWithContext), the
+// state that says it has begun, and the wait for it to complete.
+//
+// Listen and Serve return only after a shutdown has completed.
 // fasthttp's Serve returns as soon as Shutdown closes the listener, while
 // requests are still in flight and before the OnShutdown functions ran. A
 // main that returned from Serve then (the common
@@ -16,18 +24,176 @@ import (
 // its listener is closed by a shutdown, waits for that shutdown to complete
 // and returns its result.
 //
+// Whether the shutdown has begun is one state, stopState, which Shutdown
+// begins in one step and everything reads: finish (Connection: close on
+// every response), App.Done and every Ctx.Context (its context), the
+// boundary's log level for a shutdown's 503, a detached request's 101, a
+// HandOff's refusal, and Serve and the in-memory exchanges here.
+//
 // Cost: one mutex lock when Serve starts and one when it returns, and one
 // extra method call per accepted connection (serveListener.Close is the only
-// method it adds); nothing per request.
+// method it adds); per request, one atomic load (finish).
 
-// lifecycle is the App's shutdown state. The zero value is ready: no
-// shutdown yet, no listener served.
+// Shutdown stops accepting connections, waits for in-flight requests to
+// finish (without a deadline; see ShutdownWithContext), then runs the
+// OnShutdown functions. From Shutdown on, Ctx.Context of running handlers
+// is done, responses carry Connection: close, and new connections are
+// refused by the closed listener. Idle keep-alive connections are closed
+// at once; a connection that never sent a request counts as idle 5s after
+// it was accepted (as in net/http), unless ReadTimeout ends it first.
+// Listen and Serve return when Shutdown does, with its result.
+//
+// An App shuts down once: a second call (concurrent or later) does not
+// run the OnShutdown functions again; it waits for the first shutdown to
+// finish and returns the first's result. Do not call Shutdown from a
+// handler without a goroutine (it waits for that handler), and do not
+// wait for Serve to return inside an OnShutdown function (Serve waits for
+// it).
+func (a *App) Shutdown() error {
+	return a.ShutdownWithContext(context.Background())
+}
+
+// ShutdownWithContext is Shutdown bounded by ctx: when ctx ends first, it
+// stops waiting, runs the OnShutdown functions and returns ctx's error
+// (context.Cause(ctx), joined with theirs). A connection whose request is
+// still running is not cut off: its response is sent with Connection:
+// close, and the connection is then closed (unless the process exits
+// first, which is what the bound is for). A request whose head has been
+// read is in flight too: its body is read to the end and it is answered.
+// When ctx has a deadline, a request still being read a quarter of the
+// time left before it (at most one second before it) is answered 408
+// FX_REQUEST_TIMEOUT with Connection: close, so that its client gets an
+// answer within the bound instead of a connection closed at its end (a
+// body that stopped short of its Content-Length, an upload too slow for
+// the bound). A second call waits, within its own ctx, for the first
+// shutdown to finish and returns the first's result.
+func (a *App) ShutdownWithContext(ctx context.Context) error {
+	first, lns, done := a.life.begin()
+	if !first {
+		select {
+		case <-done:
+			return a.life.result()
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	for _, ln := range lns {
+		ln.Close() // also those fasthttp has not registered yet (see serveListener)
+	}
+	if d, ok := ctx.Deadline(); ok {
+		// A request still being read by then is answered 408 within the
+		// bound rather than left unanswered at its end (internal/conn).
+		cut := d.Add(-min(time.Until(d)/4, readCutReserve))
+		for _, ln := range lns {
+			conn.EndReadsBy(ln, cut)
+		}
+	}
+	a.srvMu.Lock()
+	srv := a.server
+	a.srvMu.Unlock()
+	var errs []error
+	// In-memory exchanges (App.Test, TestRaw) are not connections of a
+	// served listener: wait for them on the lifecycle's channel. They used
+	// to run on fasthttp's Serve over an in-memory listener, whose shutdown
+	// polls its open count every 100 ms and always found that Serve
+	// goroutine still counted: every test's Shutdown took ~100 ms.
+	ctxEnded := a.life.waitExchanges(ctx) != nil
+	if srv != nil {
+		if err := srv.ShutdownWithContext(ctx); err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				ctxEnded = true
+			} else {
+				errs = append(errs, err)
+			}
+		}
+	}
+	// Connections closed after the listener was: each ends cleanly for
+	// its client (internal/conn, drain.go) within about a round trip.
+	for _, ln := range lns {
+		if conn.WaitDrained(ctx, ln) != nil {
+			ctxEnded = true
+		}
+	}
+	if ctxEnded {
+		errs = append(errs, context.Cause(ctx)) // e.g. Run's "grace period exceeded"
+	}
+	a.regMu.Lock()
+	closers := a.closers
+	a.closers = nil
+	a.regMu.Unlock()
+	for i := len(closers) - 1; i >= 0; i-- {
+		if err := closers[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	err := errors.Join(errs...)
+	a.life.finish(err)
+	return err
+}
+
+// readCutReserve is the most time a bounded shutdown keeps, before its
+// deadline, for answering the requests still being read (see
+// ShutdownWithContext) and for their connections' draining close.
+const readCutReserve = time.Second
+
+// The phases of a stopState, in the only order it moves through them.
+const (
+	phaseServing  uint32 = iota // no shutdown has begun
+	phaseDraining               // requests see a shutdown; listeners and in-memory exchanges are still served (fxtest's Client.BeginShutdown stops here)
+	phaseClosed                 // Shutdown has begun: nothing new is served either
+)
+
+// stopState is whether the App's shutdown has begun. begin is its one
+// writer: it moves the phase forward and cancels the context that is the
+// parent of every Ctx.Context, so that whoever reads the phase as begun
+// finds handlers' contexts done and App.Done closed as well. New
+// initialises it (init).
+type stopState struct {
+	phase  atomic.Uint32 // phaseServing, phaseDraining, phaseClosed; only grows
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (s *stopState) init() { s.ctx, s.cancel = context.WithCancel(context.Background()) }
+
+// begin moves the state to p (phaseDraining or phaseClosed) unless it is
+// there or past it, and reports whether this call moved it: of concurrent
+// Shutdowns, exactly one gets true for phaseClosed.
+func (s *stopState) begin(p uint32) bool {
+	for {
+		old := s.phase.Load()
+		if old >= p {
+			return false
+		}
+		if s.phase.CompareAndSwap(old, p) {
+			s.cancel() // after the phase: a handler whose context is done sees begun
+			return true
+		}
+	}
+}
+
+// begun reports whether the shutdown has begun (in memory or for real).
+// Cost: one atomic load; finish calls it per request.
+func (s *stopState) begun() bool { return s.phase.Load() != phaseServing }
+
+// closed reports whether Shutdown has begun: no new listener or in-memory
+// exchange is served. lifecycle reads it with its mutex held, which
+// lifecycle.begin holds to close it.
+func (s *stopState) closed() bool { return s.phase.Load() == phaseClosed }
+
+// context is the parent of every Ctx.Context (done once begun), and its
+// Done channel is App.Done.
+func (s *stopState) context() context.Context { return s.ctx }
+
+// lifecycle is the App's shutdown: the stopping state, the listeners
+// served and the result. Ready once New has initialised stop: no shutdown
+// yet, no listener served.
 type lifecycle struct {
-	mu    sync.Mutex
-	begun bool                        // a shutdown has started: Serve serves no new listener
-	lns   map[*serveListener]struct{} // listeners Serve is serving, closed by the shutdown
-	done  chan struct{}               // closed when the first shutdown has finished
-	err   error                       // that shutdown's result, set before done is closed
+	mu   sync.Mutex
+	stop stopState                   // closed under mu: Serve serves no new listener
+	lns  map[*serveListener]struct{} // listeners Serve is serving, closed by the shutdown
+	done chan struct{}               // closed when the first shutdown has finished
+	err  error                       // that shutdown's result, set before done is closed
 
 	// In-memory exchanges (App.Test, TestRaw; apptest.go) being served.
 	// fasthttp's Server.ShutdownWithContext cannot wait for them without
@@ -44,7 +210,7 @@ type lifecycle struct {
 func (l *lifecycle) addExchange() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.begun {
+	if l.stop.closed() {
 		return false
 	}
 	l.exchanges++
@@ -57,7 +223,7 @@ func (l *lifecycle) doneExchange() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.exchanges--
-	if l.begun && l.exchanges == 0 && l.exchangesIdle != nil {
+	if l.stop.closed() && l.exchanges == 0 && l.exchangesIdle != nil {
 		close(l.exchangesIdle)
 		l.exchangesIdle = nil
 	}
@@ -99,7 +265,7 @@ func (l *lifecycle) doneLocked() chan struct{} {
 func (l *lifecycle) add(ln *serveListener) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.begun {
+	if l.stop.closed() {
 		return false
 	}
 	if l.lns == nil {
@@ -115,20 +281,22 @@ func (l *lifecycle) remove(ln *serveListener) (shuttingDown bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.lns, ln)
-	return l.begun
+	return l.stop.closed()
 }
 
-// begin starts the shutdown. The first caller gets first == true and the
-// listeners being served, which it must close; later callers get the
-// channel that is closed when the first caller's shutdown has finished.
+// begin starts the shutdown: from its return on, every response closes
+// its connection, every Ctx.Context and App.Done are done, and no new
+// listener or exchange is served (stopState.begin). The first caller gets
+// first == true and the listeners being served, which it must close;
+// later callers get the channel that is closed when the first caller's
+// shutdown has finished.
 func (l *lifecycle) begin() (first bool, lns []*serveListener, done <-chan struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	done = l.doneLocked()
-	if l.begun {
+	if !l.stop.begin(phaseClosed) {
 		return false, nil, done
 	}
-	l.begun = true
 	for ln := range l.lns {
 		lns = append(lns, ln)
 	}

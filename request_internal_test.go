@@ -60,7 +60,7 @@ func TestEveryEndFinishes(t *testing.T) {
 			}
 			seen := countObserved(a)
 			_ = a.Boot()
-			a.stopping.Store(true) // as Shutdown does first
+			a.life.stop.begin(phaseDraining) // as Shutdown does first
 			out, err := a.TestRaw(nil, []byte(tc.req))
 			if err != nil {
 				t.Fatal(err)
@@ -81,7 +81,7 @@ func TestEveryEndFinishes(t *testing.T) {
 		a := newFinishApp(Config{})
 		seen := countObserved(a)
 		_ = a.Boot()
-		a.stopping.Store(true)
+		a.life.stop.begin(phaseDraining)
 		var rc fasthttp.RequestCtx
 		rc.Request.Header.Set("Accept-Encoding", "gzip")
 		a.ServeError(&rc, NewError(502, "APP_UPSTREAM", "upstream failed", nil))

@@ -176,7 +176,6 @@ func (a *App) runListeners(ctx context.Context, lns []net.Listener, cfg ...RunCo
 	for _, ln := range lns {
 		go func() { served <- a.Serve(ln) }()
 	}
-	reportReady() // to the old process, when this one is the new one of a hand-off
 
 	var serveErr error
 wait:

@@ -1,17 +1,23 @@
 package fx
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"strconv"
-	"time"
 
 	"github.com/fxhq/fx/internal/conn"
 	"github.com/valyala/fasthttp"
 )
+
+// Serving HTTP over fasthttp is this file's one job: Listen and Serve
+// put a listener under the connection layer (internal/conn, with the
+// prebuilt 503 beyond Config.Concurrency) and the fasthttp.Server built
+// from Config (Server), and transportError answers what fasthttp could
+// not hand to a handler. Where the listening sockets come from is
+// listen.go; the shutdown, and Serve's wait for it, lifecycle.go; Run's
+// signals and grace period, run.go.
 
 // Listen boots the App and serves HTTP on addr (":8080", "127.0.0.1:0")
 // until Shutdown, and returns only after that shutdown has completed (see
@@ -24,13 +30,6 @@ import (
 // addr (see HandOff), else the sockets of socket activation (see
 // ActivatedListeners; all of them, whatever addr says), else net.Listen.
 // Either way they can be handed on by HandOff.
-// The messages of the refusals the transport answers for a body or
-// headers over the limits (also the document's examples of them).
-const (
-	bodyTooLargeMessage    = "The request body is larger than the server accepts"
-	headersTooLargeMessage = "The request headers are larger than the server accepts"
-)
-
 func (a *App) Listen(addr string) error {
 	if err := a.Boot(); err != nil {
 		return err
@@ -39,39 +38,7 @@ func (a *App) Listen(addr string) error {
 	if err != nil {
 		return err
 	}
-	reportReady()
 	return a.serveAll(lns)
-}
-
-// listen returns the listening sockets for addr: inherited from a
-// hand-off, else passed by socket activation, else a new one from
-// net.Listen. They are recorded for HandOff.
-func (a *App) listen(addr string) ([]net.Listener, error) {
-	lns, err := inherited(addr)
-	if err != nil {
-		return nil, err
-	}
-	if lns == nil {
-		act, err := ActivatedListeners()
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range act {
-			lns = append(lns, s.Listener)
-		}
-		if lns != nil {
-			a.logger.Info("fx: serving the sockets of socket activation", "count", len(lns), "addr_ignored", addr)
-		}
-	}
-	if lns == nil {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return nil, err
-		}
-		lns = []net.Listener{ln}
-	}
-	a.up.record(addr, lns)
-	return lns, nil
 }
 
 // serveAll serves every listener of lns with Serve, the first here and
@@ -104,6 +71,10 @@ func (a *App) serveAll(lns []net.Listener) error {
 // App is not shut down (it may be serving other listeners; call Shutdown,
 // or use Run, which shuts down in that case). Like Listen, Serve refuses
 // to start when Boot fails. ln is closed when Serve returns.
+//
+// In the new process of a hand-off, Serve is where the process reports
+// ready to the old one (see HandOff), once Run or Listen has taken every
+// socket passed to it.
 func (a *App) Serve(ln net.Listener) error {
 	if err := a.Boot(); err != nil {
 		ln.Close()
@@ -115,6 +86,7 @@ func (a *App) Serve(ln net.Listener) error {
 		sl.Close()
 		return a.life.wait()
 	}
+	reportReady() // the new process of a hand-off is ready once it serves (handoff.go)
 	err := srv.Serve(sl)
 	sl.Close() // fasthttp leaves a listener that failed open
 	if a.life.remove(sl) {
@@ -210,109 +182,12 @@ func (a *App) newServer() *fasthttp.Server {
 	return srv
 }
 
-// Shutdown stops accepting connections, waits for in-flight requests to
-// finish (without a deadline; see ShutdownWithContext), then runs the
-// OnShutdown functions. From Shutdown on, Ctx.Context of running handlers
-// is done, responses carry Connection: close, and new connections are
-// refused by the closed listener. Idle keep-alive connections are closed
-// at once; a connection that never sent a request counts as idle 5s after
-// it was accepted (as in net/http), unless ReadTimeout ends it first.
-// Listen and Serve return when Shutdown does, with its result.
-//
-// An App shuts down once: a second call (concurrent or later) does not
-// run the OnShutdown functions again; it waits for the first shutdown to
-// finish and returns the first's result. Do not call Shutdown from a
-// handler without a goroutine (it waits for that handler), and do not
-// wait for Serve to return inside an OnShutdown function (Serve waits for
-// it).
-func (a *App) Shutdown() error {
-	return a.ShutdownWithContext(context.Background())
-}
-
-// ShutdownWithContext is Shutdown bounded by ctx: when ctx ends first, it
-// stops waiting, runs the OnShutdown functions and returns ctx's error
-// (context.Cause(ctx), joined with theirs). A connection whose request is
-// still running is not cut off: its response is sent with Connection:
-// close, and the connection is then closed (unless the process exits
-// first, which is what the bound is for). A request whose head has been
-// read is in flight too: its body is read to the end and it is answered.
-// When ctx has a deadline, a request still being read a quarter of the
-// time left before it (at most one second before it) is answered 408
-// FX_REQUEST_TIMEOUT with Connection: close, so that its client gets an
-// answer within the bound instead of a connection closed at its end (a
-// body that stopped short of its Content-Length, an upload too slow for
-// the bound). A second call waits, within its own ctx, for the first
-// shutdown to finish and returns the first's result.
-func (a *App) ShutdownWithContext(ctx context.Context) error {
-	first, lns, done := a.life.begin()
-	if !first {
-		select {
-		case <-done:
-			return a.life.result()
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-	}
-	a.stopping.Store(true) // every response from now on closes its connection
-	a.baseCancel()         // in-flight handlers see c.Context() done
-	for _, ln := range lns {
-		ln.Close() // also those fasthttp has not registered yet (see serveListener)
-	}
-	if d, ok := ctx.Deadline(); ok {
-		// A request still being read by then is answered 408 within the
-		// bound rather than left unanswered at its end (internal/conn).
-		cut := d.Add(-min(time.Until(d)/4, readCutReserve))
-		for _, ln := range lns {
-			conn.EndReadsBy(ln, cut)
-		}
-	}
-	a.srvMu.Lock()
-	srv := a.server
-	a.srvMu.Unlock()
-	var errs []error
-	// In-memory exchanges (App.Test, TestRaw) are not connections of a
-	// served listener: wait for them on the lifecycle's channel. They used
-	// to run on fasthttp's Serve over an in-memory listener, whose shutdown
-	// polls its open count every 100 ms and always found that Serve
-	// goroutine still counted: every test's Shutdown took ~100 ms.
-	ctxEnded := a.life.waitExchanges(ctx) != nil
-	if srv != nil {
-		if err := srv.ShutdownWithContext(ctx); err != nil {
-			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-				ctxEnded = true
-			} else {
-				errs = append(errs, err)
-			}
-		}
-	}
-	// Connections closed after the listener was: each ends cleanly for
-	// its client (internal/conn, drain.go) within about a round trip.
-	for _, ln := range lns {
-		if conn.WaitDrained(ctx, ln) != nil {
-			ctxEnded = true
-		}
-	}
-	if ctxEnded {
-		errs = append(errs, context.Cause(ctx)) // e.g. Run's "grace period exceeded"
-	}
-	a.regMu.Lock()
-	closers := a.closers
-	a.closers = nil
-	a.regMu.Unlock()
-	for i := len(closers) - 1; i >= 0; i-- {
-		if err := closers[i](); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	err := errors.Join(errs...)
-	a.life.finish(err)
-	return err
-}
-
-// readCutReserve is the most time a bounded shutdown keeps, before its
-// deadline, for answering the requests still being read (see
-// ShutdownWithContext) and for their connections' draining close.
-const readCutReserve = time.Second
+// The messages of the refusals the transport answers for a body or
+// headers over the limits (also the document's examples of them).
+const (
+	bodyTooLargeMessage    = "The request body is larger than the server accepts"
+	headersTooLargeMessage = "The request headers are larger than the server accepts"
+)
 
 // transportError answers what fasthttp could not hand to a handler (a
 // malformed request, a body or headers over the limit, a read timeout, a

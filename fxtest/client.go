@@ -80,9 +80,10 @@ func New(t testing.TB, app *fx.App, opts ...Option) *Client {
 }
 
 // BeginShutdown puts the App in the state of a shutdown that has begun,
-// in memory: App.Done is closed (running handlers' contexts end; WebSocket connections are sent 1001), while Do
-// is still answered, as a request arriving on a kept connection during
-// the drain is. It is how a test sends what an App answers only during
+// in memory: App.Done is closed (running handlers' contexts end;
+// WebSocket connections are sent 1001) and every response carries
+// Connection: close, while Do is still answered, as a request arriving
+// on a kept connection during the drain is. It is how a test sends what an App answers only during
 // Shutdown (readiness's 503, a WebSocket route's 503 to a handshake sent
 // with Do and the Upgrade headers) and counts them in Coverage. There is
 // no way back: the App is shut down for good when the test ends, as
