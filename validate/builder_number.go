@@ -23,9 +23,6 @@ type NumberSchema struct {
 	checks         []func(float64) error
 }
 
-// maxSafeInt is the largest integer a float64 holds exactly (2^53).
-const maxSafeInt = 1 << 53
-
 // Number returns a schema for a required number. The output is a float64.
 func Number() *NumberSchema { return &NumberSchema{} }
 
@@ -90,7 +87,8 @@ func (s *NumberSchema) ValidateLimit(v any, max int) Result { return validateTop
 func (s *NumberSchema) bounds() (lo, hi float64) {
 	lo, hi = math.Inf(-1), math.Inf(1)
 	if s.integer {
-		lo, hi = -maxSafeInt, maxSafeInt
+		l, h := intRange(tInt, 64)
+		lo, hi = float64(l), float64(h)
 	}
 	if s.hasMin && s.min > lo {
 		lo = s.min

@@ -3,7 +3,6 @@ package validate
 import (
 	"encoding/binary"
 	"errors"
-	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -83,6 +82,7 @@ type dnode struct {
 	t      reflect.Type
 	d      *tdesc // the type's description (kinds, JSON names): the walk's guide
 	bits   int
+	lo, hi int64 // dInt, dUint: the range (intRange)
 	elem   *dnode
 	fields []*dnode // dStruct: the plan of d.fields[i]
 	offs   []uintptr
@@ -119,8 +119,10 @@ func compileDecode(t reflect.Type, seen map[reflect.Type]*dnode) *dnode {
 		n.op = dBool
 	case tInt:
 		n.op, n.bits = dInt, n.d.bits
+		n.lo, n.hi = intRange(tInt, n.bits)
 	case tUint:
 		n.op, n.bits = dUint, n.d.bits
+		n.lo, n.hi = intRange(tUint, n.bits)
 	case tFloat:
 		n.op, n.bits = dFloat, n.d.bits
 	case tSlice:
@@ -355,47 +357,24 @@ func (p *parser) fillString(at unsafe.Pointer) error {
 	return nil
 }
 
-// fillInt reads a plain integer of at most 15 digits (exact as a float64)
-// into the integer kind at at; any other number is fillIntSlow's.
+// fillInt reads a plain integer (plainInt) into the integer kind at at;
+// any other number is fillIntSlow's.
 func (p *parser) fillInt(n *dnode, at unsafe.Pointer) error {
 	start := p.pos
-	end, exp, f := jsonscan.Number(p.data, start)
+	end, _, f := jsonscan.Number(p.data, start)
 	if f != jsonscan.None {
 		return errMisfit
 	}
-	if exp || end-start > 16 {
-		return p.fillIntSlow(n, at, end)
-	}
 	tok := p.data[start:end]
-	neg := tok[0] == '-'
-	if neg && n.op == dUint {
+	v, plain := plainInt(tok)
+	if !plain || (n.op == dUint && tok[0] == '-') {
 		return p.fillIntSlow(n, at, end)
-	}
-	if neg {
-		tok = tok[1:]
-	}
-	if len(tok) > 15 {
-		return p.fillIntSlow(n, at, end)
-	}
-	var v int64
-	for _, c := range tok {
-		if c < '0' || c > '9' {
-			return p.fillIntSlow(n, at, end) // a fraction
-		}
-		v = v*10 + int64(c-'0')
-	}
-	if neg {
-		v = -v
 	}
 	p.pos = end
+	if v < n.lo || v > n.hi {
+		return errMisfit
+	}
 	if n.op == dInt {
-		lo, hi := int64(-1)<<(n.bits-1), int64(1)<<(n.bits-1)-1
-		if n.bits == 64 {
-			lo, hi = -maxSafeInt, maxSafeInt
-		}
-		if v < lo || v > hi {
-			return errMisfit
-		}
 		switch n.bits {
 		case 8:
 			*(*int8)(at) = int8(v)
@@ -408,13 +387,6 @@ func (p *parser) fillInt(n *dnode, at unsafe.Pointer) error {
 		}
 		return nil
 	}
-	hi := int64(maxSafeInt)
-	if n.bits < 64 {
-		hi = int64(1)<<n.bits - 1
-	}
-	if v < 0 || v > hi {
-		return errMisfit
-	}
 	switch n.bits {
 	case 8:
 		*(*uint8)(at) = uint8(v)
@@ -426,6 +398,30 @@ func (p *parser) fillInt(n *dnode, at unsafe.Pointer) error {
 		*(*uint64)(at) = uint64(v)
 	}
 	return nil
+}
+
+// plainInt is the value of the number tok when it is a plain integer:
+// no fraction, no exponent, at most 15 digits, so exact as a float64
+// (false: another number, which the caller parses). The decoder and the
+// strict walk read integers through it.
+func plainInt(tok []byte) (v int64, ok bool) {
+	digits := tok
+	if tok[0] == '-' {
+		digits = tok[1:]
+	}
+	if len(digits) > 15 {
+		return 0, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if tok[0] == '-' {
+		v = -v
+	}
+	return v, true
 }
 
 // fillIntSlow decides the number from pos to end that fillInt's loop
@@ -480,7 +476,7 @@ func (p *parser) fillFloat(n *dnode, at unsafe.Pointer) error {
 	}
 	p.pos = end
 	if n.bits == 32 {
-		if math.Abs(v) > math.MaxFloat32 {
+		if !checkNumber(n.d, v, nil) {
 			return errMisfit
 		}
 		*(*float32)(at) = float32(v)

@@ -174,9 +174,9 @@ func fitText(d *tdesc, raw []byte, esc bool, st *state) bool {
 
 // fitNumber reads the number at pos. A float64 takes any number of at
 // most 308 characters without an exponent (only longer ones overflow);
-// an integer kind takes a plain integer of at most 15 digits (exact as a
-// float64) by its value; any other number is parsed. The value is then
-// the leaf check's, checkNumber.
+// an integer kind takes a plain integer (plainInt) by its value; any
+// other number is parsed. The value is then the leaf check's,
+// checkNumber.
 func (p *parser) fitNumber(d *tdesc) error {
 	start := p.pos
 	end, exp, f := jsonscan.Number(p.data, start)
@@ -185,21 +185,12 @@ func (p *parser) fitNumber(d *tdesc) error {
 	}
 	p.pos = end
 	tok := p.data[start:end]
-	var v float64
-	switch {
-	case d.kind == tFloat && d.bits == 64 && !exp && len(tok) <= 308:
+	if d.kind == tFloat && d.bits == 64 && !exp && len(tok) <= 308 {
 		return nil
-	case d.kind != tFloat && !exp && len(tok) <= 16 && plainInt(tok):
-		n := int64(0)
-		for _, c := range tok {
-			if c != '-' {
-				n = n*10 + int64(c-'0')
-			}
-		}
-		if v = float64(n); tok[0] == '-' {
-			v = -v
-		}
-	default:
+	}
+	n, plain := plainInt(tok)
+	v := float64(n)
+	if !plain || d.kind == tFloat {
 		var err error
 		if v, err = strconv.ParseFloat(unsafe.String(&tok[0], len(tok)), 64); err != nil {
 			return errMisfit // CheckJSON: "Number is too large"
@@ -209,21 +200,6 @@ func (p *parser) fitNumber(d *tdesc) error {
 		return p.refused()
 	}
 	return nil
-}
-
-// plainInt reports whether the number tok has neither fraction nor
-// exponent and at most 15 digits.
-func plainInt(tok []byte) bool {
-	digits := tok
-	if tok[0] == '-' {
-		digits = tok[1:]
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return len(digits) <= 15
 }
 
 // fitArray reads the array at pos, each element as elem describes it

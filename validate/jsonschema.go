@@ -150,8 +150,8 @@ func typeSchema(d *tdesc, ds *describer) map[string]any {
 	case tBool:
 		return map[string]any{"type": "boolean"}
 	case tInt, tUint:
-		lo, hi := d.intRange()
-		return map[string]any{"type": "integer", "format": intFormat(d.bits <= 32 && (d.kind == tInt || d.bits < 32)), "minimum": lo, "maximum": hi}
+		lo, hi := intRange(d.kind, d.bits)
+		return map[string]any{"type": "integer", "format": intFormat(d.bits <= 32 && (d.kind == tInt || d.bits < 32)), "minimum": float64(lo), "maximum": float64(hi)}
 	case tFloat:
 		return map[string]any{"type": "number"}
 	case tSlice:

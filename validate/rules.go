@@ -102,35 +102,6 @@ func (c *compiler) fail(owner reflect.Type, field, word, format string, args ...
 	c.errs = append(c.errs, &TagError{Type: owner, Field: field, Word: word, Reason: fmt.Sprintf(format, args...)})
 }
 
-// kindOfType classifies t (pointer removed) by its Go shape, as the
-// rules see it (see tkind).
-func kindOfType(t reflect.Type) tkind {
-	switch t.Kind() {
-	case reflect.String:
-		return tString
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return tInt
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return tUint
-	case reflect.Float32, reflect.Float64:
-		return tFloat
-	case reflect.Bool:
-		return tBool
-	case reflect.Slice:
-		return tSlice
-	case reflect.Array:
-		return tArray
-	case reflect.Map:
-		return tMap
-	case reflect.Struct:
-		if t == timeT {
-			return tAny
-		}
-		return tStruct
-	}
-	return tAny
-}
-
 // value compiles the words for a value of type t, declared by field of
 // owner (nil owner: the top-level type). It returns nil when there is
 // nothing to check.
@@ -139,10 +110,7 @@ func (c *compiler) value(owner reflect.Type, field string, t reflect.Type, words
 	if t.Kind() == reflect.Pointer {
 		v.ptr, v.t = true, t.Elem()
 	}
-	v.kind = kindOfType(v.t)
-	if v.t.Kind() == reflect.Pointer {
-		v.kind = tAny
-	}
+	_, v.kind = classify(v.t)
 	for i := 0; i < len(words); i++ {
 		w := words[i]
 		name, param, _ := strings.Cut(w, "=")

@@ -20,10 +20,8 @@ import (
 // fields), its constraint plan (rules.go) and its decoding plan
 // (decode.go). The rules, the decoder and the JSON Schema all read them.
 
-// tkind is the one kind enum: a tdesc's kind is the type as JSON reads
-// it (descIn), a constraint plan's the type's Go shape, which its
-// words apply to (kindOfType: an array is tArray, []byte a tSlice,
-// time.Time and interfaces tAny).
+// tkind is the kind of a value: a tdesc's is the type as JSON reads it,
+// a constraint plan's what its words apply to (both from classify).
 type tkind uint8
 
 const (
@@ -36,10 +34,10 @@ const (
 	tSlice               // slice or array of elem
 	tMap                 // map with string keys of elem
 	tStruct              // struct with fields
-	tTime                // time.Time: RFC 3339 string
-	tText                // encoding.TextUnmarshaler: a string
+	tTime                // time.Time: RFC 3339 string (rules: only required, omitempty)
+	tText                // encoding.TextUnmarshaler: a string (rules, when not a Go string: only required, omitempty)
 	tBytes               // []byte: base64 string
-	tArray               // a Go array, as the rules see it (the JSON view reads it as tSlice)
+	tArray               // a Go array, as the rules see it (JSON reads it as tSlice)
 )
 
 type tdesc struct {
@@ -251,57 +249,94 @@ func descIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
 	}
 	d := &tdesc{}
 	seen[t] = d
-	pt := reflect.PointerTo(t)
-	switch {
-	case t == timeT:
-		d.kind = tTime
-		return d
-	case t.Implements(jsonUnmarshalerT) || pt.Implements(jsonUnmarshalerT):
-		d.kind = tAny
-		return d
-	case t.Implements(textUnmarshalerT) || pt.Implements(textUnmarshalerT):
-		d.kind = tText
-		return d
-	}
-	switch t.Kind() {
-	case reflect.String:
-		d.kind = tString
-	case reflect.Bool:
-		d.kind = tBool
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		d.kind, d.bits = tInt, t.Bits()
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		d.kind, d.bits = tUint, t.Bits()
-	case reflect.Float32, reflect.Float64:
-		d.kind, d.bits = tFloat, t.Bits()
-	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 && !reflect.PointerTo(t.Elem()).Implements(jsonUnmarshalerT) {
-			d.kind = tBytes
-			return d
-		}
-		d.kind = tSlice // before the element: a recursive one reads it
+	d.kind, _ = classify(t)
+	switch d.kind {
+	case tInt, tUint, tFloat:
+		d.bits = t.Bits()
+	case tSlice: // before the element: a recursive one reads it
 		d.elem = descIn(t.Elem(), seen)
-	case reflect.Array:
-		d.kind = tSlice
-		d.elem = descIn(t.Elem(), seen)
-	case reflect.Map:
+	case tMap:
 		if t.Key().Kind() != reflect.String {
 			d.kind = tAny // integer or text keys: the decoder decides
 			return d
 		}
-		d.kind = tMap
 		d.elem = descIn(t.Elem(), seen)
-	case reflect.Struct:
-		d.kind, d.t = tStruct, t
+	case tStruct:
+		d.t = t
 		d.byName = map[string]int{}
 		addFields(d, t, seen)
-	default:
-		d.kind = tAny
 	}
 	if d.elem != nil {
 		d.elemNull = takesNull(d.elem, t.Elem().Kind() == reflect.Pointer, false)
 	}
 	return d
+}
+
+// classify is the one classification of a Go type t (pointer removed),
+// read two ways: asJSON is the kind of value JSON sends for it (the type
+// description's, which every type check, the decoder and the JSON Schema
+// read), asRules the kind its constraint words apply to (the plan's).
+// Where the two differ, this is the decision:
+//
+//   - a Go array is a JSON array (tSlice); its words see its fixed
+//     length (tArray);
+//   - time.Time is a date-time string (tTime) and, to its words, a value
+//     that only required and omitempty apply to (tTime too);
+//   - a type that decodes itself from text (encoding.TextUnmarshaler)
+//     is a string in JSON (tText); its words check the decoded string
+//     when its Go type is a string (tString), else only required and
+//     omitempty apply (tText): a number's or a length's words would
+//     describe the Go value, not the string a request sends;
+//   - a type that decodes itself from JSON (json.Unmarshaler) is any
+//     value (tAny); its words read the Go value it decodes to;
+//   - []byte is a base64 string (tBytes); its words count its bytes
+//     (tSlice), as validator's do.
+func classify(t reflect.Type) (asJSON, asRules tkind) {
+	shape := shapeOf(t)
+	pt := reflect.PointerTo(t)
+	switch {
+	case t.Kind() == reflect.Pointer: // a pointer to a pointer: the rules see through one
+		return tAny, tAny
+	case t == timeT:
+		return tTime, tTime
+	case t.Implements(jsonUnmarshalerT) || pt.Implements(jsonUnmarshalerT):
+		return tAny, shape
+	case t.Implements(textUnmarshalerT) || pt.Implements(textUnmarshalerT):
+		if shape == tString {
+			return tText, tString
+		}
+		return tText, tText
+	case shape == tSlice && t.Elem().Kind() == reflect.Uint8 && !reflect.PointerTo(t.Elem()).Implements(jsonUnmarshalerT):
+		return tBytes, tSlice
+	case shape == tArray:
+		return tSlice, tArray
+	}
+	return shape, shape
+}
+
+// shapeOf is classify's reading of t's Go kind alone.
+func shapeOf(t reflect.Type) tkind {
+	switch t.Kind() {
+	case reflect.String:
+		return tString
+	case reflect.Bool:
+		return tBool
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return tInt
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return tUint
+	case reflect.Float32, reflect.Float64:
+		return tFloat
+	case reflect.Slice:
+		return tSlice
+	case reflect.Array:
+		return tArray
+	case reflect.Map:
+		return tMap
+	case reflect.Struct:
+		return tStruct
+	}
+	return tAny
 }
 
 // addFields lists the JSON fields of struct t into d, from the walk, in
@@ -361,6 +396,26 @@ func closedStruct(t reflect.Type) bool {
 		}
 	}
 	return false
+}
+
+// maxSafeInt is the largest integer a float64 holds exactly (2^53).
+const maxSafeInt = 1 << 53
+
+// intRange is the range of the integer kind k (tInt or tUint) of bits:
+// its Go type's, but within ±2^53 for 64 bits, the integers a JSON
+// number carries exactly (so the range of Integer too). The type checks,
+// the decoder, Integer and the JSON Schema's minimum and maximum read it;
+// rangeIssue words a number outside it.
+func intRange(k tkind, bits int) (lo, hi int64) {
+	switch {
+	case bits == 64 && k == tInt:
+		return -maxSafeInt, maxSafeInt
+	case bits == 64:
+		return 0, maxSafeInt
+	case k == tInt:
+		return -1 << (bits - 1), 1<<(bits-1) - 1
+	}
+	return 0, 1<<bits - 1
 }
 
 // takesNull is the one answer to "may a request send null for this

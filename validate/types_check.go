@@ -95,7 +95,7 @@ func checkNumber(d *tdesc, f float64, st *state) bool {
 		if d.bits == 64 || math.Abs(f) <= math.MaxFloat32 {
 			return true
 		}
-	} else if lo, hi := d.intRange(); f == math.Trunc(f) && f >= lo && f <= hi {
+	} else if lo, hi := intRange(d.kind, d.bits); f == math.Trunc(f) && f >= float64(lo) && f <= float64(hi) {
 		return true
 	}
 	if st != nil {
@@ -112,8 +112,8 @@ func numberIssue(d *tdesc, f float64) string {
 	if f != math.Trunc(f) {
 		return "Expected an integer, got " + fmtNum(f)
 	}
-	lo, hi := d.intRange()
-	return rangeIssue(f, lo, hi)
+	lo, hi := intRange(d.kind, d.bits)
+	return rangeIssue(f, float64(lo), float64(hi))
 }
 
 // checkType reports every type mismatch of the tree v against d and
@@ -218,20 +218,6 @@ func checkMembers(d *tdesc, m map[string]any, st *state) {
 		checkMember(d.elem, d.elemNull, m[k], st)
 		st.pop()
 	}
-}
-
-// intRange is the range of the integer kind d: its Go type's, but within
-// ±2^53 for 64 bits (what a JSON number holds exactly).
-func (d *tdesc) intRange() (lo, hi float64) {
-	switch {
-	case d.bits == 64 && d.kind == tInt:
-		return -maxSafeInt, maxSafeInt
-	case d.bits == 64:
-		return 0, maxSafeInt
-	case d.kind == tInt:
-		return -math.Ldexp(1, d.bits-1), math.Ldexp(1, d.bits-1) - 1
-	}
-	return 0, math.Ldexp(1, d.bits) - 1
 }
 
 // coerce turns one query string into the JSON value d expects: scalar
