@@ -96,6 +96,32 @@ func textIssue(s string) string {
 	return ""
 }
 
+// queryValue applies the query rules to the raw value of a key the query
+// holds (a string, or []string for a repeated key), for a field that is
+// a list (an array, a slice) or not, and whose kind takes an empty string
+// as a value (text: a string kind) or not: a repeated key is refused
+// unless the field is a list ("Expected a single value, got 2", reported
+// into st: refused), an empty value is absent unless text, and the one
+// value of a list is its element 0. present is false for an absent or
+// refused value. Query's objects and QueryStruct read a query through it.
+func queryValue(raw any, list, text bool, st *state) (v any, present, refused bool) {
+	switch r := raw.(type) {
+	case []string:
+		if !list {
+			st.add(fmt.Sprintf("Expected a single value, got %d", len(r)))
+			return nil, false, true
+		}
+	case string:
+		if r == "" && !text {
+			return nil, false, false
+		}
+		if list {
+			return []string{r}, true, false
+		}
+	}
+	return raw, true, false
+}
+
 // emptyIsValue reports whether an empty raw value is a value of kind d
 // (a string kind other than time.Time and []byte) rather than an absent
 // one, in a query as QueryStruct reads it.

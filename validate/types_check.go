@@ -2,7 +2,6 @@ package validate
 
 import (
 	"encoding/base64"
-	"fmt"
 	"iter"
 	"math"
 	"reflect"
@@ -289,21 +288,11 @@ func checkQueryStruct(d *tdesc, m map[string]any, st *state) any {
 	for k, f := range fieldsIn(d, m, st) {
 		fd := f.d
 		st.push(k)
-		raw := m[k]
-		if one, ok := raw.(string); ok && fd.kind == tSlice && one != "" {
-			raw = []string{one} // one value of a list: its element 0
-		}
+		raw, present, _ := queryValue(m[k], fd.kind == tSlice, emptyIsValue(fd), st)
 		switch raw := raw.(type) {
 		case string:
-			if raw == "" && !emptyIsValue(fd) {
-				break // an empty value is absent
-			}
 			out[k] = coerce(fd, paramType(f.typ), raw, st)
 		case []string:
-			if fd.kind != tSlice {
-				st.add(fmt.Sprintf("Expected a single value, got %d", len(raw)))
-				break
-			}
 			vals := make([]any, len(raw))
 			et := paramType(f.typ)
 			for i, s := range raw {
@@ -316,7 +305,9 @@ func checkQueryStruct(d *tdesc, m map[string]any, st *state) any {
 			}
 			out[k] = vals
 		default:
-			out[k] = checkMember(fd, f.null, raw, st)
+			if present {
+				out[k] = checkMember(fd, f.null, raw, st)
+			}
 		}
 		st.pop()
 	}
