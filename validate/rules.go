@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 	"unsafe"
@@ -233,23 +232,22 @@ func (c *compiler) fields(p *splan, t reflect.Type) {
 			}
 			continue
 		}
-		vtag, hasV := m.f.Tag.Lookup("validate")
-		pat, hasPat := m.f.Tag.Lookup("pattern")
+		tg := m.tags
 		switch {
 		case m.kind == mEmbed:
-			if (hasV && vtag != "-") || hasPat {
-				c.fail(m.owner, m.f.Name, vtag+pat, "an embedded struct's fields are its outer object's in JSON: tag them, not the embedded struct")
+			if (tg.hasValidate && !tg.off()) || tg.hasPattern {
+				c.fail(m.owner, m.f.Name, tg.validate+tg.pattern, "an embedded struct's fields are its outer object's in JSON: tag them, not the embedded struct")
 			}
 			continue
-		case m.norules || vtag == "-":
+		case m.norules || tg.off():
 			continue
 		case m.kind == mIgnored:
-			if hasV || hasPat {
-				c.fail(m.owner, m.f.Name, vtag+pat, "the field is not read from JSON (json:\"-\")")
+			if tg.hasValidate || tg.hasPattern {
+				c.fail(m.owner, m.f.Name, tg.validate+tg.pattern, "the field is not read from JSON (json:\"-\")")
 			}
 			continue
 		}
-		fp := c.field(m.owner, m.f, hasV, vtag, hasPat, pat)
+		fp := c.field(m.owner, m.f, tg)
 		fp.name, fp.off = m.name, m.off
 		p.fields = append(p.fields, fp)
 	}
@@ -261,8 +259,7 @@ func (c *compiler) fields(p *splan, t reflect.Type) {
 // a field that was sent. The error names both fields.
 func (c *compiler) unreachable(t reflect.Type) {
 	for _, h := range descOf(t).hidden {
-		vtag, _, _ := strings.Cut(h.f.Tag.Get("validate"), ",dive") // dive's words are the elements'
-		if !slices.Contains(strings.Split(vtag, ","), "required") {
+		if !tagsOf(h.f).requires() {
 			continue
 		}
 		c.fail(h.owner, h.f.Name, "required", "JSON never sets this field in %s: the key %q sets %s.%s",
@@ -271,13 +268,9 @@ func (c *compiler) unreachable(t reflect.Type) {
 }
 
 // field compiles one field's tags (validate, pattern, doc, example).
-func (c *compiler) field(owner reflect.Type, f reflect.StructField, hasV bool, vtag string, hasPat bool, pat string) fplan {
-	var words []string
-	if hasV && vtag != "" {
-		words = strings.Split(vtag, ",")
-	}
-	v := c.value(owner, f.Name, f.Type, words)
-	if hasPat {
+func (c *compiler) field(owner reflect.Type, f reflect.StructField, tg ruleTags) fplan {
+	v := c.value(owner, f.Name, f.Type, tg.words())
+	if pat := tg.pattern; tg.hasPattern {
 		re, err := regexp.Compile(pat)
 		ft := f.Type
 		if ft.Kind() == reflect.Pointer {
@@ -341,12 +334,7 @@ type fieldRules struct {
 // everything.
 func compileField(owner reflect.Type, f reflect.StructField) (*fieldRules, error) {
 	c := &compiler{structs: map[reflect.Type]*splan{}}
-	vtag, hasV := f.Tag.Lookup("validate")
-	pat, hasPat := f.Tag.Lookup("pattern")
-	if vtag == "-" {
-		hasV = false
-	}
-	fp := c.field(owner, f, hasV, vtag, hasPat, pat)
+	fp := c.field(owner, f, tagsOf(f))
 	if len(c.errs) > 0 {
 		return nil, errors.Join(c.errs...)
 	}

@@ -148,6 +148,51 @@ type member struct {
 	off     uintptr      // f's offset from the outer struct, or from via's struct
 	via     *embedPtr    // the outermost embedded pointer f is reached through; nil: none
 	norules bool         // under an embedded struct tagged validate:"-"
+	tags    ruleTags     // f's constraint tags
+}
+
+// ruleTags are the constraint tags of a struct field, validate and
+// pattern, as read once from the field (tagsOf): the type description
+// (omitempty), the rule compiler (the words, the pattern) and the field
+// walk (validate:"-") read them here.
+type ruleTags struct {
+	validate, pattern       string // as written
+	hasValidate, hasPattern bool
+}
+
+func tagsOf(f reflect.StructField) ruleTags {
+	v, hasV := f.Tag.Lookup("validate")
+	p, hasP := f.Tag.Lookup("pattern")
+	return ruleTags{validate: v, pattern: p, hasValidate: hasV, hasPattern: hasP}
+}
+
+// off reports validate:"-": the field has no rule (an embedded struct:
+// none of its fields has).
+func (r ruleTags) off() bool { return r.validate == "-" }
+
+// words are the words of the validate tag, in order (nil: none, or off).
+func (r ruleTags) words() []string {
+	if r.validate == "" || r.off() {
+		return nil
+	}
+	return strings.Split(r.validate, ",")
+}
+
+// omitemptyFirst reports that the first word is omitempty (a slice or a
+// map takes null then: takesNull).
+func (r ruleTags) omitemptyFirst() bool {
+	first, _, _ := strings.Cut(r.validate, ",")
+	return first == "omitempty"
+}
+
+// requires reports that the value's own words (those before dive, which
+// are its elements') hold required.
+func (r ruleTags) requires() bool {
+	words := r.words()
+	if i := slices.Index(words, "dive"); i >= 0 {
+		words = words[:i]
+	}
+	return slices.Contains(words, "required")
 }
 
 type memberKind uint8
@@ -191,8 +236,9 @@ func walkFields(ms *[]member, deep *bool, t reflect.Type, path []int, base uintp
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				*ms = append(*ms, member{kind: mEmbed, f: f, owner: t, path: at, off: base + f.Offset, via: via, norules: norules})
-				below := norules || f.Tag.Get("validate") == "-"
+				tags := tagsOf(f)
+				*ms = append(*ms, member{kind: mEmbed, f: f, owner: t, path: at, off: base + f.Offset, via: via, norules: norules, tags: tags})
+				below := norules || tags.off()
 				if f.Type.Kind() == reflect.Pointer {
 					next := via
 					if next == nil {
@@ -209,13 +255,13 @@ func walkFields(ms *[]member, deep *bool, t reflect.Type, path []int, base uintp
 			continue
 		}
 		if tag == "-" {
-			*ms = append(*ms, member{kind: mIgnored, f: f, owner: t, path: at, via: via, norules: norules})
+			*ms = append(*ms, member{kind: mIgnored, f: f, owner: t, path: at, via: via, norules: norules, tags: tagsOf(f)})
 			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
-		*ms = append(*ms, member{f: f, owner: t, name: name, opts: opts, path: at, off: base + f.Offset, via: via, norules: norules})
+		*ms = append(*ms, member{f: f, owner: t, name: name, opts: opts, path: at, off: base + f.Offset, via: via, norules: norules, tags: tagsOf(f)})
 	}
 }
 
@@ -369,8 +415,7 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc) {
 		indirect := m.via != nil
 		omit := indirect || strings.Contains(","+m.opts+",", ",omitempty,") || strings.Contains(","+m.opts+",", ",omitzero,")
 		ptr := m.f.Type.Kind() == reflect.Pointer
-		vtag := m.f.Tag.Get("validate")
-		omitempty := !m.norules && (vtag == "omitempty" || strings.HasPrefix(vtag, "omitempty,"))
+		omitempty := !m.norules && m.tags.omitemptyFirst()
 		d.fields = append(d.fields, fdesc{name: m.name, d: fd, ptr: ptr, null: takesNull(fd, ptr, omitempty), omit: omit,
 			typ: m.f.Type, off: m.off, indirect: indirect, str: str, owner: m.owner, goName: m.f.Name})
 		paths = append(paths, m.path)
