@@ -34,7 +34,7 @@ import (
 // never reads a whole body beside the walk: the walk decides every body
 // itself. It is the one decoder of typed bodies: fx.Op's (typeDecoder),
 // StructSchema.Decode and StructSchema.ValidateJSON all read through it
-// and share its error path (typeDecoder.misfits).
+// and share its error path (stopped).
 //
 // Keys: a key naming a field exactly is that field's; any other is
 // matched ignoring case as go-json and encoding/json match it (tdesc.fold:
@@ -151,51 +151,23 @@ func compileDecode(t reflect.Type, seen map[reflect.Type]*dnode) *dnode {
 	return n
 }
 
-// decodeInto reads body once into the value at at (a zero value of the
-// plan's type) and reports whether the walk decided it alone: false
-// leaves the value partly written, and the body to the error path.
-func (n *dnode) decodeInto(body []byte, at unsafe.Pointer) bool {
-	return n.decode(body, at) == nil
-}
-
-// decode is decodeInto answering why the walk stopped: nil when it
-// decided the body, a *refusal for a value go-json's reading refuses
-// (the first met), errMisfit for anything else.
-func (n *dnode) decode(body []byte, at unsafe.Pointer) error {
-	_, err := n.decodeLong(body, at)
-	return err
-}
-
-// decodeLong is decode also reporting whether the walk wrote an integer
-// of 16 digits or more (exact, as go-json writes it, where the tree of
-// DecodeJSON holds its float64: StructSchema.ValidateJSON's answer
-// differs then).
-func (n *dnode) decodeLong(body []byte, at unsafe.Pointer) (long bool, err error) {
-	return n.decodeRoom(body, at, nil)
-}
-
-// decodeRoom is decodeLong writing the strings into room (its
-// capacity; len 0) while they fit there (see the strings paragraph
-// above); nil offers none.
-func (n *dnode) decodeRoom(body []byte, at unsafe.Pointer, room []byte) (long bool, err error) {
+// pass reads body once into the value at at (a zero value of the
+// plan's type), writing its strings into room (its capacity; len 0)
+// while they fit there (see the strings paragraph above; nil offers
+// none). err is nil when the pass decided the body alone, a *refusal
+// for a value go-json's reading refuses (the first met), errMisfit for
+// anything else: the value is then partly written, and the body is the
+// error path's (stopped). long reports an integer of 16 digits or more
+// written (exact, as go-json writes it, where the tree of DecodeJSON
+// holds its float64: StructSchema.ValidateJSON's answer differs then).
+// holes is for the re-encoding of a type-checked tree, whose left-out
+// values (jsontree.Hole) are null: null is then the zero value wherever
+// it stands, as go-json reads it, not a misfit (parser.holes).
+// Decode (fx.Op, JSONBody), StructSchema.ValidateJSON and Validate's
+// decode of a checked tree read through it.
+func (n *dnode) pass(body []byte, at unsafe.Pointer, room []byte, holes bool) (long bool, err error) {
 	p := getParser(body, false)
-	p.room = room
-	return n.read(p, at)
-}
-
-// decodeHoles is decode for the re-encoding of a type-checked tree,
-// whose left-out values (jsontree.Hole) are null: null is then the zero
-// value wherever it stands, as go-json reads it, not a misfit
-// (parser.holes).
-func (n *dnode) decodeHoles(body []byte, at unsafe.Pointer) error {
-	p := getParser(body, false)
-	p.holes = true
-	_, err := n.read(p, at)
-	return err
-}
-
-// read is decodeLong with the parser taken (and given back here).
-func (n *dnode) read(p *parser, at unsafe.Pointer) (long bool, err error) {
+	p.room, p.holes = room, holes
 	p.skipSpace()
 	err = p.fill(n, at)
 	p.skipSpace()

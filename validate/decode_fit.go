@@ -31,29 +31,17 @@ import (
 // the walk leaves CheckJSON to word, or (listing) a full issue list.
 var errMisfit = errors.New("validate: the body does not fit the type")
 
-// fits reports whether body, which CheckJSON accepted, fits d: every
-// value of the kind its type expects and within its range (what checkType
-// finds no issue with), walked over the bytes without building anything.
-// No decoder needs it any more (the one pass decides every body, and no
-// body is decoded whole by go-json); the tests and benchmarks keep it as
-// the walk's yes-or-no answer to compare the pass with.
-// Cost: no allocation (except to check a time or base64 string).
-func fits(d *tdesc, body []byte) bool { return walkTypes(d, body, nil) == nil }
-
 // typeIssues reports into st every type issue of body, which CheckJSON
 // accepted, against d: the issues checkType reports over the body's
 // tree, in its order, stopping at st's limit; nothing is decoded but the
 // values an issue quotes (a number, a time) and the keys of the objects
 // on the way (to sort them).
-func typeIssues(d *tdesc, body []byte, st *state) { walkTypes(d, body, st) }
-
-func walkTypes(d *tdesc, body []byte, st *state) error {
+func typeIssues(d *tdesc, body []byte, st *state) {
 	p := getParser(body, false)
 	p.list = st
 	p.skipSpace()
-	err := p.fit(d.typed())
+	p.fit(d.typed())
 	putParser(p)
-	return err
 }
 
 // typed is d as the walk carries it: nil for a type that takes any value

@@ -38,6 +38,12 @@ func checkFits(d *tdesc, body []byte) (fits bool, err error) {
 	return true, nil
 }
 
+// fitsOnly is checkFits's answer alone.
+func fitsOnly(d *tdesc, body []byte) bool {
+	ok, _ := checkFits(d, body)
+	return ok
+}
+
 func oracleFits(d *tdesc, body []byte) (bool, error) {
 	if err := CheckJSON(body); err != nil {
 		return false, err
@@ -291,7 +297,7 @@ func BenchmarkStrictWalk(b *testing.B) {
 	b.Run("fits", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if !fits(d, kindsValid) {
+			if !fitsOnly(d, kindsValid) {
 				b.Fatal("refused")
 			}
 		}

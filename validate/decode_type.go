@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"errors"
 	"reflect"
 	"unsafe"
 
@@ -85,43 +84,43 @@ func (td *typeDecoder) Decode(body []byte, dst any, max int) (issues []Issue, er
 // reading it back, is a look-up of the field's pointer type), and room
 // allocated with its input struct.
 func (td *typeDecoder) DecodeAt(body []byte, at unsafe.Pointer, room []byte, max int) (issues []Issue, err error) {
-	_, stop := td.dec.decodeRoom(body, at, room)
+	_, stop := td.dec.pass(body, at, room, false)
 	if stop == nil {
 		return td.plan.run(at, nil, max, nil), nil
 	}
 	reflect.NewAt(td.t, at).Elem().SetZero()
-	if err := CheckJSON(body); err != nil {
-		return nil, err
-	}
-	return td.reread(body, max, stop), nil
+	issues, _, err = stopped(td, body, max, stop)
+	return issues, err
 }
 
-// reread is Decode's error path, for a body CheckJSON accepted that the
-// one pass stopped on (stop: why): misfits' issues; or, when the type
-// scan finds none, the refusal the pass met.
-func (td *typeDecoder) reread(body []byte, max int, stop error) []Issue {
-	if issues := td.misfits(body, max); issues != nil {
-		return issues
+// stopped is the error path of the one pass, for a body it stopped on
+// (stop: why), reading the body again only to word why, decoding
+// nothing: err is CheckJSON's error when the grammar refuses the body;
+// else the type issues found over the bytes (stopping at max) followed
+// by the constraint issues of the fields that type-checked
+// (lenientRules); else, when the types fit (or td is nil: the body is
+// the re-encoding of a tree whose types were checked), the one issue of
+// the value the pass refused (refused true). Decode, ValidateJSON and
+// Validate's decode of a checked tree answer through it.
+func stopped(td *typeDecoder, body []byte, max int, stop error) (issues []Issue, refused bool, err error) {
+	if err := CheckJSON(body); err != nil {
+		return nil, false, err
+	}
+	if td != nil {
+		st := newState(false, max)
+		typeIssues(td.d, body, st)
+		if len(st.issues) > 0 {
+			return lenientRules(td.d, td.plan, td.t, false, treeOf(body, td.plan, st.issues, max), st.issues, max), false, nil
+		}
 	}
 	if r, ok := stop.(*refusal); ok {
-		return []Issue{r.issue()}
+		return []Issue{r.issue()}, true, nil
 	}
-	return []Issue{decodeIssue(errors.New("validate: body refused by the decoder"))}
-}
-
-// misfits words why the one pass stopped on body, a body CheckJSON
-// accepted, reading it again without decoding it: its type issues over
-// the bytes, stopping at max, followed by the constraint issues of the
-// fields that type-checked (lenientRules). nil: the body fits the types
-// (the pass refused a value; each caller words that its own way).
-// Decode and StructSchema.ValidateJSONLimit share it: one error path.
-func (td *typeDecoder) misfits(body []byte, max int) []Issue {
-	st := newState(false, max)
-	typeIssues(td.d, body, st)
-	if len(st.issues) == 0 {
-		return nil
-	}
-	return lenientRules(td.d, td.plan, td.t, false, treeOf(body, td.plan, st.issues, max), st.issues, max)
+	// Not reached from a body or a query string: a value the type check
+	// let through uncoerced (in query mode, a string nested in an array
+	// or an object of a tree built by hand). go-json refuses it too, at
+	// a path of its own; the issue is the root's.
+	return []Issue{decodeIssue(stop)}, true, nil
 }
 
 // jsonIssueOf is the issue of a CheckJSON error.

@@ -142,7 +142,7 @@ type parser struct {
 	// they count towards MaxDepth.
 	fitDepth int
 	// arena holds the strings the one-pass decoder writes (decode.go),
-	// in room when the caller offered room enough (decodeInto's);
+	// in room when the caller offered room enough (dnode.pass);
 	// long: it wrote an integer of 16 digits or more.
 	arena, room []byte
 	long        bool

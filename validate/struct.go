@@ -228,23 +228,16 @@ func lenientRules(d *tdesc, plan *vplan, t reflect.Type, query bool, tree any, t
 // nested deeper than MaxDepth, which no body can be, is refused as such
 // a body is. Cost: the pass over b, as for a body.
 func decodeChecked(dec *dnode, b []byte, at unsafe.Pointer) *Issue {
-	stop := dec.decodeHoles(b, at)
+	_, stop := dec.pass(b, at, nil, true)
 	if stop == nil {
 		return nil
 	}
-	var is Issue
-	if r, ok := stop.(*refusal); ok {
-		is = r.issue()
-	} else if err := CheckJSON(b); err != nil {
-		is = jsonIssueOf(err)
-	} else {
-		// Not reached from a body or a query string: a value the type
-		// check let through uncoerced (in query mode, a string nested in
-		// an array or an object of a tree built by hand). go-json refused
-		// it too, at a path of its own; the issue is the root's.
-		is = decodeIssue(stop)
+	issues, _, err := stopped(nil, b, 0, stop)
+	if err != nil {
+		is := jsonIssueOf(err)
+		return &is
 	}
-	return &is
+	return &issues[0]
 }
 
 // ValidateJSON answers exactly as Validate(DecodeJSON(body)) does, reading
@@ -271,15 +264,16 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 		return s.Validate(nil) // as Validate(DecodeJSON(body)) does
 	}
 	p := new(T)
-	long, stop := s.dec.decodeLong(body, unsafe.Pointer(p))
+	long, stop := s.dec.pass(body, unsafe.Pointer(p), nil, false)
 	if stop == nil && !(long && s.wide) {
 		return s.checked(p, max)
 	}
 	if stop != nil && !s.query {
-		if err := CheckJSON(body); err != nil {
+		issues, refused, err := stopped(s.body, body, max, stop)
+		switch {
+		case err != nil:
 			return Result{Issues: []Issue{jsonIssueOf(err)}}
-		}
-		if issues := s.body.misfits(body, max); issues != nil {
+		case !refused:
 			return Result{Issues: issues}
 		}
 	}
