@@ -6,9 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unsafe"
-
-	"github.com/fxhq/fx/internal/jsonscan"
 )
 
 // NumberSchema validates a JSON number; Integer also requires a whole
@@ -169,17 +166,4 @@ func (s *NumberSchema) check(v any, st *state) any {
 		return v // the input's own interface value: no new allocation
 	}
 	return f
-}
-
-// parseQueryNumber accepts exactly the JSON number grammar: "-1", "2.5",
-// "1e3"; not " 5", "+5", "05", "0x10", ".5", "NaN", "Inf", or a number too
-// large for a float64.
-func parseQueryNumber(s string) (float64, bool) {
-	// the scanner reads the bytes in place: s is not written
-	end, _, f := jsonscan.Number(unsafe.Slice(unsafe.StringData(s), len(s)), 0)
-	if f != jsonscan.None || end != len(s) {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	return v, err == nil
 }

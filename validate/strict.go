@@ -138,7 +138,7 @@ type parser struct {
 	keys  []byte // unescaped keys of the open objects (scan mode, and for error paths)
 	offs  []int  // start,end pairs into keys
 	// fitDepth counts the open arrays and objects of the strict walk and
-	// of the one-pass decoder (decode_fit.go, decode.go) that took no frame;
+	// of the one-pass decoder (typecheck_bytes.go, decode.go) that took no frame;
 	// they count towards MaxDepth.
 	fitDepth int
 	// arena holds the strings the one-pass decoder writes (decode.go),
@@ -151,7 +151,7 @@ type parser struct {
 	// left-out values are null); otherwise null stands only where the
 	// type takes it (takesNull).
 	holes bool
-	// list collects the type issues of the strict walk (decode_fit.go);
+	// list collects the type issues of the strict walk (typecheck_bytes.go);
 	// nil: the walk stops at the first misfit.
 	list *state
 }

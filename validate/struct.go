@@ -1,10 +1,8 @@
 package validate
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"unsafe"
 
 	"github.com/fxhq/fx/internal/jsonscan"
@@ -48,7 +46,7 @@ type StructSchema[T any] struct {
 	rules bool   // constraint tags are read (not TypesOnly): JSONSchema shows them
 	query bool
 	wide  bool         // T holds a 64-bit integer somewhere (see ValidateJSON)
-	dec   *dnode       // the one-pass decoding plan of T (decode.go)
+	dec   *dnode       // the one-pass decoding plan of T (plan_decode.go)
 	body  *typeDecoder // Decode: fx.Op's decoder over the same plans
 }
 
@@ -338,21 +336,4 @@ func hasWideInt(d *tdesc, seen map[*tdesc]bool) bool {
 		}
 	}
 	return false
-}
-
-func nonNil(p []string) []string {
-	if p == nil {
-		return []string{}
-	}
-	return p
-}
-
-// decodeIssue translates a decoder error that the type check did not
-// foresee (a custom UnmarshalJSON rejecting its input).
-func decodeIssue(err error) Issue {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return Issue{Path: strings.Split(te.Field, "."), Message: "Has an invalid value"}
-	}
-	return Issue{Path: []string{}, Message: "Has an invalid value"}
 }

@@ -15,7 +15,7 @@ type typeDecoder struct {
 	d    *tdesc
 	t    reflect.Type
 	plan *vplan
-	dec  *dnode // the one-pass decoding plan (decode.go)
+	dec  *dnode // the one-pass decoding plan (plan_decode.go)
 }
 
 func init() {
@@ -91,44 +91,6 @@ func (td *typeDecoder) DecodeAt(body []byte, at unsafe.Pointer, room []byte, max
 	reflect.NewAt(td.t, at).Elem().SetZero()
 	issues, _, err = stopped(td, body, max, stop)
 	return issues, err
-}
-
-// stopped is the error path of the one pass, for a body it stopped on
-// (stop: why), reading the body again only to word why, decoding
-// nothing: err is CheckJSON's error when the grammar refuses the body;
-// else the type issues found over the bytes (stopping at max) followed
-// by the constraint issues of the fields that type-checked
-// (lenientRules); else, when the types fit (or td is nil: the body is
-// the re-encoding of a tree whose types were checked), the one issue of
-// the value the pass refused (refused true). Decode, ValidateJSON and
-// Validate's decode of a checked tree answer through it.
-func stopped(td *typeDecoder, body []byte, max int, stop error) (issues []Issue, refused bool, err error) {
-	if err := CheckJSON(body); err != nil {
-		return nil, false, err
-	}
-	if td != nil {
-		st := newState(false, max)
-		typeIssues(td.d, body, st)
-		if len(st.issues) > 0 {
-			return lenientRules(td.d, td.plan, td.t, false, treeOf(body, td.plan, st.issues, max), st.issues, max), false, nil
-		}
-	}
-	if r, ok := stop.(*refusal); ok {
-		return []Issue{r.issue()}, true, nil
-	}
-	// Not reached from a body or a query string: a value the type check
-	// let through uncoerced (in query mode, a string nested in an array
-	// or an object of a tree built by hand). go-json refuses it too, at
-	// a path of its own; the issue is the root's.
-	return []Issue{decodeIssue(stop)}, true, nil
-}
-
-// jsonIssueOf is the issue of a CheckJSON error.
-func jsonIssueOf(err error) Issue {
-	if je, ok := err.(*JSONError); ok {
-		return je.Issue()
-	}
-	return Issue{Path: []string{}, Message: err.Error()}
 }
 
 // JSONSchema describes the type as a request body (StructSchema.JSONSchema's

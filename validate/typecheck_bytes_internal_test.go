@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// The strict walk (decode_fit.go), which checks the values the one-pass decoder
+// The strict walk (typecheck_bytes.go), which checks the values the one-pass decoder
 // leaves to go-json and lists the type issues of a body, must answer
 // exactly what the two passes answer: CheckJSON's error, and the type
 // check of the decoded tree (checkType, its issues and their order)
@@ -93,7 +93,7 @@ type fitEmbedded struct {
 	Name  string // matched ignoring case, as go-json does
 }
 
-// wideStruct has more fields than decode_fit.go's bit set (64) and than the
+// wideStruct has more fields than typecheck_bytes.go's bit set (64) and than the
 // short list of tdesc.exact (8).
 var wideStruct = func() reflect.Type {
 	var fs []reflect.StructField

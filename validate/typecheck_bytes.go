@@ -21,11 +21,11 @@ import (
 //   - none (nil): the yes/no guard of the one-pass decoder (decode.go),
 //     stopping at the first misfit (errMisfit), without allocating;
 //   - a collector: the type issues of a body CheckJSON accepted, every
-//     one, in the order the tree's check (types_check.go) reports them
+//     one, in the order the tree's check (typecheck.go) reports them
 //     (members in sorted key order, elements by index), up to the
 //     collector's limit.
 //
-// Both modes answer through the leaf checks of types_check.go.
+// Both modes answer through the leaf checks of typecheck.go.
 
 // errMisfit ends the walk: a value that does not fit its type, a fault
 // the walk leaves CheckJSON to word, or (listing) a full issue list.
