@@ -23,7 +23,7 @@ import (
 // streamTop is validateTop over bytes: null is absence. The walk reads
 // a body whose grammar CheckJSON accepted (on `[1,2` it would look for
 // the closing bracket past the end), so a malformed body gets
-// DecodeJSON's answer first: the one grammar pass of the body (fx does
+// DecodeJSON's answer first: the body's only grammar pass (fx does
 // not check it again: the builders are GrammarCheckers).
 func streamTop(s checker, body []byte, max int) Result {
 	if err := CheckJSON(body); err != nil {

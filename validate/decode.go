@@ -28,9 +28,10 @@ import (
 // field's value when a key matched ignoring case names a field met
 // before (go-json merges each such key into the field in turn). go-json
 // never reads a whole body beside the walk: the walk decides every body
-// itself. It is the one decoder of typed bodies: fx.Op's (typeDecoder),
-// StructSchema.Decode and StructSchema.ValidateJSON all read through it
-// and share its error path (stopped).
+// itself. fx.Op's body (typeDecoder), StructSchema.Decode,
+// StructSchema.ValidateJSON and StructSchema.Validate (the re-encoding
+// of a checked tree: decodeChecked) read through it (dnode.pass) and
+// answer a body it stops on through its error path (stopped).
 //
 // Keys: a key naming a field exactly is that field's; any other is
 // matched ignoring case as go-json and encoding/json match it (tdesc.fold:

@@ -79,10 +79,9 @@ func cut(r Result, max int) Result {
 	return r
 }
 
-// issueList is the one issue collector of the package: the builder's
-// schemas, the type check of Struct (state) and the constraint plans
-// (walker) all report into one, which stops taking issues at max (0: no
-// limit).
+// issueList collects issues and stops taking them at max (0: no limit):
+// the builder's schemas and the type check of Struct (state) and the
+// constraint plans (walker) report into it.
 type issueList struct {
 	issues []Issue
 	max    int

@@ -95,7 +95,7 @@ type fdesc struct {
 }
 
 var (
-	types            sync.Map // reflect.Type -> *typeInfo: the one cache
+	types            sync.Map // reflect.Type -> *typeInfo
 	jsonUnmarshalerT = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerT = reflect.TypeFor[encoding.TextUnmarshaler]()
 	timeT            = reflect.TypeFor[time.Time]()
@@ -171,7 +171,7 @@ func descIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
 	return d
 }
 
-// classify is the one classification of a Go type t (pointer removed),
+// classify is the classification of a Go type t (pointer removed),
 // read two ways: asJSON is the kind of value JSON sends for it (the type
 // description's, which every type check, the decoder and the JSON Schema
 // read), asRules the kind its constraint words apply to (the plan's).
@@ -280,22 +280,6 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc) {
 	slices.SortStableFunc(d.byIndex, func(a, b int) int { return slices.Compare(paths[a], paths[b]) })
 }
 
-// closedStruct reports whether struct t refuses unknown keys in a body:
-// a blank field tagged additionalProperties:"false", Huma's spelling,
-//
-//	_ struct{} `additionalProperties:"false"`
-//
-// The policy everywhere else is encoding/json's: a key that names no
-// field is ignored (docs/validation.md, "Unknown keys").
-func closedStruct(t reflect.Type) bool {
-	for i := range t.NumField() {
-		if f := t.Field(i); f.Name == "_" && f.Tag.Get("additionalProperties") == "false" {
-			return true
-		}
-	}
-	return false
-}
-
 // maxSafeInt is the largest integer a float64 holds exactly (2^53).
 const maxSafeInt = 1 << 53
 
@@ -316,7 +300,7 @@ func intRange(k tkind, bits int) (lo, hi int64) {
 	return 0, 1<<bits - 1
 }
 
-// takesNull is the one answer to "may a request send null for this
+// takesNull is the answer to "may a request send null for this
 // value", read by the request schemas (a "null" type) and by every type
 // check (null refused with the wording of any other misfit: "Expected a
 // string, got null"). A value of type d takes null when it is declared

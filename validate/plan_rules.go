@@ -290,7 +290,7 @@ func (c *compiler) field(owner reflect.Type, f reflect.StructField, tg ruleTags)
 				schema: func(m map[string]any) { addPattern(m, pat) }})
 		}
 	}
-	return fplan{v: v, doc: f.Tag.Get("doc"), example: f.Tag.Get("example")}
+	return fplan{v: v, doc: tg.doc, example: tg.example}
 }
 
 // structDoc returns every field of struct t with its tags (rules or

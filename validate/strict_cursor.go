@@ -11,7 +11,7 @@ import (
 // an object (typecheck_bytes.go) read keys and skip values through it;
 // it does not check the grammar again.
 
-// cursor is fx's one JSON scanner (internal/jsonscan.Cursor) with what the byte path adds:
+// cursor is internal/jsonscan's Cursor with what the byte path adds:
 // keys unescaped into a scratch buffer, and peek past white space.
 type cursor struct {
 	jsonscan.Cursor

@@ -27,7 +27,7 @@ import (
 // issue "Unknown key" at its path, and its JSON Schema says
 // additionalProperties false.
 //
-// Result.Value is a *T. It implements Decoder with the one decoder that
+// Result.Value is a *T. It implements Decoder with the decoder that
 // Decode uses too: a valid body is decoded straight from the bytes into a T in one pass that checks the types as
 // it writes each field (no intermediate tree, one allocation for the T,
 // one for its strings, one per slice and pointer), and the constraints
@@ -72,11 +72,11 @@ func Struct[T any](opts ...StructOption) *StructSchema[T] {
 
 // QueryStruct returns the schema of T for a route's query string: fields
 // of T are matched by their JSON tags, and the strings of the query are
-// read by the one reading of raw values that fx.Op's path, query and
-// header fields use too (number grammar, ParseBool's booleans, RFC 3339,
-// UnmarshalText, valid UTF-8; empty value = absent for non-string
-// fields, repeated key only for slice fields, whose one value is element
-// 0); then the constraint tags are checked as Struct does.
+// read as fx.Op's path, query and header fields are read (number
+// grammar, ParseBool's booleans, RFC 3339, UnmarshalText, valid UTF-8;
+// empty value = absent for non-string fields, repeated key only for
+// slice fields, whose one value is element 0); then the constraint tags
+// are checked as Struct does.
 // Result.Value is a *T. It panics as Struct does.
 func QueryStruct[T any](opts ...StructOption) *StructSchema[T] {
 	return must(CompileQueryStruct[T](opts...))
@@ -151,7 +151,7 @@ func (s *StructSchema[T]) ValidateLimit(v any, max int) Result {
 
 // checkTree is ValidateLimit over the non-nil tree v for the type dec
 // decodes: the type check of the tree; then, when it passes, the tree
-// re-encoded and decoded by the one decoder into a new value (at) and
+// re-encoded and decoded by the one-pass decoder into a new value (at) and
 // the constraints run over it; else the type issues followed by the
 // constraint issues of the rest (lenientRules). err is the re-encoding's
 // (a tree holding what JSON cannot say: a channel, a cycle).
@@ -188,7 +188,7 @@ func (s *StructSchema[T]) checked(p *T, max int) Result {
 // value of t; nothing at or below a mistyped path is checked. It does
 // nothing when the issue list is already full. Cost: the failure path
 // only (a copy of the maps and slices on the mistyped paths, a re-encode
-// and the one decoder's pass over it).
+// and the one-pass decoder's pass over it).
 func lenientRules(d *tdesc, plan *vplan, t reflect.Type, query bool, tree any, typeIssues []Issue, max int) []Issue {
 	if plan == nil || (max > 0 && len(typeIssues) >= max) {
 		return typeIssues
@@ -216,7 +216,7 @@ func lenientRules(d *tdesc, plan *vplan, t reflect.Type, query bool, tree any, t
 
 // decodeChecked decodes b, the re-encoding of a tree the type check
 // accepted, into the value at at (a zero value of dec's type) with the
-// one decoder every body goes through (decode.go): nil when it is
+// one-pass decoder every body goes through (dnode.pass): nil when it is
 // decoded, else the one issue of the value it refuses, worded as for a
 // body (refusal.issue: a custom UnmarshalJSON's error, "Has an invalid
 // value"). A null in b is the zero value wherever it stands, as go-json
@@ -239,7 +239,7 @@ func decodeChecked(dec *dnode, b []byte, at unsafe.Pointer) *Issue {
 }
 
 // ValidateJSON answers exactly as Validate(DecodeJSON(body)) does, reading
-// body with the one decoder Decode uses (see Decoder): one pass checks the
+// body with the decoder Decode uses (see Decoder): one pass checks the
 // strict grammar, decodes body into a new T and the constraints run over
 // it; no tree is built. A body the pass stops on is read again only to
 // word its issues, as Decode's are: the grammar's fault, or the type

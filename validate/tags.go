@@ -9,10 +9,12 @@ import (
 // Tags, the first stage: what a struct's tags say, read once. The field
 // walk (fieldsOf) reads every field as encoding/json does (the json
 // tag's name and options, embedded structs flattened in their place);
-// tagsOf reads a field's constraint tags, validate and pattern (the
-// words, validator's escapes in their parameters: paramUnescape). The
-// type description, the rule compiler and the JSON Schema read a struct
-// through this walk and these tags, never through reflect's tags again.
+// tagsOf reads a field's constraint and documentation tags (ruleTags:
+// the validate words, validator's escapes in their parameters
+// (paramUnescape), pattern, doc, example); closedStruct reads the blank
+// field's additionalProperties. Every struct tag validate reads is read
+// here (TestTagsReadInTagsGo); the type description, the rule compiler
+// and the JSON Schema read a struct through this walk and these tags.
 
 // member is one field of a struct as the walk meets it, depth first in
 // declaration order (the order of the constraint issues).
@@ -30,18 +32,21 @@ type member struct {
 }
 
 // ruleTags are the constraint tags of a struct field, validate and
-// pattern, as read once from the field (tagsOf): the type description
-// (omitempty), the rule compiler (the words, the pattern) and the field
+// pattern, and its documentation tags, doc and example, as read once
+// from the field (tagsOf): the type description (omitempty), the rule
+// compiler (the words, the pattern, the documentation) and the field
 // walk (validate:"-") read them here.
 type ruleTags struct {
 	validate, pattern       string // as written
 	hasValidate, hasPattern bool
+	doc, example            string
 }
 
 func tagsOf(f reflect.StructField) ruleTags {
 	v, hasV := f.Tag.Lookup("validate")
 	p, hasP := f.Tag.Lookup("pattern")
-	return ruleTags{validate: v, pattern: p, hasValidate: hasV, hasPattern: hasP}
+	return ruleTags{validate: v, pattern: p, hasValidate: hasV, hasPattern: hasP,
+		doc: f.Tag.Get("doc"), example: f.Tag.Get("example")}
 }
 
 // off reports validate:"-": the field has no rule (an embedded struct:
@@ -89,7 +94,7 @@ type embedPtr struct {
 	norules bool         // tagged (or under one tagged) validate:"-"
 }
 
-// fieldsOf is the one walk of struct t's fields (cached): every exported
+// fieldsOf walks struct t's fields once (cached): every exported
 // field, the fields of embedded structs without a JSON name flattened in
 // their place, as encoding/json reads them.
 func fieldsOf(t reflect.Type) (ms []member, deep bool) {
@@ -165,4 +170,20 @@ func jsonOrder(a, b *member) int {
 // comma, 0x7C a bar.
 func paramUnescape(s string) string {
 	return strings.NewReplacer("0x2C", ",", "0x7C", "|").Replace(s)
+}
+
+// closedStruct reports whether struct t refuses unknown keys in a body:
+// a blank field tagged additionalProperties:"false", Huma's spelling,
+//
+//	_ struct{} `additionalProperties:"false"`
+//
+// The policy everywhere else is encoding/json's: a key that names no
+// field is ignored (docs/validation.md, "Unknown keys").
+func closedStruct(t reflect.Type) bool {
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Name == "_" && f.Tag.Get("additionalProperties") == "false" {
+			return true
+		}
+	}
+	return false
 }

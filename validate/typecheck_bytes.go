@@ -10,7 +10,7 @@ import (
 	"github.com/fxhq/fx/internal/jsonscan"
 )
 
-// The strict walk, fx's one type checker over bytes: on the strict
+// The strict walk, the type check over bytes: on the strict
 // reader's tokens and state (strict.go), it checks the grammar
 // (duplicate keys, UTF-8, number range, depth) and whether every value
 // fits its Go type, building nothing; a value the type does not
