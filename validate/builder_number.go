@@ -139,7 +139,7 @@ func (s *NumberSchema) check(v any, st *state) any {
 		return nil
 	}
 	if s.integer && f != math.Trunc(f) {
-		st.add("Expected an integer, got " + fmtNum(f))
+		st.add(fractionIssue(f))
 		return nil
 	}
 	// the tightest bound, declared or the ±2^53 of an Integer: worded as a

@@ -197,6 +197,10 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
+// fractionIssue words why an integer kind (a struct field's, an Integer)
+// refuses f, a number with a fraction.
+func fractionIssue(f float64) string { return "Expected an integer, got " + fmtNum(f) }
+
 // rangeIssue words why a number f is outside [lo, hi] ("" when it is
 // inside): "Must be at least lo" below, "Must be at most hi" above, the
 // bound it crossed as the document gives it (minimum, maximum) and as a

@@ -289,9 +289,9 @@ func (p *parser) number() (any, error) {
 		return nil, p.fault(end, f)
 	}
 	p.pos = end
-	// Without an exponent, only 309 digits or more exceed a float64: the
-	// scan parses just those numbers, to reject what DecodeJSON rejects.
-	if !p.build && !exp && end-start <= 308 {
+	// the scan parses just the numbers that may exceed a float64, to
+	// reject what DecodeJSON rejects
+	if !p.build && withinFloat64(end-start, exp) {
 		return nil, nil
 	}
 	v, err := strconv.ParseFloat(unsafe.String(&p.data[start], end-start), 64)
@@ -547,3 +547,11 @@ func (p *parser) popObject() {
 	p.stack[len(p.stack)-1] = frame{}
 	p.stack = p.stack[:len(p.stack)-1]
 }
+
+// withinFloat64 reports, without parsing it, that a JSON number of n
+// bytes, written with an exponent or not (exp), is within a float64's
+// range: without an exponent, only 309 digits or more exceed it. Any
+// other number is parsed to know (strconv.ParseFloat's range error is
+// "Number is too large"). The grammar check and the strict walk skip
+// parsing through it.
+func withinFloat64(n int, exp bool) bool { return !exp && n <= 308 }

@@ -107,7 +107,7 @@ func numberIssue(d *tdesc, f float64) string {
 		return "Number is too large"
 	}
 	if f != math.Trunc(f) {
-		return "Expected an integer, got " + fmtNum(f)
+		return fractionIssue(f)
 	}
 	lo, hi := intRange(d.kind, d.bits)
 	return rangeIssue(f, float64(lo), float64(hi))

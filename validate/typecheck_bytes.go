@@ -160,11 +160,10 @@ func fitText(d *tdesc, raw []byte, esc bool, st *state) bool {
 	return checkText(d, s, st)
 }
 
-// fitNumber reads the number at pos. A float64 takes any number of at
-// most 308 characters without an exponent (only longer ones overflow);
-// an integer kind takes a plain integer (plainInt) by its value; any
-// other number is parsed. The value is then the leaf check's,
-// checkNumber.
+// fitNumber reads the number at pos. A float64 takes a number its range
+// holds unparsed (withinFloat64); an integer kind takes a plain integer
+// (plainInt) by its value; any other number is parsed. The value is then
+// the leaf check's, checkNumber.
 func (p *parser) fitNumber(d *tdesc) error {
 	start := p.pos
 	end, exp, f := jsonscan.Number(p.data, start)
@@ -173,7 +172,7 @@ func (p *parser) fitNumber(d *tdesc) error {
 	}
 	p.pos = end
 	tok := p.data[start:end]
-	if d.kind == tFloat && d.bits == 64 && !exp && len(tok) <= 308 {
+	if d.kind == tFloat && d.bits == 64 && withinFloat64(len(tok), exp) {
 		return nil
 	}
 	n, plain := plainInt(tok)
