@@ -18,7 +18,7 @@ import (
 // DecodeJSON builds the tree Schema.Validate receives.
 //
 // The tokens (white space, strings, numbers, literals) and the unescaping
-// are fx's one JSON scanner, internal/jsonscan, shared with the WASM
+// are internal/jsonscan's, the JSON scanner shared with the WASM
 // response parser; this file holds the structure: value, array and object
 // call one another, the depth limit, the duplicate-key check, and the
 // wording of every error.
