@@ -32,46 +32,6 @@ import (
 // implementing encoding.TextUnmarshaler is its UnmarshalText's. Every
 // string kind must be valid UTF-8 (a body's strings must be).
 
-// queryBool is a query string as a boolean (ParseBool); anything else is
-// an issue (and nil).
-func queryBool(s string, st *state) any {
-	v, issue := ParseBool(s)
-	if issue != "" {
-		st.add(issue)
-		return nil
-	}
-	return v
-}
-
-// ParseBool reads a boolean from text, as fx reads every query, path and
-// header boolean (Query, QueryStruct, and the parameters of fx.Op):
-// strconv.ParseBool's set, which Echo, Gin, Huma and OpenAPI request
-// validators read too. 1, t, T, TRUE, true and True are true; 0, f, F,
-// FALSE, false and False are false. issue is empty for those, else the
-// message fx answers with: Expected true or false, got "yes" (the input
-// quoted, cut at 40 bytes). Cost: no allocation for a boolean; the issue
-// and its error allocate.
-func ParseBool(s string) (v bool, issue string) {
-	v, err := strconv.ParseBool(s)
-	if err != nil {
-		return false, "Expected true or false, got " + quoteInput(s)
-	}
-	return v, ""
-}
-
-// parseQueryNumber accepts exactly the JSON number grammar: "-1", "2.5",
-// "1e3"; not " 5", "+5", "05", "0x10", ".5", "NaN", "Inf", or a number too
-// large for a float64.
-func parseQueryNumber(s string) (float64, bool) {
-	// the scanner reads the bytes in place: s is not written
-	end, _, f := jsonscan.Number(unsafe.Slice(unsafe.StringData(s), len(s)), 0)
-	if f != jsonscan.None || end != len(s) {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	return v, err == nil
-}
-
 // scalar reads s, one raw value, as the scalar type t whose description
 // is d. Numbers are returned in num (checked: whole and within range for
 // an integer kind) and booleans in b; a time.Time, a []byte and a
@@ -261,4 +221,44 @@ func checkQueryStruct(d *tdesc, m map[string]any, st *state) any {
 		st.pop()
 	}
 	return out
+}
+
+// queryBool is a query string as a boolean (ParseBool); anything else is
+// an issue (and nil).
+func queryBool(s string, st *state) any {
+	v, issue := ParseBool(s)
+	if issue != "" {
+		st.add(issue)
+		return nil
+	}
+	return v
+}
+
+// ParseBool reads a boolean from text, as fx reads every query, path and
+// header boolean (Query, QueryStruct, and the parameters of fx.Op):
+// strconv.ParseBool's set, which Echo, Gin, Huma and OpenAPI request
+// validators read too. 1, t, T, TRUE, true and True are true; 0, f, F,
+// FALSE, false and False are false. issue is empty for those, else the
+// message fx answers with: Expected true or false, got "yes" (the input
+// quoted, cut at 40 bytes). Cost: no allocation for a boolean; the issue
+// and its error allocate.
+func ParseBool(s string) (v bool, issue string) {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, "Expected true or false, got " + quoteInput(s)
+	}
+	return v, ""
+}
+
+// parseQueryNumber accepts exactly the JSON number grammar: "-1", "2.5",
+// "1e3"; not " 5", "+5", "05", "0x10", ".5", "NaN", "Inf", or a number too
+// large for a float64.
+func parseQueryNumber(s string) (float64, bool) {
+	// the scanner reads the bytes in place: s is not written
+	end, _, f := jsonscan.Number(unsafe.Slice(unsafe.StringData(s), len(s)), 0)
+	if f != jsonscan.None || end != len(s) {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil
 }
