@@ -1,11 +1,7 @@
 package validate
 
 import (
-	"encoding/json"
-	"math"
 	"slices"
-	"strconv"
-	"unicode/utf8"
 )
 
 // The built-in schema builder. Every builder method returns a new schema
@@ -36,29 +32,6 @@ type common struct {
 }
 
 func (c *common) base() *common { return c }
-
-// state carries the issues and the current path through one validation.
-type state struct {
-	issueList // stops at max issues (0: no limit)
-	path      []string
-	query     bool
-	err       error
-}
-
-// newState starts a validation stopping at max issues.
-func newState(query bool, max int) *state {
-	return &state{issueList: issueList{max: max}, query: query}
-}
-
-// add reports msg at the current path.
-func (st *state) add(msg string) {
-	if !st.full() {
-		st.report(slices.Clone(st.path), msg)
-	}
-}
-
-func (st *state) push(seg string) { st.path = append(st.path, seg) }
-func (st *state) pop()            { st.path = st.path[:len(st.path)-1] }
 
 // run validates a present value with any schema.
 func run(s Schema, v any, st *state) any {
@@ -116,65 +89,4 @@ func validateTop(c checker, v any, query bool, max int) Result {
 		return Result{Issues: st.issues}
 	}
 	return Result{Value: out}
-}
-
-// kindOf names the JSON kind of a value, for messages.
-func kindOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case float64, float32, int, int64, int32, uint, uint64, uint32, json.Number:
-		return "a number"
-	case []any, []string:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return "a value of another kind"
-}
-
-// quoteInput quotes a client-supplied value for a message, shortened.
-func quoteInput(s string) string {
-	if len(s) > 40 {
-		cut := 40
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return strconv.Quote(s)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
-
-// rangeIssue words why a number f is outside [lo, hi] ("" when it is
-// inside): "Must be at least lo" below, "Must be at most hi" above, the
-// bound it crossed as the document gives it (minimum, maximum) and as a
-// min or max tag words it. Every integer range (a Go integer type's, an
-// Integer schema's ±2^53, a Min or Max) is worded here.
-func rangeIssue(f, lo, hi float64) string {
-	switch {
-	case f < lo:
-		return "Must be at least " + fmtNum(lo)
-	case f > hi:
-		return "Must be at most " + fmtNum(hi)
-	}
-	return ""
-}
-
-// fmtNum renders a number as a person writes it: 100, 2.5, 9007199254740992, 1e+300.
-func fmtNum(f float64) string {
-	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
-		return strconv.FormatFloat(f, 'f', -1, 64)
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
 }

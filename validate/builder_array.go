@@ -62,12 +62,6 @@ func (s *ArraySchema) check(v any, st *state) any {
 		n, at = len(a), func(i int) any { return a[i] }
 	case []string:
 		n, at = len(a), func(i int) any { return a[i] }
-	case string:
-		if !st.query {
-			st.add("Expected an array, got a string")
-			return nil
-		}
-		n, at = 1, func(int) any { return a }
 	case nil:
 		if s.nullable {
 			return nil

@@ -1,7 +1,5 @@
 package validate
 
-import "strconv"
-
 // BooleanSchema validates true or false. In a Query object a string is
 // read by ParseBool (1, t, T, TRUE, true, True; 0, f, F, FALSE, false,
 // False).
@@ -48,31 +46,4 @@ func (s *BooleanSchema) check(v any, st *state) any {
 	}
 	st.add("Expected a boolean, got " + kindOf(v))
 	return nil
-}
-
-// queryBool is a query string as a boolean (ParseBool); anything else is
-// an issue (and nil).
-func queryBool(s string, st *state) any {
-	v, issue := ParseBool(s)
-	if issue != "" {
-		st.add(issue)
-		return nil
-	}
-	return v
-}
-
-// ParseBool reads a boolean from text, as fx reads every query, path and
-// header boolean (Query, QueryStruct, and the parameters of fx.Op):
-// strconv.ParseBool's set, which Echo, Gin, Huma and OpenAPI request
-// validators read too. 1, t, T, TRUE, true and True are true; 0, f, F,
-// FALSE, false and False are false. issue is empty for those, else the
-// message fx answers with: Expected true or false, got "yes" (the input
-// quoted, cut at 40 bytes). Cost: no allocation for a boolean; the issue
-// and its error allocate.
-func ParseBool(s string) (v bool, issue string) {
-	v, err := strconv.ParseBool(s)
-	if err != nil {
-		return false, "Expected true or false, got " + quoteInput(s)
-	}
-	return v, ""
 }

@@ -6,9 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unsafe"
-
-	"github.com/fxhq/fx/internal/jsonscan"
 )
 
 // NumberSchema validates a JSON number; Integer also requires a whole
@@ -22,9 +19,6 @@ type NumberSchema struct {
 	enum           []float64
 	checks         []func(float64) error
 }
-
-// maxSafeInt is the largest integer a float64 holds exactly (2^53).
-const maxSafeInt = 1 << 53
 
 // Number returns a schema for a required number. The output is a float64.
 func Number() *NumberSchema { return &NumberSchema{} }
@@ -90,7 +84,8 @@ func (s *NumberSchema) ValidateLimit(v any, max int) Result { return validateTop
 func (s *NumberSchema) bounds() (lo, hi float64) {
 	lo, hi = math.Inf(-1), math.Inf(1)
 	if s.integer {
-		lo, hi = -maxSafeInt, maxSafeInt
+		l, h := intRange(tInt, 64)
+		lo, hi = float64(l), float64(h)
 	}
 	if s.hasMin && s.min > lo {
 		lo = s.min
@@ -144,7 +139,7 @@ func (s *NumberSchema) check(v any, st *state) any {
 		return nil
 	}
 	if s.integer && f != math.Trunc(f) {
-		st.add("Expected an integer, got " + fmtNum(f))
+		st.add(fractionIssue(f))
 		return nil
 	}
 	// the tightest bound, declared or the ±2^53 of an Integer: worded as a
@@ -171,17 +166,4 @@ func (s *NumberSchema) check(v any, st *state) any {
 		return v // the input's own interface value: no new allocation
 	}
 	return f
-}
-
-// parseQueryNumber accepts exactly the JSON number grammar: "-1", "2.5",
-// "1e3"; not " 5", "+5", "05", "0x10", ".5", "NaN", "Inf", or a number too
-// large for a float64.
-func parseQueryNumber(s string) (float64, bool) {
-	// the scanner reads the bytes in place: s is not written
-	end, _, f := jsonscan.Number(unsafe.Slice(unsafe.StringData(s), len(s)), 0)
-	if f != jsonscan.None || end != len(s) {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	return v, err == nil
 }

@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -115,9 +114,10 @@ func (s *ObjectSchema) check(v any, st *state) any {
 		fs := s.fields[k]
 		raw, present := m[k]
 		st.push(k)
-		if st.query && present {
-			var rejected bool
-			if raw, present, rejected = s.queryValue(fs, raw, st); rejected {
+		if c, ok := fs.(checker); ok && st.query && present { // a foreign schema gets the value as fx gives it
+			_, list := fs.(*ArraySchema)
+			var refused bool
+			if raw, present, refused = queryValue(raw, list, c.base().textual, st); refused {
 				st.pop()
 				continue
 			}
@@ -186,31 +186,6 @@ func (s *ObjectSchema) finish(out map[string]any, before int, st *state) any {
 		}
 	}
 	return out
-}
-
-// queryValue applies the query rules to one present raw value (see
-// Query): present is false for an empty value that counts as absent;
-// rejected is true when a repeated key was reported.
-func (s *ObjectSchema) queryValue(fs Schema, raw any, st *state) (v any, present, rejected bool) {
-	_, isArray := fs.(*ArraySchema)
-	textual := false
-	if c, ok := fs.(checker); ok {
-		textual = c.base().textual
-	} else {
-		return raw, true, false // a foreign schema gets the value as fx gives it
-	}
-	switch r := raw.(type) {
-	case []string:
-		if !isArray {
-			st.add(fmt.Sprintf("Expected a single value, got %d", len(r)))
-			return nil, false, true
-		}
-	case string:
-		if r == "" && !textual {
-			return nil, false, false
-		}
-	}
-	return raw, true, false
 }
 
 func hasUnknown(m map[string]any, f Fields) bool {

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
-
-	"github.com/fxhq/fx/internal/jsonscan"
 )
 
 // The byte path of the built-in schemas and of Struct's failure path:
@@ -17,103 +15,15 @@ import (
 // the schema looks at, and stops at the issue limit.
 //
 // The input has been accepted by CheckJSON (one well-formed value, no
-// duplicate keys, valid UTF-8), so the cursor below does not re-validate
-// the grammar. Every function gives the issues the tree path gives for
+// duplicate keys, valid UTF-8), so the cursor (strict_cursor.go) does not
+// check the grammar again. Every function gives the issues the tree path gives for
 // DecodeJSON(body), in the same order: objects are visited in sorted key
 // order, arrays by index, scalars go through the same check.
-
-// cursor is fx's one JSON scanner (internal/jsonscan.Cursor) with what the byte path adds:
-// keys unescaped into a scratch buffer, and peek past white space.
-type cursor struct {
-	jsonscan.Cursor
-	key []byte // scratch for unescaped keys
-}
-
-func newCursor(body []byte) *cursor { return &cursor{Cursor: jsonscan.Cursor{Data: body}} }
-
-// peek returns the first byte of the value at Pos (after white space).
-func (c *cursor) peek() byte {
-	c.SkipSpace()
-	return c.Peek()
-}
-
-// keyOf returns the unescaped key of a member's raw text (as SkipString
-// returns it): it aliases the input or the scratch buffer.
-func (c *cursor) keyOf(raw []byte, esc bool) []byte {
-	if esc {
-		return c.unescapeKey(raw[1 : len(raw)-1])
-	}
-	return raw[1 : len(raw)-1] // inlined: most keys have no escape
-}
-
-func (c *cursor) unescapeKey(key []byte) []byte {
-	c.key = jsonscan.Unescape(c.key[:0], key)
-	return c.key
-}
-
-// decode decodes the value at pos as DecodeJSON does (a scalar, or the
-// subtree a foreign schema receives) and moves past it.
-func (c *cursor) decode() any {
-	c.SkipSpace()
-	start := c.Pos
-	c.SkipValue()
-	v, _ := DecodeJSON(c.Data[start:c.Pos]) // accepted by CheckJSON already
-	return v
-}
-
-// placeholder stands for a container value whose kind is all a check
-// needs (a type mismatch): nothing is decoded.
-func placeholder(b byte) (any, bool) {
-	switch b {
-	case '{':
-		return map[string]any(nil), true
-	case '[':
-		return []any(nil), true
-	}
-	return nil, false
-}
-
-// members calls fn for each member of the object at Pos with its key
-// (unescaped; it aliases the input or a scratch buffer, valid only during
-// the call) and the position of its value, and moves past the object.
-func (c *cursor) members(fn func(key []byte, at int)) {
-	c.SkipSpace()
-	c.Members(func(raw []byte, esc bool) bool {
-		at := c.Pos
-		c.SkipValue()
-		fn(c.keyOf(raw, esc), at)
-		return true
-	})
-}
-
-// elements counts the elements of the array at Pos, up to limit (then n
-// is limit+1 and end is -1: the rest is not scanned), and returns the
-// position after the array, without moving.
-func (c *cursor) elements(limit int) (n, end int) {
-	save := c.Pos
-	c.SkipSpace()
-	c.Elements(func() bool {
-		c.SkipValue()
-		n++
-		return n <= limit
-	})
-	end = c.Pos
-	if n > limit {
-		end = -1
-	}
-	c.Pos = save
-	return n, end
-}
-
-// bytesKey views b as a string for the duration of a lookup.
-func bytesKey(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
-// ---- the builder
 
 // streamTop is validateTop over bytes: null is absence. The walk reads
 // a body whose grammar CheckJSON accepted (on `[1,2` it would look for
 // the closing bracket past the end), so a malformed body gets
-// DecodeJSON's answer first: the one grammar pass of the body (fx does
+// DecodeJSON's answer first: the body's only grammar pass (fx does
 // not check it again: the builders are GrammarCheckers).
 func streamTop(s checker, body []byte, max int) Result {
 	if err := CheckJSON(body); err != nil {
@@ -289,5 +199,3 @@ func (s *ArraySchema) ValidateJSONLimit(body []byte, max int) Result {
 
 // ChecksGrammar reports true, as ObjectSchema's does.
 func (s *ArraySchema) ChecksGrammar() bool { return true }
-
-func jsonErrorResult(err error) Result { return Result{Issues: []Issue{jsonIssueOf(err)}} }

@@ -109,7 +109,8 @@ func TestBuilderRootAndKinds(t *testing.T) {
 // TestIntegerRangeOneWording: an integer out of range is worded the same
 // way by the builder (Integer, with or without Min and Max, in a body or
 // a query) and by Struct and QueryStruct (a Go integer type's range):
-// the bound it crossed, as the document gives it.
+// the bound it crossed, as the document gives it (rangeIssue); so is a
+// number with a fraction (fractionIssue).
 func TestIntegerRangeOneWording(t *testing.T) {
 	type wide struct {
 		N int64 `json:"n"`
@@ -137,6 +138,9 @@ func TestIntegerRangeOneWording(t *testing.T) {
 		{"Struct int8", validate.Struct[small]().ValidateJSON([]byte(`{"n":300}`)), "n", "Must be at most 127"},
 		{"Integer as int8", validate.Integer().Min(-128).Max(127).Validate(300.0), "", "Must be at most 127"},
 		{"QueryStruct int8", validate.QueryStruct[small]().Validate(query("-300")), "n", "Must be at least -128"},
+		{"Integer fraction", validate.Integer().Validate(1.5), "", "Expected an integer, got 1.5"},
+		{"Struct fraction", validate.Struct[small]().ValidateJSON([]byte(`{"n":1.5}`)), "n", "Expected an integer, got 1.5"},
+		{"QueryStruct fraction", validate.QueryStruct[wide]().Validate(query("2.5")), "n", "Expected an integer, got 2.5"},
 	} {
 		if got := issuesOf(c.r); len(got) != 1 || got[c.path] != c.want {
 			t.Errorf("%s: %v, want %s: %q", c.name, got, c.path, c.want)

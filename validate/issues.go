@@ -1,6 +1,15 @@
 package validate
 
-import "slices"
+import (
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	json "github.com/goccy/go-json"
+)
 
 // Bounded error work. A request can be built to fail a rule millions of
 // times: 4 MiB of empty items `[{},{},...]` under a schema that requires
@@ -70,10 +79,9 @@ func cut(r Result, max int) Result {
 	return r
 }
 
-// issueList is the one issue collector of the package: the builder's
-// schemas, the type check of Struct (state) and the constraint plans
-// (walker) all report into one, which stops taking issues at max (0: no
-// limit).
+// issueList collects issues and stops taking them at max (0: no limit):
+// the builder's schemas and the type check of Struct (state) and the
+// constraint plans (walker) report into it.
 type issueList struct {
 	issues []Issue
 	max    int
@@ -125,4 +133,120 @@ func smallestKeys(each func(yield func(string) bool), k int) []string {
 		out = out[:k]
 	}
 	return out
+}
+
+// state carries the issues and the current path through one validation.
+type state struct {
+	issueList // stops at max issues (0: no limit)
+	path      []string
+	query     bool
+	err       error
+}
+
+// newState starts a validation stopping at max issues.
+func newState(query bool, max int) *state {
+	return &state{issueList: issueList{max: max}, query: query}
+}
+
+// add reports msg at the current path.
+func (st *state) add(msg string) {
+	if !st.full() {
+		st.report(slices.Clone(st.path), msg)
+	}
+}
+
+func (st *state) push(seg string) { st.path = append(st.path, seg) }
+
+func (st *state) pop() { st.path = st.path[:len(st.path)-1] }
+
+// kindOf names the JSON kind of a value, for messages.
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case float64, float32, int, int64, int32, uint, uint64, uint32, json.Number:
+		return "a number"
+	case []any, []string:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return "a value of another kind"
+}
+
+// quoteInput quotes a client-supplied value for a message, shortened.
+func quoteInput(s string) string {
+	if len(s) > 40 {
+		cut := 40
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return strconv.Quote(s)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// fractionIssue words why an integer kind (a struct field's, an Integer)
+// refuses f, a number with a fraction.
+func fractionIssue(f float64) string { return "Expected an integer, got " + fmtNum(f) }
+
+// rangeIssue words why a number f is outside [lo, hi] ("" when it is
+// inside): "Must be at least lo" below, "Must be at most hi" above, the
+// bound it crossed as the document gives it (minimum, maximum) and as a
+// min or max tag words it. Every integer range (a Go integer type's, an
+// Integer schema's ±2^53, a Min or Max) is worded here.
+func rangeIssue(f, lo, hi float64) string {
+	switch {
+	case f < lo:
+		return "Must be at least " + fmtNum(lo)
+	case f > hi:
+		return "Must be at most " + fmtNum(hi)
+	}
+	return ""
+}
+
+// fmtNum renders a number as a person writes it: 100, 2.5, 9007199254740992, 1e+300.
+func fmtNum(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+func jsonErrorResult(err error) Result { return Result{Issues: []Issue{jsonIssueOf(err)}} }
+
+// jsonIssueOf is the issue of a CheckJSON error.
+func jsonIssueOf(err error) Issue {
+	if je, ok := err.(*JSONError); ok {
+		return je.Issue()
+	}
+	return Issue{Path: []string{}, Message: err.Error()}
+}
+
+func nonNil(p []string) []string {
+	if p == nil {
+		return []string{}
+	}
+	return p
+}
+
+// decodeIssue translates a decoder error that the type check did not
+// foresee (a custom UnmarshalJSON rejecting its input).
+func decodeIssue(err error) Issue {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return Issue{Path: strings.Split(te.Field, "."), Message: "Has an invalid value"}
+	}
+	return Issue{Path: []string{}, Message: "Has an invalid value"}
 }

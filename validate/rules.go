@@ -1,426 +1,332 @@
 package validate
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"reflect"
-	"regexp"
 	"slices"
-	"strings"
-	"time"
+	"strconv"
+	"sync"
 	"unsafe"
+
+	"github.com/fxhq/fx/internal/jsontree"
 )
 
-// Constraint tags: the `validate:"..."` vocabulary of go-playground/
-// validator (the words of words.go), plus `pattern:"regexp"`,
-// `doc:"..."` and `example:"..."`, compiled once per type into a plan
-// (vplan, splan) that rules_run.go runs over a decoded value without
-// reflection, and that jsonschema.go turns into JSON Schema. A word
-// fx does not know, a word that does not fit the field's type, a bad
-// parameter or a bad regular expression is a *TagError when the plan is
-// built: never ignored. docs/tags.md documents every word.
+// Running a compiled plan (plan_rules.go) over a decoded value: no reflection
+// on slices, structs and scalars (offsets and typed loads), a walker from
+// a pool, and a path rendered only when an issue is reported. Cost on a
+// value that passes: no allocation and no walker (passes reads the plan
+// alone), unless a rule itself allocates (url, uri) or a map is visited
+// (map entries are read through reflect, one allocation per entry
+// visited). On a value that fails: its rules up to the first failure run
+// twice (passes, then the walk), one allocation for the first eight
+// issues and one for their paths (up to 16 segments).
 
-// TagError is a constraint tag that cannot be honoured, found when a
-// schema is built (Struct, QueryStruct, CompileStruct, fx.Op). It names
-// the struct type, the Go field and the word at fault.
-type TagError struct {
-	Type   reflect.Type // the struct type declaring the field
-	Field  string       // the Go name of the field
-	Word   string       // the word (or tag) at fault, as written
-	Reason string       // what is wrong, in plain English
+// walker is the state of one run.
+type walker struct {
+	issueList
+	path []seg
+	// skip holds the paths that already have a type issue: nothing at or
+	// below them is checked (their value was replaced by null to decode).
+	skip  *jsontree.Paths
+	nodes []*jsontree.Paths
+	// segs is where the issues' paths are cut from (one allocation for
+	// the paths of several issues); it is dropped at the end of a run,
+	// since the paths leave with the issues.
+	segs []string
 }
 
-// Error returns "validate: type T, field F, word "w": reason".
-func (e *TagError) Error() string {
-	return fmt.Sprintf("validate: type %s, field %s, word %q: %s", e.Type, e.Field, e.Word, e.Reason)
+// seg is one path segment: a JSON name, or an index when name is "".
+type seg struct {
+	name string
+	idx  int
 }
 
-// vplan checks one value: the rules of its words in tag order, then its
-// elements (dive) and its struct fields.
-type vplan struct {
-	t    reflect.Type // the value's type, pointer removed
-	kind tkind
-	ptr  bool // reached through a pointer: nil is checked before the rules
-	// rules in tag order; the first failure is the value's issue.
-	rules []rule
-	elem  *vplan  // dive: each element (map: each value)
-	keys  *vplan  // dive keys ... endkeys: each map key
-	sub   *splan  // struct fields
-	size  uintptr // element size (slices, arrays)
-	n     int     // array length
-}
+var walkers = sync.Pool{New: func() any { return &walker{path: make([]seg, 0, 16)} }}
 
-// rule is one compiled word.
-type rule struct {
-	word   string
-	omit   bool // omitempty: skip the rest when the value has none
-	req    bool // required
-	ok     func(p unsafe.Pointer) bool
-	msg    string
-	schema func(m map[string]any) // its JSON Schema keywords; nil: none
-}
-
-// splan checks the fields of a struct that have rules.
-type splan struct {
-	fields []fplan
-	done   bool // compiled (a recursive type meets itself before)
-}
-
-// fplan is one field of a struct plan.
-type fplan struct {
-	name    string // JSON name; "" for an embedded pointer struct (no path segment)
-	off     uintptr
-	v       *vplan // nil: no rules (documentation only)
-	doc     string
-	example string
-}
-
-var durationT = reflect.TypeFor[time.Duration]()
-
-// planOf compiles the plan of t (once, in t's cache entry): nil when
-// nothing in t has a rule.
-func planOf(t reflect.Type) (*vplan, error) {
-	e := infoOf(t)
-	e.planOnce.Do(func() {
-		c := &compiler{structs: map[reflect.Type]*splan{}}
-		e.plan, e.structs = c.value(nil, "", t, nil), c.structs
-		if e.planErr = errors.Join(c.errs...); e.planErr != nil {
-			e.plan = nil
-		}
-	})
-	return e.plan, e.planErr
-}
-
-// compiler builds plans; structs holds those built (or being built, for
-// recursive types).
-type compiler struct {
-	structs map[reflect.Type]*splan
-	errs    []error
-}
-
-func (c *compiler) fail(owner reflect.Type, field, word, format string, args ...any) {
-	c.errs = append(c.errs, &TagError{Type: owner, Field: field, Word: word, Reason: fmt.Sprintf(format, args...)})
-}
-
-// kindOfType classifies t (pointer removed) by its Go shape, as the
-// rules see it (see tkind).
-func kindOfType(t reflect.Type) tkind {
-	switch t.Kind() {
-	case reflect.String:
-		return tString
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return tInt
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return tUint
-	case reflect.Float32, reflect.Float64:
-		return tFloat
-	case reflect.Bool:
-		return tBool
-	case reflect.Slice:
-		return tSlice
-	case reflect.Array:
-		return tArray
-	case reflect.Map:
-		return tMap
-	case reflect.Struct:
-		if t == timeT {
-			return tAny
-		}
-		return tStruct
+// run checks the value at p with v, after the issues prior (type issues,
+// kept first), stopping at max issues (0: no limit). skip lists paths not
+// to check (the paths of prior). It returns prior plus the rule issues.
+func (v *vplan) run(p unsafe.Pointer, prior []Issue, max int, skip [][]string) []Issue {
+	if v == nil || (max > 0 && len(prior) >= max) {
+		return prior
 	}
-	return tAny
+	if len(skip) == 0 && v.passes(p) {
+		return prior // the common case, without a walker or paths
+	}
+	w := walkers.Get().(*walker)
+	w.issues, w.max = prior, max
+	if len(skip) > 0 {
+		w.skip = jsontree.NewPaths(skip)
+		w.nodes = append(w.nodes[:0], w.skip)
+	}
+	v.check(p, w)
+	out := w.issues
+	w.issues, w.skip, w.path, w.segs = nil, nil, w.path[:0], nil
+	clear(w.nodes)
+	w.nodes = w.nodes[:0]
+	walkers.Put(w)
+	return out
 }
 
-// value compiles the words for a value of type t, declared by field of
-// owner (nil owner: the top-level type). It returns nil when there is
-// nothing to check.
-func (c *compiler) value(owner reflect.Type, field string, t reflect.Type, words []string) *vplan {
-	v := &vplan{t: t}
-	if t.Kind() == reflect.Pointer {
-		v.ptr, v.t = true, t.Elem()
-	}
-	v.kind = kindOfType(v.t)
-	if v.t.Kind() == reflect.Pointer {
-		v.kind = tAny
-	}
-	for i := 0; i < len(words); i++ {
-		w := words[i]
-		name, param, _ := strings.Cut(w, "=")
-		switch {
-		case w == "":
-			c.fail(owner, field, w, "empty word (two commas in a row, or a comma at an end)")
-			continue
-		case strings.Contains(w, "|"):
-			c.fail(owner, field, w, "alternatives (|) are not supported; use the playground adapter")
-			continue
-		case name == "dive":
-			if v.kind != tSlice && v.kind != tArray && v.kind != tMap {
-				c.fail(owner, field, w, "dive needs a slice, array or map, not %s", v.t)
-				return v.result()
-			}
-			rest := words[i+1:]
-			if len(rest) > 0 && rest[0] == "keys" {
-				end := indexOf(rest, "endkeys")
-				if v.kind != tMap || end < 0 {
-					c.fail(owner, field, "keys", "keys needs a map and a matching endkeys")
-					return v.result()
-				}
-				v.keys = c.value(owner, field, v.t.Key(), rest[1:end])
-				rest = rest[end+1:]
-			}
-			v.elem = c.value(owner, field, v.t.Elem(), rest)
-			if v.elem == nil {
-				v.elem = c.implicit(v.t.Elem())
-			}
-			v.size = v.t.Elem().Size()
-			return v.result()
-		case name == "keys" || name == "endkeys":
-			c.fail(owner, field, w, "%s must directly follow dive", name)
-			continue
-		}
-		r, reason := c.word(v, name, param)
-		if reason != "" {
-			c.fail(owner, field, w, "%s", reason)
-			continue
-		}
-		r.word = w
-		v.rules = append(v.rules, r)
-	}
-	switch v.kind {
-	case tStruct:
-		v.sub = c.structPlan(v.t)
-	case tSlice, tArray, tMap:
-		// The elements of a struct type are checked even without dive
-		// (validator needs dive for that; see docs/tags.md).
-		v.elem, v.size = c.implicit(v.t.Elem()), v.t.Elem().Size()
-	}
-	return v.result()
-}
-
-// implicit is the plan of an element with no words: its struct's fields.
-func (c *compiler) implicit(t reflect.Type) *vplan {
-	return c.value(nil, "", t, nil)
-}
-
-// result drops a plan with nothing to check.
-func (v *vplan) result() *vplan {
-	if v.kind == tArray {
-		v.n = v.t.Len()
-	}
-	if len(v.rules) == 0 && v.elem == nil && v.keys == nil && v.sub == nil {
-		return nil
-	}
-	return v
-}
-
-func indexOf(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
-	}
-	return -1
-}
-
-// structPlan compiles the fields of struct t (nil: no field has a rule).
-func (c *compiler) structPlan(t reflect.Type) *splan {
-	p, ok := c.structs[t]
-	if !ok {
-		p = &splan{}
-		c.structs[t] = p // a recursive type refers to it while it is built
-		c.fields(p, t)
-		c.unreachable(t)
-		p.done = true
-	}
-	if p.done && !p.hasRules() {
-		return nil // kept in c.structs for its documentation (doc, example)
-	}
-	return p
-}
-
-func (p *splan) hasRules() bool {
-	for _, f := range p.fields {
-		if f.v != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// fields adds the fields of struct t, as the walk (fieldsOf) lists them,
-// in declaration order: an embedded struct's in its place, those reached
-// through an embedded pointer as one entry (checked when it is not nil).
-func (c *compiler) fields(p *splan, t reflect.Type) {
-	ms, _ := fieldsOf(t)
-	var group *embedPtr
-	for i := range ms {
-		m := &ms[i]
-		if m.via != nil { // compiled as the pointed struct's own fields
-			if m.via != group {
-				group = m.via
-				if sub := c.structPlan(group.t); sub != nil && !group.norules {
-					p.fields = append(p.fields, fplan{off: group.off,
-						v: &vplan{t: group.t, kind: tStruct, ptr: true, sub: sub}})
-				}
-			}
-			continue
-		}
-		vtag, hasV := m.f.Tag.Lookup("validate")
-		pat, hasPat := m.f.Tag.Lookup("pattern")
-		switch {
-		case m.kind == mEmbed:
-			if (hasV && vtag != "-") || hasPat {
-				c.fail(m.owner, m.f.Name, vtag+pat, "an embedded struct's fields are its outer object's in JSON: tag them, not the embedded struct")
-			}
-			continue
-		case m.norules || vtag == "-":
-			continue
-		case m.kind == mIgnored:
-			if hasV || hasPat {
-				c.fail(m.owner, m.f.Name, vtag+pat, "the field is not read from JSON (json:\"-\")")
-			}
-			continue
-		}
-		fp := c.field(m.owner, m.f, hasV, vtag, hasPat, pat)
-		fp.name, fp.off = m.name, m.off
-		p.fields = append(p.fields, fp)
-	}
-}
-
-// unreachable refuses a field of struct t's flattened fields that JSON
-// can never set (an outer field, or an earlier embedded one, holds its
-// JSON name) but whose tags require it: every body would be refused at
-// a field that was sent. The error names both fields.
-func (c *compiler) unreachable(t reflect.Type) {
-	for _, h := range descOf(t).hidden {
-		vtag, _, _ := strings.Cut(h.f.Tag.Get("validate"), ",dive") // dive's words are the elements'
-		if !slices.Contains(strings.Split(vtag, ","), "required") {
-			continue
-		}
-		c.fail(h.owner, h.f.Name, "required", "JSON never sets this field in %s: the key %q sets %s.%s",
-			t, h.winner.name, h.winner.owner, h.winner.goName)
-	}
-}
-
-// field compiles one field's tags (validate, pattern, doc, example).
-func (c *compiler) field(owner reflect.Type, f reflect.StructField, hasV bool, vtag string, hasPat bool, pat string) fplan {
-	var words []string
-	if hasV && vtag != "" {
-		words = strings.Split(vtag, ",")
-	}
-	v := c.value(owner, f.Name, f.Type, words)
-	if hasPat {
-		re, err := regexp.Compile(pat)
-		ft := f.Type
-		if ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		switch {
-		case err != nil:
-			c.fail(owner, f.Name, "pattern:"+pat, "bad regular expression: %v", err)
-		case ft.Kind() != reflect.String:
-			c.fail(owner, f.Name, "pattern:"+pat, "pattern needs a string field, not %s", ft)
-		default:
-			if v == nil {
-				v = &vplan{t: ft, kind: tString, ptr: f.Type.Kind() == reflect.Pointer}
-			}
-			v.rules = append(v.rules, rule{word: "pattern", msg: "Must match the pattern " + pat,
-				ok:     func(p unsafe.Pointer) bool { return re.MatchString(*(*string)(p)) },
-				schema: func(m map[string]any) { addPattern(m, pat) }})
-		}
-	}
-	return fplan{v: v, doc: f.Tag.Get("doc"), example: f.Tag.Get("example")}
-}
-
-// addPattern sets m's pattern, or adds one more under allOf.
-func addPattern(m map[string]any, pat string) {
-	if _, ok := m["pattern"]; !ok {
-		m["pattern"] = pat
+func (w *walker) add(msg string) {
+	if w.full() {
 		return
 	}
-	all, _ := m["allOf"].([]any)
-	m["allOf"] = append(all, map[string]any{"pattern": pat})
-}
-
-// structDoc returns every field of struct t with its tags (rules or
-// not), or nil when t's tags do not compile.
-func structDoc(t reflect.Type) *splan {
-	if _, err := planOf(t); err != nil {
-		return nil
+	n := len(w.path)
+	if cap(w.segs)-len(w.segs) < n {
+		w.segs = make([]string, 0, max(16, n))
 	}
-	return infoOf(t).structs[t]
-}
-
-// paramUnescape applies validator's escapes in parameters: 0x2C is a
-// comma, 0x7C a bar.
-func paramUnescape(s string) string {
-	return strings.NewReplacer("0x2C", ",", "0x7C", "|").Replace(s)
-}
-
-// fieldRules are the constraint tags of one struct field whose value is
-// not read from a JSON body: fx.Op's path, query and header fields take
-// the same validate, pattern, doc and example tags as body fields
-// (internal/tagengine's Field). Compiled once; safe for concurrent use.
-type fieldRules struct {
-	v  *vplan
-	fp fplan
-	f  reflect.StructField
-}
-
-// compileField compiles the tags of field f of struct type owner. The
-// error is the *TagError of each tag that cannot be honoured (joined). A
-// field without constraint tags gives rules whose Check passes
-// everything.
-func compileField(owner reflect.Type, f reflect.StructField) (*fieldRules, error) {
-	c := &compiler{structs: map[reflect.Type]*splan{}}
-	vtag, hasV := f.Tag.Lookup("validate")
-	pat, hasPat := f.Tag.Lookup("pattern")
-	if vtag == "-" {
-		hasV = false
+	path := w.segs[len(w.segs) : len(w.segs)+n : len(w.segs)+n]
+	w.segs = w.segs[:len(w.segs)+n]
+	if len(w.issues) == cap(w.issues) && len(w.issues) < 8 {
+		w.issues = slices.Grow(w.issues, 8-len(w.issues)) // one allocation for the first eight
 	}
-	fp := c.field(owner, f, hasV, vtag, hasPat, pat)
-	if len(c.errs) > 0 {
-		return nil, errors.Join(c.errs...)
-	}
-	return &fieldRules{v: fp.v, fp: fp, f: f}, nil
-}
-
-// Constrained reports whether the tags hold any rule (a field with only
-// doc or example tags has none): a value can then be refused.
-func (r *fieldRules) Constrained() bool { return r != nil && r.v != nil }
-
-// Required reports whether the tags hold required: an absent value is
-// refused with "Required".
-func (r *fieldRules) Required() bool {
-	if r.v == nil {
-		return false
-	}
-	for _, x := range r.v.rules {
-		if x.req {
-			return true
+	for i, s := range w.path {
+		if s.name == "" {
+			path[i] = strconv.Itoa(s.idx)
+		} else {
+			path[i] = s.name
 		}
 	}
-	return false
+	w.issues = append(w.issues, Issue{Path: path, Message: msg}) // path is never nil here
 }
 
-// Check runs the rules over the value at p, which must point at a value
-// of the field's type; the issues' paths are relative to the field (an
-// element of a dived slice: ["1"]). At most max issues (0: no limit).
-// Cost: no allocation when the value passes (see rules_run.go).
-func (r *fieldRules) Check(p unsafe.Pointer, max int) []Issue {
-	return r.v.run(p, nil, max, nil)
+// enter pushes a segment; it reports false when the segment is one of
+// the skipped paths (leave must still be called).
+func (w *walker) enter(name string, idx int) bool {
+	w.path = append(w.path, seg{name, idx})
+	if w.skip == nil {
+		return true
+	}
+	cur := w.nodes[len(w.nodes)-1]
+	var next *jsontree.Paths
+	if cur.Branches() {
+		key := name
+		if name == "" {
+			key = strconv.Itoa(idx)
+		}
+		next = cur.Child(key)
+	}
+	w.nodes = append(w.nodes, next)
+	return !next.Ends()
 }
 
-// JSONSchema is the schema of the field's value as a request sends it:
-// its type's, with the keywords of its tags.
-func (r *fieldRules) JSONSchema() map[string]any {
-	d := descOf(r.f.Type)
-	m := requestSchema(d)
-	describeField(m, fdesc{d: d, ptr: r.f.Type.Kind() == reflect.Pointer}, &r.fp, true)
-	return m
+func (w *walker) leave() {
+	w.path = w.path[:len(w.path)-1]
+	if w.skip != nil {
+		w.nodes = w.nodes[:len(w.nodes)-1]
+	}
 }
 
-// requestSchema describes a value a request sends (see describer).
-func requestSchema(d *tdesc) map[string]any {
-	return typeSchema(d, &describer{open: map[*tdesc]bool{}, rules: true, request: true})
+// check runs the plan over the value at p.
+func (v *vplan) check(p unsafe.Pointer, w *walker) {
+	p, msg, deeper := v.rulesAt(p)
+	if msg != "" {
+		w.add(msg)
+		return
+	}
+	if !deeper {
+		return
+	}
+	if v.elem != nil || v.keys != nil {
+		v.each(p, w)
+	}
+	if v.sub != nil {
+		v.sub.check(p, w)
+	}
+}
+
+// passes reports whether check would find no issue in the value at p,
+// without a walker: it stops at the first failure (which check then
+// walks again for the issues) and answers false for a map with entries
+// to check (check visits them in order, through reflect).
+func (v *vplan) passes(p unsafe.Pointer) bool {
+	if v.ptr || len(v.rules) > 0 { // else nothing of rulesAt's to run: a struct's or an element's fields
+		q, msg, deeper := v.rulesAt(p)
+		if msg != "" {
+			return false
+		}
+		if !deeper {
+			return true
+		}
+		p = q
+	}
+	switch {
+	case v.kind == tMap && (v.elem != nil || v.keys != nil):
+		if *(*unsafe.Pointer)(p) != nil && reflect.NewAt(v.t, p).Elem().Len() > 0 {
+			return false
+		}
+	case v.elem != nil && (v.kind == tSlice || v.kind == tArray):
+		data, n := p, v.n
+		if v.kind == tSlice {
+			data, n = *(*unsafe.Pointer)(p), (*[3]int)(p)[1]
+		}
+		for i := 0; i < n; i++ {
+			if !v.elem.passes(unsafe.Add(data, uintptr(i)*v.size)) {
+				return false
+			}
+		}
+	}
+	if v.sub != nil {
+		for i := range v.sub.fields {
+			f := &v.sub.fields[i]
+			switch {
+			case f.v == nil:
+			case f.v.ptr || !f.v.leaf():
+				if !f.v.passes(unsafe.Add(p, f.off)) {
+					return false
+				}
+			default: // rules only: no call to rulesAt
+				if i, _ := f.v.failing(unsafe.Add(p, f.off)); i >= 0 {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// rulesAt runs v's own rules over the value at p: msg is the issue of
+// the first that fails, and deeper reports that the elements and fields
+// are to be checked (at q: p, or where the pointer at p points).
+func (v *vplan) rulesAt(p unsafe.Pointer) (q unsafe.Pointer, msg string, deeper bool) {
+	if v.ptr {
+		if p = *(*unsafe.Pointer)(p); p == nil {
+			// validator: a nil pointer passes only an omitempty first word;
+			// any other word fails (its own message; required's "Required")
+			if len(v.rules) > 0 && !v.rules[0].omit {
+				if msg = v.rules[0].msg; !v.rules[0].req {
+					msg = "Required"
+				}
+			}
+			return nil, msg, false
+		}
+	}
+	i, omitted := v.failing(p)
+	if i >= 0 {
+		return p, v.rules[i].msg, false
+	}
+	return p, "", !omitted
+}
+
+// failing runs v's rules in order over the value at p (not a nil
+// pointer): i is the index of the first that fails, or -1; omitted
+// reports that an omitempty word stopped them, the value having none.
+func (v *vplan) failing(p unsafe.Pointer) (i int, omitted bool) {
+	for i := range v.rules {
+		r := &v.rules[i]
+		if r.omit {
+			if !v.ptr && !hasValueAt(v, p) {
+				return -1, true
+			}
+			continue
+		}
+		if !r.ok(p) {
+			return i, false
+		}
+	}
+	return -1, false
+}
+
+// leaf reports whether v has only its own rules (no elements, keys or
+// fields to visit).
+func (v *vplan) leaf() bool { return v.elem == nil && v.keys == nil && v.sub == nil }
+
+// hasValueAt is hasValue without a compiled closure (omitempty is rare
+// enough not to keep one).
+func hasValueAt(v *vplan, p unsafe.Pointer) bool {
+	switch v.kind {
+	case tString:
+		return len(*(*string)(p)) != 0
+	case tSlice, tMap:
+		return *(*unsafe.Pointer)(p) != nil
+	case tBool:
+		return *(*bool)(p)
+	}
+	return !reflect.NewAt(v.t, p).Elem().IsZero()
+}
+
+// each checks the elements (and map keys) of the container at p.
+func (v *vplan) each(p unsafe.Pointer, w *walker) {
+	switch v.kind {
+	case tSlice, tArray:
+		data, n := p, v.n
+		if v.kind == tSlice {
+			data, n = *(*unsafe.Pointer)(p), (*[3]int)(p)[1]
+		}
+		for i := 0; i < n && !w.full(); i++ {
+			if w.enter("", i) && v.elem != nil {
+				v.elem.check(unsafe.Add(data, uintptr(i)*v.size), w)
+			}
+			w.leave()
+		}
+	case tMap:
+		m := reflect.NewAt(v.t, p).Elem()
+		keys := m.MapKeys()
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			names[i] = fmt.Sprint(k.Interface())
+		}
+		order := make([]int, len(keys))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(names[a], names[b]) })
+		kv, ev := reflect.New(v.t.Key()).Elem(), reflect.New(v.t.Elem()).Elem()
+		for _, i := range order {
+			if w.full() {
+				return
+			}
+			if w.enter(names[i], 0) {
+				if v.keys != nil {
+					kv.Set(keys[i])
+					v.keys.check(kv.Addr().UnsafePointer(), w)
+				}
+				if v.elem != nil {
+					ev.Set(m.MapIndex(keys[i]))
+					v.elem.check(ev.Addr().UnsafePointer(), w)
+				}
+			}
+			w.leave()
+		}
+	}
+}
+
+func (s *splan) check(p unsafe.Pointer, w *walker) {
+	for i := range s.fields {
+		f := &s.fields[i]
+		if f.v == nil {
+			continue
+		}
+		if w.full() {
+			return
+		}
+		if f.name == "" { // embedded pointer struct: no segment
+			f.v.check(unsafe.Add(p, f.off), w)
+			continue
+		}
+		if w.skip == nil && f.v.leaf() {
+			// its segment is pushed only for an issue's path
+			if _, msg, _ := f.v.rulesAt(unsafe.Add(p, f.off)); msg != "" {
+				w.enter(f.name, 0)
+				w.add(msg)
+				w.leave()
+			}
+			continue
+		}
+		if w.enter(f.name, 0) {
+			f.v.check(unsafe.Add(p, f.off), w)
+		}
+		w.leave()
+	}
+}
+
+// issuePaths lists the paths of issues.
+func issuePaths(issues []Issue) [][]string {
+	paths := make([][]string, len(issues))
+	for i, is := range issues {
+		paths[i] = is.Path
+	}
+	return paths
 }

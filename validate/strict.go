@@ -18,7 +18,7 @@ import (
 // DecodeJSON builds the tree Schema.Validate receives.
 //
 // The tokens (white space, strings, numbers, literals) and the unescaping
-// are fx's one JSON scanner, internal/jsonscan, shared with the WASM
+// are internal/jsonscan's, the JSON scanner shared with the WASM
 // response parser; this file holds the structure: value, array and object
 // call one another, the depth limit, the duplicate-key check, and the
 // wording of every error.
@@ -138,11 +138,11 @@ type parser struct {
 	keys  []byte // unescaped keys of the open objects (scan mode, and for error paths)
 	offs  []int  // start,end pairs into keys
 	// fitDepth counts the open arrays and objects of the strict walk and
-	// of the one-pass decoder (decode_fit.go, decode.go) that took no frame;
+	// of the one-pass decoder (typecheck_bytes.go, decode.go) that took no frame;
 	// they count towards MaxDepth.
 	fitDepth int
 	// arena holds the strings the one-pass decoder writes (decode.go),
-	// in room when the caller offered room enough (decodeInto's);
+	// in room when the caller offered room enough (dnode.pass);
 	// long: it wrote an integer of 16 digits or more.
 	arena, room []byte
 	long        bool
@@ -151,7 +151,7 @@ type parser struct {
 	// left-out values are null); otherwise null stands only where the
 	// type takes it (takesNull).
 	holes bool
-	// list collects the type issues of the strict walk (decode_fit.go);
+	// list collects the type issues of the strict walk (typecheck_bytes.go);
 	// nil: the walk stops at the first misfit.
 	list *state
 }
@@ -289,9 +289,9 @@ func (p *parser) number() (any, error) {
 		return nil, p.fault(end, f)
 	}
 	p.pos = end
-	// Without an exponent, only 309 digits or more exceed a float64: the
-	// scan parses just those numbers, to reject what DecodeJSON rejects.
-	if !p.build && !exp && end-start <= 308 {
+	// the scan parses just the numbers that may exceed a float64, to
+	// reject what DecodeJSON rejects
+	if !p.build && withinFloat64(end-start, exp) {
 		return nil, nil
 	}
 	v, err := strconv.ParseFloat(unsafe.String(&p.data[start], end-start), 64)
@@ -547,3 +547,11 @@ func (p *parser) popObject() {
 	p.stack[len(p.stack)-1] = frame{}
 	p.stack = p.stack[:len(p.stack)-1]
 }
+
+// withinFloat64 reports, without parsing it, that a JSON number of n
+// bytes, written with an exponent or not (exp), is within a float64's
+// range: without an exponent, only 309 digits or more exceed it. Any
+// other number is parsed to know (strconv.ParseFloat's range error is
+// "Number is too large"). The grammar check and the strict walk skip
+// parsing through it.
+func withinFloat64(n int, exp bool) bool { return !exp && n <= 308 }

@@ -1,10 +1,8 @@
 package validate
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"unsafe"
 
 	"github.com/fxhq/fx/internal/jsonscan"
@@ -29,7 +27,7 @@ import (
 // issue "Unknown key" at its path, and its JSON Schema says
 // additionalProperties false.
 //
-// Result.Value is a *T. It implements Decoder with the one decoder that
+// Result.Value is a *T. It implements Decoder with the decoder that
 // Decode uses too: a valid body is decoded straight from the bytes into a T in one pass that checks the types as
 // it writes each field (no intermediate tree, one allocation for the T,
 // one for its strings, one per slice and pointer), and the constraints
@@ -48,7 +46,7 @@ type StructSchema[T any] struct {
 	rules bool   // constraint tags are read (not TypesOnly): JSONSchema shows them
 	query bool
 	wide  bool         // T holds a 64-bit integer somewhere (see ValidateJSON)
-	dec   *dnode       // the one-pass decoding plan of T (decode.go)
+	dec   *dnode       // the one-pass decoding plan of T (plan_decode.go)
 	body  *typeDecoder // Decode: fx.Op's decoder over the same plans
 }
 
@@ -74,11 +72,11 @@ func Struct[T any](opts ...StructOption) *StructSchema[T] {
 
 // QueryStruct returns the schema of T for a route's query string: fields
 // of T are matched by their JSON tags, and the strings of the query are
-// read by the one reading of raw values that fx.Op's path, query and
-// header fields use too (number grammar, ParseBool's booleans, RFC 3339,
-// UnmarshalText, valid UTF-8; empty value = absent for non-string
-// fields, repeated key only for slice fields, whose one value is element
-// 0); then the constraint tags are checked as Struct does.
+// read as fx.Op's path, query and header fields are read (number
+// grammar, ParseBool's booleans, RFC 3339, UnmarshalText, valid UTF-8;
+// empty value = absent for non-string fields, repeated key only for
+// slice fields, whose one value is element 0); then the constraint tags
+// are checked as Struct does.
 // Result.Value is a *T. It panics as Struct does.
 func QueryStruct[T any](opts ...StructOption) *StructSchema[T] {
 	return must(CompileQueryStruct[T](opts...))
@@ -153,7 +151,7 @@ func (s *StructSchema[T]) ValidateLimit(v any, max int) Result {
 
 // checkTree is ValidateLimit over the non-nil tree v for the type dec
 // decodes: the type check of the tree; then, when it passes, the tree
-// re-encoded and decoded by the one decoder into a new value (at) and
+// re-encoded and decoded by the one-pass decoder into a new value (at) and
 // the constraints run over it; else the type issues followed by the
 // constraint issues of the rest (lenientRules). err is the re-encoding's
 // (a tree holding what JSON cannot say: a channel, a cycle).
@@ -190,7 +188,7 @@ func (s *StructSchema[T]) checked(p *T, max int) Result {
 // value of t; nothing at or below a mistyped path is checked. It does
 // nothing when the issue list is already full. Cost: the failure path
 // only (a copy of the maps and slices on the mistyped paths, a re-encode
-// and the one decoder's pass over it).
+// and the one-pass decoder's pass over it).
 func lenientRules(d *tdesc, plan *vplan, t reflect.Type, query bool, tree any, typeIssues []Issue, max int) []Issue {
 	if plan == nil || (max > 0 && len(typeIssues) >= max) {
 		return typeIssues
@@ -218,7 +216,7 @@ func lenientRules(d *tdesc, plan *vplan, t reflect.Type, query bool, tree any, t
 
 // decodeChecked decodes b, the re-encoding of a tree the type check
 // accepted, into the value at at (a zero value of dec's type) with the
-// one decoder every body goes through (decode.go): nil when it is
+// one-pass decoder every body goes through (dnode.pass): nil when it is
 // decoded, else the one issue of the value it refuses, worded as for a
 // body (refusal.issue: a custom UnmarshalJSON's error, "Has an invalid
 // value"). A null in b is the zero value wherever it stands, as go-json
@@ -228,27 +226,20 @@ func lenientRules(d *tdesc, plan *vplan, t reflect.Type, query bool, tree any, t
 // nested deeper than MaxDepth, which no body can be, is refused as such
 // a body is. Cost: the pass over b, as for a body.
 func decodeChecked(dec *dnode, b []byte, at unsafe.Pointer) *Issue {
-	stop := dec.decodeHoles(b, at)
+	_, stop := dec.pass(b, at, nil, true)
 	if stop == nil {
 		return nil
 	}
-	var is Issue
-	if r, ok := stop.(*refusal); ok {
-		is = r.issue()
-	} else if err := CheckJSON(b); err != nil {
-		is = jsonIssueOf(err)
-	} else {
-		// Not reached from a body or a query string: a value the type
-		// check let through uncoerced (in query mode, a string nested in
-		// an array or an object of a tree built by hand). go-json refused
-		// it too, at a path of its own; the issue is the root's.
-		is = decodeIssue(stop)
+	issues, _, err := stopped(nil, b, 0, stop)
+	if err != nil {
+		is := jsonIssueOf(err)
+		return &is
 	}
-	return &is
+	return &issues[0]
 }
 
 // ValidateJSON answers exactly as Validate(DecodeJSON(body)) does, reading
-// body with the one decoder Decode uses (see Decoder): one pass checks the
+// body with the decoder Decode uses (see Decoder): one pass checks the
 // strict grammar, decodes body into a new T and the constraints run over
 // it; no tree is built. A body the pass stops on is read again only to
 // word its issues, as Decode's are: the grammar's fault, or the type
@@ -271,15 +262,16 @@ func (s *StructSchema[T]) ValidateJSONLimit(body []byte, max int) Result {
 		return s.Validate(nil) // as Validate(DecodeJSON(body)) does
 	}
 	p := new(T)
-	long, stop := s.dec.decodeLong(body, unsafe.Pointer(p))
+	long, stop := s.dec.pass(body, unsafe.Pointer(p), nil, false)
 	if stop == nil && !(long && s.wide) {
 		return s.checked(p, max)
 	}
 	if stop != nil && !s.query {
-		if err := CheckJSON(body); err != nil {
+		issues, refused, err := stopped(s.body, body, max, stop)
+		switch {
+		case err != nil:
 			return Result{Issues: []Issue{jsonIssueOf(err)}}
-		}
-		if issues := s.body.misfits(body, max); issues != nil {
+		case !refused:
 			return Result{Issues: issues}
 		}
 	}
@@ -344,21 +336,4 @@ func hasWideInt(d *tdesc, seen map[*tdesc]bool) bool {
 		}
 	}
 	return false
-}
-
-func nonNil(p []string) []string {
-	if p == nil {
-		return []string{}
-	}
-	return p
-}
-
-// decodeIssue translates a decoder error that the type check did not
-// foresee (a custom UnmarshalJSON rejecting its input).
-func decodeIssue(err error) Issue {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return Issue{Path: strings.Split(te.Field, "."), Message: "Has an invalid value"}
-	}
-	return Issue{Path: []string{}, Message: "Has an invalid value"}
 }

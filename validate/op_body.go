@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"errors"
 	"reflect"
 	"unsafe"
 
@@ -16,7 +15,7 @@ type typeDecoder struct {
 	d    *tdesc
 	t    reflect.Type
 	plan *vplan
-	dec  *dnode // the one-pass decoding plan (decode.go)
+	dec  *dnode // the one-pass decoding plan (plan_decode.go)
 }
 
 func init() {
@@ -85,51 +84,13 @@ func (td *typeDecoder) Decode(body []byte, dst any, max int) (issues []Issue, er
 // reading it back, is a look-up of the field's pointer type), and room
 // allocated with its input struct.
 func (td *typeDecoder) DecodeAt(body []byte, at unsafe.Pointer, room []byte, max int) (issues []Issue, err error) {
-	_, stop := td.dec.decodeRoom(body, at, room)
+	_, stop := td.dec.pass(body, at, room, false)
 	if stop == nil {
 		return td.plan.run(at, nil, max, nil), nil
 	}
 	reflect.NewAt(td.t, at).Elem().SetZero()
-	if err := CheckJSON(body); err != nil {
-		return nil, err
-	}
-	return td.reread(body, max, stop), nil
-}
-
-// reread is Decode's error path, for a body CheckJSON accepted that the
-// one pass stopped on (stop: why): misfits' issues; or, when the type
-// scan finds none, the refusal the pass met.
-func (td *typeDecoder) reread(body []byte, max int, stop error) []Issue {
-	if issues := td.misfits(body, max); issues != nil {
-		return issues
-	}
-	if r, ok := stop.(*refusal); ok {
-		return []Issue{r.issue()}
-	}
-	return []Issue{decodeIssue(errors.New("validate: body refused by the decoder"))}
-}
-
-// misfits words why the one pass stopped on body, a body CheckJSON
-// accepted, reading it again without decoding it: its type issues over
-// the bytes, stopping at max, followed by the constraint issues of the
-// fields that type-checked (lenientRules). nil: the body fits the types
-// (the pass refused a value; each caller words that its own way).
-// Decode and StructSchema.ValidateJSONLimit share it: one error path.
-func (td *typeDecoder) misfits(body []byte, max int) []Issue {
-	st := newState(false, max)
-	typeIssues(td.d, body, st)
-	if len(st.issues) == 0 {
-		return nil
-	}
-	return lenientRules(td.d, td.plan, td.t, false, treeOf(body, td.plan, st.issues, max), st.issues, max)
-}
-
-// jsonIssueOf is the issue of a CheckJSON error.
-func jsonIssueOf(err error) Issue {
-	if je, ok := err.(*JSONError); ok {
-		return je.Issue()
-	}
-	return Issue{Path: []string{}, Message: err.Error()}
+	issues, _, err = stopped(td, body, max, stop)
+	return issues, err
 }
 
 // JSONSchema describes the type as a request body (StructSchema.JSONSchema's

@@ -2,10 +2,7 @@ package validate
 
 import (
 	"encoding/base64"
-	"fmt"
-	"iter"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -14,7 +11,7 @@ import (
 )
 
 // The type check of Struct: does a value fit the kind its tdesc expects?
-// One walker reads bytes (the strict walk, decode_fit.go: the one-pass
+// One walker reads bytes (the strict walk, typecheck_bytes.go: the one-pass
 // decoder's guard, and the lister of every type issue of a body); the
 // walker below reads the generic tree, for what is not bytes (Validate
 // of a decoded value, the coerced strings of a query). Both report
@@ -95,7 +92,7 @@ func checkNumber(d *tdesc, f float64, st *state) bool {
 		if d.bits == 64 || math.Abs(f) <= math.MaxFloat32 {
 			return true
 		}
-	} else if lo, hi := d.intRange(); f == math.Trunc(f) && f >= lo && f <= hi {
+	} else if lo, hi := intRange(d.kind, d.bits); f == math.Trunc(f) && f >= float64(lo) && f <= float64(hi) {
 		return true
 	}
 	if st != nil {
@@ -110,10 +107,10 @@ func numberIssue(d *tdesc, f float64) string {
 		return "Number is too large"
 	}
 	if f != math.Trunc(f) {
-		return "Expected an integer, got " + fmtNum(f)
+		return fractionIssue(f)
 	}
-	lo, hi := d.intRange()
-	return rangeIssue(f, lo, hi)
+	lo, hi := intRange(d.kind, d.bits)
+	return rangeIssue(f, float64(lo), float64(hi))
 }
 
 // checkType reports every type mismatch of the tree v against d and
@@ -218,123 +215,6 @@ func checkMembers(d *tdesc, m map[string]any, st *state) {
 		checkMember(d.elem, d.elemNull, m[k], st)
 		st.pop()
 	}
-}
-
-// intRange is the range of the integer kind d: its Go type's, but within
-// ±2^53 for 64 bits (what a JSON number holds exactly).
-func (d *tdesc) intRange() (lo, hi float64) {
-	switch {
-	case d.bits == 64 && d.kind == tInt:
-		return -maxSafeInt, maxSafeInt
-	case d.bits == 64:
-		return 0, maxSafeInt
-	case d.kind == tInt:
-		return -math.Ldexp(1, d.bits-1), math.Ldexp(1, d.bits-1) - 1
-	}
-	return 0, math.Ldexp(1, d.bits) - 1
-}
-
-// coerce turns one query string into the JSON value d expects: scalar
-// decides what it means (t is the scalar's Go type, for a
-// TextUnmarshaler's own reading; nil when not known).
-func coerce(d *tdesc, t reflect.Type, s string, st *state) any {
-	switch d.kind {
-	case tInt, tUint, tFloat, tBool, tTime, tBytes, tText, tString:
-		if d.kind == tText && t == nil {
-			d = &tdesc{kind: tString} // the decoder reads it, as a body's
-		}
-		num, b, issue := scalar(d, t, s, nil)
-		if issue != "" {
-			st.add(issue)
-			if d.kind == tInt || d.kind == tUint || d.kind == tFloat {
-				return num
-			}
-			return nil
-		}
-		switch d.kind {
-		case tInt, tUint, tFloat:
-			return num
-		case tBool:
-			return b
-		}
-	case tSlice:
-		return []any{coerce(d.elem, nil, s, st)}
-	case tMap, tStruct:
-		mismatch(d, kindOf(s), st)
-		return nil
-	}
-	return s
-}
-
-// paramType is the scalar Go type of a query field of type t: t without
-// its pointer, or a slice's element.
-func paramType(t reflect.Type) reflect.Type {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8 {
-		t = t.Elem()
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	return t
-}
-
-// fieldsIn yields the keys of m that are fields of the struct d, in
-// sorted order (the order of the issues), with their fields, until the
-// issue limit is reached.
-func fieldsIn(d *tdesc, m map[string]any, st *state) iter.Seq2[string, *fdesc] {
-	return func(yield func(string, *fdesc) bool) {
-		for _, k := range sortedKeys(m) {
-			if st.full() {
-				return
-			}
-			if f := d.field(k); f != nil && !yield(k, f) {
-				return
-			}
-		}
-	}
-}
-
-// checkQueryStruct applies the rules of Query to a query map.
-func checkQueryStruct(d *tdesc, m map[string]any, st *state) any {
-	out := make(map[string]any, len(m))
-	for k, f := range fieldsIn(d, m, st) {
-		fd := f.d
-		st.push(k)
-		raw := m[k]
-		if one, ok := raw.(string); ok && fd.kind == tSlice && one != "" {
-			raw = []string{one} // one value of a list: its element 0
-		}
-		switch raw := raw.(type) {
-		case string:
-			if raw == "" && !emptyIsValue(fd) {
-				break // an empty value is absent
-			}
-			out[k] = coerce(fd, paramType(f.typ), raw, st)
-		case []string:
-			if fd.kind != tSlice {
-				st.add(fmt.Sprintf("Expected a single value, got %d", len(raw)))
-				break
-			}
-			vals := make([]any, len(raw))
-			et := paramType(f.typ)
-			for i, s := range raw {
-				if st.full() {
-					break
-				}
-				st.push(strconv.Itoa(i))
-				vals[i] = coerce(fd.elem, et, s, st)
-				st.pop()
-			}
-			out[k] = vals
-		default:
-			out[k] = checkMember(fd, f.null, raw, st)
-		}
-		st.pop()
-	}
-	return out
 }
 
 func sortedKeys(m map[string]any) []string {

@@ -488,7 +488,7 @@ func unique(v *vplan, param string) (rule, string) {
 		return rule{}, "unique needs a slice, array or map, not " + v.t.String()
 	}
 	et := v.t.Elem()
-	ek := kindOfType(et)
+	_, ek := classify(et)
 	var key func(p unsafe.Pointer) any
 	switch ek {
 	case tString:

@@ -10,7 +10,7 @@ import (
 	"github.com/fxhq/fx/internal/jsonscan"
 )
 
-// The strict walk, fx's one type checker over bytes: on the strict
+// The strict walk, the type check over bytes: on the strict
 // reader's tokens and state (strict.go), it checks the grammar
 // (duplicate keys, UTF-8, number range, depth) and whether every value
 // fits its Go type, building nothing; a value the type does not
@@ -21,39 +21,27 @@ import (
 //   - none (nil): the yes/no guard of the one-pass decoder (decode.go),
 //     stopping at the first misfit (errMisfit), without allocating;
 //   - a collector: the type issues of a body CheckJSON accepted, every
-//     one, in the order the tree's check (types_check.go) reports them
+//     one, in the order the tree's check (typecheck.go) reports them
 //     (members in sorted key order, elements by index), up to the
 //     collector's limit.
 //
-// Both modes answer through the leaf checks of types_check.go.
+// Both modes answer through the leaf checks of typecheck.go.
 
 // errMisfit ends the walk: a value that does not fit its type, a fault
 // the walk leaves CheckJSON to word, or (listing) a full issue list.
 var errMisfit = errors.New("validate: the body does not fit the type")
-
-// fits reports whether body, which CheckJSON accepted, fits d: every
-// value of the kind its type expects and within its range (what checkType
-// finds no issue with), walked over the bytes without building anything.
-// No decoder needs it any more (the one pass decides every body, and no
-// body is decoded whole by go-json); the tests and benchmarks keep it as
-// the walk's yes-or-no answer to compare the pass with.
-// Cost: no allocation (except to check a time or base64 string).
-func fits(d *tdesc, body []byte) bool { return walkTypes(d, body, nil) == nil }
 
 // typeIssues reports into st every type issue of body, which CheckJSON
 // accepted, against d: the issues checkType reports over the body's
 // tree, in its order, stopping at st's limit; nothing is decoded but the
 // values an issue quotes (a number, a time) and the keys of the objects
 // on the way (to sort them).
-func typeIssues(d *tdesc, body []byte, st *state) { walkTypes(d, body, st) }
-
-func walkTypes(d *tdesc, body []byte, st *state) error {
+func typeIssues(d *tdesc, body []byte, st *state) {
 	p := getParser(body, false)
 	p.list = st
 	p.skipSpace()
-	err := p.fit(d.typed())
+	p.fit(d.typed())
 	putParser(p)
-	return err
 }
 
 // typed is d as the walk carries it: nil for a type that takes any value
@@ -172,10 +160,9 @@ func fitText(d *tdesc, raw []byte, esc bool, st *state) bool {
 	return checkText(d, s, st)
 }
 
-// fitNumber reads the number at pos. A float64 takes any number of at
-// most 308 characters without an exponent (only longer ones overflow);
-// an integer kind takes a plain integer of at most 15 digits (exact as a
-// float64) by its value; any other number is parsed. The value is then
+// fitNumber reads the number at pos. A float64 takes a number its range
+// holds unparsed (withinFloat64); an integer kind takes a plain integer
+// (plainInt) by its value; any other number is parsed. The value is then
 // the leaf check's, checkNumber.
 func (p *parser) fitNumber(d *tdesc) error {
 	start := p.pos
@@ -185,21 +172,12 @@ func (p *parser) fitNumber(d *tdesc) error {
 	}
 	p.pos = end
 	tok := p.data[start:end]
-	var v float64
-	switch {
-	case d.kind == tFloat && d.bits == 64 && !exp && len(tok) <= 308:
+	if d.kind == tFloat && d.bits == 64 && withinFloat64(len(tok), exp) {
 		return nil
-	case d.kind != tFloat && !exp && len(tok) <= 16 && plainInt(tok):
-		n := int64(0)
-		for _, c := range tok {
-			if c != '-' {
-				n = n*10 + int64(c-'0')
-			}
-		}
-		if v = float64(n); tok[0] == '-' {
-			v = -v
-		}
-	default:
+	}
+	n, plain := plainInt(tok)
+	v := float64(n)
+	if !plain || d.kind == tFloat {
 		var err error
 		if v, err = strconv.ParseFloat(unsafe.String(&tok[0], len(tok)), 64); err != nil {
 			return errMisfit // CheckJSON: "Number is too large"
@@ -209,21 +187,6 @@ func (p *parser) fitNumber(d *tdesc) error {
 		return p.refused()
 	}
 	return nil
-}
-
-// plainInt reports whether the number tok has neither fraction nor
-// exponent and at most 15 digits.
-func plainInt(tok []byte) bool {
-	digits := tok
-	if tok[0] == '-' {
-		digits = tok[1:]
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return len(digits) <= 15
 }
 
 // fitArray reads the array at pos, each element as elem describes it

@@ -17,13 +17,11 @@ import (
 // as encoding/json reads them, embedded structs flattened), and one cache
 // entry per type (typeInfo) holds everything derived from it: the type's
 // description (tdesc: which JSON kind a value must be, a struct's JSON
-// fields), its constraint plan (rules.go) and its decoding plan
-// (decode.go). The rules, the decoder and the JSON Schema all read them.
+// fields), its constraint plan (plan_rules.go) and its decoding plan
+// (plan_decode.go). The rules, the decoder and the JSON Schema all read them.
 
-// tkind is the one kind enum: a tdesc's kind is the type as JSON reads
-// it (descIn), a constraint plan's the type's Go shape, which its
-// words apply to (kindOfType: an array is tArray, []byte a tSlice,
-// time.Time and interfaces tAny).
+// tkind is the kind of a value: a tdesc's is the type as JSON reads it,
+// a constraint plan's what its words apply to (both from classify).
 type tkind uint8
 
 const (
@@ -36,14 +34,14 @@ const (
 	tSlice               // slice or array of elem
 	tMap                 // map with string keys of elem
 	tStruct              // struct with fields
-	tTime                // time.Time: RFC 3339 string
-	tText                // encoding.TextUnmarshaler: a string
+	tTime                // time.Time: RFC 3339 string (rules: only required, omitempty)
+	tText                // encoding.TextUnmarshaler: a string (rules, when not a Go string: only required, omitempty)
 	tBytes               // []byte: base64 string
-	tArray               // a Go array, as the rules see it (the JSON view reads it as tSlice)
+	tArray               // a Go array, as the rules see it (JSON reads it as tSlice)
 )
 
 type tdesc struct {
-	t    reflect.Type // a struct's type (its constraint tags: jsonschema.go)
+	t    reflect.Type // a struct's type (its constraint tags: schema.go)
 	kind tkind
 	bits int
 	elem *tdesc
@@ -97,7 +95,7 @@ type fdesc struct {
 }
 
 var (
-	types            sync.Map // reflect.Type -> *typeInfo: the one cache
+	types            sync.Map // reflect.Type -> *typeInfo
 	jsonUnmarshalerT = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerT = reflect.TypeFor[encoding.TextUnmarshaler]()
 	timeT            = reflect.TypeFor[time.Time]()
@@ -115,12 +113,12 @@ type typeInfo struct {
 	d        *tdesc
 
 	planOnce sync.Once
-	plan     *vplan                  // the constraint plan (rules.go); nil: no rule
+	plan     *vplan                  // the constraint plan (plan_rules.go); nil: no rule
 	planErr  error                   // the *TagError of each tag that cannot be honoured
 	structs  map[reflect.Type]*splan // every struct met, rules or not (documentation)
 
 	decOnce sync.Once
-	dec     *dnode // the decoding plan (decode.go)
+	dec     *dnode // the decoding plan (plan_decode.go)
 }
 
 func infoOf(t reflect.Type) *typeInfo {
@@ -138,107 +136,6 @@ func descOf(t reflect.Type) *tdesc {
 	return e.d
 }
 
-// member is one field of a struct as the walk meets it, depth first in
-// declaration order (the order of the constraint issues).
-type member struct {
-	kind    memberKind
-	f       reflect.StructField
-	owner   reflect.Type // the struct declaring f
-	name    string       // the JSON name (fields)
-	opts    string       // the json tag's options
-	path    []int        // the field indices from the outer struct down to f
-	off     uintptr      // f's offset from the outer struct, or from via's struct
-	via     *embedPtr    // the outermost embedded pointer f is reached through; nil: none
-	norules bool         // under an embedded struct tagged validate:"-"
-}
-
-type memberKind uint8
-
-const (
-	mField   memberKind = iota // a JSON field
-	mEmbed                     // an embedded struct, its fields flattened after it
-	mIgnored                   // json:"-": never read from JSON
-)
-
-// embedPtr is an embedded pointer to a struct, whose fields are reached
-// through it (no fixed offset from the outer struct).
-type embedPtr struct {
-	off     uintptr      // the pointer's offset in the outer struct
-	t       reflect.Type // the struct it points to
-	norules bool         // tagged (or under one tagged) validate:"-"
-}
-
-// fieldsOf is the one walk of struct t's fields (cached): every exported
-// field, the fields of embedded structs without a JSON name flattened in
-// their place, as encoding/json reads them.
-func fieldsOf(t reflect.Type) (ms []member, deep bool) {
-	e := infoOf(t)
-	e.walkOnce.Do(func() { walkFields(&e.members, &e.deep, t, nil, 0, nil, false) })
-	return e.members, e.deep
-}
-
-func walkFields(ms *[]member, deep *bool, t reflect.Type, path []int, base uintptr, via *embedPtr, norules bool) {
-	if len(path) > 8 {
-		*deep = true // fields beyond are not listed: a decoder may still set them
-		return
-	}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		name, opts, _ := strings.Cut(tag, ",")
-		at := append(path[:len(path):len(path)], i)
-		if tag != "-" && f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				*ms = append(*ms, member{kind: mEmbed, f: f, owner: t, path: at, off: base + f.Offset, via: via, norules: norules})
-				below := norules || f.Tag.Get("validate") == "-"
-				if f.Type.Kind() == reflect.Pointer {
-					next := via
-					if next == nil {
-						next = &embedPtr{off: base + f.Offset, t: ft, norules: below}
-					}
-					walkFields(ms, deep, ft, at, 0, next, below)
-				} else {
-					walkFields(ms, deep, ft, at, base+f.Offset, via, below)
-				}
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if tag == "-" {
-			*ms = append(*ms, member{kind: mIgnored, f: f, owner: t, path: at, via: via, norules: norules})
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		*ms = append(*ms, member{f: f, owner: t, name: name, opts: opts, path: at, off: base + f.Offset, via: via, norules: norules})
-	}
-}
-
-// jsonOrder orders the fields of a walk as encoding/json's flattening
-// meets them: a struct's own fields before those of its embedded
-// structs (the first met of two with one name keeps it).
-func jsonOrder(a, b *member) int {
-	for k := 0; ; k++ {
-		aLeaf, bLeaf := k == len(a.path)-1, k == len(b.path)-1
-		if a.path[k] != b.path[k] || aLeaf || bLeaf {
-			switch {
-			case aLeaf && !bLeaf:
-				return -1
-			case bLeaf && !aLeaf:
-				return 1
-			}
-			return a.path[k] - b.path[k]
-		}
-	}
-}
-
 func descIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
 	if d, ok := seen[t]; ok {
 		return d
@@ -251,57 +148,94 @@ func descIn(t reflect.Type, seen map[reflect.Type]*tdesc) *tdesc {
 	}
 	d := &tdesc{}
 	seen[t] = d
-	pt := reflect.PointerTo(t)
-	switch {
-	case t == timeT:
-		d.kind = tTime
-		return d
-	case t.Implements(jsonUnmarshalerT) || pt.Implements(jsonUnmarshalerT):
-		d.kind = tAny
-		return d
-	case t.Implements(textUnmarshalerT) || pt.Implements(textUnmarshalerT):
-		d.kind = tText
-		return d
-	}
-	switch t.Kind() {
-	case reflect.String:
-		d.kind = tString
-	case reflect.Bool:
-		d.kind = tBool
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		d.kind, d.bits = tInt, t.Bits()
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		d.kind, d.bits = tUint, t.Bits()
-	case reflect.Float32, reflect.Float64:
-		d.kind, d.bits = tFloat, t.Bits()
-	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 && !reflect.PointerTo(t.Elem()).Implements(jsonUnmarshalerT) {
-			d.kind = tBytes
-			return d
-		}
-		d.kind = tSlice // before the element: a recursive one reads it
+	d.kind, _ = classify(t)
+	switch d.kind {
+	case tInt, tUint, tFloat:
+		d.bits = t.Bits()
+	case tSlice: // before the element: a recursive one reads it
 		d.elem = descIn(t.Elem(), seen)
-	case reflect.Array:
-		d.kind = tSlice
-		d.elem = descIn(t.Elem(), seen)
-	case reflect.Map:
+	case tMap:
 		if t.Key().Kind() != reflect.String {
 			d.kind = tAny // integer or text keys: the decoder decides
 			return d
 		}
-		d.kind = tMap
 		d.elem = descIn(t.Elem(), seen)
-	case reflect.Struct:
-		d.kind, d.t = tStruct, t
+	case tStruct:
+		d.t = t
 		d.byName = map[string]int{}
 		addFields(d, t, seen)
-	default:
-		d.kind = tAny
 	}
 	if d.elem != nil {
 		d.elemNull = takesNull(d.elem, t.Elem().Kind() == reflect.Pointer, false)
 	}
 	return d
+}
+
+// classify is the classification of a Go type t (pointer removed),
+// read two ways: asJSON is the kind of value JSON sends for it (the type
+// description's, which every type check, the decoder and the JSON Schema
+// read), asRules the kind its constraint words apply to (the plan's).
+// Where the two differ, this is the decision:
+//
+//   - a Go array is a JSON array (tSlice); its words see its fixed
+//     length (tArray);
+//   - time.Time is a date-time string (tTime) and, to its words, a value
+//     that only required and omitempty apply to (tTime too);
+//   - a type that decodes itself from text (encoding.TextUnmarshaler)
+//     is a string in JSON (tText); its words check the decoded string
+//     when its Go type is a string (tString), else only required and
+//     omitempty apply (tText): a number's or a length's words would
+//     describe the Go value, not the string a request sends;
+//   - a type that decodes itself from JSON (json.Unmarshaler) is any
+//     value (tAny); its words read the Go value it decodes to;
+//   - []byte is a base64 string (tBytes); its words count its bytes
+//     (tSlice), as validator's do.
+func classify(t reflect.Type) (asJSON, asRules tkind) {
+	shape := shapeOf(t)
+	pt := reflect.PointerTo(t)
+	switch {
+	case t.Kind() == reflect.Pointer: // a pointer to a pointer: the rules see through one
+		return tAny, tAny
+	case t == timeT:
+		return tTime, tTime
+	case t.Implements(jsonUnmarshalerT) || pt.Implements(jsonUnmarshalerT):
+		return tAny, shape
+	case t.Implements(textUnmarshalerT) || pt.Implements(textUnmarshalerT):
+		if shape == tString {
+			return tText, tString
+		}
+		return tText, tText
+	case shape == tSlice && t.Elem().Kind() == reflect.Uint8 && !reflect.PointerTo(t.Elem()).Implements(jsonUnmarshalerT):
+		return tBytes, tSlice
+	case shape == tArray:
+		return tSlice, tArray
+	}
+	return shape, shape
+}
+
+// shapeOf is classify's reading of t's Go kind alone.
+func shapeOf(t reflect.Type) tkind {
+	switch t.Kind() {
+	case reflect.String:
+		return tString
+	case reflect.Bool:
+		return tBool
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return tInt
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return tUint
+	case reflect.Float32, reflect.Float64:
+		return tFloat
+	case reflect.Slice:
+		return tSlice
+	case reflect.Array:
+		return tArray
+	case reflect.Map:
+		return tMap
+	case reflect.Struct:
+		return tStruct
+	}
+	return tAny
 }
 
 // addFields lists the JSON fields of struct t into d, from the walk, in
@@ -334,8 +268,7 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc) {
 		indirect := m.via != nil
 		omit := indirect || strings.Contains(","+m.opts+",", ",omitempty,") || strings.Contains(","+m.opts+",", ",omitzero,")
 		ptr := m.f.Type.Kind() == reflect.Pointer
-		vtag := m.f.Tag.Get("validate")
-		omitempty := !m.norules && (vtag == "omitempty" || strings.HasPrefix(vtag, "omitempty,"))
+		omitempty := !m.norules && m.tags.omitemptyFirst()
 		d.fields = append(d.fields, fdesc{name: m.name, d: fd, ptr: ptr, null: takesNull(fd, ptr, omitempty), omit: omit,
 			typ: m.f.Type, off: m.off, indirect: indirect, str: str, owner: m.owner, goName: m.f.Name})
 		paths = append(paths, m.path)
@@ -347,23 +280,27 @@ func addFields(d *tdesc, t reflect.Type, seen map[reflect.Type]*tdesc) {
 	slices.SortStableFunc(d.byIndex, func(a, b int) int { return slices.Compare(paths[a], paths[b]) })
 }
 
-// closedStruct reports whether struct t refuses unknown keys in a body:
-// a blank field tagged additionalProperties:"false", Huma's spelling,
-//
-//	_ struct{} `additionalProperties:"false"`
-//
-// The policy everywhere else is encoding/json's: a key that names no
-// field is ignored (docs/validation.md, "Unknown keys").
-func closedStruct(t reflect.Type) bool {
-	for i := range t.NumField() {
-		if f := t.Field(i); f.Name == "_" && f.Tag.Get("additionalProperties") == "false" {
-			return true
-		}
+// maxSafeInt is the largest integer a float64 holds exactly (2^53).
+const maxSafeInt = 1 << 53
+
+// intRange is the range of the integer kind k (tInt or tUint) of bits:
+// its Go type's, but within ±2^53 for 64 bits, the integers a JSON
+// number carries exactly (so the range of Integer too). The type checks,
+// the decoder, Integer and the JSON Schema's minimum and maximum read it;
+// rangeIssue words a number outside it.
+func intRange(k tkind, bits int) (lo, hi int64) {
+	switch {
+	case bits == 64 && k == tInt:
+		return -maxSafeInt, maxSafeInt
+	case bits == 64:
+		return 0, maxSafeInt
+	case k == tInt:
+		return -1 << (bits - 1), 1<<(bits-1) - 1
 	}
-	return false
+	return 0, 1<<bits - 1
 }
 
-// takesNull is the one answer to "may a request send null for this
+// takesNull is the answer to "may a request send null for this
 // value", read by the request schemas (a "null" type) and by every type
 // check (null refused with the wording of any other misfit: "Expected a
 // string, got null"). A value of type d takes null when it is declared

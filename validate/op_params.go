@@ -1,107 +1,23 @@
 package validate
 
 import (
-	"encoding"
-	"encoding/base64"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
-	"time"
-	"unicode/utf8"
 	"unsafe"
 )
 
-// Parameters: what one raw string of a query, a path or a header means
-// for a Go type. scalar decides it, once, for QueryStruct (coerce) and
-// for fx.Op's path, query and header fields (paramOf, through
-// internal/tagengine); the builder's Query reads numbers with the same
-// grammar (parseQueryNumber).
-//
-// The grammar is JSON's, the stricter of the two fx once had: a number
-// is a JSON number ("-1", "2.5", "1e3"; not "+5", "05", "0x10", ".5",
-// "NaN", "Inf"), an integer kind takes a whole number within its Go
-// type's range (64-bit kinds within ±2^53, as in a body), a float32
-// within its range; so the value of ?n=… is exactly what {"n":…} would
-// be, and NaN and ±Inf never reach a handler. A boolean is ParseBool's
-// set; a time.Time is RFC 3339; a []byte is standard base64; a type
-// implementing encoding.TextUnmarshaler is its UnmarshalText's. Every
-// string kind must be valid UTF-8 (a body's strings must be).
+// fx.Op's path, query and header fields: paramOf compiles how one field
+// is read (param: a scalar, a pointer to one, or a slice of them) and
+// compileField its constraint tags (fieldRules); what one raw string
+// means is the query rules' (scalar, query.go).
 
 // paramKinds lists the Go types a path, query or header field may have
 // (the words of the Boot error for another).
 const paramKinds = "string, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, " +
 	"float32, float64, time.Time, []byte, a type implementing encoding.TextUnmarshaler, a pointer to one of " +
 	"those (optional: nil when absent), or (query only) a slice of one of those but []byte (one element per repeated key)"
-
-// scalar reads s, one raw value, as the scalar type t whose description
-// is d. Numbers are returned in num (checked: whole and within range for
-// an integer kind) and booleans in b; a time.Time, a []byte and a
-// TextUnmarshaler are decoded into at, a value of type t (a scratch one
-// when at is nil); a string kind is only checked. issue is the message
-// of a refusal, "" when s is a value of t. Cost: no allocation for a
-// number, a boolean or a string; a time is parsed, a []byte decoded,
-// UnmarshalText called (with a copy of s).
-func scalar(d *tdesc, t reflect.Type, s string, at unsafe.Pointer) (num float64, b bool, issue string) {
-	switch d.kind {
-	case tInt, tUint, tFloat:
-		f, ok := parseQueryNumber(s)
-		if !ok {
-			return 0, false, "Expected " + wants[d.kind] + ", got " + quoteInput(s)
-		}
-		f += 0 // -0 is 0: an unsigned kind takes it, and every reading gets the same value
-		if !checkNumber(d, f, nil) {
-			return f, false, numberIssue(d, f)
-		}
-		return f, false, ""
-	case tBool:
-		v, issue := ParseBool(s)
-		return 0, v, issue
-	}
-	if issue := textIssue(s); issue != "" {
-		return 0, false, issue
-	}
-	switch d.kind {
-	case tTime, tBytes:
-		if !checkText(d, s, nil) {
-			st := newState(false, 1)
-			checkText(d, s, st)
-			return 0, false, st.issues[0].Message
-		}
-		if at == nil {
-			return 0, false, ""
-		}
-		if d.kind == tTime {
-			*(*time.Time)(at), _ = time.Parse(time.RFC3339, s)
-		} else {
-			*(*[]byte)(at), _ = base64.StdEncoding.DecodeString(s)
-		}
-	case tText:
-		if at == nil {
-			at = reflect.New(t).UnsafePointer()
-		}
-		u := reflect.NewAt(t, at).Interface().(encoding.TextUnmarshaler)
-		if u.UnmarshalText([]byte(s)) != nil {
-			return 0, false, "Has an invalid value"
-		}
-	}
-	return 0, false, ""
-}
-
-// textIssue is the refusal of a raw string that is not valid UTF-8, ""
-// for one that is.
-func textIssue(s string) string {
-	if !utf8.ValidString(s) {
-		return "Expected a string, got invalid UTF-8"
-	}
-	return ""
-}
-
-// emptyIsValue reports whether an empty raw value is a value of kind d
-// (a string kind other than time.Time and []byte) rather than an absent
-// one, in a query as QueryStruct reads it.
-func emptyIsValue(d *tdesc) bool {
-	return d.kind == tString || d.kind == tText || d.kind == tAny
-}
 
 // param is how fx.Op reads one path, query or header field of type t:
 // a scalar, a pointer to one, or a slice of them.
@@ -220,4 +136,62 @@ func (p *param) Grow(at unsafe.Pointer, n int) (first unsafe.Pointer, size uintp
 	s := reflect.MakeSlice(reflect.SliceOf(p.t), n, n)
 	reflect.NewAt(s.Type(), at).Elem().Set(s)
 	return s.UnsafePointer(), p.t.Size()
+}
+
+// fieldRules are the constraint tags of one struct field whose value is
+// not read from a JSON body: fx.Op's path, query and header fields take
+// the same validate, pattern, doc and example tags as body fields
+// (internal/tagengine's Field). Compiled once; safe for concurrent use.
+type fieldRules struct {
+	v  *vplan
+	fp fplan
+	f  reflect.StructField
+}
+
+// compileField compiles the tags of field f of struct type owner. The
+// error is the *TagError of each tag that cannot be honoured (joined). A
+// field without constraint tags gives rules whose Check passes
+// everything.
+func compileField(owner reflect.Type, f reflect.StructField) (*fieldRules, error) {
+	c := &compiler{structs: map[reflect.Type]*splan{}}
+	fp := c.field(owner, f, tagsOf(f))
+	if len(c.errs) > 0 {
+		return nil, errors.Join(c.errs...)
+	}
+	return &fieldRules{v: fp.v, fp: fp, f: f}, nil
+}
+
+// Constrained reports whether the tags hold any rule (a field with only
+// doc or example tags has none): a value can then be refused.
+func (r *fieldRules) Constrained() bool { return r != nil && r.v != nil }
+
+// Required reports whether the tags hold required: an absent value is
+// refused with "Required".
+func (r *fieldRules) Required() bool {
+	if r.v == nil {
+		return false
+	}
+	for _, x := range r.v.rules {
+		if x.req {
+			return true
+		}
+	}
+	return false
+}
+
+// Check runs the rules over the value at p, which must point at a value
+// of the field's type; the issues' paths are relative to the field (an
+// element of a dived slice: ["1"]). At most max issues (0: no limit).
+// Cost: no allocation when the value passes (see rules.go).
+func (r *fieldRules) Check(p unsafe.Pointer, max int) []Issue {
+	return r.v.run(p, nil, max, nil)
+}
+
+// JSONSchema is the schema of the field's value as a request sends it:
+// its type's, with the keywords of its tags.
+func (r *fieldRules) JSONSchema() map[string]any {
+	d := descOf(r.f.Type)
+	m := requestSchema(d)
+	describeField(m, fdesc{d: d, ptr: r.f.Type.Kind() == reflect.Pointer}, &r.fp, true)
+	return m
 }
