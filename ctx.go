@@ -44,6 +44,13 @@ type Ctx struct {
 	cctx   context.Context
 	cancel context.CancelFunc
 
+	// The App's shutdown ends cctx through these (stopState.track, in
+	// lifecycle.go): the list this Ctx belongs to, its links while cctx
+	// is in it, and the cancel of cctx's root.
+	stopShard          *ctxShard
+	stopPrev, stopNext *Ctx
+	stopCancel         context.CancelFunc
+
 	// deadline is the earliest SetDeadline made before Context created
 	// cctx, which then carries it (SetDeadline).
 	deadline time.Time
@@ -70,7 +77,7 @@ type Ctx struct {
 type ctxValue struct{ key, val any }
 
 func newCtx(a *App) *Ctx {
-	c := &Ctx{app: a}
+	c := &Ctx{app: a, stopShard: a.life.stop.shard()}
 	c.next = c.callNext()
 	c.resetEncoder()
 	return c
@@ -92,6 +99,7 @@ func (c *Ctx) release() {
 func (c *Ctx) reset() {
 	c.deadline = time.Time{} // SetDeadline's, when Context was never called
 	if c.cancel != nil {
+		c.app.life.stop.untrack(c)
 		c.cancel()
 		c.cancel, c.cctx = nil, nil
 	}
@@ -143,7 +151,10 @@ func (c *Ctx) Value(key any) any {
 // your own.
 //
 // Cost: created on first use, one context.WithCancel (two small
-// allocations, no goroutine); free when never called.
+// allocations, no goroutine) and an uncontended lock to link it where the
+// App's shutdown finds it (and one to unlink it when the request ends): it
+// is not registered with a context every request shares, so requests on
+// different cores take no common lock for it. Free when never called.
 func (c *Ctx) Context() context.Context {
 	if c.cctx == nil {
 		c.cctx, c.cancel = c.newContext() // with SetDeadline's deadline, if any
@@ -211,28 +222,33 @@ func (c *Ctx) SetDeadline(t time.Time) {
 	}
 	ctx, cancel := context.WithDeadline(c.cctx, t)
 	// reset (ctx.go) calls c.cancel when the request ends. The outer
-	// cancel must still run then, or the outer context stays registered
-	// with its parent (the App's base context) for the App's life: a leak
-	// per request. The derived one would end with it (cancellation
-	// propagates, stopping its timer); its own cancel is called as well,
-	// as the context package asks.
+	// cancel must still run then, or the outer context's timer (and its
+	// place in a transport context's children) outlives the request. The
+	// derived one would end with it (cancellation propagates, stopping its
+	// timer); its own cancel is called as well, as the context package
+	// asks.
 	outer := c.cancel
 	c.cctx, c.cancel = ctx, func() { cancel(); outer() }
 }
 
 // newContext creates the request's context (Ctx.Context): a child of the
-// transport's context (SetRequestContext) when there is one, or of the
-// App's base context, which Shutdown cancels; with the deadline SetDeadline
-// recorded, if any.
+// transport's context (SetRequestContext) when there is one, else of
+// context.Background(), with the deadline SetDeadline recorded, if any;
+// the App's shutdown ends it (stopState.track, lifecycle.go).
 func (c *Ctx) newContext() (context.Context, context.CancelFunc) {
 	parent := RequestContext(c.rc)
 	if parent == nil {
-		parent = c.app.life.stop.context()
+		parent = context.Background()
 	}
+	var ctx context.Context
+	var cancel context.CancelFunc
 	if c.deadline.IsZero() {
-		return context.WithCancel(parent)
+		ctx, cancel = context.WithCancel(parent)
+	} else {
+		ctx, cancel = context.WithDeadline(parent, c.deadline)
 	}
-	return context.WithDeadline(parent, c.deadline)
+	c.app.life.stop.track(c, cancel)
+	return ctx, cancel
 }
 
 // The outcome: what the response is, read by middleware after next()

@@ -32,7 +32,9 @@ import (
 //
 // Cost: one mutex lock when Serve starts and one when it returns, and one
 // extra method call per accepted connection (serveListener.Close is the only
-// method it adds); per request, one atomic load (finish).
+// method it adds); per request, one atomic load (finish), and for one that
+// asks for its context, an uncontended lock when the context is made and
+// one when the request ends (stopState.track, untrack).
 
 // Shutdown stops accepting connections, waits for in-flight requests to
 // finish (without a deadline; see ShutdownWithContext), then runs the
@@ -144,14 +146,93 @@ const (
 )
 
 // stopState is whether the App's shutdown has begun. begin is its one
-// writer: it moves the phase forward and cancels the context that is the
-// parent of every Ctx.Context, so that whoever reads the phase as begun
-// finds handlers' contexts done and App.Done closed as well. New
-// initialises it (init).
+// writer: it moves the phase forward, cancels the context whose Done
+// channel is App.Done and ends every request context in flight, so that
+// whoever reads the phase as begun finds App.Done closed and handlers'
+// contexts done as well. New initialises it (init).
+//
+// Request contexts (Ctx.Context) are not children of ctx. A child context
+// registers with its parent, under the parent's one mutex and in its one
+// map, when it is made and again when it ends: twice per request on the
+// same lock for every core's requests. Instead each Ctx belongs to one of
+// ctxShards lists (spread at creation), and a request context is linked
+// into its Ctx's list while it lives (track, untrack): an uncontended lock
+// and two pointer writes each way, no allocation; begin walks the lists.
 type stopState struct {
 	phase  atomic.Uint32 // phaseServing, phaseDraining, phaseClosed; only grows
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	shards    [ctxShards]ctxShard
+	nextShard atomic.Uint32 // spreads new Ctxs over shards
+}
+
+// ctxShards is the number of lists request contexts are kept in: enough
+// that requests on different cores rarely take the same lock.
+const ctxShards = 16
+
+// ctxShard is a list of the Ctxs whose request context is alive, linked
+// through Ctx.stopPrev and Ctx.stopNext, padded to its own cache line.
+type ctxShard struct {
+	mu   sync.Mutex
+	head *Ctx
+	_    [48]byte
+}
+
+// shard picks the list of a new Ctx.
+func (s *stopState) shard() *ctxShard {
+	return &s.shards[s.nextShard.Add(1)%ctxShards]
+}
+
+// track makes c's request context, whose cancel is cancel, end when the
+// shutdown begins: at once if it has begun, else when begin walks c's list.
+// untrack undoes it before the request ends.
+func (s *stopState) track(c *Ctx, cancel context.CancelFunc) {
+	sh := c.stopShard
+	sh.mu.Lock()
+	if s.begun() { // checked under the lock begin walks the list with
+		sh.mu.Unlock()
+		cancel()
+		return
+	}
+	c.stopCancel = cancel
+	c.stopPrev, c.stopNext = nil, sh.head
+	if sh.head != nil {
+		sh.head.stopPrev = c
+	}
+	sh.head = c
+	sh.mu.Unlock()
+}
+
+// untrack removes c from its list; nothing when it is not in it.
+func (s *stopState) untrack(c *Ctx) {
+	if c.stopCancel == nil {
+		return
+	}
+	sh := c.stopShard
+	sh.mu.Lock()
+	if c.stopPrev != nil {
+		c.stopPrev.stopNext = c.stopNext
+	} else {
+		sh.head = c.stopNext
+	}
+	if c.stopNext != nil {
+		c.stopNext.stopPrev = c.stopPrev
+	}
+	c.stopPrev, c.stopNext, c.stopCancel = nil, nil, nil
+	sh.mu.Unlock()
+}
+
+// cancelTracked ends every request context in the lists.
+func (s *stopState) cancelTracked() {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		for c := sh.head; c != nil; c = c.stopNext {
+			c.stopCancel()
+		}
+		sh.mu.Unlock()
+	}
 }
 
 func (s *stopState) init() { s.ctx, s.cancel = context.WithCancel(context.Background()) }
@@ -166,7 +247,9 @@ func (s *stopState) begin(p uint32) bool {
 			return false
 		}
 		if s.phase.CompareAndSwap(old, p) {
-			s.cancel() // after the phase: a handler whose context is done sees begun
+			// After the phase: a handler whose context is done sees begun.
+			s.cancel()
+			s.cancelTracked()
 			return true
 		}
 	}
@@ -181,8 +264,7 @@ func (s *stopState) begun() bool { return s.phase.Load() != phaseServing }
 // lifecycle.begin holds to close it.
 func (s *stopState) closed() bool { return s.phase.Load() == phaseClosed }
 
-// context is the parent of every Ctx.Context (done once begun), and its
-// Done channel is App.Done.
+// context is done once begun; its Done channel is App.Done.
 func (s *stopState) context() context.Context { return s.ctx }
 
 // lifecycle is the App's shutdown: the stopping state, the listeners

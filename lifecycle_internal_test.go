@@ -3,10 +3,15 @@ package fx
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 )
 
 // TestStopStateIsOneState: whether the shutdown has begun is one state,
@@ -72,5 +77,92 @@ func TestStopStateIsOneState(t *testing.T) {
 	}
 	if app.life.stop.begin(phaseDraining) || !app.life.stop.closed() {
 		t.Error("the state moved back from closed")
+	}
+}
+
+// TestRequestContextsEndWithTheShutdown: every request context in flight,
+// whichever list its Ctx belongs to, is done when the shutdown begins; one
+// made after is done at once; and a request that ends leaves no trace in
+// the lists (stopState.track and untrack).
+func TestRequestContextsEndWithTheShutdown(t *testing.T) {
+	app := New()
+	const inFlight = 3 * ctxShards
+	started := make(chan struct{}, inFlight)
+	app.Get("/hold", func(c *Ctx) error {
+		if c.Query("deadline") != "" { // a deadline set after Context derives a context
+			c.Context()
+			c.SetDeadline(time.Now().Add(time.Minute))
+		}
+		ctx := c.Context()
+		started <- struct{}{}
+		select {
+		case <-ctx.Done():
+			return c.String(200, context.Cause(ctx).Error())
+		case <-time.After(10 * time.Second):
+			return c.String(200, "not ended")
+		}
+	})
+	app.Get("/now", func(c *Ctx) error {
+		return c.String(200, fmt.Sprint(c.Context().Err()))
+	})
+	tracked := func() (n int) {
+		for i := range app.life.stop.shards {
+			sh := &app.life.stop.shards[i]
+			sh.mu.Lock()
+			for c := sh.head; c != nil; c = c.stopNext {
+				n++
+			}
+			sh.mu.Unlock()
+		}
+		return n
+	}
+	body := func(target string) string {
+		resp, err := app.Test(httptest.NewRequest("GET", target, nil))
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+
+	if got := body("/now"); got != "<nil>" || tracked() != 0 {
+		t.Fatalf("before the shutdown: Err %s, %d contexts tracked after the request", got, tracked())
+	}
+	results := make(chan string, inFlight)
+	for i := range inFlight {
+		target := "/hold"
+		if i%2 == 1 {
+			target += "?deadline=1"
+		}
+		go func() { results <- body(target) }()
+	}
+	for range inFlight {
+		<-started
+	}
+	if n := tracked(); n != inFlight {
+		t.Fatalf("%d contexts tracked with %d requests in flight", n, inFlight)
+	}
+	used := 0
+	for i := range app.life.stop.shards {
+		if app.life.stop.shards[i].head != nil {
+			used++
+		}
+	}
+	if used < 2 {
+		t.Errorf("%d requests in flight used %d of %d lists", inFlight, used, ctxShards)
+	}
+
+	app.life.stop.begin(phaseDraining)
+	for range inFlight {
+		if got := <-results; got != context.Canceled.Error() {
+			t.Errorf("a request in flight at the shutdown: %q, want its context canceled", got)
+		}
+	}
+	if got := body("/now"); got != context.Canceled.Error() {
+		t.Errorf("a context made after the shutdown began: Err %s, want it done at once", got)
+	}
+	if n := tracked(); n != 0 {
+		t.Errorf("%d contexts still tracked after every request ended", n)
 	}
 }

@@ -439,6 +439,45 @@ func TestClientDisconnect(t *testing.T) {
 	}
 }
 
+// TestShutdownEndsTheRequestContext: the App's shutdown ends c.Context()
+// of a request in flight under this adapter too, where its parent is the
+// *http.Request's context, which the App does not own.
+func TestShutdownEndsTheRequestContext(t *testing.T) {
+	app := quietApp()
+	started := make(chan struct{})
+	stopped := make(chan error, 1)
+	app.Get("/slow", func(c *fx.Ctx) error {
+		close(started)
+		select {
+		case <-c.Context().Done():
+			stopped <- c.Context().Err()
+		case <-time.After(10 * time.Second):
+			stopped <- errors.New("c.Context() did not end")
+		}
+		return c.String(200, "ended")
+	})
+	srv := httptest.NewServer(nethttp.Handler(app))
+	defer srv.Close()
+	done := make(chan error, 1)
+	go func() {
+		resp, err := srv.Client().Get(srv.URL + "/slow")
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	kittest.Within(t, started, "the handler to start")
+	if err := app.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if err := kittest.Within(t, stopped, "the handler to see the shutdown"); !errors.Is(err, context.Canceled) {
+		t.Errorf("handler context: %v, want it canceled by the shutdown", err)
+	}
+	if err := kittest.Within(t, done, "the client"); err != nil {
+		t.Errorf("client: %v", err)
+	}
+}
+
 // TestGoneBeforeDispatch: a request whose client is already gone is not
 // run.
 func TestGoneBeforeDispatch(t *testing.T) {
