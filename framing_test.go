@@ -609,7 +609,7 @@ func TestFramingParityWithFasthttp(t *testing.T) {
 				scripts = 6
 			}
 			var wg sync.WaitGroup
-			sem := make(chan struct{}, 2) // connections in flight per server
+			sem := make(chan struct{}, 3) // scripts in flight per server and mode
 			for id := range scripts {
 				rng := rand.New(rand.NewPCG(32, uint64(id)))
 				s := genParityScript(rng, id)
