@@ -74,10 +74,13 @@ func TestHeaderLimit(t *testing.T) {
 // ReduceMemoryUsage on (README › Performance, idle memory), under which
 // fasthttp releases a connection's buffers between requests and waits for
 // the next one with a one-byte read: the timeouts of the connection layer
-// (internal/conn/deadline.go) must hold either way.
+// (internal/conn/deadline.go) must hold either way. The two modes run at
+// the same time, each with its own App: their timeouts overlap.
 func eachMemoryMode(t *testing.T, f func(t *testing.T, reduce bool)) {
+	w := &waiting{t: t}
+	defer w.Wait()
 	for _, reduce := range []bool{false, true} {
-		t.Run(fmt.Sprintf("ReduceMemoryUsage=%v", reduce), func(t *testing.T) { f(t, reduce) })
+		w.Run(fmt.Sprintf("ReduceMemoryUsage=%v", reduce), func(t *testing.T) { f(t, reduce) })
 	}
 }
 
