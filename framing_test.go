@@ -106,6 +106,9 @@ func TestFramingBareLFServed(t *testing.T) {
 		bareBoth = "GET /next HTTP/1.1\nHost: a\nX-A: b\r\n\r\n"
 	)
 	big := strings.Repeat("b", 9000) // over the read buffer of HeaderLimit
+	// Each exchange ends with a peek of 200 ms: they overlap.
+	w := &waiting{t: t}
+	defer w.Wait()
 	for name, tc := range map[string]struct{ first, body string }{
 		"first":                  {"", ""},
 		"behind a GET":           {"GET /next HTTP/1.1\r\nHost: a\r\n\r\n", "next"},
@@ -114,7 +117,7 @@ func TestFramingBareLFServed(t *testing.T) {
 		"behind its CRLF twin":   {"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1f\r\nGET /next HTTP/1.1\r\nHost: a\r\n\r\n\r\n0\r\n\r\n", "body=GET /next HTTP/1.1\r\nHost: a\r\n\r\n"},
 		"behind a large CL body": {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 9000\r\n\r\n" + big, "body=" + big},
 	} {
-		t.Run(name, func(t *testing.T) {
+		w.Run(name, func(t *testing.T) {
 			want := []string{"next", "next", "next", "SMUGGLED"}
 			if tc.first != "" {
 				want = append([]string{tc.body}, want...)
@@ -133,7 +136,7 @@ func TestFramingBareLFServed(t *testing.T) {
 			}
 		})
 	}
-	t.Run("keep-alive, sent later", func(t *testing.T) {
+	w.Run("keep-alive, sent later", func(t *testing.T) {
 		conn := dialBounded(t, addr, 5*time.Second) // a bound, not an assertion
 		defer conn.Close()
 		br := bufio.NewReader(conn)
@@ -199,6 +202,8 @@ func isTchar(c byte) bool {
 func TestFramingKeepsWellFramedPipelines(t *testing.T) {
 	t.Parallel()
 	addr := fxtest.Serve(t, framingApp(fx.Config{}))
+	w := &waiting{t: t} // the exchanges' waits overlap
+	defer w.Wait()
 	for name, tc := range map[string]struct {
 		raw   string
 		first string
@@ -210,7 +215,7 @@ func TestFramingKeepsWellFramedPipelines(t *testing.T) {
 		"CL 0 then GET": {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nX-Note: Transfer-Encoding: chunked\r\n\r\n" +
 			"GET /next HTTP/1.1\r\nHost: a\r\n\r\n", "body="},
 	} {
-		t.Run(name, func(t *testing.T) {
+		w.Run(name, func(t *testing.T) {
 			resps, closed := wireExchange(t, addr, tc.raw, 2)
 			if len(resps) != 2 {
 				t.Fatalf("got %d responses, want 2", len(resps))
@@ -587,11 +592,13 @@ func runParityScript(addr string, s parityScript) (parityOutcome, error) {
 // whose answers differ is printed.
 func TestFramingParityWithFasthttp(t *testing.T) {
 	fxAddr, rawAddr := parityServers(t)
+	w := &waiting{t: t} // the two modes' waits overlap
+	defer w.Wait()
 	for _, mode := range []struct {
 		name string
 		bare bool
 	}{{"CRLF", false}, {"bare LF", true}} {
-		t.Run(mode.name, func(t *testing.T) {
+		w.Run(mode.name, func(t *testing.T) {
 			// Bounded: the streams carry up to 2 MiB each, and a CPU burst
 			// here would slow the phase clock the timeout tests read. Each
 			// script ends with a 300 ms wait on a kept connection, so the
@@ -602,7 +609,7 @@ func TestFramingParityWithFasthttp(t *testing.T) {
 				scripts = 6
 			}
 			var wg sync.WaitGroup
-			sem := make(chan struct{}, 2) // connections in flight per server
+			sem := make(chan struct{}, 3) // scripts in flight per server and mode
 			for id := range scripts {
 				rng := rand.New(rand.NewPCG(32, uint64(id)))
 				s := genParityScript(rng, id)
@@ -668,6 +675,8 @@ func describeScript(s parityScript) string {
 // reused connection, and bare-LF lines behind each kind of body.
 func TestFramingParityCases(t *testing.T) {
 	fxAddr, rawAddr := parityServers(t)
+	w := &waiting{t: t} // each script ends with a 300 ms wait on a kept connection: they overlap
+	defer w.Wait()
 	chunkedTwin := parityRequest{method: "POST", path: "/r/twin", chunked: true,
 		body: []byte("GET /r/next HTTP/1.1\r\nHost: parity\r\n\r\n")}
 	bare := parityRequest{method: "GET", path: "/r/next", bareLine: true}
@@ -681,13 +690,19 @@ func TestFramingParityCases(t *testing.T) {
 		"bare LFs behind a large CL body":         {{clBody, bare, bareHdr}, {bare}},
 		"bare LF first, then pipelined":           {{bare, chunked, bareHdr, clBody}},
 	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel() // each script ends with a 300 ms wait on a kept connection: they overlap
-			want, err := runParityScript(rawAddr, s)
-			if err != nil {
+		w.Run(name, func(t *testing.T) {
+			// Both servers at once: the script's waits overlap.
+			var want parityOutcome
+			rawErr := make(chan error, 1)
+			go func() {
+				var err error
+				want, err = runParityScript(rawAddr, s)
+				rawErr <- err
+			}()
+			got, err := runParityScript(fxAddr, s)
+			if err := <-rawErr; err != nil {
 				t.Fatalf("raw fasthttp: %v", err)
 			}
-			got, err := runParityScript(fxAddr, s)
 			if err != nil {
 				t.Fatalf("fx: %v", err)
 			}
@@ -789,6 +804,8 @@ func TestFramingLFOnlyHeadAnsweredAtOnce(t *testing.T) {
 		return r, closed
 	}
 	const before = "GET /next HTTP/1.1\r\nHost: a\r\n\r\n"
+	w := &waiting{t: t} // raw fasthttp's read timeouts and the last peek overlap
+	defer w.Wait()
 	for _, head := range []string{
 		"GET /next HTTP/1.1\nHost: a\n\n",
 		"GET /next HTTP/1.1\r\nHost: a\n\n",
@@ -796,7 +813,7 @@ func TestFramingLFOnlyHeadAnsweredAtOnce(t *testing.T) {
 		"POST / HTTP/1.1\nHost: a\nContent-Length: 5\n\n",
 	} {
 		for _, b := range []string{"", before} {
-			t.Run(fmt.Sprintf("%q after %d request(s)", head, len(b)/len(before)), func(t *testing.T) {
+			w.Run(fmt.Sprintf("%q after %d request(s)", head, len(b)/len(before)), func(t *testing.T) {
 				r, closed := ask(t, addr, b, head, 3*time.Second)
 				env := mustEnvelope(t, r, 400, fx.ErrorCodes.BadRequest)
 				if !strings.Contains(env.Message, "bare LF") {
@@ -813,7 +830,7 @@ func TestFramingLFOnlyHeadAnsweredAtOnce(t *testing.T) {
 			})
 		}
 	}
-	t.Run("ended by a CRLF CRLF behind it", func(t *testing.T) {
+	w.Run("ended by a CRLF CRLF behind it", func(t *testing.T) {
 		resps, closed := wireExchange(t, addr, "GET /next HTTP/1.1\nHost: a\n\n"+before, 2)
 		if len(resps) != 2 || resps[0].status != 200 || resps[1].status != 200 || closed {
 			t.Fatalf("got %+v (closed %v), want both served", resps, closed)

@@ -385,6 +385,7 @@ func TestShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
 	got := make(chan result, 1)
 	go func() {
 		w, err := roundTripRawErr(conn, br, "GET", "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n")
+		conn.Close()
 		if err != nil {
 			w.body = []byte(err.Error())
 		}
@@ -436,6 +437,7 @@ func TestShutdownWithRequestsInFlight(t *testing.T) {
 		conn, br := dialMem(t, ln)
 		go func() {
 			w, err := roundTripRawErr(conn, br, "GET", fmt.Sprintf("GET /work/%d HTTP/1.1\r\nHost: a\r\n\r\n", i))
+			conn.Close()
 			results <- res{i, w, err}
 		}()
 	}

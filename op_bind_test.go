@@ -125,6 +125,7 @@ func answerOf(t *testing.T, r result) answer {
 // same issue, at their location. The builder answers for the fields it
 // can say (no float32, time, []byte or TextUnmarshaler).
 func TestBindingDifferential(t *testing.T) {
+	t.Parallel() // CPU only: it overlaps the waits of the parallel tests
 	app := fx.New()
 	fx.Op(app, "GET", "/op", func(c *fx.Ctx, in *bindAll) (*bindAll, error) { return in, nil })
 	app.Route(fx.Route{Method: "GET", Path: "/qs", Query: validate.QueryStruct[bindAll](), Handler: func(c *fx.Ctx) error {

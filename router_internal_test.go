@@ -19,6 +19,7 @@ import (
 // table must not admit); a second route set has a parameter as a first
 // segment, which must turn the filter off, and a third a catch-all.
 func TestStaticRoutesAgreeWithRouter(t *testing.T) {
+	t.Parallel() // CPU only: it overlaps the waits of the parallel tests
 	paths := []string{
 		"/", "/a", "/d/", "/A", "/b", "/users/new", "/users/:id", "/users/:id/posts",
 		"/files/static", "/files/*rest", "/x/y", "/x//y", "/x/./z", "/caf%C3%A9", "/q",

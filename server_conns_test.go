@@ -121,8 +121,10 @@ func TestSilentClientClosedQuietly(t *testing.T) {
 	app := quiet(fx.Config{ReadTimeout: 150 * time.Millisecond})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	addr := fxtest.Serve(t, app)
+	w := &waiting{t: t} // both wait for the read timeout: at once
+	defer w.Wait()
 
-	t.Run("silent", func(t *testing.T) {
+	w.Run("silent", func(t *testing.T) {
 		conn := dialBounded(t, addr, 10*time.Second) // a bound
 		defer conn.Close()
 		got, err := io.ReadAll(conn)
@@ -130,7 +132,7 @@ func TestSilentClientClosedQuietly(t *testing.T) {
 			t.Fatalf("silent connection got %q, %v; want a quiet close", got, err)
 		}
 	})
-	t.Run("stalled after a partial request", func(t *testing.T) {
+	w.Run("stalled after a partial request", func(t *testing.T) {
 		r := rawExchange(t, addr, 0, "GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n")
 		mustEnvelope(t, r, 408, fx.ErrorCodes.RequestTimeout)
 	})

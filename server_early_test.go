@@ -240,8 +240,10 @@ func TestTransportErrors(t *testing.T) {
 	app := quiet(fx.Config{BodyLimit: 1024, HeaderLimit: 2048, ReadTimeout: 300 * time.Millisecond})
 	app.Post("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
 	addr := fxtest.Serve(t, app)
+	w := &waiting{t: t} // the exchanges' waits overlap
+	defer w.Wait()
 
-	t.Run("ok", func(t *testing.T) {
+	w.Run("ok", func(t *testing.T) {
 		r := rawExchange(t, addr, 0, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")
 		if r.status != 200 || string(r.body) != "ok" {
 			t.Fatalf("%d %q", r.status, r.body)
@@ -279,7 +281,7 @@ func TestTransportErrors(t *testing.T) {
 		{"read timeout (trickled body)", 50 * time.Millisecond, drip("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n", "b"),
 			408, fx.ErrorCodes.RequestTimeout, ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		w.Run(tc.name, func(t *testing.T) {
 			r := rawExchange(t, addr, tc.delay, tc.chunks...)
 			mustEnvelope(t, r, tc.status, tc.code)
 			if tc.echo != "" {

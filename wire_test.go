@@ -23,6 +23,29 @@ import (
 	"github.com/valyala/fasthttp/fasthttputil"
 )
 
+// waiting runs subtests that mostly wait in real time (a read deadline,
+// the peek for an extra response, a peer's timeout) at the same time, each
+// on its own goroutine, so their waits overlap. Unlike t.Parallel, they
+// take none of the -parallel slots (GOMAXPROCS by default) that the
+// CPU-bound parallel tests share, and they run within the calling test.
+// Wait returns when all have ended.
+type waiting struct {
+	t  *testing.T
+	wg sync.WaitGroup
+}
+
+// Run starts f as the subtest name and returns at once.
+func (w *waiting) Run(name string, f func(t *testing.T)) {
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		w.t.Run(name, f)
+	}()
+}
+
+// Wait waits for every subtest Run started.
+func (w *waiting) Wait() { w.wg.Wait() }
+
 // trickle is a slow client: it writes b to conn every 20 ms until stop is
 // closed or a write fails.
 func trickle(conn net.Conn, b string, stop <-chan struct{}) {

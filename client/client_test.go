@@ -84,6 +84,7 @@ func fast(cfg Config) Config {
 }
 
 func TestEnvelopeBecomesFxError(t *testing.T) {
+	t.Parallel()
 	app := quietApp()
 	app.Get("/users/:id", func(c *fx.Ctx) error {
 		return fx.NewError(404, "APP_USER_NOT_FOUND", "User not found", map[string]string{"id": c.Param("id")})
@@ -141,6 +142,7 @@ func (c *Client) Do2(t *testing.T, method, path, body string) error {
 }
 
 func TestNonEnvelopeErrorStatus(t *testing.T) {
+	t.Parallel()
 	srv := rawServer(t, func(conn net.Conn, _ *http.Request) {
 		io.WriteString(conn, "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\nContent-Length: 11\r\n\r\n<h1>bad</h1")
 	})
@@ -189,6 +191,7 @@ func (f *flaky) app() *fx.App {
 }
 
 func TestRetriesOnlyWhenSafe(t *testing.T) {
+	t.Parallel()
 	transports(t, func(t *testing.T, cfg Config) {
 		f := &flaky{n: 2, seen: map[string]int{}}
 		cfg.BaseURL = serve(t, f.app())
@@ -227,6 +230,7 @@ func TestRetriesOnlyWhenSafe(t *testing.T) {
 }
 
 func TestNoRetryOnDeterministicError(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	app := countedApp("/x", &calls, func(c *fx.Ctx) error { return fx.NewError(409, "APP_CONFLICT", "conflict") })
 	c := newClient(t, fast(Config{BaseURL: serve(t, app)}))
@@ -238,6 +242,7 @@ func TestNoRetryOnDeterministicError(t *testing.T) {
 }
 
 func TestHonoursRetryAfterAndDeadline(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	app := countedApp("/x", &calls, func(c *fx.Ctx) error {
 		if calls.Load() == 1 {
@@ -272,6 +277,7 @@ func TestHonoursRetryAfterAndDeadline(t *testing.T) {
 }
 
 func TestBudgetBoundsRetries(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	app := countedApp("/x", &calls, func(c *fx.Ctx) error { return fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "down") })
 	budget := NewBudget(BudgetConfig{MinRetries: 3, Ratio: 0.01, Window: time.Hour})
@@ -334,6 +340,7 @@ func rawServer(t *testing.T, answer func(net.Conn, *http.Request)) *rawSrv {
 }
 
 func TestCutConnectionRetriedOnlyWhenSafe(t *testing.T) {
+	t.Parallel()
 	transports(t, func(t *testing.T, cfg Config) {
 		// The server reads the whole request, then drops the connection
 		// without answering: the request may have been acted on.
@@ -382,6 +389,7 @@ func TestRefusedConnectionIsRetriedEvenForPOST(t *testing.T) {
 }
 
 func TestDecideTable(t *testing.T) {
+	t.Parallel()
 	sent := &TransportError{Sent: true, Err: io.ErrUnexpectedEOF}
 	unsent := &TransportError{Sent: false, Err: &net.OpError{Op: "dial", Err: errors.New("refused")}}
 	st := func(status int, code string) error {
@@ -419,6 +427,7 @@ func TestDecideTable(t *testing.T) {
 }
 
 func TestServerHint(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cases := []struct {
 		h    http.Header
@@ -447,6 +456,7 @@ func TestServerHint(t *testing.T) {
 }
 
 func TestBackoffGrowsAndIsCapped(t *testing.T) {
+	t.Parallel()
 	r := Retry{MaxAttempts: 100, BaseDelay: 10 * time.Millisecond, MaxDelay: 80 * time.Millisecond}
 	err := &TransportError{Sent: false, Err: errors.New("x")}
 	for attempt := 1; attempt < 20; attempt++ {
@@ -461,6 +471,7 @@ func TestBackoffGrowsAndIsCapped(t *testing.T) {
 }
 
 func TestNewIdempotencyKeyIsFresh(t *testing.T) {
+	t.Parallel()
 	a, b := NewIdempotencyKey(), NewIdempotencyKey()
 	if a == b || len(a) != 32 || strings.Trim(a, "0123456789abcdef") != "" {
 		t.Fatalf("keys %q %q", a, b)
@@ -468,6 +479,7 @@ func TestNewIdempotencyKeyIsFresh(t *testing.T) {
 }
 
 func TestResponseBodyIsBounded(t *testing.T) {
+	t.Parallel()
 	app := quietApp()
 	big := strings.Repeat("x", 4096)
 	app.Get("/big", func(c *fx.Ctx) error { return c.JSON(200, big) })

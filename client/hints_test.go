@@ -28,6 +28,7 @@ func answer503(retryAfter string) func(net.Conn, *http.Request) {
 // a second). It is capped at an hour like every other hint, which is
 // longer than the client waits: one request, the 503 comes back.
 func TestRetryAfterBeyondDurationIsCapped(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"9300000000", "18446744074", "99999999999999999999999"} {
 		transports(t, func(t *testing.T, cfg Config) {
 			srv := rawServer(t, answer503(v))
@@ -51,6 +52,7 @@ func TestRetryAfterBeyondDurationIsCapped(t *testing.T) {
 // for an hour. Retry.MaxWait (30 s by default) bounds every wait: a longer
 // one ends the call at once with the answer that asked for it.
 func TestLongRetryAfterIsNotWaited(t *testing.T) {
+	t.Parallel()
 	srv := rawServer(t, answer503("3600"))
 	c := newClient(t, fast(Config{BaseURL: srv.url}))
 	done := make(chan error, 1)
@@ -69,6 +71,7 @@ func TestLongRetryAfterIsNotWaited(t *testing.T) {
 // MaxWait is configurable both ways: below a hint the call ends, above it
 // the client waits and retries.
 func TestMaxWaitIsConfigurable(t *testing.T) {
+	t.Parallel()
 	srv := rawServer(t, answer503("1"))
 	short := newClient(t, fast(Config{BaseURL: srv.url, Retry: Retry{MaxAttempts: 2, MaxWait: 500 * time.Millisecond}}))
 	if err := short.Call(context.Background(), "GET", "/", nil, nil); err == nil || srv.count.Load() != 1 {

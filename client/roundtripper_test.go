@@ -67,6 +67,7 @@ func callers(t *testing.T, c *Client, f func(t *testing.T, hc *http.Client)) {
 // on its first attempt, the handler runs once, and the caller gets the
 // stored 201 replayed.
 func TestRoundTripperRetriesAtMostOnce(t *testing.T) {
+	t.Parallel()
 	transports(t, func(t *testing.T, cfg Config) {
 		var runs atomic.Int64
 		app := quietApp()
@@ -109,6 +110,7 @@ func TestRoundTripperRetriesAtMostOnce(t *testing.T) {
 // answer to hand on is an error in which errors.As finds the *fx.Error,
 // through http.Client's *url.Error and a generated client's wrapping.
 func TestRoundTripperFinalAnswerAndErrors(t *testing.T) {
+	t.Parallel()
 	var down atomic.Int64
 	app := countedApp("/down", &down, func(c *fx.Ctx) error { return fx.NewCatalogError(fx.ErrorCodes.ServiceUnavailable, "down") })
 	app.Get("/missing", func(c *fx.Ctx) error { return fx.NewError(404, "APP_NOT_FOUND", "no such order") })
@@ -173,6 +175,7 @@ func TestRoundTripperFinalAnswerAndErrors(t *testing.T) {
 // Config.Header goes to BaseURL's origin only: a request the caller sends
 // elsewhere through the same RoundTripper carries its own headers alone.
 func TestRoundTripperSendsConfigHeaderToItsOriginOnly(t *testing.T) {
+	t.Parallel()
 	transports(t, func(t *testing.T, cfg Config) {
 		home, other := &headerLog{}, &headerLog{}
 		h, o := rawServer(t, home.answer), rawServer(t, other.answer)
@@ -200,6 +203,7 @@ func TestRoundTripperSendsConfigHeaderToItsOriginOnly(t *testing.T) {
 // A key the request carries is sent as is on every attempt; a GET gets
 // none.
 func TestRoundTripperKeepsTheCallersKey(t *testing.T) {
+	t.Parallel()
 	transports(t, func(t *testing.T, cfg Config) {
 		f := &flaky{n: 1, seen: map[string]int{}}
 		cfg.BaseURL = serve(t, f.app())

@@ -22,6 +22,7 @@ import (
 // MaxResponseBytes. The Client now bounds the body itself, with a
 // Content-Length and without one (chunked).
 func TestResponseLimitHoldsForAUsedFastClient(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("x", 8<<20)
 	app := quietApp()
 	app.Get("/small", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
@@ -71,6 +72,7 @@ func redirect(status int, loc string) func(net.Conn, *http.Request) {
 // connection. Both transports now follow redirects alike and end the loop
 // with ErrTooManyRedirects after 10 requests, never retried.
 func TestRedirectLoopIsAnError(t *testing.T) {
+	t.Parallel()
 	transports(t, func(t *testing.T, cfg Config) {
 		srv := rawServer(t, redirect(307, "/loop"))
 		cfg.BaseURL = srv.url
@@ -110,6 +112,7 @@ func (l *headerLog) answer(conn net.Conn, r *http.Request) {
 // origin: not Authorization, Cookie, X-Api-Key, Config.Header's headers
 // or Config.CredentialHeaders.
 func TestRedirectToAnotherOriginDropsCredentials(t *testing.T) {
+	t.Parallel()
 	transports(t, func(t *testing.T, cfg Config) {
 		other := &headerLog{}
 		b := rawServer(t, other.answer)
@@ -143,6 +146,7 @@ func TestRedirectToAnotherOriginDropsCredentials(t *testing.T) {
 // "unsupported protocol scheme" for a Location of file:///etc/passwd
 // (the fasthttp transport returned the 302).
 func TestRedirectToAnotherSchemeIsTheAnswer(t *testing.T) {
+	t.Parallel()
 	for _, loc := range []string{"file:///etc/passwd", "ftp://example.com/x", "javascript:alert(1)"} {
 		transports(t, func(t *testing.T, cfg Config) {
 			srv := rawServer(t, redirect(302, loc))
@@ -162,6 +166,7 @@ func TestRedirectToAnotherSchemeIsTheAnswer(t *testing.T) {
 // A redirect within the origin keeps every header; a 303 turns a POST
 // into a GET without a body.
 func TestRedirectWithinTheOrigin(t *testing.T) {
+	t.Parallel()
 	transports(t, func(t *testing.T, cfg Config) {
 		log := &headerLog{}
 		srv := rawServer(t, func(conn net.Conn, r *http.Request) {
@@ -188,6 +193,7 @@ func TestRedirectWithinTheOrigin(t *testing.T) {
 // connections: fasthttp closes a stream's connection when the stream is
 // closed before its end: every body is read to its end.
 func TestGivenFastClientKeepsConnections(t *testing.T) {
+	t.Parallel()
 	app := quietApp()
 	body := strings.Repeat("x", 200_000)
 	app.Get("/big", func(c *fx.Ctx) error { return c.JSON(200, body) })

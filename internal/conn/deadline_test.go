@@ -316,11 +316,11 @@ func TestDeadlineMovesAreLazy(t *testing.T) {
 // serve the next request.
 func TestDeadlineLazyIdleOutlivesReadTimeout(t *testing.T) {
 	t.Parallel()
-	cl := serveLayer(t, Timeouts{Read: 150 * time.Millisecond, Write: defaultWrite, Idle: 5 * time.Second}, hello)
+	cl := serveLayer(t, Timeouts{Read: 50 * time.Millisecond, Write: defaultWrite, Idle: 5 * time.Second}, hello)
 	get := getter(t, dial(t, cl.Addr().String()))
 	for range 3 {
 		get()
-		time.Sleep(400 * time.Millisecond) // past ReadTimeout, within IdleTimeout
+		time.Sleep(200 * time.Millisecond) // past ReadTimeout (and the phase clock's lag), within IdleTimeout
 	}
 	get()
 }
