@@ -202,14 +202,14 @@ var deployBuild struct {
 	err  error
 }
 
-// TestMain removes the deploy tests' server binary, built once for all of
-// them (buildDeployd), when the package's tests end.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if deployBuild.path != "" {
-		os.RemoveAll(filepath.Dir(deployBuild.path))
-	}
-	os.Exit(code)
+// The deploy tests' server binary, built once for all of them
+// (buildDeployd), is removed when the package's tests end (TestMain).
+func init() {
+	afterTests = append(afterTests, func() {
+		if deployBuild.path != "" {
+			os.RemoveAll(filepath.Dir(deployBuild.path))
+		}
+	})
 }
 
 // buildDeployd builds testdata/deployd once per test binary; TestMain

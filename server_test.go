@@ -90,7 +90,6 @@ func TestSlowLorisIsCutOffByReadTimeout(t *testing.T) {
 }
 
 func testSlowLoris(t *testing.T, reduce bool) {
-	t.Parallel()
 	app := quiet(fx.Config{ReadTimeout: 100 * time.Millisecond})
 	app.Get("/", func(c *fx.Ctx) error { return c.JSON(200, "ok") })
 	app.Server().ReduceMemoryUsage = reduce
