@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/fxhq/fx/internal/ilist"
 	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 )
@@ -45,11 +46,11 @@ type Ctx struct {
 	cancel context.CancelFunc
 
 	// The App's shutdown ends cctx through these (stopState.track, in
-	// lifecycle.go): the list this Ctx belongs to, its links while cctx
-	// is in it, and the cancel of cctx's root.
-	stopShard          *ctxShard
-	stopPrev, stopNext *Ctx
-	stopCancel         context.CancelFunc
+	// lifecycle.go): the list this Ctx belongs to, its place in it while
+	// cctx is alive, and the cancel of cctx's root.
+	stopShard  *ctxShard
+	stopNode   ilist.Node[*Ctx]
+	stopCancel context.CancelFunc
 
 	// deadline is the earliest SetDeadline made before Context created
 	// cctx, which then carries it (SetDeadline).
@@ -78,6 +79,7 @@ type ctxValue struct{ key, val any }
 
 func newCtx(a *App) *Ctx {
 	c := &Ctx{app: a, stopShard: a.life.stop.shard()}
+	c.stopNode.Value = c
 	c.next = c.callNext()
 	c.resetEncoder()
 	return c

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fxhq/fx/internal/conn"
+	"github.com/fxhq/fx/internal/ilist"
 )
 
 // Lifecycle: the App's one shutdown (Shutdown, ShutdownWithContext), the
@@ -156,8 +157,9 @@ const (
 // map, when it is made and again when it ends: twice per request on the
 // same lock for every core's requests. Instead each Ctx belongs to one of
 // ctxShards lists (spread at creation), and a request context is linked
-// into its Ctx's list while it lives (track, untrack): an uncontended lock
-// and two pointer writes each way, no allocation; begin walks the lists.
+// into its Ctx's list while it lives (track, untrack; an intrusive list,
+// internal/ilist): an uncontended lock and a few pointer writes each way,
+// no allocation; begin walks the lists.
 type stopState struct {
 	phase  atomic.Uint32 // phaseServing, phaseDraining, phaseClosed; only grows
 	ctx    context.Context
@@ -171,11 +173,11 @@ type stopState struct {
 // that requests on different cores rarely take the same lock.
 const ctxShards = 16
 
-// ctxShard is a list of the Ctxs whose request context is alive, linked
-// through Ctx.stopPrev and Ctx.stopNext, padded to its own cache line.
+// ctxShard is a list of the Ctxs whose request context is alive
+// (Ctx.stopNode), padded to its own cache line.
 type ctxShard struct {
 	mu   sync.Mutex
-	head *Ctx
+	ctxs ilist.List[*Ctx]
 	_    [48]byte
 }
 
@@ -196,30 +198,19 @@ func (s *stopState) track(c *Ctx, cancel context.CancelFunc) {
 		return
 	}
 	c.stopCancel = cancel
-	c.stopPrev, c.stopNext = nil, sh.head
-	if sh.head != nil {
-		sh.head.stopPrev = c
-	}
-	sh.head = c
+	sh.ctxs.Push(&c.stopNode)
 	sh.mu.Unlock()
 }
 
 // untrack removes c from its list; nothing when it is not in it.
 func (s *stopState) untrack(c *Ctx) {
-	if c.stopCancel == nil {
+	if !c.stopNode.Listed() { // only c's own goroutine changes it
 		return
 	}
 	sh := c.stopShard
 	sh.mu.Lock()
-	if c.stopPrev != nil {
-		c.stopPrev.stopNext = c.stopNext
-	} else {
-		sh.head = c.stopNext
-	}
-	if c.stopNext != nil {
-		c.stopNext.stopPrev = c.stopPrev
-	}
-	c.stopPrev, c.stopNext, c.stopCancel = nil, nil, nil
+	sh.ctxs.Remove(&c.stopNode)
+	c.stopCancel = nil
 	sh.mu.Unlock()
 }
 
@@ -228,9 +219,7 @@ func (s *stopState) cancelTracked() {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		for c := sh.head; c != nil; c = c.stopNext {
-			c.stopCancel()
-		}
+		sh.ctxs.Each(func(c *Ctx) { c.stopCancel() })
 		sh.mu.Unlock()
 	}
 }

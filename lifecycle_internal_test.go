@@ -109,9 +109,7 @@ func TestRequestContextsEndWithTheShutdown(t *testing.T) {
 		for i := range app.life.stop.shards {
 			sh := &app.life.stop.shards[i]
 			sh.mu.Lock()
-			for c := sh.head; c != nil; c = c.stopNext {
-				n++
-			}
+			sh.ctxs.Each(func(*Ctx) { n++ })
 			sh.mu.Unlock()
 		}
 		return n
@@ -143,9 +141,11 @@ func TestRequestContextsEndWithTheShutdown(t *testing.T) {
 	if n := tracked(); n != inFlight {
 		t.Fatalf("%d contexts tracked with %d requests in flight", n, inFlight)
 	}
-	used := 0
+	used := 0 // lists with a context in them
 	for i := range app.life.stop.shards {
-		if app.life.stop.shards[i].head != nil {
+		in := 0
+		app.life.stop.shards[i].ctxs.Each(func(*Ctx) { in++ })
+		if in > 0 {
 			used++
 		}
 	}

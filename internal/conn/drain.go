@@ -116,11 +116,11 @@ func EndReadsBy(ln net.Listener, deadline time.Time) {
 	l.readsBy.Store(n)
 	l.connsMu.Lock()
 	defer l.connsMu.Unlock()
-	for c := l.conns; c != nil; c = c.next {
+	l.conns.Each(func(c *limitConn) {
 		if tc, ok := c.Conn.(*timeoutConn); ok {
 			tc.endReadsBy(n)
 		}
-	}
+	})
 }
 
 // drainCount counts the draining closes in progress. Unlike a

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/fxhq/fx/internal/ilist"
 )
 
 // Config is what NewListener needs from the App: its limits and
@@ -208,7 +210,7 @@ type limitListener struct {
 
 	readsBy atomic.Int64 // the shutdown's bound on reads (EndReadsBy, drain.go); 0: none
 	connsMu sync.Mutex
-	conns   *limitConn // the open connections, linked through limitConn.prev and next
+	conns   ilist.List[*limitConn] // the open connections (limitConn.node)
 }
 
 // NewListener wraps ln so that at most cfg.Limit connections are open at
@@ -407,12 +409,10 @@ type limitConn struct {
 	net.Conn
 	l       *limitListener
 	closed  atomic.Bool
-	linger  atomic.Bool // set by errorResponse; Close may come from Shutdown's goroutine
-	gotByte bool        // some request byte was read (fasthttp's connection goroutine only)
-	listed  bool        // in l.conns (under l.connsMu)
-	prev    *limitConn  // l.conns's links, under l.connsMu
-	next    *limitConn
-	bareLF  bool // the last read was a head ended by a bare LF (bareblock.go); same goroutine
+	linger  atomic.Bool            // set by errorResponse; Close may come from Shutdown's goroutine
+	gotByte bool                   // some request byte was read (fasthttp's connection goroutine only)
+	node    ilist.Node[*limitConn] // its place in l.conns, under l.connsMu
+	bareLF  bool                   // the last read was a head ended by a bare LF (bareblock.go); same goroutine
 }
 
 // Read notes that the client sent something, and fails at once with
@@ -503,28 +503,15 @@ func (c *limitConn) Close() error {
 // list adds c to the listener's open connections (EndReadsBy walks them).
 func (l *limitListener) list(c *limitConn) {
 	l.connsMu.Lock()
-	c.listed, c.next = true, l.conns
-	if l.conns != nil {
-		l.conns.prev = c
-	}
-	l.conns = c
+	c.node.Value = c
+	l.conns.Push(&c.node)
 	l.connsMu.Unlock()
 }
 
 // unlist removes c from the open connections, once.
 func (l *limitListener) unlist(c *limitConn) {
 	l.connsMu.Lock()
-	if c.listed {
-		if c.prev != nil {
-			c.prev.next = c.next
-		} else {
-			l.conns = c.next
-		}
-		if c.next != nil {
-			c.next.prev = c.prev
-		}
-		c.listed, c.prev, c.next = false, nil, nil
-	}
+	l.conns.Remove(&c.node)
 	l.connsMu.Unlock()
 }
 
