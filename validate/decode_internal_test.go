@@ -201,6 +201,7 @@ func decodeCorpus(ns ...int) []string {
 }
 
 func TestDecodeMatchesOldPath(t *testing.T) {
+	t.Parallel()
 	for name, td := range decodersOf(t) {
 		for _, body := range decodeCorpus(5, 31, 32, 33, 40, 100) {
 			for _, max := range []int{0, 1, 3} {
@@ -213,6 +214,7 @@ func TestDecodeMatchesOldPath(t *testing.T) {
 // TestDecodeRandom holds the one pass to the old path on bodies
 // generated from the types: well typed, then with one byte changed.
 func TestDecodeRandom(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	for name, td := range decodersOf(t) {
 		eachGenerated(r, td.d, 3000, 400, func(body []byte, mutated bool) {

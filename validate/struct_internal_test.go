@@ -152,6 +152,7 @@ func assertTreesLikeOracle(t *testing.T, name string, td *typeDecoder, body []by
 }
 
 func TestTreeDecodeMatchesGoJSON(t *testing.T) {
+	t.Parallel()
 	for name, td := range decodersOf(t) {
 		for _, body := range decodeCorpus(5, 33, 100) {
 			assertTreesLikeOracle(t, name, td, []byte(body))
@@ -162,6 +163,7 @@ func TestTreeDecodeMatchesGoJSON(t *testing.T) {
 // TestTreeDecodeRandom: trees generated from the types, well typed, then
 // with one byte of their text changed.
 func TestTreeDecodeRandom(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	for name, td := range decodersOf(t) {
 		eachGenerated(r, td.d, 2000, 300, func(body []byte, _ bool) {

@@ -195,6 +195,7 @@ func TestCheckFitsMatchesTwoPasses(t *testing.T) {
 // TestCheckFitsRandom checks the one pass against the oracle on bodies
 // generated from the types: well typed, then with one byte changed.
 func TestCheckFitsRandom(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for name, typ := range fitTypes {
 		d := descOf(typ)

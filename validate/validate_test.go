@@ -15,6 +15,7 @@ import (
 // null), the builders' walk (`[1,2` once looped forever looking for its
 // bracket), a Query object's tree.
 func TestGrammarCheckers(t *testing.T) {
+	t.Parallel()
 	type line struct {
 		SKU string `json:"sku" validate:"required"`
 	}
@@ -30,15 +31,18 @@ func TestGrammarCheckers(t *testing.T) {
 		"Struct":      validate.Struct[order](),
 		"QueryStruct": validate.QueryStruct[order](),
 	} {
-		done := make(chan error, 1)
-		go func() { done <- validatetest.CheckGrammar(d, validatetest.MalformedBodies()...) }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("%s: %v", name, err)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			done := make(chan error, 1)
+			go func() { done <- validatetest.CheckGrammar(d, validatetest.MalformedBodies()...) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Error(err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("a ValidateJSON did not return")
 			}
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%s: a ValidateJSON did not return", name)
-		}
+		})
 	}
 }
