@@ -842,6 +842,7 @@ func formApp(maxParts int) *fx.App {
 // never reads its form runs whatever the form holds, and MultipartMaxParts
 // 5000 admits 2,000 parts.
 func TestMultipartPartLimitOnBothListeners(t *testing.T) {
+	t.Parallel() // its own Apps and servers; overlaps the tests that wait
 	for _, tc := range []struct {
 		maxParts, parts int
 		route           string

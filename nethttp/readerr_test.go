@@ -76,6 +76,7 @@ func TestMalformedBodyIsClientError(t *testing.T) {
 // within the http.Server's ReadTimeout gets 408 FX_REQUEST_TIMEOUT, as on
 // fasthttp's transport.
 func TestSlowBodyIsRequestTimeout(t *testing.T) {
+	t.Parallel() // waits out a read timeout
 	app := quietApp()
 	app.Post("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
 	srv := httptest.NewUnstartedServer(nethttp.Handler(app))

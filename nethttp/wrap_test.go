@@ -282,6 +282,7 @@ func ExampleWrap_pprof() {
 // through its real server) with a valid key, in the text and the binary
 // formats, and gets the 401 envelope without one or with a wrong one.
 func TestPprofBehindAuth(t *testing.T) {
+	t.Parallel() // waits in real time (a 1 s CPU profile, a read timeout)
 	const key = "operator-key-0123456789abcdef"
 	keys, err := middleware.NewAPIKeys(map[string]middleware.Principal{key: {Subject: "operator"}})
 	if err != nil {
