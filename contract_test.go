@@ -263,14 +263,14 @@ func TestMalformedBodiesSameOnBothPaths(t *testing.T) {
 // TestBodyGrammarCheckedOnce: a route whose body schema checks the
 // grammar itself (validate.GrammarChecker) has its body checked once, by
 // the schema, not by fx first. Counted by what a check of the grammar
-// allocates on a body of 330,000 keys (100,000 without FX_SLOW_TESTS; its
-// duplicate check's key set, 8 MB: most of what serving it allocates): serving costs about one such
-// check with the schema alone, one more when fx checks first (the
-// schema behind kittest.Unchecked).
+// allocates on a body of 330,000 keys (30,000 without FX_SLOW_TESTS; its
+// duplicate check's key set, 8 MB, 0.7 MB: most of what serving it
+// allocates): serving costs about one such check with the schema alone,
+// one more when fx checks first (the schema behind kittest.Unchecked).
 func TestBodyGrammarCheckedOnce(t *testing.T) {
 	keys := 330_000
 	if os.Getenv("FX_SLOW_TESTS") == "" {
-		keys = 100_000 // 2.4 MB of key set per check: still most of what serving allocates
+		keys = 30_000
 	}
 	body := unknownKeysBody(keys)
 	for name, s := range map[string]validate.LimitedDecoder{

@@ -3,6 +3,7 @@ package fx_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -222,10 +223,18 @@ func TestDetailsEscaping(t *testing.T) {
 // Every byte value at every position of strings around the 8-byte word
 // size: the envelope is valid JSON and the message decodes to what
 // encoding/json makes of it (exact for valid UTF-8; each invalid byte
-// becomes U+FFFD).
+// becomes U+FFFD). Every length from 1 to 19 with FX_SLOW_TESTS=1 (.ci/run
+// sets it); otherwise the lengths either side of one and two words.
 func TestEscaperEveryBytePosition(t *testing.T) {
 	t.Parallel()
-	for n := 1; n <= 19; n++ {
+	lengths := []int{1, 7, 8, 9, 16, 17}
+	if os.Getenv("FX_SLOW_TESTS") != "" {
+		lengths = lengths[:0]
+		for n := 1; n <= 19; n++ {
+			lengths = append(lengths, n)
+		}
+	}
+	for _, n := range lengths {
 		for pos := range n {
 			for b := range 256 {
 				buf := []byte(strings.Repeat("a", n))
