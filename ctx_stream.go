@@ -30,9 +30,10 @@ import (
 //   - fasthttp's WriteTimeout is one deadline for the whole response, so
 //     a long stream would be cut when it expires. On connections served
 //     by Listen and Serve, Stream renews Config.WriteTimeout instead each
-//     time data is flushed: it bounds a client that stops reading, not the
-//     stream's length (app.Test, the nethttp adapter and a fasthttp.Server
-//     of your own keep their own write-timeout rules);
+//     time data is flushed and when fn returns (for the final chunk): it
+//     bounds a client that stops reading, not the stream's length
+//     (app.Test, the nethttp adapter and a fasthttp.Server of your own
+//     keep their own write-timeout rules);
 //   - Shutdown waits for streams to end: a stream that runs until the
 //     client leaves must also stop at Done (App.Done, EventWriter.Done).
 //
@@ -63,7 +64,7 @@ func (c *Ctx) Stream(contentType string, fn func(w *bufio.Writer) error) error {
 	body.conn = conn.Managed(c.rc.Conn())
 	if body.conn != nil && body.timeout > 0 {
 		// Take over the write deadline: fasthttp sets none of its own when
-		// the handler did, and the stream renews it per flush.
+		// the handler did, and the stream renews it per flush and at its end.
 		_ = c.rc.SetWriteDeadline(time.Now().Add(body.timeout))
 	}
 	resp.SetBodyStream(body, -1)
@@ -127,6 +128,9 @@ func (s *streamBody) run() {
 		s.pw.CloseWithError(errStreamAborted) // fasthttp stops before the final chunk and closes the connection
 		return
 	}
+	// The final chunk is written now, however long fn worked since its
+	// last flush: it gets a WriteTimeout of its own too.
+	renewWriteDeadline(s.conn, s.timeout)
 	s.pw.Close()
 }
 
@@ -141,10 +145,16 @@ type deadlineWriter struct {
 }
 
 func (d *deadlineWriter) Write(p []byte) (int, error) {
-	if d.conn != nil && d.timeout > 0 {
-		_ = d.conn.SetWriteDeadline(time.Now().Add(d.timeout))
-	}
+	renewWriteDeadline(d.conn, d.timeout)
 	return d.w.Write(p)
+}
+
+// renewWriteDeadline gives the next write to conn timeout from now; a
+// nil conn (not served by the App) or a timeout of 0 is left alone.
+func renewWriteDeadline(conn net.Conn, timeout time.Duration) {
+	if conn != nil && timeout > 0 {
+		_ = conn.SetWriteDeadline(time.Now().Add(timeout))
+	}
 }
 
 // SSE answers with a Server-Sent Events stream (text/event-stream) and

@@ -87,7 +87,10 @@ func TestStreamNotRunForHeadOrReplacedResponse(t *testing.T) {
 }
 
 // WriteTimeout bounds a client that stops reading, not the stream's
-// length: it is renewed per flush.
+// length: it is renewed per flush, and when the function returns (the
+// final chunk is written then: a function that works longer than
+// WriteTimeout after its last flush once lost it, and the client saw a
+// truncated body).
 func TestStreamOutlivesWriteTimeout(t *testing.T) {
 	t.Parallel()
 	app := quiet(fx.Config{WriteTimeout: 150 * time.Millisecond})
@@ -103,14 +106,27 @@ func TestStreamOutlivesWriteTimeout(t *testing.T) {
 			return nil
 		})
 	})
-	resp, err := http.Get("http://" + fxtest.Serve(t, app) + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || string(b) != "abcdef" {
-		t.Fatalf("body %q err %v: a 360 ms stream was cut by the 150 ms WriteTimeout", b, err)
+	app.Get("/quiet-end", func(c *fx.Ctx) error {
+		return c.Stream("text/plain", func(w *bufio.Writer) error {
+			w.WriteString("a")
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			time.Sleep(300 * time.Millisecond) // twice WriteTimeout, nothing flushed
+			return nil
+		})
+	})
+	addr := fxtest.Serve(t, app)
+	for path, want := range map[string]string{"/": "abcdef", "/quiet-end": "a"} {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || string(b) != want {
+			t.Errorf("%s: body %q err %v: a stream longer than the 150 ms WriteTimeout was cut", path, b, err)
+		}
 	}
 }
 
