@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -48,8 +49,12 @@ func TestMiddlewareDeclareErrors(t *testing.T) {
 // the JWT verifier lives in package middleware/jwt and the test signer in
 // middleware/jwt/jwttest, which only their users import. It asks the go
 // command for the packages' dependencies (tests excluded), as a user's
-// build would resolve them.
+// build would resolve them: two go commands, so it runs with
+// FX_SLOW_TESTS=1 (.ci/run sets it).
 func TestNoJWTLibrary(t *testing.T) {
+	if os.Getenv("FX_SLOW_TESTS") == "" {
+		t.Skip("slow test (runs the go command): FX_SLOW_TESTS=1 runs it (.ci/run sets it)")
+	}
 	gobin, err := exec.LookPath("go") // go test puts its own go first on PATH
 	if err != nil {
 		t.Fatalf("the go command is needed to list the dependencies: %v", err)

@@ -332,8 +332,14 @@ func TestJWTKeyCopied(t *testing.T) {
 // TestJWTCacheConcurrent runs lookups, inserts and evictions at once
 // (run it with -race): a small cache, more tokens than slots, tampered
 // tokens mixed in, once with real hashes and once with all colliding.
+// Each worker makes 1,500 lookups under the race detector or with
+// FX_SLOW_TESTS=1 (.ci/run sets both), 400 otherwise.
 func TestJWTCacheConcurrent(t *testing.T) {
-	const tokens, workers, rounds = 64, 8, 1500
+	const tokens, workers = 64, 8
+	rounds := 1500
+	if os.Getenv("FX_SLOW_TESTS") == "" && !raceEnabled {
+		rounds = 400
+	}
 	good := make([]string, tokens)
 	for i := range good {
 		good[i] = jwtkit.Sign(jwttest.Claims{"sub": fmt.Sprintf("user-%d", i)}, nil)
