@@ -141,14 +141,18 @@ func (s *Server) waitPing() error {
 	}
 }
 
-// ping sends one PING in the Redis protocol and reads its answer.
-func ping(addr string) error {
+// ping sends one PING in the Redis protocol and reads its answer, within
+// a second.
+func ping(addr string) error { return pingWithin(addr, time.Second) }
+
+// pingWithin is ping with the answer awaited for d.
+func pingWithin(addr string, d time.Duration) error {
 	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(time.Second))
+	_ = c.SetDeadline(time.Now().Add(d))
 	if _, err := c.Write([]byte("PING\r\n")); err != nil {
 		return err
 	}

@@ -102,6 +102,7 @@ func TestCompleteAfterResponse(t *testing.T) {
 // slot taken, the next request completes before its response (it waits),
 // and nothing is dropped.
 func TestCompleteAfterResponseBounded(t *testing.T) {
+	t.Parallel() // its own store and App; waits in real time
 	var runs atomic.Int64
 	store := newGatedStore()
 	app := orderApp(t, &runs, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: store, CompleteAfterResponse: true, MaxPendingCompletions: 1}))
@@ -130,6 +131,7 @@ func TestCompleteAfterResponseBounded(t *testing.T) {
 // The App's Shutdown waits for the pending completions: when it returns,
 // the response is stored.
 func TestCompleteAfterResponseShutdownDrains(t *testing.T) {
+	t.Parallel() // its own store and App; waits in real time
 	var runs atomic.Int64
 	store := newGatedStore()
 	app := orderApp(t, &runs, idempotency.New(idempotency.Config{ShareAnonymous: true, Store: store, CompleteAfterResponse: true}))

@@ -378,6 +378,7 @@ func overrunApp(t *testing.T, runs *atomic.Int64, h func(c *fx.Ctx, n int64) err
 // the answer it wrote — not the 504 — is stored and replayed. A late
 // error answer is stored as its envelope, as any error answer is.
 func TestTimeoutOverrunRunsOnce(t *testing.T) {
+	t.Parallel() // its own store and App; waits in real time
 	var runs atomic.Int64
 	started, release := make(chan struct{}), make(chan struct{})
 	app := overrunApp(t, &runs, func(c *fx.Ctx, n int64) error {
