@@ -95,6 +95,17 @@ func (a *App) ShutdownWithContext(ctx context.Context) error {
 	srv := a.server
 	a.srvMu.Unlock()
 	var errs []error
+	// fasthttp's shutdown counts each Serve still in its accept loop as an
+	// open connection, and checks the count every 100 ms: an idle App's
+	// shutdown took a whole tick, since the loops had not yet seen their
+	// closed listeners at the first check. Waiting for them here first
+	// (microseconds) lets that check find only the real connections.
+	for _, ln := range lns {
+		select {
+		case <-ln.accepting:
+		case <-ctx.Done():
+		}
+	}
 	// In-memory exchanges (App.Test, TestRaw) are not connections of a
 	// served listener: wait for them on the lifecycle's channel. They used
 	// to run on fasthttp's Serve over an in-memory listener, whose shutdown
@@ -405,10 +416,14 @@ func (l *lifecycle) result() error {
 // Shutdown would otherwise block in Accept forever), and fasthttp's second
 // Close must not turn into a "use of closed network connection" error
 // returned by Shutdown.
+//
+// accepting is closed when fasthttp's Serve on the listener has returned:
+// the shutdown waits for it (see ShutdownWithContext).
 type serveListener struct {
 	net.Listener
-	once sync.Once
-	err  error
+	once      sync.Once
+	err       error
+	accepting chan struct{}
 }
 
 func (l *serveListener) Close() error {

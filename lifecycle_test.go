@@ -409,6 +409,43 @@ func TestShutdownCancelsContextAndWaitsForInFlight(t *testing.T) {
 	<-served
 }
 
+// Regression: fasthttp's shutdown counts each Serve still in its accept
+// loop as an open connection and checks the count every 100 ms, so the
+// Shutdown of an idle App serving a listener took a whole tick (100 ms
+// per App, in every test's cleanup too). The shutdown now waits for the
+// accept loops first and finds nothing open at the first check.
+func TestIdleShutdownDoesNotPoll(t *testing.T) {
+	apps := make([]*fx.App, 20)
+	served := make([]<-chan error, len(apps))
+	for i := range apps {
+		apps[i] = quiet()
+		apps[i].Get("/", func(c *fx.Ctx) error { return c.String(200, "x") })
+		// In memory, the accept loop was always behind the first check
+		// (over TCP, usually in time: then a loaded machine paid the tick).
+		ln := fasthttputil.NewInmemoryListener()
+		served[i] = serveOn(apps[i], ln)
+		// one request on a connection its client closes: the App is idle
+		c, br := dialMem(t, ln)
+		if r, err := roundTripRawErr(c, br, "GET", "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"); err != nil || r.status != 200 {
+			t.Fatalf("%d %v", r.status, err)
+		}
+		c.Close()
+	}
+	// The symptom, bounded loosely: 20 shutdowns took at least 2 s before.
+	start := time.Now()
+	for i, app := range apps {
+		if err := app.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-served[i]; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("20 shutdowns of idle Apps serving a listener took %v", d)
+	}
+}
+
 func TestShutdownWithRequestsInFlight(t *testing.T) {
 	t.Parallel()
 	// A connection that never sends a request holds Shutdown until fasthttp
