@@ -166,7 +166,7 @@ func TestTreeDecodeRandom(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	for name, td := range decodersOf(t) {
-		eachGenerated(r, td.d, 2000, 300, func(body []byte, _ bool) {
+		eachGenerated(r, td.d, 2000, 150, func(body []byte, _ bool) {
 			assertTreesLikeOracle(t, name, td, body)
 		})
 	}
