@@ -192,7 +192,7 @@ func TestBindingEveryLocation(t *testing.T) {
 }
 
 func testEveryLocation[T any](t *testing.T, name string) {
-	app := fx.New()
+	app := quiet()
 	fx.Op(app, "GET", "/x/:p", func(c *fx.Ctx, in *bindParams[T]) (*bindParams[T], error) { return in, nil })
 	for _, raw := range bindRaws {
 		if raw == "" || strings.ContainsAny(raw, "%+") {
@@ -298,7 +298,7 @@ func TestOpBootErrors(t *testing.T) {
 			})
 		}, ".N: a default on a required field"},
 	} {
-		app := fx.New()
+		app := quiet() // each boot fails and would log it
 		c.reg(app)
 		err := app.Boot()
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -81,7 +81,7 @@ func TestDeclareIsPerClosure(t *testing.T) {
 
 // TestRoutesReportsBootError: a failed boot lists nothing.
 func TestRoutesReportsBootError(t *testing.T) {
-	app := fx.New()
+	app := quiet()
 	app.Route(fx.Route{Method: "GET", Path: "/x"})
 	if routes, err := app.Routes(); err == nil || routes != nil {
 		t.Fatalf("Routes() = %v, %v; want the boot error", routes, err)
