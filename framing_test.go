@@ -99,6 +99,7 @@ func TestFramingRefusesAmbiguousRequests(t *testing.T) {
 // stays open. TestFramingParityWithFasthttp compares such streams with raw
 // fasthttp's answers.
 func TestFramingBareLFServed(t *testing.T) {
+	t.Parallel() // waits on its connections, little CPU
 	addr := fxtest.Serve(t, framingApp(fx.Config{HeaderLimit: 4096}))
 	const (
 		bareLine = "GET /next HTTP/1.1\nHost: a\r\n\r\n"
@@ -165,6 +166,7 @@ func TestFramingBareLFServed(t *testing.T) {
 // the one non-token byte fasthttp lets through). CR, LF and ':' are left
 // out: they end the line or the name rather than sit inside it.
 func TestFramingFieldNameBytes(t *testing.T) {
+	t.Parallel() // waits on its connections, little CPU
 	addr := fxtest.Serve(t, framingApp(fx.Config{}))
 	conn := dialBounded(t, addr, 10*time.Second)
 	defer conn.Close()
@@ -678,6 +680,7 @@ func describeScript(s parityScript) string {
 // body carrying its CRLF twin, chunked bodies then a request on the
 // reused connection, and bare-LF lines behind each kind of body.
 func TestFramingParityCases(t *testing.T) {
+	t.Parallel() // waits on its connections, little CPU
 	fxAddr, rawAddr := parityServers(t)
 	w := &waiting{t: t} // each script ends with a 300 ms wait on a kept connection: they overlap
 	defer w.Wait()
@@ -781,6 +784,7 @@ func TestFramingPipelineClientLargeBodies(t *testing.T) {
 // without the wait. A bare-LF head that fasthttp does end (a CRLF CRLF
 // behind it in the same write) is served by both.
 func TestFramingLFOnlyHeadAnsweredAtOnce(t *testing.T) {
+	t.Parallel() // waits on its connections, little CPU
 	app := framingApp(fx.Config{ReadTimeout: 10 * time.Second})
 	addr := fxtest.Serve(t, app)
 	rawAddr := serveFasthttp(t, &fasthttp.Server{Handler: func(rc *fasthttp.RequestCtx) { rc.SetBodyString("next") }, ReadTimeout: 250 * time.Millisecond})
