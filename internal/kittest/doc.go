@@ -17,7 +17,9 @@
 //     and RecordTB, one whose failures a test reads (an assertion shown to
 //     fail);
 //   - grammar.go: GrammarChecks, how often a route checks a body's JSON
-//     grammar.
+//     grammar;
+//   - parallel.go: WaitingParallel, more parallel tests at once for a
+//     package whose tests mostly wait (called from TestMain).
 //
 // The JWT fixtures live in jwtkit, so that kittest links no JWT library
 // and nested modules can use it; the deploy tests' processes are
