@@ -320,7 +320,7 @@ func TestDeadlineLazyIdleOutlivesReadTimeout(t *testing.T) {
 	get := getter(t, dial(t, cl.Addr().String()))
 	for range 3 {
 		get()
-		time.Sleep(200 * time.Millisecond) // past ReadTimeout (and the phase clock's lag), within IdleTimeout
+		time.Sleep(150 * time.Millisecond) // past ReadTimeout (and the phase clock's lag, a 10 ms tick), within IdleTimeout
 	}
 	get()
 }
