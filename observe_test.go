@@ -148,6 +148,7 @@ func (a asOnlyErr) As(target any) bool {
 // fx answers without a Ctx otherwise), a validation failure, a panic, a
 // hook-written response (its status, the failure's code), a group route.
 func TestOnResponseSeesTheFinalOutcome(t *testing.T) {
+	t.Parallel()
 	app := quiet()
 	ch := recordResponses(app)
 	app.Get("/users/:id", func(c *fx.Ctx) error {
@@ -264,6 +265,7 @@ func TestOnResponseSeesTransportErrors(t *testing.T) {
 // a RequestCtx, is observed with the request head the client sent, the
 // connection's address and the 503 envelope.
 func TestOnResponseSeesTheOverCapacity503(t *testing.T) {
+	t.Parallel()
 	app := quiet(fx.Config{Concurrency: 1})
 	ch := recordResponses(app)
 	app.Get("/", func(c *fx.Ctx) error { return c.String(200, "ok") })
@@ -289,6 +291,7 @@ func TestOnResponseSeesTheOverCapacity503(t *testing.T) {
 // Observation: responses written without a Ctx are observed too, once: a
 // router redirect and a failed boot's 500 (with the boot error's code).
 func TestOnResponseSeesRedirectsAndFailedBoot(t *testing.T) {
+	t.Parallel()
 	app, ch := observedA(t, fx.Config{RedirectTrailingSlash: true})
 	r := do(t, app, "GET", "/a/", "")
 	s := nextSeen(t, ch)
@@ -327,6 +330,7 @@ func TestOnResponseSeesAutomaticOptions(t *testing.T) {
 // request already served and observed (the nethttp adapter calls
 // ServeError when the response cannot be written) is not observed again.
 func TestOnResponseSeesServeError(t *testing.T) {
+	t.Parallel()
 	app := quiet()
 	ch := recordResponses(app)
 	app.Get("/ok", func(c *fx.Ctx) error { return c.String(200, "ok") })
