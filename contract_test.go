@@ -263,8 +263,8 @@ func TestMalformedBodiesSameOnBothPaths(t *testing.T) {
 // TestBodyGrammarCheckedOnce: a route whose body schema checks the
 // grammar itself (validate.GrammarChecker) has its body checked once, by
 // the schema, not by fx first. Counted by what a check of the grammar
-// allocates on a body of 330,000 keys (30,000 without FX_SLOW_TESTS; its
-// duplicate check's key set, 8 MB, 0.7 MB: most of what serving it
+// allocates on a body of 330,000 keys (30,000 without FX_SLOW_TESTS; the
+// duplicate check's key set, 8 MB or 0.7 MB, is most of what serving it
 // allocates): serving costs about one such check with the schema alone,
 // one more when fx checks first (the schema behind kittest.Unchecked).
 func TestBodyGrammarCheckedOnce(t *testing.T) {

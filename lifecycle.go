@@ -102,7 +102,7 @@ func (a *App) ShutdownWithContext(ctx context.Context) error {
 	// (microseconds) lets that check find only the real connections.
 	for _, ln := range lns {
 		select {
-		case <-ln.accepting:
+		case <-ln.acceptEnded:
 		case <-ctx.Done():
 		}
 	}
@@ -417,13 +417,13 @@ func (l *lifecycle) result() error {
 // Close must not turn into a "use of closed network connection" error
 // returned by Shutdown.
 //
-// accepting is closed when fasthttp's Serve on the listener has returned:
+// acceptEnded is closed when fasthttp's Serve on the listener has returned:
 // the shutdown waits for it (see ShutdownWithContext).
 type serveListener struct {
 	net.Listener
-	once      sync.Once
-	err       error
-	accepting chan struct{}
+	once        sync.Once
+	err         error
+	acceptEnded chan struct{}
 }
 
 func (l *serveListener) Close() error {

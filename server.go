@@ -81,14 +81,14 @@ func (a *App) Serve(ln net.Listener) error {
 		return err
 	}
 	srv := a.Server()
-	sl := &serveListener{Listener: a.connListener(a.tlsListener(ln)), accepting: make(chan struct{})}
+	sl := &serveListener{Listener: a.connListener(a.tlsListener(ln)), acceptEnded: make(chan struct{})}
 	if !a.life.add(sl) {
 		sl.Close()
 		return a.life.wait()
 	}
 	reportReady() // the new process of a hand-off is ready once it serves (handoff.go)
 	err := srv.Serve(sl)
-	close(sl.accepting)
+	close(sl.acceptEnded)
 	sl.Close() // fasthttp leaves a listener that failed open
 	if a.life.remove(sl) {
 		return a.life.wait() // the listener was closed by the shutdown
